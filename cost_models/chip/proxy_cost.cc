@@ -1,0 +1,477 @@
+// Proxy cost: full evaluation and incremental updates. The arithmetic follows the
+// reference re-implementation step by step (same grid-cell arithmetic, same routing
+// patterns, same partial-overlap rule) so that results agree to ~1e-12; see
+// docs/proxy_cost.md for the definition and where it departs from the reference.
+#include "cost_models/chip/proxy_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "datasets/util/errors.h"
+
+namespace placerl::chip {
+namespace {
+
+// Mean of the `k` largest values of v (k ≥ 1); v is reordered.
+double TopKMean(std::vector<double>& v, size_t k) {
+  if (v.empty()) return 0.0;
+  k = std::min(k, v.size());
+  std::nth_element(v.begin(), v.begin() + (k - 1), v.end(), std::greater<double>());
+  // Sum in descending order so that the result does not depend on how nth_element
+  // arranged the first k (full and incremental evaluation then agree bit for bit).
+  std::sort(v.begin(), v.begin() + k, std::greater<double>());
+  double s = 0;
+  for (size_t i = 0; i < k; ++i) s += v[i];
+  return s / static_cast<double>(k);
+}
+
+}  // namespace
+
+ProxyCost::ProxyCost(const Netlist& nl, const PlacementSettings& settings, CostWeights weights)
+    : nl_(nl), s_(settings), w_(weights) {
+  if (!s_.has_canvas()) throw ConfigError("proxy cost: canvas width and height must be positive");
+  if (!s_.has_grid()) throw ConfigError("proxy cost: grid columns and rows must be positive");
+  if (!s_.has_routes()) throw ConfigError("proxy cost: routes per micron must be positive");
+  if (s_.cols > 4096 || s_.rows > 4096) throw ConfigError("proxy cost: grid larger than 4096×4096");
+  cols_ = s_.cols;
+  rows_ = s_.rows;
+  k_ = static_cast<int>(std::floor(s_.smooth_range));
+  gw_ = s_.canvas_width / cols_;
+  gh_ = s_.canvas_height / rows_;
+  grid_v_routes_ = gw_ * s_.v_routes_per_micron;
+  grid_h_routes_ = gh_ * s_.h_routes_per_micron;
+  net_weight_sum_ = 0;
+  for (double w : nl.net_weight) net_weight_sum_ += w;
+  if (net_weight_sum_ == 0) net_weight_sum_ = 1;  // as the reference: no nets → WL cost 0
+  x_ = nl.x;
+  y_ = nl.y;
+  orient_ = nl.orientation;
+  const int n = nl.num_nodes();
+  counts_density_.assign(n, 0);
+  for (int i = 0; i < n; ++i) {
+    const NodeType t = nl.type[i];
+    counts_density_[i] = (t == NodeType::kHardMacro || t == NodeType::kSoftMacro || t == NodeType::kStdCell);
+  }
+  net_mark_.assign(nl.num_nets(), -1);
+  EvaluateFull();
+}
+
+void ProxyCost::PinXY(int32_t pin, double* px, double* py) const {
+  PinPosition(nl_, x_.data(), y_.data(), orient_.data(), pin, px, py);
+}
+
+void ProxyCost::CellOf(double px, double py, int* row, int* col) const {
+  // floor(y / h), floor(x / w), clamped to the grid (pins on or beyond the canvas edge).
+  double r = std::floor(py / gh_);
+  double c = std::floor(px / gw_);
+  r = std::min(std::max(r, 0.0), static_cast<double>(rows_ - 1));
+  c = std::min(std::max(c, 0.0), static_cast<double>(cols_ - 1));
+  if (!(r == r)) r = 0;  // NaN positions land in cell 0 instead of indexing out of bounds
+  if (!(c == c)) c = 0;
+  *row = static_cast<int>(r);
+  *col = static_cast<int>(c);
+}
+
+ProxyCost::Rect ProxyCost::NodeRect(int32_t i) const {
+  const double hw = nl_.width[i] / 2, hh = nl_.height[i] / 2;
+  return {x_[i] - hw, y_[i] - hh, x_[i] + hw, y_[i] + hh};
+}
+
+void ProxyCost::AddDensity(int32_t node, double sign) {
+  const Rect m = NodeRect(node);
+  int r0, c0, r1, c1;
+  CellOf(m.xmin, m.ymin, &r0, &c0);
+  CellOf(m.xmax, m.ymax, &r1, &c1);
+  for (int r = r0; r <= r1; ++r) {
+    const double cy0 = r * gh_, cy1 = (r + 1) * gh_;
+    const double dy = std::min(m.ymax, cy1) - std::max(m.ymin, cy0);
+    if (dy < 0) continue;
+    for (int c = c0; c <= c1; ++c) {
+      const double cx0 = c * gw_, cx1 = (c + 1) * gw_;
+      const double dx = std::min(m.xmax, cx1) - std::max(m.xmin, cx0);
+      if (dx < 0) continue;
+      occupied_[r * cols_ + c] += sign * (dx * dy);
+    }
+  }
+}
+
+// Routing resources taken by a hard macro: per cell, x-overlap·v_alloc (vertical) and
+// y-overlap·h_alloc (horizontal). A macro whose first or last row is covered only in part
+// gives up its vertical share in its top row; likewise horizontal in its right-most column.
+void ProxyCost::AddMacroBlockage(int32_t node, double sign) {
+  const Rect m = NodeRect(node);
+  int r0, c0, r1, c1;
+  CellOf(m.xmin, m.ymin, &r0, &c0);
+  CellOf(m.xmax, m.ymax, &r1, &c1);
+  auto overlap = [&](int r, int c, double* dx, double* dy) {
+    const double ox = std::min(m.xmax, (c + 1) * gw_) - std::max(m.xmin, c * gw_);
+    const double oy = std::min(m.ymax, (r + 1) * gh_) - std::max(m.ymin, r * gh_);
+    if (ox > 0 && oy > 0) {
+      *dx = ox;
+      *dy = oy;
+    } else {
+      *dx = *dy = 0;
+    }
+  };
+  bool partial_v = false, partial_h = false;
+  for (int r = r0; r <= r1; ++r) {
+    for (int c = c0; c <= c1; ++c) {
+      double dx, dy;
+      overlap(r, c, &dx, &dy);
+      if (r1 != r0 && (r == r0 || r == r1) && std::abs(dy - gh_) > 1e-5) partial_v = true;
+      if (c1 != c0 && (c == c0 || c == c1) && std::abs(dx - gw_) > 1e-5) partial_h = true;
+      v_macro_[r * cols_ + c] += sign * (dx * s_.v_macro_alloc);
+      h_macro_[r * cols_ + c] += sign * (dy * s_.h_macro_alloc);
+    }
+  }
+  if (partial_v) {
+    for (int c = c0; c <= c1; ++c) {
+      double dx, dy;
+      overlap(r1, c, &dx, &dy);
+      v_macro_[r1 * cols_ + c] -= sign * (dx * s_.v_macro_alloc);
+    }
+  }
+  if (partial_h) {
+    for (int r = r0; r <= r1; ++r) {
+      double dx, dy;
+      overlap(r, c1, &dx, &dy);
+      h_macro_[r * cols_ + c1] -= sign * (dy * s_.h_macro_alloc);
+    }
+  }
+}
+
+void ProxyCost::AddH(int row, int col, double w) {
+  const int i = row * cols_ + col;
+  h_raw_[i] += w;
+  if (!dirty_h_mark_[i]) {
+    dirty_h_mark_[i] = 1;
+    dirty_h_.push_back(i);
+  }
+}
+
+void ProxyCost::AddV(int row, int col, double w) {
+  const int i = row * cols_ + col;
+  v_raw_[i] += w;
+  if (!dirty_v_mark_[i]) {
+    dirty_v_mark_[i] = 1;
+    dirty_v_.push_back(i);
+  }
+}
+
+// Grid routing of one net (weights in routes): the distinct cells of its pins are
+// connected by a straight/L route (2 cells), an L/T pattern (3 cells) or a star from the
+// driver's cell (more). A horizontal step from column c to c+1 loads H[row][c]; a vertical
+// step from row r to r+1 loads V[r][col].
+void ProxyCost::RouteNet(int32_t net, double sign) {
+  const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
+  if (e - b < 2) return;
+  const double nw = nl_.net_weight[net];
+  const double w = sign * (nw > 1 ? nw : 1.0);
+  auto& cells = cells_scratch_;  // (row, col)
+  cells.clear();
+  int sr, sc;
+  {
+    double px, py;
+    PinXY(nl_.net_pins[b], &px, &py);
+    CellOf(px, py, &sr, &sc);
+  }
+  cells.emplace_back(sr, sc);
+  for (int32_t j = b + 1; j < e; ++j) {
+    double px, py;
+    int r, c;
+    PinXY(nl_.net_pins[j], &px, &py);
+    CellOf(px, py, &r, &c);
+    cells.emplace_back(r, c);
+  }
+  std::sort(cells.begin(), cells.end());
+  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  const size_t n = cells.size();
+  auto route2 = [&](int r_src, int c_src, int r_snk, int c_snk) {
+    for (int c = std::min(c_src, c_snk); c < std::max(c_src, c_snk); ++c) AddH(r_src, c, w);
+    for (int r = std::min(r_src, r_snk); r < std::max(r_src, r_snk); ++r) AddV(r, c_snk, w);
+  };
+  if (n == 1) return;
+  if (n == 2) {
+    const auto& other = (cells[0].first == sr && cells[0].second == sc) ? cells[1] : cells[0];
+    route2(sr, sc, other.first, other.second);
+    return;
+  }
+  if (n == 3) {
+    // Sort by (col, row).
+    std::pair<int, int> g[3] = {cells[0], cells[1], cells[2]};
+    std::sort(g, g + 3, [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second < b.second : a.first < b.first;
+    });
+    const int y1 = g[0].first, x1 = g[0].second;
+    const int y2 = g[1].first, x2 = g[1].second;
+    const int y3 = g[2].first, x3 = g[2].second;
+    if (x1 < x2 && x2 < x3 && std::min(y1, y3) < y2 && std::max(y1, y3) > y2) {
+      // L-routing
+      for (int c = x1; c < x2; ++c) AddH(y1, c, w);
+      for (int c = x2; c < x3; ++c) AddH(y2, c, w);
+      for (int r = std::min(y1, y2); r < std::max(y1, y2); ++r) AddV(r, x2, w);
+      for (int r = std::min(y2, y3); r < std::max(y2, y3); ++r) AddV(r, x3, w);
+    } else if (x2 == x3 && x1 < x2 && y1 < std::min(y2, y3)) {
+      for (int c = x1; c < x2; ++c) AddH(y1, c, w);
+      for (int r = y1; r < std::max(y2, y3); ++r) AddV(r, x2, w);
+    } else if (y2 == y3) {
+      for (int c = x1; c < x2; ++c) AddH(y1, c, w);
+      for (int c = x2; c < x3; ++c) AddH(y2, c, w);
+      for (int r = std::min(y2, y1); r < std::max(y2, y1); ++r) AddV(r, x2, w);
+    } else {
+      // T-routing: re-sort by (row, col).
+      std::sort(g, g + 3);
+      const int ty1 = g[0].first, tx1 = g[0].second;
+      const int ty2 = g[1].first;
+      const int ty3 = g[2].first, tx3 = g[2].second;
+      const int xmin = std::min({g[0].second, g[1].second, g[2].second});
+      const int xmax = std::max({g[0].second, g[1].second, g[2].second});
+      for (int c = xmin; c < xmax; ++c) AddH(ty2, c, w);
+      for (int r = std::min(ty1, ty2); r < std::max(ty1, ty2); ++r) AddV(r, tx1, w);
+      for (int r = std::min(ty2, ty3); r < std::max(ty2, ty3); ++r) AddV(r, tx3, w);
+    }
+    return;
+  }
+  for (const auto& cell : cells) {
+    if (cell.first == sr && cell.second == sc) continue;
+    route2(sr, sc, cell.first, cell.second);
+  }
+}
+
+double ProxyCost::NetHpwl(int32_t net) const {
+  const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
+  double px, py;
+  PinXY(nl_.net_pins[b], &px, &py);
+  double xmin = px, xmax = px, ymin = py, ymax = py;
+  for (int32_t j = b + 1; j < e; ++j) {
+    PinXY(nl_.net_pins[j], &px, &py);
+    xmin = std::min(xmin, px);
+    xmax = std::max(xmax, px);
+    ymin = std::min(ymin, py);
+    ymax = std::max(ymax, py);
+  }
+  return (xmax - xmin) + (ymax - ymin);
+}
+
+// Smoothing spreads each vertical value evenly over the cells [c−k, c+k] of its row and
+// each horizontal value over the cells [r−k, r+k] of its column (clipped to the grid).
+// Computed in gather form per output cell, so the incremental path (which recomputes only
+// the windows of changed cells) gives the same bits as a full pass.
+void ProxyCost::RefreshSmoothed() {
+  auto v_out = [&](int r, int c) {
+    double s = 0;
+    for (int cc = std::max(0, c - k_); cc <= std::min(cols_ - 1, c + k_); ++cc) {
+      const int cnt = std::min(cols_ - 1, cc + k_) - std::max(0, cc - k_) + 1;
+      s += v_raw_[r * cols_ + cc] / cnt;
+    }
+    v_smooth_[r * cols_ + c] = s;
+  };
+  auto h_out = [&](int r, int c) {
+    double s = 0;
+    for (int rr = std::max(0, r - k_); rr <= std::min(rows_ - 1, r + k_); ++rr) {
+      const int cnt = std::min(rows_ - 1, rr + k_) - std::max(0, rr - k_) + 1;
+      s += h_raw_[rr * cols_ + c] / cnt;
+    }
+    h_smooth_[r * cols_ + c] = s;
+  };
+  // Mark outputs to refresh (reuse the dirty marks: 1 = raw dirty, 2 = output queued).
+  std::vector<int>& out_v = dirty_v_;
+  const size_t nv = out_v.size();
+  for (size_t i = 0; i < nv; ++i) {
+    const int r = out_v[i] / cols_, c = out_v[i] % cols_;
+    for (int cc = std::max(0, c - k_); cc <= std::min(cols_ - 1, c + k_); ++cc) {
+      const int o = r * cols_ + cc;
+      if (dirty_v_mark_[o] != 2) {
+        if (dirty_v_mark_[o] == 0) out_v.push_back(o);
+        dirty_v_mark_[o] = 2;
+      }
+    }
+  }
+  for (int o : out_v) {
+    if (dirty_v_mark_[o] == 2) v_out(o / cols_, o % cols_);
+    dirty_v_mark_[o] = 0;
+  }
+  // Raw-dirty cells that were not also queued as outputs were refreshed through a
+  // neighbour's window only if queued; every raw cell is in its own window, so all are.
+  out_v.clear();
+  std::vector<int>& out_h = dirty_h_;
+  const size_t nh = out_h.size();
+  for (size_t i = 0; i < nh; ++i) {
+    const int r = out_h[i] / cols_, c = out_h[i] % cols_;
+    for (int rr = std::max(0, r - k_); rr <= std::min(rows_ - 1, r + k_); ++rr) {
+      const int o = rr * cols_ + c;
+      if (dirty_h_mark_[o] != 2) {
+        if (dirty_h_mark_[o] == 0) out_h.push_back(o);
+        dirty_h_mark_[o] = 2;
+      }
+    }
+  }
+  for (int o : out_h) {
+    if (dirty_h_mark_[o] == 2) h_out(o / cols_, o % cols_);
+    dirty_h_mark_[o] = 0;
+  }
+  out_h.clear();
+}
+
+void ProxyCost::ResetArrays() {
+  const size_t n = static_cast<size_t>(rows_) * cols_;
+  occupied_.assign(n, 0);
+  h_raw_.assign(n, 0);
+  v_raw_.assign(n, 0);
+  h_macro_.assign(n, 0);
+  v_macro_.assign(n, 0);
+  h_smooth_.assign(n, 0);
+  v_smooth_.assign(n, 0);
+  dirty_h_mark_.assign(n, 0);
+  dirty_v_mark_.assign(n, 0);
+  dirty_h_.clear();
+  dirty_v_.clear();
+}
+
+CostBreakdown ProxyCost::EvaluateFull() {
+  ResetArrays();
+  const int32_t nn = nl_.num_nets();
+  net_hpwl_.assign(nn, 0);
+  hpwl_ = 0;
+  for (int32_t k = 0; k < nn; ++k) {
+    net_hpwl_[k] = NetHpwl(k);
+    hpwl_ += nl_.net_weight[k] * net_hpwl_[k];
+  }
+  for (int32_t i = 0; i < nl_.num_nodes(); ++i) {
+    if (counts_density_[i]) AddDensity(i, 1.0);
+    if (nl_.type[i] == NodeType::kHardMacro) AddMacroBlockage(i, 1.0);
+  }
+  // Route every net without dirty bookkeeping, then smooth every cell.
+  for (int32_t k = 0; k < nn; ++k) RouteNet(k, 1.0);
+  std::fill(dirty_h_mark_.begin(), dirty_h_mark_.end(), 0);
+  std::fill(dirty_v_mark_.begin(), dirty_v_mark_.end(), 0);
+  dirty_h_.clear();
+  dirty_v_.clear();
+  const int n = rows_ * cols_;
+  for (int i = 0; i < n; ++i) {
+    dirty_h_.push_back(i);
+    dirty_v_.push_back(i);
+    dirty_h_mark_[i] = dirty_v_mark_[i] = 1;
+  }
+  RefreshSmoothed();
+  return Cost();
+}
+
+CostBreakdown ProxyCost::Cost() {
+  if (!dirty_h_.empty() || !dirty_v_.empty()) RefreshSmoothed();
+  CostBreakdown c;
+  c.hpwl = hpwl_;
+  c.wirelength_cost = hpwl_ / ((s_.canvas_width + s_.canvas_height) * net_weight_sum_);
+  const size_t n = occupied_.size();
+  const double cell_area = gw_ * gh_;
+  // Density: 0.5 × mean of the top 10 % cells (fewer than 10 cells: mean of the occupied ones).
+  scratch_.resize(n);
+  for (size_t i = 0; i < n; ++i) scratch_[i] = occupied_[i] / cell_area;
+  if (n < 10) {
+    double s = 0;
+    size_t cnt = 0;
+    for (double d : scratch_) {
+      if (d != 0.0) {
+        s += d;
+        ++cnt;
+      }
+    }
+    c.density_cost = cnt ? 0.5 * s / cnt : 0.0;
+  } else {
+    c.density_cost = 0.5 * TopKMean(scratch_, static_cast<size_t>(std::floor(n * 0.1)));
+  }
+  // Congestion: mean of the top 5 % of [V ++ H] (at least the maximum).
+  scratch_.resize(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    scratch_[i] = v_smooth_[i] / grid_v_routes_ + v_macro_[i] / grid_v_routes_;
+    scratch_[n + i] = h_smooth_[i] / grid_h_routes_ + h_macro_[i] / grid_h_routes_;
+  }
+  const size_t k = static_cast<size_t>(std::floor(2 * n * 0.05));
+  c.congestion_cost = TopKMean(scratch_, k == 0 ? 1 : k);
+  c.proxy_cost = w_.wirelength * c.wirelength_cost + w_.density * c.density_cost +
+                 w_.congestion * c.congestion_cost;
+  return c;
+}
+
+void ProxyCost::BeforeMove(int32_t i) {
+  ++stamp_;
+  touched_nets_.clear();
+  for (int32_t j = nl_.node_net_start[i]; j < nl_.node_net_start[i + 1]; ++j) {
+    const int32_t k = nl_.node_nets[j];
+    if (net_mark_[k] == stamp_) continue;
+    net_mark_[k] = stamp_;
+    touched_nets_.push_back(k);
+    RouteNet(k, -1.0);
+  }
+  if (counts_density_[i]) AddDensity(i, -1.0);
+  if (nl_.type[i] == NodeType::kHardMacro) AddMacroBlockage(i, -1.0);
+}
+
+void ProxyCost::AfterMove(int32_t i) {
+  if (counts_density_[i]) AddDensity(i, 1.0);
+  if (nl_.type[i] == NodeType::kHardMacro) AddMacroBlockage(i, 1.0);
+  for (int32_t k : touched_nets_) {
+    const double h = NetHpwl(k);
+    hpwl_ += nl_.net_weight[k] * (h - net_hpwl_[k]);
+    net_hpwl_[k] = h;
+    RouteNet(k, 1.0);
+  }
+}
+
+void ProxyCost::MoveNode(int32_t i, double x, double y) {
+  if (i < 0 || i >= nl_.num_nodes()) throw InfeasibleAction("MoveNode: node index out of range");
+  if (nl_.parent[i] >= 0) throw InfeasibleAction("MoveNode: '" + nl_.name[i] + "' is a pin; move its macro");
+  if (!std::isfinite(x) || !std::isfinite(y)) throw InfeasibleAction("MoveNode: position is not finite");
+  BeforeMove(i);
+  x_[i] = x;
+  y_[i] = y;
+  AfterMove(i);
+}
+
+void ProxyCost::SetOrientation(int32_t i, Orientation o) {
+  if (i < 0 || i >= nl_.num_nodes() || !nl_.is_macro(i)) throw InfeasibleAction("SetOrientation: not a macro");
+  BeforeMove(i);
+  orient_[i] = o;
+  AfterMove(i);
+}
+
+void ProxyCost::SwapNodes(int32_t a, int32_t b) {
+  const double xa = x_[a], ya = y_[a];
+  MoveNode(a, x_[b], y_[b]);
+  MoveNode(b, xa, ya);
+}
+
+std::vector<double> ProxyCost::DensityMap() const {
+  std::vector<double> d(occupied_.size());
+  const double area = gw_ * gh_;
+  for (size_t i = 0; i < d.size(); ++i) d[i] = occupied_[i] / area;
+  return d;
+}
+
+std::vector<double> ProxyCost::VerticalCongestionMap() const {
+  const_cast<ProxyCost*>(this)->RefreshSmoothed();
+  std::vector<double> v(v_smooth_.size());
+  for (size_t i = 0; i < v.size(); ++i) v[i] = v_smooth_[i] / grid_v_routes_ + v_macro_[i] / grid_v_routes_;
+  return v;
+}
+
+std::vector<double> ProxyCost::HorizontalCongestionMap() const {
+  const_cast<ProxyCost*>(this)->RefreshSmoothed();
+  std::vector<double> h(h_smooth_.size());
+  for (size_t i = 0; i < h.size(); ++i) h[i] = h_smooth_[i] / grid_h_routes_ + h_macro_[i] / grid_h_routes_;
+  return h;
+}
+
+void ProxyCost::CopyPlacementTo(Netlist* nl) const {
+  nl->x = x_;
+  nl->y = y_;
+  nl->orientation = orient_;
+}
+
+CostBreakdown EvaluateProxyCost(const Netlist& nl, const PlacementSettings& settings, CostWeights weights) {
+  ProxyCost pc(nl, settings, weights);
+  return pc.Cost();
+}
+
+}  // namespace placerl::chip

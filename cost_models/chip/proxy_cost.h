@@ -1,0 +1,112 @@
+// The Circuit Training proxy cost, exactly as Google's plc_wrapper_main and its open
+// re-implementation (TILOS MacroPlacement plc_client_os.py, with grid-index clamping)
+// define it — see ../shared/reference/chip_placement_notes.md §1.4 and docs/proxy_cost.md:
+//   proxy = w_wl · HPWL/((W+H)·Σw_net) + w_den · 0.5·top10%(density) + w_cong · top5%(V ++ H)
+// Full evaluation from scratch, and incremental updates when one node moves, flips or two
+// macros swap: only the nets of the moved node are re-measured and re-routed and only the
+// grid cells its rectangle covers are touched.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "datasets/chip/netlist.h"
+#include "datasets/chip/plc.h"
+
+namespace placerl::chip {
+
+struct CostWeights {
+  double wirelength = 1.0;
+  double density = 0.5;     // Google-internal and all published comparisons (CT HEAD code: 1.0)
+  double congestion = 0.5;
+};
+
+struct CostBreakdown {
+  double hpwl = 0;             // Σ_net w·HPWL, microns
+  double wirelength_cost = 0;  // hpwl / ((W+H)·Σ_net w)
+  double density_cost = 0;
+  double congestion_cost = 0;
+  double proxy_cost = 0;       // weighted sum
+};
+
+class ProxyCost {
+ public:
+  // `settings` must be resolved (canvas, grid and routes given; see ResolveDefaults).
+  // Positions, orientations are copied from the netlist; the netlist must outlive this.
+  ProxyCost(const Netlist& nl, const PlacementSettings& settings, CostWeights weights = {});
+
+  // Everything recomputed from scratch from the current positions.
+  CostBreakdown EvaluateFull();
+  // Current cost (maintained incrementally; O(grid cells) for the two top-k selections).
+  CostBreakdown Cost();
+
+  // Moves node `i` (macro, port or standard cell) to centre (x, y). Macro pins follow.
+  void MoveNode(int32_t i, double x, double y);
+  // Sets the orientation of hard macro `i` (pins are re-oriented from their N offsets).
+  void SetOrientation(int32_t i, Orientation o);
+  // Exchanges the centres of nodes a and b.
+  void SwapNodes(int32_t a, int32_t b);
+
+  double x(int32_t i) const { return x_[i]; }
+  double y(int32_t i) const { return y_[i]; }
+  Orientation orientation(int32_t i) const { return orient_[i]; }
+  const Netlist& netlist() const { return nl_; }
+  const PlacementSettings& settings() const { return s_; }
+  const CostWeights& weights() const { return w_; }
+  double grid_width() const { return gw_; }
+  double grid_height() const { return gh_; }
+
+  // Per-cell maps, row-major (index = row·cols + col), for pictures and observations.
+  std::vector<double> DensityMap() const;             // occupied area / cell area
+  std::vector<double> VerticalCongestionMap() const;  // smoothed net routing + macro blockage
+  std::vector<double> HorizontalCongestionMap() const;
+
+  // Writes the current positions/orientations back into a netlist (e.g. to save a .plc).
+  void CopyPlacementTo(Netlist* nl) const;
+
+ private:
+  struct Rect { double xmin, ymin, xmax, ymax; };
+  void PinXY(int32_t pin, double* px, double* py) const;
+  void CellOf(double px, double py, int* row, int* col) const;
+  Rect NodeRect(int32_t i) const;
+  void AddDensity(int32_t node, double sign);
+  void AddMacroBlockage(int32_t node, double sign);
+  void RouteNet(int32_t net, double sign);
+  void AddH(int row, int col, double w);
+  void AddV(int row, int col, double w);
+  double NetHpwl(int32_t net) const;
+  void RefreshSmoothed();
+  void ResetArrays();
+  void BeforeMove(int32_t i);
+  void AfterMove(int32_t i);
+
+  const Netlist& nl_;
+  PlacementSettings s_;
+  CostWeights w_;
+  int cols_, rows_, k_;
+  double gw_, gh_, grid_v_routes_, grid_h_routes_;
+  double net_weight_sum_;
+  std::vector<double> x_, y_;
+  std::vector<Orientation> orient_;
+  std::vector<uint8_t> counts_density_;  // node kinds that occupy area
+  // State maintained incrementally.
+  std::vector<double> net_hpwl_;   // per net, unweighted
+  double hpwl_ = 0;
+  std::vector<double> occupied_;   // per cell, area
+  std::vector<double> h_raw_, v_raw_;        // net routing demand, in routes (unnormalised)
+  std::vector<double> h_macro_, v_macro_;    // macro blockage, unnormalised
+  std::vector<double> h_smooth_, v_smooth_;  // smoothed routing demand, unnormalised
+  std::vector<int> dirty_h_, dirty_v_;       // raw cells changed since the last refresh
+  std::vector<uint8_t> dirty_h_mark_, dirty_v_mark_;
+  std::vector<int32_t> touched_nets_;  // scratch
+  std::vector<int32_t> net_mark_;      // scratch, per net: stamp
+  int32_t stamp_ = 0;
+  std::vector<double> scratch_;
+  std::vector<std::pair<int, int>> cells_scratch_;
+};
+
+// Convenience: netlist + optional .plc → settings, then one full evaluation.
+CostBreakdown EvaluateProxyCost(const Netlist& nl, const PlacementSettings& settings,
+                                CostWeights weights = {});
+
+}  // namespace placerl::chip

@@ -1,0 +1,1 @@
+// Keeps placerl_proto a valid library while datasets/proto/ has no schema.
