@@ -13,14 +13,14 @@
 namespace placerl::chip {
 namespace {
 
-// Mean of the `k` largest values of v (k ≥ 1); v is reordered.
+// Mean of the `k` largest values of v (k ≥ 1); v is reordered. The k values are summed
+// in descending order, so the result does not depend on the order of v (full and
+// incremental evaluation agree bit for bit).
 double TopKMean(std::vector<double>& v, size_t k) {
   if (v.empty()) return 0.0;
   k = std::min(k, v.size());
   std::nth_element(v.begin(), v.begin() + (k - 1), v.end(), std::greater<double>());
-  // Sum in descending order so that the result does not depend on how nth_element
-  // arranged the first k (full and incremental evaluation then agree bit for bit).
-  std::sort(v.begin(), v.begin() + k, std::greater<double>());
+  std::sort(v.begin(), v.begin() + (k - 1), std::greater<double>());
   double s = 0;
   for (size_t i = 0; i < k; ++i) s += v[i];
   return s / static_cast<double>(k);
@@ -141,22 +141,33 @@ void ProxyCost::AddMacroBlockage(int32_t node, double sign) {
   }
 }
 
-void ProxyCost::AddH(int row, int col, double w) {
-  const int i = row * cols_ + col;
-  h_raw_[i] += w;
-  if (!dirty_h_mark_[i]) {
-    dirty_h_mark_[i] = 1;
-    dirty_h_.push_back(i);
-  }
+// Net routing demand is kept as difference arrays: a horizontal segment over columns
+// [c0, c1) of a row and a vertical segment over rows [r0, r1) of a column cost O(1) to
+// add or remove; Cost() turns them into per-cell demand with one prefix-sum pass.
+void ProxyCost::AddHRange(int row, int c0, int c1, double w) {
+  if (c0 >= c1) return;
+  double* d = &h_diff_[static_cast<size_t>(row) * (cols_ + 1)];
+  d[c0] += w;
+  d[c1] -= w;
 }
 
-void ProxyCost::AddV(int row, int col, double w) {
-  const int i = row * cols_ + col;
-  v_raw_[i] += w;
-  if (!dirty_v_mark_[i]) {
-    dirty_v_mark_[i] = 1;
-    dirty_v_.push_back(i);
-  }
+void ProxyCost::AddVRange(int col, int r0, int r1, double w) {
+  if (r0 >= r1) return;
+  double* d = &v_diff_[static_cast<size_t>(col) * (rows_ + 1)];
+  d[r0] += w;
+  d[r1] -= w;
+}
+
+void ProxyCost::UpdatePins(int32_t i) {
+  auto place = [&](int32_t p) {
+    PinPosition(nl_, x_.data(), y_.data(), orient_.data(), p, &px_[p], &py_[p]);
+    int r, c;
+    CellOf(px_[p], py_[p], &r, &c);
+    prow_[p] = r;
+    pcol_[p] = c;
+  };
+  place(i);
+  for (int32_t j = nl_.macro_pin_start[i]; j < nl_.macro_pin_start[i + 1]; ++j) place(nl_.macro_pins[j]);
 }
 
 // Grid routing of one net (weights in routes): the distinct cells of its pins are
@@ -170,26 +181,14 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
   const double w = sign * (nw > 1 ? nw : 1.0);
   auto& cells = cells_scratch_;  // (row, col)
   cells.clear();
-  int sr, sc;
-  {
-    double px, py;
-    PinXY(nl_.net_pins[b], &px, &py);
-    CellOf(px, py, &sr, &sc);
-  }
-  cells.emplace_back(sr, sc);
-  for (int32_t j = b + 1; j < e; ++j) {
-    double px, py;
-    int r, c;
-    PinXY(nl_.net_pins[j], &px, &py);
-    CellOf(px, py, &r, &c);
-    cells.emplace_back(r, c);
-  }
+  const int sr = prow_[nl_.net_pins[b]], sc = pcol_[nl_.net_pins[b]];
+  for (int32_t j = b; j < e; ++j) cells.emplace_back(prow_[nl_.net_pins[j]], pcol_[nl_.net_pins[j]]);
   std::sort(cells.begin(), cells.end());
   cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
   const size_t n = cells.size();
   auto route2 = [&](int r_src, int c_src, int r_snk, int c_snk) {
-    for (int c = std::min(c_src, c_snk); c < std::max(c_src, c_snk); ++c) AddH(r_src, c, w);
-    for (int r = std::min(r_src, r_snk); r < std::max(r_src, r_snk); ++r) AddV(r, c_snk, w);
+    AddHRange(r_src, std::min(c_src, c_snk), std::max(c_src, c_snk), w);
+    AddVRange(c_snk, std::min(r_src, r_snk), std::max(r_src, r_snk), w);
   };
   if (n == 1) return;
   if (n == 2) {
@@ -208,17 +207,17 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
     const int y3 = g[2].first, x3 = g[2].second;
     if (x1 < x2 && x2 < x3 && std::min(y1, y3) < y2 && std::max(y1, y3) > y2) {
       // L-routing
-      for (int c = x1; c < x2; ++c) AddH(y1, c, w);
-      for (int c = x2; c < x3; ++c) AddH(y2, c, w);
-      for (int r = std::min(y1, y2); r < std::max(y1, y2); ++r) AddV(r, x2, w);
-      for (int r = std::min(y2, y3); r < std::max(y2, y3); ++r) AddV(r, x3, w);
+      AddHRange(y1, x1, x2, w);
+      AddHRange(y2, x2, x3, w);
+      AddVRange(x2, std::min(y1, y2), std::max(y1, y2), w);
+      AddVRange(x3, std::min(y2, y3), std::max(y2, y3), w);
     } else if (x2 == x3 && x1 < x2 && y1 < std::min(y2, y3)) {
-      for (int c = x1; c < x2; ++c) AddH(y1, c, w);
-      for (int r = y1; r < std::max(y2, y3); ++r) AddV(r, x2, w);
+      AddHRange(y1, x1, x2, w);
+      AddVRange(x2, y1, std::max(y2, y3), w);
     } else if (y2 == y3) {
-      for (int c = x1; c < x2; ++c) AddH(y1, c, w);
-      for (int c = x2; c < x3; ++c) AddH(y2, c, w);
-      for (int r = std::min(y2, y1); r < std::max(y2, y1); ++r) AddV(r, x2, w);
+      AddHRange(y1, x1, x2, w);
+      AddHRange(y2, x2, x3, w);
+      AddVRange(x2, std::min(y2, y1), std::max(y2, y1), w);
     } else {
       // T-routing: re-sort by (row, col).
       std::sort(g, g + 3);
@@ -227,9 +226,9 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
       const int ty3 = g[2].first, tx3 = g[2].second;
       const int xmin = std::min({g[0].second, g[1].second, g[2].second});
       const int xmax = std::max({g[0].second, g[1].second, g[2].second});
-      for (int c = xmin; c < xmax; ++c) AddH(ty2, c, w);
-      for (int r = std::min(ty1, ty2); r < std::max(ty1, ty2); ++r) AddV(r, tx1, w);
-      for (int r = std::min(ty2, ty3); r < std::max(ty2, ty3); ++r) AddV(r, tx3, w);
+      AddHRange(ty2, xmin, xmax, w);
+      AddVRange(tx1, std::min(ty1, ty2), std::max(ty1, ty2), w);
+      AddVRange(tx3, std::min(ty2, ty3), std::max(ty2, ty3), w);
     }
     return;
   }
@@ -241,11 +240,11 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
 
 double ProxyCost::NetHpwl(int32_t net) const {
   const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
-  double px, py;
-  PinXY(nl_.net_pins[b], &px, &py);
-  double xmin = px, xmax = px, ymin = py, ymax = py;
+  const int32_t p0 = nl_.net_pins[b];
+  double xmin = px_[p0], xmax = px_[p0], ymin = py_[p0], ymax = py_[p0];
   for (int32_t j = b + 1; j < e; ++j) {
-    PinXY(nl_.net_pins[j], &px, &py);
+    const int32_t p = nl_.net_pins[j];
+    const double px = px_[p], py = py_[p];
     xmin = std::min(xmin, px);
     xmax = std::max(xmax, px);
     ymin = std::min(ymin, py);
@@ -254,64 +253,47 @@ double ProxyCost::NetHpwl(int32_t net) const {
   return (xmax - xmin) + (ymax - ymin);
 }
 
-// Smoothing spreads each vertical value evenly over the cells [c−k, c+k] of its row and
-// each horizontal value over the cells [r−k, r+k] of its column (clipped to the grid).
-// Computed in gather form per output cell, so the incremental path (which recomputes only
-// the windows of changed cells) gives the same bits as a full pass.
+// Per-cell routing demand from the difference arrays, then smoothing: each vertical value
+// is spread evenly over the cells [c−k, c+k] of its row, each horizontal value over the
+// cells [r−k, r+k] of its column (clipped to the grid). O(cells·(2k+1)).
 void ProxyCost::RefreshSmoothed() {
-  auto v_out = [&](int r, int c) {
-    double s = 0;
-    for (int cc = std::max(0, c - k_); cc <= std::min(cols_ - 1, c + k_); ++cc) {
-      const int cnt = std::min(cols_ - 1, cc + k_) - std::max(0, cc - k_) + 1;
-      s += v_raw_[r * cols_ + cc] / cnt;
+  for (int r = 0; r < rows_; ++r) {
+    double acc = 0;
+    const double* d = &h_diff_[static_cast<size_t>(r) * (cols_ + 1)];
+    for (int c = 0; c < cols_; ++c) {
+      acc += d[c];
+      h_raw_[r * cols_ + c] = acc;
     }
-    v_smooth_[r * cols_ + c] = s;
-  };
-  auto h_out = [&](int r, int c) {
-    double s = 0;
-    for (int rr = std::max(0, r - k_); rr <= std::min(rows_ - 1, r + k_); ++rr) {
-      const int cnt = std::min(rows_ - 1, rr + k_) - std::max(0, rr - k_) + 1;
-      s += h_raw_[rr * cols_ + c] / cnt;
+  }
+  for (int c = 0; c < cols_; ++c) {
+    double acc = 0;
+    const double* d = &v_diff_[static_cast<size_t>(c) * (rows_ + 1)];
+    for (int r = 0; r < rows_; ++r) {
+      acc += d[r];
+      v_raw_[r * cols_ + c] = acc;
     }
-    h_smooth_[r * cols_ + c] = s;
-  };
-  // Mark outputs to refresh (reuse the dirty marks: 1 = raw dirty, 2 = output queued).
-  std::vector<int>& out_v = dirty_v_;
-  const size_t nv = out_v.size();
-  for (size_t i = 0; i < nv; ++i) {
-    const int r = out_v[i] / cols_, c = out_v[i] % cols_;
-    for (int cc = std::max(0, c - k_); cc <= std::min(cols_ - 1, c + k_); ++cc) {
-      const int o = r * cols_ + cc;
-      if (dirty_v_mark_[o] != 2) {
-        if (dirty_v_mark_[o] == 0) out_v.push_back(o);
-        dirty_v_mark_[o] = 2;
+  }
+  if (k_ == 0) {
+    v_smooth_ = v_raw_;
+    h_smooth_ = h_raw_;
+    return;
+  }
+  for (int r = 0; r < rows_; ++r) {
+    for (int c = 0; c < cols_; ++c) {
+      double s = 0;
+      for (int cc = std::max(0, c - k_); cc <= std::min(cols_ - 1, c + k_); ++cc) {
+        const int cnt = std::min(cols_ - 1, cc + k_) - std::max(0, cc - k_) + 1;
+        s += v_raw_[r * cols_ + cc] / cnt;
       }
-    }
-  }
-  for (int o : out_v) {
-    if (dirty_v_mark_[o] == 2) v_out(o / cols_, o % cols_);
-    dirty_v_mark_[o] = 0;
-  }
-  // Raw-dirty cells that were not also queued as outputs were refreshed through a
-  // neighbour's window only if queued; every raw cell is in its own window, so all are.
-  out_v.clear();
-  std::vector<int>& out_h = dirty_h_;
-  const size_t nh = out_h.size();
-  for (size_t i = 0; i < nh; ++i) {
-    const int r = out_h[i] / cols_, c = out_h[i] % cols_;
-    for (int rr = std::max(0, r - k_); rr <= std::min(rows_ - 1, r + k_); ++rr) {
-      const int o = rr * cols_ + c;
-      if (dirty_h_mark_[o] != 2) {
-        if (dirty_h_mark_[o] == 0) out_h.push_back(o);
-        dirty_h_mark_[o] = 2;
+      v_smooth_[r * cols_ + c] = s;
+      s = 0;
+      for (int rr = std::max(0, r - k_); rr <= std::min(rows_ - 1, r + k_); ++rr) {
+        const int cnt = std::min(rows_ - 1, rr + k_) - std::max(0, rr - k_) + 1;
+        s += h_raw_[rr * cols_ + c] / cnt;
       }
+      h_smooth_[r * cols_ + c] = s;
     }
   }
-  for (int o : out_h) {
-    if (dirty_h_mark_[o] == 2) h_out(o / cols_, o % cols_);
-    dirty_h_mark_[o] = 0;
-  }
-  out_h.clear();
 }
 
 void ProxyCost::ResetArrays() {
@@ -323,10 +305,15 @@ void ProxyCost::ResetArrays() {
   v_macro_.assign(n, 0);
   h_smooth_.assign(n, 0);
   v_smooth_.assign(n, 0);
-  dirty_h_mark_.assign(n, 0);
-  dirty_v_mark_.assign(n, 0);
-  dirty_h_.clear();
-  dirty_v_.clear();
+  h_diff_.assign(static_cast<size_t>(rows_) * (cols_ + 1), 0);
+  v_diff_.assign(static_cast<size_t>(cols_) * (rows_ + 1), 0);
+  px_.assign(nl_.num_nodes(), 0);
+  py_.assign(nl_.num_nodes(), 0);
+  prow_.assign(nl_.num_nodes(), 0);
+  pcol_.assign(nl_.num_nodes(), 0);
+  for (int32_t i = 0; i < nl_.num_nodes(); ++i) {
+    if (nl_.parent[i] < 0) UpdatePins(i);
+  }
 }
 
 CostBreakdown ProxyCost::EvaluateFull() {
@@ -342,24 +329,12 @@ CostBreakdown ProxyCost::EvaluateFull() {
     if (counts_density_[i]) AddDensity(i, 1.0);
     if (nl_.type[i] == NodeType::kHardMacro) AddMacroBlockage(i, 1.0);
   }
-  // Route every net without dirty bookkeeping, then smooth every cell.
   for (int32_t k = 0; k < nn; ++k) RouteNet(k, 1.0);
-  std::fill(dirty_h_mark_.begin(), dirty_h_mark_.end(), 0);
-  std::fill(dirty_v_mark_.begin(), dirty_v_mark_.end(), 0);
-  dirty_h_.clear();
-  dirty_v_.clear();
-  const int n = rows_ * cols_;
-  for (int i = 0; i < n; ++i) {
-    dirty_h_.push_back(i);
-    dirty_v_.push_back(i);
-    dirty_h_mark_[i] = dirty_v_mark_[i] = 1;
-  }
-  RefreshSmoothed();
   return Cost();
 }
 
 CostBreakdown ProxyCost::Cost() {
-  if (!dirty_h_.empty() || !dirty_v_.empty()) RefreshSmoothed();
+  RefreshSmoothed();
   CostBreakdown c;
   c.hpwl = hpwl_;
   c.wirelength_cost = hpwl_ / ((s_.canvas_width + s_.canvas_height) * net_weight_sum_);
@@ -371,8 +346,10 @@ CostBreakdown ProxyCost::Cost() {
   if (n < 10) {
     double s = 0;
     size_t cnt = 0;
+    // "Occupied" = above 1e-12 of a cell: incremental updates may leave ~1e-16 residue
+    // in an emptied cell, which must not count as occupied.
     for (double d : scratch_) {
-      if (d != 0.0) {
+      if (std::abs(d) > 1e-12) {
         s += d;
         ++cnt;
       }
@@ -426,6 +403,7 @@ void ProxyCost::MoveNode(int32_t i, double x, double y) {
   BeforeMove(i);
   x_[i] = x;
   y_[i] = y;
+  UpdatePins(i);
   AfterMove(i);
 }
 
@@ -433,6 +411,7 @@ void ProxyCost::SetOrientation(int32_t i, Orientation o) {
   if (i < 0 || i >= nl_.num_nodes() || !nl_.is_macro(i)) throw InfeasibleAction("SetOrientation: not a macro");
   BeforeMove(i);
   orient_[i] = o;
+  UpdatePins(i);
   AfterMove(i);
 }
 
@@ -450,14 +429,12 @@ std::vector<double> ProxyCost::DensityMap() const {
 }
 
 std::vector<double> ProxyCost::VerticalCongestionMap() const {
-  const_cast<ProxyCost*>(this)->RefreshSmoothed();
   std::vector<double> v(v_smooth_.size());
   for (size_t i = 0; i < v.size(); ++i) v[i] = v_smooth_[i] / grid_v_routes_ + v_macro_[i] / grid_v_routes_;
   return v;
 }
 
 std::vector<double> ProxyCost::HorizontalCongestionMap() const {
-  const_cast<ProxyCost*>(this)->RefreshSmoothed();
   std::vector<double> h(h_smooth_.size());
   for (size_t i = 0; i < h.size(); ++i) h[i] = h_smooth_[i] / grid_h_routes_ + h_macro_[i] / grid_h_routes_;
   return h;

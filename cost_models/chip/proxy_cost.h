@@ -56,7 +56,8 @@ class ProxyCost {
   double grid_width() const { return gw_; }
   double grid_height() const { return gh_; }
 
-  // Per-cell maps, row-major (index = row·cols + col), for pictures and observations.
+  // Per-cell maps, row-major (index = row·cols + col), for pictures and observations
+  // (as of the last Cost() / EvaluateFull()).
   std::vector<double> DensityMap() const;             // occupied area / cell area
   std::vector<double> VerticalCongestionMap() const;  // smoothed net routing + macro blockage
   std::vector<double> HorizontalCongestionMap() const;
@@ -72,8 +73,9 @@ class ProxyCost {
   void AddDensity(int32_t node, double sign);
   void AddMacroBlockage(int32_t node, double sign);
   void RouteNet(int32_t net, double sign);
-  void AddH(int row, int col, double w);
-  void AddV(int row, int col, double w);
+  void AddHRange(int row, int c0, int c1, double w);
+  void AddVRange(int col, int r0, int r1, double w);
+  void UpdatePins(int32_t i);
   double NetHpwl(int32_t net) const;
   void RefreshSmoothed();
   void ResetArrays();
@@ -93,15 +95,16 @@ class ProxyCost {
   std::vector<double> net_hpwl_;   // per net, unweighted
   double hpwl_ = 0;
   std::vector<double> occupied_;   // per cell, area
-  std::vector<double> h_raw_, v_raw_;        // net routing demand, in routes (unnormalised)
+  std::vector<double> h_diff_, v_diff_;      // routing demand as difference arrays (per row / per column)
+  std::vector<double> h_raw_, v_raw_;        // net routing demand per cell, in routes (unnormalised)
   std::vector<double> h_macro_, v_macro_;    // macro blockage, unnormalised
   std::vector<double> h_smooth_, v_smooth_;  // smoothed routing demand, unnormalised
-  std::vector<int> dirty_h_, dirty_v_;       // raw cells changed since the last refresh
-  std::vector<uint8_t> dirty_h_mark_, dirty_v_mark_;
+  std::vector<double> px_, py_;              // pin (and node) positions
+  std::vector<int> prow_, pcol_;             // grid cell of each pin
   std::vector<int32_t> touched_nets_;  // scratch
   std::vector<int32_t> net_mark_;      // scratch, per net: stamp
   int32_t stamp_ = 0;
-  std::vector<double> scratch_;
+  std::vector<double> scratch_, heap_;
   std::vector<std::pair<int, int>> cells_scratch_;
 };
 

@@ -347,9 +347,10 @@ static Netlist BuildNetlist(std::vector<RawNode>& raw, const std::vector<std::st
       nl.height[idx] = number(r, "height", true, 0);
       if (nl.width[idx] < 0 || nl.height[idx] < 0) fail(r, attr(r, nl.width[idx] < 0 ? "width" : "height")->line, "negative size of node '" + r.name + "'");
     }
+    // Positions may be absent (an unplaced netlist; the .plc gives them), except on ports.
     const bool is_pin = type == NodeType::kHardMacroPin;
-    nl.x[idx] = number(r, "x", !is_pin, 0);
-    nl.y[idx] = number(r, "y", !is_pin, 0);
+    nl.x[idx] = number(r, "x", type == NodeType::kPort, 0);
+    nl.y[idx] = number(r, "y", type == NodeType::kPort, 0);
     nl.weight[idx] = number(r, "weight", false, 1.0);
     if (nl.weight[idx] < 0) fail(r, attr(r, "weight")->line, "negative weight");
     if (type == NodeType::kHardMacro || type == NodeType::kSoftMacro) {

@@ -1,0 +1,65 @@
+// Speed of the proxy cost on Ariane133 (19,888 nodes): netlist parse (gzipped), one full
+// evaluation, and one incremental hard-macro move followed by a cost read. Run from the
+// repository root: ./build/bench/proxy_cost_bench
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "cost_models/chip/proxy_cost.h"
+#include "datasets/chip/netlist.h"
+#include "datasets/chip/plc.h"
+#include "datasets/util/files.h"
+
+namespace placerl::chip {
+namespace {
+
+const char* kNetlist = "../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz";
+const char* kPlc = "../shared/datasets/chip/ariane133_ng45/initial.plc";
+
+struct Ariane {
+  Netlist nl;
+  PlacementSettings s;
+  Ariane() {
+    nl = ReadNetlist(kNetlist);
+    PlcFile plc = ReadPlc(kPlc);
+    ApplyPlc(plc, &nl, kPlc);
+    s = ResolveDefaults(plc.settings, nl);
+  }
+};
+
+Ariane& Data() {
+  static Ariane a;
+  return a;
+}
+
+void BM_ReadNetlistGz(benchmark::State& st) {
+  for (auto _ : st) benchmark::DoNotOptimize(ReadNetlist(kNetlist).num_nodes());
+}
+BENCHMARK(BM_ReadNetlistGz)->Unit(benchmark::kMillisecond);
+
+void BM_GunzipOnly(benchmark::State& st) {
+  for (auto _ : st) benchmark::DoNotOptimize(ReadFile(kNetlist).size());
+}
+BENCHMARK(BM_GunzipOnly)->Unit(benchmark::kMillisecond);
+
+void BM_FullEvaluation(benchmark::State& st) {
+  ProxyCost pc(Data().nl, Data().s);
+  for (auto _ : st) benchmark::DoNotOptimize(pc.EvaluateFull().proxy_cost);
+}
+BENCHMARK(BM_FullEvaluation)->Unit(benchmark::kMicrosecond);
+
+void BM_IncrementalMacroMove(benchmark::State& st) {
+  ProxyCost pc(Data().nl, Data().s);
+  const auto& hm = Data().nl.hard_macros;
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<size_t> pick(0, hm.size() - 1);
+  std::uniform_int_distribution<int> col(0, Data().s.cols - 1), row(0, Data().s.rows - 1);
+  for (auto _ : st) {
+    pc.MoveNode(hm[pick(rng)], (col(rng) + 0.5) * pc.grid_width(), (row(rng) + 0.5) * pc.grid_height());
+    benchmark::DoNotOptimize(pc.Cost().proxy_cost);
+  }
+}
+BENCHMARK(BM_IncrementalMacroMove)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace placerl::chip

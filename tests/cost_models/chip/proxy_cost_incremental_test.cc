@@ -1,0 +1,94 @@
+// Property test: after thousands of random moves, swaps and flips, the incrementally
+// maintained cost equals a from-scratch evaluation of the same placement to 1e-9.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "cost_models/chip/proxy_cost.h"
+#include "datasets/chip/netlist.h"
+#include "datasets/chip/plc.h"
+
+namespace placerl::chip {
+namespace {
+
+struct Case {
+  const char* netlist;
+  const char* plc;
+  int cols, rows;       // 0: from the .plc
+  double smooth_range;  // < 0: from the .plc
+};
+
+void ExpectSame(const CostBreakdown& a, const CostBreakdown& b, int step) {
+  EXPECT_NEAR(a.hpwl, b.hpwl, 1e-9 * std::max(1.0, std::abs(b.hpwl))) << "after step " << step;
+  EXPECT_NEAR(a.wirelength_cost, b.wirelength_cost, 1e-9) << "after step " << step;
+  EXPECT_NEAR(a.density_cost, b.density_cost, 1e-9) << "after step " << step;
+  EXPECT_NEAR(a.congestion_cost, b.congestion_cost, 1e-9) << "after step " << step;
+  EXPECT_NEAR(a.proxy_cost, b.proxy_cost, 1e-9) << "after step " << step;
+}
+
+class IncrementalTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(IncrementalTest, ThousandsOfRandomEditsMatchFullEvaluation) {
+  const Case& tc = GetParam();
+  Netlist nl = ReadNetlist(tc.netlist);
+  PlacementSettings given;
+  if (tc.plc) {
+    PlcFile plc = ReadPlc(tc.plc);
+    ApplyPlc(plc, &nl, tc.plc);
+    given = plc.settings;
+  }
+  PlacementSettings s = ResolveDefaults(given, nl);
+  if (tc.cols > 0) {
+    s.cols = tc.cols;
+    s.rows = tc.rows;
+  }
+  if (tc.smooth_range >= 0) s.smooth_range = tc.smooth_range;
+  ProxyCost pc(nl, s);
+  ASSERT_FALSE(nl.macros.empty());
+  std::mt19937_64 rng(2024);
+  std::uniform_int_distribution<size_t> pick(0, nl.macros.size() - 1);
+  std::uniform_real_distribution<double> ux(-0.05 * s.canvas_width, 1.05 * s.canvas_width);
+  std::uniform_real_distribution<double> uy(-0.05 * s.canvas_height, 1.05 * s.canvas_height);
+  std::uniform_int_distribution<int> kind(0, 9), orient(0, 3), col(0, s.cols - 1), row(0, s.rows - 1);
+  const int steps = 3000;
+  double first = pc.Cost().proxy_cost, last = first;
+  for (int step = 1; step <= steps; ++step) {
+    const int32_t m = nl.macros[pick(rng)];
+    const int k = kind(rng);
+    if (k < 5) {
+      pc.MoveNode(m, ux(rng), uy(rng));  // anywhere, also partly off the canvas
+    } else if (k < 7) {
+      pc.MoveNode(m, (col(rng) + 0.5) * pc.grid_width(), (row(rng) + 0.5) * pc.grid_height());
+    } else if (k < 9) {
+      pc.SwapNodes(m, nl.macros[pick(rng)]);
+    } else if (nl.type[m] == NodeType::kHardMacro) {
+      pc.SetOrientation(m, static_cast<Orientation>(orient(rng)));  // N, FN, S, FS
+    }
+    if (step % 250 == 0 || step == steps) {
+      const CostBreakdown inc = pc.Cost();
+      Netlist placed = nl;
+      pc.CopyPlacementTo(&placed);
+      ProxyCost fresh(placed, s);
+      ExpectSame(inc, fresh.Cost(), step);
+      // EvaluateFull on the same object must agree too, and leave it consistent.
+      ExpectSame(pc.EvaluateFull(), fresh.Cost(), step);
+      last = inc.proxy_cost;
+    }
+  }
+  EXPECT_NE(first, last);  // the edits did change the placement
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Netlists, IncrementalTest,
+    ::testing::Values(
+        Case{"../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz",
+             "../shared/datasets/chip/ariane133_ng45/initial.plc", 0, 0, -1},
+        Case{"../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz",
+             "../shared/datasets/chip/ariane133_ng45/legalized.plc", 37, 13, 2.7},
+        Case{"../shared/datasets/chip/circuit_training/macro_tiles_10x10/netlist.pb.txt", nullptr, 0, 0, 1},
+        Case{"../shared/datasets/chip/circuit_training/sample_clustered/netlist.pb.txt",
+             "../shared/datasets/chip/circuit_training/sample_clustered/initial.plc", 0, 0, -1}),
+    [](const ::testing::TestParamInfo<Case>& info) { return "case" + std::to_string(info.index); });
+
+}  // namespace
+}  // namespace placerl::chip
