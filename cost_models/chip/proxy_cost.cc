@@ -13,16 +13,25 @@
 namespace placerl::chip {
 namespace {
 
-// Mean of the `k` largest values of v (k ≥ 1); v is reordered. The k values are summed
-// in descending order, so the result does not depend on the order of v (full and
+// Mean of the `k` largest values of v (k ≥ 1). `hint` is the k-th largest value of the
+// previous call (updated here): a move changes few cells, so usually at least k values
+// are still ≥ hint and only those few candidates need selecting. The k values are summed
+// in descending order, so the result depends only on the multiset of values (full and
 // incremental evaluation agree bit for bit).
-double TopKMean(std::vector<double>& v, size_t k) {
+double TopKMean(const std::vector<double>& v, size_t k, double* hint, std::vector<double>* cand) {
   if (v.empty()) return 0.0;
   k = std::min(k, v.size());
-  std::nth_element(v.begin(), v.begin() + (k - 1), v.end(), std::greater<double>());
-  std::sort(v.begin(), v.begin() + (k - 1), std::greater<double>());
+  cand->clear();
+  const double t = *hint;
+  for (double x : v) {
+    if (x >= t) cand->push_back(x);
+  }
+  if (cand->size() < k || cand->size() > 4 * k + 64) cand->assign(v.begin(), v.end());
+  std::nth_element(cand->begin(), cand->begin() + (k - 1), cand->end(), std::greater<double>());
+  std::sort(cand->begin(), cand->begin() + (k - 1), std::greater<double>());
+  *hint = (*cand)[k - 1];
   double s = 0;
-  for (size_t i = 0; i < k; ++i) s += v[i];
+  for (size_t i = 0; i < k; ++i) s += (*cand)[i];
   return s / static_cast<double>(k);
 }
 
@@ -179,26 +188,34 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
   if (e - b < 2) return;
   const double nw = nl_.net_weight[net];
   const double w = sign * (nw > 1 ? nw : 1.0);
-  auto& cells = cells_scratch_;  // (row, col)
+  // Distinct cells of the net's pins, encoded row·cols + col (sorting codes = sorting (row, col)).
+  auto& cells = cells_scratch_;
   cells.clear();
   const int sr = prow_[nl_.net_pins[b]], sc = pcol_[nl_.net_pins[b]];
-  for (int32_t j = b; j < e; ++j) cells.emplace_back(prow_[nl_.net_pins[j]], pcol_[nl_.net_pins[j]]);
-  std::sort(cells.begin(), cells.end());
-  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  for (int32_t j = b; j < e; ++j) {
+    const int32_t p = nl_.net_pins[j];
+    const int code = prow_[p] * cols_ + pcol_[p];
+    // Insertion into a small sorted vector, skipping duplicates.
+    auto it = std::lower_bound(cells.begin(), cells.end(), code);
+    if (it == cells.end() || *it != code) cells.insert(it, code);
+  }
   const size_t n = cells.size();
   auto route2 = [&](int r_src, int c_src, int r_snk, int c_snk) {
     AddHRange(r_src, std::min(c_src, c_snk), std::max(c_src, c_snk), w);
     AddVRange(c_snk, std::min(r_src, r_snk), std::max(r_src, r_snk), w);
   };
   if (n == 1) return;
+  const int src_code = sr * cols_ + sc;
   if (n == 2) {
-    const auto& other = (cells[0].first == sr && cells[0].second == sc) ? cells[1] : cells[0];
-    route2(sr, sc, other.first, other.second);
+    const int other = cells[0] == src_code ? cells[1] : cells[0];
+    route2(sr, sc, other / cols_, other % cols_);
     return;
   }
   if (n == 3) {
     // Sort by (col, row).
-    std::pair<int, int> g[3] = {cells[0], cells[1], cells[2]};
+    std::pair<int, int> g[3] = {{cells[0] / cols_, cells[0] % cols_},
+                                {cells[1] / cols_, cells[1] % cols_},
+                                {cells[2] / cols_, cells[2] % cols_}};
     std::sort(g, g + 3, [](const auto& a, const auto& b) {
       return a.second != b.second ? a.second < b.second : a.first < b.first;
     });
@@ -232,9 +249,9 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
     }
     return;
   }
-  for (const auto& cell : cells) {
-    if (cell.first == sr && cell.second == sc) continue;
-    route2(sr, sc, cell.first, cell.second);
+  for (int code : cells) {
+    if (code == src_code) continue;
+    route2(sr, sc, code / cols_, code % cols_);
   }
 }
 
@@ -356,7 +373,7 @@ CostBreakdown ProxyCost::Cost() {
     }
     c.density_cost = cnt ? 0.5 * s / cnt : 0.0;
   } else {
-    c.density_cost = 0.5 * TopKMean(scratch_, static_cast<size_t>(std::floor(n * 0.1)));
+    c.density_cost = 0.5 * TopKMean(scratch_, static_cast<size_t>(std::floor(n * 0.1)), &density_hint_, &heap_);
   }
   // Congestion: mean of the top 5 % of [V ++ H] (at least the maximum).
   scratch_.resize(2 * n);
@@ -365,7 +382,7 @@ CostBreakdown ProxyCost::Cost() {
     scratch_[n + i] = h_smooth_[i] / grid_h_routes_ + h_macro_[i] / grid_h_routes_;
   }
   const size_t k = static_cast<size_t>(std::floor(2 * n * 0.05));
-  c.congestion_cost = TopKMean(scratch_, k == 0 ? 1 : k);
+  c.congestion_cost = TopKMean(scratch_, k == 0 ? 1 : k, &congestion_hint_, &heap_);
   c.proxy_cost = w_.wirelength * c.wirelength_cost + w_.density * c.density_cost +
                  w_.congestion * c.congestion_cost;
   return c;

@@ -105,7 +105,8 @@ class ProxyCost {
   std::vector<int32_t> net_mark_;      // scratch, per net: stamp
   int32_t stamp_ = 0;
   std::vector<double> scratch_, heap_;
-  std::vector<std::pair<int, int>> cells_scratch_;
+  std::vector<int> cells_scratch_;
+  double density_hint_ = 0, congestion_hint_ = 0;  // previous k-th largest values
 };
 
 // Convenience: netlist + optional .plc → settings, then one full evaluation.

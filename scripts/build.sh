@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian packages), configures and builds placerl into build/
+# (Release, Ninja, ccache). Binaries land in build/bin/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
