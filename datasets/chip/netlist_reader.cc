@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <unordered_map>
 
 #include "datasets/chip/netlist.h"
@@ -17,6 +18,23 @@ constexpr size_t kMaxToken = 1 << 20;  // a name longer than 1 MiB is not a netl
 
 enum class Tok { kIdent, kString, kNumber, kColon, kOpen, kClose, kEnd };
 
+// Character classes without the locale lookups of <cctype> (the hot loop of the reader).
+struct CharClass {
+  bool space[256] = {}, ident_start[256] = {}, ident[256] = {}, number[256] = {};
+  constexpr CharClass() {
+    for (int c = 0; c < 256; ++c) {
+      const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+      const bool digit = c >= '0' && c <= '9';
+      space[c] = c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || c == ';';
+      ident_start[c] = alpha || c == '_';
+      ident[c] = alpha || digit || c == '_' || c == '.';
+      number[c] = alpha || digit || c == '.' || c == '-' || c == '+';
+    }
+  }
+};
+constexpr CharClass kClass;
+inline unsigned char U(char c) { return static_cast<unsigned char>(c); }
+
 struct Lexer {
   const char* p;
   const char* end;
@@ -24,7 +42,8 @@ struct Lexer {
   int line = 1;
   Tok tok = Tok::kEnd;
   std::string_view text;  // identifier / number text
-  std::string str;        // decoded string literal
+  std::string_view str;   // string literal (points into the input, or into `owned`)
+  std::deque<std::string>* owned;  // decoded literals that had escapes
   int tok_line = 1;
 
   [[noreturn]] void Fail(const std::string& why, int at_line = -1) const {
@@ -33,7 +52,7 @@ struct Lexer {
 
   void Next() {
     for (;;) {
-      while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == ',' || *p == ';')) {
+      while (p < end && kClass.space[U(*p)]) {
         if (*p == '\n') ++line;
         ++p;
       }
@@ -55,39 +74,49 @@ struct Lexer {
     if (c == '"' || c == '\'') {
       const char q = c;
       ++p;
-      str.clear();
+      const char* s = p;
+      bool escaped = false;
       while (p < end && *p != q) {
         if (*p == '\n') Fail("unterminated string");
         if (*p == '\\' && p + 1 < end) {
+          escaped = true;
           ++p;
-          switch (*p) {
-            case 'n': str.push_back('\n'); break;
-            case 't': str.push_back('\t'); break;
-            default: str.push_back(*p);
-          }
-        } else {
-          str.push_back(*p);
         }
         ++p;
-        if (str.size() > kMaxToken) Fail("string longer than 1 MiB");
+        if (static_cast<size_t>(p - s) > kMaxToken) Fail("string longer than 1 MiB");
       }
       if (p >= end) Fail("unterminated string at end of file");
+      if (!escaped) {
+        str = std::string_view(s, p - s);
+      } else {
+        std::string d;
+        for (const char* t = s; t < p; ++t) {
+          if (*t == '\\' && t + 1 < p) {
+            ++t;
+            d.push_back(*t == 'n' ? '\n' : *t == 't' ? '\t' : *t);
+          } else {
+            d.push_back(*t);
+          }
+        }
+        owned->push_back(std::move(d));
+        str = owned->back();
+      }
       ++p;
       tok = Tok::kString;
       return;
     }
-    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+    if (kClass.ident_start[U(c)]) {
       const char* s = p;
-      while (p < end && (std::isalnum(static_cast<unsigned char>(*p)) || *p == '_' || *p == '.')) ++p;
+      while (p < end && kClass.ident[U(*p)]) ++p;
       if (static_cast<size_t>(p - s) > kMaxToken) Fail("identifier longer than 1 MiB");
       text = std::string_view(s, p - s);
       tok = Tok::kIdent;
       return;
     }
-    if (std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' || c == '.') {
+    if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.') {
       const char* s = p;
       ++p;
-      while (p < end && (std::isalnum(static_cast<unsigned char>(*p)) || *p == '.' || *p == '-' || *p == '+')) ++p;
+      while (p < end && kClass.number[U(*p)]) ++p;
       if (static_cast<size_t>(p - s) > 512) Fail("number too long");
       text = std::string_view(s, p - s);
       tok = Tok::kNumber;
@@ -112,10 +141,10 @@ struct Lexer {
     if (tok == Tok::kColon) Next();
     Expect(Tok::kOpen, "'{'");
   }
-  std::string ExpectString(const char* field) {
+  std::string_view ExpectString(const char* field) {
     if (tok == Tok::kColon) Next(); else Fail(std::string("expected ':' after ") + field);
     if (tok != Tok::kString) Fail(std::string("expected a quoted string for ") + field);
-    std::string s = std::move(str);
+    const std::string_view s = str;
     Next();
     return s;
   }
@@ -144,16 +173,23 @@ struct Lexer {
 struct AttrValue {
   bool is_number = false;
   double f = 0;
-  std::string s;
+  std::string_view s;
   int line = 0;
 };
 
+// One `node` block as read; string views point into the file texts, which outlive it.
 struct RawNode {
-  std::string name;
-  std::vector<std::pair<std::string, int>> inputs;  // name, line
-  std::unordered_map<std::string, AttrValue> attrs;
+  std::string_view name;
+  std::vector<std::pair<std::string_view, int>> inputs;  // name, line
+  std::vector<std::pair<std::string_view, AttrValue>> attrs;  // few: linear search
   int line = 0;
   int file = 0;
+  const AttrValue* Find(std::string_view key) const {
+    for (const auto& [k, v] : attrs) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
 };
 
 double ParseNumber(Lexer& lx, std::string_view t) {
@@ -176,7 +212,7 @@ double ParseNumber(Lexer& lx, std::string_view t) {
 void ParseAttr(Lexer& lx, RawNode* node) {
   const int attr_line = lx.tok_line;
   lx.ExpectOpen();
-  std::string key;
+  std::string_view key;
   bool has_key = false;
   AttrValue val;
   bool has_value = false;
@@ -192,23 +228,23 @@ void ParseAttr(Lexer& lx, RawNode* node) {
       while (lx.tok != Tok::kClose) {
         if (lx.tok == Tok::kEnd) lx.Fail("unterminated value block at end of file");
         if (lx.tok != Tok::kIdent) lx.Fail("expected a field name in value");
-        const std::string field(lx.text);
+        const std::string_view field = lx.text;
         val.line = lx.tok_line;
         lx.Next();
         if (field == "f" || field == "i" || field == "b") {
-          if (lx.tok != Tok::kColon) lx.Fail("expected ':' after " + field);
+          if (lx.tok != Tok::kColon) lx.Fail("expected ':' after " + std::string(field));
           lx.Next();
           if (lx.tok == Tok::kNumber || (lx.tok == Tok::kIdent && field != "b")) {
             val.f = ParseNumber(lx, lx.text);
           } else if (lx.tok == Tok::kIdent) {
             val.f = (lx.text == "true") ? 1.0 : 0.0;
           } else {
-            lx.Fail("expected a number for " + field);
+            lx.Fail("expected a number for " + std::string(field));
           }
           val.is_number = true;
           lx.Next();
         } else if (field == "placeholder" || field == "s") {
-          val.s = lx.ExpectString(field.c_str());
+          val.s = lx.ExpectString(field == "s" ? "s" : "placeholder");
           val.is_number = false;
         } else {
           lx.SkipField();
@@ -226,14 +262,20 @@ void ParseAttr(Lexer& lx, RawNode* node) {
   }
   lx.Next();
   if (!has_key) lx.Fail("attr without a key", attr_line);
-  if (!has_value) lx.Fail("attr '" + key + "' without a value", attr_line);
-  node->attrs[key] = std::move(val);
+  if (!has_value) lx.Fail("attr '" + std::string(key) + "' without a value", attr_line);
+  for (auto& kv : node->attrs) {
+    if (kv.first == key) {
+      kv.second = val;
+      return;
+    }
+  }
+  node->attrs.emplace_back(key, val);
 }
 
 void ParseFile(const std::string& text, const std::string& label, int file_index,
-               std::vector<RawNode>* nodes, std::vector<std::string>* file_labels,
+               std::vector<RawNode>* nodes, std::deque<std::string>* owned,
                std::unordered_map<std::string, double>* metadata) {
-  Lexer lx{text.data(), text.data() + text.size(), label, 1, Tok::kEnd, {}, {}, 1};
+  Lexer lx{text.data(), text.data() + text.size(), label, 1, Tok::kEnd, {}, {}, owned, 1};
   lx.Next();
   while (lx.tok != Tok::kEnd) {
     if (!lx.IsIdent("node")) {
@@ -274,13 +316,12 @@ void ParseFile(const std::string& text, const std::string& label, int file_index
     if (!has_name) lx.Fail("node without a name", node.line);
     if (node.name == "__metadata__") {
       for (const auto& [k, v] : node.attrs) {
-        if (v.is_number) (*metadata)[k] = v.f;
+        if (v.is_number) (*metadata)[std::string(k)] = v.f;
       }
       continue;
     }
     nodes->push_back(std::move(node));
   }
-  (void)file_labels;
 }
 
 }  // namespace
@@ -292,17 +333,15 @@ static Netlist BuildNetlist(std::vector<RawNode>& raw, const std::vector<std::st
   nl.sources = labels;
   const int32_t n = static_cast<int32_t>(raw.size());
   nl.index_of.reserve(n * 2);
+  for (auto* v : {&nl.name}) v->reserve(n);
   auto fail = [&](const RawNode& r, int line, const std::string& why) -> void {
     throw ParseError(labels[r.file], line > 0 ? line : r.line, why);
   };
-  auto attr = [&](const RawNode& r, const char* key) -> const AttrValue* {
-    auto it = r.attrs.find(key);
-    return it == r.attrs.end() ? nullptr : &it->second;
-  };
+  auto attr = [&](const RawNode& r, const char* key) -> const AttrValue* { return r.Find(key); };
   auto number = [&](const RawNode& r, const char* key, bool required, double dflt) -> double {
     const AttrValue* a = attr(r, key);
     if (!a) {
-      if (required) fail(r, 0, "node '" + r.name + "' has no '" + key + "' attribute");
+      if (required) fail(r, 0, "node '" + std::string(r.name) + "' has no '" + key + "' attribute");
       return dflt;
     }
     if (!a->is_number) fail(r, a->line, std::string("attribute '") + key + "' must be a number");
@@ -321,9 +360,10 @@ static Netlist BuildNetlist(std::vector<RawNode>& raw, const std::vector<std::st
   for (int32_t i = 0; i < n; ++i) {
     const RawNode& r = raw[i];
     const AttrValue* t = attr(r, "type");
-    if (!t) fail(r, 0, "node '" + r.name + "' has no 'type' attribute");
+    const std::string name(r.name);
+    if (!t) fail(r, 0, "node '" + name + "' has no 'type' attribute");
     if (t->is_number) fail(r, t->line, "attribute 'type' must be a string");
-    const std::string& ts = t->s;
+    const std::string_view ts = t->s;
     NodeType type;
     if (ts == "PORT" || ts == "port") {
       type = NodeType::kPort;
@@ -336,16 +376,16 @@ static Netlist BuildNetlist(std::vector<RawNode>& raw, const std::vector<std::st
     } else if (ts == "STDCELL" || ts == "stdcell") {
       type = NodeType::kStdCell;
     } else {
-      fail(r, t->line, "unknown node type '" + ts + "'");
+      fail(r, t->line, "unknown node type '" + std::string(ts) + "'");
     }
-    if (nl.index_of.count(r.name)) fail(r, 0, "duplicate node name '" + r.name + "'");
-    const int32_t idx = nl.AddNode(r.name, type);
+    const int32_t idx = nl.AddNode(name, type);
+    if (nl.index_of.size() != static_cast<size_t>(idx) + 1) fail(r, 0, "duplicate node name '" + name + "'");
     nl.fixed[idx] = 0;
     const bool sized = type == NodeType::kHardMacro || type == NodeType::kSoftMacro || type == NodeType::kStdCell;
     if (sized) {
       nl.width[idx] = number(r, "width", true, 0);
       nl.height[idx] = number(r, "height", true, 0);
-      if (nl.width[idx] < 0 || nl.height[idx] < 0) fail(r, attr(r, nl.width[idx] < 0 ? "width" : "height")->line, "negative size of node '" + r.name + "'");
+      if (nl.width[idx] < 0 || nl.height[idx] < 0) fail(r, attr(r, nl.width[idx] < 0 ? "width" : "height")->line, "negative size of node '" + name + "'");
     }
     // Positions may be absent (an unplaced netlist; the .plc gives them), except on ports.
     const bool is_pin = type == NodeType::kHardMacroPin;
@@ -355,20 +395,20 @@ static Netlist BuildNetlist(std::vector<RawNode>& raw, const std::vector<std::st
     if (nl.weight[idx] < 0) fail(r, attr(r, "weight")->line, "negative weight");
     if (type == NodeType::kHardMacro || type == NodeType::kSoftMacro) {
       if (const AttrValue* o = attr(r, "orientation")) {
-        if (o->is_number || !ParseOrientation(o->s, &nl.orientation[idx])) {
-          fail(r, o->line, "unknown orientation '" + o->s + "'");
+        if (o->is_number || !ParseOrientation(std::string(o->s), &nl.orientation[idx])) {
+          fail(r, o->line, "unknown orientation '" + std::string(o->s) + "'");
         }
       }
     }
     if (type == NodeType::kPort) {
       if (const AttrValue* s = attr(r, "side")) {
-        std::string v = s->s;
+        std::string v(s->s);
         for (char& c : v) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
         if (v == "LEFT") nl.side[idx] = Side::kLeft;
         else if (v == "RIGHT") nl.side[idx] = Side::kRight;
         else if (v == "TOP") nl.side[idx] = Side::kTop;
         else if (v == "BOTTOM") nl.side[idx] = Side::kBottom;
-        else fail(r, s->line, "unknown port side '" + s->s + "'");
+        else fail(r, s->line, "unknown port side '" + std::string(s->s) + "'");
       }
     }
     if (is_pin) {
@@ -381,11 +421,13 @@ static Netlist BuildNetlist(std::vector<RawNode>& raw, const std::vector<std::st
     if (nl.type[i] != NodeType::kHardMacroPin) continue;
     const RawNode& r = raw[i];
     const AttrValue* m = attr(r, "macro_name");
-    if (!m || m->is_number) fail(r, 0, "macro pin '" + r.name + "' has no 'macro_name' attribute");
-    auto it = nl.index_of.find(m->s);
-    if (it == nl.index_of.end()) fail(r, m->line, "macro pin '" + r.name + "' refers to missing macro '" + m->s + "'");
+    const std::string pin_name(r.name);
+    if (!m || m->is_number) fail(r, 0, "macro pin '" + pin_name + "' has no 'macro_name' attribute");
+    const std::string macro_name(m->s);
+    auto it = nl.index_of.find(macro_name);
+    if (it == nl.index_of.end()) fail(r, m->line, "macro pin '" + pin_name + "' refers to missing macro '" + macro_name + "'");
     const int32_t p = it->second;
-    if (!nl.is_macro(p)) fail(r, m->line, "macro pin '" + r.name + "' refers to '" + m->s + "', which is not a macro");
+    if (!nl.is_macro(p)) fail(r, m->line, "macro pin '" + pin_name + "' refers to '" + macro_name + "', which is not a macro");
     nl.parent[i] = p;
     if (nl.type[p] == NodeType::kSoftMacro) nl.type[i] = NodeType::kSoftMacroPin;
   }
@@ -393,11 +435,12 @@ static Netlist BuildNetlist(std::vector<RawNode>& raw, const std::vector<std::st
   for (int32_t i = 0; i < n; ++i) {
     const RawNode& r = raw[i];
     if (r.inputs.empty()) continue;
-    if (nl.is_macro(i)) fail(r, r.inputs.front().second, "macro '" + r.name + "' has inputs; only pins, ports and standard cells drive nets");
+    if (nl.is_macro(i)) fail(r, r.inputs.front().second, "macro '" + nl.name[i] + "' has inputs; only pins, ports and standard cells drive nets");
     nl.net_pins.push_back(i);
-    for (const auto& [in, line] : r.inputs) {
+    for (const auto& [in_view, line] : r.inputs) {
+      const std::string in(in_view);
       auto it = nl.index_of.find(in);
-      if (it == nl.index_of.end()) fail(r, line, "input '" + in + "' of node '" + r.name + "' refers to a missing node");
+      if (it == nl.index_of.end()) fail(r, line, "input '" + in + "' of node '" + nl.name[i] + "' refers to a missing node");
       nl.net_pins.push_back(it->second);
     }
     nl.net_start.push_back(static_cast<int32_t>(nl.net_pins.size()));
@@ -413,7 +456,8 @@ Netlist ParseNetlistText(const std::string& text, const std::string& file_label)
   std::vector<RawNode> raw;
   std::unordered_map<std::string, double> metadata;
   std::vector<std::string> labels{file_label};
-  ParseFile(text, file_label, 0, &raw, &labels, &metadata);
+  std::deque<std::string> owned;
+  ParseFile(text, file_label, 0, &raw, &owned, &metadata);
   if (raw.empty()) throw ParseError(file_label, 0, "no nodes (not a Circuit Training netlist?)");
   return BuildNetlist(raw, labels, std::move(metadata));
 }
@@ -424,10 +468,11 @@ Netlist ReadNetlist(const std::string& paths) {
   std::vector<RawNode> raw;
   std::unordered_map<std::string, double> metadata;
   std::vector<std::string> labels;
+  std::deque<std::string> texts, owned;  // outlive `raw`, whose strings point into them
   for (size_t f = 0; f < files.size(); ++f) {
     labels.push_back(files[f]);
-    const std::string text = ReadFile(files[f]);
-    ParseFile(text, files[f], static_cast<int>(f), &raw, &labels, &metadata);
+    texts.push_back(ReadFile(files[f]));
+    ParseFile(texts.back(), files[f], static_cast<int>(f), &raw, &owned, &metadata);
   }
   if (raw.empty()) throw ParseError(files[0], 0, "no nodes (not a Circuit Training netlist?)");
   return BuildNetlist(raw, labels, std::move(metadata));
