@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     if (netlist_path.empty()) {
       SyntheticOptions opts;
       opts.seed = seed;
-      SyntheticNetlist syn = GenerateSyntheticNetlist(opts);
+      SyntheticDesign syn = GenerateSyntheticNetlist(opts);
       nl = std::move(syn.netlist);
       given = syn.settings;
     } else {

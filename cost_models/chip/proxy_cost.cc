@@ -14,23 +14,35 @@ namespace placerl::chip {
 namespace {
 
 // Mean of the `k` largest values of v (k ≥ 1). `hint` is the k-th largest value of the
-// previous call (updated here): a move changes few cells, so usually at least k values
-// are still ≥ hint and only those few candidates need selecting. The k values are summed
-// in descending order, so the result depends only on the multiset of values (full and
-// incremental evaluation agree bit for bit).
+// previous call (updated here): a move changes few cells, so usually the values above the
+// hint plus the ties at it (grids have many equal cells) still make up the top k, and
+// only the few values above it need ordering. The k values are summed in descending
+// order, so the result depends only on the multiset of values (full and incremental
+// evaluation agree bit for bit).
 double TopKMean(const std::vector<double>& v, size_t k, double* hint, std::vector<double>* cand) {
   if (v.empty()) return 0.0;
   k = std::min(k, v.size());
-  cand->clear();
   const double t = *hint;
+  cand->resize(v.size());
+  double* c = cand->data();
+  size_t above = 0, ties = 0;
   for (double x : v) {
-    if (x >= t) cand->push_back(x);
+    c[above] = x;
+    above += (x > t);
+    ties += (x == t);
   }
-  if (cand->size() < k || cand->size() > 4 * k + 64) cand->assign(v.begin(), v.end());
+  cand->resize(above);
+  double s = 0;
+  if (above < k && above + ties >= k) {
+    std::sort(cand->begin(), cand->end(), std::greater<double>());
+    for (double x : *cand) s += x;
+    for (size_t i = above; i < k; ++i) s += t;
+    return s / static_cast<double>(k);
+  }
+  if (above < k || above > 4 * k + 64) cand->assign(v.begin(), v.end());
   std::nth_element(cand->begin(), cand->begin() + (k - 1), cand->end(), std::greater<double>());
   std::sort(cand->begin(), cand->begin() + (k - 1), std::greater<double>());
   *hint = (*cand)[k - 1];
-  double s = 0;
   for (size_t i = 0; i < k; ++i) s += (*cand)[i];
   return s / static_cast<double>(k);
 }
@@ -188,18 +200,33 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
   if (e - b < 2) return;
   const double nw = nl_.net_weight[net];
   const double w = sign * (nw > 1 ? nw : 1.0);
-  // Distinct cells of the net's pins, encoded row·cols + col (sorting codes = sorting (row, col)).
-  auto& cells = cells_scratch_;
-  cells.clear();
-  const int sr = prow_[nl_.net_pins[b]], sc = pcol_[nl_.net_pins[b]];
-  for (int32_t j = b; j < e; ++j) {
-    const int32_t p = nl_.net_pins[j];
-    const int code = prow_[p] * cols_ + pcol_[p];
-    // Insertion into a small sorted vector, skipping duplicates.
-    auto it = std::lower_bound(cells.begin(), cells.end(), code);
-    if (it == cells.end() || *it != code) cells.insert(it, code);
+  // Distinct cells of the net's pins, encoded row·cols + col (sorting codes = sorting
+  // (row, col)), kept per net: removing a route replays the cells it was added with.
+  int* cells = &net_cells_[b];
+  int sr, sc;
+  if (sign > 0) {
+    sr = prow_[nl_.net_pins[b]];
+    sc = pcol_[nl_.net_pins[b]];
+    int m = 0;
+    for (int32_t j = b; j < e; ++j) {
+      const int32_t p = nl_.net_pins[j];
+      const int code = prow_[p] * cols_ + pcol_[p];
+      // Insertion into the small sorted array, skipping duplicates.
+      int pos = m;
+      while (pos > 0 && cells[pos - 1] > code) --pos;
+      if (pos > 0 && cells[pos - 1] == code) continue;
+      for (int q = m; q > pos; --q) cells[q] = cells[q - 1];
+      cells[pos] = code;
+      ++m;
+    }
+    net_ncells_[net] = m;
+    net_src_[net] = sr * cols_ + sc;
+  } else {
+    sr = net_src_[net] / cols_;
+    sc = net_src_[net] % cols_;
   }
-  const size_t n = cells.size();
+  const size_t n = static_cast<size_t>(net_ncells_[net]);
+
   auto route2 = [&](int r_src, int c_src, int r_snk, int c_snk) {
     AddHRange(r_src, std::min(c_src, c_snk), std::max(c_src, c_snk), w);
     AddVRange(c_snk, std::min(r_src, r_snk), std::max(r_src, r_snk), w);
@@ -249,7 +276,8 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
     }
     return;
   }
-  for (int code : cells) {
+  for (size_t q = 0; q < n; ++q) {
+    const int code = cells[q];
     if (code == src_code) continue;
     route2(sr, sc, code / cols_, code % cols_);
   }
@@ -324,6 +352,9 @@ void ProxyCost::ResetArrays() {
   v_smooth_.assign(n, 0);
   h_diff_.assign(static_cast<size_t>(rows_) * (cols_ + 1), 0);
   v_diff_.assign(static_cast<size_t>(cols_) * (rows_ + 1), 0);
+  net_cells_.assign(nl_.net_pins.size(), 0);
+  net_ncells_.assign(nl_.num_nets(), 0);
+  net_src_.assign(nl_.num_nets(), 0);
   px_.assign(nl_.num_nodes(), 0);
   py_.assign(nl_.num_nodes(), 0);
   prow_.assign(nl_.num_nodes(), 0);
@@ -359,7 +390,8 @@ CostBreakdown ProxyCost::Cost() {
   const double cell_area = gw_ * gh_;
   // Density: 0.5 × mean of the top 10 % cells (fewer than 10 cells: mean of the occupied ones).
   scratch_.resize(n);
-  for (size_t i = 0; i < n; ++i) scratch_[i] = occupied_[i] / cell_area;
+  const double inv_area = 1.0 / cell_area;
+  for (size_t i = 0; i < n; ++i) scratch_[i] = occupied_[i] * inv_area;
   if (n < 10) {
     double s = 0;
     size_t cnt = 0;
@@ -377,10 +409,9 @@ CostBreakdown ProxyCost::Cost() {
   }
   // Congestion: mean of the top 5 % of [V ++ H] (at least the maximum).
   scratch_.resize(2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    scratch_[i] = v_smooth_[i] / grid_v_routes_ + v_macro_[i] / grid_v_routes_;
-    scratch_[n + i] = h_smooth_[i] / grid_h_routes_ + h_macro_[i] / grid_h_routes_;
-  }
+  const double inv_v = 1.0 / grid_v_routes_, inv_h = 1.0 / grid_h_routes_;
+  for (size_t i = 0; i < n; ++i) scratch_[i] = (v_smooth_[i] + v_macro_[i]) * inv_v;
+  for (size_t i = 0; i < n; ++i) scratch_[n + i] = (h_smooth_[i] + h_macro_[i]) * inv_h;
   const size_t k = static_cast<size_t>(std::floor(2 * n * 0.05));
   c.congestion_cost = TopKMean(scratch_, k == 0 ? 1 : k, &congestion_hint_, &heap_);
   c.proxy_cost = w_.wirelength * c.wirelength_cost + w_.density * c.density_cost +

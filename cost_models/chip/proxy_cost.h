@@ -105,7 +105,8 @@ class ProxyCost {
   std::vector<int32_t> net_mark_;      // scratch, per net: stamp
   int32_t stamp_ = 0;
   std::vector<double> scratch_, heap_;
-  std::vector<int> cells_scratch_;
+  std::vector<int> net_cells_;    // per net (CSR like net_pins): distinct cells of its last route
+  std::vector<int> net_ncells_, net_src_;
   double density_hint_ = 0, congestion_hint_ = 0;  // previous k-th largest values
 };
 

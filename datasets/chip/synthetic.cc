@@ -1,0 +1,278 @@
+// Seeded synthetic chip netlists (see synthetic.h). Deterministic across platforms: one
+// splitmix64 stream, no std:: distributions, ties in sorts broken by index.
+#include "datasets/chip/synthetic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "datasets/util/errors.h"
+
+namespace placerl::chip {
+namespace {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull) {}
+  uint64_t Next() {
+    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }   // [0, 1)
+  double Uniform(double a, double b) { return a + (b - a) * Uniform(); }
+  int Int(int n) { return static_cast<int>(Next() % static_cast<uint64_t>(n)); }  // [0, n)
+
+ private:
+  uint64_t s_;
+};
+
+// Rounds to 1/16 µm so that the written numbers stay short.
+double Q(double v) { return std::round(v * 16.0) / 16.0; }
+
+// Net degree with P(d) ∝ d^-2.5 on [2, 16] (Rent-like: mostly 2- and 3-pin nets).
+int DrawDegree(Rng& rng) {
+  static const int kMax = 16;
+  double total = 0, w[kMax + 1] = {0};
+  for (int d = 2; d <= kMax; ++d) total += (w[d] = std::pow(d, -2.5));
+  double u = rng.Uniform() * total;
+  for (int d = 2; d <= kMax; ++d) {
+    if ((u -= w[d]) < 0) return d;
+  }
+  return 2;
+}
+
+}  // namespace
+
+SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
+  if (o.num_hard_macros < 0 || o.num_soft_macros < 0 || o.num_ports < 0) {
+    throw ConfigError("synthetic netlist: counts must not be negative");
+  }
+  if (o.num_hard_macros + o.num_soft_macros < 2) {
+    throw ConfigError("synthetic netlist: needs at least two macros");
+  }
+  if (o.num_nets < o.num_ports + o.num_hard_macros || o.num_nets < 1) {
+    throw ConfigError("synthetic netlist: num_nets must be at least num_ports + num_hard_macros");
+  }
+  if (!(o.utilization > 0 && o.utilization <= 1)) {
+    throw ConfigError("synthetic netlist: utilization must be in (0, 1]");
+  }
+  if (o.cols <= 0 || o.rows <= 0) throw ConfigError("synthetic netlist: grid must be positive");
+  Rng rng(o.seed);
+  const int H = o.num_hard_macros, S = o.num_soft_macros, P = o.num_ports;
+
+  // ---- sizes ----
+  static const double kHardClasses[][2] = {{48, 32}, {64, 64}, {96, 48}, {32, 80}, {128, 96}};
+  std::vector<double> hw(H), hh(H), sw(S), sh(S);
+  double area = 0;
+  for (int i = 0; i < H; ++i) {
+    const int c = rng.Int(5);
+    hw[i] = kHardClasses[c][0];
+    hh[i] = kHardClasses[c][1];
+    area += hw[i] * hh[i];
+  }
+  for (int i = 0; i < S; ++i) {
+    sw[i] = Q(rng.Uniform(16, 32));
+    sh[i] = Q(rng.Uniform(16, 32));
+    area += sw[i] * sh[i];
+  }
+  const double side = std::ceil(std::sqrt(area / o.utilization));
+
+  // ---- initial placement ----
+  // Hard macros: shelves from the bottom-left in a random order (a poor but legal start).
+  std::vector<int> order(H);
+  for (int i = 0; i < H; ++i) order[i] = i;
+  for (int i = H - 1; i > 0; --i) std::swap(order[i], order[rng.Int(i + 1)]);
+  std::vector<double> hx(H), hy(H);
+  const double gap = 4;
+  double cx = gap, cy = gap, shelf_h = 0;
+  for (int i : order) {
+    if (cx + hw[i] + gap > side && cx > gap) {
+      cx = gap;
+      cy += shelf_h + gap;
+      shelf_h = 0;
+    }
+    hx[i] = std::min(cx + hw[i] / 2, side - hw[i] / 2);
+    hy[i] = std::min(cy + hh[i] / 2, side - hh[i] / 2);
+    cx += hw[i] + gap;
+    shelf_h = std::max(shelf_h, hh[i]);
+  }
+  const double top = H > 0 ? std::min(cy + shelf_h + gap, side * 0.8) : 0;
+  // Soft macros: a jittered grid over the free band above the shelves.
+  std::vector<double> sx(S), sy(S);
+  {
+    const double band_h = side - top;
+    const int gc = std::max(1, static_cast<int>(std::ceil(std::sqrt(S * side / band_h))));
+    const int gr = std::max(1, (S + gc - 1) / gc);
+    const double cw = side / gc, ch = band_h / gr;
+    for (int i = 0; i < S; ++i) {
+      const int c = i % gc, r = i / gc;
+      const double jx = rng.Uniform(-0.2, 0.2) * cw, jy = rng.Uniform(-0.2, 0.2) * ch;
+      sx[i] = std::clamp((c + 0.5) * cw + jx, sw[i] / 2, side - sw[i] / 2);
+      sy[i] = std::clamp(top + (r + 0.5) * ch + jy, sh[i] / 2, side - sh[i] / 2);
+    }
+  }
+  // Ports: evenly around the boundary (with jitter), starting on the left side.
+  std::vector<double> px(P), py(P);
+  std::vector<Side> pside(P);
+  for (int i = 0; i < P; ++i) {
+    const double t = std::fmod((i + rng.Uniform(0.1, 0.9)) / P * 4.0, 4.0);
+    const int s = static_cast<int>(t);
+    const double f = Q((t - s) * side);
+    switch (s) {
+      case 0: px[i] = 0; py[i] = f; pside[i] = Side::kLeft; break;
+      case 1: px[i] = f; py[i] = side; pside[i] = Side::kTop; break;
+      case 2: px[i] = side; py[i] = side - f; pside[i] = Side::kRight; break;
+      default: px[i] = side - f; py[i] = 0; pside[i] = Side::kBottom; break;
+    }
+  }
+
+  // ---- nets over "things": 0..P-1 ports, P..P+H-1 hard macros, then soft macros ----
+  // Locality lives in a hidden layout: soft macros and ports where they are placed, hard
+  // macros at random points (their shelf placement ignores it: room to improve).
+  const int T = P + H + S;
+  std::vector<double> lx(T), ly(T);
+  for (int i = 0; i < P; ++i) { lx[i] = px[i]; ly[i] = py[i]; }
+  for (int i = 0; i < H; ++i) { lx[P + i] = rng.Uniform(0, side); ly[P + i] = rng.Uniform(0, side); }
+  for (int i = 0; i < S; ++i) { lx[P + H + i] = sx[i]; ly[P + H + i] = sy[i]; }
+  auto nearest = [&](int c, int count, bool allow_ports) {
+    std::vector<std::pair<double, int>> d;
+    d.reserve(T);
+    for (int t = 0; t < T; ++t) {
+      if (t == c || (!allow_ports && t < P)) continue;
+      d.emplace_back(std::hypot(lx[t] - lx[c], ly[t] - ly[c]), t);
+    }
+    const int k = std::min<int>(count, static_cast<int>(d.size()));
+    std::partial_sort(d.begin(), d.begin() + k, d.end());
+    std::vector<int> out(k);
+    for (int i = 0; i < k; ++i) out[i] = d[i].second;
+    return out;
+  };
+  std::vector<std::vector<int>> nets(o.num_nets);  // things; [0] drives
+  std::vector<double> net_w(o.num_nets, 1.0);
+  std::vector<uint8_t> port_drives(P, 0);
+  for (int k = 0; k < o.num_nets; ++k) {
+    std::vector<int>& m = nets[k];
+    if (k < P) {
+      // One net per port: the port and a nearby macro; inputs drive, outputs are driven.
+      const int mac = nearest(k, 1 + rng.Int(3), false).back();
+      if (rng.Uniform() < 0.5) {
+        m = {k, mac};
+        port_drives[k] = 1;
+      } else {
+        m = {mac, k};
+      }
+      continue;
+    }
+    const int c = k < P + H ? P + (k - P) : (rng.Uniform() < 0.8 && S > 0 ? P + H + rng.Int(S) : P + rng.Int(H > 0 ? H : S));
+    const int deg = std::min(DrawDegree(rng), T);
+    m.push_back(c);
+    std::vector<int> pool;
+    if (rng.Uniform() < o.global_net_fraction) {
+      for (int t = 0; t < T; ++t) if (t != c) pool.push_back(t);
+    } else {
+      pool = nearest(c, std::max(3 * (deg - 1), 6), true);
+    }
+    for (int j = 1; j < deg && !pool.empty(); ++j) {
+      const int pick = rng.Int(static_cast<int>(pool.size()));
+      m.push_back(pool[pick]);
+      pool.erase(pool.begin() + pick);
+    }
+    if (c >= P + H && rng.Uniform() < o.weighted_net_fraction) {
+      int w = 2;
+      while (w < 12 && rng.Uniform() < 0.4) ++w;
+      net_w[k] = w;
+    }
+  }
+
+  // ---- emit nodes: ports, each hard macro then its pins, each soft macro then its pins ----
+  SyntheticDesign d;
+  Netlist& nl = d.netlist;
+  nl.sources = {"synthetic(seed=" + std::to_string(o.seed) + ")"};
+  // pins_of[thing] = list of (net, member slot) connections, in net order.
+  std::vector<std::vector<std::pair<int, int>>> conns(T);
+  for (int k = 0; k < o.num_nets; ++k) {
+    for (int j = 0; j < static_cast<int>(nets[k].size()); ++j) conns[nets[k][j]].emplace_back(k, j);
+  }
+  std::vector<std::vector<int32_t>> net_nodes(o.num_nets);
+  for (int k = 0; k < o.num_nets; ++k) net_nodes[k].assign(nets[k].size(), -1);
+  for (int i = 0; i < P; ++i) {
+    const int32_t n = nl.AddNode("P" + std::to_string(i), NodeType::kPort);
+    nl.x[n] = px[i];
+    nl.y[n] = py[i];
+    nl.side[n] = pside[i];
+    for (auto [k, j] : conns[i]) net_nodes[k][j] = n;
+  }
+  auto add_macro = [&](int thing, const std::string& name, NodeType t, NodeType pin_t, double x,
+                       double y, double w, double h) {
+    const int32_t m = nl.AddNode(name, t);
+    nl.x[m] = x;
+    nl.y[m] = y;
+    nl.width[m] = w;
+    nl.height[m] = h;
+    int pin_no = 0;
+    for (auto [k, j] : conns[thing]) {
+      const int32_t p = nl.AddNode(name + "/P" + std::to_string(pin_no++), pin_t);
+      nl.parent[p] = m;
+      if (t == NodeType::kHardMacro) {
+        // Hard macro pins on the macro edge (as memories have them), soft pins at the centre.
+        const double u = rng.Uniform(-0.5, 0.5);
+        const bool vertical_edge = rng.Uniform() < 0.5;
+        const double e = rng.Uniform() < 0.5 ? -0.5 : 0.5;
+        nl.pin_dx[p] = Q(vertical_edge ? e * w : u * w);
+        nl.pin_dy[p] = Q(vertical_edge ? u * h : e * h);
+      }
+      nl.x[p] = x + nl.pin_dx[p];
+      nl.y[p] = y + nl.pin_dy[p];
+      net_nodes[k][j] = p;
+    }
+  };
+  for (int i = 0; i < H; ++i) {
+    add_macro(P + i, "M" + std::to_string(i), NodeType::kHardMacro, NodeType::kHardMacroPin, hx[i],
+              hy[i], hw[i], hh[i]);
+  }
+  for (int i = 0; i < S; ++i) {
+    add_macro(P + H + i, "Grp_" + std::to_string(i), NodeType::kSoftMacro, NodeType::kSoftMacroPin,
+              sx[i], sy[i], sw[i], sh[i]);
+  }
+  // Nets with at least one sink that is not the driver itself (a port listed twice can't be).
+  for (int k = 0; k < o.num_nets; ++k) {
+    const std::vector<int32_t>& m = net_nodes[k];
+    nl.net_pins.insert(nl.net_pins.end(), m.begin(), m.end());
+    nl.net_start.push_back(static_cast<int32_t>(nl.net_pins.size()));
+    nl.net_weight.push_back(net_w[k]);
+    nl.weight[m[0]] = net_w[k];
+  }
+  nl.Finalize();
+
+  // ---- settings: square canvas, the grid, routing resources scaled to the wiring ----
+  // Mean routing demand of a cell ≈ (HPWL/2) / (W·H·routes); routes are chosen so that the
+  // mean is about 0.25 and the top 5 % of cells run near or above capacity.
+  double hpwl = 0;
+  for (int k = 0; k < nl.num_nets(); ++k) {
+    double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+    for (int32_t j = nl.net_start[k]; j < nl.net_start[k + 1]; ++j) {
+      double ax, ay;
+      PinPosition(nl, nl.x.data(), nl.y.data(), nl.orientation.data(), nl.net_pins[j], &ax, &ay);
+      x0 = std::min(x0, ax); x1 = std::max(x1, ax);
+      y0 = std::min(y0, ay); y1 = std::max(y1, ay);
+    }
+    hpwl += (x1 - x0) + (y1 - y0);
+  }
+  PlacementSettings& s = d.settings;
+  s.canvas_width = s.canvas_height = side;
+  s.cols = o.cols;
+  s.rows = o.rows;
+  const double routes = std::max(0.01, std::round(hpwl / 2 / (side * side * 0.25) * 1000) / 1000);
+  s.h_routes_per_micron = routes;
+  s.v_routes_per_micron = routes;
+  s.h_macro_alloc = s.v_macro_alloc = std::round(routes * 0.736 * 1000) / 1000;
+  s.smooth_range = 2;
+  s.overlap_threshold = 0.004;
+  s.block = "synthetic";
+  return d;
+}
+
+}  // namespace placerl::chip
