@@ -200,8 +200,8 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
   if (e - b < 2) return;
   const double nw = nl_.net_weight[net];
   const double w = sign * (nw > 1 ? nw : 1.0);
-  // Distinct cells of the net's pins, encoded row·cols + col (sorting codes = sorting
-  // (row, col)), kept per net: removing a route replays the cells it was added with.
+  // Distinct cells of the net's pins, encoded row<<16 | col (sorting codes = sorting
+  // (row, col); decoding needs no division), kept per net: removing a route replays the cells it was added with.
   int* cells = &net_cells_[b];
   int sr, sc;
   if (sign > 0) {
@@ -210,7 +210,7 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
     int m = 0;
     for (int32_t j = b; j < e; ++j) {
       const int32_t p = nl_.net_pins[j];
-      const int code = prow_[p] * cols_ + pcol_[p];
+      const int code = (prow_[p] << 16) | pcol_[p];
       // Insertion into the small sorted array, skipping duplicates.
       int pos = m;
       while (pos > 0 && cells[pos - 1] > code) --pos;
@@ -220,10 +220,10 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
       ++m;
     }
     net_ncells_[net] = m;
-    net_src_[net] = sr * cols_ + sc;
+    net_src_[net] = (sr << 16) | sc;
   } else {
-    sr = net_src_[net] / cols_;
-    sc = net_src_[net] % cols_;
+    sr = net_src_[net] >> 16;
+    sc = net_src_[net] & 0xffff;
   }
   const size_t n = static_cast<size_t>(net_ncells_[net]);
 
@@ -232,17 +232,17 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
     AddVRange(c_snk, std::min(r_src, r_snk), std::max(r_src, r_snk), w);
   };
   if (n == 1) return;
-  const int src_code = sr * cols_ + sc;
+  const int src_code = (sr << 16) | sc;
   if (n == 2) {
     const int other = cells[0] == src_code ? cells[1] : cells[0];
-    route2(sr, sc, other / cols_, other % cols_);
+    route2(sr, sc, other >> 16, other & 0xffff);
     return;
   }
   if (n == 3) {
     // Sort by (col, row).
-    std::pair<int, int> g[3] = {{cells[0] / cols_, cells[0] % cols_},
-                                {cells[1] / cols_, cells[1] % cols_},
-                                {cells[2] / cols_, cells[2] % cols_}};
+    std::pair<int, int> g[3] = {{cells[0] >> 16, cells[0] & 0xffff},
+                                {cells[1] >> 16, cells[1] & 0xffff},
+                                {cells[2] >> 16, cells[2] & 0xffff}};
     std::sort(g, g + 3, [](const auto& a, const auto& b) {
       return a.second != b.second ? a.second < b.second : a.first < b.first;
     });
@@ -279,7 +279,7 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
   for (size_t q = 0; q < n; ++q) {
     const int code = cells[q];
     if (code == src_code) continue;
-    route2(sr, sc, code / cols_, code % cols_);
+    route2(sr, sc, code >> 16, code & 0xffff);
   }
 }
 
