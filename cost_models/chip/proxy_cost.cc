@@ -13,37 +13,40 @@
 namespace placerl::chip {
 namespace {
 
-// Mean of the `k` largest values of v (k ≥ 1). `hint` is the k-th largest value of the
-// previous call (updated here): a move changes few cells, so usually the values above the
-// hint plus the ties at it (grids have many equal cells) still make up the top k, and
-// only the few values above it need ordering. The k values are summed in descending
-// order, so the result depends only on the multiset of values (full and incremental
-// evaluation agree bit for bit).
-double TopKMean(const std::vector<double>& v, size_t k, double* hint, std::vector<double>* cand) {
-  if (v.empty()) return 0.0;
-  k = std::min(k, v.size());
+// Mean of the `k` largest values of v (k ≥ 1). `hint` is a value a little below the k-th
+// largest of the previous call (the (k + k/4 + 8)-th largest), updated here: a move
+// changes few cells, so usually at least k values are still ≥ hint, and only those few
+// candidates need selecting — exact, because every other value is smaller than all of
+// them. The k values are summed in descending order, so the result depends only on the
+// multiset of values (full and incremental evaluation agree bit for bit).
+double TopKMean(const std::vector<double>& v, size_t k, double* hint, std::vector<double>* buf) {
+  const size_t n = v.size();
+  if (n == 0) return 0.0;
+  k = std::min(k, n);
+  const size_t m = std::min(n, k + k / 4 + 8);
+  if (buf->size() < n) buf->resize(n);
+  double* c = buf->data();
   const double t = *hint;
-  cand->resize(v.size());
-  double* c = cand->data();
-  size_t above = 0, ties = 0;
-  for (double x : v) {
-    c[above] = x;
-    above += (x > t);
-    ties += (x == t);
+  size_t cnt = 0;
+  for (size_t i = 0; i < n; ++i) {
+    c[cnt] = v[i];
+    cnt += (v[i] >= t);
   }
-  cand->resize(above);
+  if (cnt < k || cnt > 4 * m) {
+    std::copy(v.begin(), v.end(), c);
+    cnt = n;
+  }
+  std::nth_element(c, c + (k - 1), c + cnt, std::greater<double>());
+  if (cnt > k) {
+    const size_t h = std::min(cnt, m) - 1;
+    std::nth_element(c + k, c + h, c + cnt, std::greater<double>());
+    *hint = c[h];
+  } else {
+    *hint = c[k - 1];
+  }
+  std::sort(c, c + (k - 1), std::greater<double>());
   double s = 0;
-  if (above < k && above + ties >= k) {
-    std::sort(cand->begin(), cand->end(), std::greater<double>());
-    for (double x : *cand) s += x;
-    for (size_t i = above; i < k; ++i) s += t;
-    return s / static_cast<double>(k);
-  }
-  if (above < k || above > 4 * k + 64) cand->assign(v.begin(), v.end());
-  std::nth_element(cand->begin(), cand->begin() + (k - 1), cand->end(), std::greater<double>());
-  std::sort(cand->begin(), cand->begin() + (k - 1), std::greater<double>());
-  *hint = (*cand)[k - 1];
-  for (size_t i = 0; i < k; ++i) s += (*cand)[i];
+  for (size_t i = 0; i < k; ++i) s += c[i];
   return s / static_cast<double>(k);
 }
 
@@ -75,6 +78,14 @@ ProxyCost::ProxyCost(const Netlist& nl, const PlacementSettings& settings, CostW
     counts_density_[i] = (t == NodeType::kHardMacro || t == NodeType::kSoftMacro || t == NodeType::kStdCell);
   }
   net_mark_.assign(nl.num_nets(), -1);
+  pin_slot_start_.assign(n + 1, 0);
+  for (int32_t p : nl.net_pins) pin_slot_start_[p + 1]++;
+  for (int i = 0; i < n; ++i) pin_slot_start_[i + 1] += pin_slot_start_[i];
+  pin_slots_.assign(nl.net_pins.size(), 0);
+  {
+    std::vector<int32_t> fill(pin_slot_start_.begin(), pin_slot_start_.end() - 1);
+    for (size_t j = 0; j < nl.net_pins.size(); ++j) pin_slots_[fill[nl.net_pins[j]]++] = static_cast<int32_t>(j);
+  }
   EvaluateFull();
 }
 
@@ -179,13 +190,24 @@ void ProxyCost::AddVRange(int col, int r0, int r1, double w) {
   d[r1] -= w;
 }
 
+// Pin positions and cells are stored per net slot (parallel to net_pins), so that the
+// hot loops over a net's pins read contiguous memory; moving a node rewrites the slots
+// of its pins.
 void ProxyCost::UpdatePins(int32_t i) {
   auto place = [&](int32_t p) {
-    PinPosition(nl_, x_.data(), y_.data(), orient_.data(), p, &px_[p], &py_[p]);
+    const int32_t sb = pin_slot_start_[p], se = pin_slot_start_[p + 1];
+    if (sb == se) return;
+    double px, py;
+    PinPosition(nl_, x_.data(), y_.data(), orient_.data(), p, &px, &py);
     int r, c;
-    CellOf(px_[p], py_[p], &r, &c);
-    prow_[p] = r;
-    pcol_[p] = c;
+    CellOf(px, py, &r, &c);
+    const int code = (r << 16) | c;
+    for (int32_t q = sb; q < se; ++q) {
+      const int32_t slot = pin_slots_[q];
+      slot_x_[slot] = px;
+      slot_y_[slot] = py;
+      slot_code_[slot] = code;
+    }
   };
   place(i);
   for (int32_t j = nl_.macro_pin_start[i]; j < nl_.macro_pin_start[i + 1]; ++j) place(nl_.macro_pins[j]);
@@ -205,12 +227,11 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
   int* cells = &net_cells_[b];
   int sr, sc;
   if (sign > 0) {
-    sr = prow_[nl_.net_pins[b]];
-    sc = pcol_[nl_.net_pins[b]];
+    sr = slot_code_[b] >> 16;
+    sc = slot_code_[b] & 0xffff;
     int m = 0;
     for (int32_t j = b; j < e; ++j) {
-      const int32_t p = nl_.net_pins[j];
-      const int code = (prow_[p] << 16) | pcol_[p];
+      const int code = slot_code_[j];
       // Insertion into the small sorted array, skipping duplicates.
       int pos = m;
       while (pos > 0 && cells[pos - 1] > code) --pos;
@@ -285,11 +306,9 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
 
 double ProxyCost::NetHpwl(int32_t net) const {
   const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
-  const int32_t p0 = nl_.net_pins[b];
-  double xmin = px_[p0], xmax = px_[p0], ymin = py_[p0], ymax = py_[p0];
+  double xmin = slot_x_[b], xmax = slot_x_[b], ymin = slot_y_[b], ymax = slot_y_[b];
   for (int32_t j = b + 1; j < e; ++j) {
-    const int32_t p = nl_.net_pins[j];
-    const double px = px_[p], py = py_[p];
+    const double px = slot_x_[j], py = slot_y_[j];
     xmin = std::min(xmin, px);
     xmax = std::max(xmax, px);
     ymin = std::min(ymin, py);
@@ -302,12 +321,15 @@ double ProxyCost::NetHpwl(int32_t net) const {
 // is spread evenly over the cells [c−k, c+k] of its row, each horizontal value over the
 // cells [r−k, r+k] of its column (clipped to the grid). O(cells·(2k+1)).
 void ProxyCost::RefreshSmoothed() {
+  // Without smoothing the per-cell demand is the smoothed demand: write it there directly.
+  double* hr = k_ == 0 ? h_smooth_.data() : h_raw_.data();
+  double* vr = k_ == 0 ? v_smooth_.data() : v_raw_.data();
   for (int r = 0; r < rows_; ++r) {
     double acc = 0;
     const double* d = &h_diff_[static_cast<size_t>(r) * (cols_ + 1)];
     for (int c = 0; c < cols_; ++c) {
       acc += d[c];
-      h_raw_[r * cols_ + c] = acc;
+      hr[r * cols_ + c] = acc;
     }
   }
   for (int c = 0; c < cols_; ++c) {
@@ -315,14 +337,10 @@ void ProxyCost::RefreshSmoothed() {
     const double* d = &v_diff_[static_cast<size_t>(c) * (rows_ + 1)];
     for (int r = 0; r < rows_; ++r) {
       acc += d[r];
-      v_raw_[r * cols_ + c] = acc;
+      vr[r * cols_ + c] = acc;
     }
   }
-  if (k_ == 0) {
-    v_smooth_ = v_raw_;
-    h_smooth_ = h_raw_;
-    return;
-  }
+  if (k_ == 0) return;
   for (int r = 0; r < rows_; ++r) {
     for (int c = 0; c < cols_; ++c) {
       double s = 0;
@@ -355,10 +373,9 @@ void ProxyCost::ResetArrays() {
   net_cells_.assign(nl_.net_pins.size(), 0);
   net_ncells_.assign(nl_.num_nets(), 0);
   net_src_.assign(nl_.num_nets(), 0);
-  px_.assign(nl_.num_nodes(), 0);
-  py_.assign(nl_.num_nodes(), 0);
-  prow_.assign(nl_.num_nodes(), 0);
-  pcol_.assign(nl_.num_nodes(), 0);
+  slot_x_.assign(nl_.net_pins.size(), 0);
+  slot_y_.assign(nl_.net_pins.size(), 0);
+  slot_code_.assign(nl_.net_pins.size(), 0);
   for (int32_t i = 0; i < nl_.num_nodes(); ++i) {
     if (nl_.parent[i] < 0) UpdatePins(i);
   }
@@ -478,13 +495,15 @@ std::vector<double> ProxyCost::DensityMap() const {
 
 std::vector<double> ProxyCost::VerticalCongestionMap() const {
   std::vector<double> v(v_smooth_.size());
-  for (size_t i = 0; i < v.size(); ++i) v[i] = v_smooth_[i] / grid_v_routes_ + v_macro_[i] / grid_v_routes_;
+  const double inv = 1.0 / grid_v_routes_;  // as in Cost()
+  for (size_t i = 0; i < v.size(); ++i) v[i] = (v_smooth_[i] + v_macro_[i]) * inv;
   return v;
 }
 
 std::vector<double> ProxyCost::HorizontalCongestionMap() const {
   std::vector<double> h(h_smooth_.size());
-  for (size_t i = 0; i < h.size(); ++i) h[i] = h_smooth_[i] / grid_h_routes_ + h_macro_[i] / grid_h_routes_;
+  const double inv = 1.0 / grid_h_routes_;  // as in Cost()
+  for (size_t i = 0; i < h.size(); ++i) h[i] = (h_smooth_[i] + h_macro_[i]) * inv;
   return h;
 }
 

@@ -99,8 +99,9 @@ class ProxyCost {
   std::vector<double> h_raw_, v_raw_;        // net routing demand per cell, in routes (unnormalised)
   std::vector<double> h_macro_, v_macro_;    // macro blockage, unnormalised
   std::vector<double> h_smooth_, v_smooth_;  // smoothed routing demand, unnormalised
-  std::vector<double> px_, py_;              // pin (and node) positions
-  std::vector<int> prow_, pcol_;             // grid cell of each pin
+  std::vector<double> slot_x_, slot_y_;      // per net slot (parallel to net_pins): pin position
+  std::vector<int> slot_code_;               // and its grid cell, row<<16 | col
+  std::vector<int32_t> pin_slot_start_, pin_slots_;  // per node: the net slots it occupies
   std::vector<int32_t> touched_nets_;  // scratch
   std::vector<int32_t> net_mark_;      // scratch, per net: stamp
   int32_t stamp_ = 0;
