@@ -14,7 +14,7 @@ namespace placerl::chip {
 namespace {
 
 // Mean of the `k` largest values of v (k ≥ 1). `hint` is a value a little below the k-th
-// largest of the previous call (the (k + k/4 + 8)-th largest), updated here: a move
+// largest of the previous call (the (k + k/2 + 16)-th largest), updated here: a move
 // changes few cells, so usually at least k values are still ≥ hint, and only those few
 // candidates need selecting — exact, because every other value is smaller than all of
 // them. The k values are summed in descending order, so the result depends only on the
@@ -23,7 +23,7 @@ double TopKMean(const std::vector<double>& v, size_t k, double* hint, std::vecto
   const size_t n = v.size();
   if (n == 0) return 0.0;
   k = std::min(k, n);
-  const size_t m = std::min(n, k + k / 4 + 8);
+  const size_t m = std::min(n, k + k / 2 + 16);
   if (buf->size() < n) buf->resize(n);
   double* c = buf->data();
   const double t = *hint;
@@ -32,7 +32,7 @@ double TopKMean(const std::vector<double>& v, size_t k, double* hint, std::vecto
     c[cnt] = v[i];
     cnt += (v[i] >= t);
   }
-  if (cnt < k || cnt > 4 * m) {
+  if (cnt < k || cnt > 6 * m) {
     std::copy(v.begin(), v.end(), c);
     cnt = n;
   }
@@ -260,13 +260,13 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
     return;
   }
   if (n == 3) {
-    // Sort by (col, row).
-    std::pair<int, int> g[3] = {{cells[0] >> 16, cells[0] & 0xffff},
-                                {cells[1] >> 16, cells[1] & 0xffff},
-                                {cells[2] >> 16, cells[2] & 0xffff}};
-    std::sort(g, g + 3, [](const auto& a, const auto& b) {
-      return a.second != b.second ? a.second < b.second : a.first < b.first;
-    });
+    // Sort by (col, row): keys col<<16 | row, three compare-exchanges.
+    auto key = [](int code) { return ((code & 0xffff) << 16) | (code >> 16); };
+    int ka = key(cells[0]), kb = key(cells[1]), kc = key(cells[2]);
+    if (ka > kb) std::swap(ka, kb);
+    if (kb > kc) std::swap(kb, kc);
+    if (ka > kb) std::swap(ka, kb);
+    const std::pair<int, int> g[3] = {{ka & 0xffff, ka >> 16}, {kb & 0xffff, kb >> 16}, {kc & 0xffff, kc >> 16}};
     const int y1 = g[0].first, x1 = g[0].second;
     const int y2 = g[1].first, x2 = g[1].second;
     const int y3 = g[2].first, x3 = g[2].second;
@@ -284,13 +284,12 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
       AddHRange(y2, x2, x3, w);
       AddVRange(x2, std::min(y2, y1), std::max(y2, y1), w);
     } else {
-      // T-routing: re-sort by (row, col).
-      std::sort(g, g + 3);
-      const int ty1 = g[0].first, tx1 = g[0].second;
-      const int ty2 = g[1].first;
-      const int ty3 = g[2].first, tx3 = g[2].second;
-      const int xmin = std::min({g[0].second, g[1].second, g[2].second});
-      const int xmax = std::max({g[0].second, g[1].second, g[2].second});
+      // T-routing: by (row, col), which is the order of the cell codes.
+      const int ty1 = cells[0] >> 16, tx1 = cells[0] & 0xffff;
+      const int ty2 = cells[1] >> 16;
+      const int ty3 = cells[2] >> 16, tx3 = cells[2] & 0xffff;
+      const int xmin = std::min({tx1, cells[1] & 0xffff, tx3});
+      const int xmax = std::max({tx1, cells[1] & 0xffff, tx3});
       AddHRange(ty2, xmin, xmax, w);
       AddVRange(tx1, std::min(ty1, ty2), std::max(ty1, ty2), w);
       AddVRange(tx3, std::min(ty2, ty3), std::max(ty2, ty3), w);
