@@ -229,17 +229,22 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
   if (sign > 0) {
     sr = slot_code_[b] >> 16;
     sc = slot_code_[b] & 0xffff;
+    // Insertion sort (nets are small), then drop duplicates.
     int m = 0;
     for (int32_t j = b; j < e; ++j) {
       const int code = slot_code_[j];
-      // Insertion into the small sorted array, skipping duplicates.
-      int pos = m;
-      while (pos > 0 && cells[pos - 1] > code) --pos;
-      if (pos > 0 && cells[pos - 1] == code) continue;
-      for (int q = m; q > pos; --q) cells[q] = cells[q - 1];
+      int pos = m++;
+      while (pos > 0 && cells[pos - 1] > code) {
+        cells[pos] = cells[pos - 1];
+        --pos;
+      }
       cells[pos] = code;
-      ++m;
     }
+    int u = 1;
+    for (int q = 1; q < m; ++q) {
+      if (cells[q] != cells[u - 1]) cells[u++] = cells[q];
+    }
+    m = u;
     net_ncells_[net] = m;
     net_src_[net] = (sr << 16) | sc;
   } else {
