@@ -11,9 +11,9 @@
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
-#include "datasets/chip/synthetic.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "experiments/lib/chip_input.h"
 #include "experiments/lib/cli.h"
 
 using namespace placerl;
@@ -64,25 +64,11 @@ int main(int argc, char** argv) {
     const CostWeights weights = ParseWeights(weights_str);
 
     const auto t0 = std::chrono::steady_clock::now();
-    Netlist nl;
-    PlacementSettings given;
-    if (netlist_path.empty()) {
-      SyntheticOptions opts;
-      opts.seed = seed;
-      SyntheticDesign syn = GenerateSyntheticNetlist(opts);
-      nl = std::move(syn.netlist);
-      given = syn.settings;
-    } else {
-      nl = ReadNetlist(netlist_path);
-    }
+    ChipInput in = LoadChipInput(netlist_path, plc_path, seed);
     const auto t1 = std::chrono::steady_clock::now();
-    PlcFile plc;
-    if (!plc_path.empty()) {
-      plc = ReadPlc(plc_path);
-      ApplyPlc(plc, &nl, plc_path);
-      given = plc.settings;
-    }
-    const PlacementSettings settings = ResolveDefaults(given, nl);
+    const Netlist& nl = in.netlist;
+    const PlacementSettings& settings = in.settings;
+    const PlcFile& plc = in.plc;
     ProxyCost pc(nl, settings, weights);
     const CostBreakdown c = pc.Cost();
 
@@ -96,7 +82,7 @@ int main(int argc, char** argv) {
       std::printf("%s\n", j.dump().c_str());
     } else {
       std::printf("netlist      %s (%d nodes: %d hard macros, %d soft macros, %d ports, %d std cells; %d nets)\n",
-                  netlist_path.empty() ? "(built-in synthetic)" : netlist_path.c_str(), nl.num_nodes(),
+                  netlist_path.empty() ? ("built-in " + in.label).c_str() : netlist_path.c_str(), nl.num_nodes(),
                   (int)nl.hard_macros.size(), (int)nl.soft_macros.size(), (int)nl.ports.size(),
                   (int)nl.stdcells.size(), nl.num_nets());
       std::printf("canvas       %.6g x %.6g um, grid %d x %d, routes/um h %.6g v %.6g, macro alloc h %.6g v %.6g, smoothing %g\n",
@@ -115,7 +101,7 @@ int main(int argc, char** argv) {
                     plc.header_density_cost ? std::to_string(*plc.header_density_cost).c_str() : "-",
                     plc.header_congestion_cost ? std::to_string(*plc.header_congestion_cost).c_str() : "-");
       }
-      std::printf("read netlist     %.1f ms\n", 1e3 * Seconds(t0, t1));
+      std::printf("read input       %.1f ms\n", 1e3 * Seconds(t0, t1));
     }
     if (!out_plc.empty()) {
       Netlist placed = nl;
