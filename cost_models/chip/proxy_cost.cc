@@ -13,27 +13,36 @@
 namespace placerl::chip {
 namespace {
 
-// Mean of the `k` largest values of v (k ≥ 1). `hint` is a value a little below the k-th
-// largest of the previous call (the (k + k/2 + 16)-th largest), updated here: a move
-// changes few cells, so usually at least k values are still ≥ hint, and only those few
-// candidates need selecting — exact, because every other value is smaller than all of
-// them. The k values are summed in descending order, so the result depends only on the
-// multiset of values (full and incremental evaluation agree bit for bit).
-double TopKMean(const std::vector<double>& v, size_t k, double* hint, std::vector<double>* buf) {
-  const size_t n = v.size();
-  if (n == 0) return 0.0;
-  k = std::min(k, n);
-  const size_t m = std::min(n, k + k / 2 + 16);
-  if (buf->size() < n) buf->resize(n);
-  double* c = buf->data();
-  const double t = *hint;
-  size_t cnt = 0;
-  for (size_t i = 0; i < n; ++i) {
-    c[cnt] = v[i];
-    cnt += (v[i] >= t);
+// Inputs beyond this magnitude (a 1000-km chip) overflow spans and sums to inf and then to
+// NaN (inf − inf); the proxy cost refuses them instead of returning NaN. False for NaN/inf.
+constexpr double kMaxMagnitude = 1e12;
+bool InRange(double v) { return std::abs(v) <= kMaxMagnitude; }
+
+}  // namespace
+
+// Mean of the k largest of a stream of values, fed one by one while the grid is scanned.
+// `hint` is a value a little below the k-th largest of the previous read (the
+// (k + k/2 + 16)-th largest): a move changes few cells, so usually at least k values are
+// still ≥ hint and only those few candidates need selecting — exact, because every other
+// value is smaller than all of them. The k values are summed in descending order, so the
+// result depends only on the multiset of values (full and incremental evaluation agree
+// bit for bit).
+void ProxyCost::TopK::Begin(size_t capacity, double hint) {
+  if (all.size() < capacity) {
+    all.resize(capacity);
+    cand.resize(capacity);
   }
+  n = cnt = 0;
+  t = hint;
+}
+
+double ProxyCost::TopK::Finish(size_t k, double* hint) {
+  if (n == 0) return 0.0;
+  k = std::max<size_t>(1, std::min(k, n));
+  const size_t m = std::min(n, k + k / 2 + 16);
+  double* c = cand.data();
   if (cnt < k || cnt > 6 * m) {
-    std::copy(v.begin(), v.end(), c);
+    std::copy(all.begin(), all.begin() + n, c);
     cnt = n;
   }
   std::nth_element(c, c + (k - 1), c + cnt, std::greater<double>());
@@ -50,6 +59,8 @@ double TopKMean(const std::vector<double>& v, size_t k, double* hint, std::vecto
   return s / static_cast<double>(k);
 }
 
+namespace {
+
 }  // namespace
 
 ProxyCost::ProxyCost(const Netlist& nl, const PlacementSettings& settings, CostWeights weights)
@@ -58,6 +69,23 @@ ProxyCost::ProxyCost(const Netlist& nl, const PlacementSettings& settings, CostW
   if (!s_.has_grid()) throw ConfigError("proxy cost: grid columns and rows must be positive");
   if (!s_.has_routes()) throw ConfigError("proxy cost: routes per micron must be positive");
   if (s_.cols > 4096 || s_.rows > 4096) throw ConfigError("proxy cost: grid larger than 4096×4096");
+  if (!InRange(s_.canvas_width) || !InRange(s_.canvas_height) || s_.canvas_width < 1e-6 ||
+      s_.canvas_height < 1e-6 || !InRange(s_.h_routes_per_micron) || !InRange(s_.v_routes_per_micron) ||
+      s_.h_routes_per_micron < 1e-6 || s_.v_routes_per_micron < 1e-6 || !InRange(s_.h_macro_alloc) ||
+      !InRange(s_.v_macro_alloc) || !(s_.smooth_range >= 0 && s_.smooth_range <= 1e6)) {
+    throw ConfigError("proxy cost: canvas, routes or smoothing out of range (canvas and routes 1e-6..1e12)");
+  }
+  for (int32_t i = 0; i < nl.num_nodes(); ++i) {
+    const bool pos_ok = nl.parent[i] >= 0 || (InRange(nl.x[i]) && InRange(nl.y[i]));  // pins: x/y unused
+    if (!pos_ok || !InRange(nl.width[i]) || !InRange(nl.height[i]) || !InRange(nl.pin_dx[i]) ||
+        !InRange(nl.pin_dy[i]) || !InRange(nl.weight[i])) {
+      throw ConfigError("proxy cost: node '" + nl.name[i] +
+                        "' has a position, size, pin offset or weight that is not finite or beyond ±1e12");
+    }
+  }
+  for (double w : nl.net_weight) {
+    if (!InRange(w)) throw ConfigError("proxy cost: net weight not finite or beyond ±1e12");
+  }
   cols_ = s_.cols;
   rows_ = s_.rows;
   k_ = static_cast<int>(std::floor(s_.smooth_range));
@@ -403,22 +431,19 @@ CostBreakdown ProxyCost::EvaluateFull() {
 }
 
 CostBreakdown ProxyCost::Cost() {
-  RefreshSmoothed();
   CostBreakdown c;
   c.hpwl = hpwl_;
   c.wirelength_cost = hpwl_ / ((s_.canvas_width + s_.canvas_height) * net_weight_sum_);
   const size_t n = occupied_.size();
-  const double cell_area = gw_ * gh_;
   // Density: 0.5 × mean of the top 10 % cells (fewer than 10 cells: mean of the occupied ones).
-  scratch_.resize(n);
-  const double inv_area = 1.0 / cell_area;
-  for (size_t i = 0; i < n; ++i) scratch_[i] = occupied_[i] * inv_area;
+  const double inv_area = 1.0 / (gw_ * gh_);
   if (n < 10) {
     double s = 0;
     size_t cnt = 0;
     // "Occupied" = above 1e-12 of a cell: incremental updates may leave ~1e-16 residue
     // in an emptied cell, which must not count as occupied.
-    for (double d : scratch_) {
+    for (double o : occupied_) {
+      const double d = o * inv_area;
       if (std::abs(d) > 1e-12) {
         s += d;
         ++cnt;
@@ -426,15 +451,43 @@ CostBreakdown ProxyCost::Cost() {
     }
     c.density_cost = cnt ? 0.5 * s / cnt : 0.0;
   } else {
-    c.density_cost = 0.5 * TopKMean(scratch_, static_cast<size_t>(std::floor(n * 0.1)), &density_hint_, &heap_);
+    topk_.Begin(n, density_hint_);
+    for (double o : occupied_) topk_.Add(o * inv_area);
+    c.density_cost = 0.5 * topk_.Finish(static_cast<size_t>(std::floor(n * 0.1)), &density_hint_);
   }
-  // Congestion: mean of the top 5 % of [V ++ H] (at least the maximum).
-  scratch_.resize(2 * n);
+  // Congestion: mean of the top 5 % of [V ++ H] (at least the maximum); per cell
+  // (smoothed net demand + macro blockage) / routing supply. Without smoothing the demand
+  // comes straight out of the prefix sums of the difference arrays, in the same pass.
   const double inv_v = 1.0 / grid_v_routes_, inv_h = 1.0 / grid_h_routes_;
-  for (size_t i = 0; i < n; ++i) scratch_[i] = (v_smooth_[i] + v_macro_[i]) * inv_v;
-  for (size_t i = 0; i < n; ++i) scratch_[n + i] = (h_smooth_[i] + h_macro_[i]) * inv_h;
+  topk_.Begin(2 * n, congestion_hint_);
+  if (k_ == 0) {
+    for (int r = 0; r < rows_; ++r) {
+      double acc = 0;
+      const double* d = &h_diff_[static_cast<size_t>(r) * (cols_ + 1)];
+      for (int col = 0; col < cols_; ++col) {
+        acc += d[col];
+        const int i = r * cols_ + col;
+        h_smooth_[i] = acc;
+        topk_.Add((acc + h_macro_[i]) * inv_h);
+      }
+    }
+    for (int col = 0; col < cols_; ++col) {
+      double acc = 0;
+      const double* d = &v_diff_[static_cast<size_t>(col) * (rows_ + 1)];
+      for (int r = 0; r < rows_; ++r) {
+        acc += d[r];
+        const int i = r * cols_ + col;
+        v_smooth_[i] = acc;
+        topk_.Add((acc + v_macro_[i]) * inv_v);
+      }
+    }
+  } else {
+    RefreshSmoothed();
+    for (size_t i = 0; i < n; ++i) topk_.Add((v_smooth_[i] + v_macro_[i]) * inv_v);
+    for (size_t i = 0; i < n; ++i) topk_.Add((h_smooth_[i] + h_macro_[i]) * inv_h);
+  }
   const size_t k = static_cast<size_t>(std::floor(2 * n * 0.05));
-  c.congestion_cost = TopKMean(scratch_, k == 0 ? 1 : k, &congestion_hint_, &heap_);
+  c.congestion_cost = topk_.Finish(k == 0 ? 1 : k, &congestion_hint_);
   c.proxy_cost = w_.wirelength * c.wirelength_cost + w_.density * c.density_cost +
                  w_.congestion * c.congestion_cost;
   return c;
@@ -468,7 +521,7 @@ void ProxyCost::AfterMove(int32_t i) {
 void ProxyCost::MoveNode(int32_t i, double x, double y) {
   if (i < 0 || i >= nl_.num_nodes()) throw InfeasibleAction("MoveNode: node index out of range");
   if (nl_.parent[i] >= 0) throw InfeasibleAction("MoveNode: '" + nl_.name[i] + "' is a pin; move its macro");
-  if (!std::isfinite(x) || !std::isfinite(y)) throw InfeasibleAction("MoveNode: position is not finite");
+  if (!InRange(x) || !InRange(y)) throw InfeasibleAction("MoveNode: position is not finite or beyond ±1e12");
   BeforeMove(i);
   x_[i] = x;
   y_[i] = y;

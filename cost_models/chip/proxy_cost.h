@@ -105,7 +105,20 @@ class ProxyCost {
   std::vector<int32_t> touched_nets_;  // scratch
   std::vector<int32_t> net_mark_;      // scratch, per net: stamp
   int32_t stamp_ = 0;
-  std::vector<double> scratch_, heap_;
+  // Streaming top-k selection (see Cost()).
+  struct TopK {
+    std::vector<double> all, cand;
+    size_t n = 0, cnt = 0;
+    double t = 0;
+    void Begin(size_t capacity, double hint);
+    void Add(double x) {
+      all[n++] = x;
+      cand[cnt] = x;
+      cnt += (x >= t);
+    }
+    double Finish(size_t k, double* hint);
+  };
+  TopK topk_;
   std::vector<int> net_cells_;    // per net (CSR like net_pins): distinct cells of its last route
   std::vector<int> net_ncells_, net_src_;
   double density_hint_ = 0, congestion_hint_ = 0;  // previous k-th largest values
