@@ -1,0 +1,128 @@
+#include "cost_models/tpu/catalog.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include <sstream>
+
+#include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+
+namespace placerl::perf {
+
+namespace {
+
+// Keeps the first error (protobuf lines are 0-based; ours are 1-based).
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (line_ < 0) {
+      line_ = line + 1;
+      message_ = message;
+    }
+  }
+  int line() const { return line_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  int line_ = -1;
+  std::string message_;
+};
+
+// Line (1-based) of the first occurrence of `name {` or `name:` in text, 0 if none.
+int LineOf(const std::string& text, const std::string& needle) {
+  size_t pos = text.find(needle);
+  if (pos == std::string::npos) return 0;
+  int line = 1;
+  for (size_t i = 0; i < pos; ++i) line += text[i] == '\n';
+  return line;
+}
+
+}  // namespace
+
+void ParseTextProto(const std::string& text, const std::string& filename,
+                    google::protobuf::Message* msg) {
+  google::protobuf::TextFormat::Parser parser;
+  FirstError errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, msg)) {
+    throw ParseError(filename, errors.line() < 0 ? 0 : errors.line(),
+                     errors.line() < 0 ? "cannot parse" : errors.message());
+  }
+}
+
+Catalog ParseCatalog(const std::string& text, const std::string& filename) {
+  Catalog catalog;
+  ParseTextProto(text, filename, &catalog);
+  for (const Chip& chip : catalog.chip()) {
+    const int line = LineOf(text, "\"" + chip.name() + "\"");
+    auto fail = [&](const std::string& what) {
+      throw ParseError(filename, line, "chip \"" + chip.name() + "\": " + what);
+    };
+    if (chip.name().empty()) throw ParseError(filename, 0, "a chip has no name");
+    bool has_bf16 = false;
+    for (const DTypePeak& p : chip.peak()) {
+      if (p.flops_per_s() <= 0) fail("peak flops_per_s must be > 0");
+      has_bf16 |= p.dtype() == BF16;
+    }
+    if (!has_bf16) fail("needs a BF16 peak");
+    if (chip.hbm_bytes() <= 0) fail("hbm_bytes must be > 0");
+    if (chip.hbm_bw() <= 0) fail("hbm_bw must be > 0");
+    if (chip.devices_per_chip() < 1) fail("devices_per_chip must be >= 1");
+    if (!chip.has_ici() || chip.ici().link_bw_one_way() <= 0 || chip.ici().links_per_chip() < 1)
+      fail("ici needs links_per_chip >= 1 and link_bw_one_way > 0");
+  }
+  const Efficiency& e = catalog.efficiency();
+  auto check01 = [&](double v, const char* name) {
+    if (!(v > 0 && v <= 1))
+      throw ParseError(filename, LineOf(text, name),
+                       std::string("efficiency.") + name + " must be in (0, 1]");
+  };
+  check01(e.matmul(), "matmul");
+  check01(e.memory(), "memory");
+  check01(e.collective_bw(), "collective_bw");
+  check01(e.hbm_usable(), "hbm_usable");
+  if (e.tp_overlap() < 0 || e.tp_overlap() > 1)
+    throw ParseError(filename, LineOf(text, "tp_overlap"), "efficiency.tp_overlap must be in [0, 1]");
+  if (e.latency_floor_s() < 0 || e.launch_overhead_s() < 0)
+    throw ParseError(filename, 0, "efficiency latencies must be >= 0");
+  return catalog;
+}
+
+const Catalog& DefaultCatalog() {
+  static const Catalog catalog = ParseCatalog(DefaultCatalogText(), "<embedded hardware.pbtxt>");
+  return catalog;
+}
+
+Catalog LoadCatalog(const std::string& path) {
+  if (path.empty()) return DefaultCatalog();
+  return ParseCatalog(ReadFile(path), path);
+}
+
+const Chip& FindChip(const Catalog& catalog, const std::string& name) {
+  std::ostringstream known;
+  for (const Chip& chip : catalog.chip()) {
+    if (chip.name() == name) return chip;
+    known << (known.tellp() > 0 ? ", " : "") << chip.name();
+  }
+  throw ConfigError("unknown chip \"" + name + "\" (catalogue has: " + known.str() + ")");
+}
+
+double PeakFlops(const Chip& chip, DType dtype) {
+  for (const DTypePeak& p : chip.peak())
+    if (p.dtype() == dtype) return p.flops_per_s();
+  throw ConfigError("chip \"" + chip.name() + "\" has no peak for dtype " + DType_Name(dtype));
+}
+
+double BytesPerElement(DType dtype) {
+  switch (dtype) {
+    case FP32: return 4;
+    case BF16: case FP16: return 2;
+    case INT8: case FP8: return 1;
+    case INT4: return 0.5;
+    default: return 2;
+  }
+}
+
+}  // namespace placerl::perf

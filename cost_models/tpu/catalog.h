@@ -1,0 +1,40 @@
+// Hardware catalogue of the TPU performance model: loading the protobuf-text catalogue
+// (default embedded in the binary, or a file), looking chips up, dtype sizes, and the one
+// text-format reader every perf-model input uses (errors as `file:line: reason`).
+#pragma once
+
+#include <string>
+
+#include "datasets/proto/hardware.pb.h"
+#include "datasets/proto/perf_model.pb.h"
+
+namespace google::protobuf {
+class Message;
+}
+
+namespace placerl::perf {
+
+// The default catalogue text (identical to cost_models/tpu/catalog/hardware.pbtxt).
+const std::string& DefaultCatalogText();
+const Catalog& DefaultCatalog();
+
+// Parses protobuf text into `msg`; throws ParseError(filename, line, reason) on any
+// syntax error or unknown field, and on a missing required value (`Validate*` below).
+void ParseTextProto(const std::string& text, const std::string& filename,
+                    google::protobuf::Message* msg);
+
+// Parses and validates a catalogue (every chip has a name, a BF16 peak, HBM, ...).
+Catalog ParseCatalog(const std::string& text, const std::string& filename);
+// "" → the default catalogue; otherwise the file at `path`.
+Catalog LoadCatalog(const std::string& path);
+
+// Throws ConfigError listing the known chip names when `name` is not in the catalogue.
+const Chip& FindChip(const Catalog& catalog, const std::string& name);
+
+// Dense peak FLOP/s of one chip in `dtype`; throws ConfigError when the chip has none.
+double PeakFlops(const Chip& chip, DType dtype);
+
+// Bytes per element (fractional below 8 bits).
+double BytesPerElement(DType dtype);
+
+}  // namespace placerl::perf

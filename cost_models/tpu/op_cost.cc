@@ -1,0 +1,58 @@
+#include "cost_models/tpu/op_cost.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "cost_models/tpu/catalog.h"
+
+namespace placerl::perf {
+
+const char* OpKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kMatmul: return "matmul";
+    case OpKind::kConv: return "conv";
+    case OpKind::kElementwise: return "elementwise";
+    case OpKind::kReduction: return "reduction";
+    case OpKind::kSoftmax: return "softmax";
+    case OpKind::kNorm: return "norm";
+    case OpKind::kEmbedding: return "embedding";
+    case OpKind::kMoeDispatch: return "moe_dispatch";
+    case OpKind::kMoeCombine: return "moe_combine";
+  }
+  return "?";
+}
+
+bool ParseOpKind(const char* name, OpKind* kind) {
+  static const struct { const char* name; OpKind kind; } kNames[] = {
+      {"matmul", OpKind::kMatmul}, {"einsum", OpKind::kMatmul}, {"conv", OpKind::kConv},
+      {"elementwise", OpKind::kElementwise}, {"reduction", OpKind::kReduction},
+      {"softmax", OpKind::kSoftmax}, {"norm", OpKind::kNorm}, {"embedding", OpKind::kEmbedding},
+      {"moe_dispatch", OpKind::kMoeDispatch}, {"moe_combine", OpKind::kMoeCombine}};
+  for (const auto& n : kNames)
+    if (std::strcmp(n.name, name) == 0) {
+      *kind = n.kind;
+      return true;
+    }
+  return false;
+}
+
+DeviceRates MakeDeviceRates(const Chip& chip, DType dtype, const Efficiency& eff) {
+  DeviceRates r;
+  const double dpc = std::max(1, chip.devices_per_chip());
+  r.peak_flops = PeakFlops(chip, dtype) / dpc;
+  r.hbm_bw = chip.hbm_bw() / dpc;
+  r.eff_matmul = eff.matmul();
+  r.eff_memory = eff.memory();
+  r.launch = eff.launch_overhead_s();
+  return r;
+}
+
+double OpTime(const DeviceRates& r, OpKind kind, double flops, double bytes) {
+  const bool mxu = kind == OpKind::kMatmul || kind == OpKind::kConv;
+  const double flop_rate = r.peak_flops * (mxu ? r.eff_matmul : kVectorFraction);
+  const double t_compute = flops / flop_rate;
+  const double t_memory = bytes / (r.hbm_bw * r.eff_memory);
+  return std::max(t_compute, t_memory) + r.launch;
+}
+
+}  // namespace placerl::perf

@@ -1,0 +1,405 @@
+#include "cost_models/tpu/training_eval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "cost_models/tpu/catalog.h"
+#include "datasets/util/errors.h"
+
+namespace placerl::perf {
+
+namespace {
+
+constexpr double kOnChipBw = 1e12;  // between the TensorCores of one chip (v2/v3) [A]
+
+// Bytes of the optimizer state per parameter (master fp32 copy counted when params are
+// stored below fp32). Adafactor's factored second moment is (rows + cols) per matrix.
+double OptimizerBytesPerParam(Optimizer opt, double param_bytes, double d, double f) {
+  const double master = param_bytes < 4 ? 4 : 0;
+  switch (opt) {
+    case ADAM: return 8 + master;
+    case ADAFACTOR: return 4 * (1 / d + 1 / f) + master;
+    case SGD_MOMENTUM: return 4 + master;
+    default: return 8 + master;
+  }
+}
+// Bytes the optimizer update streams through HBM per parameter (read + write).
+double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_bytes) {
+  const double p = std::max(param_bytes, 4.0);
+  switch (opt) {
+    case ADAM: return 2 * p + grad_bytes + 16;  // p r/w, g r, m & v r/w
+    case ADAFACTOR: return 2 * p + grad_bytes;
+    case SGD_MOMENTUM: return 2 * p + grad_bytes + 8;
+    default: return 2 * p + grad_bytes + 16;
+  }
+}
+
+}  // namespace
+
+PlanC PlanFromProto(const Plan& p) {
+  PlanC c;
+  c.data = std::max(1, p.data());
+  c.fsdp = std::max(1, p.fsdp());
+  c.tensor = std::max(1, p.tensor());
+  c.pipeline = std::max(1, p.pipeline());
+  c.microbatches = p.microbatches();
+  c.expert = std::max(1, p.expert());
+  c.remat = p.remat();
+  c.param_dtype = p.param_dtype() == DTYPE_UNSPECIFIED ? FP32 : p.param_dtype();
+  c.compute_dtype = p.compute_dtype() == DTYPE_UNSPECIFIED ? BF16 : p.compute_dtype();
+  c.grad_dtype = p.grad_dtype() == DTYPE_UNSPECIFIED ? FP32 : p.grad_dtype();
+  c.optimizer = p.optimizer();
+  c.shard_optimizer = p.shard_optimizer();
+  c.global_batch = double(p.global_batch());
+  return c;
+}
+
+Plan PlanToProto(const PlanC& c) {
+  Plan p;
+  p.set_data(c.data);
+  p.set_fsdp(c.fsdp);
+  p.set_tensor(c.tensor);
+  p.set_pipeline(c.pipeline);
+  p.set_microbatches(c.microbatches);
+  p.set_expert(c.expert);
+  p.set_remat(c.remat);
+  p.set_param_dtype(c.param_dtype);
+  p.set_compute_dtype(c.compute_dtype);
+  p.set_grad_dtype(c.grad_dtype);
+  p.set_optimizer(c.optimizer);
+  p.set_shard_optimizer(c.shard_optimizer);
+  p.set_global_batch(int64_t(c.global_batch));
+  return p;
+}
+
+TransformerModel NormalizedModel(const TransformerModel& in) {
+  TransformerModel m = in;
+  auto need = [](bool ok, const char* what) {
+    if (!ok) throw ConfigError(std::string("model: ") + what);
+  };
+  need(m.layers() > 0, "layers must be > 0");
+  need(m.d_model() > 0, "d_model must be > 0");
+  need(m.d_ff() > 0, "d_ff must be > 0");
+  need(m.heads() > 0, "heads must be > 0");
+  need(m.seq() > 0, "seq must be > 0");
+  need(m.vocab() >= 0, "vocab must be >= 0");
+  if (m.head_dim() == 0) m.set_head_dim(std::max(1, m.d_model() / m.heads()));
+  if (m.kv_heads() == 0) m.set_kv_heads(m.heads());
+  need(m.kv_heads() <= m.heads(), "kv_heads must be <= heads");
+  need(m.num_experts() >= 0, "num_experts must be >= 0");
+  if (m.num_experts() > 0) {
+    if (m.top_k() == 0) m.set_top_k(2);
+    if (m.moe_every() == 0) m.set_moe_every(1);
+    if (m.capacity_factor() == 0) m.set_capacity_factor(1.25);
+    need(m.top_k() <= m.num_experts(), "top_k must be <= num_experts");
+    need(m.capacity_factor() > 0, "capacity_factor must be > 0");
+  }
+  return m;
+}
+
+TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& mesh,
+                                     const Catalog& catalog)
+    : model_(NormalizedModel(model)), chip_(FindChip(catalog, mesh.chip())),
+      eff_(catalog.efficiency()) {
+  if (mesh.dims_size() == 0) throw ConfigError("mesh: needs dims (e.g. 4x4x4)");
+  if (mesh.dims_size() > 4) throw ConfigError("mesh: at most 4 dims");
+  const int dpc = std::max(1, chip_.devices_per_chip());
+  const Ici& ici = chip_.ici();
+  const bool switched = ici.topology() == SWITCHED;
+  const double link_bw = ici.link_bw_one_way() / dpc;
+  if (dpc > 1) phys_[nphys_++] = {dpc, false, false, false, kOnChipBw};
+  num_chips_ = 1;
+  for (int d : mesh.dims()) {
+    if (d < 1) throw ConfigError("mesh: dims must be >= 1");
+    num_chips_ *= d;
+    const int w = ici.wrap_min_axis();
+    const bool wrap = !switched && w > 0 && d >= w && d % w == 0;
+    // Switched nodes: one group reaching every peer at the whole per-GPU NVLink bandwidth.
+    const double bw = switched ? ici.link_bw_one_way() * ici.links_per_chip() / dpc : link_bw;
+    phys_[nphys_++] = {d, wrap, false, switched, bw};
+  }
+  if (ici.max_chips_per_domain() > 0 && num_chips_ > ici.max_chips_per_domain())
+    throw ConfigError("mesh: " + std::to_string(num_chips_) + " chips exceed the " +
+                      std::to_string(ici.max_chips_per_domain()) + "-chip ICI domain of " +
+                      chip_.name() + " (use slices=)");
+  const int slices = std::max(1, mesh.slices());
+  if (slices > 1) {
+    if (chip_.dcn_bw_per_chip() <= 0)
+      throw ConfigError("mesh: chip " + chip_.name() + " has no DCN bandwidth for slices > 1");
+    phys_[nphys_++] = {slices, false, true, false, chip_.dcn_bw_per_chip() / dpc};
+  }
+  num_chips_ *= slices;
+  num_devices_ = num_chips_ * dpc;
+
+  const TransformerModel& m = model_;
+  const double d = m.d_model(), f = m.d_ff(), H = m.heads(), KV = m.kv_heads(), dh = m.head_dim();
+  const double g = m.gated_ffn() ? 2 : 1;
+  const double p_attn = d * (H + 2 * KV) * dh + H * dh * d;
+  const double p_ffn = d * f * g + f * d;
+  const int n_moe = m.num_experts() > 0 ? m.layers() / m.moe_every() : 0;
+  total_params_ = m.layers() * p_attn + (m.layers() - n_moe) * p_ffn +
+                  n_moe * (m.num_experts() * p_ffn + d * m.num_experts()) +
+                  double(m.vocab()) * d * (m.tied_embeddings() ? 1 : 2);
+}
+
+void TrainingEvaluator::MapAxes(const int sizes[4], AxisGroup groups[4]) const {
+  int consumed[8];
+  for (int i = 0; i < nphys_; ++i) consumed[i] = 1;
+  int i = 0;
+  const double alpha = chip_.ici().hop_latency_s();
+  for (int a = 0; a < 4; ++a) {
+    AxisGroup& g = groups[a];
+    g = AxisGroup();
+    g.hop_latency = alpha;
+    g.dcn_bw = chip_.dcn_bw_per_chip() / std::max(1, chip_.devices_per_chip());
+    g.dcn_latency = chip_.dcn_latency_s();
+    int need = sizes[a];
+    while (need > 1 && i < nphys_) {
+      const PhysDim& p = phys_[i];
+      const int avail = p.extent / consumed[i];
+      if (avail <= 1) {
+        ++i;
+        continue;
+      }
+      int take = std::gcd(need, avail);
+      if (take == 1) take = std::min(need, avail);  // irregular fit: approximate
+      if (p.dcn) {
+        g.dcn_n *= take;
+      } else if (g.ndims < 4) {
+        const int k = g.ndims++;
+        g.extent[k] = take;
+        const bool full = take * consumed[i] == p.extent;
+        g.wrap[k] = p.wrap && full;
+        // A strided sub-ring shares each link with (stride) sibling rings.
+        g.dim_bw[k] = p.switched ? p.bw : p.bw / consumed[i];
+        g.switched = p.switched;
+      }
+      consumed[i] *= take;
+      need = (need + take - 1) / take;
+    }
+    if (need > 1 && g.ndims < 4) {  // more devices than the mesh: should not happen
+      g.extent[g.ndims] = need;
+      g.dim_bw[g.ndims++] = phys_[0].bw;
+    }
+  }
+}
+
+StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
+  StepBreakdown r;
+  const TransformerModel& m = model_;
+  auto invalid = [&r](const char* why) {
+    r.valid = false;
+    r.invalid_reason = why;
+    return r;
+  };
+  if (p.data < 1 || p.fsdp < 1 || p.tensor < 1 || p.pipeline < 1 || p.expert < 1)
+    return invalid("degrees must be >= 1");
+  if (double(p.data) * p.fsdp * p.tensor * p.pipeline != num_devices_)
+    return invalid("data*fsdp*tensor*pipeline != devices");
+  if (m.heads() % p.tensor != 0) return invalid("tensor does not divide heads");
+  if (p.pipeline > m.layers()) return invalid("pipeline > layers");
+  if (m.num_experts() == 0 && p.expert > 1) return invalid("expert > 1 on a dense model");
+  if (p.expert > 1 && ((p.data * p.fsdp) % p.expert != 0 || m.num_experts() % p.expert != 0))
+    return invalid("expert must divide data*fsdp and num_experts");
+  const int bs = p.data * p.fsdp;
+  if (p.global_batch < bs) return invalid("global batch < data*fsdp");
+  const int K = p.pipeline;
+  const double seqs_per_shard = p.global_batch / bs;
+  int M = p.microbatches;
+  if (M <= 0) M = K == 1 ? 1 : int(std::min(4.0 * K, std::floor(seqs_per_shard)));
+  if (M < 1 || seqs_per_shard / M < 1) return invalid("fewer than one sequence per microbatch");
+  r.microbatches = M;
+
+  const Efficiency& e = eff_;
+  const DeviceRates rates = MakeDeviceRates(chip_, p.compute_dtype, e);
+  const double ab = BytesPerElement(p.compute_dtype), wb = ab;
+  const double pb = BytesPerElement(p.param_dtype), gb = BytesPerElement(p.grad_dtype);
+  const double d = m.d_model(), f = m.d_ff(), H = m.heads(), KV = m.kv_heads(), dh = m.head_dim();
+  const double S = m.seq(), V = m.vocab(), tp = p.tensor;
+  const double g = m.gated_ffn() ? 2 : 1;
+  const double t = seqs_per_shard / M * S;  // tokens per microbatch per device
+  const double Ls = std::ceil(double(m.layers()) / K);
+
+  AxisGroup ax[4];
+  const int sizes[4] = {p.tensor, p.fsdp, p.data, p.pipeline};
+  MapAxes(sizes, ax);
+  const AxisGroup &tp_g = ax[0], &fsdp_g = ax[1], &dp_g = ax[2], &pp_g = ax[3];
+  AxisGroup ep_g;
+  if (p.expert > 1) {
+    AxisGroup tmp[4];
+    const int es[4] = {p.tensor, p.expert, 1, 1};
+    MapAxes(es, tmp);
+    ep_g = tmp[1];
+  }
+  const double bw_eff = e.collective_bw(), floor = e.latency_floor_s();
+  auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
+    return CollectiveTime(c, grp, bytes, bw_eff, floor);
+  };
+
+  // ---- one layer, one microbatch, forward (seconds) ----
+  auto mm = [&](double mm_m, double k, double n, double weight_copies) {
+    return OpTime(rates, OpKind::kMatmul, MatmulFlops(mm_m, k, n),
+                  (mm_m * k + mm_m * n) * ab + weight_copies * k * n * wb);
+  };
+  const double attn_flops = 4 * t * S * H * dh / tp;
+  const double attn_bytes = t * (2 * H + 2 * KV) * dh / tp * ab +
+                            (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
+  const double t_attn = OpTime(rates, OpKind::kMatmul, attn_flops, attn_bytes);
+  const double t_qkv = mm(t, d, (H + 2 * KV) * dh / tp, 1);
+  const double t_o = mm(t, H * dh / tp, d, 1);
+  const double ew_bytes_dense = t * (10 * d + (g + 1) * f) / tp * ab;
+  const double t_ew_attn = OpTime(rates, OpKind::kNorm, t * 10 * d / tp, t * 10 * d / tp * ab);
+  const double t_ew_ffn = OpTime(rates, OpKind::kElementwise, t * (g + 1) * f / tp,
+                                 ew_bytes_dense - t * 10 * d / tp * ab);
+  const double t_ffn_dense = mm(t, d, f * g / tp, 1) + mm(t, f / tp, d, 1);
+  const double fwd_dense = t_qkv + t_o + t_attn + t_ffn_dense + t_ew_attn + t_ew_ffn;
+  const double remat_min = t_attn + t_ew_attn + t_ew_ffn;  // recomputed under REMAT_MINIMAL
+
+  // MoE FFN: routed tokens t·k·cf per device over E/ep local experts.
+  const bool moe = m.num_experts() > 0;
+  const double E = moe ? m.num_experts() : 0;
+  const double routed = moe ? t * m.top_k() * m.capacity_factor() : 0;
+  const double local_experts = moe ? E / p.expert : 0;
+  double t_ffn_moe = 0, a2a_moe = 0;
+  if (moe) {
+    t_ffn_moe = mm(routed, d, f * g / tp, local_experts) + mm(routed, f / tp, d, local_experts) +
+                mm(t, d, E, 1) +
+                OpTime(rates, OpKind::kMoeDispatch, 0, 2 * routed * d / tp * ab) +
+                OpTime(rates, OpKind::kMoeCombine, routed * d / tp, 2 * routed * d / tp * ab);
+    a2a_moe = 2 * coll(Collective::kAllToAll, ep_g, routed * d / tp * ab * p.expert);
+  }
+  const double fwd_moe = fwd_dense - t_ffn_dense + t_ffn_moe;
+
+  // ---- per-layer collectives (per microbatch) ----
+  const double t_tp_ar = p.tensor > 1 ? coll(Collective::kAllReduce, tp_g, t * d * ab) : 0;
+  const int tp_ars = 4 + (p.remat == REMAT_FULL ? 2 : 0);  // 2 fwd + 2 bwd (+2 recompute)
+  const double p_attn = d * (H + 2 * KV) * dh + H * dh * d;
+  const double p_ffn = d * f * g + f * d;
+  auto fsdp_times = [&](double layer_params, double* ag, double* rs) {
+    *ag = p.fsdp > 1 ? coll(Collective::kAllGather, fsdp_g, layer_params / tp * wb) : 0;
+    *rs = p.fsdp > 1 ? coll(Collective::kReduceScatter, fsdp_g, layer_params / tp * gb) : 0;
+  };
+  double ag_dense, rs_dense, ag_moe, rs_moe;
+  fsdp_times(p_attn + p_ffn, &ag_dense, &rs_dense);
+  fsdp_times(p_attn + d * E, &ag_moe, &rs_moe);  // expert weights are sharded by `expert`
+
+  auto layer = [&](double fwd, double ag, double rs, double a2a, double* compute, double* tp_exp,
+                   double* fsdp_exp, double* ep_exp) {
+    const double recompute = p.remat == REMAT_FULL ? fwd : p.remat == REMAT_MINIMAL ? remat_min : 0;
+    const double bwd = 2 * fwd + recompute;
+    *compute = fwd + bwd;
+    *tp_exp = (1 - e.tp_overlap()) * tp_ars * t_tp_ar;
+    *fsdp_exp = std::max(0.0, ag - fwd) + std::max(0.0, ag + rs - bwd);
+    *ep_exp = a2a * (p.remat == REMAT_FULL ? 3 : 2);
+  };
+  double c_d, tp_d, fs_d, ep_d, c_m = 0, tp_m = 0, fs_m = 0, ep_m = 0;
+  layer(fwd_dense, ag_dense, rs_dense, 0, &c_d, &tp_d, &fs_d, &ep_d);
+  double moe_frac = 0;
+  if (moe) {
+    layer(fwd_moe, ag_moe, rs_moe, a2a_moe, &c_m, &tp_m, &fs_m, &ep_m);
+    moe_frac = double(m.layers() / m.moe_every()) / m.layers();
+  }
+  const double Ld = Ls * (1 - moe_frac), Lm = Ls * moe_frac;
+
+  // Embedding lookup on the first stage, logits + softmax cross-entropy on the last.
+  const double t_logits = 3 * mm(t, d, V / tp, 1) +
+                          OpTime(rates, OpKind::kSoftmax, 3 * t * V / tp, 3 * t * V / tp * 4);
+  const double t_embed = 3 * OpTime(rates, OpKind::kEmbedding, 0, t * d * ab);
+  const double t_ends = K == 1 ? t_logits + t_embed : std::max(t_logits, t_embed);
+  const double t_p2p = K > 1 ? 2 * coll(Collective::kPermute, pp_g, t * d / tp * ab * K) : 0;
+
+  const double mb_compute = Ld * c_d + Lm * c_m + t_ends;
+  const double mb_tp = Ld * tp_d + Lm * tp_m, mb_fsdp = Ld * fs_d + Lm * fs_m;
+  const double mb_ep = Ld * ep_d + Lm * ep_m;
+  const double t_mb = mb_compute + mb_tp + mb_fsdp + mb_ep + t_p2p;
+
+  // ---- per step ----
+  const double stage_dense_params = Ld * (p_attn + p_ffn) + Lm * (p_attn + d * E) + V * d;
+  const double stage_expert_params = Lm * E * p_ffn;
+  const double dev_params = stage_dense_params / (tp * p.fsdp) + stage_expert_params / (tp * p.expert);
+  double t_dp = 0;
+  if (p.data > 1) {
+    // Gradients of the fsdp-shard, once per step; hidden under the last backward pass.
+    t_dp = coll(Collective::kAllReduce, dp_g, stage_dense_params / (tp * p.fsdp) * gb) +
+           (stage_expert_params > 0 && p.data * p.fsdp > p.expert
+                ? coll(Collective::kAllReduce, dp_g, stage_expert_params / (tp * p.expert) * gb)
+                : 0);
+  }
+  const double last_bwd = (Ld * c_d + Lm * c_m) * 2.0 / 3.0;
+  const double opt_params = dev_params / (p.shard_optimizer ? p.data : 1);
+  const double t_opt = OpTime(rates, OpKind::kElementwise, 0,
+                              opt_params * OptimizerTrafficPerParam(p.optimizer, pb, gb));
+
+  r.compute_s = M * mb_compute;
+  r.exposed_tp_s = M * mb_tp;
+  r.exposed_fsdp_s = M * mb_fsdp;
+  r.exposed_ep_s = M * mb_ep;
+  r.pipeline_comm_s = M * t_p2p;
+  r.bubble_s = (K - 1) * t_mb;
+  r.exposed_dp_s = std::max(0.0, t_dp - last_bwd);
+  r.optimizer_s = t_opt;
+  r.step_s = (M + K - 1) * t_mb + r.exposed_dp_s + t_opt;
+
+  // ---- FLOPs (whole job per step): 6·(active matmul params)·tokens + attention ----
+  const double tokens = p.global_batch * S;
+  const double active_layer_params =
+      m.layers() * p_attn + m.layers() * (1 - moe_frac) * p_ffn +
+      m.layers() * moe_frac * (m.top_k() * p_ffn + d * E);
+  const double attn_per_token = 4 * S * H * dh * m.layers();  // forward, non-causal count
+  r.model_flops = tokens * (6 * (active_layer_params + V * d) + 3 * attn_per_token);
+  double recompute_flops = 0;
+  if (p.remat == REMAT_FULL) recompute_flops = tokens * (2 * active_layer_params + attn_per_token);
+  if (p.remat == REMAT_MINIMAL) recompute_flops = tokens * attn_per_token;
+  r.hw_flops = r.model_flops + recompute_flops;
+  r.tokens_per_s = tokens / r.step_s;
+  const double peak_job = rates.peak_flops * num_devices_;
+  r.mfu = r.model_flops / r.step_s / peak_job;
+  r.hfu = r.hw_flops / r.step_s / peak_job;
+  r.model_tflops_per_chip = r.model_flops / r.step_s / num_chips_ / 1e12;
+  r.hw_tflops_per_chip = r.hw_flops / r.step_s / num_chips_ / 1e12;
+
+  // ---- HBM per device (first stage: most microbatches in flight) ----
+  r.hbm_params = dev_params * pb;
+  r.hbm_grads = dev_params * gb;
+  r.hbm_optimizer = opt_params * OptimizerBytesPerParam(p.optimizer, pb, d, f);
+  const double gq = m.gated_ffn() ? 1.5 : 1;
+  const double per_token_none =
+      ((18 * d + 4 * f * gq) * ab / 2 + (m.flash_attention() ? 0 : 5 * H * S * ab / 2)) / tp;
+  double per_token_layer = per_token_none;
+  if (p.remat == REMAT_MINIMAL) per_token_layer = ((H + 2 * KV) * dh + f * g + 3 * d) * ab / tp;
+  if (p.remat == REMAT_FULL) per_token_layer = d * ab / tp;
+  const double inflight = K > 1 ? std::min(K, M) : 1;
+  r.hbm_activations = Ls * t * per_token_layer * inflight +
+                      (p.remat != REMAT_NONE ? t * per_token_none : 0) + 2 * t * V / tp * 4;
+  r.hbm_total = r.hbm_params + r.hbm_grads + r.hbm_optimizer + r.hbm_activations;
+  r.hbm_capacity = chip_.hbm_bytes() / std::max(1, chip_.devices_per_chip()) * e.hbm_usable();
+  r.oom = r.hbm_total > r.hbm_capacity;
+  r.valid = true;
+  return r;
+}
+
+std::string FormatBreakdown(const StepBreakdown& b) {
+  if (!b.valid) return std::string("invalid plan: ") + b.invalid_reason;
+  char buf[1400];
+  const double GiB = 1024.0 * 1024 * 1024;
+  std::snprintf(buf, sizeof buf,
+                "step time        %.4f s  (microbatches %d)\n"
+                "  compute        %.4f s\n  exposed tensor %.4f s\n  exposed fsdp   %.4f s\n"
+                "  exposed data   %.4f s\n  exposed expert %.4f s\n  pipeline comm  %.4f s\n"
+                "  bubble         %.4f s\n  optimizer      %.4f s\n"
+                "tokens/s         %.4g\nMFU              %.2f %%\nHFU              %.2f %%\n"
+                "TFLOP/s per chip %.1f (model), %.1f (hardware)\n"
+                "HBM per device   %.2f GiB of %.2f GiB%s\n  params %.2f, grads %.2f, optimizer "
+                "%.2f, activations %.2f GiB\n",
+                b.step_s, b.microbatches, b.compute_s, b.exposed_tp_s, b.exposed_fsdp_s,
+                b.exposed_dp_s, b.exposed_ep_s, b.pipeline_comm_s, b.bubble_s, b.optimizer_s,
+                b.tokens_per_s, 100 * b.mfu, 100 * b.hfu, b.model_tflops_per_chip,
+                b.hw_tflops_per_chip, b.hbm_total / GiB, b.hbm_capacity / GiB,
+                b.oom ? "  ** OOM **" : "", b.hbm_params / GiB, b.hbm_grads / GiB,
+                b.hbm_optimizer / GiB, b.hbm_activations / GiB);
+  return buf;
+}
+
+}  // namespace placerl::perf

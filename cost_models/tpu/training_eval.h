@@ -1,0 +1,94 @@
+// Evaluator of one sharded training step of a (dense or MoE) Transformer: model + mesh +
+// parallel plan → step time with its breakdown, throughput, MFU/HFU and HBM per device.
+// Analytical (formulas in docs/perf_model.md): per-layer rooflines of the matmuls, attention
+// and elementwise work; tensor/FSDP/data/expert/pipeline collectives from collectives.h on
+// the axis groups the plan occupies on the physical mesh; the GPipe/1F1B bubble.
+// Evaluate() does no allocation, so search loops can call it millions of times.
+#pragma once
+
+#include <string>
+
+#include "cost_models/tpu/collectives.h"
+#include "cost_models/tpu/op_cost.h"
+#include "datasets/proto/hardware.pb.h"
+#include "datasets/proto/perf_model.pb.h"
+
+namespace placerl::perf {
+
+// A plan as plain values (the hot-path twin of the Plan proto).
+struct PlanC {
+  int data = 1, fsdp = 1, tensor = 1, pipeline = 1;
+  int microbatches = 0;  // 0 → 1 without pipeline, else 4 × pipeline (capped by the batch)
+  int expert = 1;
+  Remat remat = REMAT_NONE;
+  DType param_dtype = FP32, compute_dtype = BF16, grad_dtype = FP32;
+  Optimizer optimizer = ADAM;
+  bool shard_optimizer = false;
+  double global_batch = 0;  // sequences per step
+};
+PlanC PlanFromProto(const Plan& plan);
+Plan PlanToProto(const PlanC& plan);
+
+struct StepBreakdown {
+  bool valid = false;
+  const char* invalid_reason = "";  // static string when !valid
+  int microbatches = 0;
+  // seconds per step
+  double step_s = 0;
+  double compute_s = 0;        // forward + backward + recompute on the critical stage
+  double exposed_tp_s = 0;     // tensor-parallel all-reduces not hidden under compute
+  double exposed_fsdp_s = 0;   // weight all-gathers / gradient reduce-scatters not hidden
+  double exposed_dp_s = 0;     // gradient all-reduce (data, incl. DCN) not hidden
+  double exposed_ep_s = 0;     // expert all-to-alls
+  double pipeline_comm_s = 0;  // stage-to-stage sends
+  double bubble_s = 0;         // (K-1) idle microbatch slots
+  double optimizer_s = 0;
+  // throughput
+  double tokens_per_s = 0;
+  double model_flops = 0, hw_flops = 0;  // per step, whole job
+  double mfu = 0, hfu = 0;
+  double model_tflops_per_chip = 0, hw_tflops_per_chip = 0;
+  // HBM per device, bytes
+  double hbm_params = 0, hbm_grads = 0, hbm_optimizer = 0, hbm_activations = 0;
+  double hbm_total = 0, hbm_capacity = 0;
+  bool oom = false;
+};
+
+// Validates the model (ConfigError) and fills defaults (head_dim, kv_heads, top_k, ...).
+TransformerModel NormalizedModel(const TransformerModel& model);
+
+class TrainingEvaluator {
+ public:
+  // Throws ConfigError on an unknown chip, a bad mesh or a bad model.
+  TrainingEvaluator(const TransformerModel& model, const Mesh& mesh, const Catalog& catalog);
+
+  StepBreakdown Evaluate(const PlanC& plan) const;
+
+  int num_devices() const { return num_devices_; }
+  int num_chips() const { return num_chips_; }
+  const TransformerModel& model() const { return model_; }
+  const Chip& chip() const { return chip_; }
+  double total_params() const { return total_params_; }
+  // The axis group the i-th logical axis lands on, for sizes (tensor, fsdp, data, pipeline).
+  void MapAxes(const int sizes[4], AxisGroup groups[4]) const;
+
+ private:
+  struct PhysDim {
+    int extent;
+    bool wrap;
+    bool dcn;
+    bool switched;
+    double bw;
+  };
+  TransformerModel model_;
+  Chip chip_;
+  Efficiency eff_;
+  PhysDim phys_[8];
+  int nphys_ = 0;
+  int num_devices_ = 0, num_chips_ = 0;
+  double total_params_ = 0;
+};
+
+std::string FormatBreakdown(const StepBreakdown& b);
+
+}  // namespace placerl::perf

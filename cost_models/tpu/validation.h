@@ -1,0 +1,40 @@
+// Validation of the training-run evaluator against published measurements (the "Y" rows of
+// perf_model_notes.md §3, in validation/measurements.pbtxt, embedded), and the one global
+// fit of the catalogue's efficiency parameters over all of them (no per-row factors).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "datasets/proto/hardware.pb.h"
+#include "datasets/proto/perf_model.pb.h"
+
+namespace placerl::perf {
+
+const std::string& DefaultMeasurementsText();
+MeasurementSet DefaultMeasurements();
+MeasurementSet LoadMeasurements(const std::string& path);  // "" → embedded
+
+struct ValidationRow {
+  std::string id, chip, metric, note;
+  double measured = 0, predicted = 0, rel_error = 0;  // (predicted - measured) / measured
+  bool oom = false;
+  std::string error;  // non-empty when the row could not be evaluated
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;
+  double median_abs_error = 0, worst_abs_error = 0;
+  std::string worst_id;
+  int evaluated = 0;
+};
+
+ValidationReport Validate(const MeasurementSet& rows, const Catalog& catalog);
+std::string ReportTable(const ValidationReport& report);  // markdown table + summary
+std::string ReportMarkdown(const ValidationReport& report, const Catalog& catalog);
+
+// Grid search of (matmul, memory, collective_bw, tp_overlap) minimising the median absolute
+// error (worst error breaks ties); returns the fitted catalogue. `log` gets one line.
+Catalog FitEfficiency(const MeasurementSet& rows, const Catalog& catalog, std::string* log);
+
+}  // namespace placerl::perf
