@@ -245,48 +245,91 @@ void ProxyCost::UpdatePins(int32_t i) {
 // connected by a straight/L route (2 cells), an L/T pattern (3 cells) or a star from the
 // driver's cell (more). A horizontal step from column c to c+1 loads H[row][c]; a vertical
 // step from row r to r+1 loads V[r][col].
+// Distinct cells of the net's pins, sorted, encoded row<<16 | col (sorting codes = sorting
+// (row, col); decoding needs no division). Returns the count; *src = the driver's cell.
+int ProxyCost::NetCells(int32_t net, int* cells, int* src) const {
+  const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
+  *src = slot_code_[b];
+  // Insertion sort (nets are small), then drop duplicates.
+  int m = 0;
+  for (int32_t j = b; j < e; ++j) {
+    const int code = slot_code_[j];
+    int pos = m++;
+    while (pos > 0 && cells[pos - 1] > code) {
+      cells[pos] = cells[pos - 1];
+      --pos;
+    }
+    cells[pos] = code;
+  }
+  int u = 1;
+  for (int q = 1; q < m; ++q) {
+    if (cells[q] != cells[u - 1]) cells[u++] = cells[q];
+  }
+  return u;
+}
+
 void ProxyCost::RouteNet(int32_t net, double sign) {
   const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
   if (e - b < 2) return;
-  const double nw = nl_.net_weight[net];
-  const double w = sign * (nw > 1 ? nw : 1.0);
-  // Distinct cells of the net's pins, encoded row<<16 | col (sorting codes = sorting
-  // (row, col); decoding needs no division), kept per net: removing a route replays the cells it was added with.
+  // The cells of the last route are kept per net: removing a route replays them.
   int* cells = &net_cells_[b];
-  int sr, sc;
-  if (sign > 0) {
-    sr = slot_code_[b] >> 16;
-    sc = slot_code_[b] & 0xffff;
-    // Insertion sort (nets are small), then drop duplicates.
-    int m = 0;
-    for (int32_t j = b; j < e; ++j) {
-      const int code = slot_code_[j];
-      int pos = m++;
-      while (pos > 0 && cells[pos - 1] > code) {
-        cells[pos] = cells[pos - 1];
-        --pos;
-      }
-      cells[pos] = code;
-    }
-    int u = 1;
-    for (int q = 1; q < m; ++q) {
-      if (cells[q] != cells[u - 1]) cells[u++] = cells[q];
-    }
-    m = u;
-    net_ncells_[net] = m;
-    net_src_[net] = (sr << 16) | sc;
-  } else {
-    sr = net_src_[net] >> 16;
-    sc = net_src_[net] & 0xffff;
-  }
-  const size_t n = static_cast<size_t>(net_ncells_[net]);
+  if (sign > 0) net_ncells_[net] = NetCells(net, cells, &net_src_[net]);
+  RouteCells(cells, net_ncells_[net], net_src_[net], sign * NetRouteWeight(net));
+}
 
+// After the pins of `net` moved: replace its old route (cached cells) by the new one. A
+// star (more than three cells) whose driver cell did not change only swaps the branches
+// to the cells that left or joined; an unchanged cell set costs nothing.
+void ProxyCost::RerouteNet(int32_t net) {
+  const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
+  if (e - b < 2) return;
+  const double w = NetRouteWeight(net);
+  int* old_cells = &net_cells_[b];
+  const int n_old = net_ncells_[net], src_old = net_src_[net];
+  if (new_cells_.size() < static_cast<size_t>(e - b)) new_cells_.resize(e - b);
+  int* fresh = new_cells_.data();
+  int src_new;
+  const int n_new = NetCells(net, fresh, &src_new);
+  if (src_new == src_old && n_new == n_old && std::equal(fresh, fresh + n_new, old_cells)) return;
+  if (src_new == src_old && n_old > 3 && n_new > 3) {
+    const int sr = src_old >> 16, sc = src_old & 0xffff;
+    auto branch = [&](int code, double wt) {
+      if (code == src_old) return;
+      const int r = code >> 16, c = code & 0xffff;
+      AddHRange(sr, std::min(sc, c), std::max(sc, c), wt);
+      AddVRange(c, std::min(sr, r), std::max(sr, r), wt);
+    };
+    int i = 0, j = 0;
+    while (i < n_old || j < n_new) {
+      if (j == n_new || (i < n_old && old_cells[i] < fresh[j])) {
+        branch(old_cells[i++], -w);
+      } else if (i == n_old || fresh[j] < old_cells[i]) {
+        branch(fresh[j++], w);
+      } else {
+        ++i;
+        ++j;
+      }
+    }
+  } else {
+    RouteCells(old_cells, n_old, src_old, -w);
+    RouteCells(fresh, n_new, src_new, w);
+  }
+  std::copy(fresh, fresh + n_new, old_cells);
+  net_ncells_[net] = n_new;
+  net_src_[net] = src_new;
+}
+
+// Routes one net given its distinct sorted cells: a straight/L route (2 cells), the L/T
+// patterns of the reference (3 cells), or a star of 2-cell routes from the driver's cell.
+void ProxyCost::RouteCells(const int* cells, int ncells, int src, double w) {
+  const int sr = src >> 16, sc = src & 0xffff;
+  const size_t n = static_cast<size_t>(ncells);
   auto route2 = [&](int r_src, int c_src, int r_snk, int c_snk) {
     AddHRange(r_src, std::min(c_src, c_snk), std::max(c_src, c_snk), w);
     AddVRange(c_snk, std::min(r_src, r_snk), std::max(r_src, r_snk), w);
   };
   if (n == 1) return;
-  const int src_code = (sr << 16) | sc;
+  const int src_code = src;
   if (n == 2) {
     const int other = cells[0] == src_code ? cells[1] : cells[0];
     route2(sr, sc, other >> 16, other & 0xffff);
@@ -501,7 +544,6 @@ void ProxyCost::BeforeMove(int32_t i) {
     if (net_mark_[k] == stamp_) continue;
     net_mark_[k] = stamp_;
     touched_nets_.push_back(k);
-    RouteNet(k, -1.0);
   }
   if (counts_density_[i]) AddDensity(i, -1.0);
   if (nl_.type[i] == NodeType::kHardMacro) AddMacroBlockage(i, -1.0);
@@ -514,7 +556,7 @@ void ProxyCost::AfterMove(int32_t i) {
     const double h = NetHpwl(k);
     hpwl_ += nl_.net_weight[k] * (h - net_hpwl_[k]);
     net_hpwl_[k] = h;
-    RouteNet(k, 1.0);
+    RerouteNet(k);
   }
 }
 

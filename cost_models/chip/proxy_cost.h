@@ -73,6 +73,13 @@ class ProxyCost {
   void AddDensity(int32_t node, double sign);
   void AddMacroBlockage(int32_t node, double sign);
   void RouteNet(int32_t net, double sign);
+  void RerouteNet(int32_t net);
+  void RouteCells(const int* cells, int ncells, int src, double w);
+  int NetCells(int32_t net, int* cells, int* src) const;
+  double NetRouteWeight(int32_t net) const {
+    const double nw = nl_.net_weight[net];
+    return nw > 1 ? nw : 1.0;  // the routing load of a net: its weight if above 1
+  }
   void AddHRange(int row, int c0, int c1, double w);
   void AddVRange(int col, int r0, int r1, double w);
   void UpdatePins(int32_t i);
@@ -121,6 +128,7 @@ class ProxyCost {
   TopK topk_;
   std::vector<int> net_cells_;    // per net (CSR like net_pins): distinct cells of its last route
   std::vector<int> net_ncells_, net_src_;
+  std::vector<int> new_cells_;     // scratch of RerouteNet
   double density_hint_ = 0, congestion_hint_ = 0;  // previous k-th largest values
 };
 
