@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
                       ModelToString(ev.model()).c_str(), MeshToString(mesh).c_str(),
                       ev.num_devices(), PlanToString(plan).c_str(), ev.total_params(),
                       FormatBreakdown(b).c_str());
+          if (!b.valid) std::printf("\n");
         }
         return b.valid ? 0 : 2;
       }

@@ -12,12 +12,12 @@ const std::string& DefaultCatalogText() {
 # Global efficiency parameters: fitted once over all validation rows (perf-model validate --fit),
 # never per row. See docs/perf_model.md.
 efficiency {
-  matmul: 0.78
-  memory: 0.8
+  matmul: 0.625
+  memory: 0.7
   collective_bw: 0.8
   latency_floor_s: 3e-06
   launch_overhead_s: 1e-06
-  tp_overlap: 0.5
+  tp_overlap: 1.0
   hbm_usable: 0.95
 }
 

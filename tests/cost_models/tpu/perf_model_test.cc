@@ -1,0 +1,204 @@
+// Catalogue, model strings, training-run evaluator (memory accounting, OOM, pipeline
+// bubble, search) and validation table.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cost_models/tpu/catalog.h"
+#include "cost_models/tpu/plan_search.h"
+#include "cost_models/tpu/spec.h"
+#include "cost_models/tpu/training_eval.h"
+#include "cost_models/tpu/validation.h"
+#include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+
+namespace placerl::perf {
+namespace {
+
+std::string Trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+TEST(Catalog, EmbeddedMatchesFilesAndHasAllChips) {
+  EXPECT_EQ(Trimmed(ReadFile("cost_models/tpu/catalog/hardware.pbtxt")), Trimmed(DefaultCatalogText()));
+  EXPECT_EQ(Trimmed(ReadFile("cost_models/tpu/validation/measurements.pbtxt")),
+            Trimmed(DefaultMeasurementsText()));
+  const Catalog& c = DefaultCatalog();
+  for (const char* name : {"tpu_v2", "tpu_v3", "tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e", "v100", "a100", "h100"})
+    EXPECT_NO_THROW(FindChip(c, name)) << name;
+  EXPECT_DOUBLE_EQ(PeakFlops(FindChip(c, "tpu_v5p"), BF16), 459e12);
+  EXPECT_DOUBLE_EQ(FindChip(c, "tpu_v5e").ici().link_bw_one_way(), 4.5e10);
+  EXPECT_THROW(FindChip(c, "tpu_v9"), ConfigError);
+  EXPECT_THROW(PeakFlops(FindChip(c, "tpu_v3"), FP8), ConfigError);
+}
+
+TEST(Catalog, MalformedTextGivesFileAndLine) {
+  try {
+    ParseCatalog("efficiency { matmul: 0.5 }\nchip {\n  name: \"x\"\n  bogus_field: 3\n}\n", "hw.pbtxt");
+    FAIL() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.file(), "hw.pbtxt");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_NE(std::string(e.what()).find("bogus_field"), std::string::npos);
+  }
+  // Semantically invalid: no BF16 peak.
+  try {
+    ParseCatalog(
+        "efficiency { matmul: 0.5 memory: 0.5 collective_bw: 0.5 hbm_usable: 1 }\n"
+        "chip {\n  name: \"x\"\n  hbm_bytes: 1 hbm_bw: 1 devices_per_chip: 1\n"
+        "  ici { links_per_chip: 1 link_bw_one_way: 1 }\n}\n",
+        "hw.pbtxt");
+    FAIL() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_NE(std::string(e.what()).find("BF16"), std::string::npos);
+  }
+}
+
+TEST(Spec, ModelMeshPlanStrings) {
+  const TransformerModel m =
+      ParseModelSpec("transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048,vocab=32000)");
+  EXPECT_EQ(m.layers(), 24);
+  EXPECT_EQ(m.head_dim(), 128);  // defaulted d_model / heads
+  EXPECT_EQ(m.kv_heads(), 16);
+  EXPECT_NE(ModelToString(m).find("head_dim=128"), std::string::npos);
+  EXPECT_THROW(ParseModelSpec("transformer(layers=24,bogus=1)"), ConfigError);
+  EXPECT_THROW(ParseModelSpec("transformer(layers=x)"), ConfigError);
+  EXPECT_THROW(ParseModelSpec("resnet(layers=50)"), ConfigError);
+  const Mesh mesh = ParseMeshSpec("tpu_v5p:4x4x8,slices=2");
+  EXPECT_EQ(mesh.chip(), "tpu_v5p");
+  ASSERT_EQ(mesh.dims_size(), 3);
+  EXPECT_EQ(mesh.dims(2), 8);
+  EXPECT_EQ(mesh.slices(), 2);
+  const Plan plan = ParsePlanSpec("fsdp=16,tensor=4,remat=minimal,optimizer=adafactor,global_batch=384");
+  EXPECT_EQ(plan.remat(), REMAT_MINIMAL);
+  EXPECT_EQ(plan.optimizer(), ADAFACTOR);
+  EXPECT_EQ(plan.global_batch(), 384);
+  EXPECT_THROW(ParsePlanSpec("remat=sometimes"), ConfigError);
+}
+
+TEST(TrainingEval, MemoryAccountingByHand) {
+  // 1 layer, d=1024, f=4096, 8 heads, vocab 0, seq 1024, one v5e chip, batch 1, no remat.
+  // Params = 4*1024^2 (attn) + 2*1024*4096 (ffn) = 4,194,304 + 8,388,608 = 12,582,912.
+  // fp32 params 4 B, fp32 grads 4 B, Adam 8 B → 12582912 * 16 = 201,326,592 B.
+  TransformerModel m = ParseModelSpec("transformer(layers=1,d_model=1024,d_ff=4096,heads=8,seq=1024,vocab=0)");
+  TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:1"), DefaultCatalog());
+  EXPECT_DOUBLE_EQ(ev.total_params(), 12582912.0);
+  PlanC p;
+  p.global_batch = 1;
+  StepBreakdown b = ev.Evaluate(p);
+  ASSERT_TRUE(b.valid) << b.invalid_reason;
+  EXPECT_DOUBLE_EQ(b.hbm_params + b.hbm_grads + b.hbm_optimizer, 201326592.0);
+  // Activations, no remat, flash: (18d + 4f) * 2/2 bytes per token = 18432+16384 = 34816 B;
+  // × 1024 tokens = 35,651,584 B (+ logits 0 with vocab 0).
+  EXPECT_DOUBLE_EQ(b.hbm_activations, 35651584.0);
+  EXPECT_FALSE(b.oom);
+  // FSDP over 4 chips divides params/grads/optimizer by 4.
+  TrainingEvaluator ev4(m, ParseMeshSpec("tpu_v5e:4"), DefaultCatalog());
+  p.fsdp = 4;
+  p.global_batch = 4;
+  StepBreakdown b4 = ev4.Evaluate(p);
+  ASSERT_TRUE(b4.valid);
+  EXPECT_DOUBLE_EQ(b4.hbm_params + b4.hbm_grads + b4.hbm_optimizer, 201326592.0 / 4);
+}
+
+TEST(TrainingEval, OomAndInvalidPlans) {
+  // 175B-class model on 8 v5e chips cannot fit: params alone 4 B × 1.7e11 / 8 ≫ 16 GB.
+  TransformerModel m =
+      ParseModelSpec("transformer(layers=96,d_model=12288,d_ff=49152,heads=96,seq=2048)");
+  TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:8"), DefaultCatalog());
+  PlanC p;
+  p.fsdp = 8;
+  p.global_batch = 8;
+  StepBreakdown b = ev.Evaluate(p);
+  ASSERT_TRUE(b.valid);
+  EXPECT_TRUE(b.oom);
+  p.fsdp = 4;  // 4 != 8 devices
+  EXPECT_FALSE(ev.Evaluate(p).valid);
+  p.fsdp = 1;
+  p.tensor = 8;
+  p.global_batch = 8;
+  EXPECT_TRUE(ev.Evaluate(p).valid);
+  p.tensor = 1;
+  p.data = 8;
+  p.global_batch = 4;  // fewer sequences than data shards
+  EXPECT_FALSE(ev.Evaluate(p).valid);
+}
+
+TEST(TrainingEval, PipelineBubbleIsKMinus1OverMPlusKMinus1) {
+  TransformerModel m = ParseModelSpec("transformer(layers=8,d_model=1024,d_ff=4096,heads=8,seq=1024)");
+  TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:4"), DefaultCatalog());
+  PlanC p;
+  p.pipeline = 4;
+  p.microbatches = 8;
+  p.global_batch = 8;
+  StepBreakdown b = ev.Evaluate(p);
+  ASSERT_TRUE(b.valid) << b.invalid_reason;
+  // (M+K-1) microbatch slots, K-1 idle: bubble / pipelined time = 3 / 11.
+  const double pipelined = b.step_s - b.exposed_dp_s - b.optimizer_s;
+  EXPECT_NEAR(b.bubble_s / pipelined, 3.0 / 11.0, 1e-9);
+  EXPECT_GT(b.pipeline_comm_s, 0);
+}
+
+TEST(TrainingEval, MfuIsModelFlopsOverPeak) {
+  TransformerModel m = ParseModelSpec("transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048)");
+  TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:16x16"), DefaultCatalog());
+  PlanC p;
+  p.fsdp = 256;
+  p.global_batch = 512;
+  p.remat = REMAT_FULL;
+  StepBreakdown b = ev.Evaluate(p);
+  ASSERT_TRUE(b.valid);
+  EXPECT_NEAR(b.mfu, b.model_flops / b.step_s / (256 * 197e12), 1e-12);
+  EXPECT_GT(b.hfu, b.mfu);  // full remat recomputes the forward pass
+  EXPECT_GT(b.mfu, 0.05);
+  EXPECT_LT(b.mfu, 1.0);
+  // More chips of the same kind never make the same per-chip work slower per token.
+  EXPECT_NEAR(b.tokens_per_s, 512.0 * 2048 / b.step_s, 1e-6 * b.tokens_per_s);
+}
+
+TEST(TrainingEval, MoeAddsAllToAll) {
+  TransformerModel m = ParseModelSpec(
+      "moe(layers=8,d_model=1024,d_ff=4096,heads=8,seq=1024,num_experts=8,top_k=2)");
+  TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:8"), DefaultCatalog());
+  PlanC p;
+  p.fsdp = 8;
+  p.expert = 8;
+  p.global_batch = 16;
+  StepBreakdown b = ev.Evaluate(p);
+  ASSERT_TRUE(b.valid) << b.invalid_reason;
+  EXPECT_GT(b.exposed_ep_s, 0);
+  p.expert = 3;
+  EXPECT_FALSE(ev.Evaluate(p).valid);
+}
+
+TEST(PlanSearch, FindsFittingPlansSortedByStepTime) {
+  TransformerModel m = ParseModelSpec("transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048)");
+  TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:4x4"), DefaultCatalog());
+  PlanC base;
+  base.global_batch = 64;
+  SearchStats stats;
+  auto ranked = SearchPlans(ev, base, 5, &stats);
+  ASSERT_EQ(ranked.size(), 5u);
+  EXPECT_GT(stats.enumerated, stats.fitting);
+  for (size_t i = 1; i < ranked.size(); ++i)
+    EXPECT_LE(ranked[i - 1].result.step_s, ranked[i].result.step_s);
+  for (const auto& r : ranked) EXPECT_FALSE(r.result.oom);
+}
+
+TEST(Validation, EveryRowEvaluatesAndErrorsAreComputed) {
+  const ValidationReport rep = Validate(DefaultMeasurements(), DefaultCatalog());
+  ASSERT_GE(rep.rows.size(), 20u);
+  EXPECT_EQ(rep.evaluated, int(rep.rows.size()));
+  for (const auto& r : rep.rows) {
+    EXPECT_TRUE(r.error.empty()) << r.id << ": " << r.error;
+    EXPECT_NEAR(r.rel_error, (r.predicted - r.measured) / r.measured, 1e-12);
+  }
+  EXPECT_GT(rep.worst_abs_error, 0);
+  EXPECT_LE(rep.median_abs_error, rep.worst_abs_error);
+  EXPECT_NE(ReportTable(rep).find("| X1 |"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace placerl::perf
