@@ -1,0 +1,127 @@
+// Placed-graph simulator: step time, utilisation and peak memory of a computation graph
+// whose ops are assigned to devices (semantics of Placeto/Park and Baechi, see
+// docs/simulator.md and device_placement_notes.md §2).
+//
+// - Op time on device d: the given per-op time if the graph has one, else the OpTime
+//   roofline with d's DeviceRates (or a plain max(flops/peak, bytes/bw) + launch when the
+//   device has use_kind_efficiency = false).
+// - Scheduling: per-device queue ordered by ready time, ties by op index; one op at a time
+//   per device; optional idle gap after every op of non-zero time; transfers overlap compute.
+// - Transfers: latency + bytes / bandwidth. kSenderBus (Placeto): one transfer per output on
+//   the sender's single outbound bus feeds every remote consumer (any device); the bus is
+//   then held for bus_hold_s. kSharedChannel (Baechi): one transfer per (tensor, destination
+//   device) (tensor caching); each device has one channel shared by sends and receives;
+//   send start = max(op end, sender channel free), receive start = max(send start, receiver
+//   channel free); each occupies its channel for the transfer time; arrival = receive end.
+// - Memory per device: params of its ops for the whole step; each output from op start
+//   until its last same-device consumer ends and its outgoing sends are done (until op end
+//   when nothing consumes it); each received copy from receive start until its last
+//   consumer on that device ends; temp during the op. Peak by event sweep (at equal times
+//   frees come before allocations). Peak over capacity → oom.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "cost_models/tpu/op_cost.h"
+#include "datasets/graphs/compute_graph.h"
+
+namespace placerl::perf {
+
+struct SimDevice {
+  DeviceRates rates;
+  bool use_kind_efficiency = true;  // false: t = max(flops/peak, bytes/hbm_bw) + launch
+  double memory_capacity = std::numeric_limits<double>::infinity();  // bytes
+};
+// A device with a plain speed: peak_flops FLOP/s and bw bytes/s for every op kind.
+SimDevice PlainDevice(double flops_per_s, double bytes_per_s,
+                      double capacity = std::numeric_limits<double>::infinity());
+
+enum class Contention { kSenderBus, kSharedChannel };
+
+struct LinkModel {
+  double latency_s = 0;
+  double bandwidth = 1e10;  // bytes/s
+  Contention contention = Contention::kSharedChannel;
+  double bus_hold_s = 0;    // kSenderBus only: bus stays busy this long after each transfer
+};
+
+struct SimConfig {
+  std::vector<SimDevice> devices;
+  LinkModel link;
+  double op_gap_s = 0;  // device idle after each op of non-zero time (Placeto: 5.7 µs)
+};
+
+// Presets: Placeto (7.6 GB/s, no latency, 25 µs bus hold, 5.7 µs gap, sender bus) and
+// Baechi (5.7 GB/s, 134 µs latency, shared channel, no gap) over the given devices.
+SimConfig PlacetoConfig(std::vector<SimDevice> devices);
+SimConfig BaechiConfig(std::vector<SimDevice> devices);
+
+struct SimResult {
+  double makespan = 0;               // seconds: last op end
+  std::vector<double> busy;          // per device: Σ op times
+  std::vector<double> utilisation;   // per device: busy / makespan (0 when makespan = 0)
+  std::vector<double> peak_memory;   // per device, bytes
+  bool oom = false;
+  int oom_device = -1;               // lowest device over capacity
+  int64_t num_transfers = 0;
+  double bytes_transferred = 0;
+  std::vector<double> op_start, op_end;  // per op
+};
+
+// Reusable simulator bound to one graph and config (the graph must outlive it). Run()
+// reuses its buffers; the returned reference is valid until the next Run().
+class Simulator {
+ public:
+  Simulator(const graphs::ComputeGraph& graph, const SimConfig& config);
+  // Throws ConfigError when op_to_device has the wrong size or an index out of range.
+  const SimResult& Run(const std::vector<int>& op_to_device);
+  // Op time of op `op` on device `d`.
+  double OpTimeOn(int op, int d) const { return op_time_[static_cast<size_t>(op) * nd_ + d]; }
+
+ private:
+  struct Event {
+    double t;
+    uint32_t tag;  // kind << 30 | id; kind 0 op finish, 2 device dispatch
+  };
+  struct Copy {
+    int device;
+    double start, free;
+  };
+  void Push(double t, int kind, int id);
+  void FinishOp(int op, double t, const std::vector<int>& dev);
+  void Arrive(int consumer, double t, double now, const std::vector<int>& dev);
+  void RequestDispatch(int d, double at);
+
+  const graphs::ComputeGraph& g_;
+  SimConfig cfg_;
+  int nd_;
+  std::vector<double> op_time_;  // [op * nd + d]
+  // per-run buffers
+  std::vector<Event> events_;
+  std::vector<std::vector<std::pair<double, int>>> queues_;  // per device min-heaps
+  std::vector<int> pending_;
+  std::vector<double> ready_, out_free_, chan_free_, dev_free_, dispatch_at_;
+  std::vector<char> running_;
+  std::vector<int> copy_begin_, copy_count_;
+  std::vector<Copy> copies_;
+  struct MemEvent {
+    uint64_t key;  // MemKey: time bits << 1 | is-allocation
+    double delta;  // bytes (+ allocate, - free)
+  };
+  static void RadixSortByKey(std::vector<MemEvent>* v, std::vector<MemEvent>* tmp);
+  std::vector<std::vector<MemEvent>> mem_rest_, mem_chrono_;  // per device
+  std::vector<MemEvent> sweep_tmp_;
+  SimResult res_;
+};
+
+SimResult SimulatePlacement(const graphs::ComputeGraph& graph,
+                            const std::vector<int>& op_to_device, const SimConfig& config);
+
+// Ops scheduled per second: a layered random DAG of num_ops ops (width 100, fan-in ≤ 3,
+// seed 1) placed round-robin-by-layer-slot over `devices` plain devices with the Baechi
+// link, simulated `reps` times (after one warm-up run) with one Simulator.
+double BenchmarkSimulator(int num_ops, int devices, int reps);
+
+}  // namespace placerl::perf

@@ -1,0 +1,65 @@
+// A computation graph for device placement as flat arrays: per op a name, a kind string
+// ("matmul", "elementwise", "conv", "softmax", ...), FLOPs, bytes accessed, output bytes,
+// persistent parameter bytes, temporary bytes and an optional given time; edges as CSR
+// producer→consumer and the reverse; a topological order (cycles are rejected).
+//
+// Text format (one op per line, '#' starts a comment, blank lines ignored):
+//   op <name> <kind> [flops=F] [bytes=B] [out=O] [params=P] [temp=T] [time=S] [inputs=a,b,c]
+// Numbers are finite and ≥ 0 (time in seconds; absent = derive from the roofline). Inputs
+// may name ops defined later in the file; the graph must be acyclic.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace placerl::graphs {
+
+struct OpInfo {
+  std::string name;
+  std::string kind = "elementwise";
+  double flops = 0;
+  double bytes = 0;         // bytes accessed (roofline memory term)
+  double output_bytes = 0;  // size of the op's (single) output tensor
+  double param_bytes = 0;   // persistent bytes (weights) resident on the op's device
+  double temp_bytes = 0;    // scratch live only while the op runs
+  double time_s = -1;       // given op time in seconds; < 0 = not given
+  std::vector<int> inputs;  // producer op indices
+};
+
+struct ComputeGraph {
+  std::vector<std::string> names, kinds;
+  std::vector<double> flops, bytes, output_bytes, param_bytes, temp_bytes, time_s;
+  // CSR: consumers of op i are out_targets[out_offsets[i] .. out_offsets[i+1]) (ascending);
+  // producers of op i are in_sources[in_offsets[i] .. in_offsets[i+1]) (in input order).
+  std::vector<int> out_offsets, out_targets, in_offsets, in_sources;
+  std::vector<int> topo_order;  // a topological order (Kahn's, smallest index first)
+
+  int num_ops() const { return static_cast<int>(names.size()); }
+  int num_edges() const { return static_cast<int>(out_targets.size()); }
+  OpInfo op(int i) const;  // copy of op i (inputs included)
+};
+
+// Builds the flat graph. Throws ConfigError on an input index out of range, a duplicate
+// input, a duplicate or empty name, a negative / non-finite number or a cycle.
+ComputeGraph BuildComputeGraph(const std::vector<OpInfo>& ops);
+
+// Returns an op on a cycle of the graph given by per-op inputs, or -1 when acyclic.
+int FindCycleOp(const std::vector<std::vector<int>>& inputs);
+
+// Text reader / writer. Malformed text → ParseError(label or path, line, reason).
+ComputeGraph ParseComputeGraph(const std::string& text, const std::string& label);
+ComputeGraph ReadComputeGraph(const std::string& path);
+std::string ComputeGraphToText(const ComputeGraph& g);
+void WriteComputeGraph(const std::string& path, const ComputeGraph& g);
+
+// Synthetic graphs for tests and benchmarks. Every op gets `flops`, `bytes` and
+// output `out` bytes, kind "matmul".
+ComputeGraph MakeChainGraph(int n, double flops, double bytes, double out);
+// a → {b, c} → d.
+ComputeGraph MakeDiamondGraph(double flops, double bytes, double out);
+// `num_ops` ops in layers of `width`; each op of layer k > 0 takes 1..max_fan_in random
+// inputs from layer k-1 (deterministic for a seed); per-op sizes vary randomly (×0.5..1.5).
+ComputeGraph MakeLayeredRandomGraph(int num_ops, int width, int max_fan_in, uint64_t seed);
+
+}  // namespace placerl::graphs
