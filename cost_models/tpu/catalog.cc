@@ -73,21 +73,32 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
     if (!chip.has_ici() || chip.ici().link_bw_one_way() <= 0 || chip.ici().links_per_chip() < 1)
       fail("ici needs links_per_chip >= 1 and link_bw_one_way > 0");
   }
-  const Efficiency& e = catalog.efficiency();
-  auto check01 = [&](double v, const char* name) {
-    if (!(v > 0 && v <= 1))
-      throw ParseError(filename, LineOf(text, name),
-                       std::string("efficiency.") + name + " must be in (0, 1]");
+  auto check = [&](const Efficiency& e, const std::string& where) {
+    auto check01 = [&](double v, const char* name) {
+      if (!(v > 0 && v <= 1))
+        throw ParseError(filename, LineOf(text, name),
+                         where + "efficiency." + name + " must be in (0, 1]");
+    };
+    check01(e.matmul(), "matmul");
+    check01(e.memory(), "memory");
+    check01(e.collective_bw(), "collective_bw");
+    check01(e.hbm_usable(), "hbm_usable");
+    if (e.tp_overlap() < 0 || e.tp_overlap() > 1)
+      throw ParseError(filename, LineOf(text, "tp_overlap"),
+                       where + "efficiency.tp_overlap must be in [0, 1]");
+    if (e.latency_floor_s() < 0 || e.launch_overhead_s() < 0)
+      throw ParseError(filename, 0, where + "efficiency latencies must be >= 0");
   };
-  check01(e.matmul(), "matmul");
-  check01(e.memory(), "memory");
-  check01(e.collective_bw(), "collective_bw");
-  check01(e.hbm_usable(), "hbm_usable");
-  if (e.tp_overlap() < 0 || e.tp_overlap() > 1)
-    throw ParseError(filename, LineOf(text, "tp_overlap"), "efficiency.tp_overlap must be in [0, 1]");
-  if (e.latency_floor_s() < 0 || e.launch_overhead_s() < 0)
-    throw ParseError(filename, 0, "efficiency latencies must be >= 0");
+  check(catalog.efficiency(), "");
+  for (const Chip& chip : catalog.chip())
+    if (chip.has_efficiency()) check(EffectiveEfficiency(catalog, chip), "chip " + chip.name() + ": ");
   return catalog;
+}
+
+Efficiency EffectiveEfficiency(const Catalog& catalog, const Chip& chip) {
+  Efficiency e = catalog.efficiency();
+  if (chip.has_efficiency()) e.MergeFrom(chip.efficiency());  // proto3: non-zero fields only
+  return e;
 }
 
 const Catalog& DefaultCatalog() {

@@ -31,6 +31,9 @@ Catalog LoadCatalog(const std::string& path);
 // Throws ConfigError listing the known chip names when `name` is not in the catalogue.
 const Chip& FindChip(const Catalog& catalog, const std::string& name);
 
+// The catalogue's global efficiency parameters with the chip's non-zero overrides applied.
+Efficiency EffectiveEfficiency(const Catalog& catalog, const Chip& chip);
+
 // Dense peak FLOP/s of one chip in `dtype`; throws ConfigError when the chip has none.
 double PeakFlops(const Chip& chip, DType dtype);
 

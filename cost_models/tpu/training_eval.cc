@@ -102,7 +102,7 @@ TransformerModel NormalizedModel(const TransformerModel& in) {
 TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& mesh,
                                      const Catalog& catalog)
     : model_(NormalizedModel(model)), chip_(FindChip(catalog, mesh.chip())),
-      eff_(catalog.efficiency()) {
+      eff_(EffectiveEfficiency(catalog, chip_)) {
   if (mesh.dims_size() == 0) throw ConfigError("mesh: needs dims (e.g. 4x4x4)");
   if (mesh.dims_size() > 4) throw ConfigError("mesh: at most 4 dims");
   const int dpc = std::max(1, chip_.devices_per_chip());

@@ -200,5 +200,21 @@ TEST(Validation, EveryRowEvaluatesAndErrorsAreComputed) {
   EXPECT_NE(ReportTable(rep).find("| X1 |"), std::string::npos);
 }
 
+
+TEST(Catalog, PerChipEfficiencyOverridesOnlyItsNonZeroFields) {
+  Catalog c = DefaultCatalog();
+  Chip* chip = c.mutable_chip(0);
+  chip->mutable_efficiency()->set_matmul(1.0);
+  const Efficiency e = EffectiveEfficiency(c, *chip);
+  EXPECT_DOUBLE_EQ(e.matmul(), 1.0);
+  EXPECT_DOUBLE_EQ(e.memory(), c.efficiency().memory());
+  EXPECT_DOUBLE_EQ(EffectiveEfficiency(c, c.chip(1)).matmul(), c.efficiency().matmul());
+  // An override outside (0, 1] is rejected when the catalogue is parsed.
+  std::string text = DefaultCatalogText();
+  const size_t at = text.find("chip {") + 6;
+  text.insert(at, "\n  efficiency { matmul: 1.5 }\n");
+  EXPECT_THROW(ParseCatalog(text, "c.pbtxt"), ParseError);
+}
+
 }  // namespace
 }  // namespace placerl::perf
