@@ -20,42 +20,78 @@ bool InRange(double v) { return std::abs(v) <= kMaxMagnitude; }
 
 }  // namespace
 
-// Mean of the k largest of a stream of values, fed one by one while the grid is scanned.
-// `hint` is a value a little below the k-th largest of the previous read (the
-// (k + k/2 + 16)-th largest): a move changes few cells, so usually at least k values are
-// still ≥ hint and only those few candidates need selecting — exact, because every other
-// value is smaller than all of them. The k values are summed in descending order, so the
-// result depends only on the multiset of values (full and incremental evaluation agree
-// bit for bit).
-void ProxyCost::TopK::Begin(size_t capacity, double hint) {
-  if (all.size() < capacity) {
-    all.resize(capacity);
-    cand.resize(capacity);
-  }
-  n = cnt = 0;
-  t = hint;
+// Mean of the k largest values, kept across reads. The members are the elements with a
+// value ≥ t, where t was the m-th largest value (m = k + k/2 + 16) when the set was last
+// rebuilt or tightened, kept sorted by descending value; a move changes few values and
+// each update moves one entry within, into or out of the sorted list. While at least k
+// elements are members, the k largest of all values are the first k members (every other
+// value is < t) — exact. Fewer than k → rebuild from all values. The k values are summed in
+// descending order, so the result depends only on the multiset of values (full and
+// incremental evaluation agree bit for bit).
+void ProxyCost::TopKSet::Reset(size_t n) {
+  val.assign(n, 0.0);
+  members.clear();
+  scratch.resize(n);
+  valid = false;
 }
 
-double ProxyCost::TopK::Finish(size_t k, double* hint) {
+void ProxyCost::TopKSet::Set(int32_t i, double v) {
+  const double old = val[i];
+  val[i] = v;
+  if (!valid) return;
+  const bool was = old >= t, now = v >= t;
+  if (!was && !now) return;
+  if (was && now) {
+    // Move the entry from its old place to its new one, shifting the entries between.
+    auto from = std::lower_bound(members.begin(), members.end(), Entry{old, i});
+    const Entry e{v, i};
+    if (e < *from) {
+      auto to = std::lower_bound(members.begin(), from, e);
+      std::move_backward(to, from, from + 1);
+      *to = e;
+    } else {
+      auto to = std::lower_bound(from + 1, members.end(), e);
+      std::move(from + 1, to, from);
+      *(to - 1) = e;
+    }
+  } else if (was) {
+    members.erase(std::lower_bound(members.begin(), members.end(), Entry{old, i}));
+  } else {
+    const Entry e{v, i};
+    members.insert(std::lower_bound(members.begin(), members.end(), e), e);
+  }
+}
+
+void ProxyCost::TopKSet::Rebuild(size_t k) {
+  const size_t n = val.size();
+  const size_t m = std::min(n, k + k / 2 + 16);
+  std::copy(val.begin(), val.end(), scratch.begin());
+  std::nth_element(scratch.begin(), scratch.begin() + (m - 1), scratch.begin() + n, std::greater<double>());
+  t = scratch[m - 1];
+  members.clear();
+  for (size_t i = 0; i < n; ++i) {
+    if (val[i] >= t) members.push_back({val[i], static_cast<int32_t>(i)});
+  }
+  std::sort(members.begin(), members.end());
+  valid = true;
+}
+
+double ProxyCost::TopKSet::MeanTopK(size_t k) {
+  const size_t n = val.size();
   if (n == 0) return 0.0;
   k = std::max<size_t>(1, std::min(k, n));
   const size_t m = std::min(n, k + k / 2 + 16);
-  double* c = cand.data();
-  if (cnt < k || cnt > 6 * m) {
-    std::copy(all.begin(), all.begin() + n, c);
-    cnt = n;
+  if (!valid || members.size() < k) Rebuild(k);
+  if (members.size() > 2 * m) {
+    // Tighten: the threshold becomes the m-th largest value again (members with that
+    // value all stay), so the list stays short.
+    t = members[m - 1].v;
+    size_t keep = m;
+    while (keep < members.size() && members[keep].v >= t) ++keep;
+    members.resize(keep);
   }
-  std::nth_element(c, c + (k - 1), c + cnt, std::greater<double>());
-  if (cnt > k) {
-    const size_t h = std::min(cnt, m) - 1;
-    std::nth_element(c + k, c + h, c + cnt, std::greater<double>());
-    *hint = c[h];
-  } else {
-    *hint = c[k - 1];
-  }
-  std::sort(c, c + (k - 1), std::greater<double>());
   double s = 0;
-  for (size_t i = 0; i < k; ++i) s += c[i];
+  for (size_t j = 0; j < k; ++j) s += members[j].v;
   return s / static_cast<double>(k);
 }
 
@@ -152,6 +188,7 @@ void ProxyCost::AddDensity(int32_t node, double sign) {
       const double dx = std::min(m.xmax, cx1) - std::max(m.xmin, cx0);
       if (dx < 0) continue;
       occupied_[r * cols_ + c] += sign * (dx * dy);
+      dirty_density_.push_back(r * cols_ + c);
     }
   }
 }
@@ -183,6 +220,7 @@ void ProxyCost::AddMacroBlockage(int32_t node, double sign) {
       if (c1 != c0 && (c == c0 || c == c1) && std::abs(dx - gw_) > 1e-5) partial_h = true;
       v_macro_[r * cols_ + c] += sign * (dx * s_.v_macro_alloc);
       h_macro_[r * cols_ + c] += sign * (dy * s_.h_macro_alloc);
+      dirty_blockage_.push_back(r * cols_ + c);
     }
   }
   if (partial_v) {
@@ -206,6 +244,10 @@ void ProxyCost::AddMacroBlockage(int32_t node, double sign) {
 // add or remove; Cost() turns them into per-cell demand with one prefix-sum pass.
 void ProxyCost::AddHRange(int row, int c0, int c1, double w) {
   if (c0 >= c1) return;
+  if (!h_row_dirty_[row]) {
+    h_row_dirty_[row] = 1;
+    dirty_h_rows_.push_back(row);
+  }
   double* d = &h_diff_[static_cast<size_t>(row) * (cols_ + 1)];
   d[c0] += w;
   d[c1] -= w;
@@ -213,6 +255,10 @@ void ProxyCost::AddHRange(int row, int c0, int c1, double w) {
 
 void ProxyCost::AddVRange(int col, int r0, int r1, double w) {
   if (r0 >= r1) return;
+  if (!v_col_dirty_[col]) {
+    v_col_dirty_[col] = 1;
+    dirty_v_cols_.push_back(col);
+  }
   double* d = &v_diff_[static_cast<size_t>(col) * (rows_ + 1)];
   d[r0] += w;
   d[r1] -= w;
@@ -392,46 +438,138 @@ double ProxyCost::NetHpwl(int32_t net) const {
   return (xmax - xmin) + (ymax - ymin);
 }
 
-// Per-cell routing demand from the difference arrays, then smoothing: each vertical value
-// is spread evenly over the cells [c−k, c+k] of its row, each horizontal value over the
-// cells [r−k, r+k] of its column (clipped to the grid). O(cells·(2k+1)).
-void ProxyCost::RefreshSmoothed() {
-  // Without smoothing the per-cell demand is the smoothed demand: write it there directly.
-  double* hr = k_ == 0 ? h_smooth_.data() : h_raw_.data();
-  double* vr = k_ == 0 ? v_smooth_.data() : v_raw_.data();
-  for (int r = 0; r < rows_; ++r) {
+// Brings the congestion values up to date. Rows (H) and columns (V) whose difference
+// array changed get their per-cell demand again by a prefix sum; with smoothing, each
+// vertical value is spread evenly over the cells [c−k, c+k] of its row and each
+// horizontal value over the cells [r−k, r+k] of its column (clipped to the grid), so the
+// smoothed values of the columns/rows within k of a changed one are recomputed (same
+// arithmetic as a full pass). Then every changed cell's (demand + blockage) / supply goes
+// into the top-k set; cells whose macro blockage changed are updated too.
+void ProxyCost::RefreshCongestion() {
+  const size_t n = static_cast<size_t>(rows_) * cols_;
+  const double inv_v = 1.0 / grid_v_routes_, inv_h = 1.0 / grid_h_routes_;
+  double* hr = h_raw_.data();
+  double* vr = v_raw_.data();
+  if (k_ == 0) {
+    // No smoothing: the prefix sums are the demand; update the values in the same pass.
+    for (int r : dirty_h_rows_) {
+      h_row_dirty_[r] = 0;
+      double acc = 0;
+      const double* d = &h_diff_[static_cast<size_t>(r) * (cols_ + 1)];
+      const int base = r * cols_;
+      for (int c = 0; c < cols_; ++c) {
+        acc += d[c];
+        h_smooth_[base + c] = acc;
+        congestion_topk_.SetIfChanged(static_cast<int32_t>(n + base + c), (acc + h_macro_[base + c]) * inv_h);
+      }
+    }
+    for (int c : dirty_v_cols_) {
+      v_col_dirty_[c] = 0;
+      double acc = 0;
+      const double* d = &v_diff_[static_cast<size_t>(c) * (rows_ + 1)];
+      for (int r = 0; r < rows_; ++r) {
+        acc += d[r];
+        const int i = r * cols_ + c;
+        v_smooth_[i] = acc;
+        congestion_topk_.SetIfChanged(i, (acc + v_macro_[i]) * inv_v);
+      }
+    }
+    dirty_h_rows_.clear();
+    dirty_v_cols_.clear();
+  }
+  smooth_rows_.clear();
+  smooth_cols_.clear();
+  for (int r : dirty_h_rows_) {
+    h_row_dirty_[r] = 0;
     double acc = 0;
     const double* d = &h_diff_[static_cast<size_t>(r) * (cols_ + 1)];
     for (int c = 0; c < cols_; ++c) {
       acc += d[c];
       hr[r * cols_ + c] = acc;
     }
+    for (int rr = std::max(0, r - k_); rr <= std::min(rows_ - 1, r + k_); ++rr) {
+      if (!h_smooth_dirty_[rr]) {
+        h_smooth_dirty_[rr] = 1;
+        smooth_rows_.push_back(rr);
+      }
+    }
   }
-  for (int c = 0; c < cols_; ++c) {
+  for (int c : dirty_v_cols_) {
+    v_col_dirty_[c] = 0;
     double acc = 0;
     const double* d = &v_diff_[static_cast<size_t>(c) * (rows_ + 1)];
     for (int r = 0; r < rows_; ++r) {
       acc += d[r];
       vr[r * cols_ + c] = acc;
     }
-  }
-  if (k_ == 0) return;
-  for (int r = 0; r < rows_; ++r) {
-    for (int c = 0; c < cols_; ++c) {
-      double s = 0;
-      for (int cc = std::max(0, c - k_); cc <= std::min(cols_ - 1, c + k_); ++cc) {
-        const int cnt = std::min(cols_ - 1, cc + k_) - std::max(0, cc - k_) + 1;
-        s += v_raw_[r * cols_ + cc] / cnt;
+    for (int cc = std::max(0, c - k_); cc <= std::min(cols_ - 1, c + k_); ++cc) {
+      if (!v_smooth_dirty_[cc]) {
+        v_smooth_dirty_[cc] = 1;
+        smooth_cols_.push_back(cc);
       }
-      v_smooth_[r * cols_ + c] = s;
-      s = 0;
-      for (int rr = std::max(0, r - k_); rr <= std::min(rows_ - 1, r + k_); ++rr) {
-        const int cnt = std::min(rows_ - 1, rr + k_) - std::max(0, rr - k_) + 1;
-        s += h_raw_[rr * cols_ + c] / cnt;
-      }
-      h_smooth_[r * cols_ + c] = s;
     }
   }
+  dirty_h_rows_.clear();
+  dirty_v_cols_.clear();
+  for (int r : smooth_rows_) {
+    h_smooth_dirty_[r] = 0;
+    for (int c = 0; c < cols_; ++c) {
+      const int i = r * cols_ + c;
+      {
+        double s = 0;
+        for (int rr = std::max(0, r - k_); rr <= std::min(rows_ - 1, r + k_); ++rr) {
+          const int cnt = std::min(rows_ - 1, rr + k_) - std::max(0, rr - k_) + 1;
+          s += h_raw_[rr * cols_ + c] / cnt;
+        }
+        h_smooth_[i] = s;
+      }
+      congestion_topk_.SetIfChanged(static_cast<int32_t>(n + i), (h_smooth_[i] + h_macro_[i]) * inv_h);
+    }
+  }
+  for (int c : smooth_cols_) {
+    v_smooth_dirty_[c] = 0;
+    for (int r = 0; r < rows_; ++r) {
+      const int i = r * cols_ + c;
+      {
+        double s = 0;
+        for (int cc = std::max(0, c - k_); cc <= std::min(cols_ - 1, c + k_); ++cc) {
+          const int cnt = std::min(cols_ - 1, cc + k_) - std::max(0, cc - k_) + 1;
+          s += v_raw_[r * cols_ + cc] / cnt;
+        }
+        v_smooth_[i] = s;
+      }
+      congestion_topk_.SetIfChanged(i, (v_smooth_[i] + v_macro_[i]) * inv_v);
+    }
+  }
+  for (int i : dirty_blockage_) {
+    congestion_topk_.SetIfChanged(i, (v_smooth_[i] + v_macro_[i]) * inv_v);
+    congestion_topk_.SetIfChanged(static_cast<int32_t>(n + i), (h_smooth_[i] + h_macro_[i]) * inv_h);
+  }
+  dirty_blockage_.clear();
+}
+
+// Everything is recomputed on the next read (after a full evaluation, or when the lists of
+// changed cells grew beyond the grid size because many moves came without a read).
+void ProxyCost::MarkAllDirty() {
+  const size_t n = static_cast<size_t>(rows_) * cols_;
+  dirty_density_.clear();
+  dirty_blockage_.clear();
+  dirty_h_rows_.clear();
+  dirty_v_cols_.clear();
+  for (int r = 0; r < rows_; ++r) {
+    h_row_dirty_[r] = 1;
+    dirty_h_rows_.push_back(r);
+  }
+  for (int c = 0; c < cols_; ++c) {
+    v_col_dirty_[c] = 1;
+    dirty_v_cols_.push_back(c);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    dirty_density_.push_back(static_cast<int32_t>(i));
+    dirty_blockage_.push_back(static_cast<int32_t>(i));
+  }
+  density_topk_.valid = false;
+  congestion_topk_.valid = false;
 }
 
 void ProxyCost::ResetArrays() {
@@ -454,6 +592,13 @@ void ProxyCost::ResetArrays() {
   for (int32_t i = 0; i < nl_.num_nodes(); ++i) {
     if (nl_.parent[i] < 0) UpdatePins(i);
   }
+  density_topk_.Reset(n);
+  congestion_topk_.Reset(2 * n);
+  h_row_dirty_.assign(rows_, 0);
+  v_col_dirty_.assign(cols_, 0);
+  h_smooth_dirty_.assign(rows_, 0);
+  v_smooth_dirty_.assign(cols_, 0);
+  MarkAllDirty();
 }
 
 CostBreakdown ProxyCost::EvaluateFull() {
@@ -480,13 +625,14 @@ CostBreakdown ProxyCost::Cost() {
   const size_t n = occupied_.size();
   // Density: 0.5 × mean of the top 10 % cells (fewer than 10 cells: mean of the occupied ones).
   const double inv_area = 1.0 / (gw_ * gh_);
+  for (int i : dirty_density_) density_topk_.SetIfChanged(i, occupied_[i] * inv_area);
+  dirty_density_.clear();
   if (n < 10) {
     double s = 0;
     size_t cnt = 0;
     // "Occupied" = above 1e-12 of a cell: incremental updates may leave ~1e-16 residue
     // in an emptied cell, which must not count as occupied.
-    for (double o : occupied_) {
-      const double d = o * inv_area;
+    for (double d : density_topk_.val) {
       if (std::abs(d) > 1e-12) {
         s += d;
         ++cnt;
@@ -494,43 +640,13 @@ CostBreakdown ProxyCost::Cost() {
     }
     c.density_cost = cnt ? 0.5 * s / cnt : 0.0;
   } else {
-    topk_.Begin(n, density_hint_);
-    for (double o : occupied_) topk_.Add(o * inv_area);
-    c.density_cost = 0.5 * topk_.Finish(static_cast<size_t>(std::floor(n * 0.1)), &density_hint_);
+    c.density_cost = 0.5 * density_topk_.MeanTopK(static_cast<size_t>(std::floor(n * 0.1)));
   }
   // Congestion: mean of the top 5 % of [V ++ H] (at least the maximum); per cell
-  // (smoothed net demand + macro blockage) / routing supply. Without smoothing the demand
-  // comes straight out of the prefix sums of the difference arrays, in the same pass.
-  const double inv_v = 1.0 / grid_v_routes_, inv_h = 1.0 / grid_h_routes_;
-  topk_.Begin(2 * n, congestion_hint_);
-  if (k_ == 0) {
-    for (int r = 0; r < rows_; ++r) {
-      double acc = 0;
-      const double* d = &h_diff_[static_cast<size_t>(r) * (cols_ + 1)];
-      for (int col = 0; col < cols_; ++col) {
-        acc += d[col];
-        const int i = r * cols_ + col;
-        h_smooth_[i] = acc;
-        topk_.Add((acc + h_macro_[i]) * inv_h);
-      }
-    }
-    for (int col = 0; col < cols_; ++col) {
-      double acc = 0;
-      const double* d = &v_diff_[static_cast<size_t>(col) * (rows_ + 1)];
-      for (int r = 0; r < rows_; ++r) {
-        acc += d[r];
-        const int i = r * cols_ + col;
-        v_smooth_[i] = acc;
-        topk_.Add((acc + v_macro_[i]) * inv_v);
-      }
-    }
-  } else {
-    RefreshSmoothed();
-    for (size_t i = 0; i < n; ++i) topk_.Add((v_smooth_[i] + v_macro_[i]) * inv_v);
-    for (size_t i = 0; i < n; ++i) topk_.Add((h_smooth_[i] + h_macro_[i]) * inv_h);
-  }
+  // (smoothed net demand + macro blockage) / routing supply.
+  RefreshCongestion();
   const size_t k = static_cast<size_t>(std::floor(2 * n * 0.05));
-  c.congestion_cost = topk_.Finish(k == 0 ? 1 : k, &congestion_hint_);
+  c.congestion_cost = congestion_topk_.MeanTopK(k == 0 ? 1 : k);
   c.proxy_cost = w_.wirelength * c.wirelength_cost + w_.density * c.density_cost +
                  w_.congestion * c.congestion_cost;
   return c;
@@ -558,6 +674,9 @@ void ProxyCost::AfterMove(int32_t i) {
     net_hpwl_[k] = h;
     RerouteNet(k);
   }
+  // Many moves without a read: the changed-cell lists are bounded by a full refresh.
+  const size_t cap = 4 * occupied_.size() + 64;
+  if (dirty_density_.size() > cap || dirty_blockage_.size() > cap) MarkAllDirty();
 }
 
 void ProxyCost::MoveNode(int32_t i, double x, double y) {

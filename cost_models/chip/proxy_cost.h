@@ -37,7 +37,8 @@ class ProxyCost {
 
   // Everything recomputed from scratch from the current positions.
   CostBreakdown EvaluateFull();
-  // Current cost (maintained incrementally; O(grid cells) for the two top-k selections).
+  // Current cost. Maintained incrementally: a read after a move costs O(cells whose
+  // value changed + rows/columns whose routing changed + the top-k candidates).
   CostBreakdown Cost();
 
   // Moves node `i` (macro, port or standard cell) to centre (x, y). Macro pins follow.
@@ -84,7 +85,6 @@ class ProxyCost {
   void AddVRange(int col, int r0, int r1, double w);
   void UpdatePins(int32_t i);
   double NetHpwl(int32_t net) const;
-  void RefreshSmoothed();
   void ResetArrays();
   void BeforeMove(int32_t i);
   void AfterMove(int32_t i);
@@ -112,24 +112,40 @@ class ProxyCost {
   std::vector<int32_t> touched_nets_;  // scratch
   std::vector<int32_t> net_mark_;      // scratch, per net: stamp
   int32_t stamp_ = 0;
-  // Streaming top-k selection (see Cost()).
-  struct TopK {
-    std::vector<double> all, cand;
-    size_t n = 0, cnt = 0;
+  // Exact mean of the k largest of a fixed-size array of values that change a few at a
+  // time (see proxy_cost.cc): the elements ≥ a threshold are kept sorted.
+  struct TopKSet {
+    struct Entry {
+      double v;
+      int32_t i;
+      bool operator<(const Entry& o) const { return v > o.v || (v == o.v && i < o.i); }  // descending
+    };
+    std::vector<double> val;      // current value per element
+    std::vector<Entry> members;   // the elements with val ≥ t, sorted by descending value
+    std::vector<double> scratch;
     double t = 0;
-    void Begin(size_t capacity, double hint);
-    void Add(double x) {
-      all[n++] = x;
-      cand[cnt] = x;
-      cnt += (x >= t);
+    bool valid = false;           // false: members are rebuilt from val on the next read
+    void Reset(size_t n);
+    void Set(int32_t i, double v);
+    void SetIfChanged(int32_t i, double v) {
+      if (val[i] != v) Set(i, v);
     }
-    double Finish(size_t k, double* hint);
+    double MeanTopK(size_t k);
+    void Rebuild(size_t k);
   };
-  TopK topk_;
+  TopKSet density_topk_, congestion_topk_;  // congestion: V cells [0, n), H cells [n, 2n)
+  // What changed since the last read. Raw rows/columns: their routing difference array
+  // changed (the prefix sums and, with smoothing, the smoothed neighbours must be
+  // recomputed); cells: a macro's density or blockage changed (duplicates are harmless).
+  std::vector<int32_t> dirty_h_rows_, dirty_v_cols_, dirty_density_, dirty_blockage_;
+  std::vector<uint8_t> h_row_dirty_, v_col_dirty_, h_smooth_dirty_, v_smooth_dirty_;
+  std::vector<int32_t> smooth_rows_, smooth_cols_;  // scratch
+  bool all_dirty_ = true;
+  void MarkAllDirty();
+  void RefreshCongestion();
   std::vector<int> net_cells_;    // per net (CSR like net_pins): distinct cells of its last route
   std::vector<int> net_ncells_, net_src_;
   std::vector<int> new_cells_;     // scratch of RerouteNet
-  double density_hint_ = 0, congestion_hint_ = 0;  // previous k-th largest values
 };
 
 // Convenience: netlist + optional .plc → settings, then one full evaluation.

@@ -2,6 +2,7 @@
 // maintained cost equals a from-scratch evaluation of the same placement to 1e-9.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "cost_models/chip/proxy_cost.h"
@@ -76,6 +77,57 @@ TEST_P(IncrementalTest, ThousandsOfRandomEditsMatchFullEvaluation) {
     }
   }
   EXPECT_NE(first, last);  // the edits did change the placement
+}
+
+// The incremental read path (top-k member sets, changed rows/columns/cells) is exercised
+// hardest when the cost is read after every single edit: compare costs and the maps.
+TEST_P(IncrementalTest, ReadingAfterEveryEditMatchesFullEvaluation) {
+  const Case& tc = GetParam();
+  Netlist nl = ReadNetlist(tc.netlist);
+  PlacementSettings given;
+  if (tc.plc) {
+    PlcFile plc = ReadPlc(tc.plc);
+    ApplyPlc(plc, &nl, tc.plc);
+    given = plc.settings;
+  }
+  PlacementSettings s = ResolveDefaults(given, nl);
+  if (tc.cols > 0) {
+    s.cols = tc.cols;
+    s.rows = tc.rows;
+  }
+  if (tc.smooth_range >= 0) s.smooth_range = tc.smooth_range;
+  ProxyCost pc(nl, s);
+  std::mt19937_64 rng(77);
+  std::uniform_int_distribution<size_t> pick(0, nl.macros.size() - 1);
+  std::uniform_int_distribution<int> col(0, s.cols - 1), row(0, s.rows - 1), kind(0, 3);
+  std::vector<double> costs;
+  for (int step = 1; step <= 1200; ++step) {
+    const int32_t m = nl.macros[pick(rng)];
+    if (kind(rng) == 0) {
+      pc.SwapNodes(m, nl.macros[pick(rng)]);
+    } else {
+      pc.MoveNode(m, (col(rng) + 0.5) * pc.grid_width(), (row(rng) + 0.5) * pc.grid_height());
+    }
+    const CostBreakdown inc = pc.Cost();
+    costs.push_back(inc.proxy_cost);
+    if (step % 60 == 0) {
+      Netlist placed = nl;
+      pc.CopyPlacementTo(&placed);
+      ProxyCost fresh(placed, s);
+      ExpectSame(inc, fresh.Cost(), step);
+      const auto v = pc.VerticalCongestionMap(), fv = fresh.VerticalCongestionMap();
+      const auto h = pc.HorizontalCongestionMap(), fh = fresh.HorizontalCongestionMap();
+      const auto d = pc.DensityMap(), fd = fresh.DensityMap();
+      ASSERT_EQ(v.size(), fv.size());
+      for (size_t i = 0; i < v.size(); ++i) {
+        ASSERT_NEAR(v[i], fv[i], 1e-9) << "V cell " << i << " after step " << step;
+        ASSERT_NEAR(h[i], fh[i], 1e-9) << "H cell " << i << " after step " << step;
+        ASSERT_NEAR(d[i], fd[i], 1e-9) << "density cell " << i << " after step " << step;
+      }
+    }
+  }
+  std::sort(costs.begin(), costs.end());
+  EXPECT_LT(costs.front(), costs.back());  // the costs did change
 }
 
 INSTANTIATE_TEST_SUITE_P(
