@@ -82,6 +82,7 @@ SimConfig BaechiConfig(std::vector<SimDevice> devices) {
   c.link.contention = Contention::kSharedChannel;
   c.link.bus_hold_s = 0;
   c.op_gap_s = 0;
+  c.ready_list_order = true;  // Baechi's VirtualScheduler order (tests/data/sim_golden)
   return c;
 }
 
@@ -167,6 +168,12 @@ void Simulator::RequestDispatch(int d, double at) {
 void Simulator::Arrive(int c, double t, double now, const std::vector<int>& dev) {
   if (t > ready_[c]) ready_[c] = t;
   if (--pending_[c] != 0) return;
+  if (cfg_.ready_list_order) {
+    ready_list_.emplace_back(ready_[c], c);
+    std::push_heap(ready_list_.begin(), ready_list_.end(),
+                   std::greater<std::pair<double, int>>());
+    return;
+  }
   const int d = dev[c];
   auto& q = queues_[d];
   q.emplace_back(ready_[c], c);
@@ -174,11 +181,91 @@ void Simulator::Arrive(int c, double t, double now, const std::vector<int>& dev)
   RequestDispatch(d, std::max(now, ready_[c]));
 }
 
+void Simulator::StartOp(int op, int d, double t) {
+  const double dt = OpTimeOn(op, d);
+  running_[d] = 1;
+  res_.busy[d] += dt;
+  res_.op_start[op] = t;
+  res_.op_end[op] = t + dt;
+  if (dt > 0) {  // chronological per device: output + temp at start, temp freed at end
+    const double a = g_.output_bytes[op] + g_.temp_bytes[op];
+    if (a > 0) mem_chrono_[d].push_back({MemKey(t, true), a});
+    if (g_.temp_bytes[op] > 0) mem_chrono_[d].push_back({MemKey(t + dt, false), -g_.temp_bytes[op]});
+  }
+}
+
+// Event-driven schedule: op finishes and device dispatches in time order (finishes first
+// at equal times, then by op / device id).
+void Simulator::RunEvents(const std::vector<int>& dev) {
+  int finished = 0;
+  for (int d = 0; d < nd_; ++d) {
+    std::make_heap(queues_[d].begin(), queues_[d].end(), std::greater<std::pair<double, int>>());
+    if (!queues_[d].empty()) RequestDispatch(d, 0);
+  }
+  auto after = [](const Event& a, const Event& b) {
+    return EventAfter(a, b);
+  };
+  auto qafter = [](const std::pair<double, int>& a, const std::pair<double, int>& b) {
+    return a > b;
+  };
+  while (!events_.empty()) {
+    std::pop_heap(events_.begin(), events_.end(), after);
+    const Event ev = events_.back();
+    const int ev_kind = static_cast<int>(ev.tag >> 30);
+    const int ev_id = static_cast<int>(ev.tag & ((1u << 30) - 1));
+    events_.pop_back();
+    if (ev_kind == 0) {
+      ++finished;
+      res_.makespan = std::max(res_.makespan, ev.t);
+      FinishOp(ev_id, ev.t, dev);
+    } else {
+      const int d = ev_id;
+      if (dispatch_at_[d] == ev.t) dispatch_at_[d] = kNever;  // consumed
+      auto& q = queues_[d];
+      if (running_[d] || q.empty()) continue;
+      const double at = std::max(dev_free_[d], q.front().first);
+      if (at > ev.t) {  // device in its gap or best queued op not ready yet
+        RequestDispatch(d, at);
+        continue;
+      }
+      std::pop_heap(q.begin(), q.end(), qafter);
+      const int op = q.back().second;
+      q.pop_back();
+      StartOp(op, d, ev.t);
+      Push(res_.op_end[op], 0, op);
+    }
+  }
+  if (finished != g_.num_ops()) throw Error("simulator: internal error, not every op ran");
+}
+
+// Baechi's virtual scheduler: take the (ready time, index)-smallest ready op, run it at
+// max(device free, ready) and finish it at once (its transfers book channels now; its
+// consumers may join the list). Later ops start at ≥ their device's free time, so per
+// device the starts are chronological (mem_chrono_ stays sorted).
+void Simulator::RunReadyList(const std::vector<int>& dev) {
+  auto& h = ready_list_;
+  std::make_heap(h.begin(), h.end(), std::greater<std::pair<double, int>>());
+  int done = 0;
+  while (!h.empty()) {
+    std::pop_heap(h.begin(), h.end(), std::greater<std::pair<double, int>>());
+    const auto [ready, op] = h.back();
+    h.pop_back();
+    const int d = dev[op];
+    StartOp(op, d, std::max(dev_free_[d], ready));
+    const double end = res_.op_end[op];
+    res_.makespan = std::max(res_.makespan, end);
+    ++done;
+    FinishOp(op, end, dev);
+  }
+  if (done != g_.num_ops()) throw Error("simulator: internal error, not every op ran");
+}
+
 void Simulator::FinishOp(int o, double t, const std::vector<int>& dev) {
   const int d = dev[o];
   running_[d] = 0;
   const double gap = OpTimeOn(o, d) > 0 ? cfg_.op_gap_s : 0;
   dev_free_[d] = t + gap;
+  res_.busy_until = std::max(res_.busy_until, t + gap);
   // Inputs of o on d are consumed: extend their lifetimes to t.
   for (int e = g_.in_offsets[o]; e < g_.in_offsets[o + 1]; ++e) {
     const int p = g_.in_sources[e];
@@ -216,6 +303,7 @@ void Simulator::FinishOp(int o, double t, const std::vector<int>& dev) {
           bus_start = std::max(t, chan_free_[d]);
           bus_arrive = bus_start + cost;
           chan_free_[d] = bus_arrive + cfg_.link.bus_hold_s;
+          res_.busy_until = std::max(res_.busy_until, chan_free_[d]);
           out_free_[o] = std::max(out_free_[o], bus_arrive);
           ++res_.num_transfers;
           res_.bytes_transferred += b;
@@ -228,6 +316,7 @@ void Simulator::FinishOp(int o, double t, const std::vector<int>& dev) {
         start = std::max(send_start, chan_free_[dc]);
         arrive = start + cost;
         chan_free_[dc] = arrive;
+        res_.busy_until = std::max(res_.busy_until, arrive);
         out_free_[o] = std::max(out_free_[o], send_start + cost);
         ++res_.num_transfers;
         res_.bytes_transferred += b;
@@ -250,6 +339,7 @@ const SimResult& Simulator::Run(const std::vector<int>& dev) {
       throw ConfigError("simulator: op " + std::to_string(i) + " placed on device " +
                         std::to_string(dev[i]) + " of " + std::to_string(nd_));
   events_.clear();
+  ready_list_.clear();
   copies_.clear();
   for (int d = 0; d < nd_; ++d) {
     queues_[d].clear();
@@ -262,6 +352,7 @@ const SimResult& Simulator::Run(const std::vector<int>& dev) {
     res_.busy[d] = 0;
   }
   res_.makespan = 0;
+  res_.busy_until = 0;
   res_.oom = false;
   res_.oom_device = -1;
   res_.num_transfers = 0;
@@ -272,57 +363,16 @@ const SimResult& Simulator::Run(const std::vector<int>& dev) {
     out_free_[i] = 0;
     copy_begin_[i] = 0;
     copy_count_[i] = 0;
-    if (pending_[i] == 0) queues_[dev[i]].emplace_back(0.0, i);
-  }
-  for (int d = 0; d < nd_; ++d) {
-    std::make_heap(queues_[d].begin(), queues_[d].end(), std::greater<std::pair<double, int>>());
-    if (!queues_[d].empty()) RequestDispatch(d, 0);
-  }
-  auto after = [](const Event& a, const Event& b) {
-    return EventAfter(a, b);
-  };
-  auto qafter = [](const std::pair<double, int>& a, const std::pair<double, int>& b) {
-    return a > b;
-  };
-  int finished = 0;
-  while (!events_.empty()) {
-    std::pop_heap(events_.begin(), events_.end(), after);
-    const Event ev = events_.back();
-    const int ev_kind = static_cast<int>(ev.tag >> 30);
-    const int ev_id = static_cast<int>(ev.tag & ((1u << 30) - 1));
-    events_.pop_back();
-    if (ev_kind == 0) {
-      ++finished;
-      res_.makespan = std::max(res_.makespan, ev.t);
-      FinishOp(ev_id, ev.t, dev);
-    } else {
-      const int d = ev_id;
-      if (dispatch_at_[d] == ev.t) dispatch_at_[d] = kNever;  // consumed
-      auto& q = queues_[d];
-      if (running_[d] || q.empty()) continue;
-      const double at = std::max(dev_free_[d], q.front().first);
-      if (at > ev.t) {  // device in its gap or best queued op not ready yet
-        RequestDispatch(d, at);
-        continue;
-      }
-      std::pop_heap(q.begin(), q.end(), qafter);
-      const int op = q.back().second;
-      q.pop_back();
-      const double dt = OpTimeOn(op, d);
-      running_[d] = 1;
-      res_.busy[d] += dt;
-      res_.op_start[op] = ev.t;
-      res_.op_end[op] = ev.t + dt;
-      Push(ev.t + dt, 0, op);
-      if (dt > 0) {  // chronological per device: output + temp at start, temp freed at end
-        const double a = g_.output_bytes[op] + g_.temp_bytes[op];
-        if (a > 0) mem_chrono_[d].push_back({MemKey(ev.t, true), a});
-        if (g_.temp_bytes[op] > 0)
-          mem_chrono_[d].push_back({MemKey(ev.t + dt, false), -g_.temp_bytes[op]});
-      }
+    if (pending_[i] == 0) {
+      if (cfg_.ready_list_order) ready_list_.emplace_back(0.0, i);
+      else queues_[dev[i]].emplace_back(0.0, i);
     }
   }
-  if (finished != n) throw Error("simulator: internal error, not every op ran");
+  if (cfg_.ready_list_order) {
+    RunReadyList(dev);
+  } else {
+    RunEvents(dev);
+  }
 
   // Memory: event sweep per device. Allocations at op start and temp frees at op end were
   // recorded in time order per device (mem_chrono_); the rest (output frees, received
@@ -381,7 +431,9 @@ SimResult SimulatePlacement(const graphs::ComputeGraph& graph,
 double BenchmarkSimulator(int num_ops, int devices, int reps) {
   const graphs::ComputeGraph g = graphs::MakeLayeredRandomGraph(num_ops, 100, 3, 1);
   std::vector<SimDevice> devs(devices, PlainDevice(1e13, 1e12));
-  Simulator sim(g, BaechiConfig(devs));
+  SimConfig cfg = BaechiConfig(devs);
+  cfg.ready_list_order = false;  // measures the event-driven path (the general one)
+  Simulator sim(g, cfg);
   std::vector<int> placement(num_ops);
   for (int i = 0; i < num_ops; ++i) placement[i] = i % devices;
   double sink = sim.Run(placement).makespan;  // warm-up

@@ -51,15 +51,29 @@ struct SimConfig {
   std::vector<SimDevice> devices;
   LinkModel link;
   double op_gap_s = 0;  // device idle after each op of non-zero time (Placeto: 5.7 µs)
+  // false (default): event-driven — ops finish in time order and each finished op books its
+  // transfers then (channels are granted in producer finish order).
+  // true: Baechi's virtual scheduler order — ops are taken one at a time from one global
+  // list ordered by (ready time, op index), start = max(device free, ready), and the op's
+  // transfers are booked right away, so an op that became ready earlier books channels
+  // before one that became ready later even if it finishes later. Per-device op order is
+  // the same in both modes; only the channel booking order (and so transfer times) differs.
+  bool ready_list_order = false;
 };
 
-// Presets: Placeto (7.6 GB/s, no latency, 25 µs bus hold, 5.7 µs gap, sender bus) and
-// Baechi (5.7 GB/s, 134 µs latency, shared channel, no gap) over the given devices.
+// Presets: Placeto (7.6 GB/s, no latency, 25 µs bus hold, 5.7 µs gap, sender bus,
+// event-driven) and Baechi (5.7 GB/s, 134 µs latency, shared channel, no gap,
+// ready_list_order) over the given devices. Both reproduce the reference simulators'
+// schedules exactly on tests/data/sim_golden (placed_graph_sim_golden_test).
 SimConfig PlacetoConfig(std::vector<SimDevice> devices);
 SimConfig BaechiConfig(std::vector<SimDevice> devices);
 
 struct SimResult {
   double makespan = 0;               // seconds: last op end
+  // Time the last device or link becomes idle: max over ops of end + op gap and over
+  // transfers of channel release (+ bus hold). Placeto/Park's simulator returns this as its
+  // run time (its trailing δ1 / δ2 count); ≥ makespan.
+  double busy_until = 0;
   std::vector<double> busy;          // per device: Σ op times
   std::vector<double> utilisation;   // per device: busy / makespan (0 when makespan = 0)
   std::vector<double> peak_memory;   // per device, bytes
@@ -92,6 +106,9 @@ class Simulator {
   void Push(double t, int kind, int id);
   void FinishOp(int op, double t, const std::vector<int>& dev);
   void Arrive(int consumer, double t, double now, const std::vector<int>& dev);
+  void StartOp(int op, int d, double t);  // records start/end, busy and chronological memory
+  void RunEvents(const std::vector<int>& dev);
+  void RunReadyList(const std::vector<int>& dev);
   void RequestDispatch(int d, double at);
 
   const graphs::ComputeGraph& g_;
@@ -101,6 +118,7 @@ class Simulator {
   // per-run buffers
   std::vector<Event> events_;
   std::vector<std::vector<std::pair<double, int>>> queues_;  // per device min-heaps
+  std::vector<std::pair<double, int>> ready_list_;  // ready_list_order: global min-heap
   std::vector<int> pending_;
   std::vector<double> ready_, out_free_, chan_free_, dev_free_, dispatch_at_;
   std::vector<char> running_;

@@ -140,6 +140,42 @@ TEST(PlacedGraphSim, TensorSentToADeviceOnce) {
   EXPECT_NEAR(placeto.makespan, 3 * kMs, kTol);
 }
 
+TEST(PlacedGraphSim, ReadyListOrderBooksChannelsInReadyOrder) {
+  // a (dev 0, 10 ms, ready 0) and p (dev 1, 1 ms) → b (dev 1, 1 ms, ready 1) each send
+  // 1.5e6 B (1.5 ms) to dev 2 (ca, cb 1 ms each). Event-driven: b ends first (2) and books
+  // dev 2's channel 2–3.5; a's receive 10–11.5; cb 3.5–4.5, ca 11.5–12.5 → 12.5 ms.
+  // Baechi's list order: a (ready 0, index 0) is processed first and books dev 2's channel
+  // 10–11.5; b (ready 1) then receives at max(2, 11.5) = 11.5 → 13; cb 13–14 → 14 ms.
+  const ComputeGraph g =
+      BuildComputeGraph({Op("a", 10, 1.5e6), Op("p", 1, 0), Op("b", 1, 1.5e6, {1}),
+                         Op("ca", 1, 0, {0}), Op("cb", 1, 0, {2})});
+  const std::vector<int> pl = {0, 1, 1, 2, 2};
+  SimConfig cfg = Config(3, Contention::kSharedChannel);
+  SimResult r = SimulatePlacement(g, pl, cfg);
+  EXPECT_NEAR(r.op_start[4], 3.5 * kMs, kTol);
+  EXPECT_NEAR(r.makespan, 12.5 * kMs, kTol);
+  cfg.ready_list_order = true;
+  r = SimulatePlacement(g, pl, cfg);
+  EXPECT_NEAR(r.op_start[3], 11.5 * kMs, kTol);
+  EXPECT_NEAR(r.op_start[4], 13 * kMs, kTol);
+  EXPECT_NEAR(r.makespan, 14 * kMs, kTol);
+  EXPECT_NEAR(r.busy_until, 14 * kMs, kTol);
+}
+
+TEST(PlacedGraphSim, BusyUntilCountsTrailingGapAndBusHold) {
+  // Placeto's reported run time: x (dev 0, 1 ms) sends 1e6 B (1 ms) to y (dev 1, 0.2 ms) and
+  // the bus is held 2 ms after: transfer 1–2, y 2–2.2 (+0.5 gap → 2.7), bus free at 4.
+  const ComputeGraph g = BuildComputeGraph({Op("x", 1, 1e6), Op("y", 0.2, 0, {0})});
+  SimConfig cfg = Config(2, Contention::kSenderBus);
+  cfg.op_gap_s = 0.5 * kMs;
+  cfg.link.bus_hold_s = 2 * kMs;
+  const SimResult r = SimulatePlacement(g, {0, 1}, cfg);
+  EXPECT_NEAR(r.makespan, 2.2 * kMs, kTol);
+  EXPECT_NEAR(r.busy_until, 4 * kMs, kTol);
+  cfg.link.bus_hold_s = 0;  // then the trailing gap of y: 2.7
+  EXPECT_NEAR(SimulatePlacement(g, {0, 1}, cfg).busy_until, 2.7 * kMs, kTol);
+}
+
 TEST(PlacedGraphSim, PerOpGap) {
   // Chain on one device with a 0.5 ms gap after each op: 1 + .5 + 2 + .5 + 3 = 7 ms
   // (no gap after the last op counts toward the makespan).
@@ -261,6 +297,8 @@ TEST(PlacedGraphSim, PresetsMoveFourMegabytes) {
   EXPECT_NEAR(SimulatePlacement(g, {0, 1}, placeto).makespan, 4e6 / 7.6e9, kTol);
   const SimConfig baechi = BaechiConfig(devs);
   EXPECT_EQ(baechi.link.contention, Contention::kSharedChannel);
+  EXPECT_TRUE(baechi.ready_list_order);
+  EXPECT_FALSE(placeto.ready_list_order);
   EXPECT_NEAR(SimulatePlacement(g, {0, 1}, baechi).makespan, 134e-6 + 4e6 / 5.7e9, kTol);
 }
 
