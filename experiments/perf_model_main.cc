@@ -3,20 +3,26 @@
 //   search    enumerate valid plans, rank by step time under the HBM limit
 //   validate  predicted vs published measurements → table (markdown to --out)
 //   bench     plan evaluations per second of the training-run evaluator
+//   simulate  placed-graph simulator: a compute graph + op → device placement → step time,
+//             per-device utilisation and peak memory, OOM (Placeto or Baechi semantics)
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 #include <iostream>
 
 #include "cost_models/tpu/catalog.h"
+#include "cost_models/tpu/placed_graph_sim.h"
 #include "cost_models/tpu/plan_search.h"
 #include "cost_models/tpu/spec.h"
 #include "cost_models/tpu/training_eval.h"
 #include "cost_models/tpu/validation.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "datasets/graphs/compute_graph.h"
 #include "experiments/lib/cli.h"
 
 namespace {
@@ -47,6 +53,68 @@ nlohmann::json ToJson(const StepBreakdown& b) {
                                {"total", b.hbm_total},           {"capacity", b.hbm_capacity}};
   j["oom"] = b.oom;
   return j;
+}
+
+
+// "layered(ops=1000,width=100,fan_in=3,seed=1)", "chain(ops=10)" or a graph file.
+graphs::ComputeGraph LoadGraph(const std::string& spec) {
+  const size_t open = spec.find('(');
+  const std::string name = spec.substr(0, open);
+  if (open == std::string::npos || spec.back() != ')' || (name != "layered" && name != "chain"))
+    return graphs::ReadComputeGraph(spec);
+  long ops = 1000, width = 100, fan_in = 3, seed = 1;
+  for (const std::string& kv : SplitCommaList(spec.substr(open + 1, spec.size() - open - 2))) {
+    const size_t eq = kv.find('=');
+    char* end = nullptr;
+    const long v = eq == std::string::npos ? 0 : std::strtol(kv.c_str() + eq + 1, &end, 10);
+    if (eq == std::string::npos || *end != '\0' || v < 1 || v > 100000000)
+      throw ConfigError("graph: expected key=positive integer, got '" + kv + "'");
+    const std::string k = kv.substr(0, eq);
+    if (k == "ops") ops = v;
+    else if (k == "width") width = v;
+    else if (k == "fan_in") fan_in = v;
+    else if (k == "seed") seed = v;
+    else throw ConfigError("graph: unknown key '" + k + "' (ops, width, fan_in, seed)");
+  }
+  if (name == "chain") return graphs::MakeChainGraph(static_cast<int>(ops), 1e9, 1e6, 1e6);
+  return graphs::MakeLayeredRandomGraph(static_cast<int>(ops), static_cast<int>(width),
+                                        static_cast<int>(fan_in), static_cast<uint64_t>(seed));
+}
+
+// "round_robin" (op i → i mod d), "single" (all on 0), "blocks" (contiguous topological
+// blocks of equal size) or a placement file.
+std::vector<int> LoadPlacement(const std::string& spec, const graphs::ComputeGraph& g, int d) {
+  const int n = g.num_ops();
+  std::vector<int> p(n, 0);
+  if (spec == "round_robin") {
+    for (int i = 0; i < n; ++i) p[i] = i % d;
+  } else if (spec == "single") {
+  } else if (spec == "blocks") {
+    for (int k = 0; k < n; ++k) p[g.topo_order[k]] = static_cast<int>(static_cast<long>(k) * d / n);
+  } else {
+    p = graphs::ReadPlacement(spec, g, d);
+  }
+  return p;
+}
+
+// "plain:FLOPS,BYTES_PER_S" (every op kind at that speed) or a catalogue chip name (roofline
+// of op_cost.h with the catalogue's efficiencies, in `dtype`).
+SimDevice MakeSimDevice(const std::string& spec, const Catalog& catalog, double memory) {
+  if (spec.rfind("plain:", 0) == 0) {
+    const std::vector<std::string> v = SplitCommaList(spec.substr(6));
+    char *e1 = nullptr, *e2 = nullptr;
+    const double f = v.size() == 2 ? std::strtod(v[0].c_str(), &e1) : 0;
+    const double b = v.size() == 2 ? std::strtod(v[1].c_str(), &e2) : 0;
+    if (v.size() != 2 || *e1 != '\0' || *e2 != '\0' || !(f > 0) || !(b > 0) || !std::isfinite(f) ||
+        !std::isfinite(b))
+      throw ConfigError("device: expected plain:FLOPS,BYTES_PER_S with positive numbers, got '" + spec + "'");
+    return PlainDevice(f, b, memory > 0 ? memory : std::numeric_limits<double>::infinity());
+  }
+  const Chip& chip = FindChip(catalog, spec);
+  SimDevice d;
+  d.rates = MakeDeviceRates(chip, BF16, EffectiveEfficiency(catalog, chip));
+  d.memory_capacity = memory > 0 ? memory : chip.hbm_bytes() / std::max(1, chip.devices_per_chip());
+  return d;
 }
 
 }  // namespace
@@ -98,6 +166,29 @@ int main(int argc, char** argv) {
     double seconds = 1.0;
     bench->add_option("--seconds", seconds, "how long to measure")->capture_default_str();
 
+    CLI::App* simulate = app.add_subcommand(
+        "simulate", "placed-graph simulator: graph + placement → step time, utilisation, memory");
+    std::string graph_spec = "layered(ops=1000,width=100,fan_in=3,seed=1)", placement_spec = "round_robin";
+    std::string preset = "baechi", device_spec = "plain:4.37e12,2.4e11", trace_path;
+    int num_devices = 2;
+    double memory = 0, bench_seconds = 0;
+    simulate->add_option("--graph", graph_spec,
+                         "graph file (docs/simulator.md) or layered(ops=,width=,fan_in=,seed=) / chain(ops=)")
+        ->capture_default_str();
+    simulate->add_option("--placement", placement_spec,
+                         "placement file ('<op> <device>' lines) or round_robin | single | blocks")
+        ->capture_default_str();
+    simulate->add_option("--devices", num_devices, "number of devices")->capture_default_str()->check(CLI::Range(1, 4096));
+    simulate->add_option("--preset", preset, "link and scheduling semantics: baechi | placeto")
+        ->capture_default_str()->check(CLI::IsMember({"baechi", "placeto"}));
+    simulate->add_option("--device", device_spec,
+                         "plain:FLOPS,BYTES_PER_S (default: one K80 die) or a catalogue chip (bf16 roofline)")
+        ->capture_default_str();
+    simulate->add_option("--memory", memory, "bytes per device (default: unlimited for plain, HBM for chips)");
+    simulate->add_option("--trace", trace_path, "write a per-op CSV trace (op,device,start_s,end_s)");
+    simulate->add_option("--bench", bench_seconds, "also time repeated runs for this many seconds (ops/s)");
+    simulate->add_flag("--json", json, "print JSON instead of text");
+
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -105,6 +196,76 @@ int main(int argc, char** argv) {
     }
 
     const Catalog catalog = LoadCatalog(catalog_path);
+
+    if (*simulate) {
+      const graphs::ComputeGraph g = LoadGraph(graph_spec);
+      const std::vector<int> placement = LoadPlacement(placement_spec, g, num_devices);
+      const std::vector<SimDevice> devs(num_devices, MakeSimDevice(device_spec, catalog, memory));
+      const SimConfig cfg = preset == "placeto" ? PlacetoConfig(devs) : BaechiConfig(devs);
+      Simulator sim(g, cfg);
+      const SimResult r = sim.Run(placement);
+      double ops_per_s = 0;
+      long runs = 0;
+      if (bench_seconds > 0) {
+        const auto t0 = std::chrono::steady_clock::now();
+        double elapsed = 0, sink = 0;
+        while (elapsed < bench_seconds) {
+          sink += sim.Run(placement).makespan;
+          ++runs;
+          elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+        ops_per_s = sink >= 0 ? static_cast<double>(g.num_ops()) * runs / elapsed : 0;
+      }
+      if (!trace_path.empty()) {
+        std::string csv = "op,device,start_s,end_s\n";
+        char buf[96];
+        for (int i = 0; i < g.num_ops(); ++i) {
+          std::snprintf(buf, sizeof buf, ",%d,%.9g,%.9g\n", placement[i], r.op_start[i], r.op_end[i]);
+          csv += g.names[i] + buf;
+        }
+        WriteFileAtomic(trace_path, csv);
+      }
+      std::vector<int> ops_on(num_devices, 0);
+      for (int d : placement) ++ops_on[d];
+      if (json) {
+        nlohmann::json j;
+        j["ops"] = g.num_ops();
+        j["edges"] = g.num_edges();
+        j["preset"] = preset;
+        j["makespan_s"] = r.makespan;
+        j["busy_until_s"] = r.busy_until;
+        j["transfers"] = r.num_transfers;
+        j["bytes_transferred"] = r.bytes_transferred;
+        j["oom"] = r.oom;
+        j["oom_device"] = r.oom_device;
+        for (int d = 0; d < num_devices; ++d)
+          j["devices"].push_back({{"ops", ops_on[d]}, {"busy_s", r.busy[d]}, {"utilisation", r.utilisation[d]},
+                                  {"peak_memory_bytes", r.peak_memory[d]},
+                                  {"capacity_bytes", std::isfinite(cfg.devices[d].memory_capacity)
+                                                         ? nlohmann::json(cfg.devices[d].memory_capacity)
+                                                         : nlohmann::json(nullptr)}});
+        if (bench_seconds > 0) j["ops_per_s"] = ops_per_s;
+        std::cout << j.dump(2) << "\n";
+      } else {
+        std::printf("graph  %s: %d ops, %d edges\npreset %s, %d devices (%s)\n\n", graph_spec.c_str(),
+                    g.num_ops(), g.num_edges(), preset.c_str(), num_devices, device_spec.c_str());
+        std::printf("step time (last op end)   %.6g s\nbusy until (gaps, links)   %.6g s\n", r.makespan,
+                    r.busy_until);
+        std::printf("transfers                 %lld (%.4g bytes)\n\n", static_cast<long long>(r.num_transfers),
+                    r.bytes_transferred);
+        std::printf("%6s %8s %12s %7s %14s %s\n", "device", "ops", "busy (s)", "util", "peak mem (B)", "");
+        for (int d = 0; d < num_devices; ++d) {
+          const bool over = r.peak_memory[d] > cfg.devices[d].memory_capacity;
+          std::printf("%6d %8d %12.6g %6.1f%% %14.6g %s\n", d, ops_on[d], r.busy[d], 100 * r.utilisation[d],
+                      r.peak_memory[d], over ? "OOM" : "");
+        }
+        if (r.oom) std::printf("\nOUT OF MEMORY on device %d\n", r.oom_device);
+        if (bench_seconds > 0)
+          std::printf("\n%ld runs in %.3g s: %.3g ops scheduled per second (one core)\n", runs, bench_seconds,
+                      ops_per_s);
+      }
+      return r.oom ? 2 : 0;
+    }
 
     if (*run || *search || *bench) {
       const TransformerModel model = ParseModelSpec(model_spec);

@@ -222,6 +222,49 @@ ComputeGraph ReadComputeGraph(const std::string& path) {
   return ParseComputeGraph(ReadFile(path), path);
 }
 
+std::vector<int> ParsePlacement(const std::string& text, const std::string& label,
+                                const ComputeGraph& g, int num_devices) {
+  std::unordered_map<std::string, int> by_name;
+  for (int i = 0; i < g.num_ops(); ++i) by_name.emplace(g.names[i], i);
+  std::vector<int> dev(g.num_ops(), -1);
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::istringstream ls(line);
+    std::vector<std::string> tok;
+    for (std::string t; ls >> t;) tok.push_back(t);
+    if (tok.empty()) continue;
+    auto fail = [&](const std::string& reason) { throw ParseError(label, line_no, reason); };
+    if (tok.size() != 2) fail("expected '<op name> <device index>'");
+    auto it = by_name.find(tok[0]);
+    if (it == by_name.end()) fail("unknown op '" + tok[0] + "'");
+    char* end = nullptr;
+    const long d = std::strtol(tok[1].c_str(), &end, 10);
+    if (*end != '\0' || d < 0 || d >= num_devices)
+      fail("device '" + tok[1] + "' is not an index in [0, " + std::to_string(num_devices) + ")");
+    if (dev[it->second] >= 0) fail("op '" + tok[0] + "' placed twice");
+    dev[it->second] = static_cast<int>(d);
+  }
+  for (int i = 0; i < g.num_ops(); ++i)
+    if (dev[i] < 0) throw ParseError(label, line_no, "op '" + g.names[i] + "' has no device");
+  return dev;
+}
+
+std::vector<int> ReadPlacement(const std::string& path, const ComputeGraph& g, int num_devices) {
+  return ParsePlacement(ReadFile(path), path, g, num_devices);
+}
+
+std::string PlacementToText(const ComputeGraph& g, const std::vector<int>& op_to_device) {
+  std::string out;
+  for (int i = 0; i < g.num_ops() && i < static_cast<int>(op_to_device.size()); ++i)
+    out += g.names[i] + " " + std::to_string(op_to_device[i]) + "\n";
+  return out;
+}
+
 std::string ComputeGraphToText(const ComputeGraph& g) {
   std::string s = "# placerl compute graph: " + std::to_string(g.num_ops()) + " ops, " +
                   std::to_string(g.num_edges()) + " edges\n";

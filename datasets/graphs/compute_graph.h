@@ -53,6 +53,14 @@ ComputeGraph ReadComputeGraph(const std::string& path);
 std::string ComputeGraphToText(const ComputeGraph& g);
 void WriteComputeGraph(const std::string& path, const ComputeGraph& g);
 
+// Op → device placement text: one `<op name> <device index>` per line ('#' comments, blank
+// lines ignored); every op of the graph exactly once, devices in [0, num_devices).
+// Malformed text → ParseError(label or path, line, reason).
+std::vector<int> ParsePlacement(const std::string& text, const std::string& label,
+                                const ComputeGraph& g, int num_devices);
+std::vector<int> ReadPlacement(const std::string& path, const ComputeGraph& g, int num_devices);
+std::string PlacementToText(const ComputeGraph& g, const std::vector<int>& op_to_device);
+
 // Synthetic graphs for tests and benchmarks. Every op gets `flops`, `bytes` and
 // output `out` bytes, kind "matmul".
 ComputeGraph MakeChainGraph(int n, double flops, double bytes, double out);

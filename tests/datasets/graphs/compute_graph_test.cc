@@ -99,6 +99,29 @@ TEST(ComputeGraph, MalformedInputsReportFileAndLine) {
   ExpectParseError("op a,b matmul\n", 1, "contains ','");
 }
 
+TEST(Placement, RoundTripAndMalformedInputs) {
+  const ComputeGraph g = ParseComputeGraph("op a matmul\nop b matmul inputs=a\nop c conv inputs=a\n", "g");
+  const std::vector<int> p = ParsePlacement("# placement\nc 1\na 0\n\nb 2  # last\n", "p.txt", g, 3);
+  EXPECT_EQ(p, (std::vector<int>{0, 2, 1}));
+  EXPECT_EQ(ParsePlacement(PlacementToText(g, p), "q", g, 3), p);
+  auto expect_error = [&](const std::string& text, int line, const std::string& needle) {
+    try {
+      ParsePlacement(text, "p.txt", g, 3);
+      FAIL() << "no error for:\n" << text;
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.line(), line) << e.what();
+      EXPECT_NE(e.reason().find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error("a 0\nb 1\nzz 0\n", 3, "unknown op 'zz'");
+  expect_error("a 0\nb 3\nc 0\n", 2, "not an index in [0, 3)");
+  expect_error("a -1\n", 1, "not an index");
+  expect_error("a x\n", 1, "not an index");
+  expect_error("a 0\na 1\n", 2, "placed twice");
+  expect_error("a 0 1\n", 1, "expected '<op name> <device index>'");
+  expect_error("a 0\nb 1\n", 2, "op 'c' has no device");
+}
+
 TEST(ComputeGraph, BuildRejectsBadOps) {
   std::vector<OpInfo> ops(2);
   ops[0].name = "x";
