@@ -35,12 +35,9 @@ void ProxyCost::TopKSet::Reset(size_t n) {
   valid = false;
 }
 
-void ProxyCost::TopKSet::Set(int32_t i, double v) {
-  const double old = val[i];
-  val[i] = v;
-  if (!valid) return;
+void ProxyCost::TopKSet::Update(int32_t i, double old, double v) {
+  if (old == v) return;
   const bool was = old >= t, now = v >= t;
-  if (!was && !now) return;
   if (was && now) {
     // Move the entry from its old place to its new one, shifting the entries between.
     auto from = std::lower_bound(members.begin(), members.end(), Entry{old, i});
@@ -127,6 +124,8 @@ ProxyCost::ProxyCost(const Netlist& nl, const PlacementSettings& settings, CostW
   k_ = static_cast<int>(std::floor(s_.smooth_range));
   gw_ = s_.canvas_width / cols_;
   gh_ = s_.canvas_height / rows_;
+  inv_gw_ = 1.0 / gw_;
+  inv_gh_ = 1.0 / gh_;
   grid_v_routes_ = gw_ * s_.v_routes_per_micron;
   grid_h_routes_ = gh_ * s_.h_routes_per_micron;
   net_weight_sum_ = 0;
@@ -159,8 +158,13 @@ void ProxyCost::PinXY(int32_t pin, double* px, double* py) const {
 
 void ProxyCost::CellOf(double px, double py, int* row, int* col) const {
   // floor(y / h), floor(x / w), clamped to the grid (pins on or beyond the canvas edge).
-  double r = std::floor(py / gh_);
-  double c = std::floor(px / gw_);
+  // A multiplication by the reciprocal gives the same floor unless the quotient is within
+  // 1e-9 of an integer; only then is the (slower) division done.
+  const double qy = py * inv_gh_, qx = px * inv_gw_;
+  double r = std::floor(qy);
+  double c = std::floor(qx);
+  if (qy - r < 1e-9 || r + 1 - qy < 1e-9) r = std::floor(py / gh_);
+  if (qx - c < 1e-9 || c + 1 - qx < 1e-9) c = std::floor(px / gw_);
   r = std::min(std::max(r, 0.0), static_cast<double>(rows_ - 1));
   c = std::min(std::max(c, 0.0), static_cast<double>(cols_ - 1));
   if (!(r == r)) r = 0;  // NaN positions land in cell 0 instead of indexing out of bounds
@@ -296,16 +300,21 @@ void ProxyCost::UpdatePins(int32_t i) {
 int ProxyCost::NetCells(int32_t net, int* cells, int* src) const {
   const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
   *src = slot_code_[b];
-  // Insertion sort (nets are small), then drop duplicates.
+  // Insertion sort (most nets are small; std::sort for the large ones), then drop duplicates.
   int m = 0;
-  for (int32_t j = b; j < e; ++j) {
-    const int code = slot_code_[j];
-    int pos = m++;
-    while (pos > 0 && cells[pos - 1] > code) {
-      cells[pos] = cells[pos - 1];
-      --pos;
+  if (e - b > 64) {
+    for (int32_t j = b; j < e; ++j) cells[m++] = slot_code_[j];
+    std::sort(cells, cells + m);
+  } else {
+    for (int32_t j = b; j < e; ++j) {
+      const int code = slot_code_[j];
+      int pos = m++;
+      while (pos > 0 && cells[pos - 1] > code) {
+        cells[pos] = cells[pos - 1];
+        --pos;
+      }
+      cells[pos] = code;
     }
-    cells[pos] = code;
   }
   int u = 1;
   for (int q = 1; q < m; ++q) {
@@ -460,7 +469,7 @@ void ProxyCost::RefreshCongestion() {
       for (int c = 0; c < cols_; ++c) {
         acc += d[c];
         h_smooth_[base + c] = acc;
-        congestion_topk_.SetIfChanged(static_cast<int32_t>(n + base + c), (acc + h_macro_[base + c]) * inv_h);
+        congestion_topk_.Set(static_cast<int32_t>(n + base + c), (acc + h_macro_[base + c]) * inv_h);
       }
     }
     for (int c : dirty_v_cols_) {
@@ -471,7 +480,7 @@ void ProxyCost::RefreshCongestion() {
         acc += d[r];
         const int i = r * cols_ + c;
         v_smooth_[i] = acc;
-        congestion_topk_.SetIfChanged(i, (acc + v_macro_[i]) * inv_v);
+        congestion_topk_.Set(i, (acc + v_macro_[i]) * inv_v);
       }
     }
     dirty_h_rows_.clear();
@@ -523,7 +532,7 @@ void ProxyCost::RefreshCongestion() {
         }
         h_smooth_[i] = s;
       }
-      congestion_topk_.SetIfChanged(static_cast<int32_t>(n + i), (h_smooth_[i] + h_macro_[i]) * inv_h);
+      congestion_topk_.Set(static_cast<int32_t>(n + i), (h_smooth_[i] + h_macro_[i]) * inv_h);
     }
   }
   for (int c : smooth_cols_) {
@@ -538,12 +547,12 @@ void ProxyCost::RefreshCongestion() {
         }
         v_smooth_[i] = s;
       }
-      congestion_topk_.SetIfChanged(i, (v_smooth_[i] + v_macro_[i]) * inv_v);
+      congestion_topk_.Set(i, (v_smooth_[i] + v_macro_[i]) * inv_v);
     }
   }
   for (int i : dirty_blockage_) {
-    congestion_topk_.SetIfChanged(i, (v_smooth_[i] + v_macro_[i]) * inv_v);
-    congestion_topk_.SetIfChanged(static_cast<int32_t>(n + i), (h_smooth_[i] + h_macro_[i]) * inv_h);
+    congestion_topk_.Set(i, (v_smooth_[i] + v_macro_[i]) * inv_v);
+    congestion_topk_.Set(static_cast<int32_t>(n + i), (h_smooth_[i] + h_macro_[i]) * inv_h);
   }
   dirty_blockage_.clear();
 }
@@ -625,7 +634,7 @@ CostBreakdown ProxyCost::Cost() {
   const size_t n = occupied_.size();
   // Density: 0.5 × mean of the top 10 % cells (fewer than 10 cells: mean of the occupied ones).
   const double inv_area = 1.0 / (gw_ * gh_);
-  for (int i : dirty_density_) density_topk_.SetIfChanged(i, occupied_[i] * inv_area);
+  for (int i : dirty_density_) density_topk_.Set(i, occupied_[i] * inv_area);
   dirty_density_.clear();
   if (n < 10) {
     double s = 0;

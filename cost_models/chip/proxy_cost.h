@@ -93,7 +93,7 @@ class ProxyCost {
   PlacementSettings s_;
   CostWeights w_;
   int cols_, rows_, k_;
-  double gw_, gh_, grid_v_routes_, grid_h_routes_;
+  double gw_, gh_, inv_gw_, inv_gh_, grid_v_routes_, grid_h_routes_;
   double net_weight_sum_;
   std::vector<double> x_, y_;
   std::vector<Orientation> orient_;
@@ -126,10 +126,14 @@ class ProxyCost {
     double t = 0;
     bool valid = false;           // false: members are rebuilt from val on the next read
     void Reset(size_t n);
-    void Set(int32_t i, double v);
-    void SetIfChanged(int32_t i, double v) {
-      if (val[i] != v) Set(i, v);
+    // Most updates touch neither the members nor the threshold: one store, one
+    // well-predicted branch.
+    void Set(int32_t i, double v) {
+      const double old = val[i];
+      val[i] = v;
+      if (valid & ((old >= t) | (v >= t))) Update(i, old, v);
     }
+    void Update(int32_t i, double old, double v);
     double MeanTopK(size_t k);
     void Rebuild(size_t k);
   };
