@@ -288,14 +288,14 @@ void Draw(const chip::ProxyCost& pc, const RenderOptions& opt, const chip::CostB
       auto pos = [&](int32_t pin, double* px, double* py) {
         const int32_t m = nl.parent[pin];
         if (m < 0) { *px = pc.x(pin); *py = pc.y(pin); return; }
-        double ox2, oy2;
+        double ox2 = 0, oy2 = 0;
         chip::OrientOffset(pc.orientation(m), nl.pin_dx[pin], nl.pin_dy[pin], &ox2, &oy2);
         *px = pc.x(m) + ox2;
         *py = pc.y(m) + oy2;
       };
       pos(drv, &dx, &dy);
       for (int32_t j = nl.net_start[k] + 1; j < nl.net_start[k + 1]; ++j) {
-        double sx, sy;
+        double sx = 0, sy = 0;
         pos(nl.net_pins[j], &sx, &sy);
         p->Line(X(dx), Y(dy), X(sx), Y(sy), net_c, 0.5);
       }
@@ -307,7 +307,7 @@ void Draw(const chip::ProxyCost& pc, const RenderOptions& opt, const chip::CostB
     const double w = nl.width[i] * scale, h = nl.height[i] * scale;
     const double x = X(pc.x(i)), y = Y(pc.y(i));
     p->Rect(x - w / 2, y - h / 2, w, h, hard_fill, hard_line, 1.0);
-    double sx, sy;
+    double sx = 0, sy = 0;
     chip::OrientOffset(pc.orientation(i), -1, -1, &sx, &sy);
     const double cx = x + sx * w / 2, cy = y - sy * h / 2;  // pixel y is flipped
     const double m = std::clamp(std::min(w, h) * 0.18, 2.5, 12.0);

@@ -251,7 +251,9 @@ TEST_P(BookshelfMalformed, GivesFileLineReason) {
   } catch (const ParseError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find(std::string("d.") + c.bad_file + ":"), std::string::npos) << what;
-    if (c.line >= 0) EXPECT_EQ(e.line(), c.line) << what;
+    if (c.line >= 0) {
+      EXPECT_EQ(e.line(), c.line) << what;
+    }
     EXPECT_NE(e.reason().find(c.reason), std::string::npos) << what;
   }
 }
