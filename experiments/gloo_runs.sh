@@ -6,8 +6,8 @@
 #
 #   experiments/gloo_runs.sh [--bin build/bin] [--catalog FILE] [--out docs/gloo_runs.md]
 #
-# --catalog: a perf-model catalogue with a `host` chip (from `perf-model calibrate-host`);
-# without one the measured numbers are written and the predicted column says n/a.
+# --catalog: a perf-model catalogue with a `host` chip; without one the script first runs
+# `perf-model calibrate-host` (matmul, memory, 2-process Gloo all-reduce) to make it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,8 +25,13 @@ while [[ $# -gt 0 ]]; do
 done
 GT="$BIN/gloo-train"
 [[ -x "$GT" ]] || { echo "gloo_runs.sh: error: $GT not built (ninja -C <build> gloo-train)" >&2; exit 1; }
-CAT_ARGS=()
-[[ -n "$CATALOG" ]] && CAT_ARGS=(--catalog "$CATALOG")
+TMP=$(mktemp -d /tmp/gloo_runs.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+if [[ -z "$CATALOG" ]]; then
+  CATALOG="$TMP/host_catalog.pbtxt"
+  "$BIN/perf-model" calibrate-host --out "$CATALOG" >&2
+fi
+CAT_ARGS=(--catalog "$CATALOG")
 
 MODELS=(
   "transformer(layers=2,d_model=256,d_ff=1024,heads=4,seq=128,vocab=2048)"
@@ -37,8 +42,6 @@ MICRO=4
 WARMUP=2
 STEPS=8
 
-TMP=$(mktemp -d /tmp/gloo_runs.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
 ROWS="$TMP/rows.md"
 "$GT" --markdown-header > "$ROWS"
 i=0

@@ -3,6 +3,7 @@
 //   search    enumerate valid plans, rank by step time under the HBM limit
 //   validate  predicted vs published measurements → table (markdown to --out)
 //   bench     plan evaluations per second of the training-run evaluator
+//   calibrate-host  measure this machine (LibTorch, Gloo) and write a catalogue with `host`
 //   simulate  placed-graph simulator: a compute graph + op → device placement → step time,
 //             per-device utilisation and peak memory, OOM (Placeto or Baechi semantics)
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <limits>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "cost_models/tpu/catalog.h"
@@ -24,6 +26,9 @@
 #include "datasets/util/files.h"
 #include "datasets/graphs/compute_graph.h"
 #include "experiments/lib/cli.h"
+#ifdef PLACERL_HAVE_TORCH
+#include "experiments/torch/host_calibration.h"
+#endif
 
 namespace {
 
@@ -189,10 +194,40 @@ int main(int argc, char** argv) {
     simulate->add_option("--bench", bench_seconds, "also time repeated runs for this many seconds (ops/s)");
     simulate->add_flag("--json", json, "print JSON instead of text");
 
+    CLI::App* calibrate = app.add_subcommand(
+        "calibrate-host", "measure this machine (matmul, memory, 2-process Gloo all-reduce) → catalogue with `host`");
+    std::string calib_out = "out/host_catalog.pbtxt";
+    int calib_threads = 1;
+    double calib_seconds = 0.3;
+    calibrate->add_option("--out", calib_out, "catalogue to write (the embedded one + host)")->capture_default_str();
+    calibrate->add_option("--threads", calib_threads, "LibTorch threads per process (= one host chip)")
+        ->capture_default_str();
+    calibrate->add_option("--seconds", calib_seconds, "time budget per probe size")->capture_default_str();
+
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
       return app.exit(e);
+    }
+
+    if (*calibrate) {
+#ifdef PLACERL_HAVE_TORCH
+      host::CalibrationOptions o;
+      o.threads = calib_threads;
+      o.seconds_per_probe = calib_seconds;
+      const host::Measurements m =
+          host::MeasureHost(o, [](const std::string& line) { std::printf("%s\n", line.c_str()); std::fflush(stdout); });
+      const std::string text = host::HostCatalogText(m);
+      ParseCatalog(text, calib_out);  // never write a catalogue that does not load
+      const std::filesystem::path parent = std::filesystem::path(calib_out).parent_path();
+      if (!parent.empty()) std::filesystem::create_directories(parent);
+      WriteFileAtomic(calib_out, text);
+      std::printf("\n%s\nwrote %s (use: perf-model --catalog %s run --mesh host:2 ...)\n", host::HostChipText(m).c_str(),
+                  calib_out.c_str(), calib_out.c_str());
+      return 0;
+#else
+      throw ConfigError("calibrate-host needs LibTorch: build with -DPLACERL_WITH_TORCH=ON");
+#endif
     }
 
     const Catalog catalog = LoadCatalog(catalog_path);

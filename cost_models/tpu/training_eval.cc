@@ -53,6 +53,7 @@ PlanC PlanFromProto(const Plan& p) {
   c.optimizer = p.optimizer();
   c.shard_optimizer = p.shard_optimizer();
   c.global_batch = double(p.global_batch());
+  c.grad_reduce_after_backward = p.grad_reduce_after_backward();
   return c;
 }
 
@@ -70,6 +71,7 @@ Plan PlanToProto(const PlanC& c) {
   p.set_grad_dtype(c.grad_dtype);
   p.set_optimizer(c.optimizer);
   p.set_shard_optimizer(c.shard_optimizer);
+  p.set_grad_reduce_after_backward(c.grad_reduce_after_backward);
   p.set_global_batch(int64_t(c.global_batch));
   return p;
 }
@@ -338,7 +340,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   r.exposed_ep_s = M * mb_ep;
   r.pipeline_comm_s = M * t_p2p;
   r.bubble_s = (K - 1) * t_mb;
-  r.exposed_dp_s = std::max(0.0, t_dp - last_bwd);
+  r.exposed_dp_s = p.grad_reduce_after_backward ? t_dp : std::max(0.0, t_dp - last_bwd);
   r.optimizer_s = t_opt;
   r.step_s = (M + K - 1) * t_mb + r.exposed_dp_s + t_opt;
 

@@ -25,6 +25,7 @@ struct PlanC {
   Optimizer optimizer = ADAM;
   bool shard_optimizer = false;
   double global_batch = 0;  // sequences per step
+  bool grad_reduce_after_backward = false;  // no overlap of the data all-reduce
 };
 PlanC PlanFromProto(const Plan& plan);
 Plan PlanToProto(const PlanC& plan);

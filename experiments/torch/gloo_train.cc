@@ -610,7 +610,8 @@ GlooPrediction PredictGlooRun(const GlooTrainOptions& o) {
   p.mesh = two ? "host:2" : "host:1";
   std::string plan = "global_batch=" + std::to_string(o.global_batch) +
                      ",param_dtype=fp32,compute_dtype=fp32,grad_dtype=fp32,optimizer=adam";
-  if (o.mode == GlooMode::kDataParallel) plan = "data=2," + plan;
+  // gloo-train all-reduces the gradient buckets after the whole backward pass.
+  if (o.mode == GlooMode::kDataParallel) plan = "data=2,grad_reduce_after_backward=true," + plan;
   if (o.mode == GlooMode::kPipeline)
     plan = "pipeline=2,microbatches=" + std::to_string(o.microbatches) + "," + plan;
   if (o.mode == GlooMode::kSingle) plan = "data=1," + plan;

@@ -216,5 +216,20 @@ TEST(Catalog, PerChipEfficiencyOverridesOnlyItsNonZeroFields) {
   EXPECT_THROW(ParseCatalog(text, "c.pbtxt"), ParseError);
 }
 
+
+TEST(TrainingEval, GradReduceAfterBackwardExposesTheWholeAllReduce) {
+  const TransformerModel m = ParseModelSpec("transformer(layers=4,d_model=1024,d_ff=4096,heads=8,seq=512,vocab=32000)");
+  TrainingEvaluator ev(m, ParseMeshSpec("tpu_v4:8"), DefaultCatalog());
+  PlanC p = PlanFromProto(ParsePlanSpec("data=8,global_batch=16"));
+  const StepBreakdown overlapped = ev.Evaluate(p);
+  p.grad_reduce_after_backward = true;
+  const StepBreakdown after = ev.Evaluate(p);
+  ASSERT_TRUE(overlapped.valid && after.valid);
+  EXPECT_GT(after.exposed_dp_s, overlapped.exposed_dp_s);
+  EXPECT_NEAR(after.step_s - overlapped.step_s, after.exposed_dp_s - overlapped.exposed_dp_s, 1e-12);
+  EXPECT_DOUBLE_EQ(after.compute_s, overlapped.compute_s);
+  EXPECT_TRUE(PlanToProto(p).grad_reduce_after_backward());
+}
+
 }  // namespace
 }  // namespace placerl::perf
