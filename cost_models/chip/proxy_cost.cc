@@ -323,6 +323,34 @@ int ProxyCost::NetCells(int32_t net, int* cells, int* src) const {
   return u;
 }
 
+// NetCells and NetHpwl in one pass over the net's pin slots (the incremental path).
+int ProxyCost::NetCellsHpwl(int32_t net, int* cells, int* src, double* hpwl) const {
+  const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
+  *src = slot_code_[b];
+  double xmin = slot_x_[b], xmax = xmin, ymin = slot_y_[b], ymax = ymin;
+  int m = 0;
+  for (int32_t j = b; j < e; ++j) {
+    const double px = slot_x_[j], py = slot_y_[j];
+    xmin = std::min(xmin, px);
+    xmax = std::max(xmax, px);
+    ymin = std::min(ymin, py);
+    ymax = std::max(ymax, py);
+    const int code = slot_code_[j];
+    int pos = m++;
+    while (pos > 0 && cells[pos - 1] > code) {
+      cells[pos] = cells[pos - 1];
+      --pos;
+    }
+    cells[pos] = code;
+  }
+  *hpwl = (xmax - xmin) + (ymax - ymin);
+  int u = 1;
+  for (int q = 1; q < m; ++q) {
+    if (cells[q] != cells[u - 1]) cells[u++] = cells[q];
+  }
+  return u;
+}
+
 void ProxyCost::RouteNet(int32_t net, double sign) {
   const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
   if (e - b < 2) return;
@@ -335,17 +363,24 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
 // After the pins of `net` moved: replace its old route (cached cells) by the new one. A
 // star (more than three cells) whose driver cell did not change only swaps the branches
 // to the cells that left or joined; an unchanged cell set costs nothing.
-void ProxyCost::RerouteNet(int32_t net) {
+double ProxyCost::RerouteNet(int32_t net) {
   const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
-  if (e - b < 2) return;
+  if (e - b < 2) return NetHpwl(net);
   const double w = NetRouteWeight(net);
   int* old_cells = &net_cells_[b];
   const int n_old = net_ncells_[net], src_old = net_src_[net];
   if (new_cells_.size() < static_cast<size_t>(e - b)) new_cells_.resize(e - b);
   int* fresh = new_cells_.data();
   int src_new;
-  const int n_new = NetCells(net, fresh, &src_new);
-  if (src_new == src_old && n_new == n_old && std::equal(fresh, fresh + n_new, old_cells)) return;
+  double h;
+  int n_new;
+  if (e - b > 64) {  // large nets: std::sort inside NetCells
+    h = NetHpwl(net);
+    n_new = NetCells(net, fresh, &src_new);
+  } else {
+    n_new = NetCellsHpwl(net, fresh, &src_new, &h);
+  }
+  if (src_new == src_old && n_new == n_old && std::equal(fresh, fresh + n_new, old_cells)) return h;
   if (src_new == src_old && n_old > 3 && n_new > 3) {
     const int sr = src_old >> 16, sc = src_old & 0xffff;
     auto branch = [&](int code, double wt) {
@@ -372,6 +407,7 @@ void ProxyCost::RerouteNet(int32_t net) {
   std::copy(fresh, fresh + n_new, old_cells);
   net_ncells_[net] = n_new;
   net_src_[net] = src_new;
+  return h;
 }
 
 // Routes one net given its distinct sorted cells: a straight/L route (2 cells), the L/T
@@ -678,10 +714,9 @@ void ProxyCost::AfterMove(int32_t i) {
   if (counts_density_[i]) AddDensity(i, 1.0);
   if (nl_.type[i] == NodeType::kHardMacro) AddMacroBlockage(i, 1.0);
   for (int32_t k : touched_nets_) {
-    const double h = NetHpwl(k);
+    const double h = RerouteNet(k);
     hpwl_ += nl_.net_weight[k] * (h - net_hpwl_[k]);
     net_hpwl_[k] = h;
-    RerouteNet(k);
   }
   // Many moves without a read: the changed-cell lists are bounded by a full refresh.
   const size_t cap = 4 * occupied_.size() + 64;
