@@ -86,6 +86,9 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
     if (e.tp_overlap() < 0 || e.tp_overlap() > 1)
       throw ParseError(filename, LineOf(text, "tp_overlap"),
                        where + "efficiency.tp_overlap must be in [0, 1]");
+    if (!(e.matmul_half_size() >= 0 && e.matmul_half_size() < 1e9))
+      throw ParseError(filename, LineOf(text, "matmul_half_size"),
+                       where + "efficiency.matmul_half_size must be in [0, 1e9)");
     if (e.latency_floor_s() < 0 || e.launch_overhead_s() < 0)
       throw ParseError(filename, 0, where + "efficiency latencies must be >= 0");
   };

@@ -44,7 +44,15 @@ DeviceRates MakeDeviceRates(const Chip& chip, DType dtype, const Efficiency& eff
   r.eff_matmul = eff.matmul();
   r.eff_memory = eff.memory();
   r.launch = eff.launch_overhead_s();
+  r.matmul_half = eff.matmul_half_size();
   return r;
+}
+
+double MatmulOpTime(const DeviceRates& r, double min_dim, double flops, double bytes) {
+  const double size_eff = r.matmul_half > 0 ? min_dim / (min_dim + r.matmul_half) : 1.0;
+  const double t_compute = flops / (r.peak_flops * r.eff_matmul * size_eff);
+  const double t_memory = bytes / (r.hbm_bw * r.eff_memory);
+  return std::max(t_compute, t_memory) + r.launch;
 }
 
 double OpTime(const DeviceRates& r, OpKind kind, double flops, double bytes) {

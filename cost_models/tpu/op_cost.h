@@ -28,11 +28,16 @@ struct DeviceRates {
   double eff_matmul = 1;
   double eff_memory = 1;
   double launch = 0;        // seconds per op
+  double matmul_half = 0;   // Efficiency.matmul_half_size (0 = no size effect)
 };
 // Per-device rates of `chip` (divided by devices_per_chip) in `dtype`, with `eff`.
 DeviceRates MakeDeviceRates(const Chip& chip, DType dtype, const Efficiency& eff);
 
 double OpTime(const DeviceRates& r, OpKind kind, double flops, double bytes);
+
+// A matmul (or batched matmul) whose smallest dimension is `min_dim`: as OpTime(kMatmul)
+// with the compute rate scaled by min_dim / (min_dim + matmul_half) when matmul_half > 0.
+double MatmulOpTime(const DeviceRates& r, double min_dim, double flops, double bytes);
 
 // Convenience for a [m,k]@[k,n] matmul with element sizes a (activations) and w (weights).
 inline double MatmulFlops(double m, double k, double n) { return 2 * m * k * n; }

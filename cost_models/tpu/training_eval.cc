@@ -242,13 +242,14 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
 
   // ---- one layer, one microbatch, forward (seconds) ----
   auto mm = [&](double mm_m, double k, double n, double weight_copies) {
-    return OpTime(rates, OpKind::kMatmul, MatmulFlops(mm_m, k, n),
-                  (mm_m * k + mm_m * n) * ab + weight_copies * k * n * wb);
+    return MatmulOpTime(rates, std::min({mm_m, k, n}), MatmulFlops(mm_m, k, n),
+                        (mm_m * k + mm_m * n) * ab + weight_copies * k * n * wb);
   };
   const double attn_flops = 4 * t * S * H * dh / tp;
   const double attn_bytes = t * (2 * H + 2 * KV) * dh / tp * ab +
                             (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
-  const double t_attn = OpTime(rates, OpKind::kMatmul, attn_flops, attn_bytes);
+  // Scores Q·Kᵀ and scores·V per head: [S, dh]×[dh, S] and [S, S]×[S, dh].
+  const double t_attn = MatmulOpTime(rates, std::min<double>(S, dh), attn_flops, attn_bytes);
   const double t_qkv = mm(t, d, (H + 2 * KV) * dh / tp, 1);
   const double t_o = mm(t, H * dh / tp, d, 1);
   const double ew_bytes_dense = t * (10 * d + (g + 1) * f) / tp * ab;

@@ -85,6 +85,23 @@ TEST(CollectiveTime, TwoLevelAllReduceAddsDcnOnShard) {
   EXPECT_NEAR(CollectiveTime(Collective::kAllGather, g, 1.0, 1.0, 3e-3), 3e-3, 1e-12);
 }
 
+TEST(OpTime, MatmulSizeEfficiency) {
+  DeviceRates r;
+  r.peak_flops = 100e12;
+  r.hbm_bw = 1e12;
+  r.eff_matmul = 0.5;
+  r.launch = 1e-6;
+  // No size effect configured: same as OpTime.
+  EXPECT_DOUBLE_EQ(MatmulOpTime(r, 64, 1e12, 1e6), OpTime(r, OpKind::kMatmul, 1e12, 1e6));
+  r.matmul_half = 128;
+  // Smallest dimension = half size: half the rate → twice the compute time.
+  EXPECT_NEAR(MatmulOpTime(r, 128, 1e12, 1e6), 40e-3 + 1e-6, 1e-12);
+  // 3× the half size: 3/4 of the rate.
+  EXPECT_NEAR(MatmulOpTime(r, 384, 1e12, 1e6), 20e-3 * 4 / 3 + 1e-6, 1e-12);
+  // Memory-bound stays memory-bound.
+  EXPECT_NEAR(MatmulOpTime(r, 128, 1e6, 1e10), 10e-3 + 1e-6, 1e-12);
+}
+
 TEST(OpTime, RooflineComputeAndMemoryBound) {
   DeviceRates r;
   r.peak_flops = 100e12;
