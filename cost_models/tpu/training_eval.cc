@@ -319,7 +319,10 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   const double t_mb = mb_compute + mb_tp + mb_fsdp + mb_ep + t_p2p;
 
   // ---- per step ----
-  const double stage_dense_params = Ld * (p_attn + p_ffn) + Lm * (p_attn + d * E) + V * d;
+  // Embedding and (untied) output projection: both on the only stage without pipelining;
+  // with pipelining the first stage (the one accounted here) holds the embedding only.
+  const double embed_params = (K > 1 || m.tied_embeddings()) ? V * d : 2 * V * d;
+  const double stage_dense_params = Ld * (p_attn + p_ffn) + Lm * (p_attn + d * E) + embed_params;
   const double stage_expert_params = Lm * E * p_ffn;
   const double dev_params = stage_dense_params / (tp * p.fsdp) + stage_expert_params / (tp * p.expert);
   double t_dp = 0;
