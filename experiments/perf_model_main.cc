@@ -7,6 +7,7 @@
 //   simulate  placed-graph simulator: a compute graph + op → device placement → step time,
 //             per-device utilisation and peak memory, OOM (Placeto or Baechi semantics)
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -26,9 +27,6 @@
 #include "datasets/util/files.h"
 #include "datasets/graphs/compute_graph.h"
 #include "experiments/lib/cli.h"
-#ifdef PLACERL_HAVE_TORCH
-#include "experiments/torch/host_calibration.h"
-#endif
 
 namespace {
 
@@ -211,23 +209,18 @@ int main(int argc, char** argv) {
     }
 
     if (*calibrate) {
-#ifdef PLACERL_HAVE_TORCH
-      host::CalibrationOptions o;
-      o.threads = calib_threads;
-      o.seconds_per_probe = calib_seconds;
-      const host::Measurements m =
-          host::MeasureHost(o, [](const std::string& line) { std::printf("%s\n", line.c_str()); std::fflush(stdout); });
-      const std::string text = host::HostCatalogText(m);
-      ParseCatalog(text, calib_out);  // never write a catalogue that does not load
-      const std::filesystem::path parent = std::filesystem::path(calib_out).parent_path();
-      if (!parent.empty()) std::filesystem::create_directories(parent);
-      WriteFileAtomic(calib_out, text);
-      std::printf("\n%s\nwrote %s (use: perf-model --catalog %s run --mesh host:2 ...)\n", host::HostChipText(m).c_str(),
-                  calib_out.c_str(), calib_out.c_str());
-      return 0;
-#else
-      throw ConfigError("calibrate-host needs LibTorch: build with -DPLACERL_WITH_TORCH=ON");
-#endif
+      // The LibTorch measurements live in bin/host-calibrate (perf-model stays free of LibTorch).
+      std::error_code ec;
+      const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+      const std::string tool = (self.parent_path() / "host-calibrate").string();
+      if (ec || access(tool.c_str(), X_OK) != 0)
+        throw ConfigError("calibrate-host needs " + tool + " (built when LibTorch is found: -DPLACERL_WITH_TORCH=ON)");
+      const std::string t = std::to_string(calib_threads), sec = std::to_string(calib_seconds);
+      std::vector<const char*> args{tool.c_str(), "--out", calib_out.c_str(), "--threads", t.c_str(),
+                                    "--seconds", sec.c_str(), nullptr};
+      std::fflush(nullptr);
+      execv(tool.c_str(), const_cast<char* const*>(args.data()));
+      throw IoError("calibrate-host: cannot run " + tool);
     }
 
     const Catalog catalog = LoadCatalog(catalog_path);
@@ -280,6 +273,16 @@ int main(int argc, char** argv) {
                                                          ? nlohmann::json(cfg.devices[d].memory_capacity)
                                                          : nlohmann::json(nullptr)}});
         if (bench_seconds > 0) j["ops_per_s"] = ops_per_s;
+        if (r.oom) {
+          const int d = r.oom_device;
+          nlohmann::json live = nlohmann::json::array();
+          for (const auto& t : sim.LiveAt(d, r.peak_time[d])) {
+            if (live.size() == 20) break;
+            live.push_back({{"op", g.names[t.op]}, {"what", t.what}, {"bytes", t.bytes}});
+          }
+          j["oom_report"] = {{"device", d}, {"time_s", r.peak_time[d]}, {"peak_bytes", r.peak_memory[d]},
+                             {"capacity_bytes", cfg.devices[d].memory_capacity}, {"largest_live", live}};
+        }
         std::cout << j.dump(2) << "\n";
       } else {
         std::printf("graph  %s: %d ops, %d edges\npreset %s, %d devices (%s)\n\n", graph_spec.c_str(),
@@ -294,7 +297,15 @@ int main(int argc, char** argv) {
           std::printf("%6d %8d %12.6g %6.1f%% %14.6g %s\n", d, ops_on[d], r.busy[d], 100 * r.utilisation[d],
                       r.peak_memory[d], over ? "OOM" : "");
         }
-        if (r.oom) std::printf("\nOUT OF MEMORY on device %d\n", r.oom_device);
+        for (int d = 0; d < num_devices; ++d) {
+          if (!(r.peak_memory[d] > cfg.devices[d].memory_capacity)) continue;
+          const auto live = sim.LiveAt(d, r.peak_time[d]);
+          std::printf("\nOUT OF MEMORY on device %d: peak %.4g bytes at t = %.6g s, capacity %.4g; %zu live "
+                      "tensors, largest:\n", d, r.peak_memory[d], r.peak_time[d], cfg.devices[d].memory_capacity,
+                      live.size());
+          for (size_t k = 0; k < live.size() && k < 10; ++k)
+            std::printf("  %14.6g  %-13s %s\n", live[k].bytes, live[k].what, g.names[live[k].op].c_str());
+        }
         if (bench_seconds > 0)
           std::printf("\n%ld runs in %.3g s: %.3g ops scheduled per second (one core)\n", runs, bench_seconds,
                       ops_per_s);

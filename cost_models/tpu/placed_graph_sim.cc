@@ -139,6 +139,7 @@ Simulator::Simulator(const graphs::ComputeGraph& graph, const SimConfig& config)
   res_.busy.resize(nd_);
   res_.utilisation.resize(nd_);
   res_.peak_memory.resize(nd_);
+  res_.peak_time.resize(nd_);
   res_.op_start.resize(n);
   res_.op_end.resize(n);
 }
@@ -338,6 +339,7 @@ const SimResult& Simulator::Run(const std::vector<int>& dev) {
     if (dev[i] < 0 || dev[i] >= nd_)
       throw ConfigError("simulator: op " + std::to_string(i) + " placed on device " +
                         std::to_string(dev[i]) + " of " + std::to_string(nd_));
+  last_dev_.assign(dev.begin(), dev.end());
   events_.clear();
   ready_list_.clear();
   copies_.clear();
@@ -406,13 +408,22 @@ const SimResult& Simulator::Run(const std::vector<int>& dev) {
     const std::vector<MemEvent>& a = mem_chrono_[d];
     const std::vector<MemEvent>& b = mem_rest_[d];
     double cur = peak[d], best = peak[d];
+    uint64_t best_key = 0;
     size_t i = 0, j = 0;
     while (i < a.size() || j < b.size()) {
       const bool take_b = i == a.size() || (j < b.size() && b[j].key <= a[i].key);
-      cur += take_b ? b[j++].delta : a[i++].delta;
-      if (cur > best) best = cur;
+      const MemEvent& e = take_b ? b[j++] : a[i++];
+      cur += e.delta;
+      if (cur > best) {
+        best = cur;
+        best_key = e.key;
+      }
     }
     peak[d] = best;
+    const uint64_t bits = best_key >> 1;
+    double pt;
+    std::memcpy(&pt, &bits, sizeof pt);
+    res_.peak_time[d] = pt;
     res_.utilisation[d] = res_.makespan > 0 ? res_.busy[d] / res_.makespan : 0;
     if (!res_.oom && best > cfg_.devices[d].memory_capacity) {
       res_.oom = true;
@@ -420,6 +431,26 @@ const SimResult& Simulator::Run(const std::vector<int>& dev) {
     }
   }
   return res_;
+}
+
+std::vector<Simulator::LiveTensor> Simulator::LiveAt(int d, double t) const {
+  std::vector<LiveTensor> live;
+  if (d < 0 || d >= nd_) throw ConfigError("LiveAt: device out of range");
+  const int n = static_cast<int>(last_dev_.size());
+  for (int o = 0; o < n; ++o) {
+    const double s = res_.op_start[o], e = res_.op_end[o];
+    if (last_dev_[o] == d) {
+      if (g_.param_bytes[o] > 0) live.push_back({o, "params", g_.param_bytes[o]});
+      if (g_.output_bytes[o] > 0 && s <= t && t < out_free_[o]) live.push_back({o, "output", g_.output_bytes[o]});
+      if (g_.temp_bytes[o] > 0 && e > s && s <= t && t < e) live.push_back({o, "temp", g_.temp_bytes[o]});
+    }
+    if (g_.output_bytes[o] > 0)
+      for (int k = copy_begin_[o]; k < copy_begin_[o] + copy_count_[o]; ++k)
+        if (copies_[k].device == d && copies_[k].start <= t && t < copies_[k].free)
+          live.push_back({o, "received copy", g_.output_bytes[o]});
+  }
+  std::stable_sort(live.begin(), live.end(), [](const LiveTensor& x, const LiveTensor& y) { return x.bytes > y.bytes; });
+  return live;
 }
 
 SimResult SimulatePlacement(const graphs::ComputeGraph& graph,

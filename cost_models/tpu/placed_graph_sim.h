@@ -77,6 +77,7 @@ struct SimResult {
   std::vector<double> busy;          // per device: Σ op times
   std::vector<double> utilisation;   // per device: busy / makespan (0 when makespan = 0)
   std::vector<double> peak_memory;   // per device, bytes
+  std::vector<double> peak_time;     // per device: when the peak is reached (first time), seconds
   bool oom = false;
   int oom_device = -1;               // lowest device over capacity
   int64_t num_transfers = 0;
@@ -91,6 +92,15 @@ class Simulator {
   Simulator(const graphs::ComputeGraph& graph, const SimConfig& config);
   // Throws ConfigError when op_to_device has the wrong size or an index out of range.
   const SimResult& Run(const std::vector<int>& op_to_device);
+  // What occupies device `d`'s memory at time `t` of the last Run() (allocations count
+  // from their start inclusive to their free exclusive, as the peak sweep does): at
+  // result.peak_time[d] the bytes sum to result.peak_memory[d]. Sorted by bytes, largest first.
+  struct LiveTensor {
+    int op;
+    const char* what;  // "params", "output", "temp" or "received copy"
+    double bytes;
+  };
+  std::vector<LiveTensor> LiveAt(int d, double t) const;
   // Op time of op `op` on device `d`.
   double OpTimeOn(int op, int d) const { return op_time_[static_cast<size_t>(op) * nd_ + d]; }
 
@@ -132,6 +142,7 @@ class Simulator {
   std::vector<std::vector<MemEvent>> mem_rest_, mem_chrono_;  // per device
   std::vector<MemEvent> sweep_tmp_;
   SimResult res_;
+  std::vector<int> last_dev_;  // placement of the last Run (for LiveAt)
 };
 
 SimResult SimulatePlacement(const graphs::ComputeGraph& graph,

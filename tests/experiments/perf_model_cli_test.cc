@@ -77,10 +77,41 @@ TEST_F(SimulateCli, MalformedPlacementNamesFileAndLine) {
 }
 
 TEST_F(SimulateCli, OutOfMemoryExitsWithTwo) {
-  const CmdResult r = Sh(kBin + " simulate --devices 2 --memory 500 --graph " + Path("g.graph") + " --placement " +
+  // Device 0 peaks at 5800 bytes (a's and b's outputs), device 1 at 6700 (c's params + the
+  // received copy of a's output): only device 1 is over 6000.
+  const CmdResult r = Sh(kBin + " simulate --devices 2 --memory 6000 --graph " + Path("g.graph") + " --placement " +
                          Path("p.txt"));
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("OUT OF MEMORY"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("OUT OF MEMORY on device 1"), std::string::npos) << r.out;
+  // The report names what is live: c's parameters and the received copy of a's output.
+  EXPECT_NE(r.out.find("params        c"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("received copy a"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("OUT OF MEMORY on device 0"), std::string::npos) << r.out;
+  const CmdResult js = Sh(kBin + " simulate --json --devices 2 --memory 6000 --graph " + Path("g.graph") +
+                          " --placement " + Path("p.txt"));
+  EXPECT_EQ(js.status, 2) << js.out;
+  const auto j = nlohmann::json::parse(js.out);
+  EXPECT_EQ(j["oom_report"]["device"].get<int>(), 1);
+  EXPECT_NEAR(j["oom_report"]["peak_bytes"].get<double>(), 1000 + 5700, 1e-6);
+}
+
+// calibrate-host runs bin/host-calibrate (LibTorch) when it was built, and says what is
+// missing otherwise; the written catalogue loads and has a `host` chip.
+TEST_F(SimulateCli, CalibrateHostWritesALoadableCatalogue) {
+  const std::string out = Path("cat/host.pbtxt");
+  const CmdResult r = Sh(kBin + " calibrate-host --seconds 0.02 --out " + out);
+  if (!std::filesystem::exists(std::string(PLACERL_BIN_DIR) + "/host-calibrate")) {
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.out.find("host-calibrate"), std::string::npos) << r.out;
+    return;
+  }
+  ASSERT_EQ(r.status, 0) << r.out;
+  const CmdResult run = Sh(kBin + " --catalog " + out + " run --json --mesh host:2 --model "
+                                  "'transformer(layers=2,d_model=256,d_ff=1024,heads=4,seq=128,vocab=2048)' "
+                                  "--plan data=2,global_batch=8,compute_dtype=fp32");
+  ASSERT_EQ(run.status, 0) << run.out;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_GT(j["step_s"].get<double>(), 0);
 }
 
 TEST(SimulateCliArgs, BadDeviceSpecIsAnError) {
