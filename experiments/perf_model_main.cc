@@ -18,6 +18,7 @@
 #include <iostream>
 
 #include "cost_models/tpu/catalog.h"
+#include "cost_models/tpu/graph_training.h"
 #include "cost_models/tpu/placed_graph_sim.h"
 #include "cost_models/tpu/plan_search.h"
 #include "cost_models/tpu/spec.h"
@@ -191,6 +192,14 @@ int main(int argc, char** argv) {
     simulate->add_option("--trace", trace_path, "write a per-op CSV trace (op,device,start_s,end_s)");
     simulate->add_option("--bench", bench_seconds, "also time repeated runs for this many seconds (ops/s)");
     simulate->add_flag("--json", json, "print JSON instead of text");
+    GraphTrainingConfig gtc;
+    simulate->add_option("--replicas", gtc.replicas,
+                         "data-parallel replicas of the placed graph (adds a ring all-reduce of each "
+                         "device's parameter gradients and the update)")
+        ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+    simulate->add_option("--ring-bw", gtc.ring_bw, "replicas' ring: one-way bytes/s per link")->capture_default_str();
+    simulate->add_option("--ring-latency", gtc.ring_hop_latency, "replicas' ring: seconds per hop")
+        ->capture_default_str();
 
     CLI::App* calibrate = app.add_subcommand(
         "calibrate-host", "measure this machine (matmul, memory, 2-process Gloo all-reduce) → catalogue with `host`");
@@ -232,6 +241,7 @@ int main(int argc, char** argv) {
       const SimConfig cfg = preset == "placeto" ? PlacetoConfig(devs) : BaechiConfig(devs);
       Simulator sim(g, cfg);
       const SimResult r = sim.Run(placement);
+      const GraphTrainingResult train = EvaluateGraphTraining(&sim, g, placement, cfg, gtc);
       double ops_per_s = 0;
       long runs = 0;
       if (bench_seconds > 0) {
@@ -273,6 +283,8 @@ int main(int argc, char** argv) {
                                                          ? nlohmann::json(cfg.devices[d].memory_capacity)
                                                          : nlohmann::json(nullptr)}});
         if (bench_seconds > 0) j["ops_per_s"] = ops_per_s;
+        j["data_parallel"] = {{"replicas", gtc.replicas}, {"step_s", train.step_s}, {"compute_s", train.compute_s},
+                              {"allreduce_s", train.allreduce_s}, {"optimizer_s", train.optimizer_s}};
         if (r.oom) {
           const int d = r.oom_device;
           nlohmann::json live = nlohmann::json::array();
@@ -289,8 +301,10 @@ int main(int argc, char** argv) {
                     g.num_ops(), g.num_edges(), preset.c_str(), num_devices, device_spec.c_str());
         std::printf("step time (last op end)   %.6g s\nbusy until (gaps, links)   %.6g s\n", r.makespan,
                     r.busy_until);
-        std::printf("transfers                 %lld (%.4g bytes)\n\n", static_cast<long long>(r.num_transfers),
+        std::printf("transfers                 %lld (%.4g bytes)\n", static_cast<long long>(r.num_transfers),
                     r.bytes_transferred);
+        std::printf("training step, %d replica(s) %.6g s = graph %.6g + gradient all-reduce %.6g + update %.6g\n\n",
+                    gtc.replicas, train.step_s, train.compute_s, train.allreduce_s, train.optimizer_s);
         std::printf("%6s %8s %12s %7s %14s %s\n", "device", "ops", "busy (s)", "util", "peak mem (B)", "");
         for (int d = 0; d < num_devices; ++d) {
           const bool over = r.peak_memory[d] > cfg.devices[d].memory_capacity;

@@ -61,6 +61,13 @@ TEST_F(SimulateCli, BaechiScheduleByHand) {
   EXPECT_NEAR(j["devices"][0]["busy_s"].get<double>(), 30e-6, 1e-12);
   EXPECT_NEAR(j["devices"][1]["busy_s"].get<double>(), 30e-6, 1e-12);
   EXPECT_GE(j["devices"][1]["peak_memory_bytes"].get<double>(), 1000);
+  EXPECT_NEAR(j["data_parallel"]["step_s"].get<double>(),
+              j["makespan_s"].get<double>() + j["data_parallel"]["optimizer_s"].get<double>(), 1e-15);  // 1 replica
+  const CmdResult dp = Sh(kBin + " simulate --json --devices 2 --graph " + Path("g.graph") + " --placement " +
+                          Path("p.txt") + " --replicas 2 --ring-bw 1e9 --ring-latency 0");
+  ASSERT_EQ(dp.status, 0) << dp.out;
+  // c's 1000 parameter bytes on device 1: ring of 2 → AR = 2 · ½ · 1000 / 1e9.
+  EXPECT_NEAR(nlohmann::json::parse(dp.out)["data_parallel"]["allreduce_s"].get<double>(), 1e-6, 1e-15);
   std::ifstream trace(Path("t.csv"));
   std::string line;
   int rows = 0;
