@@ -294,38 +294,13 @@ void ProxyCost::UpdatePins(int32_t i) {
 // driver's cell (more). A horizontal step from column c to c+1 loads H[row][c]; a vertical
 // step from row r to r+1 loads V[r][col].
 // Distinct cells of the net's pins, sorted, encoded row<<16 | col (sorting codes = sorting
-// (row, col); decoding needs no division). Returns the count; *src = the driver's cell.
-int ProxyCost::NetCells(int32_t net, int* cells, int* src) const {
-  const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
-  *src = slot_code_[b];
-  // Insertion sort (most nets are small; std::sort for the large ones), then drop duplicates.
-  int m = 0;
-  if (e - b > 64) {
-    for (int32_t j = b; j < e; ++j) cells[m++] = slot_code_[j];
-    std::sort(cells, cells + m);
-  } else {
-    for (int32_t j = b; j < e; ++j) {
-      const int code = slot_code_[j];
-      int pos = m++;
-      while (pos > 0 && cells[pos - 1] > code) {
-        cells[pos] = cells[pos - 1];
-        --pos;
-      }
-      cells[pos] = code;
-    }
-  }
-  int u = 1;
-  for (int q = 1; q < m; ++q) {
-    if (cells[q] != cells[u - 1]) cells[u++] = cells[q];
-  }
-  return u;
-}
-
-// NetCells and NetHpwl in one pass over the net's pin slots (the incremental path).
-int ProxyCost::NetCellsHpwl(int32_t net, int* cells, int* src, double* hpwl) const {
+// (row, col); decoding needs no division). Returns the count; *src = the driver's cell;
+// *hpwl (if given) = the net's HPWL, measured in the same pass over the pin slots.
+int ProxyCost::NetCells(int32_t net, int* cells, int* src, double* hpwl) const {
   const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
   *src = slot_code_[b];
   double xmin = slot_x_[b], xmax = xmin, ymin = slot_y_[b], ymax = ymin;
+  const bool large = e - b > 64;  // insertion sort for the (many) small nets, std::sort else
   int m = 0;
   for (int32_t j = b; j < e; ++j) {
     const double px = slot_x_[j], py = slot_y_[j];
@@ -335,13 +310,14 @@ int ProxyCost::NetCellsHpwl(int32_t net, int* cells, int* src, double* hpwl) con
     ymax = std::max(ymax, py);
     const int code = slot_code_[j];
     int pos = m++;
-    while (pos > 0 && cells[pos - 1] > code) {
+    while (!large && pos > 0 && cells[pos - 1] > code) {
       cells[pos] = cells[pos - 1];
       --pos;
     }
     cells[pos] = code;
   }
-  *hpwl = (xmax - xmin) + (ymax - ymin);
+  if (large) std::sort(cells, cells + m);
+  if (hpwl) *hpwl = (xmax - xmin) + (ymax - ymin);
   int u = 1;
   for (int q = 1; q < m; ++q) {
     if (cells[q] != cells[u - 1]) cells[u++] = cells[q];
@@ -354,7 +330,7 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
   if (e - b < 2) return;
   // The cells of the last route are kept per net: removing a route replays them.
   int* cells = &net_cells_[b];
-  if (sign > 0) net_ncells_[net] = NetCells(net, cells, &net_src_[net]);
+  if (sign > 0) net_ncells_[net] = NetCells(net, cells, &net_src_[net], nullptr);
   RouteCells(cells, net_ncells_[net], net_src_[net], sign * NetRouteWeight(net));
 }
 
@@ -371,13 +347,7 @@ double ProxyCost::RerouteNet(int32_t net) {
   int* fresh = new_cells_.data();
   int src_new;
   double h;
-  int n_new;
-  if (e - b > 64) {  // large nets: std::sort inside NetCells
-    h = NetHpwl(net);
-    n_new = NetCells(net, fresh, &src_new);
-  } else {
-    n_new = NetCellsHpwl(net, fresh, &src_new, &h);
-  }
+  const int n_new = NetCells(net, fresh, &src_new, &h);
   if (src_new == src_old && n_new == n_old && std::equal(fresh, fresh + n_new, old_cells)) return h;
   if (src_new == src_old && n_old > 3 && n_new > 3) {
     const int sr = src_old >> 16, sc = src_old & 0xffff;

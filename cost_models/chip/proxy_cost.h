@@ -76,8 +76,7 @@ class ProxyCost {
   void RouteNet(int32_t net, double sign);
   double RerouteNet(int32_t net);  // returns the net's new (unweighted) HPWL
   void RouteCells(const int* cells, int ncells, int src, double w);
-  int NetCells(int32_t net, int* cells, int* src) const;
-  int NetCellsHpwl(int32_t net, int* cells, int* src, double* hpwl) const;  // one pass for both
+  int NetCells(int32_t net, int* cells, int* src, double* hpwl) const;  // hpwl may be null
   double NetRouteWeight(int32_t net) const {
     const double nw = nl_.net_weight[net];
     return nw > 1 ? nw : 1.0;  // the routing load of a net: its weight if above 1
