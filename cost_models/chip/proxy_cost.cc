@@ -248,9 +248,10 @@ void ProxyCost::AddMacroBlockage(int32_t node, double sign) {
 // add or remove; Cost() turns them into per-cell demand with one prefix-sum pass.
 void ProxyCost::AddHRange(int row, int c0, int c1, double w) {
   if (c0 >= c1) return;
-  int& lo = h_row_lo_[row];
-  if (lo == kClean) dirty_h_rows_.push_back(row);
-  lo = std::min(lo, c0);
+  if (!h_row_dirty_[row]) {
+    h_row_dirty_[row] = 1;
+    dirty_h_rows_.push_back(row);
+  }
   double* d = &h_diff_[static_cast<size_t>(row) * (cols_ + 1)];
   d[c0] += w;
   d[c1] -= w;
@@ -258,9 +259,10 @@ void ProxyCost::AddHRange(int row, int c0, int c1, double w) {
 
 void ProxyCost::AddVRange(int col, int r0, int r1, double w) {
   if (r0 >= r1) return;
-  int& lo = v_col_lo_[col];
-  if (lo == kClean) dirty_v_cols_.push_back(col);
-  lo = std::min(lo, r0);
+  if (!v_col_dirty_[col]) {
+    v_col_dirty_[col] = 1;
+    dirty_v_cols_.push_back(col);
+  }
   double* d = &v_diff_[static_cast<size_t>(col) * (rows_ + 1)];
   d[r0] += w;
   d[r1] -= w;
@@ -466,23 +468,21 @@ void ProxyCost::RefreshCongestion() {
   if (k_ == 0) {
     // No smoothing: the prefix sums are the demand; update the values in the same pass.
     for (int r : dirty_h_rows_) {
-      const int lo = h_row_lo_[r];
-      h_row_lo_[r] = kClean;
+      h_row_dirty_[r] = 0;
+      double acc = 0;
       const double* d = &h_diff_[static_cast<size_t>(r) * (cols_ + 1)];
       const int base = r * cols_;
-      double acc = lo > 0 ? h_smooth_[base + lo - 1] : 0.0;
-      for (int c = lo; c < cols_; ++c) {
+      for (int c = 0; c < cols_; ++c) {
         acc += d[c];
         h_smooth_[base + c] = acc;
         congestion_topk_.Set(static_cast<int32_t>(n + base + c), (acc + h_macro_[base + c]) * inv_h);
       }
     }
     for (int c : dirty_v_cols_) {
-      const int lo = v_col_lo_[c];
-      v_col_lo_[c] = kClean;
+      v_col_dirty_[c] = 0;
+      double acc = 0;
       const double* d = &v_diff_[static_cast<size_t>(c) * (rows_ + 1)];
-      double acc = lo > 0 ? v_smooth_[(lo - 1) * cols_ + c] : 0.0;
-      for (int r = lo; r < rows_; ++r) {
+      for (int r = 0; r < rows_; ++r) {
         acc += d[r];
         const int i = r * cols_ + c;
         v_smooth_[i] = acc;
@@ -495,11 +495,10 @@ void ProxyCost::RefreshCongestion() {
   smooth_rows_.clear();
   smooth_cols_.clear();
   for (int r : dirty_h_rows_) {
-    const int lo = h_row_lo_[r];
-    h_row_lo_[r] = kClean;
-    double acc = lo > 0 ? hr[r * cols_ + lo - 1] : 0.0;
+    h_row_dirty_[r] = 0;
+    double acc = 0;
     const double* d = &h_diff_[static_cast<size_t>(r) * (cols_ + 1)];
-    for (int c = lo; c < cols_; ++c) {
+    for (int c = 0; c < cols_; ++c) {
       acc += d[c];
       hr[r * cols_ + c] = acc;
     }
@@ -511,11 +510,10 @@ void ProxyCost::RefreshCongestion() {
     }
   }
   for (int c : dirty_v_cols_) {
-    const int lo = v_col_lo_[c];
-    v_col_lo_[c] = kClean;
-    double acc = lo > 0 ? vr[(lo - 1) * cols_ + c] : 0.0;
+    v_col_dirty_[c] = 0;
+    double acc = 0;
     const double* d = &v_diff_[static_cast<size_t>(c) * (rows_ + 1)];
-    for (int r = lo; r < rows_; ++r) {
+    for (int r = 0; r < rows_; ++r) {
       acc += d[r];
       vr[r * cols_ + c] = acc;
     }
@@ -574,11 +572,11 @@ void ProxyCost::MarkAllDirty() {
   dirty_h_rows_.clear();
   dirty_v_cols_.clear();
   for (int r = 0; r < rows_; ++r) {
-    h_row_lo_[r] = 0;
+    h_row_dirty_[r] = 1;
     dirty_h_rows_.push_back(r);
   }
   for (int c = 0; c < cols_; ++c) {
-    v_col_lo_[c] = 0;
+    v_col_dirty_[c] = 1;
     dirty_v_cols_.push_back(c);
   }
   for (size_t i = 0; i < n; ++i) {
@@ -611,8 +609,8 @@ void ProxyCost::ResetArrays() {
   }
   density_topk_.Reset(n);
   congestion_topk_.Reset(2 * n);
-  h_row_lo_.assign(rows_, kClean);
-  v_col_lo_.assign(cols_, kClean);
+  h_row_dirty_.assign(rows_, 0);
+  v_col_dirty_.assign(cols_, 0);
   h_smooth_dirty_.assign(rows_, 0);
   v_smooth_dirty_.assign(cols_, 0);
   MarkAllDirty();

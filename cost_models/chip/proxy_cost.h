@@ -142,11 +142,7 @@ class ProxyCost {
   // changed (the prefix sums and, with smoothing, the smoothed neighbours must be
   // recomputed); cells: a macro's density or blockage changed (duplicates are harmless).
   std::vector<int32_t> dirty_h_rows_, dirty_v_cols_, dirty_density_, dirty_blockage_;
-  // Per H row / V column: the first changed index of its difference array since the last
-  // read (kClean: unchanged); values before it are still right, so the prefix sum resumes there.
-  static constexpr int kClean = 1 << 30;
-  std::vector<int> h_row_lo_, v_col_lo_;
-  std::vector<uint8_t> h_smooth_dirty_, v_smooth_dirty_;
+  std::vector<uint8_t> h_row_dirty_, v_col_dirty_, h_smooth_dirty_, v_smooth_dirty_;
   std::vector<int32_t> smooth_rows_, smooth_cols_;  // scratch
   bool all_dirty_ = true;
   void MarkAllDirty();
