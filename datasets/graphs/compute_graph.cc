@@ -44,6 +44,14 @@ std::vector<int> KahnOrder(const std::vector<std::vector<int>>& inputs) {
   return order;
 }
 
+// Whitespace-separated tokens of a text line, '#' to the end of the line ignored.
+std::vector<std::string> Tokens(const std::string& line) {
+  std::istringstream ls(line.substr(0, line.find('#')));
+  std::vector<std::string> tok;
+  for (std::string t; ls >> t;) tok.push_back(t);
+  return tok;
+}
+
 std::string FormatNumber(double v) {
   std::ostringstream os;
   os.precision(17);
@@ -153,11 +161,7 @@ ComputeGraph ParseComputeGraph(const std::string& text, const std::string& label
   int line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
-    const size_t hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    std::istringstream ls(line);
-    std::vector<std::string> tok;
-    for (std::string t; ls >> t;) tok.push_back(t);
+    const std::vector<std::string> tok = Tokens(line);
     if (tok.empty()) continue;
     auto fail = [&](const std::string& reason) { throw ParseError(label, line_no, reason); };
     if (tok[0] != "op") fail("expected 'op', got '" + tok[0] + "'");
@@ -232,11 +236,7 @@ std::vector<int> ParsePlacement(const std::string& text, const std::string& labe
   int line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
-    const size_t hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    std::istringstream ls(line);
-    std::vector<std::string> tok;
-    for (std::string t; ls >> t;) tok.push_back(t);
+    const std::vector<std::string> tok = Tokens(line);
     if (tok.empty()) continue;
     auto fail = [&](const std::string& reason) { throw ParseError(label, line_no, reason); };
     if (tok.size() != 2) fail("expected '<op name> <device index>'");

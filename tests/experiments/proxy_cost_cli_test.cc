@@ -11,23 +11,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/experiments/run_command.h"
+
 namespace {
 
-struct CmdResult {
-  int status;
-  std::string out;
-};
-
-CmdResult Sh(const std::string& cmd) {
-  std::array<char, 4096> buf;
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return CmdResult{-1, ""};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int st = pclose(p);
-  return CmdResult{WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+using placerl::testing::CmdResult;
+using placerl::testing::Sh;
 
 const std::string kBin = std::string(PLACERL_BIN_DIR) + "/proxy-cost";
 const std::string kNet = "../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz";

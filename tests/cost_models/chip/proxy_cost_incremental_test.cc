@@ -27,23 +27,29 @@ void ExpectSame(const CostBreakdown& a, const CostBreakdown& b, int step) {
   EXPECT_NEAR(a.proxy_cost, b.proxy_cost, 1e-9) << "after step " << step;
 }
 
-class IncrementalTest : public ::testing::TestWithParam<Case> {};
-
-TEST_P(IncrementalTest, ThousandsOfRandomEditsMatchFullEvaluation) {
-  const Case& tc = GetParam();
-  Netlist nl = ReadNetlist(tc.netlist);
+// The netlist (with the .plc's positions) and the settings of a case.
+PlacementSettings Load(const Case& tc, Netlist* nl) {
+  *nl = ReadNetlist(tc.netlist);
   PlacementSettings given;
   if (tc.plc) {
     PlcFile plc = ReadPlc(tc.plc);
-    ApplyPlc(plc, &nl, tc.plc);
+    ApplyPlc(plc, nl, tc.plc);
     given = plc.settings;
   }
-  PlacementSettings s = ResolveDefaults(given, nl);
+  PlacementSettings s = ResolveDefaults(given, *nl);
   if (tc.cols > 0) {
     s.cols = tc.cols;
     s.rows = tc.rows;
   }
   if (tc.smooth_range >= 0) s.smooth_range = tc.smooth_range;
+  return s;
+}
+
+class IncrementalTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(IncrementalTest, ThousandsOfRandomEditsMatchFullEvaluation) {
+  Netlist nl;
+  const PlacementSettings s = Load(GetParam(), &nl);
   ProxyCost pc(nl, s);
   ASSERT_FALSE(nl.macros.empty());
   std::mt19937_64 rng(2024);
@@ -82,20 +88,8 @@ TEST_P(IncrementalTest, ThousandsOfRandomEditsMatchFullEvaluation) {
 // The incremental read path (top-k member sets, changed rows/columns/cells) is exercised
 // hardest when the cost is read after every single edit: compare costs and the maps.
 TEST_P(IncrementalTest, ReadingAfterEveryEditMatchesFullEvaluation) {
-  const Case& tc = GetParam();
-  Netlist nl = ReadNetlist(tc.netlist);
-  PlacementSettings given;
-  if (tc.plc) {
-    PlcFile plc = ReadPlc(tc.plc);
-    ApplyPlc(plc, &nl, tc.plc);
-    given = plc.settings;
-  }
-  PlacementSettings s = ResolveDefaults(given, nl);
-  if (tc.cols > 0) {
-    s.cols = tc.cols;
-    s.rows = tc.rows;
-  }
-  if (tc.smooth_range >= 0) s.smooth_range = tc.smooth_range;
+  Netlist nl;
+  const PlacementSettings s = Load(GetParam(), &nl);
   ProxyCost pc(nl, s);
   std::mt19937_64 rng(77);
   std::uniform_int_distribution<size_t> pick(0, nl.macros.size() - 1);
