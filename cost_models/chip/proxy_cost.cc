@@ -460,6 +460,17 @@ double ProxyCost::NetHpwl(int32_t net) const {
 // smoothed values of the columns/rows within k of a changed one are recomputed (same
 // arithmetic as a full pass). Then every changed cell's (demand + blockage) / supply goes
 // into the top-k set; cells whose macro blockage changed are updated too.
+// Smoothed value at position `pos` of a line of `len` raw values `stride` apart: each raw
+// value is spread evenly over the positions within k of it (clipped to the line).
+double ProxyCost::Smoothed(const double* line, int pos, int len, int stride) const {
+  double s = 0;
+  for (int q = std::max(0, pos - k_); q <= std::min(len - 1, pos + k_); ++q) {
+    const int cnt = std::min(len - 1, q + k_) - std::max(0, q - k_) + 1;
+    s += line[q * stride] / cnt;
+  }
+  return s;
+}
+
 void ProxyCost::RefreshCongestion() {
   const size_t n = static_cast<size_t>(rows_) * cols_;
   const double inv_v = 1.0 / grid_v_routes_, inv_h = 1.0 / grid_h_routes_;
@@ -530,14 +541,7 @@ void ProxyCost::RefreshCongestion() {
     h_smooth_dirty_[r] = 0;
     for (int c = 0; c < cols_; ++c) {
       const int i = r * cols_ + c;
-      {
-        double s = 0;
-        for (int rr = std::max(0, r - k_); rr <= std::min(rows_ - 1, r + k_); ++rr) {
-          const int cnt = std::min(rows_ - 1, rr + k_) - std::max(0, rr - k_) + 1;
-          s += h_raw_[rr * cols_ + c] / cnt;
-        }
-        h_smooth_[i] = s;
-      }
+      h_smooth_[i] = Smoothed(&h_raw_[c], r, rows_, cols_);
       congestion_topk_.Set(static_cast<int32_t>(n + i), (h_smooth_[i] + h_macro_[i]) * inv_h);
     }
   }
@@ -545,14 +549,7 @@ void ProxyCost::RefreshCongestion() {
     v_smooth_dirty_[c] = 0;
     for (int r = 0; r < rows_; ++r) {
       const int i = r * cols_ + c;
-      {
-        double s = 0;
-        for (int cc = std::max(0, c - k_); cc <= std::min(cols_ - 1, c + k_); ++cc) {
-          const int cnt = std::min(cols_ - 1, cc + k_) - std::max(0, cc - k_) + 1;
-          s += v_raw_[r * cols_ + cc] / cnt;
-        }
-        v_smooth_[i] = s;
-      }
+      v_smooth_[i] = Smoothed(&v_raw_[r * cols_], c, cols_, 1);
       congestion_topk_.Set(i, (v_smooth_[i] + v_macro_[i]) * inv_v);
     }
   }

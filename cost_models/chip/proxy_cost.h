@@ -147,6 +147,7 @@ class ProxyCost {
   bool all_dirty_ = true;
   void MarkAllDirty();
   void RefreshCongestion();
+  double Smoothed(const double* line, int pos, int len, int stride) const;
   std::vector<int> net_cells_;    // per net (CSR like net_pins): distinct cells of its last route
   std::vector<int> net_ncells_, net_src_;
   std::vector<int> new_cells_;     // scratch of RerouteNet

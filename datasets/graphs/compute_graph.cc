@@ -52,6 +52,19 @@ std::vector<std::string> Tokens(const std::string& line) {
   return tok;
 }
 
+// Calls fn(line number, tokens) for every line of `text` with at least one token.
+template <typename Fn>
+void ForEachLine(const std::string& text, Fn fn) {
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const std::vector<std::string> tok = Tokens(line);
+    if (!tok.empty()) fn(line_no, tok);
+  }
+}
+
 std::string FormatNumber(double v) {
   std::ostringstream os;
   os.precision(17);
@@ -156,13 +169,7 @@ ComputeGraph ParseComputeGraph(const std::string& text, const std::string& label
   std::vector<int> op_line;
   std::vector<std::vector<std::string>> input_names;
   std::unordered_map<std::string, int> by_name;
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    const std::vector<std::string> tok = Tokens(line);
-    if (tok.empty()) continue;
+  ForEachLine(text, [&](int line_no, const std::vector<std::string>& tok) {
     auto fail = [&](const std::string& reason) { throw ParseError(label, line_no, reason); };
     if (tok[0] != "op") fail("expected 'op', got '" + tok[0] + "'");
     if (tok.size() < 3) fail("expected 'op <name> <kind> key=value...'");
@@ -208,7 +215,7 @@ ComputeGraph ParseComputeGraph(const std::string& text, const std::string& label
     ops.push_back(std::move(o));
     op_line.push_back(line_no);
     input_names.push_back(std::move(names));
-  }
+  });
   std::vector<std::vector<int>> inputs(ops.size());
   for (size_t i = 0; i < ops.size(); ++i)
     for (const std::string& nm : input_names[i]) {
@@ -231,13 +238,9 @@ std::vector<int> ParsePlacement(const std::string& text, const std::string& labe
   std::unordered_map<std::string, int> by_name;
   for (int i = 0; i < g.num_ops(); ++i) by_name.emplace(g.names[i], i);
   std::vector<int> dev(g.num_ops(), -1);
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    const std::vector<std::string> tok = Tokens(line);
-    if (tok.empty()) continue;
+  int last_line = 0;
+  ForEachLine(text, [&](int line_no, const std::vector<std::string>& tok) {
+    last_line = line_no;
     auto fail = [&](const std::string& reason) { throw ParseError(label, line_no, reason); };
     if (tok.size() != 2) fail("expected '<op name> <device index>'");
     auto it = by_name.find(tok[0]);
@@ -248,9 +251,9 @@ std::vector<int> ParsePlacement(const std::string& text, const std::string& labe
       fail("device '" + tok[1] + "' is not an index in [0, " + std::to_string(num_devices) + ")");
     if (dev[it->second] >= 0) fail("op '" + tok[0] + "' placed twice");
     dev[it->second] = static_cast<int>(d);
-  }
+  });
   for (int i = 0; i < g.num_ops(); ++i)
-    if (dev[i] < 0) throw ParseError(label, line_no, "op '" + g.names[i] + "' has no device");
+    if (dev[i] < 0) throw ParseError(label, last_line, "op '" + g.names[i] + "' has no device");
   return dev;
 }
 
