@@ -158,12 +158,15 @@ int main(int argc, char** argv) {
 
     CLI::App* validate = app.add_subcommand("validate", "predicted vs published measurements");
     std::string measurements_path, out_path = "docs/perf_validation.md";
-    bool fit = false;
+    bool fit = false, no_cv = false;
     validate->add_option("--measurements", measurements_path, "MeasurementSet .pbtxt (default: embedded)");
     validate->add_option("--out", out_path, "markdown output ('' = none)")->capture_default_str();
     validate->add_flag("--fit", fit,
                        "grid-search the global efficiency parameters first and validate with them "
                        "(prints the fitted values; the catalogue is not changed)");
+    validate->add_flag("--no-held-out", no_cv,
+                       "skip the leave-one-out table (each row predicted with parameters "
+                       "fitted on the other rows; takes a few seconds)");
 
     CLI::App* bench = app.add_subcommand("bench", "plan evaluations per second (one core)");
     add_inputs(bench);
@@ -417,8 +420,15 @@ int main(int argc, char** argv) {
     }
     const ValidationReport rep = Validate(rows, used);
     std::printf("%s", ReportTable(rep).c_str());
+    ValidationReport held_out;
+    if (!no_cv) {
+      held_out = CrossValidate(rows, catalog);
+      std::printf("\nheld out (leave-one-out refits): median |error| %.1f %%, worst %.1f %% (%s)\n",
+                  100 * held_out.median_abs_error, 100 * held_out.worst_abs_error,
+                  held_out.worst_id.c_str());
+    }
     if (!out_path.empty()) {
-      WriteFileAtomic(out_path, ReportMarkdown(rep, used));
+      WriteFileAtomic(out_path, ReportMarkdown(rep, used, no_cv ? nullptr : &held_out));
       std::printf("wrote %s\n", out_path.c_str());
     }
     return 0;

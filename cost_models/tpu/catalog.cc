@@ -83,6 +83,9 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
     check01(e.memory(), "memory");
     check01(e.collective_bw(), "collective_bw");
     check01(e.hbm_usable(), "hbm_usable");
+    if (e.dcn_bw() < 0 || e.dcn_bw() > 1)
+      throw ParseError(filename, LineOf(text, "dcn_bw"),
+                       where + "efficiency.dcn_bw must be in [0, 1] (0 = collective_bw)");
     if (e.tp_overlap() < 0 || e.tp_overlap() > 1)
       throw ParseError(filename, LineOf(text, "tp_overlap"),
                        where + "efficiency.tp_overlap must be in [0, 1]");

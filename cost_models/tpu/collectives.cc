@@ -91,23 +91,32 @@ double PhasedTorusAllReduce(const AxisGroup& g, double S) {
 }
 
 double CollectiveTime(Collective c, const AxisGroup& g, double S, double bw_eff,
-                      double latency_floor) {
+                      double latency_floor, double dcn_eff) {
   if (g.size() <= 1) return 0;
   // Efficiency applies to bandwidth only: scale the bytes, not the latency.
-  const double Se = S / bw_eff;
+  const double Se = S / bw_eff, Sd = S / (dcn_eff > 0 ? dcn_eff : bw_eff);
   const int n_ici = g.ici_size();
+  const bool flat = g.flat_dcn && g.dcn_n > 1 &&
+                    (c == Collective::kAllGather || c == Collective::kReduceScatter ||
+                     c == Collective::kAllReduce);
+  if (flat) {
+    const int n = g.size();
+    const double ag = double(n - g.dcn_n) * g.hop_latency + g.dcn_n * g.dcn_latency +
+                      double(n - 1) / n * Sd / g.dcn_bw;
+    return std::max(c == Collective::kAllReduce ? 2 * ag : ag, latency_floor);
+  }
   double t = IciGroupTime(c, g, Se);
   if (g.dcn_n > 1) {
     Ring dcn{g.dcn_n, g.dcn_bw, g.dcn_latency, false};
     switch (c) {
       case Collective::kAllReduce:
       case Collective::kReduceScatter:
-      case Collective::kAllGather: t += RingTime(c, dcn, Se / n_ici); break;
+      case Collective::kAllGather: t += RingTime(c, dcn, Sd / n_ici); break;
       case Collective::kAllToAll:  // DCN is switched: each chip sends directly
-        t += g.dcn_latency + double(g.dcn_n - 1) / g.dcn_n * (Se / g.size()) / g.dcn_bw;
+        t += g.dcn_latency + double(g.dcn_n - 1) / g.dcn_n * (Sd / g.size()) / g.dcn_bw;
         break;
-      case Collective::kPermute: t += RingTime(c, dcn, Se / n_ici); break;
-      case Collective::kBroadcast: t += RingTime(c, dcn, Se); break;
+      case Collective::kPermute: t += RingTime(c, dcn, Sd / n_ici); break;
+      case Collective::kBroadcast: t += RingTime(c, dcn, Sd); break;
     }
   }
   return std::max(t, latency_floor);

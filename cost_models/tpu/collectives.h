@@ -37,6 +37,10 @@ struct AxisGroup {
   int dcn_n = 1;                     // slices in the group
   double dcn_bw = 0;                 // per-chip DCN bandwidth
   double dcn_latency = 0;
+  // The collective runs as ONE flat ring over all members instead of hierarchically: each
+  // DCN hop of the ring is one chip's DCN share, so the whole S crosses it (DeepSpeed ZeRO-3
+  // on NCCL rings; XLA and multi-channel NCCL are hierarchical, the default).
+  bool flat_dcn = false;
   int ici_size() const {
     int s = 1;
     for (int i = 0; i < ndims; ++i) s *= extent[i];
@@ -60,7 +64,11 @@ double PhasedTorusAllReduce(const AxisGroup& g, double bytes);
 //   broadcast = ICI(S) + DCN(S).
 // Bandwidth terms are divided by `bw_eff`; the result is at least `latency_floor` (when the
 // group has > 1 member). DCN is a ring over dcn_n slices, each chip with its own DCN share.
+// With `flat_dcn` (AG, RS, AR only; the other collectives stay hierarchical) the time is one
+// ring over all N members whose slowest hops are DCN: AG/RS = (N-dcn_n)·α + dcn_n·α_dcn +
+// (N-1)/N · S / dcn_bw, AR = 2 × that.
+// `dcn_eff` is the bandwidth efficiency of the DCN phase (0 = the same as `bw_eff`).
 double CollectiveTime(Collective c, const AxisGroup& g, double bytes, double bw_eff,
-                      double latency_floor);
+                      double latency_floor, double dcn_eff = 0);
 
 }  // namespace placerl::perf

@@ -54,6 +54,7 @@ PlanC PlanFromProto(const Plan& p) {
   c.shard_optimizer = p.shard_optimizer();
   c.global_batch = double(p.global_batch());
   c.grad_reduce_after_backward = p.grad_reduce_after_backward();
+  c.flat_dcn_collectives = p.flat_dcn_collectives();
   return c;
 }
 
@@ -72,6 +73,7 @@ Plan PlanToProto(const PlanC& c) {
   p.set_optimizer(c.optimizer);
   p.set_shard_optimizer(c.shard_optimizer);
   p.set_grad_reduce_after_backward(c.grad_reduce_after_backward);
+  p.set_flat_dcn_collectives(c.flat_dcn_collectives);
   p.set_global_batch(int64_t(c.global_batch));
   return p;
 }
@@ -227,6 +229,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   AxisGroup ax[4];
   const int sizes[4] = {p.tensor, p.fsdp, p.data, p.pipeline};
   MapAxes(sizes, ax);
+  for (AxisGroup& g : ax) g.flat_dcn = p.flat_dcn_collectives;
   const AxisGroup &tp_g = ax[0], &fsdp_g = ax[1], &dp_g = ax[2], &pp_g = ax[3];
   AxisGroup ep_g;
   if (p.expert > 1) {
@@ -237,7 +240,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   }
   const double bw_eff = e.collective_bw(), floor = e.latency_floor_s();
   auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
-    return CollectiveTime(c, grp, bytes, bw_eff, floor);
+    return CollectiveTime(c, grp, bytes, bw_eff, floor, e.dcn_bw());
   };
 
   // ---- one layer, one microbatch, forward (seconds) ----

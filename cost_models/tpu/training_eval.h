@@ -26,6 +26,7 @@ struct PlanC {
   bool shard_optimizer = false;
   double global_batch = 0;  // sequences per step
   bool grad_reduce_after_backward = false;  // no overlap of the data all-reduce
+  bool flat_dcn_collectives = false;        // one flat ring instead of ICI + DCN phases
 };
 PlanC PlanFromProto(const Plan& plan);
 Plan PlanToProto(const PlanC& plan);

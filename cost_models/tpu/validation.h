@@ -31,10 +31,22 @@ struct ValidationReport {
 
 ValidationReport Validate(const MeasurementSet& rows, const Catalog& catalog);
 std::string ReportTable(const ValidationReport& report);  // markdown table + summary
-std::string ReportMarkdown(const ValidationReport& report, const Catalog& catalog);
+// Markdown page: parameters, the table, and (if given) the leave-one-out table.
+std::string ReportMarkdown(const ValidationReport& report, const Catalog& catalog,
+                           const ValidationReport* held_out = nullptr);
 
-// Grid search of (matmul, memory, collective_bw, tp_overlap) minimising the median absolute
-// error (worst error breaks ties); returns the fitted catalogue. `log` gets one line.
+// The efficiency parameters in one line (global ones, then per-chip matmul overrides).
+std::string EfficiencyText(const Catalog& catalog);
+
+// Fits memory, collective_bw, dcn_bw, tp_overlap (global) and one matmul efficiency per chip
+// that has rows, by coordinate descent over grids minimising the mean absolute relative
+// error; the global matmul (chips without rows) becomes the median of the per-chip ones.
+// Returns the fitted catalogue; `log` gets one line.
 Catalog FitEfficiency(const MeasurementSet& rows, const Catalog& catalog, std::string* log);
+
+// Leave-one-out: every row predicted with the parameters fitted (as above, from `catalog`)
+// on all the OTHER rows. Its median/worst say how the model does on a row it was not fitted
+// to — the honest error for "other published measurements".
+ValidationReport CrossValidate(const MeasurementSet& rows, const Catalog& catalog);
 
 }  // namespace placerl::perf

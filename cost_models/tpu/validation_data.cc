@@ -141,41 +141,41 @@ row { id: "N1c" source: "Narayanan'21 Table 2 via cli99/llm-analysis (notes §3f
         mesh { chip: "a100" dims: 8 slices: 192 }
         plan { data: 16 tensor: 8 pipeline: 12 microbatches: 96 remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 shard_optimizer: true global_batch: 1536 } }
   metric: TFLOPS_PER_CHIP_HW measured: 141 }
-row { id: "N3a" source: "llm-analysis outputs_train_zero (notes §3f N3)"
-  note: "ZeRO-3 = fsdp over all GPUs; global batch 1536 [M]; full remat [A]"
+row { id: "N3a" source: "Narayanan'21 Table 2 (ZeRO-3 rows) = --achieved_tflops of llm-analysis examples/megatron-lm/run_train_zero.sh (notes §3f N3)"
+  note: "DeepSpeed ZeRO-3 = fsdp over all GPUs with flat (non-hierarchical) rings over IB [A]; global batch 1536 (run_train_zero.sh); full remat (its --activation_recomputation 2)"
   run { model { layers: 96 d_model: 12288 d_ff: 49152 heads: 96 seq: 2048 vocab: 51200 }
         mesh { chip: "a100" dims: 8 slices: 48 }
-        plan { fsdp: 384 remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 1536 } }
+        plan { fsdp: 384 flat_dcn_collectives: true remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 1536 } }
   metric: TFLOPS_PER_CHIP_HW measured: 144 }
-row { id: "N3b" source: "llm-analysis outputs_train_zero (notes §3f N3)"
+row { id: "N3b" source: "Narayanan'21 Table 2 (ZeRO-3 rows) = --achieved_tflops of llm-analysis examples/megatron-lm/run_train_zero.sh (notes §3f N3)"
   note: "as N3a, 768 GPUs"
   run { model { layers: 96 d_model: 12288 d_ff: 49152 heads: 96 seq: 2048 vocab: 51200 }
         mesh { chip: "a100" dims: 8 slices: 96 }
-        plan { fsdp: 768 remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 1536 } }
+        plan { fsdp: 768 flat_dcn_collectives: true remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 1536 } }
   metric: TFLOPS_PER_CHIP_HW measured: 88 }
-row { id: "N3c" source: "llm-analysis outputs_train_zero (notes §3f N3)"
+row { id: "N3c" source: "Narayanan'21 Table 2 (ZeRO-3 rows) = --achieved_tflops of llm-analysis examples/megatron-lm/run_train_zero.sh (notes §3f N3)"
   note: "as N3a, 1536 GPUs"
   run { model { layers: 96 d_model: 12288 d_ff: 49152 heads: 96 seq: 2048 vocab: 51200 }
         mesh { chip: "a100" dims: 8 slices: 192 }
-        plan { fsdp: 1536 remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 1536 } }
+        plan { fsdp: 1536 flat_dcn_collectives: true remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 1536 } }
   metric: TFLOPS_PER_CHIP_HW measured: 44 }
-row { id: "N3d" source: "llm-analysis outputs_train_zero (notes §3f N3)"
-  note: "530B (105 L, h 20480, 128 heads [M]); ZeRO-3; global batch 2560 [M]"
+row { id: "N3d" source: "Narayanan'21 Table 2 (ZeRO-3 rows) = --achieved_tflops of llm-analysis examples/megatron-lm/run_train_zero.sh (notes §3f N3)"
+  note: "530B (105 L, h 20480, 128 heads [M]); as N3a; global batch 2560 (run_train_zero.sh)"
   run { model { layers: 105 d_model: 20480 d_ff: 81920 heads: 128 seq: 2048 vocab: 51200 }
         mesh { chip: "a100" dims: 8 slices: 80 }
-        plan { fsdp: 640 remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 2560 } }
+        plan { fsdp: 640 flat_dcn_collectives: true remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 2560 } }
   metric: TFLOPS_PER_CHIP_HW measured: 138 }
-row { id: "N3e" source: "llm-analysis outputs_train_zero (notes §3f N3)"
-  note: "as N3d, 1120 GPUs"
+row { id: "N3e" source: "Narayanan'21 Table 2 (ZeRO-3 rows) = --achieved_tflops of llm-analysis examples/megatron-lm/run_train_zero.sh (notes §3f N3)"
+  note: "as N3d, 1120 GPUs, global batch 2240 (run_train_zero.sh)"
   run { model { layers: 105 d_model: 20480 d_ff: 81920 heads: 128 seq: 2048 vocab: 51200 }
         mesh { chip: "a100" dims: 8 slices: 140 }
-        plan { fsdp: 1120 remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 2560 } }
+        plan { fsdp: 1120 flat_dcn_collectives: true remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 2240 } }
   metric: TFLOPS_PER_CHIP_HW measured: 98 }
-row { id: "N3f" source: "llm-analysis outputs_train_zero (notes §3f N3)"
-  note: "as N3d, 2240 GPUs"
+row { id: "N3f" source: "Narayanan'21 Table 2 (ZeRO-3 rows) = --achieved_tflops of llm-analysis examples/megatron-lm/run_train_zero.sh (notes §3f N3)"
+  note: "as N3d, 2240 GPUs, global batch 2240 (run_train_zero.sh)"
   run { model { layers: 105 d_model: 20480 d_ff: 81920 heads: 128 seq: 2048 vocab: 51200 }
         mesh { chip: "a100" dims: 8 slices: 280 }
-        plan { fsdp: 2240 remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 2560 } }
+        plan { fsdp: 2240 flat_dcn_collectives: true remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 2240 } }
   metric: TFLOPS_PER_CHIP_HW measured: 48 }
 )PBTXT";
   return text;

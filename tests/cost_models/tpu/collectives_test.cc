@@ -85,6 +85,34 @@ TEST(CollectiveTime, TwoLevelAllReduceAddsDcnOnShard) {
   EXPECT_NEAR(CollectiveTime(Collective::kAllGather, g, 1.0, 1.0, 3e-3), 3e-3, 1e-12);
 }
 
+TEST(CollectiveTime, DcnEfficiencyAndFlatRings) {
+  // Same group as above (ICI ring of 4 at 1e9, 2 slices at 1e8 per chip, DCN latency 1e-5).
+  AxisGroup g;
+  g.ndims = 1;
+  g.extent[0] = 4;
+  g.dim_bw[0] = 1e9;
+  g.hop_latency = 1e-6;
+  g.dcn_n = 2;
+  g.dcn_bw = 1e8;
+  g.dcn_latency = 1e-5;
+  // Hierarchical AG, S=4e6: ICI 3·1e-6 + 3/4·4e6/1e9 = 3.003e-3; DCN on S/4 over 2 slices:
+  // 1e-5 + 1/2·1e6/1e8 = 5.01e-3 → 8.013e-3. DCN efficiency 0.5 doubles only the DCN
+  // bandwidth term: 3.003e-3 + 1e-5 + 10e-3 = 13.013e-3.
+  EXPECT_NEAR(CollectiveTime(Collective::kAllGather, g, 4e6, 1.0, 0.0), 8.013e-3, 1e-12);
+  EXPECT_NEAR(CollectiveTime(Collective::kAllGather, g, 4e6, 1.0, 0.0, 0.5), 13.013e-3, 1e-12);
+  // Flat ring over all 8 members: 6 ICI hops + 2 DCN hops of latency, and the whole S over
+  // one chip's DCN share: 6e-6 + 2e-5 + 7/8·4e6/1e8 = 35.026e-3; AR twice that.
+  g.flat_dcn = true;
+  EXPECT_NEAR(CollectiveTime(Collective::kAllGather, g, 4e6, 1.0, 0.0), 35.026e-3, 1e-12);
+  EXPECT_NEAR(CollectiveTime(Collective::kReduceScatter, g, 4e6, 1.0, 0.0), 35.026e-3, 1e-12);
+  EXPECT_NEAR(CollectiveTime(Collective::kAllReduce, g, 4e6, 1.0, 0.0), 70.052e-3, 1e-12);
+  // DCN efficiency 0.5: 26e-6 + 70e-3.
+  EXPECT_NEAR(CollectiveTime(Collective::kAllGather, g, 4e6, 1.0, 0.0, 0.5), 70.026e-3, 1e-12);
+  // A flat ring only matters across slices: inside one slice nothing changes.
+  g.dcn_n = 1;
+  EXPECT_NEAR(CollectiveTime(Collective::kAllGather, g, 4e6, 1.0, 0.0), 3.003e-3, 1e-12);
+}
+
 TEST(OpTime, MatmulSizeEfficiency) {
   DeviceRates r;
   r.peak_flops = 100e12;

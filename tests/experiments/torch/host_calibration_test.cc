@@ -128,7 +128,7 @@ TEST(HostCalibration, AnExistingHostEntryIsReplaced) {
   EXPECT_EQ(host.hbm_bw(), 7e9);
   EXPECT_NE(text.find("# trailing comment kept"), std::string::npos);
   // The default catalogue's own comments survive.
-  EXPECT_NE(text.find("Global efficiency parameters"), std::string::npos);
+  EXPECT_NE(text.find("Efficiency parameters: fitted once"), std::string::npos);
   // A host written in another layout (one line, `chip:`, braces inside a string) also goes.
   const std::string odd = perf::DefaultCatalogText() +
                           "chip: { name: \"host\" source: \"a } in { a string\" peak { dtype: BF16 flops_per_s: 1 } "
