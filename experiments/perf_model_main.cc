@@ -27,6 +27,7 @@
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "datasets/graphs/compute_graph.h"
+#include "datasets/graphs/graph_spec.h"
 #include "experiments/lib/cli.h"
 
 namespace {
@@ -59,31 +60,6 @@ nlohmann::json ToJson(const StepBreakdown& b) {
   return j;
 }
 
-
-// "layered(ops=1000,width=100,fan_in=3,seed=1)", "chain(ops=10)" or a graph file.
-graphs::ComputeGraph LoadGraph(const std::string& spec) {
-  const size_t open = spec.find('(');
-  const std::string name = spec.substr(0, open);
-  if (open == std::string::npos || spec.back() != ')' || (name != "layered" && name != "chain"))
-    return graphs::ReadComputeGraph(spec);
-  long ops = 1000, width = 100, fan_in = 3, seed = 1;
-  for (const std::string& kv : SplitCommaList(spec.substr(open + 1, spec.size() - open - 2))) {
-    const size_t eq = kv.find('=');
-    char* end = nullptr;
-    const long v = eq == std::string::npos ? 0 : std::strtol(kv.c_str() + eq + 1, &end, 10);
-    if (eq == std::string::npos || *end != '\0' || v < 1 || v > 100000000)
-      throw ConfigError("graph: expected key=positive integer, got '" + kv + "'");
-    const std::string k = kv.substr(0, eq);
-    if (k == "ops") ops = v;
-    else if (k == "width") width = v;
-    else if (k == "fan_in") fan_in = v;
-    else if (k == "seed") seed = v;
-    else throw ConfigError("graph: unknown key '" + k + "' (ops, width, fan_in, seed)");
-  }
-  if (name == "chain") return graphs::MakeChainGraph(static_cast<int>(ops), 1e9, 1e6, 1e6);
-  return graphs::MakeLayeredRandomGraph(static_cast<int>(ops), static_cast<int>(width),
-                                        static_cast<int>(fan_in), static_cast<uint64_t>(seed));
-}
 
 // "round_robin" (op i → i mod d), "single" (all on 0), "blocks" (contiguous topological
 // blocks of equal size) or a placement file.
@@ -151,6 +127,12 @@ int main(int argc, char** argv) {
 
     CLI::App* run = app.add_subcommand("run", "evaluate one plan");
     add_inputs(run);
+    std::string run_graph;
+    run->add_option("--graph", run_graph,
+                    "evaluate this graph (one replica's training step) data-parallel over the mesh "
+                    "instead of --model: resnet(depth=50,batch=128), layered(...) or a graph file; "
+                    "the plan's data (= mesh devices), shard_optimizer, dtypes, optimizer and "
+                    "grad_reduce_after_backward apply");
     CLI::App* search = app.add_subcommand("search", "rank all valid plans by step time");
     add_inputs(search);
     int top = 10;
@@ -238,7 +220,7 @@ int main(int argc, char** argv) {
     const Catalog catalog = LoadCatalog(catalog_path);
 
     if (*simulate) {
-      const graphs::ComputeGraph g = LoadGraph(graph_spec);
+      const graphs::ComputeGraph g = graphs::GraphFromSpec(graph_spec).graph;
       const std::vector<int> placement = LoadPlacement(placement_spec, g, num_devices);
       const std::vector<SimDevice> devs(num_devices, MakeSimDevice(device_spec, catalog, memory));
       const SimConfig cfg = preset == "placeto" ? PlacetoConfig(devs) : BaechiConfig(devs);
@@ -326,6 +308,51 @@ int main(int argc, char** argv) {
         if (bench_seconds > 0)
           std::printf("\n%ld runs in %.3g s: %.3g ops scheduled per second (one core)\n", runs, bench_seconds,
                       ops_per_s);
+      }
+      return r.oom ? 2 : 0;
+    }
+
+    if (*run && !run_graph.empty()) {
+      const graphs::NamedGraph ng = graphs::GraphFromSpec(run_graph);
+      const Mesh mesh = ParseMeshSpec(mesh_spec);
+      const PlanC p = PlanFromProto(ParsePlanSpec(run->count("--plan") ? plan_spec : ""));
+      if (p.fsdp > 1 || p.tensor > 1 || p.pipeline > 1 || p.expert > 1)
+        throw ConfigError("plan: a --graph run is data parallel only (no fsdp/tensor/pipeline/expert)");
+      GraphRunPlan gp;
+      gp.compute_dtype = p.compute_dtype;
+      gp.param_dtype = p.param_dtype;
+      gp.grad_dtype = p.grad_dtype;
+      gp.optimizer = p.optimizer;
+      gp.shard_optimizer = p.shard_optimizer;
+      gp.grad_reduce_after_backward = p.grad_reduce_after_backward;
+      gp.examples_per_replica = ng.examples;
+      const GraphRunResult r = EvaluateGraphOnMesh(ng.graph, mesh, catalog, gp);
+      if (p.data > 1 && p.data != r.replicas)
+        throw ConfigError("plan: data=" + std::to_string(p.data) + " but the mesh has " +
+                          std::to_string(r.replicas) + " devices (one replica each)");
+      if (json) {
+        nlohmann::json j = {{"graph", run_graph},          {"ops", ng.graph.num_ops()},
+                            {"mesh", MeshToString(mesh)},  {"replicas", r.replicas},
+                            {"step_s", r.step_s},          {"compute_s", r.compute_s},
+                            {"dp_comm_s", r.dp_comm_s},    {"exposed_dp_s", r.exposed_dp_s},
+                            {"optimizer_s", r.optimizer_s}, {"examples_per_s", r.examples_per_s},
+                            {"examples_per_s_per_chip", r.examples_per_s / r.chips},
+                            {"flops_per_step", r.flops_per_step}, {"mfu", r.mfu},
+                            {"hbm_bytes_per_device", r.hbm_per_device},
+                            {"hbm_capacity", r.hbm_capacity}, {"oom", r.oom}};
+        std::cout << j.dump(2) << "\n";
+      } else {
+        std::printf("graph  %s: %d ops\nmesh   %s (%d devices, %d replicas)\n\n", run_graph.c_str(),
+                    ng.graph.num_ops(), MeshToString(mesh).c_str(), r.devices, r.replicas);
+        std::printf("step time        %.6g s\n  compute        %.6g s (one replica's graph)\n"
+                    "  exposed data   %.6g s (gradient %s %.6g s)\n  optimizer      %.6g s\n",
+                    r.step_s, r.compute_s, r.exposed_dp_s,
+                    gp.shard_optimizer ? "reduce-scatter + weight all-gather" : "all-reduce",
+                    r.dp_comm_s, r.optimizer_s);
+        if (r.examples_per_s > 0)
+          std::printf("examples/s       %.6g (%.6g per chip)\n", r.examples_per_s, r.examples_per_s / r.chips);
+        std::printf("MFU              %.2f %%\nHBM per device   %.4g GiB of %.4g GiB%s\n", 100 * r.mfu,
+                    r.hbm_per_device / 1073741824.0, r.hbm_capacity / 1073741824.0, r.oom ? "  ** OOM **" : "");
       }
       return r.oom ? 2 : 0;
     }

@@ -105,17 +105,24 @@ double CollectiveTime(Collective c, const AxisGroup& g, double S, double bw_eff,
                       double(n - 1) / n * Sd / g.dcn_bw;
     return std::max(c == Collective::kAllReduce ? 2 * ag : ag, latency_floor);
   }
-  double t = IciGroupTime(c, g, Se);
+  const int a = g.onchip_n;
+  const bool reduce_like = c == Collective::kAllGather || c == Collective::kReduceScatter ||
+                           c == Collective::kAllReduce;
+  double t = 0;
+  if (a > 1) t += RingTime(c, Ring{a, g.onchip_bw, 0.0, false}, Se);
+  // AG/RS/AR: the ICI phase moves one chip's share; the others stay conservative (whole S).
+  t += IciGroupTime(c, g, reduce_like ? Se / a : Se);
   if (g.dcn_n > 1) {
+    const int inner = a * n_ici;
     Ring dcn{g.dcn_n, g.dcn_bw, g.dcn_latency, false};
     switch (c) {
       case Collective::kAllReduce:
       case Collective::kReduceScatter:
-      case Collective::kAllGather: t += RingTime(c, dcn, Sd / n_ici); break;
+      case Collective::kAllGather: t += RingTime(c, dcn, Sd / inner); break;
       case Collective::kAllToAll:  // DCN is switched: each chip sends directly
         t += g.dcn_latency + double(g.dcn_n - 1) / g.dcn_n * (Sd / g.size()) / g.dcn_bw;
         break;
-      case Collective::kPermute: t += RingTime(c, dcn, Sd / n_ici); break;
+      case Collective::kPermute: t += RingTime(c, dcn, Sd / inner); break;
       case Collective::kBroadcast: t += RingTime(c, dcn, Sd); break;
     }
   }

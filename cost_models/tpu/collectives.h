@@ -34,6 +34,10 @@ struct AxisGroup {
   double dim_bw[4] = {0, 0, 0, 0};   // one-way bandwidth per link on that axis
   double hop_latency = 0;            // α on ICI
   bool switched = false;             // NVSwitch-like: one "axis", no hops (α once per step)
+  // TensorCores of one chip in the group (v2/v3: 2 devices per chip joined on-chip). The
+  // fastest, innermost level: its phase runs on the whole S, the ICI phase on S/onchip_n.
+  int onchip_n = 1;
+  double onchip_bw = 0;
   int dcn_n = 1;                     // slices in the group
   double dcn_bw = 0;                 // per-chip DCN bandwidth
   double dcn_latency = 0;
@@ -46,7 +50,7 @@ struct AxisGroup {
     for (int i = 0; i < ndims; ++i) s *= extent[i];
     return s;
   }
-  int size() const { return ici_size() * dcn_n; }
+  int size() const { return onchip_n * ici_size() * dcn_n; }
 };
 
 // Ideal time over the ICI part only, all spanned axes at once (multi-axis rule):
@@ -58,8 +62,9 @@ double IciGroupTime(Collective c, const AxisGroup& g, double bytes);
 // RS along dim 0, AR along dim 1 on S/n0, AG along dim 0 (no multi-axis bandwidth gain).
 double PhasedTorusAllReduce(const AxisGroup& g, double bytes);
 
-// Efficiency-applied time over the whole group (ICI + DCN, hierarchical):
-//   AR = RS_ici(S) + AR_dcn(S / N_ici) + AG_ici(S);  AG/RS = ICI(S) + DCN(S / N_ici);
+// Efficiency-applied time over the whole group (on-chip + ICI + DCN, hierarchical, the
+// faster inner level on the larger message; with a on-chip devices, N = a·N_ici):
+//   AG/RS = onchip(S) + ICI(S / a) + DCN(S / N);  AR = 2 × that (RS then AG);
 //   A2A = ICI(S) + DCN direct ((d-1)/d · S/N per chip);  permute = ICI + DCN ring on S/N_ici;
 //   broadcast = ICI(S) + DCN(S).
 // Bandwidth terms are divided by `bw_eff`; the result is at least `latency_floor` (when the

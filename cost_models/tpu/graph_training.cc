@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 
+#include "cost_models/tpu/catalog.h"
 #include "cost_models/tpu/collectives.h"
+#include "cost_models/tpu/mesh.h"
+#include "cost_models/tpu/training_eval.h"
 #include "datasets/util/errors.h"
 
 namespace placerl::perf {
@@ -34,6 +39,95 @@ GraphTrainingResult EvaluateGraphTraining(Simulator* sim, const graphs::ComputeG
   }
   out.step_s = out.compute_s + out.allreduce_s + out.optimizer_s;
   return out;
+}
+
+GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& g, const Mesh& mesh,
+                                   const Catalog& catalog, const GraphRunPlan& plan) {
+  const Chip& chip = FindChip(catalog, mesh.chip());
+  const Efficiency eff = EffectiveEfficiency(catalog, chip);
+  const MeshTopology topo(mesh, chip);
+  const int k = plan.devices_per_replica;
+  if (k < 1 || topo.num_devices() % k != 0)
+    throw ConfigError("graph run: devices_per_replica (" + std::to_string(k) +
+                      ") must divide the mesh's " + std::to_string(topo.num_devices()) + " devices");
+  std::vector<int> placement = plan.placement;
+  if (placement.empty()) placement.assign(g.num_ops(), 0);
+  if (static_cast<int>(placement.size()) != g.num_ops())
+    throw ConfigError("graph run: placement has " + std::to_string(placement.size()) +
+                      " entries for " + std::to_string(g.num_ops()) + " ops");
+  for (int d : placement)
+    if (d < 0 || d >= k) throw ConfigError("graph run: placement device out of range");
+
+  GraphRunResult r;
+  r.replicas = topo.num_devices() / k;
+  r.devices = topo.num_devices();
+  r.chips = topo.num_chips();
+  r.hbm_capacity = chip.hbm_bytes() / std::max(1, chip.devices_per_chip()) * eff.hbm_usable();
+
+  // One replica: list-scheduled on its k devices, one ICI link between them.
+  std::vector<SimDevice> devs(k);
+  for (SimDevice& d : devs) {
+    d.rates = MakeDeviceRates(chip, plan.compute_dtype, eff);
+    d.memory_capacity = std::numeric_limits<double>::infinity();  // judged below, with grads
+  }
+  SimConfig cfg;
+  cfg.devices = devs;
+  cfg.link.latency_s = chip.ici().hop_latency_s();
+  cfg.link.bandwidth = chip.ici().link_bw_one_way() * eff.collective_bw();
+  Simulator sim(g, cfg);
+  const SimResult& s = sim.Run(placement);
+  r.compute_s = s.makespan;
+
+  // Per device of the replica: weights, backward time (for overlap).
+  std::vector<double> param_bytes(k, 0.0), bwd_s(k, 0.0);
+  double flops = 0;
+  for (int o = 0; o < g.num_ops(); ++o) {
+    param_bytes[placement[o]] += g.param_bytes[o];
+    flops += g.flops[o];
+    if (g.names[o].rfind("grad/", 0) == 0) bwd_s[placement[o]] += s.op_end[o] - s.op_start[o];
+  }
+  r.flops_per_step = flops * r.replicas;
+
+  const int sizes[2] = {k, r.replicas};
+  AxisGroup groups[2];
+  topo.MapAxes(sizes, 2, groups);
+  const AxisGroup& dp = groups[1];
+  const double pb = BytesPerElement(plan.param_dtype), gb = BytesPerElement(plan.grad_dtype);
+  const auto rates = MakeDeviceRates(chip, plan.compute_dtype, eff);
+  double hbm = 0;
+  for (int d = 0; d < k; ++d) {
+    const double elems = param_bytes[d] / pb;
+    const double grads = elems * gb;
+    double comm = 0, update_elems = elems;
+    if (r.replicas > 1 && elems > 0) {
+      auto coll = [&](Collective c, double bytes) {
+        return CollectiveTime(c, dp, bytes, eff.collective_bw(), eff.latency_floor_s(), eff.dcn_bw());
+      };
+      if (plan.shard_optimizer) {
+        comm = coll(Collective::kReduceScatter, grads) + coll(Collective::kAllGather, elems * pb);
+        update_elems = elems / r.replicas;
+      } else {
+        comm = coll(Collective::kAllReduce, grads);
+      }
+    }
+    const double update = OpTime(rates, OpKind::kElementwise, 0,
+                                 update_elems * OptimizerTrafficPerParam(plan.optimizer, pb, gb));
+    const double exposed = plan.grad_reduce_after_backward ? comm : std::max(0.0, comm - bwd_s[d]);
+    r.dp_comm_s = std::max(r.dp_comm_s, comm);
+    r.exposed_dp_s = std::max(r.exposed_dp_s, exposed);
+    r.optimizer_s = std::max(r.optimizer_s, update);
+    const double opt_state =
+        (plan.shard_optimizer ? elems / r.replicas : elems) * OptimizerBytesPerParam(plan.optimizer, pb, 1e9, 1e9);
+    hbm = std::max(hbm, s.peak_memory[d] + grads + opt_state);
+  }
+  r.hbm_per_device = hbm;
+  r.oom = hbm > r.hbm_capacity;
+  r.step_s = r.compute_s + r.exposed_dp_s + r.optimizer_s;
+  if (r.step_s > 0) {
+    r.examples_per_s = plan.examples_per_replica * r.replicas / r.step_s;
+    r.mfu = r.flops_per_step / (r.step_s * r.devices * rates.peak_flops);
+  }
+  return r;
 }
 
 }  // namespace placerl::perf

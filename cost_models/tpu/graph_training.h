@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "cost_models/tpu/placed_graph_sim.h"
+#include "datasets/proto/hardware.pb.h"
+#include "datasets/proto/perf_model.pb.h"
 
 namespace placerl::perf {
 
@@ -38,5 +40,45 @@ struct GraphTrainingResult {
 GraphTrainingResult EvaluateGraphTraining(Simulator* sim, const graphs::ComputeGraph& graph,
                                           const std::vector<int>& placement, const SimConfig& sim_config,
                                           const GraphTrainingConfig& config);
+
+// ---- Any graph on a catalogue mesh (ResNet, graphs from datasets/) ----
+// One replica's step (forward + backward ops; its batch is inside the graph) runs on
+// `devices_per_replica` devices of the mesh (ops placed by `placement`, empty = all on the
+// first), op times from the chip's roofline with the catalogue's efficiencies (op_cost.h),
+// transfers inside a replica over one ICI link. replicas = mesh devices / devices_per_replica
+// run in lock step (data parallel over the outer mesh axes, hierarchical over DCN). Then each
+// device's gradients are all-reduced over the data axis with the mesh's collective model
+// (CollectiveTime, efficiencies collective_bw / dcn_bw) and the device updates its weights —
+// or, with `shard_optimizer` (weight-update sharding, Xu et al. 2020), the gradients are
+// reduce-scattered, each replica updates 1/replicas of them and the new weights are
+// all-gathered. The gradient communication starts after the backward pass
+// (`grad_reduce_after_backward`, default) or hides under the backward ops (the ops whose kind
+// is a "grad/" name, i.e. their summed time; only what exceeds it is exposed).
+struct GraphRunPlan {
+  int devices_per_replica = 1;
+  std::vector<int> placement;       // op → device in [0, devices_per_replica); empty = all on 0
+  DType compute_dtype = BF16;       // picks the chip's peak
+  DType param_dtype = FP32;         // graph param_bytes are weights at this width
+  DType grad_dtype = FP32;
+  Optimizer optimizer = ADAM;
+  bool shard_optimizer = false;
+  bool grad_reduce_after_backward = true;
+  double examples_per_replica = 0;  // for examples/s (0 = unknown)
+};
+
+struct GraphRunResult {
+  int replicas = 0, devices = 0, chips = 0;
+  double step_s = 0, compute_s = 0, exposed_dp_s = 0, dp_comm_s = 0, optimizer_s = 0;
+  double examples_per_s = 0;
+  double flops_per_step = 0;  // whole job: graph FLOPs × replicas
+  double mfu = 0;             // flops_per_step / (step · devices · peak)
+  double hbm_per_device = 0, hbm_capacity = 0;  // peak of the simulation + grads + optimizer
+  bool oom = false;
+};
+
+// Throws ConfigError on a bad mesh, unknown chip, devices_per_replica not dividing the
+// mesh's devices, or a placement of the wrong size / out of range.
+GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& graph, const Mesh& mesh,
+                                   const Catalog& catalog, const GraphRunPlan& plan);
 
 }  // namespace placerl::perf

@@ -10,10 +10,6 @@
 
 namespace placerl::perf {
 
-namespace {
-
-constexpr double kOnChipBw = 1e12;  // between the TensorCores of one chip (v2/v3) [A]
-
 // Bytes of the optimizer state per parameter (master fp32 copy counted when params are
 // stored below fp32). Adafactor's factored second moment is (rows + cols) per matrix.
 double OptimizerBytesPerParam(Optimizer opt, double param_bytes, double d, double f) {
@@ -35,8 +31,6 @@ double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_b
     default: return 2 * p + grad_bytes + 16;
   }
 }
-
-}  // namespace
 
 PlanC PlanFromProto(const Plan& p) {
   PlanC c;
@@ -107,35 +101,9 @@ TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& 
                                      const Catalog& catalog)
     : model_(NormalizedModel(model)), chip_(FindChip(catalog, mesh.chip())),
       eff_(EffectiveEfficiency(catalog, chip_)) {
-  if (mesh.dims_size() == 0) throw ConfigError("mesh: needs dims (e.g. 4x4x4)");
-  if (mesh.dims_size() > 4) throw ConfigError("mesh: at most 4 dims");
-  const int dpc = std::max(1, chip_.devices_per_chip());
-  const Ici& ici = chip_.ici();
-  const bool switched = ici.topology() == SWITCHED;
-  const double link_bw = ici.link_bw_one_way() / dpc;
-  if (dpc > 1) phys_[nphys_++] = {dpc, false, false, false, kOnChipBw};
-  num_chips_ = 1;
-  for (int d : mesh.dims()) {
-    if (d < 1) throw ConfigError("mesh: dims must be >= 1");
-    num_chips_ *= d;
-    const int w = ici.wrap_min_axis();
-    const bool wrap = !switched && w > 0 && d >= w && d % w == 0;
-    // Switched nodes: one group reaching every peer at the whole per-GPU NVLink bandwidth.
-    const double bw = switched ? ici.link_bw_one_way() * ici.links_per_chip() / dpc : link_bw;
-    phys_[nphys_++] = {d, wrap, false, switched, bw};
-  }
-  if (ici.max_chips_per_domain() > 0 && num_chips_ > ici.max_chips_per_domain())
-    throw ConfigError("mesh: " + std::to_string(num_chips_) + " chips exceed the " +
-                      std::to_string(ici.max_chips_per_domain()) + "-chip ICI domain of " +
-                      chip_.name() + " (use slices=)");
-  const int slices = std::max(1, mesh.slices());
-  if (slices > 1) {
-    if (chip_.dcn_bw_per_chip() <= 0)
-      throw ConfigError("mesh: chip " + chip_.name() + " has no DCN bandwidth for slices > 1");
-    phys_[nphys_++] = {slices, false, true, false, chip_.dcn_bw_per_chip() / dpc};
-  }
-  num_chips_ *= slices;
-  num_devices_ = num_chips_ * dpc;
+  topo_ = MeshTopology(mesh, chip_);
+  num_chips_ = topo_.num_chips();
+  num_devices_ = topo_.num_devices();
 
   const TransformerModel& m = model_;
   const double d = m.d_model(), f = m.d_ff(), H = m.heads(), KV = m.kv_heads(), dh = m.head_dim();
@@ -149,45 +117,7 @@ TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& 
 }
 
 void TrainingEvaluator::MapAxes(const int sizes[4], AxisGroup groups[4]) const {
-  int consumed[8];
-  for (int i = 0; i < nphys_; ++i) consumed[i] = 1;
-  int i = 0;
-  const double alpha = chip_.ici().hop_latency_s();
-  for (int a = 0; a < 4; ++a) {
-    AxisGroup& g = groups[a];
-    g = AxisGroup();
-    g.hop_latency = alpha;
-    g.dcn_bw = chip_.dcn_bw_per_chip() / std::max(1, chip_.devices_per_chip());
-    g.dcn_latency = chip_.dcn_latency_s();
-    int need = sizes[a];
-    while (need > 1 && i < nphys_) {
-      const PhysDim& p = phys_[i];
-      const int avail = p.extent / consumed[i];
-      if (avail <= 1) {
-        ++i;
-        continue;
-      }
-      int take = std::gcd(need, avail);
-      if (take == 1) take = std::min(need, avail);  // irregular fit: approximate
-      if (p.dcn) {
-        g.dcn_n *= take;
-      } else if (g.ndims < 4) {
-        const int k = g.ndims++;
-        g.extent[k] = take;
-        const bool full = take * consumed[i] == p.extent;
-        g.wrap[k] = p.wrap && full;
-        // A strided sub-ring shares each link with (stride) sibling rings.
-        g.dim_bw[k] = p.switched ? p.bw : p.bw / consumed[i];
-        g.switched = p.switched;
-      }
-      consumed[i] *= take;
-      need = (need + take - 1) / take;
-    }
-    if (need > 1 && g.ndims < 4) {  // more devices than the mesh: should not happen
-      g.extent[g.ndims] = need;
-      g.dim_bw[g.ndims++] = phys_[0].bw;
-    }
-  }
+  topo_.MapAxes(sizes, 4, groups);
 }
 
 StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cost_models/tpu/collectives.h"
+#include "cost_models/tpu/mesh.h"
 #include "cost_models/tpu/op_cost.h"
 #include "datasets/proto/hardware.pb.h"
 #include "datasets/proto/perf_model.pb.h"
@@ -56,6 +57,12 @@ struct StepBreakdown {
   bool oom = false;
 };
 
+// Bytes of optimizer state per parameter (fp32 master copy counted when params are stored
+// below fp32; Adafactor factored: 4·(1/d + 1/f) for a d×f matrix) and bytes the update
+// streams through HBM per parameter (read + write).
+double OptimizerBytesPerParam(Optimizer opt, double param_bytes, double d, double f);
+double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_bytes);
+
 // Validates the model (ConfigError) and fills defaults (head_dim, kv_heads, top_k, ...).
 TransformerModel NormalizedModel(const TransformerModel& model);
 
@@ -75,18 +82,10 @@ class TrainingEvaluator {
   void MapAxes(const int sizes[4], AxisGroup groups[4]) const;
 
  private:
-  struct PhysDim {
-    int extent;
-    bool wrap;
-    bool dcn;
-    bool switched;
-    double bw;
-  };
   TransformerModel model_;
   Chip chip_;
   Efficiency eff_;
-  PhysDim phys_[8];
-  int nphys_ = 0;
+  MeshTopology topo_;
   int num_devices_ = 0, num_chips_ = 0;
   double total_params_ = 0;
 };

@@ -19,6 +19,7 @@ struct ValidationRow {
   std::string id, chip, metric, note;
   double measured = 0, predicted = 0, rel_error = 0;  // (predicted - measured) / measured
   bool oom = false;
+  bool partial = false;  // not counted in median / worst, not fitted
   std::string error;  // non-empty when the row could not be evaluated
 };
 
@@ -26,7 +27,7 @@ struct ValidationReport {
   std::vector<ValidationRow> rows;
   double median_abs_error = 0, worst_abs_error = 0;
   std::string worst_id;
-  int evaluated = 0;
+  int evaluated = 0;  // full-configuration rows evaluated (partial rows not counted)
 };
 
 ValidationReport Validate(const MeasurementSet& rows, const Catalog& catalog);

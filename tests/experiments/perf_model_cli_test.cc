@@ -116,4 +116,32 @@ TEST(SimulateCliArgs, BadDeviceSpecIsAnError) {
   EXPECT_NE(r.out.find("plain:FLOPS,BYTES_PER_S"), std::string::npos) << r.out;
 }
 
+TEST(RunGraphCli, ResNetDataParallelOnAMesh) {
+  // ResNet-50, 128 images per core, on a v3 4x4 (32 cores): JSON with 32 replicas, a positive
+  // step time and examples/s = 32 · 128 / step.
+  const CmdResult r = Sh(kBin + " run --json --graph 'resnet(depth=50,batch=128,fused=1)' "
+                                "--mesh tpu_v3:4x4 --plan shard_optimizer=true,optimizer=sgd_momentum");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["replicas"].get<int>(), 32);
+  const double step = j["step_s"].get<double>();
+  EXPECT_GT(step, 0);
+  EXPECT_NEAR(j["examples_per_s"].get<double>(), 32 * 128 / step, 1e-6 * 32 * 128 / step);
+  EXPECT_FALSE(j["oom"].get<bool>());
+  // Text output names the pieces.
+  const CmdResult t = Sh(kBin + " run --graph 'resnet(depth=18,batch=8)' --mesh tpu_v3:2x2");
+  ASSERT_EQ(t.status, 0) << t.out;
+  EXPECT_NE(t.out.find("examples/s"), std::string::npos) << t.out;
+  // Readable errors: a model-parallel plan, an unknown graph key, a wrong data degree.
+  const CmdResult tp = Sh(kBin + " run --graph 'resnet(depth=18,batch=8)' --mesh tpu_v3:2x2 --plan tensor=2");
+  EXPECT_NE(tp.status, 0);
+  EXPECT_NE(tp.out.find("data parallel only"), std::string::npos) << tp.out;
+  const CmdResult key = Sh(kBin + " run --graph 'resnet(depth=18,layers=3)' --mesh tpu_v3:2x2");
+  EXPECT_NE(key.status, 0);
+  EXPECT_NE(key.out.find("unknown key 'layers'"), std::string::npos) << key.out;
+  const CmdResult dp = Sh(kBin + " run --graph 'resnet(depth=18,batch=8)' --mesh tpu_v3:2x2 --plan data=3");
+  EXPECT_NE(dp.status, 0);
+  EXPECT_NE(dp.out.find("data=3"), std::string::npos) << dp.out;
+}
+
 }  // namespace

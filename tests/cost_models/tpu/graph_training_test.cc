@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cost_models/tpu/catalog.h"
+#include "datasets/graphs/graph_spec.h"
 #include "datasets/util/errors.h"
 
 namespace placerl::perf {
@@ -44,6 +46,101 @@ TEST(GraphTraining, StepByHand) {
   EXPECT_DOUBLE_EQ(EvaluateGraphTraining(&sim, g, {0, 0}, cfg, c).allreduce_s, 0);
   c.replicas = 0;
   EXPECT_THROW(EvaluateGraphTraining(&sim, g, {0, 0}, cfg, c), ConfigError);
+}
+
+// A toy chip: 1 TFLOP/s, 100 GB/s HBM, one ring axis of 10 GB/s links with 1 µs hops, every
+// efficiency 1, no latency floor or launch overhead, so the numbers can be done by hand.
+Catalog ToyCatalog() {
+  return ParseCatalog(R"(
+efficiency { matmul: 1 memory: 1 collective_bw: 1 latency_floor_s: 0 launch_overhead_s: 0
+             tp_overlap: 1 hbm_usable: 1 }
+chip { name: "toy" peak { dtype: BF16 flops_per_s: 1e12 } hbm_bytes: 1e9 hbm_bw: 1e11
+       devices_per_chip: 1
+       ici { topology: RING links_per_chip: 2 link_bw_one_way: 1e10 hop_latency_s: 1e-6
+             wrap_min_axis: 0 max_chips_per_domain: 64 } })",
+                      "toy.pbtxt");
+}
+
+TEST(GraphOnMesh, DataParallelStepByHand) {
+  // "a" (10 µs, 1e6 FLOPs, 4 MB fp32 weights = 1e6 elements) → "grad/a" (20 µs, 2e6 FLOPs).
+  std::vector<graphs::OpInfo> ops(2);
+  ops[0].name = "a";
+  ops[0].time_s = 10e-6;
+  ops[0].flops = 1e6;
+  ops[0].param_bytes = 4e6;
+  ops[0].output_bytes = 1e3;
+  ops[1].name = "grad/a";
+  ops[1].time_s = 20e-6;
+  ops[1].flops = 2e6;
+  ops[1].inputs = {0};
+  const graphs::ComputeGraph g = graphs::BuildComputeGraph(ops);
+  Mesh mesh;
+  mesh.set_chip("toy");
+  mesh.add_dims(4);
+  GraphRunPlan plan;
+  plan.examples_per_replica = 8;
+  const GraphRunResult r = EvaluateGraphOnMesh(g, mesh, ToyCatalog(), plan);
+  EXPECT_EQ(r.replicas, 4);
+  EXPECT_NEAR(r.compute_s, 30e-6, 1e-15);
+  // Ring of 4 without wraparound: AR = 2·(3·1e-6 + 3/4 · 4e6 / 1e10) = 606 µs, after backward.
+  const double ar = 2 * (3e-6 + 0.75 * 4e6 / 1e10);
+  EXPECT_NEAR(r.dp_comm_s, ar, 1e-12);
+  EXPECT_NEAR(r.exposed_dp_s, ar, 1e-12);
+  // Adam on 1e6 fp32 weights: (2·4 + 4 + 16) B each through 1e11 B/s = 280 µs.
+  EXPECT_NEAR(r.optimizer_s, 28e6 / 1e11, 1e-12);
+  EXPECT_NEAR(r.step_s, 30e-6 + ar + 280e-6, 1e-12);
+  EXPECT_NEAR(r.examples_per_s, 32 / r.step_s, 1e-6);
+  EXPECT_NEAR(r.mfu, 4 * 3e6 / (r.step_s * 4 * 1e12), 1e-15);
+  // Overlapped with the backward ops ("grad/" names): 20 µs of it hides.
+  plan.grad_reduce_after_backward = false;
+  EXPECT_NEAR(EvaluateGraphOnMesh(g, mesh, ToyCatalog(), plan).exposed_dp_s, ar - 20e-6, 1e-12);
+  // Weight-update sharding: RS(grads) + AG(weights) = the same bytes as the AR, 1/4 of the update.
+  plan.grad_reduce_after_backward = true;
+  plan.shard_optimizer = true;
+  const GraphRunResult w = EvaluateGraphOnMesh(g, mesh, ToyCatalog(), plan);
+  EXPECT_NEAR(w.dp_comm_s, ar, 1e-12);
+  EXPECT_NEAR(w.optimizer_s, 28e6 / 1e11 / 4, 1e-12);
+  // HBM: the simulation's peak + grads (4 MB) + Adam state, 8 B per element (/4 when sharded).
+  EXPECT_NEAR(r.hbm_per_device - w.hbm_per_device, 8e6 * 3 / 4, 1);
+  // Errors: replicas must tile the mesh; placements must match the graph.
+  plan.devices_per_replica = 3;
+  EXPECT_THROW(EvaluateGraphOnMesh(g, mesh, ToyCatalog(), plan), ConfigError);
+  plan.devices_per_replica = 2;
+  plan.placement = {0};
+  EXPECT_THROW(EvaluateGraphOnMesh(g, mesh, ToyCatalog(), plan), ConfigError);
+  plan.placement = {0, 2};
+  EXPECT_THROW(EvaluateGraphOnMesh(g, mesh, ToyCatalog(), plan), ConfigError);
+}
+
+TEST(GraphOnMesh, ResNetFusionAndPerChipThroughput) {
+  // Same ResNet-50 step unfused vs XLA-fused: same FLOPs, fewer bytes → faster; per-chip
+  // throughput of a compute-bound data-parallel run barely depends on the replica count.
+  const graphs::NamedGraph plain = graphs::GraphFromSpec("resnet(depth=50,batch=32)");
+  const graphs::NamedGraph fused = graphs::GraphFromSpec("resnet(depth=50,batch=32,fused=1)");
+  EXPECT_EQ(plain.examples, 32);
+  double f1 = 0, f2 = 0;
+  for (double f : plain.graph.flops) f1 += f;
+  for (double f : fused.graph.flops) f2 += f;
+  EXPECT_DOUBLE_EQ(f1, f2);
+  Mesh small;
+  small.set_chip("tpu_v3");
+  small.add_dims(2);
+  small.add_dims(2);
+  Mesh big = small;
+  big.set_dims(0, 16);
+  big.set_dims(1, 16);
+  GraphRunPlan p;
+  p.examples_per_replica = 32;
+  const Catalog& c = DefaultCatalog();
+  const GraphRunResult a = EvaluateGraphOnMesh(plain.graph, small, c, p);
+  const GraphRunResult b = EvaluateGraphOnMesh(fused.graph, small, c, p);
+  EXPECT_LT(b.compute_s, a.compute_s);
+  EXPECT_EQ(b.replicas, 8);  // 4 chips × 2 cores
+  const GraphRunResult big_run = EvaluateGraphOnMesh(fused.graph, big, c, p);
+  EXPECT_EQ(big_run.replicas, 512);
+  EXPECT_NEAR(big_run.examples_per_s / big_run.chips, b.examples_per_s / b.chips,
+              0.02 * b.examples_per_s / b.chips);
+  EXPECT_GT(big_run.dp_comm_s, 0);
 }
 
 }  // namespace
