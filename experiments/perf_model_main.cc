@@ -107,8 +107,11 @@ int main(int argc, char** argv) {
         "        moe(...,num_experts=64,top_k=2) or a TransformerModel .pbtxt.\n"
         "Meshes: chip:AxBxC[,slices=N] (e.g. tpu_v5p:4x4x4, a100:8,slices=48) or a Mesh .pbtxt.\n"
         "Plans:  data=,fsdp=,tensor=,pipeline=,microbatches=,expert=,remat=none|minimal|full,\n"
+        "        tensor_x= (2-D tensor parallelism: tensor_x × tensor/tensor_x),\n"
         "        param_dtype=,compute_dtype=,grad_dtype=,optimizer=adam|adafactor,\n"
         "        shard_optimizer=true,global_batch=N (sequences) or a Plan .pbtxt.\n"
+        "Graphs: run --graph 'resnet(depth=50,batch=128,fused=1)' (any graph, data parallel over the\n"
+        "        mesh), simulate --graph G --placement P (placed-graph simulator).\n"
         "Chips:  tpu_v2 tpu_v3 tpu_v4 tpu_v5e tpu_v5p tpu_v6e v100 a100 h100 (--catalog to override)."};
     app.require_subcommand(1);
     std::string catalog_path;
@@ -399,14 +402,17 @@ int main(int argc, char** argv) {
         }
         std::printf("%ld plans enumerated, %ld valid, %ld fit in HBM\n\n", stats.enumerated,
                     stats.valid, stats.fitting);
-        std::printf("%4s %5s %5s %6s %5s %5s %-7s %5s %10s %9s %7s %9s\n", "rank", "data", "fsdp",
+        std::printf("%4s %5s %5s %8s %5s %5s %-7s %5s %10s %9s %7s %9s\n", "rank", "data", "fsdp",
                     "tensor", "pipe", "mb", "remat", "shOpt", "step (s)", "tokens/s", "MFU", "HBM GiB");
         int rank = 1;
         for (const auto& r : ranked) {
           const char* remat = r.plan.remat == REMAT_NONE ? "none"
                               : r.plan.remat == REMAT_MINIMAL ? "minimal" : "full";
-          std::printf("%4d %5d %5d %6d %5d %5d %-7s %5s %10.4f %9.4g %6.1f%% %9.2f\n", rank++,
-                      r.plan.data, r.plan.fsdp, r.plan.tensor, r.plan.pipeline,
+          const std::string tensor = r.plan.tensor_x > 1 ? std::to_string(r.plan.tensor_x) + "x" +
+                                                               std::to_string(r.plan.tensor / r.plan.tensor_x)
+                                                         : std::to_string(r.plan.tensor);
+          std::printf("%4d %5d %5d %8s %5d %5d %-7s %5s %10.4f %9.4g %6.1f%% %9.2f\n", rank++,
+                      r.plan.data, r.plan.fsdp, tensor.c_str(), r.plan.pipeline,
                       r.result.microbatches, remat, r.plan.shard_optimizer ? "yes" : "no",
                       r.result.step_s, r.result.tokens_per_s, 100 * r.result.mfu,
                       r.result.hbm_total / (1024.0 * 1024 * 1024));

@@ -22,7 +22,7 @@ efficiency {
   dcn_bw: 0.65
   latency_floor_s: 3e-06
   launch_overhead_s: 1e-06
-  tp_overlap: 1.0
+  tp_overlap: 0.25
   hbm_usable: 0.95
 }
 
@@ -73,7 +73,7 @@ chip {
 
 chip {
   name: "tpu_v5e"
-  efficiency { matmul: 0.825 }                  # fitted on rows X10a-d
+  efficiency { matmul: 0.85 }                   # fitted on rows X10a-d
   peak { dtype: BF16 flops_per_s: 197e12 }         # [V] docs v5e
   peak { dtype: INT8 flops_per_s: 393e12 }         # [V]
   peak { dtype: FP32 flops_per_s: 49.25e12 }       # [A]

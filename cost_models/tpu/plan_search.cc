@@ -19,7 +19,16 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
   const TransformerModel& m = ev.model();
   const Remat remats[3] = {REMAT_NONE, REMAT_MINIMAL, REMAT_FULL};
   for (int tp : Divisors(n)) {
-    if (m.heads() % tp != 0) continue;
+    // 1-D tensor parallelism over heads; from 16 devices on also 2-D layouts tp_x × tp/tp_x
+    // (d_model split tp_x-way, heads (tp/tp_x)-way), tp_x from 2 to tp/2.
+    std::vector<int> txs;
+    if (m.heads() % tp == 0) txs.push_back(1);
+    if (tp >= 16 && m.num_experts() == 0)
+      for (int tx : Divisors(tp))
+        if (tx >= 2 && tx <= tp / 2 && m.heads() % (tp / tx) == 0 && m.d_model() % tx == 0)
+          txs.push_back(tx);
+    if (txs.empty()) continue;
+    for (int tx : txs)
     for (int pp : Divisors(n / tp)) {
       if (pp > m.layers() || m.layers() % pp != 0) continue;
       for (int fsdp : Divisors(n / tp / pp)) {
@@ -42,6 +51,7 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
               p.data = data;
               p.fsdp = fsdp;
               p.tensor = tp;
+              p.tensor_x = tx;
               p.pipeline = pp;
               p.microbatches = mb;
               p.expert = 1;

@@ -49,6 +49,7 @@ PlanC PlanFromProto(const Plan& p) {
   c.global_batch = double(p.global_batch());
   c.grad_reduce_after_backward = p.grad_reduce_after_backward();
   c.flat_dcn_collectives = p.flat_dcn_collectives();
+  c.tensor_x = std::max(1, p.tensor_x());
   return c;
 }
 
@@ -68,6 +69,7 @@ Plan PlanToProto(const PlanC& c) {
   p.set_shard_optimizer(c.shard_optimizer);
   p.set_grad_reduce_after_backward(c.grad_reduce_after_backward);
   p.set_flat_dcn_collectives(c.flat_dcn_collectives);
+  if (c.tensor_x > 1) p.set_tensor_x(c.tensor_x);
   p.set_global_batch(int64_t(c.global_batch));
   return p;
 }
@@ -132,7 +134,13 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
     return invalid("degrees must be >= 1");
   if (double(p.data) * p.fsdp * p.tensor * p.pipeline != num_devices_)
     return invalid("data*fsdp*tensor*pipeline != devices");
-  if (m.heads() % p.tensor != 0) return invalid("tensor does not divide heads");
+  if (m.heads() % p.tensor != 0 && p.tensor_x <= 1) return invalid("tensor does not divide heads");
+  if (p.tensor_x > 1) {
+    if (p.tensor % p.tensor_x != 0) return invalid("tensor_x does not divide tensor");
+    if (m.heads() % (p.tensor / p.tensor_x) != 0) return invalid("tensor/tensor_x does not divide heads");
+    if (m.d_model() % p.tensor_x != 0) return invalid("tensor_x does not divide d_model");
+    if (m.num_experts() > 0) return invalid("2-D tensor parallelism is modelled for dense models only");
+  }
   if (p.pipeline > m.layers()) return invalid("pipeline > layers");
   if (m.num_experts() == 0 && p.expert > 1) return invalid("expert > 1 on a dense model");
   if (p.expert > 1 && ((p.data * p.fsdp) % p.expert != 0 || m.num_experts() % p.expert != 0))
@@ -156,11 +164,23 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   const double t = seqs_per_shard / M * S;  // tokens per microbatch per device
   const double Ls = std::ceil(double(m.layers()) / K);
 
-  AxisGroup ax[4];
-  const int sizes[4] = {p.tensor, p.fsdp, p.data, p.pipeline};
-  MapAxes(sizes, ax);
+  // 2-D tensor parallelism: the tensor group is tp_y (inner; heads and d_ff sharded) ×
+  // tp_x (outer; d_model sharded). 1-D: tp_x = 1.
+  const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
+  AxisGroup ax[5];
+  const int sizes[5] = {ty, tx, p.fsdp, p.data, p.pipeline};
+  topo_.MapAxes(sizes, 5, ax);
   for (AxisGroup& g : ax) g.flat_dcn = p.flat_dcn_collectives;
-  const AxisGroup &tp_g = ax[0], &fsdp_g = ax[1], &dp_g = ax[2], &pp_g = ax[3];
+  const AxisGroup &tpy_g = ax[0], &tpx_g = ax[1], &fsdp_g = ax[2], &dp_g = ax[3], &pp_g = ax[4];
+  AxisGroup tp_g;  // the whole tensor group (1-D)
+  if (tx == 1) {
+    tp_g = tpy_g;
+  } else {
+    const int ts[4] = {p.tensor, 1, 1, 1};
+    AxisGroup tmp[4];
+    MapAxes(ts, tmp);
+    tp_g = tmp[0];
+  }
   AxisGroup ep_g;
   if (p.expert > 1) {
     AxisGroup tmp[4];
@@ -209,8 +229,23 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   const double fwd_moe = fwd_dense - t_ffn_dense + t_ffn_moe;
 
   // ---- per-layer collectives (per microbatch) ----
-  const double t_tp_ar = p.tensor > 1 ? coll(Collective::kAllReduce, tp_g, t * d * ab) : 0;
-  const int tp_ars = 4 + (p.remat == REMAT_FULL ? 2 : 0);  // 2 fwd + 2 bwd (+2 recompute)
+  // Tensor-parallel traffic of one layer's forward pass (backward: the same again; full remat:
+  // a third time). 1-D (Megatron): one all-reduce of the activations per block. 2-D (weights
+  // [d/x, f/y], Pope et al.'s 2-D weight-stationary layout): per block, all-gather and
+  // reduce-scatter of [t, d/x] over y, reduce-scatter of the block's wide output [t, w/y]
+  // and all-gather of its wide input [t, w'/y] over x.
+  double tp_fwd = 0;
+  if (p.tensor > 1 && tx == 1) {
+    tp_fwd = 2 * coll(Collective::kAllReduce, tp_g, t * d * ab);
+  } else if (p.tensor > 1) {
+    const double narrow = 2 * (coll(Collective::kAllGather, tpy_g, t * d / tx * ab));
+    tp_fwd = 2 * narrow +
+             coll(Collective::kReduceScatter, tpx_g, t * (H + 2 * KV) * dh / ty * ab) +
+             coll(Collective::kAllGather, tpx_g, t * H * dh / ty * ab) +
+             coll(Collective::kReduceScatter, tpx_g, t * g * f / ty * ab) +
+             coll(Collective::kAllGather, tpx_g, t * f / ty * ab);
+  }
+  const double tp_layer = tp_fwd * (2 + (p.remat == REMAT_FULL ? 1 : 0));
   const double p_attn = d * (H + 2 * KV) * dh + H * dh * d;
   const double p_ffn = d * f * g + f * d;
   auto fsdp_times = [&](double layer_params, double* ag, double* rs) {
@@ -226,7 +261,8 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
     const double recompute = p.remat == REMAT_FULL ? fwd : p.remat == REMAT_MINIMAL ? remat_min : 0;
     const double bwd = 2 * fwd + recompute;
     *compute = fwd + bwd;
-    *tp_exp = (1 - e.tp_overlap()) * tp_ars * t_tp_ar;
+    // Hidden under up to tp_overlap of the layer's compute; the rest is exposed.
+    *tp_exp = std::max(0.0, tp_layer - e.tp_overlap() * *compute);
     *fsdp_exp = std::max(0.0, ag - fwd) + std::max(0.0, ag + rs - bwd);
     *ep_exp = a2a * (p.remat == REMAT_FULL ? 3 : 2);
   };

@@ -28,6 +28,7 @@ struct PlanC {
   double global_batch = 0;  // sequences per step
   bool grad_reduce_after_backward = false;  // no overlap of the data all-reduce
   bool flat_dcn_collectives = false;        // one flat ring instead of ICI + DCN phases
+  int tensor_x = 1;  // 2-D tensor parallelism: d_model sharded tensor_x-way (1 = 1-D)
 };
 PlanC PlanFromProto(const Plan& plan);
 Plan PlanToProto(const PlanC& plan);

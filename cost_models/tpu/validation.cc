@@ -213,7 +213,7 @@ std::vector<FitParam> FitParams(const MeasurementSet& set) {
 Catalog Prior(const Catalog& c, const std::vector<FitParam>& ps) {
   Catalog prior = c;
   const std::pair<const char*, double> global[] = {
-      {"matmul", 0.6}, {"memory", 0.7}, {"collective_bw", 0.8}, {"dcn_bw", 0.8}, {"tp_overlap", 0.5}};
+      {"matmul", 0.6}, {"memory", 0.7}, {"collective_bw", 0.8}, {"dcn_bw", 0.8}, {"tp_overlap", 1.0}};
   for (const auto& [name, v] : global) SetParam(&prior, {"", name, 0, 0, 0}, v);
   for (const FitParam& p : ps)
     if (!p.chip.empty()) SetParam(&prior, p, 0.6);

@@ -173,6 +173,64 @@ TEST(TrainingEval, MoeAddsAllToAll) {
   EXPECT_FALSE(ev.Evaluate(p).valid);
 }
 
+TEST(TrainingEval, TensorParallelExposureByHand) {
+  // 4 layers, d 4096, seq 1024, 8 sequences on a100:8 with tensor=8: t = 8192 tokens per
+  // device, one all-reduce of t·d fp16... bf16 activations (2 B) per block and pass; switched
+  // node: AR = 2·(7·5 µs + 7/8·S/(0.9·300 GB/s)). With tp_overlap 0 nothing hides: per layer
+  // 2 blocks × 2 passes (no remat) = 4 ARs.
+  TransformerModel m = ParseModelSpec("transformer(layers=4,d_model=4096,d_ff=16384,heads=32,seq=1024,vocab=0)");
+  Catalog c = DefaultCatalog();
+  c.mutable_efficiency()->set_tp_overlap(0);
+  TrainingEvaluator ev(m, ParseMeshSpec("a100:8"), c);
+  PlanC p;
+  p.tensor = 8;
+  p.global_batch = 8;
+  const double S = 8192.0 * 4096 * 2;
+  const double ar = 2 * (7 * 5e-6 + 7.0 / 8 * S / (0.9 * 300e9));
+  const StepBreakdown b = ev.Evaluate(p);
+  ASSERT_TRUE(b.valid) << b.invalid_reason;
+  EXPECT_NEAR(b.exposed_tp_s, 4 * 4 * ar, 1e-12);
+  // tp_overlap 1: hidden up to the layer's compute (here the compute is longer: all hidden).
+  c.mutable_efficiency()->set_tp_overlap(1);
+  TrainingEvaluator hidden(m, ParseMeshSpec("a100:8"), c);
+  EXPECT_EQ(hidden.Evaluate(p).exposed_tp_s, 0);
+  EXPECT_DOUBLE_EQ(hidden.Evaluate(p).compute_s, b.compute_s);
+}
+
+TEST(TrainingEval, TwoDimensionalTensorParallelism) {
+  // 256-way tensor parallelism on v5e 16x16: the 1-D all-reduce moves ≈2·S per block over
+  // both axes; the 2-D layout (16 × 16, one torus axis each) ≈S/16 per collective, about half
+  // the time per layer (Pope et al.: 8BLE/(√n·W) vs 2BLE/W per block pair); compute and
+  // weight memory are the same.
+  TransformerModel m =
+      ParseModelSpec("transformer(layers=8,d_model=8192,d_ff=32768,heads=256,head_dim=32,seq=2048)");
+  Catalog c = DefaultCatalog();
+  c.mutable_efficiency()->set_tp_overlap(0);
+  TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:16x16"), c);
+  PlanC one;
+  one.tensor = 256;
+  one.global_batch = 16;
+  PlanC two = one;
+  two.tensor_x = 16;
+  const StepBreakdown a = ev.Evaluate(one), b = ev.Evaluate(two);
+  ASSERT_TRUE(a.valid && b.valid) << a.invalid_reason << b.invalid_reason;
+  EXPECT_LT(b.exposed_tp_s, 0.6 * a.exposed_tp_s);
+  EXPECT_DOUBLE_EQ(b.compute_s, a.compute_s);
+  EXPECT_DOUBLE_EQ(b.hbm_params, a.hbm_params);
+  // tensor_x = 1 is exactly 1-D.
+  two.tensor_x = 1;
+  EXPECT_DOUBLE_EQ(ev.Evaluate(two).step_s, a.step_s);
+  // Invalid layouts are refused with a reason.
+  two.tensor_x = 3;
+  EXPECT_FALSE(ev.Evaluate(two).valid);
+  two.tensor_x = 512;
+  EXPECT_FALSE(ev.Evaluate(two).valid);
+  // Round trip through the proto and the plan string.
+  two.tensor_x = 16;
+  EXPECT_EQ(PlanFromProto(PlanToProto(two)).tensor_x, 16);
+  EXPECT_EQ(PlanFromProto(ParsePlanSpec("tensor=64,tensor_x=4,global_batch=16")).tensor_x, 4);
+}
+
 TEST(PlanSearch, FindsFittingPlansSortedByStepTime) {
   TransformerModel m = ParseModelSpec("transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048)");
   TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:4x4"), DefaultCatalog());
