@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
     run->add_option("--graph", run_graph,
                     "evaluate this graph (one replica's training step) data-parallel over the mesh "
                     "instead of --model: resnet(depth=50,batch=128), layered(...) or a graph file; "
-                    "the plan's data (= mesh devices), shard_optimizer, dtypes, optimizer and "
+                    "the plan's data (= mesh devices / pipeline), pipeline, microbatches (the graph "
+                    "is one microbatch), shard_optimizer, dtypes, optimizer and "
                     "grad_reduce_after_backward apply");
     CLI::App* search = app.add_subcommand("search", "rank all valid plans by step time");
     add_inputs(search);
@@ -319,9 +320,11 @@ int main(int argc, char** argv) {
       const graphs::NamedGraph ng = graphs::GraphFromSpec(run_graph);
       const Mesh mesh = ParseMeshSpec(mesh_spec);
       const PlanC p = PlanFromProto(ParsePlanSpec(run->count("--plan") ? plan_spec : ""));
-      if (p.fsdp > 1 || p.tensor > 1 || p.pipeline > 1 || p.expert > 1)
-        throw ConfigError("plan: a --graph run is data parallel only (no fsdp/tensor/pipeline/expert)");
+      if (p.fsdp > 1 || p.tensor > 1 || p.expert > 1)
+        throw ConfigError("plan: a --graph run is data parallel and pipelined only (no fsdp/tensor/expert)");
       GraphRunPlan gp;
+      gp.pipeline = p.pipeline;
+      gp.microbatches = std::max(1, p.microbatches);
       gp.compute_dtype = p.compute_dtype;
       gp.param_dtype = p.param_dtype;
       gp.grad_dtype = p.grad_dtype;
@@ -339,6 +342,7 @@ int main(int argc, char** argv) {
                             {"step_s", r.step_s},          {"compute_s", r.compute_s},
                             {"dp_comm_s", r.dp_comm_s},    {"exposed_dp_s", r.exposed_dp_s},
                             {"optimizer_s", r.optimizer_s}, {"examples_per_s", r.examples_per_s},
+                            {"bubble_s", r.bubble_s},      {"pipeline_comm_s", r.pipeline_comm_s},
                             {"examples_per_s_per_chip", r.examples_per_s / r.chips},
                             {"flops_per_step", r.flops_per_step}, {"mfu", r.mfu},
                             {"hbm_bytes_per_device", r.hbm_per_device},
@@ -347,9 +351,11 @@ int main(int argc, char** argv) {
       } else {
         std::printf("graph  %s: %d ops\nmesh   %s (%d devices, %d replicas)\n\n", run_graph.c_str(),
                     ng.graph.num_ops(), MeshToString(mesh).c_str(), r.devices, r.replicas);
-        std::printf("step time        %.6g s\n  compute        %.6g s (one replica's graph)\n"
+        std::printf("step time        %.6g s\n  compute        %.6g s (one replica's graph × %d microbatches)\n"
+                    "  pipeline comm  %.6g s\n  bubble         %.6g s (%d stages)\n"
                     "  exposed data   %.6g s (gradient %s %.6g s)\n  optimizer      %.6g s\n",
-                    r.step_s, r.compute_s, r.exposed_dp_s,
+                    r.step_s, r.compute_s, gp.microbatches, r.pipeline_comm_s, r.bubble_s, gp.pipeline,
+                    r.exposed_dp_s,
                     gp.shard_optimizer ? "reduce-scatter + weight all-gather" : "all-reduce",
                     r.dp_comm_s, r.optimizer_s);
         if (r.examples_per_s > 0)

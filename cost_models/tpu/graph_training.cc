@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <unordered_map>
 
 #include "cost_models/tpu/catalog.h"
 #include "cost_models/tpu/collectives.h"
@@ -41,17 +42,70 @@ GraphTrainingResult EvaluateGraphTraining(Simulator* sim, const graphs::ComputeG
   return out;
 }
 
+namespace {
+
+// The K-stage cut described in graph_training.h, from per-op times.
+std::vector<int> PipelineCut(const graphs::ComputeGraph& g, const std::vector<double>& op_s, int K) {
+  const int n = g.num_ops();
+  std::unordered_map<std::string, int> by_name;
+  for (int o = 0; o < n; ++o) by_name[g.names[o]] = o;
+  std::vector<int> grad_of(n, -1), forward;
+  for (int o = 0; o < n; ++o) {
+    if (g.names[o].rfind("grad/", 0) != 0) continue;
+    const auto it = by_name.find(g.names[o].substr(5));
+    if (it != by_name.end()) grad_of[it->second] = o;
+  }
+  double total = 0;
+  for (int o : g.topo_order) {
+    const bool is_grad = g.names[o].rfind("grad/", 0) == 0 && by_name.count(g.names[o].substr(5));
+    if (is_grad) continue;
+    forward.push_back(o);
+    total += op_s[o] + (grad_of[o] >= 0 ? op_s[grad_of[o]] : 0);
+  }
+  std::vector<int> stage(n, 0);
+  double acc = 0;
+  int k = 0;
+  for (size_t i = 0; i < forward.size(); ++i) {
+    const int o = forward[i];
+    const double w = op_s[o] + (grad_of[o] >= 0 ? op_s[grad_of[o]] : 0);
+    // Move to the next stage once this one holds its share (keep ≥ 1 op for each later stage).
+    if (k < K - 1 && acc + 0.5 * w > total * (k + 1) / K &&
+        forward.size() - i >= static_cast<size_t>(K - 1 - k))
+      ++k;
+    acc += w;
+    stage[o] = k;
+    if (grad_of[o] >= 0) stage[grad_of[o]] = k;
+  }
+  return stage;
+}
+
+}  // namespace
+
 GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& g, const Mesh& mesh,
                                    const Catalog& catalog, const GraphRunPlan& plan) {
   const Chip& chip = FindChip(catalog, mesh.chip());
   const Efficiency eff = EffectiveEfficiency(catalog, chip);
   const MeshTopology topo(mesh, chip);
-  const int k = plan.devices_per_replica;
+  const int K = plan.pipeline, M = plan.microbatches;
+  if (K < 1 || M < 1) throw ConfigError("graph run: pipeline and microbatches must be >= 1");
+  if (K > g.num_ops()) throw ConfigError("graph run: more pipeline stages than ops");
+  const int k = K > 1 ? K : plan.devices_per_replica;
   if (k < 1 || topo.num_devices() % k != 0)
     throw ConfigError("graph run: devices_per_replica (" + std::to_string(k) +
                       ") must divide the mesh's " + std::to_string(topo.num_devices()) + " devices");
   std::vector<int> placement = plan.placement;
   if (placement.empty()) placement.assign(g.num_ops(), 0);
+  SimConfig cfg;
+  if (K > 1 && plan.placement.empty()) {  // cut by the op times of a one-device run
+    SimConfig one;
+    one.devices.resize(1);
+    one.devices[0].rates = MakeDeviceRates(chip, plan.compute_dtype, eff);
+    Simulator sim1(g, one);
+    const SimResult& s1 = sim1.Run(placement);
+    std::vector<double> op_s(g.num_ops());
+    for (int o = 0; o < g.num_ops(); ++o) op_s[o] = s1.op_end[o] - s1.op_start[o];
+    placement = PipelineCut(g, op_s, K);
+  }
   if (static_cast<int>(placement.size()) != g.num_ops())
     throw ConfigError("graph run: placement has " + std::to_string(placement.size()) +
                       " entries for " + std::to_string(g.num_ops()) + " ops");
@@ -70,13 +124,36 @@ GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& g, const Mesh& me
     d.rates = MakeDeviceRates(chip, plan.compute_dtype, eff);
     d.memory_capacity = std::numeric_limits<double>::infinity();  // judged below, with grads
   }
-  SimConfig cfg;
   cfg.devices = devs;
   cfg.link.latency_s = chip.ici().hop_latency_s();
   cfg.link.bandwidth = chip.ici().link_bw_one_way() * eff.collective_bw();
   Simulator sim(g, cfg);
   const SimResult& s = sim.Run(placement);
-  r.compute_s = s.makespan;
+  r.compute_s = M * s.makespan;  // without pipelining, M microbatches = gradient accumulation
+  double act_factor = 1;  // microbatches whose activations are live at once
+  if (K > 1) {
+    // GPipe: per microbatch each stage runs its ops back to back and sends its activations on.
+    std::vector<double> stage_s(K, 0.0), send_bytes(K, 0.0);
+    for (int o = 0; o < g.num_ops(); ++o) {
+      stage_s[placement[o]] += s.op_end[o] - s.op_start[o];
+      for (int e = g.out_offsets[o]; e < g.out_offsets[o + 1]; ++e)
+        if (placement[g.out_targets[e]] != placement[o]) {
+          send_bytes[placement[o]] += g.output_bytes[o];
+          break;  // one copy per tensor and stage pair is enough for the bound
+        }
+    }
+    double t_mb = 0, send_max = 0;
+    for (int st = 0; st < K; ++st) {
+      const double send = send_bytes[st] > 0 ? cfg.link.latency_s + send_bytes[st] / cfg.link.bandwidth : 0;
+      t_mb = std::max(t_mb, stage_s[st] + send);
+      send_max = std::max(send_max, send);
+    }
+    r.compute_s = M * (t_mb - send_max);
+    r.pipeline_comm_s = M * send_max;
+    r.bubble_s = (K - 1) * t_mb;
+    r.stage_of_op = placement;
+    act_factor = std::min(K, M);
+  }
 
   // Per device of the replica: weights, backward time (for overlap).
   std::vector<double> param_bytes(k, 0.0), bwd_s(k, 0.0);
@@ -86,7 +163,7 @@ GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& g, const Mesh& me
     flops += g.flops[o];
     if (g.names[o].rfind("grad/", 0) == 0) bwd_s[placement[o]] += s.op_end[o] - s.op_start[o];
   }
-  r.flops_per_step = flops * r.replicas;
+  r.flops_per_step = flops * r.replicas * M;
 
   const int sizes[2] = {k, r.replicas};
   AxisGroup groups[2];
@@ -118,13 +195,14 @@ GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& g, const Mesh& me
     r.optimizer_s = std::max(r.optimizer_s, update);
     const double opt_state =
         (plan.shard_optimizer ? elems / r.replicas : elems) * OptimizerBytesPerParam(plan.optimizer, pb, 1e9, 1e9);
-    hbm = std::max(hbm, s.peak_memory[d] + grads + opt_state);
+    const double activations = std::max(0.0, s.peak_memory[d] - param_bytes[d]);
+    hbm = std::max(hbm, param_bytes[d] + act_factor * activations + grads + opt_state);
   }
   r.hbm_per_device = hbm;
   r.oom = hbm > r.hbm_capacity;
-  r.step_s = r.compute_s + r.exposed_dp_s + r.optimizer_s;
+  r.step_s = r.compute_s + r.pipeline_comm_s + r.bubble_s + r.exposed_dp_s + r.optimizer_s;
   if (r.step_s > 0) {
-    r.examples_per_s = plan.examples_per_replica * r.replicas / r.step_s;
+    r.examples_per_s = plan.examples_per_replica * M * r.replicas / r.step_s;
     r.mfu = r.flops_per_step / (r.step_s * r.devices * rates.peak_flops);
   }
   return r;

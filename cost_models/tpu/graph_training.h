@@ -54,21 +54,29 @@ GraphTrainingResult EvaluateGraphTraining(Simulator* sim, const graphs::ComputeG
 // all-gathered. The gradient communication starts after the backward pass
 // (`grad_reduce_after_backward`, default) or hides under the backward ops (the ops whose kind
 // is a "grad/" name, i.e. their summed time; only what exceeds it is exposed).
+// Pipeline (GPipe) over a graph: with pipeline = K > 1 a replica is K devices; the graph is one
+// microbatch; the forward ops are cut in topological order into K contiguous stages of about
+// equal time (forward + backward), each "grad/X" op goes to X's stage, and
+//   step = (M + K − 1) · max_k (stage k's op time + its outgoing activation bytes / ICI link)
+// (bubble (K−1)·that), M = microbatches. Without "grad/" ops the cut balances all ops in order.
 struct GraphRunPlan {
-  int devices_per_replica = 1;
-  std::vector<int> placement;       // op → device in [0, devices_per_replica); empty = all on 0
+  int devices_per_replica = 1;      // ignored with pipeline > 1 (= pipeline)
+  int pipeline = 1, microbatches = 1;
+  std::vector<int> placement;       // op → device in [0, devices_per_replica); empty = all on 0 (or stages)
   DType compute_dtype = BF16;       // picks the chip's peak
   DType param_dtype = FP32;         // graph param_bytes are weights at this width
   DType grad_dtype = FP32;
   Optimizer optimizer = ADAM;
   bool shard_optimizer = false;
   bool grad_reduce_after_backward = true;
-  double examples_per_replica = 0;  // for examples/s (0 = unknown)
+  double examples_per_replica = 0;  // per microbatch, for examples/s (0 = unknown)
 };
 
 struct GraphRunResult {
   int replicas = 0, devices = 0, chips = 0;
   double step_s = 0, compute_s = 0, exposed_dp_s = 0, dp_comm_s = 0, optimizer_s = 0;
+  double bubble_s = 0, pipeline_comm_s = 0;  // pipeline only
+  std::vector<int> stage_of_op;              // pipeline only: the cut
   double examples_per_s = 0;
   double flops_per_step = 0;  // whole job: graph FLOPs × replicas
   double mfu = 0;             // flops_per_step / (step · devices · peak)

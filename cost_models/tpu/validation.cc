@@ -50,6 +50,8 @@ ValidationReport Validate(const MeasurementSet& set, const Catalog& catalog) {
         gp.shard_optimizer = p.shard_optimizer;
         gp.grad_reduce_after_backward = p.grad_reduce_after_backward;
         gp.examples_per_replica = ng.examples;
+        gp.pipeline = p.pipeline;
+        gp.microbatches = std::max(1, p.microbatches);
         const GraphRunResult g = EvaluateGraphOnMesh(ng.graph, m.run().mesh(), catalog, gp);
         switch (m.metric()) {
           case EXAMPLES_PER_S_PER_CHIP: row.predicted = g.examples_per_s / g.chips; break;

@@ -135,7 +135,7 @@ TEST(RunGraphCli, ResNetDataParallelOnAMesh) {
   // Readable errors: a model-parallel plan, an unknown graph key, a wrong data degree.
   const CmdResult tp = Sh(kBin + " run --graph 'resnet(depth=18,batch=8)' --mesh tpu_v3:2x2 --plan tensor=2");
   EXPECT_NE(tp.status, 0);
-  EXPECT_NE(tp.out.find("data parallel only"), std::string::npos) << tp.out;
+  EXPECT_NE(tp.out.find("data parallel and pipelined only"), std::string::npos) << tp.out;
   const CmdResult key = Sh(kBin + " run --graph 'resnet(depth=18,layers=3)' --mesh tpu_v3:2x2");
   EXPECT_NE(key.status, 0);
   EXPECT_NE(key.out.find("unknown key 'layers'"), std::string::npos) << key.out;

@@ -112,6 +112,56 @@ TEST(GraphOnMesh, DataParallelStepByHand) {
   EXPECT_THROW(EvaluateGraphOnMesh(g, mesh, ToyCatalog(), plan), ConfigError);
 }
 
+TEST(GraphOnMesh, PipelineByHand) {
+  // Chain a → b → c → d (10 µs each, 1e4-byte outputs), backward grad/d → … → grad/a (20 µs
+  // each); 2 stages on toy:2, 4 microbatches. Equal op times → cut {a, b | c, d}, grads with
+  // their forward op. Stage time 2·(10 + 20) = 60 µs; each stage sends one 1e4-byte tensor
+  // per microbatch (b → c, grad/c → grad/b): 1 µs hop + 1e4/1e10 = 2 µs. t_mb = 62 µs;
+  // step = (4 + 2 − 1) · 62 µs; bubble = 62 µs.
+  std::vector<graphs::OpInfo> ops;
+  const char* f[4] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; ++i) {
+    graphs::OpInfo o;
+    o.name = f[i];
+    o.time_s = 10e-6;
+    o.output_bytes = 1e4;
+    if (i > 0) o.inputs = {i - 1};
+    ops.push_back(o);
+  }
+  for (int i = 3; i >= 0; --i) {
+    graphs::OpInfo o;
+    o.name = std::string("grad/") + f[i];
+    o.time_s = 20e-6;
+    o.output_bytes = 1e4;
+    o.inputs = {i};
+    if (i < 3) o.inputs.push_back(static_cast<int>(ops.size()) - 1);
+    ops.push_back(o);
+  }
+  const graphs::ComputeGraph g = graphs::BuildComputeGraph(ops);
+  Mesh mesh;
+  mesh.set_chip("toy");
+  mesh.add_dims(2);
+  GraphRunPlan plan;
+  plan.pipeline = 2;
+  plan.microbatches = 4;
+  plan.examples_per_replica = 1;
+  const GraphRunResult r = EvaluateGraphOnMesh(g, mesh, ToyCatalog(), plan);
+  EXPECT_EQ(r.replicas, 1);
+  ASSERT_EQ(r.stage_of_op.size(), 8u);
+  EXPECT_EQ(r.stage_of_op, (std::vector<int>{0, 0, 1, 1, 1, 1, 0, 0}));  // a b c d gd gc gb ga
+  EXPECT_NEAR(r.bubble_s, 62e-6, 1e-12);
+  EXPECT_NEAR(r.compute_s + r.pipeline_comm_s, 4 * 62e-6, 1e-12);
+  EXPECT_NEAR(r.step_s, 5 * 62e-6, 1e-12);
+  EXPECT_NEAR(r.examples_per_s, 4 / r.step_s, 1e-6);
+  // One stage with 4 microbatches = gradient accumulation: 4 × 120 µs, no bubble.
+  plan.pipeline = 1;
+  const GraphRunResult acc = EvaluateGraphOnMesh(g, mesh, ToyCatalog(), plan);
+  EXPECT_NEAR(acc.step_s, 4 * 120e-6, 1e-12);
+  EXPECT_EQ(acc.bubble_s, 0);
+  plan.pipeline = 9;  // more stages than ops
+  EXPECT_THROW(EvaluateGraphOnMesh(g, mesh, ToyCatalog(), plan), ConfigError);
+}
+
 TEST(GraphOnMesh, ResNetFusionAndPerChipThroughput) {
   // Same ResNet-50 step unfused vs XLA-fused: same FLOPs, fewer bytes → faster; per-chip
   // throughput of a compute-bound data-parallel run barely depends on the replica count.
