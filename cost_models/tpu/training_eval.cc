@@ -50,6 +50,8 @@ PlanC PlanFromProto(const Plan& p) {
   c.grad_reduce_after_backward = p.grad_reduce_after_backward();
   c.flat_dcn_collectives = p.flat_dcn_collectives();
   c.tensor_x = std::max(1, p.tensor_x());
+  c.interleave = std::max(1, p.interleave());
+  c.no_sequence_parallel = p.no_sequence_parallel();
   return c;
 }
 
@@ -70,6 +72,8 @@ Plan PlanToProto(const PlanC& c) {
   p.set_grad_reduce_after_backward(c.grad_reduce_after_backward);
   p.set_flat_dcn_collectives(c.flat_dcn_collectives);
   if (c.tensor_x > 1) p.set_tensor_x(c.tensor_x);
+  if (c.interleave > 1) p.set_interleave(c.interleave);
+  p.set_no_sequence_parallel(c.no_sequence_parallel);
   p.set_global_batch(int64_t(c.global_batch));
   return p;
 }
@@ -142,6 +146,8 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
     if (m.num_experts() > 0) return invalid("2-D tensor parallelism is modelled for dense models only");
   }
   if (p.pipeline > m.layers()) return invalid("pipeline > layers");
+  if (p.interleave > 1 && (p.pipeline == 1 || m.layers() % (p.pipeline * p.interleave) != 0))
+    return invalid("interleave needs pipeline > 1 and layers divisible by pipeline*interleave");
   if (m.num_experts() == 0 && p.expert > 1) return invalid("expert > 1 on a dense model");
   if (p.expert > 1 && ((p.data * p.fsdp) % p.expert != 0 || m.num_experts() % p.expert != 0))
     return invalid("expert must divide data*fsdp and num_experts");
@@ -312,10 +318,12 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   r.exposed_fsdp_s = M * mb_fsdp;
   r.exposed_ep_s = M * mb_ep;
   r.pipeline_comm_s = M * t_p2p;
-  r.bubble_s = (K - 1) * t_mb;
+  // Interleaved 1F1B (v model chunks per device, Narayanan et al. 2021): the bubble shrinks v×.
+  const double v = std::max(1, p.interleave);
+  r.bubble_s = (K - 1) * t_mb / v;
   r.exposed_dp_s = p.grad_reduce_after_backward ? t_dp : std::max(0.0, t_dp - last_bwd);
   r.optimizer_s = t_opt;
-  r.step_s = (M + K - 1) * t_mb + r.exposed_dp_s + t_opt;
+  r.step_s = M * t_mb + r.bubble_s + r.exposed_dp_s + t_opt;
 
   // ---- FLOPs (whole job per step): 6·(active matmul params)·tokens + attention ----
   const double tokens = p.global_batch * S;
@@ -340,12 +348,18 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   r.hbm_grads = dev_params * gb;
   r.hbm_optimizer = opt_params * OptimizerBytesPerParam(p.optimizer, pb, d, f);
   const double gq = m.gated_ffn() ? 1.5 : 1;
-  const double per_token_none =
-      ((18 * d + 4 * f * gq) * ab / 2 + (m.flash_attention() ? 0 : 5 * H * S * ab / 2)) / tp;
+  // Korthikanti et al. 2022: 34·d bytes (fp16) per token and layer for f = 4d, of which 10·d
+  // (layer-norm inputs, dropout masks) are replicated across the tensor group unless sequence
+  // parallelism shards them; + 5·H·S for the attention scores unless flash attention.
+  const double tp_rest = p.no_sequence_parallel ? 1 : tp;
+  const double per_token_none = (8 * d + 4 * f * gq) * ab / 2 / tp + 10 * d * ab / 2 / tp_rest +
+                                (m.flash_attention() ? 0 : 5 * H * S * ab / 2 / tp);
   double per_token_layer = per_token_none;
   if (p.remat == REMAT_MINIMAL) per_token_layer = ((H + 2 * KV) * dh + f * g + 3 * d) * ab / tp;
   if (p.remat == REMAT_FULL) per_token_layer = d * ab / tp;
-  const double inflight = K > 1 ? std::min(K, M) : 1;
+  // 1F1B: the first stage holds min(K, M) microbatches; the interleaved schedule
+  // (v > 1) a factor 1 + (K−1)/(K·v) more (Korthikanti et al. 2022, §4.2.3).
+  const double inflight = K > 1 ? std::min(K, M) * (v > 1 ? 1 + (K - 1) / (K * v) : 1) : 1;
   r.hbm_activations = Ls * t * per_token_layer * inflight +
                       (p.remat != REMAT_NONE ? t * per_token_none : 0) + 2 * t * V / tp * 4;
   r.hbm_total = r.hbm_params + r.hbm_grads + r.hbm_optimizer + r.hbm_activations;

@@ -29,6 +29,8 @@ struct PlanC {
   bool grad_reduce_after_backward = false;  // no overlap of the data all-reduce
   bool flat_dcn_collectives = false;        // one flat ring instead of ICI + DCN phases
   int tensor_x = 1;  // 2-D tensor parallelism: d_model sharded tensor_x-way (1 = 1-D)
+  int interleave = 1;  // model chunks per pipeline device (interleaved 1F1B)
+  bool no_sequence_parallel = false;  // Megatron TP without SP: 10·d per token replicated
 };
 PlanC PlanFromProto(const Plan& plan);
 Plan PlanToProto(const PlanC& plan);

@@ -28,7 +28,14 @@ struct ValidationReport {
   double median_abs_error = 0, worst_abs_error = 0;
   std::string worst_id;
   int evaluated = 0;  // full-configuration rows evaluated (partial rows not counted)
+  // The same over the time / throughput rows only (memory rows left out).
+  double time_median_abs_error = 0, time_worst_abs_error = 0;
+  int time_evaluated = 0;
 };
+
+// HBM_* metrics: memory rows (they do not depend on the efficiency parameters, so the fit
+// does not use them).
+bool IsMemoryMetric(Metric m);
 
 ValidationReport Validate(const MeasurementSet& rows, const Catalog& catalog);
 std::string ReportTable(const ValidationReport& report);  // markdown table + summary

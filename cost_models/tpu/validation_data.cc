@@ -219,6 +219,84 @@ row { id: "N3f" source: "Narayanan'21 Table 2 (ZeRO-3 rows) = --achieved_tflops 
         mesh { chip: "a100" dims: 8 slices: 280 }
         plan { fsdp: 2240 flat_dcn_collectives: true remat: REMAT_FULL param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP16 global_batch: 2240 } }
   metric: TFLOPS_PER_CHIP_HW measured: 48 }
+
+# ---- §3f N8: per-GPU memory of Korthikanti et al. 2022 Fig. 1 (the values and configs of
+# calculon's validation/seqsel/fig1 and calculon/llm/validation.py: TP 8, fp16 weights, fp32
+# main gradients, Adam = 18 B per weight; tied embeddings as Megatron [A]). "none" = no
+# recompute, no sequence parallelism; "seqsel" = sequence parallelism + selective recompute
+# (everything but the attention scores kept) = our remat none with flash attention (no scores).
+row { id: "N8a" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "22B weights+grads+Adam; TP 8, PP 1, microbatch 4, batch 4"
+  run { model { layers: 48 d_model: 6144 d_ff: 24576 heads: 64 head_dim: 96 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: true }
+        mesh { chip: "a100" dims: 8 }
+        plan { tensor: 8 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 4 } }
+  metric: HBM_PARAMS_OPT_GIB measured: 45.5625 }
+row { id: "N8b" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "22B activations, no recompute; TP 8, PP 1, microbatch 4, batch 4"
+  run { model { layers: 48 d_model: 6144 d_ff: 24576 heads: 64 head_dim: 96 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: false }
+        mesh { chip: "a100" dims: 8 }
+        plan { tensor: 8 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 4 no_sequence_parallel: true } }
+  metric: HBM_ACTIVATIONS_GIB measured: 59.25 }
+row { id: "N8c" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "22B activations, seq-par + selective; TP 8, PP 1, microbatch 4, batch 4"
+  run { model { layers: 48 d_model: 6144 d_ff: 24576 heads: 64 head_dim: 96 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: true }
+        mesh { chip: "a100" dims: 8 }
+        plan { tensor: 8 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 4 } }
+  metric: HBM_ACTIVATIONS_GIB measured: 9.5625 }
+row { id: "N8d" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "175B weights+grads+Adam; TP 8, PP 8 interleaved x3, microbatch 1, batch 64"
+  run { model { layers: 96 d_model: 12288 d_ff: 49152 heads: 96 head_dim: 128 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: true }
+        mesh { chip: "a100" dims: 8 slices: 8 }
+        plan { tensor: 8 pipeline: 8 microbatches: 64 interleave: 3 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 64 } }
+  metric: HBM_PARAMS_OPT_GIB measured: 45.5625 }
+row { id: "N8e" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "175B activations, no recompute; TP 8, PP 8 interleaved x3, microbatch 1, batch 64"
+  run { model { layers: 96 d_model: 12288 d_ff: 49152 heads: 96 head_dim: 128 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: false }
+        mesh { chip: "a100" dims: 8 slices: 8 }
+        plan { tensor: 8 pipeline: 8 microbatches: 64 interleave: 3 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 64 no_sequence_parallel: true } }
+  metric: HBM_ACTIVATIONS_GIB measured: 66.84375 }
+row { id: "N8f" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "175B activations, seq-par + selective; TP 8, PP 8 interleaved x3, microbatch 1, batch 64"
+  run { model { layers: 96 d_model: 12288 d_ff: 49152 heads: 96 head_dim: 128 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: true }
+        mesh { chip: "a100" dims: 8 slices: 8 }
+        plan { tensor: 8 pipeline: 8 microbatches: 64 interleave: 3 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 64 } }
+  metric: HBM_ACTIVATIONS_GIB measured: 12.3515625 }
+row { id: "N8g" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "530B weights+grads+Adam; TP 8, PP 35 interleaved x3, microbatch 1, batch 280"
+  run { model { layers: 105 d_model: 20480 d_ff: 81920 heads: 128 head_dim: 160 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: true }
+        mesh { chip: "a100" dims: 8 slices: 35 }
+        plan { tensor: 8 pipeline: 35 microbatches: 280 interleave: 3 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 280 } }
+  metric: HBM_PARAMS_OPT_GIB measured: 31.640625 }
+row { id: "N8h" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "530B activations, no recompute; TP 8, PP 35 interleaved x3, microbatch 1, batch 280"
+  run { model { layers: 105 d_model: 20480 d_ff: 81920 heads: 128 head_dim: 160 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: false }
+        mesh { chip: "a100" dims: 8 slices: 35 }
+        plan { tensor: 8 pipeline: 35 microbatches: 280 interleave: 3 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 280 no_sequence_parallel: true } }
+  metric: HBM_ACTIVATIONS_GIB measured: 114.0234375 }
+row { id: "N8i" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "530B activations, seq-par + selective; TP 8, PP 35 interleaved x3, microbatch 1, batch 280"
+  run { model { layers: 105 d_model: 20480 d_ff: 81920 heads: 128 head_dim: 160 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: true }
+        mesh { chip: "a100" dims: 8 slices: 35 }
+        plan { tensor: 8 pipeline: 35 microbatches: 280 interleave: 3 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 280 } }
+  metric: HBM_ACTIVATIONS_GIB measured: 23.076171875 }
+row { id: "N8j" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "1T weights+grads+Adam; TP 8, PP 64, microbatch 1, batch 512"
+  run { model { layers: 128 d_model: 25600 d_ff: 102400 heads: 160 head_dim: 160 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: true }
+        mesh { chip: "a100" dims: 8 slices: 64 }
+        plan { tensor: 8 pipeline: 64 microbatches: 512 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 512 } }
+  metric: HBM_PARAMS_OPT_GIB measured: 32.958984375 }
+row { id: "N8k" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "1T activations, no recompute; TP 8, PP 64, microbatch 1, batch 512"
+  run { model { layers: 128 d_model: 25600 d_ff: 102400 heads: 160 head_dim: 160 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: false }
+        mesh { chip: "a100" dims: 8 slices: 64 }
+        plan { tensor: 8 pipeline: 64 microbatches: 512 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 512 no_sequence_parallel: true } }
+  metric: HBM_ACTIVATIONS_GIB measured: 131.25 }
+row { id: "N8l" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
+  note: "1T activations, seq-par + selective; TP 8, PP 64, microbatch 1, batch 512"
+  run { model { layers: 128 d_model: 25600 d_ff: 102400 heads: 160 head_dim: 160 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: true }
+        mesh { chip: "a100" dims: 8 slices: 64 }
+        plan { tensor: 8 pipeline: 64 microbatches: 512 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 512 } }
+  metric: HBM_ACTIVATIONS_GIB measured: 26.5625 }
 )PBTXT";
   return text;
 }

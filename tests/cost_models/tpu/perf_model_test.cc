@@ -231,6 +231,50 @@ TEST(TrainingEval, TwoDimensionalTensorParallelism) {
   EXPECT_EQ(PlanFromProto(ParsePlanSpec("tensor=64,tensor_x=4,global_batch=16")).tensor_x, 4);
 }
 
+TEST(TrainingEval, ActivationMemoryKorthikantiByHand) {
+  // Megatron 22B (48 layers, h 6144, 64 heads, s 2048), TP 8, 4 sequences, fp16 (Korthikanti
+  // et al. 2022 eq. 2-4): no sequence parallelism, no flash: s·b·h·(10 + 24/t + 5·a·s/(h·t))
+  // bytes per layer; with sequence parallelism and no scores: s·b·h·34/t. Plus fp32 logits and
+  // their gradient 2·t·V/tp·4 (V 51200).
+  TransformerModel m = ParseModelSpec(
+      "transformer(layers=48,d_model=6144,d_ff=24576,heads=64,head_dim=96,seq=2048,vocab=51200,"
+      "tied_embeddings=true,flash_attention=false)");
+  TrainingEvaluator ev(m, ParseMeshSpec("a100:8"), DefaultCatalog());
+  PlanC p;
+  p.tensor = 8;
+  p.global_batch = 4;
+  p.param_dtype = FP16;
+  p.compute_dtype = FP16;
+  p.no_sequence_parallel = true;
+  const double sbh = 2048.0 * 4 * 6144, logits = 2 * 8192.0 * 51200 / 8 * 4;
+  EXPECT_NEAR(ev.Evaluate(p).hbm_activations,
+              48 * sbh * (10 + 24.0 / 8 + 5.0 * 64 * 2048 / (6144 * 8)) + logits, 1);
+  m.set_flash_attention(true);
+  TrainingEvaluator flash(m, ParseMeshSpec("a100:8"), DefaultCatalog());
+  p.no_sequence_parallel = false;
+  EXPECT_NEAR(flash.Evaluate(p).hbm_activations, 48 * sbh * 34 / 8 + logits, 1);
+}
+
+TEST(TrainingEval, InterleavedPipelineShrinksTheBubble) {
+  TransformerModel m = ParseModelSpec("transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048)");
+  TrainingEvaluator ev(m, ParseMeshSpec("a100:8"), DefaultCatalog());
+  PlanC p;
+  p.pipeline = 4;
+  p.tensor = 2;
+  p.microbatches = 8;
+  p.global_batch = 8;
+  const StepBreakdown a = ev.Evaluate(p);
+  p.interleave = 3;
+  const StepBreakdown b = ev.Evaluate(p);
+  ASSERT_TRUE(a.valid && b.valid) << b.invalid_reason;
+  EXPECT_NEAR(b.bubble_s, a.bubble_s / 3, 1e-12);
+  EXPECT_NEAR(a.step_s - b.step_s, a.bubble_s * 2 / 3, 1e-12);
+  // Memory: the first stage holds 1 + (K−1)/(K·v) = 1.25 × the saved activations of 1F1B.
+  EXPECT_GT(b.hbm_activations, a.hbm_activations);
+  p.interleave = 5;  // 24 layers not divisible by 4·5
+  EXPECT_FALSE(ev.Evaluate(p).valid);
+}
+
 TEST(PlanSearch, FindsFittingPlansSortedByStepTime) {
   TransformerModel m = ParseModelSpec("transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048)");
   TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:4x4"), DefaultCatalog());
@@ -269,8 +313,12 @@ TEST(Validation, CommittedCatalogueMeetsTheGoalInSampleAndHeldOut) {
   const ValidationReport in = Validate(rows, DefaultCatalog());
   EXPECT_LE(in.median_abs_error, 0.10);
   EXPECT_LE(in.worst_abs_error, 0.30) << in.worst_id;
+  EXPECT_GE(in.time_evaluated, 27);
+  EXPECT_LT(in.time_evaluated, in.evaluated);  // memory rows are counted apart too
+  EXPECT_LE(in.time_median_abs_error, 0.10);
+  EXPECT_LE(in.time_worst_abs_error, 0.30);
   const ValidationReport held = CrossValidate(rows, DefaultCatalog());
-  ASSERT_EQ(held.evaluated, in.evaluated);
+  ASSERT_EQ(held.evaluated, in.time_evaluated);  // leave-one-out over the fitted (time) rows
   EXPECT_LE(held.median_abs_error, 0.10);
   EXPECT_LE(held.worst_abs_error, 0.30) << held.worst_id;
   // Held out is not in-sample: at least one row moves.
