@@ -319,19 +319,9 @@ int main(int argc, char** argv) {
     if (*run && !run_graph.empty()) {
       const graphs::NamedGraph ng = graphs::GraphFromSpec(run_graph);
       const Mesh mesh = ParseMeshSpec(mesh_spec);
-      const PlanC p = PlanFromProto(ParsePlanSpec(run->count("--plan") ? plan_spec : ""));
-      if (p.fsdp > 1 || p.tensor > 1 || p.expert > 1)
-        throw ConfigError("plan: a --graph run is data parallel and pipelined only (no fsdp/tensor/expert)");
-      GraphRunPlan gp;
-      gp.pipeline = p.pipeline;
-      gp.microbatches = std::max(1, p.microbatches);
-      gp.compute_dtype = p.compute_dtype;
-      gp.param_dtype = p.param_dtype;
-      gp.grad_dtype = p.grad_dtype;
-      gp.optimizer = p.optimizer;
-      gp.shard_optimizer = p.shard_optimizer;
-      gp.grad_reduce_after_backward = p.grad_reduce_after_backward;
-      gp.examples_per_replica = ng.examples;
+      const Plan plan = ParsePlanSpec(run->count("--plan") ? plan_spec : "");
+      const PlanC p = PlanFromProto(plan);
+      const GraphRunPlan gp = GraphRunPlanFromPlan(plan, ng.examples);
       const GraphRunResult r = EvaluateGraphOnMesh(ng.graph, mesh, catalog, gp);
       if (p.data > 1 && p.data != r.replicas)
         throw ConfigError("plan: data=" + std::to_string(p.data) + " but the mesh has " +

@@ -81,6 +81,23 @@ std::vector<int> PipelineCut(const graphs::ComputeGraph& g, const std::vector<do
 
 }  // namespace
 
+GraphRunPlan GraphRunPlanFromPlan(const Plan& plan, double examples_per_replica) {
+  const PlanC p = PlanFromProto(plan);
+  if (p.fsdp > 1 || p.tensor > 1 || p.expert > 1)
+    throw ConfigError("plan: a --graph run is data parallel and pipelined only (no fsdp/tensor/expert)");
+  GraphRunPlan gp;
+  gp.pipeline = p.pipeline;
+  gp.microbatches = std::max(1, p.microbatches);
+  gp.compute_dtype = p.compute_dtype;
+  gp.param_dtype = p.param_dtype;
+  gp.grad_dtype = p.grad_dtype;
+  gp.optimizer = p.optimizer;
+  gp.shard_optimizer = p.shard_optimizer;
+  gp.grad_reduce_after_backward = p.grad_reduce_after_backward;
+  gp.examples_per_replica = examples_per_replica;
+  return gp;
+}
+
 GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& g, const Mesh& mesh,
                                    const Catalog& catalog, const GraphRunPlan& plan) {
   const Chip& chip = FindChip(catalog, mesh.chip());

@@ -84,6 +84,11 @@ struct GraphRunResult {
   bool oom = false;
 };
 
+// The graph-run settings of a Plan (pipeline, microbatches, dtypes, optimizer,
+// shard_optimizer, grad_reduce_after_backward). ConfigError if it asks for fsdp, tensor or
+// expert parallelism, which graph runs do not model.
+GraphRunPlan GraphRunPlanFromPlan(const Plan& plan, double examples_per_replica);
+
 // Throws ConfigError on a bad mesh, unknown chip, devices_per_replica not dividing the
 // mesh's devices, or a placement of the wrong size / out of range.
 GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& graph, const Mesh& mesh,

@@ -52,18 +52,8 @@ ValidationReport Validate(const MeasurementSet& set, const Catalog& catalog) {
     try {
       if (!m.run().graph().empty()) {
         const graphs::NamedGraph ng = graphs::GraphFromSpec(m.run().graph());
-        const PlanC p = PlanFromProto(m.run().plan());
-        GraphRunPlan gp;
-        gp.compute_dtype = p.compute_dtype;
-        gp.param_dtype = p.param_dtype;
-        gp.grad_dtype = p.grad_dtype;
-        gp.optimizer = p.optimizer;
-        gp.shard_optimizer = p.shard_optimizer;
-        gp.grad_reduce_after_backward = p.grad_reduce_after_backward;
-        gp.examples_per_replica = ng.examples;
-        gp.pipeline = p.pipeline;
-        gp.microbatches = std::max(1, p.microbatches);
-        const GraphRunResult g = EvaluateGraphOnMesh(ng.graph, m.run().mesh(), catalog, gp);
+        const GraphRunResult g = EvaluateGraphOnMesh(
+            ng.graph, m.run().mesh(), catalog, GraphRunPlanFromPlan(m.run().plan(), ng.examples));
         switch (m.metric()) {
           case EXAMPLES_PER_S_PER_CHIP: row.predicted = g.examples_per_s / g.chips; break;
           case STEP_TIME_S: row.predicted = g.step_s; break;
