@@ -52,6 +52,7 @@ PlanC PlanFromProto(const Plan& p) {
   c.tensor_x = std::max(1, p.tensor_x());
   c.interleave = std::max(1, p.interleave());
   c.no_sequence_parallel = p.no_sequence_parallel();
+  c.update_consumes_gradients = p.update_consumes_gradients();
   return c;
 }
 
@@ -74,6 +75,7 @@ Plan PlanToProto(const PlanC& c) {
   if (c.tensor_x > 1) p.set_tensor_x(c.tensor_x);
   if (c.interleave > 1) p.set_interleave(c.interleave);
   p.set_no_sequence_parallel(c.no_sequence_parallel);
+  p.set_update_consumes_gradients(c.update_consumes_gradients);
   p.set_global_batch(int64_t(c.global_batch));
   return p;
 }
@@ -346,6 +348,12 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   // ---- HBM per device (first stage: most microbatches in flight) ----
   r.hbm_params = dev_params * pb;
   r.hbm_grads = dev_params * gb;
+  if (p.update_consumes_gradients && M == 1) {
+    // Each weight's update runs as soon as its gradient exists: at most one layer's (or the
+    // embedding's) gradients are live at once.
+    const double layer = std::max(p_attn + p_ffn, Lm > 0 ? p_attn + d * E + E * p_ffn / p.expert : 0.0);
+    r.hbm_grads = std::max(layer, V * d) / (tp * p.fsdp) * gb;
+  }
   r.hbm_optimizer = opt_params * OptimizerBytesPerParam(p.optimizer, pb, d, f);
   const double gq = m.gated_ffn() ? 1.5 : 1;
   // Korthikanti et al. 2022: 34·d bytes (fp16) per token and layer for f = 4d, of which 10·d

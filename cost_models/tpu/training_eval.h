@@ -31,6 +31,7 @@ struct PlanC {
   int tensor_x = 1;  // 2-D tensor parallelism: d_model sharded tensor_x-way (1 = 1-D)
   int interleave = 1;  // model chunks per pipeline device (interleaved 1F1B)
   bool no_sequence_parallel = false;  // Megatron TP without SP: 10·d per token replicated
+  bool update_consumes_gradients = false;  // no whole-model gradient buffer (one microbatch)
 };
 PlanC PlanFromProto(const Plan& plan);
 Plan PlanToProto(const PlanC& plan);

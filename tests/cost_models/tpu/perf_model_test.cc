@@ -255,6 +255,30 @@ TEST(TrainingEval, ActivationMemoryKorthikantiByHand) {
   EXPECT_NEAR(flash.Evaluate(p).hbm_activations, 48 * sbh * 34 / 8 + logits, 1);
 }
 
+TEST(TrainingEval, UpdateConsumingGradientsKeepsOneLayersGradients) {
+  // 8 layers, d 1024, f 4096, vocab 1000 on 8 devices, fsdp 8, fp32 gradients: a layer has
+  // 4·d² + 2·d·f = 12.6M weights, the embedding 1.024M → one layer's gradients / 8 · 4 B.
+  TransformerModel m =
+      ParseModelSpec("transformer(layers=8,d_model=1024,d_ff=4096,heads=8,seq=512,vocab=1000)");
+  TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:8"), DefaultCatalog());
+  PlanC p;
+  p.fsdp = 8;
+  p.global_batch = 8;
+  const StepBreakdown all = ev.Evaluate(p);
+  p.update_consumes_gradients = true;
+  const StepBreakdown one = ev.Evaluate(p);
+  const double layer = 4.0 * 1024 * 1024 + 2.0 * 1024 * 4096;
+  EXPECT_NEAR(one.hbm_grads, layer / 8 * 4, 1e-6);
+  EXPECT_NEAR(all.hbm_grads, (8 * layer + 2 * 1000.0 * 1024) / 8 * 4, 1e-6);
+  EXPECT_DOUBLE_EQ(one.step_s, all.step_s);  // memory only
+  // With gradient accumulation the whole buffer is needed again.
+  p.microbatches = 2;
+  p.global_batch = 16;
+  const StepBreakdown acc = ev.Evaluate(p);
+  ASSERT_TRUE(acc.valid) << acc.invalid_reason;
+  EXPECT_DOUBLE_EQ(acc.hbm_grads, all.hbm_grads);
+}
+
 TEST(TrainingEval, InterleavedPipelineShrinksTheBubble) {
   TransformerModel m = ParseModelSpec("transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048)");
   TrainingEvaluator ev(m, ParseMeshSpec("a100:8"), DefaultCatalog());
