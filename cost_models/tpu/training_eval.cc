@@ -368,8 +368,11 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   // 1F1B: the first stage holds min(K, M) microbatches; the interleaved schedule
   // (v > 1) a factor 1 + (K−1)/(K·v) more (Korthikanti et al. 2022, §4.2.3).
   const double inflight = K > 1 ? std::min(K, M) * (v > 1 ? 1 + (K - 1) / (K * v) : 1) : 1;
+  // + the layer being recomputed in the backward pass: what remat did not save of it (the
+  // saved part is already counted above) + fp32 logits and their gradient.
   r.hbm_activations = Ls * t * per_token_layer * inflight +
-                      (p.remat != REMAT_NONE ? t * per_token_none : 0) + 2 * t * V / tp * 4;
+                      (p.remat != REMAT_NONE ? t * std::max(0.0, per_token_none - per_token_layer) : 0) +
+                      2 * t * V / tp * 4;
   r.hbm_total = r.hbm_params + r.hbm_grads + r.hbm_optimizer + r.hbm_activations;
   r.hbm_capacity = chip_.hbm_bytes() / std::max(1, chip_.devices_per_chip()) * e.hbm_usable();
   r.oom = r.hbm_total > r.hbm_capacity;

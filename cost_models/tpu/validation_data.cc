@@ -234,7 +234,7 @@ row { id: "N8a" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fi
         plan { tensor: 8 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 4 } }
   metric: HBM_PARAMS_OPT_GIB measured: 45.5625 }
 row { id: "N8b" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
-  note: "22B activations, no recompute; TP 8, PP 1, microbatch 4, batch 4"
+  note: "22B activations, no recompute (over 80 GB: the figure shows it does not fit); TP 8, PP 1, microbatch 4, batch 4"
   run { model { layers: 48 d_model: 6144 d_ff: 24576 heads: 64 head_dim: 96 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: false }
         mesh { chip: "a100" dims: 8 }
         plan { tensor: 8 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 4 no_sequence_parallel: true } }
@@ -252,7 +252,7 @@ row { id: "N8d" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fi
         plan { tensor: 8 pipeline: 8 microbatches: 64 interleave: 3 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 64 } }
   metric: HBM_PARAMS_OPT_GIB measured: 45.5625 }
 row { id: "N8e" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
-  note: "175B activations, no recompute; TP 8, PP 8 interleaved x3, microbatch 1, batch 64"
+  note: "175B activations, no recompute (over 80 GB: the figure shows it does not fit); TP 8, PP 8 interleaved x3, microbatch 1, batch 64"
   run { model { layers: 96 d_model: 12288 d_ff: 49152 heads: 96 head_dim: 128 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: false }
         mesh { chip: "a100" dims: 8 slices: 8 }
         plan { tensor: 8 pipeline: 8 microbatches: 64 interleave: 3 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 64 no_sequence_parallel: true } }
@@ -270,7 +270,7 @@ row { id: "N8g" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fi
         plan { tensor: 8 pipeline: 35 microbatches: 280 interleave: 3 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 280 } }
   metric: HBM_PARAMS_OPT_GIB measured: 31.640625 }
 row { id: "N8h" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
-  note: "530B activations, no recompute; TP 8, PP 35 interleaved x3, microbatch 1, batch 280"
+  note: "530B activations, no recompute (over 80 GB: the figure shows it does not fit); TP 8, PP 35 interleaved x3, microbatch 1, batch 280"
   run { model { layers: 105 d_model: 20480 d_ff: 81920 heads: 128 head_dim: 160 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: false }
         mesh { chip: "a100" dims: 8 slices: 35 }
         plan { tensor: 8 pipeline: 35 microbatches: 280 interleave: 3 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 280 no_sequence_parallel: true } }
@@ -288,7 +288,7 @@ row { id: "N8j" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fi
         plan { tensor: 8 pipeline: 64 microbatches: 512 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 512 } }
   metric: HBM_PARAMS_OPT_GIB measured: 32.958984375 }
 row { id: "N8k" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fig1 (notes §3f N8)"
-  note: "1T activations, no recompute; TP 8, PP 64, microbatch 1, batch 512"
+  note: "1T activations, no recompute (over 80 GB: the figure shows it does not fit); TP 8, PP 64, microbatch 1, batch 512"
   run { model { layers: 128 d_model: 25600 d_ff: 102400 heads: 160 head_dim: 160 seq: 2048 vocab: 51200 tied_embeddings: true flash_attention: false }
         mesh { chip: "a100" dims: 8 slices: 64 }
         plan { tensor: 8 pipeline: 64 microbatches: 512 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 512 no_sequence_parallel: true } }
