@@ -144,4 +144,27 @@ TEST(RunGraphCli, ResNetDataParallelOnAMesh) {
   EXPECT_NE(dp.out.find("data=3"), std::string::npos) << dp.out;
 }
 
+TEST(ValidateCli, WritesTheTablesAndTheHeldOutError) {
+  char tmpl[] = "/tmp/placerl_validate_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string out = std::string(tmpl) + "/v.md";
+  const CmdResult r = Sh(kBin + " validate --out " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("held out (leave-one-out refits): median"), std::string::npos) << r.out;
+  std::ifstream f(out);
+  const std::string md((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (const char* part : {"| X1 |", "| N8a |", "Partial-configuration rows", "| M1 |",
+                           "## Held-out error (leave-one-out)", "Time / throughput rows only"})
+    EXPECT_NE(md.find(part), std::string::npos) << part;
+  // --fit prints the fitted parameters in one line; a bad measurements file is a readable error.
+  const CmdResult fit = Sh(kBin + " validate --fit --no-held-out --out ''");
+  ASSERT_EQ(fit.status, 0) << fit.out;
+  EXPECT_EQ(fit.out.rfind("fit: matmul ", 0), 0u) << fit.out;
+  std::ofstream(std::string(tmpl) + "/bad.pbtxt") << "row { id: \"Z\" metric: NOPE }\n";
+  const CmdResult bad = Sh(kBin + " validate --measurements " + tmpl + "/bad.pbtxt --out ''");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("bad.pbtxt:1"), std::string::npos) << bad.out;
+  std::filesystem::remove_all(tmpl);
+}
+
 }  // namespace
