@@ -154,6 +154,19 @@ int main(int argc, char** argv) {
                        "skip the leave-one-out table (each row predicted with parameters "
                        "fitted on the other rows; takes a few seconds)");
 
+    CLI::App* infer = app.add_subcommand(
+        "infer", "inference latency (prefill + decode) on a tensor-parallel layout (Pope et al.)");
+    add_inputs(infer);
+    double inf_batch = 1, inf_prompt = 2048, inf_generate = 64;
+    std::string inf_weights = "bf16";
+    bool inf_batch_kv = false;
+    infer->add_option("--batch", inf_batch, "sequences")->capture_default_str();
+    infer->add_option("--prompt", inf_prompt, "prompt tokens per sequence (prefill)")->capture_default_str();
+    infer->add_option("--generate", inf_generate, "tokens generated per sequence")->capture_default_str();
+    infer->add_option("--weights", inf_weights, "weight dtype: bf16, int8, fp8, int4")->capture_default_str();
+    infer->add_flag("--batch-sharded-kv", inf_batch_kv,
+                    "shard attention over the batch (multi-query models) instead of the heads");
+
     CLI::App* bench = app.add_subcommand("bench", "plan evaluations per second (one core)");
     add_inputs(bench);
     double seconds = 1.0;
@@ -352,6 +365,42 @@ int main(int argc, char** argv) {
           std::printf("examples/s       %.6g (%.6g per chip)\n", r.examples_per_s, r.examples_per_s / r.chips);
         std::printf("MFU              %.2f %%\nHBM per device   %.4g GiB of %.4g GiB%s\n", 100 * r.mfu,
                     r.hbm_per_device / 1073741824.0, r.hbm_capacity / 1073741824.0, r.oom ? "  ** OOM **" : "");
+      }
+      return r.oom ? 2 : 0;
+    }
+
+    if (*infer) {
+      const TransformerModel model = ParseModelSpec(model_spec);
+      const Mesh mesh = ParseMeshSpec(mesh_spec);
+      TrainingEvaluator ev(model, mesh, catalog);
+      PlanC p = PlanFromProto(ParsePlanSpec(infer->count("--plan") ? plan_spec : ""));
+      if (!infer->count("--plan")) p.tensor = ev.num_devices();
+      InferenceQuery q;
+      q.batch = inf_batch;
+      q.prompt = inf_prompt;
+      q.generate = inf_generate;
+      Plan dt;
+      SetFieldsFromString("param_dtype=" + inf_weights, "--weights", &dt);
+      q.weight_dtype = dt.param_dtype();
+      q.batch_sharded_kv = inf_batch_kv;
+      const InferenceResult r = ev.EvaluateInference(p, q);
+      if (!r.valid) throw ConfigError(r.invalid_reason);
+      if (json) {
+        nlohmann::json j = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)},
+                            {"prefill_s", r.prefill_s},       {"decode_s", r.decode_s},
+                            {"decode_step_s", r.decode_step_s}, {"prefill_comm_s", r.prefill_comm_s},
+                            {"decode_comm_s", r.decode_comm_s}, {"prefill_mfu", r.prefill_mfu},
+                            {"decode_mfu", r.decode_mfu},     {"hbm_weights", r.hbm_weights},
+                            {"hbm_kv", r.hbm_kv},             {"hbm_total", r.hbm_total},
+                            {"hbm_capacity", r.hbm_capacity}, {"oom", r.oom}};
+        std::cout << j.dump(2) << "\n";
+      } else {
+        std::printf("model  %s\nmesh   %s (%d devices), tensor %d%s\nquery  batch %g, prompt %g, generate %g, "
+                    "weights %s%s\n\n%s",
+                    ModelToString(ev.model()).c_str(), MeshToString(mesh).c_str(), ev.num_devices(), p.tensor,
+                    p.tensor_x > 1 ? (" as " + std::to_string(p.tensor_x) + "x" + std::to_string(p.tensor / p.tensor_x)).c_str() : "",
+                    q.batch, q.prompt, q.generate, DType_Name(q.weight_dtype).c_str(),
+                    q.batch_sharded_kv ? ", batch-sharded KV" : "", FormatInference(r).c_str());
       }
       return r.oom ? 2 : 0;
     }

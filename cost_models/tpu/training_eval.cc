@@ -380,6 +380,107 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   return r;
 }
 
+InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const InferenceQuery& q) const {
+  InferenceResult r;
+  auto invalid = [&r](const char* why) {
+    r.valid = false;
+    r.invalid_reason = why;
+    return r;
+  };
+  const TransformerModel& m = model_;
+  if (p.data * p.fsdp * p.pipeline * p.expert != 1) return invalid("inference: tensor layouts only");
+  if (p.tensor != num_devices_) return invalid("inference: tensor must equal the mesh's devices");
+  if (m.num_experts() > 0) return invalid("inference: dense models only");
+  const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
+  if (p.tensor % tx != 0 || m.heads() % ty != 0 || m.d_model() % tx != 0)
+    return invalid("inference: tensor_x must divide tensor and d_model; tensor/tensor_x the heads");
+  if (!(q.batch >= 1) || !(q.prompt >= 1) || !(q.generate >= 0))
+    return invalid("inference: batch and prompt must be >= 1, generate >= 0");
+  const Efficiency& e = eff_;
+  const DeviceRates rates = MakeDeviceRates(chip_, p.compute_dtype, e);
+  const double ab = BytesPerElement(p.compute_dtype), wb = BytesPerElement(q.weight_dtype);
+  const double d = m.d_model(), f = m.d_ff(), H = m.heads(), KV = m.kv_heads(), dh = m.head_dim();
+  const double V = m.vocab(), tp = p.tensor, g = m.gated_ffn() ? 2 : 1, L = m.layers();
+  AxisGroup ax[5];
+  const int sizes[5] = {ty, tx, 1, 1, 1};
+  topo_.MapAxes(sizes, 5, ax);
+  const AxisGroup &tpy_g = ax[0], &tpx_g = ax[1];
+  AxisGroup tp_g;
+  {
+    const int ts[4] = {p.tensor, 1, 1, 1};
+    AxisGroup tmp[4];
+    MapAxes(ts, tmp);
+    tp_g = tmp[0];
+  }
+  auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
+    return CollectiveTime(c, grp, bytes, e.collective_bw(), e.latency_floor_s(), e.dcn_bw());
+  };
+  auto mm = [&](double mm_m, double k, double n) {
+    return MatmulOpTime(rates, std::min({mm_m, k, n}), MatmulFlops(mm_m, k, n),
+                        (mm_m * k + mm_m * n) * ab + k * n * wb);
+  };
+  const double kv_shard = q.batch_sharded_kv ? std::min(tp, q.batch) : std::min(tp, KV);
+  // One layer for a step of t tokens (all sequences), attention over `ctx` cached positions.
+  auto layer = [&](double t, double ctx, double* comm) {
+    const double attn_flops = 4 * t * ctx * H * dh / tp;
+    const double kv_bytes = q.batch * ctx * 2 * KV * dh * ab / kv_shard;
+    const double compute =
+        mm(t, d, (H + 2 * KV) * dh / tp) + mm(t, H * dh / tp, d) + mm(t, d, f * g / tp) +
+        mm(t, f / tp, d) + MatmulOpTime(rates, std::min(ctx, dh), attn_flops, kv_bytes + 2 * t * H * dh / tp * ab) +
+        OpTime(rates, OpKind::kNorm, t * 10 * d / tp, t * 10 * d / tp * ab) +
+        OpTime(rates, OpKind::kElementwise, t * (g + 1) * f / tp, t * (g + 1) * f / tp * ab);
+    double traffic = 0;
+    if (p.tensor > 1 && tx == 1) {
+      traffic = 2 * coll(Collective::kAllReduce, tp_g, t * d * ab);
+    } else if (p.tensor > 1) {
+      traffic = 4 * coll(Collective::kAllGather, tpy_g, t * d / tx * ab) +
+                coll(Collective::kReduceScatter, tpx_g, t * (H + 2 * KV) * dh / ty * ab) +
+                coll(Collective::kAllGather, tpx_g, t * H * dh / ty * ab) +
+                coll(Collective::kReduceScatter, tpx_g, t * g * f / ty * ab) +
+                coll(Collective::kAllGather, tpx_g, t * f / ty * ab);
+    }
+    if (q.batch_sharded_kv && p.tensor > 1)  // heads → batch and back around attention
+      traffic += 2 * coll(Collective::kAllToAll, tp_g, t * H * dh * ab);
+    *comm = std::max(0.0, traffic - e.tp_overlap() * compute);
+    return compute + *comm;
+  };
+  const double logits = mm(q.batch, d, V / tp);
+  double comm = 0;
+  r.prefill_s = L * layer(q.batch * q.prompt, q.prompt / 2, &comm) + logits;  // causal: mean ctx S/2
+  r.prefill_comm_s = L * comm;
+  if (q.generate > 0) {
+    const double step = L * layer(q.batch, q.prompt + q.generate / 2, &comm) + logits;
+    r.decode_step_s = step;
+    r.decode_s = q.generate * step;
+    r.decode_comm_s = q.generate * L * comm;
+  }
+  const double n_params = L * (d * (H + 2 * KV) * dh + H * dh * d + g * d * f + f * d) + V * d;
+  const double peak = rates.peak_flops * num_devices_;
+  r.prefill_mfu = 2 * n_params * q.batch * q.prompt / (r.prefill_s * peak);
+  if (q.generate > 0) r.decode_mfu = 2 * n_params * q.batch * q.generate / (r.decode_s * peak);
+  r.hbm_weights = n_params * wb / tp;
+  r.hbm_kv = L * q.batch * (q.prompt + q.generate) * 2 * KV * dh * ab / kv_shard;
+  r.hbm_total = r.hbm_weights + r.hbm_kv;
+  r.hbm_capacity = chip_.hbm_bytes() / std::max(1, chip_.devices_per_chip()) * e.hbm_usable();
+  r.oom = r.hbm_total > r.hbm_capacity;
+  r.valid = true;
+  return r;
+}
+
+std::string FormatInference(const InferenceResult& r) {
+  if (!r.valid) return std::string("invalid: ") + r.invalid_reason;
+  char buf[800];
+  std::snprintf(buf, sizeof buf,
+                "prefill          %.4f s (exposed tensor comm %.4f s), MFU %.1f %%\n"
+                "decode           %.4f s = %.2f ms per token (exposed comm %.4f s), MFU %.1f %%\n"
+                "HBM per device   %.2f GiB of %.2f GiB (weights %.2f, KV cache %.2f)%s\n",
+                r.prefill_s, r.prefill_comm_s, 100 * r.prefill_mfu, r.decode_s, 1e3 * r.decode_step_s,
+                r.decode_comm_s, 100 * r.decode_mfu, r.hbm_total / 1073741824.0,
+                r.hbm_capacity / 1073741824.0, r.hbm_weights / 1073741824.0, r.hbm_kv / 1073741824.0,
+                r.oom ? "  ** OOM **" : "");
+  return buf;
+}
+
 std::string FormatBreakdown(const StepBreakdown& b) {
   if (!b.valid) return std::string("invalid plan: ") + b.invalid_reason;
   char buf[1400];

@@ -70,12 +70,39 @@ double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_b
 // Validates the model (ConfigError) and fills defaults (head_dim, kv_heads, top_k, ...).
 TransformerModel NormalizedModel(const TransformerModel& model);
 
+// ---- Inference (Pope et al. 2022) on a tensor-parallel layout of the same evaluator ----
+struct InferenceQuery {
+  double batch = 1;               // sequences
+  double prompt = 0;              // tokens per sequence processed by the prefill
+  double generate = 0;            // tokens generated one step at a time after it
+  DType weight_dtype = BF16;      // stored (and streamed) weights, e.g. INT8
+  bool batch_sharded_kv = false;  // attention sharded over the batch (MQA), not the heads
+};
+struct InferenceResult {
+  bool valid = false;
+  const char* invalid_reason = "";
+  double prefill_s = 0, decode_s = 0;   // whole prefill; all `generate` decode steps
+  double decode_step_s = 0;             // mean per generated token
+  double prefill_comm_s = 0, decode_comm_s = 0;  // exposed tensor-parallel traffic in them
+  double prefill_mfu = 0, decode_mfu = 0;
+  double hbm_weights = 0, hbm_kv = 0, hbm_total = 0, hbm_capacity = 0;
+  bool oom = false;
+};
+std::string FormatInference(const InferenceResult& r);
+
 class TrainingEvaluator {
  public:
   // Throws ConfigError on an unknown chip, a bad mesh or a bad model.
   TrainingEvaluator(const TransformerModel& model, const Mesh& mesh, const Catalog& catalog);
 
   StepBreakdown Evaluate(const PlanC& plan) const;
+  // Prefill + decode latency on the plan's tensor layout (tensor, tensor_x; data, fsdp,
+  // pipeline and expert must be 1; dense models only). Per layer and step: each matmul's
+  // roofline with weights streamed at weight_dtype, attention over the KV cache (read once
+  // per step; sharded over the batch or over the KV heads), the layout's collectives exposed
+  // beyond tp_overlap × compute (+ 2 all-to-alls per layer when batch_sharded_kv), then the
+  // logits of the last position. Decode steps use the mean context prompt + generate/2.
+  InferenceResult EvaluateInference(const PlanC& plan, const InferenceQuery& query) const;
 
   int num_devices() const { return num_devices_; }
   int num_chips() const { return num_chips_; }
@@ -95,5 +122,7 @@ class TrainingEvaluator {
 };
 
 std::string FormatBreakdown(const StepBreakdown& b);
+
+
 
 }  // namespace placerl::perf

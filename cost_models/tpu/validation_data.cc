@@ -124,6 +124,25 @@ row { id: "X10d" source: "maxtext README v5e (notes §3b X10)"
         plan { fsdp: 16 tensor: 16 remat: REMAT_FULL global_batch: 256 } }
   metric: TFLOPS_PER_CHIP_MODEL measured: 110 }
 
+# ---- §3c I1/I2: PaLM 540B inference on 64 TPU v4 (Pope et al. 2022 Table 2, via the notes).
+# PaLM: 118 layers, d 18432, 48 heads × 256, multi-query (1 KV head), SwiGLU d_ff 73728, vocab
+# 256k [M]; 2-D weight-stationary layout at the optimum X = 0.5·√64 = 4 (d_model 4-way, heads /
+# d_ff 16-way) [A: the notes give "2D-WS", not X]; prompt 2048 for the decode row [A].
+row { id: "I1" source: "Pope et al. 2022 Table 2 (notes §3c I1)"
+  note: "prefill 2048 tokens, batch 1, bf16 weights, 2-D WS 4x16"
+  run { model { layers: 118 d_model: 18432 d_ff: 73728 heads: 48 head_dim: 256 kv_heads: 1 seq: 2048 vocab: 256000 gated_ffn: true }
+        mesh { chip: "tpu_v4" dims: 4 dims: 4 dims: 4 }
+        plan { tensor: 64 tensor_x: 4 global_batch: 1 }
+        inference { batch: 1 prompt: 2048 generate: 0 } }
+  metric: PREFILL_S measured: 0.29 }
+row { id: "I2" source: "Pope et al. 2022 Table 2 (notes §3c I2)"
+  note: "decode 64 tokens, batch 64, int8 weights, batch-sharded multi-query attention, 2-D WS 4x16; prompt 2048 [A]"
+  run { model { layers: 118 d_model: 18432 d_ff: 73728 heads: 48 head_dim: 256 kv_heads: 1 seq: 2048 vocab: 256000 gated_ffn: true }
+        mesh { chip: "tpu_v4" dims: 4 dims: 4 dims: 4 }
+        plan { tensor: 64 tensor_x: 4 global_batch: 64 }
+        inference { batch: 64 prompt: 2048 generate: 64 weight_dtype: INT8 batch_sharded_kv: true } }
+  metric: DECODE_S measured: 1.82 }
+
 # ---- §3d TPU v3, MLPerf ResNet-50 (P = "p": end-to-end times incl. eval, epochs ±4, img/s
 # derived in the notes). One replica per core (graph batch = per-core batch), weight-update
 # sharding, SGD with momentum for LARS [A], fp32 weights and gradients [A], XLA fusion

@@ -167,4 +167,20 @@ TEST(ValidateCli, WritesTheTablesAndTheHeldOutError) {
   std::filesystem::remove_all(tmpl);
 }
 
+TEST(InferCli, JsonAndErrors) {
+  const std::string model =
+      "'transformer(layers=8,d_model=2048,d_ff=8192,heads=16,kv_heads=1,seq=1024,vocab=32000)'";
+  const CmdResult r = Sh(kBin + " infer --json --model " + model +
+                         " --mesh tpu_v4:2x2x2 --batch 8 --prompt 512 --generate 16 --weights int8 --batch-sharded-kv");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["prefill_s"].get<double>(), 0);
+  EXPECT_NEAR(j["decode_s"].get<double>(), 16 * j["decode_step_s"].get<double>(), 1e-12);
+  const CmdResult bad = Sh(kBin + " infer --model " + model + " --mesh tpu_v4:2x2x2 --weights int3");
+  EXPECT_NE(bad.status, 0);
+  const CmdResult dp = Sh(kBin + " infer --model " + model + " --mesh tpu_v4:2x2x2 --plan data=8,global_batch=8");
+  EXPECT_NE(dp.status, 0);
+  EXPECT_NE(dp.out.find("tensor layouts only"), std::string::npos) << dp.out;
+}
+
 }  // namespace

@@ -299,6 +299,43 @@ TEST(TrainingEval, InterleavedPipelineShrinksTheBubble) {
   EXPECT_FALSE(ev.Evaluate(p).valid);
 }
 
+TEST(Inference, PrefillComputeBoundDecodeMemoryBound) {
+  // A 64-layer, d 8192 model on tpu_v4 4x4x4, 2-D layout 4x16.
+  TransformerModel m = ParseModelSpec(
+      "transformer(layers=64,d_model=8192,d_ff=32768,heads=64,head_dim=128,kv_heads=1,seq=2048,vocab=32000)");
+  TrainingEvaluator ev(m, ParseMeshSpec("tpu_v4:4x4x4"), DefaultCatalog());
+  PlanC p;
+  p.tensor = 64;
+  p.tensor_x = 4;
+  InferenceQuery q;
+  q.batch = 8;
+  q.prompt = 1024;
+  q.generate = 32;
+  const InferenceResult bf16 = ev.EvaluateInference(p, q);
+  ASSERT_TRUE(bf16.valid) << bf16.invalid_reason;
+  // Prefill is bounded below by its FLOPs at peak; decode streams all weights every step.
+  const double n = 64 * (8192.0 * 66 * 128 + 64 * 128 * 8192.0 + 2 * 8192.0 * 32768) + 32000 * 8192.0;
+  EXPECT_GT(bf16.prefill_s, 2 * n * 8 * 1024 / (64 * 275e12));
+  EXPECT_GT(bf16.decode_step_s, n * 2 / 64 / 1.2e12);
+  EXPECT_LT(bf16.decode_mfu, bf16.prefill_mfu);
+  EXPECT_NEAR(bf16.hbm_weights, n * 2 / 64, 1);
+  // int8 weights halve the streamed bytes: decode's non-communication time falls by ~half
+  // (here the small decode collectives are a large share), prefill barely changes.
+  q.weight_dtype = INT8;
+  const InferenceResult i8 = ev.EvaluateInference(p, q);
+  EXPECT_LT(i8.decode_s, bf16.decode_s);
+  EXPECT_LT(i8.decode_s - i8.decode_comm_s, 0.7 * (bf16.decode_s - bf16.decode_comm_s))
+      << FormatInference(bf16) << FormatInference(i8);
+  EXPECT_NEAR(i8.prefill_s, bf16.prefill_s, 0.1 * bf16.prefill_s);
+  // One KV head: head-sharding cannot split the cache, batch-sharding splits it 8 ways.
+  q.batch_sharded_kv = true;
+  EXPECT_NEAR(ev.EvaluateInference(p, q).hbm_kv, i8.hbm_kv / 8, 1);
+  // Layouts the inference model does not cover are refused.
+  p.tensor = 32;
+  p.data = 2;
+  EXPECT_FALSE(ev.EvaluateInference(p, q).valid);
+}
+
 TEST(PlanSearch, FindsFittingPlansSortedByStepTime) {
   TransformerModel m = ParseModelSpec("transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048)");
   TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:4x4"), DefaultCatalog());
@@ -381,9 +418,9 @@ TEST(Catalog, PerChipEfficiencyOverridesOnlyItsNonZeroFields) {
   const Efficiency e = EffectiveEfficiency(c, *chip);
   EXPECT_DOUBLE_EQ(e.matmul(), 1.0);
   EXPECT_DOUBLE_EQ(e.memory(), c.efficiency().memory());
-  // A chip without an override (tpu_v4 has no validation rows) uses the global value.
-  EXPECT_DOUBLE_EQ(EffectiveEfficiency(c, FindChip(c, "tpu_v4")).matmul(), c.efficiency().matmul());
-  EXPECT_NE(EffectiveEfficiency(c, FindChip(c, "tpu_v3")).matmul(), c.efficiency().matmul());
+  // A chip without an override (h100 has no validation rows) uses the global value.
+  EXPECT_DOUBLE_EQ(EffectiveEfficiency(c, FindChip(c, "h100")).matmul(), c.efficiency().matmul());
+  EXPECT_NE(EffectiveEfficiency(c, FindChip(c, "tpu_v5p")).matmul(), c.efficiency().matmul());
   // An override outside (0, 1] is rejected when the catalogue is parsed.
   std::string text = DefaultCatalogText();
   const size_t at = text.find("chip {") + 6;
