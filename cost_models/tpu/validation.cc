@@ -49,6 +49,7 @@ ValidationReport Validate(const MeasurementSet& set, const Catalog& catalog) {
     row.note = m.note();
     row.measured = m.measured();
     row.partial = m.partial();
+    row.extra = m.extra();
     try {
       if (!m.run().graph().empty()) {
         const graphs::NamedGraph ng = graphs::GraphFromSpec(m.run().graph());
@@ -95,7 +96,7 @@ ValidationReport Validate(const MeasurementSet& set, const Catalog& catalog) {
         row.oom = b.oom;
       }
       row.rel_error = (row.predicted - row.measured) / row.measured;
-      if (row.partial) {
+      if (!row.counted()) {
         rep.rows.push_back(row);
         continue;
       }
@@ -123,11 +124,13 @@ ValidationReport Validate(const MeasurementSet& set, const Catalog& catalog) {
 std::string ReportTable(const ValidationReport& rep) {
   std::ostringstream out;
   char buf[256];
-  auto table = [&](bool partial) {
+  // kind 0: counted rows; 1: partial; 2: out-of-sample (extra).
+  auto kind_of = [](const ValidationRow& r) { return r.extra ? 2 : r.partial ? 1 : 0; };
+  auto table = [&](int kind) {
     out << "| id | chip | metric | measured | predicted | error | note |\n"
         << "|---|---|---|---:|---:|---:|---|\n";
     for (const ValidationRow& r : rep.rows) {
-      if (r.partial != partial) continue;
+      if (kind_of(r) != kind) continue;
       if (!r.error.empty()) {
         out << "| " << r.id << " | " << r.chip << " | " << r.metric << " | " << r.measured
             << " | — | — | not evaluated: " << r.error << " |\n";
@@ -139,9 +142,14 @@ std::string ReportTable(const ValidationReport& rep) {
       out << buf;
     }
   };
-  table(false);
-  int full = 0;
-  for (const ValidationRow& r : rep.rows) full += r.partial ? 0 : 1;
+  table(0);
+  int full = 0, partial = 0;
+  std::vector<double> extra_errs;
+  for (const ValidationRow& r : rep.rows) {
+    full += kind_of(r) == 0;
+    partial += kind_of(r) == 1;
+    if (kind_of(r) == 2 && r.error.empty()) extra_errs.push_back(std::fabs(r.rel_error));
+  }
   std::snprintf(buf, sizeof buf,
                 "\nRows evaluated: %d of %d. Median |error| %.1f %%, worst |error| %.1f %% (%s).\n"
                 "Time / throughput rows only (%d, without the memory rows): median %.1f %%, worst %.1f %%.\n",
@@ -149,10 +157,19 @@ std::string ReportTable(const ValidationReport& rep) {
                 rep.worst_id.c_str(), rep.time_evaluated, 100 * rep.time_median_abs_error,
                 100 * rep.time_worst_abs_error);
   out << buf;
-  if (full < int(rep.rows.size())) {
+  if (!extra_errs.empty()) {
+    out << "\nOut-of-sample rows: published measurements from the same sources that are NOT in the\n"
+        << "notes, never fitted, not counted above:\n\n";
+    table(2);
+    std::snprintf(buf, sizeof buf, "\nOut-of-sample: %zu rows, median |error| %.1f %%, worst %.1f %%.\n",
+                  extra_errs.size(), 100 * Median(extra_errs),
+                  100 * *std::max_element(extra_errs.begin(), extra_errs.end()));
+    out << buf;
+  }
+  if (partial > 0) {
     out << "\nPartial-configuration rows (notes' P = \"p\": a knob is missing or the number is an\n"
         << "end-to-end time); reported, not counted above and not fitted:\n\n";
-    table(true);
+    table(1);
   }
   return out.str();
 }
@@ -205,7 +222,7 @@ void SetParam(Catalog* c, const FitParam& p, double v) {
 MeasurementSet FitRows(const MeasurementSet& set) {
   MeasurementSet out;
   for (const Measurement& m : set.row())
-    if (!m.partial() && !IsMemoryMetric(m.metric())) *out.add_row() = m;
+    if (!m.partial() && !m.extra() && !IsMemoryMetric(m.metric())) *out.add_row() = m;
   return out;
 }
 
@@ -215,7 +232,7 @@ double MeanAbsError(const ValidationReport& r) {
   double sum = 0;
   int n = 0;
   for (const ValidationRow& row : r.rows) {
-    if (row.partial) continue;
+    if (!row.counted()) continue;
     sum += row.error.empty() ? std::fabs(row.rel_error) : 1.0;
     ++n;
   }

@@ -20,6 +20,8 @@ struct ValidationRow {
   double measured = 0, predicted = 0, rel_error = 0;  // (predicted - measured) / measured
   bool oom = false;
   bool partial = false;  // not counted in median / worst, not fitted
+  bool extra = false;    // out-of-sample row (not in the notes): its own table, not fitted
+  bool counted() const { return !partial && !extra; }
   std::string error;  // non-empty when the row could not be evaluated
 };
 

@@ -318,6 +318,179 @@ row { id: "N8l" source: "Korthikanti'22 Fig. 1 via calculon validation/seqsel/fi
         mesh { chip: "a100" dims: 8 slices: 64 }
         plan { tensor: 8 pipeline: 64 microbatches: 512 param_dtype: FP16 compute_dtype: FP16 grad_dtype: FP32 global_batch: 512 } }
   metric: HBM_ACTIVATIONS_GIB measured: 26.5625 }
+
+# ---- Out-of-sample rows (extra: true): the rest of MaxText's README tables
+# (MaxText/configs/v5p/README.md and v5e/README.md at google/maxtext e64f681), NOT in the notes.
+# Same scripts as the X rows; multi-slice = the same per-slice mesh and plan with data = slices
+# over DCN and the global batch × slices. Never fitted: the model's out-of-sample check.
+row { id: "Xo1" source: "maxtext README (not in the notes)" extra: true
+  note: "64B on 2x v5p-128"
+  run { model { layers: 64 d_model: 8192 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5p" dims: 4 dims: 4 dims: 4 slices: 2 }
+        plan { data: 2 fsdp: 16 tensor: 4 remat: REMAT_MINIMAL global_batch: 384 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 309 }
+row { id: "Xo2" source: "maxtext README (not in the notes)" extra: true
+  note: "128B on 2x v5p-256"
+  run { model { layers: 64 d_model: 8192 d_ff: 57344 heads: 128 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5p" dims: 4 dims: 4 dims: 8 slices: 2 }
+        plan { data: 2 fsdp: 16 tensor: 8 remat: REMAT_MINIMAL global_batch: 256 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 305 }
+row { id: "Xo3" source: "maxtext README (not in the notes)" extra: true
+  note: "128B on 1x v5p-512"
+  run { model { layers: 64 d_model: 8192 d_ff: 57344 heads: 128 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5p" dims: 4 dims: 8 dims: 8 }
+        plan { fsdp: 32 tensor: 8 remat: REMAT_MINIMAL global_batch: 256 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 316 }
+row { id: "Xo4" source: "maxtext README (not in the notes)" extra: true
+  note: "256B on 2x v5p-1024"
+  run { model { layers: 64 d_model: 16384 d_ff: 57344 heads: 128 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5p" dims: 8 dims: 8 dims: 8 slices: 2 }
+        plan { data: 2 fsdp: 64 tensor: 8 remat: REMAT_MINIMAL global_batch: 1024 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 289 }
+row { id: "Xo5" source: "maxtext README (not in the notes)" extra: true
+  note: "512B on 2x v5p-1024"
+  run { model { layers: 128 d_model: 16384 d_ff: 57344 heads: 128 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5p" dims: 8 dims: 8 dims: 8 slices: 2 }
+        plan { data: 2 fsdp: 64 tensor: 8 remat: REMAT_FULL global_batch: 2048 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 282 }
+row { id: "Xo6" source: "maxtext README (not in the notes)" extra: true
+  note: "1024B on 2x v5p-2048"
+  run { model { layers: 128 d_model: 16384 d_ff: 114688 heads: 256 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5p" dims: 8 dims: 8 dims: 16 slices: 2 }
+        plan { data: 2 fsdp: 64 tensor: 16 remat: REMAT_FULL global_batch: 4096 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 237 }
+row { id: "Xo7" source: "maxtext README (not in the notes)" extra: true
+  note: "1024B on 1x v5p-4096 (8x16x16)"
+  run { model { layers: 128 d_model: 16384 d_ff: 114688 heads: 256 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5p" dims: 8 dims: 16 dims: 16 }
+        plan { fsdp: 128 tensor: 16 remat: REMAT_FULL global_batch: 4096 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 297 }
+row { id: "Xo8" source: "maxtext README (not in the notes)" extra: true
+  note: "1024B on 2x v5p-4096"
+  run { model { layers: 128 d_model: 16384 d_ff: 114688 heads: 256 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5p" dims: 8 dims: 16 dims: 16 slices: 2 }
+        plan { data: 2 fsdp: 128 tensor: 16 remat: REMAT_FULL global_batch: 8192 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 279 }
+row { id: "X10ao2" source: "maxtext README (not in the notes)" extra: true
+  note: "16B on 2x v5e-256 (as X10a, DCN data 2)"
+  run { model { layers: 32 d_model: 4096 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 2 }
+        plan { data: 2 fsdp: 256 remat: REMAT_FULL global_batch: 3072 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 117 }
+row { id: "X10ao4" source: "maxtext README (not in the notes)" extra: true
+  note: "16B on 4x v5e-256 (as X10a, DCN data 4)"
+  run { model { layers: 32 d_model: 4096 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 4 }
+        plan { data: 4 fsdp: 256 remat: REMAT_FULL global_batch: 6144 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 117 }
+row { id: "X10ao8" source: "maxtext README (not in the notes)" extra: true
+  note: "16B on 8x v5e-256 (as X10a, DCN data 8)"
+  run { model { layers: 32 d_model: 4096 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 8 }
+        plan { data: 8 fsdp: 256 remat: REMAT_FULL global_batch: 12288 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 115 }
+row { id: "X10ao16" source: "maxtext README (not in the notes)" extra: true
+  note: "16B on 16x v5e-256 (as X10a, DCN data 16)"
+  run { model { layers: 32 d_model: 4096 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 16 }
+        plan { data: 16 fsdp: 256 remat: REMAT_FULL global_batch: 24576 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 111 }
+row { id: "X10ao32" source: "maxtext README (not in the notes)" extra: true
+  note: "16B on 32x v5e-256 (as X10a, DCN data 32)"
+  run { model { layers: 32 d_model: 4096 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 32 }
+        plan { data: 32 fsdp: 256 remat: REMAT_FULL global_batch: 49152 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 108 }
+row { id: "X10bo2" source: "maxtext README (not in the notes)" extra: true
+  note: "32B on 2x v5e-256 (as X10b, DCN data 2)"
+  run { model { layers: 32 d_model: 8192 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 2 }
+        plan { data: 2 fsdp: 256 remat: REMAT_FULL global_batch: 2048 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 128 }
+row { id: "X10bo4" source: "maxtext README (not in the notes)" extra: true
+  note: "32B on 4x v5e-256 (as X10b, DCN data 4)"
+  run { model { layers: 32 d_model: 8192 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 4 }
+        plan { data: 4 fsdp: 256 remat: REMAT_FULL global_batch: 4096 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 126 }
+row { id: "X10bo8" source: "maxtext README (not in the notes)" extra: true
+  note: "32B on 8x v5e-256 (as X10b, DCN data 8)"
+  run { model { layers: 32 d_model: 8192 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 8 }
+        plan { data: 8 fsdp: 256 remat: REMAT_FULL global_batch: 8192 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 125 }
+row { id: "X10bo16" source: "maxtext README (not in the notes)" extra: true
+  note: "32B on 16x v5e-256 (as X10b, DCN data 16)"
+  run { model { layers: 32 d_model: 8192 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 16 }
+        plan { data: 16 fsdp: 256 remat: REMAT_FULL global_batch: 16384 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 123 }
+row { id: "X10bo32" source: "maxtext README (not in the notes)" extra: true
+  note: "32B on 32x v5e-256 (as X10b, DCN data 32)"
+  run { model { layers: 32 d_model: 8192 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 32 }
+        plan { data: 32 fsdp: 256 remat: REMAT_FULL global_batch: 32768 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 119 }
+row { id: "X10co2" source: "maxtext README (not in the notes)" extra: true
+  note: "64B on 2x v5e-256 (as X10c, DCN data 2)"
+  run { model { layers: 64 d_model: 8192 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 2 }
+        plan { data: 2 fsdp: 256 remat: REMAT_FULL global_batch: 1024 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 112 }
+row { id: "X10co4" source: "maxtext README (not in the notes)" extra: true
+  note: "64B on 4x v5e-256 (as X10c, DCN data 4)"
+  run { model { layers: 64 d_model: 8192 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 4 }
+        plan { data: 4 fsdp: 256 remat: REMAT_FULL global_batch: 2048 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 110 }
+row { id: "X10co8" source: "maxtext README (not in the notes)" extra: true
+  note: "64B on 8x v5e-256 (as X10c, DCN data 8)"
+  run { model { layers: 64 d_model: 8192 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 8 }
+        plan { data: 8 fsdp: 256 remat: REMAT_FULL global_batch: 4096 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 108 }
+row { id: "X10co16" source: "maxtext README (not in the notes)" extra: true
+  note: "64B on 16x v5e-256 (as X10c, DCN data 16)"
+  run { model { layers: 64 d_model: 8192 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 16 }
+        plan { data: 16 fsdp: 256 remat: REMAT_FULL global_batch: 8192 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 105 }
+row { id: "X10co32" source: "maxtext README (not in the notes)" extra: true
+  note: "64B on 32x v5e-256 (as X10c, DCN data 32)"
+  run { model { layers: 64 d_model: 8192 d_ff: 28672 heads: 64 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 32 }
+        plan { data: 32 fsdp: 256 remat: REMAT_FULL global_batch: 16384 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 99 }
+row { id: "X10do2" source: "maxtext README (not in the notes)" extra: true
+  note: "128B on 2x v5e-256 (as X10d, DCN data 2)"
+  run { model { layers: 64 d_model: 8192 d_ff: 57344 heads: 128 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 2 }
+        plan { data: 2 fsdp: 16 tensor: 16 remat: REMAT_FULL global_batch: 512 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 110 }
+row { id: "X10do4" source: "maxtext README (not in the notes)" extra: true
+  note: "128B on 4x v5e-256 (as X10d, DCN data 4)"
+  run { model { layers: 64 d_model: 8192 d_ff: 57344 heads: 128 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 4 }
+        plan { data: 4 fsdp: 16 tensor: 16 remat: REMAT_FULL global_batch: 1024 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 108 }
+row { id: "X10do8" source: "maxtext README (not in the notes)" extra: true
+  note: "128B on 8x v5e-256 (as X10d, DCN data 8)"
+  run { model { layers: 64 d_model: 8192 d_ff: 57344 heads: 128 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 8 }
+        plan { data: 8 fsdp: 16 tensor: 16 remat: REMAT_FULL global_batch: 2048 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 104 }
+row { id: "X10do16" source: "maxtext README (not in the notes)" extra: true
+  note: "128B on 16x v5e-256 (as X10d, DCN data 16)"
+  run { model { layers: 64 d_model: 8192 d_ff: 57344 heads: 128 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 16 }
+        plan { data: 16 fsdp: 16 tensor: 16 remat: REMAT_FULL global_batch: 4096 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 100 }
+row { id: "X10do32" source: "maxtext README (not in the notes)" extra: true
+  note: "128B on 32x v5e-256 (as X10d, DCN data 32)"
+  run { model { layers: 64 d_model: 8192 d_ff: 57344 heads: 128 head_dim: 128 seq: 2048 vocab: 32000 gated_ffn: true flash_attention: true }
+        mesh { chip: "tpu_v5e" dims: 16 dims: 16 slices: 32 }
+        plan { data: 32 fsdp: 16 tensor: 16 remat: REMAT_FULL global_batch: 8192 } }
+  metric: TFLOPS_PER_CHIP_MODEL measured: 91 }
 )PBTXT";
   return text;
 }
