@@ -353,11 +353,13 @@ TEST(PlanSearch, FindsFittingPlansSortedByStepTime) {
 TEST(Validation, EveryRowEvaluatesAndErrorsAreComputed) {
   const ValidationReport rep = Validate(DefaultMeasurements(), DefaultCatalog());
   ASSERT_GE(rep.rows.size(), 20u);
-  int full = 0, partial = 0;
-  for (const auto& r : rep.rows) (r.partial ? partial : full)++;
+  int full = 0, partial = 0, extra = 0;
+  for (const auto& r : rep.rows) (r.extra ? extra : r.partial ? partial : full)++;
   EXPECT_EQ(rep.evaluated, full);
   EXPECT_GE(partial, 6);  // MLPerf ResNet rows (graph runs), reported apart
+  EXPECT_GE(extra, 28);   // out-of-sample MaxText rows, reported apart
   EXPECT_NE(ReportTable(rep).find("Partial-configuration rows"), std::string::npos);
+  EXPECT_NE(ReportTable(rep).find("Out-of-sample: "), std::string::npos);
   for (const auto& r : rep.rows) {
     EXPECT_TRUE(r.error.empty()) << r.id << ": " << r.error;
     EXPECT_NEAR(r.rel_error, (r.predicted - r.measured) / r.measured, 1e-12);
