@@ -349,6 +349,8 @@ int main(int argc, char** argv) {
                             {"examples_per_s_per_chip", r.examples_per_s / r.chips},
                             {"flops_per_step", r.flops_per_step}, {"mfu", r.mfu},
                             {"hbm_bytes_per_device", r.hbm_per_device},
+                            {"hbm_breakdown", {{"params", r.hbm_params}, {"grads", r.hbm_grads},
+                                               {"optimizer", r.hbm_optimizer}, {"activations", r.hbm_activations}}},
                             {"hbm_capacity", r.hbm_capacity}, {"oom", r.oom}};
         std::cout << j.dump(2) << "\n";
       } else {
@@ -365,6 +367,9 @@ int main(int argc, char** argv) {
           std::printf("examples/s       %.6g (%.6g per chip)\n", r.examples_per_s, r.examples_per_s / r.chips);
         std::printf("MFU              %.2f %%\nHBM per device   %.4g GiB of %.4g GiB%s\n", 100 * r.mfu,
                     r.hbm_per_device / 1073741824.0, r.hbm_capacity / 1073741824.0, r.oom ? "  ** OOM **" : "");
+        std::printf("  params %.2f, grads %.2f, optimizer %.2f, activations %.2f GiB\n",
+                    r.hbm_params / 1073741824.0, r.hbm_grads / 1073741824.0, r.hbm_optimizer / 1073741824.0,
+                    r.hbm_activations / 1073741824.0);
       }
       return r.oom ? 2 : 0;
     }

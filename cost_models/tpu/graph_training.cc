@@ -213,7 +213,14 @@ GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& g, const Mesh& me
     const double opt_state =
         (plan.shard_optimizer ? elems / r.replicas : elems) * OptimizerBytesPerParam(plan.optimizer, pb, 1e9, 1e9);
     const double activations = std::max(0.0, s.peak_memory[d] - param_bytes[d]);
-    hbm = std::max(hbm, param_bytes[d] + act_factor * activations + grads + opt_state);
+    const double total = param_bytes[d] + act_factor * activations + grads + opt_state;
+    if (total > hbm) {
+      hbm = total;
+      r.hbm_params = param_bytes[d];
+      r.hbm_grads = grads;
+      r.hbm_optimizer = opt_state;
+      r.hbm_activations = act_factor * activations;
+    }
   }
   r.hbm_per_device = hbm;
   r.oom = hbm > r.hbm_capacity;

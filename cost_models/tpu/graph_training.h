@@ -81,6 +81,9 @@ struct GraphRunResult {
   double flops_per_step = 0;  // whole job: graph FLOPs × replicas
   double mfu = 0;             // flops_per_step / (step · devices · peak)
   double hbm_per_device = 0, hbm_capacity = 0;  // peak of the simulation + grads + optimizer
+  // ... and its parts on the fullest device: weights, gradients, optimizer state, activations
+  // (the simulation's peak minus the weights, × microbatches in flight).
+  double hbm_params = 0, hbm_grads = 0, hbm_optimizer = 0, hbm_activations = 0;
   bool oom = false;
 };
 

@@ -102,6 +102,11 @@ TEST(GraphOnMesh, DataParallelStepByHand) {
   EXPECT_NEAR(w.optimizer_s, 28e6 / 1e11 / 4, 1e-12);
   // HBM: the simulation's peak + grads (4 MB) + Adam state, 8 B per element (/4 when sharded).
   EXPECT_NEAR(r.hbm_per_device - w.hbm_per_device, 8e6 * 3 / 4, 1);
+  // The breakdown adds up: 4 MB weights, 4 MB fp32 gradients, Adam 8 B × 1e6.
+  EXPECT_NEAR(r.hbm_params, 4e6, 1e-6);
+  EXPECT_NEAR(r.hbm_grads, 4e6, 1e-6);
+  EXPECT_NEAR(r.hbm_optimizer, 8e6, 1e-6);
+  EXPECT_NEAR(r.hbm_params + r.hbm_grads + r.hbm_optimizer + r.hbm_activations, r.hbm_per_device, 1e-6);
   // Errors: replicas must tile the mesh; placements must match the graph.
   plan.devices_per_replica = 3;
   EXPECT_THROW(EvaluateGraphOnMesh(g, mesh, ToyCatalog(), plan), ConfigError);
