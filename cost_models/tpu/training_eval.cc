@@ -32,6 +32,48 @@ double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_b
   }
 }
 
+namespace {
+
+// Tensor-parallel traffic (seconds) of one layer's forward pass over t tokens. 1-D (Megatron):
+// one all-reduce of the [t, d] activations per block over the whole group. 2-D (weights
+// [d/x, f/y], Pope et al.'s 2-D weight-stationary layout): per block, all-gather and
+// reduce-scatter of [t, d/x] over y, reduce-scatter of the block's wide output [t, w/y] and
+// all-gather of its wide input [t, w'/y] over x.
+double TensorTrafficForward(const TransformerModel& m, const PlanC& p, double t, double ab,
+                            const AxisGroup& all, const AxisGroup& y, const AxisGroup& x,
+                            const Efficiency& e) {
+  if (p.tensor <= 1) return 0;
+  auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
+    return CollectiveTime(c, grp, bytes, e.collective_bw(), e.latency_floor_s(), e.dcn_bw());
+  };
+  const double d = m.d_model(), f = m.d_ff(), H = m.heads(), KV = m.kv_heads(), dh = m.head_dim();
+  const double g = m.gated_ffn() ? 2 : 1;
+  const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
+  if (tx == 1) return 2 * coll(Collective::kAllReduce, all, t * d * ab);
+  return 4 * coll(Collective::kAllGather, y, t * d / tx * ab) +
+         coll(Collective::kReduceScatter, x, t * (H + 2 * KV) * dh / ty * ab) +
+         coll(Collective::kAllGather, x, t * H * dh / ty * ab) +
+         coll(Collective::kReduceScatter, x, t * g * f / ty * ab) +
+         coll(Collective::kAllGather, x, t * f / ty * ab);
+}
+
+}  // namespace
+
+void TrainingEvaluator::MapPlanAxes(const PlanC& p, AxisGroup ax[5], AxisGroup* tp_all) const {
+  const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
+  const int sizes[5] = {ty, tx, p.fsdp, p.data, p.pipeline};
+  topo_.MapAxes(sizes, 5, ax);
+  for (int i = 0; i < 5; ++i) ax[i].flat_dcn = p.flat_dcn_collectives;
+  if (tx == 1) {
+    *tp_all = ax[0];
+  } else {
+    const int ts[4] = {p.tensor, 1, 1, 1};
+    AxisGroup tmp[4];
+    MapAxes(ts, tmp);
+    *tp_all = tmp[0];
+  }
+}
+
 PlanC PlanFromProto(const Plan& p) {
   PlanC c;
   c.data = std::max(1, p.data());
@@ -172,23 +214,9 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   const double t = seqs_per_shard / M * S;  // tokens per microbatch per device
   const double Ls = std::ceil(double(m.layers()) / K);
 
-  // 2-D tensor parallelism: the tensor group is tp_y (inner; heads and d_ff sharded) ×
-  // tp_x (outer; d_model sharded). 1-D: tp_x = 1.
-  const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
-  AxisGroup ax[5];
-  const int sizes[5] = {ty, tx, p.fsdp, p.data, p.pipeline};
-  topo_.MapAxes(sizes, 5, ax);
-  for (AxisGroup& g : ax) g.flat_dcn = p.flat_dcn_collectives;
+  AxisGroup ax[5], tp_g;
+  MapPlanAxes(p, ax, &tp_g);
   const AxisGroup &tpy_g = ax[0], &tpx_g = ax[1], &fsdp_g = ax[2], &dp_g = ax[3], &pp_g = ax[4];
-  AxisGroup tp_g;  // the whole tensor group (1-D)
-  if (tx == 1) {
-    tp_g = tpy_g;
-  } else {
-    const int ts[4] = {p.tensor, 1, 1, 1};
-    AxisGroup tmp[4];
-    MapAxes(ts, tmp);
-    tp_g = tmp[0];
-  }
   AxisGroup ep_g;
   if (p.expert > 1) {
     AxisGroup tmp[4];
@@ -237,22 +265,9 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   const double fwd_moe = fwd_dense - t_ffn_dense + t_ffn_moe;
 
   // ---- per-layer collectives (per microbatch) ----
-  // Tensor-parallel traffic of one layer's forward pass (backward: the same again; full remat:
-  // a third time). 1-D (Megatron): one all-reduce of the activations per block. 2-D (weights
-  // [d/x, f/y], Pope et al.'s 2-D weight-stationary layout): per block, all-gather and
-  // reduce-scatter of [t, d/x] over y, reduce-scatter of the block's wide output [t, w/y]
-  // and all-gather of its wide input [t, w'/y] over x.
-  double tp_fwd = 0;
-  if (p.tensor > 1 && tx == 1) {
-    tp_fwd = 2 * coll(Collective::kAllReduce, tp_g, t * d * ab);
-  } else if (p.tensor > 1) {
-    const double narrow = 2 * (coll(Collective::kAllGather, tpy_g, t * d / tx * ab));
-    tp_fwd = 2 * narrow +
-             coll(Collective::kReduceScatter, tpx_g, t * (H + 2 * KV) * dh / ty * ab) +
-             coll(Collective::kAllGather, tpx_g, t * H * dh / ty * ab) +
-             coll(Collective::kReduceScatter, tpx_g, t * g * f / ty * ab) +
-             coll(Collective::kAllGather, tpx_g, t * f / ty * ab);
-  }
+  // Tensor-parallel traffic: the forward pass's, again for the backward, a third time under
+  // full remat.
+  const double tp_fwd = TensorTrafficForward(m, p, t, ab, tp_g, tpy_g, tpx_g, e);
   const double tp_layer = tp_fwd * (2 + (p.remat == REMAT_FULL ? 1 : 0));
   const double p_attn = d * (H + 2 * KV) * dh + H * dh * d;
   const double p_ffn = d * f * g + f * d;
@@ -401,17 +416,9 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
   const double ab = BytesPerElement(p.compute_dtype), wb = BytesPerElement(q.weight_dtype);
   const double d = m.d_model(), f = m.d_ff(), H = m.heads(), KV = m.kv_heads(), dh = m.head_dim();
   const double V = m.vocab(), tp = p.tensor, g = m.gated_ffn() ? 2 : 1, L = m.layers();
-  AxisGroup ax[5];
-  const int sizes[5] = {ty, tx, 1, 1, 1};
-  topo_.MapAxes(sizes, 5, ax);
+  AxisGroup ax[5], tp_g;
+  MapPlanAxes(p, ax, &tp_g);
   const AxisGroup &tpy_g = ax[0], &tpx_g = ax[1];
-  AxisGroup tp_g;
-  {
-    const int ts[4] = {p.tensor, 1, 1, 1};
-    AxisGroup tmp[4];
-    MapAxes(ts, tmp);
-    tp_g = tmp[0];
-  }
   auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
     return CollectiveTime(c, grp, bytes, e.collective_bw(), e.latency_floor_s(), e.dcn_bw());
   };
@@ -429,16 +436,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
         mm(t, f / tp, d) + MatmulOpTime(rates, std::min(ctx, dh), attn_flops, kv_bytes + 2 * t * H * dh / tp * ab) +
         OpTime(rates, OpKind::kNorm, t * 10 * d / tp, t * 10 * d / tp * ab) +
         OpTime(rates, OpKind::kElementwise, t * (g + 1) * f / tp, t * (g + 1) * f / tp * ab);
-    double traffic = 0;
-    if (p.tensor > 1 && tx == 1) {
-      traffic = 2 * coll(Collective::kAllReduce, tp_g, t * d * ab);
-    } else if (p.tensor > 1) {
-      traffic = 4 * coll(Collective::kAllGather, tpy_g, t * d / tx * ab) +
-                coll(Collective::kReduceScatter, tpx_g, t * (H + 2 * KV) * dh / ty * ab) +
-                coll(Collective::kAllGather, tpx_g, t * H * dh / ty * ab) +
-                coll(Collective::kReduceScatter, tpx_g, t * g * f / ty * ab) +
-                coll(Collective::kAllGather, tpx_g, t * f / ty * ab);
-    }
+    double traffic = TensorTrafficForward(m, p, t, ab, tp_g, tpy_g, tpx_g, e);
     if (q.batch_sharded_kv && p.tensor > 1)  // heads → batch and back around attention
       traffic += 2 * coll(Collective::kAllToAll, tp_g, t * H * dh * ab);
     *comm = std::max(0.0, traffic - e.tp_overlap() * compute);

@@ -113,6 +113,9 @@ class TrainingEvaluator {
   void MapAxes(const int sizes[4], AxisGroup groups[4]) const;
 
  private:
+  // The plan's axes (tensor as y × x, fsdp, data, pipeline; flat DCN applied) and the whole
+  // tensor group as one axis group.
+  void MapPlanAxes(const PlanC& plan, AxisGroup axes[5], AxisGroup* tensor_all) const;
   TransformerModel model_;
   Chip chip_;
   Efficiency eff_;
