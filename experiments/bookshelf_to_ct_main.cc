@@ -23,11 +23,7 @@ int main(int argc, char** argv) {
     app.add_option("--aux", aux, "the design's .aux file")->required();
     app.add_option("-o,--out", outdir, "output directory (created if missing)")->required();
     app.add_option("--grid", grid, "placement grid as COLS,ROWS")->capture_default_str();
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-      return app.exit(e);
-    }
+    placerl::cli::Parse(app, argc, argv);
     int cols = 0, rows = 0;
     char extra = 0;
     if (std::sscanf(grid.c_str(), "%d,%d%c", &cols, &rows, &extra) != 2 || cols <= 0 || rows <= 0) {

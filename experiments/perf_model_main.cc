@@ -213,11 +213,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     calibrate->add_option("--seconds", calib_seconds, "time budget per probe size")->capture_default_str();
 
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-      return app.exit(e);
-    }
+    placerl::cli::Parse(app, argc, argv);
 
     if (*calibrate) {
       // The LibTorch measurements live in bin/host-calibrate (perf-model stays free of LibTorch).

@@ -56,11 +56,7 @@ int main(int argc, char** argv) {
     app.add_option("--bench", bench, "time K full evaluations and K incremental one-macro moves; print the mean of each")->check(CLI::NonNegativeNumber);
     app.add_option("--seed", seed, "seed of the synthetic netlist (without --netlist)")->capture_default_str();
     app.add_option("--write-plc", out_plc, "write the scored placement, costs in the header, to this .plc");
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-      return app.exit(e);
-    }
+    placerl::cli::Parse(app, argc, argv);
     const CostWeights weights = ParseWeights(weights_str);
 
     const auto t0 = std::chrono::steady_clock::now();

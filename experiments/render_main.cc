@@ -29,11 +29,7 @@ int main(int argc, char** argv) {
     app.add_option("--size", size, "canvas drawing size in pixels")->capture_default_str();
     app.add_option("--title", title, "title (default: the netlist's name)");
     app.add_option("--seed", seed, "seed of the synthetic netlist (no --netlist)")->capture_default_str();
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-      return app.exit(e);
-    }
+    placerl::cli::Parse(app, argc, argv);
     placerl::viz::RenderOptions opt;
     opt.map = placerl::viz::ParseHeatMap(map);
     opt.nets = nets;

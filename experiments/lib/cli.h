@@ -1,28 +1,139 @@
-// What every placerl binary does the same way: catch placerl::Error (and anything else),
-// print one line `<binary>: error: <what>` to stderr and return a non-zero exit code.
+// What every placerl binary does the same way (docs/conventions.md):
+//   - exit codes: 0 = done, 1 = error (bad input, bad option, I/O, internal), 2 = ran, but the
+//     result is infeasible (OOM, dead end);
+//   - every failure is ONE line on stderr, `<binary>: error: <what>` (`file:line: ` first for
+//     file input), command-line parsing errors included;
+//   - numeric options are checked: non-finite, negative or absurd values are refused by the
+//     validators below, never passed on.
+// Usage in a main:
+//   return placerl::RunMain("proxy-cost", [&] {
+//     CLI::App app{"..."};
+//     ... add options (with ->check(placerl::cli::FiniteRange(0, 1e6)) etc.) ...
+//     placerl::cli::Parse(app, argc, argv);   // --help prints and exits 0; errors throw
+//     ...
+//     return placerl::kExitOk;
+//   });
 #pragma once
 
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <string>
 
 #include "datasets/util/errors.h"
 
 namespace placerl {
 
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitInfeasible = 2;
+
+// Thrown to end a binary early with a given exit code after it printed what it had to say
+// (`--help`): RunMain returns the code without printing anything.
+struct ExitRequest {
+  int code;
+};
+
+// A command line that cannot be used (unknown option, missing value, value out of range).
+class UsageError : public ConfigError {
+ public:
+  explicit UsageError(const std::string& what) : ConfigError(what) {}
+};
+
 inline int RunMain(const char* binary, const std::function<int()>& body) {
   try {
     return body();
+  } catch (const ExitRequest& e) {
+    return e.code;
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: error: %s\n", binary, e.what());
-    return 1;
+    return kExitError;
+  } catch (const CLI::Error& e) {  // a CLI11 error raised outside cli::Parse
+    std::fprintf(stderr, "%s: error: %s\n", binary, e.what());
+    return kExitError;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "%s: error: out of memory\n", binary);
-    return 1;
+    return kExitError;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", binary, e.what());
-    return 1;
+    std::fprintf(stderr, "%s: error: internal: %s\n", binary, e.what());
+    return kExitError;
   }
 }
 
+namespace cli {
+
+// Parses the command line. `--help` (of the app or a subcommand) prints the help on stdout and
+// ends the binary with exit 0; any parsing error becomes a UsageError (one line, exit 1).
+inline void Parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    app.exit(e);
+    throw ExitRequest{kExitOk};
+  } catch (const CLI::CallForAllHelp& e) {
+    app.exit(e);
+    throw ExitRequest{kExitOk};
+  } catch (const CLI::CallForVersion& e) {
+    app.exit(e);
+    throw ExitRequest{kExitOk};
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    if (what.empty()) what = e.get_name();
+    throw UsageError(what + " (see --help)");
+  }
+}
+
+// Parses a finite double in [lo, hi] (NaN and infinities are refused: CLI::Range lets NaN
+// through).
+inline CLI::Validator FiniteRange(double lo, double hi, const std::string& what = "value") {
+  std::ostringstream desc;
+  desc << "FLOAT in [" << lo << ", " << hi << "]";
+  return CLI::Validator(
+      [lo, hi, what](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size()) return what + " '" + s + "' is not a number";
+        if (!std::isfinite(v)) return what + " '" + s + "' is not finite";
+        if (v < lo || v > hi) {
+          std::ostringstream o;
+          o << what << " " << s << " is outside [" << lo << ", " << hi << "]";
+          return o.str();
+        }
+        return std::string();
+      },
+      desc.str());
+}
+
+// Parses an integer in [lo, hi] written in decimal digits (no "1.5", no "1e3").
+inline CLI::Validator IntRange(long long lo, long long hi, const std::string& what = "value") {
+  std::ostringstream desc;
+  desc << "INT in [" << lo << ", " << hi << "]";
+  return CLI::Validator(
+      [lo, hi, what](std::string& s) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const long long v = std::strtoll(s.c_str(), &end, 10);
+        if (s.empty() || end != s.c_str() + s.size()) return what + " '" + s + "' is not a whole number";
+        if (errno == ERANGE || v < lo || v > hi) {
+          std::ostringstream o;
+          o << what << " " << s << " is outside [" << lo << ", " << hi << "]";
+          return o.str();
+        }
+        return std::string();
+      },
+      desc.str());
+}
+
+// Upper bounds for options that set work, so that a typo cannot start a run of years.
+constexpr double kMaxSeconds = 7 * 24 * 3600.0;  // a time budget of at most a week
+constexpr long long kMaxCount = 1000000000LL;    // iterations, samples, episodes
+
+}  // namespace cli
 }  // namespace placerl

@@ -53,11 +53,7 @@ int main(int argc, char** argv) {
     app.add_option("--rendezvous", rendezvous)->group("");
     app.add_option("--debug-fail-rank", o.debug_fail_rank)->group("");
     app.add_option("--debug-hang-rank", o.debug_hang_rank)->group("");
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-      return app.exit(e);
-    }
+    placerl::cli::Parse(app, argc, argv);
     if (markdown_header) {
       std::cout << GlooMarkdownHeader();
       return 0;

@@ -24,11 +24,7 @@ int main(int argc, char** argv) {
     app.add_option("--out", out, "catalogue to write (the embedded one + host)")->capture_default_str();
     app.add_option("--threads", threads, "LibTorch threads per process (= one host chip)")->capture_default_str();
     app.add_option("--seconds", seconds, "time budget per probe size")->capture_default_str();
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-      return app.exit(e);
-    }
+    placerl::cli::Parse(app, argc, argv);
     placerl::host::CalibrationOptions o;
     o.threads = threads;
     o.seconds_per_probe = seconds;
