@@ -1,0 +1,18 @@
+// The built-in environments, registered explicitly (see registry.h).
+#include "env/chip/chip_env.h"
+#include "env/registry.h"
+#include "env/toy/partition_env.h"
+
+namespace placerl::env {
+
+void RegisterBuiltinEnvironments(EnvRegistry* r) {
+  r->Register({"chip",
+               "Circuit Training macro placement: hard macros one per step onto grid cells, exact proxy cost",
+               "chip(netlist=../shared/datasets/chip/circuit_training/macro_tiles_10x10/netlist.pb.txt,soft=keep)",
+               ChipEnv::Make});
+  r->Register({"partition",
+               "tiny graph partitioning onto devices (kDevice), optimum known by enumeration",
+               "partition(nodes=8,devices=2)", PartitionEnv::Make});
+}
+
+}  // namespace placerl::env

@@ -1,0 +1,344 @@
+#include "env/chip/chip_env.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <unordered_map>
+
+#include "datasets/util/errors.h"
+
+namespace placerl::env {
+
+using namespace placerl::chip;
+
+namespace {
+
+const std::vector<std::string> kInfoNames = {"hpwl",          "wirelength_cost", "density_cost",
+                                             "congestion_cost", "proxy_cost",    "placed_macros",
+                                             "infeasible"};
+
+// CT's ObservationConfig defaults, the normalisers of the metadata features.
+constexpr double kMaxNumNodes = 5000, kMaxNumEdges = 70000, kMaxGridSize = 128;
+
+const char* RewardName(ChipReward r) { return r == ChipReward::kDense ? "dense" : "sparse"; }
+const char* SoftName(SoftMacroPlacement s) { return s == SoftMacroPlacement::kKeep ? "keep" : "fd"; }
+
+}  // namespace
+
+ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOptions& options)
+    : inst_(std::move(instance)), opt_(options) {
+  const Netlist& nl = inst_->design.netlist;
+  const PlacementSettings& s = inst_->design.settings;
+  if (!s.has_canvas() || !s.has_grid()) throw ConfigError("chip: settings have no canvas or grid");
+  if (!std::isfinite(opt_.infeasible_reward)) throw ConfigError("chip: infeasible_reward must be finite");
+  for (int32_t m : nl.hard_macros)
+    if (!nl.fixed[m]) order_.push_back(m);
+  if (order_.empty()) throw ConfigError("chip: the netlist has no movable hard macro to place");
+  // Descending area, ties in netlist order (CT: Python's stable sort).
+  std::stable_sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) {
+    return nl.width[a] * nl.height[a] > nl.width[b] * nl.height[b];
+  });
+  pristine_ = std::make_shared<const ProxyCost>(nl, s, opt_.weights);
+  const_cast<ProxyCost&>(*pristine_).Cost();  // cost the input once; copies start from it
+  BuildStaticGraph();
+  state_.node_dynamic_dim = 3;
+  state_.node_dynamic_names = {"x", "y", "placed"};
+  state_.node_dynamic.assign(static_cast<size_t>(graph_->num_nodes) * 3, 0.f);
+  state_.action_mask.assign(static_cast<size_t>(s.cols) * s.rows, 0);
+  info_.assign(kInfoNames.size(), 0.0);
+  Reset(0);
+  if (done_)
+    throw ConfigError("chip: macro " + nl.name[order_[0]] + " fits on no grid cell (" +
+                      std::to_string(s.cols) + " x " + std::to_string(s.rows) + " grid, canvas " +
+                      std::to_string(s.canvas_width) + " x " + std::to_string(s.canvas_height) + ")");
+}
+
+const std::vector<std::string>& ChipEnv::info_names() const { return kInfoNames; }
+
+env::ActionSpec ChipEnv::action_spec() const {
+  return ActionSpec::Grid(inst_->design.settings.cols, inst_->design.settings.rows);
+}
+
+std::string ChipEnv::name() const {
+  char buf[64];
+  auto num = [&](double v) {
+    std::snprintf(buf, sizeof(buf), "%g", v);
+    return std::string(buf);
+  };
+  EnvParams p;
+  p.GetString("netlist", inst_->netlist_path);
+  p.GetString("plc", inst_->plc_path);
+  if (inst_->netlist_path.empty()) p.GetInt("seed", static_cast<int64_t>(inst_->synthetic_seed));
+  p.GetString("weights", num(opt_.weights.wirelength) + "," + num(opt_.weights.density) + "," +
+                             num(opt_.weights.congestion));
+  p.GetString("reward", RewardName(opt_.reward));
+  p.GetString("soft", SoftName(opt_.soft));
+  p.GetString("infeasible_reward", num(opt_.infeasible_reward));
+  return p.Canonical("chip");
+}
+
+std::unique_ptr<Environment> ChipEnv::Make(EnvParams& p) {
+  auto inst = std::make_shared<ChipInstance>();
+  inst->netlist_path = p.GetString("netlist", "");
+  inst->plc_path = p.GetString("plc", "");
+  if (inst->netlist_path.empty()) inst->synthetic_seed = static_cast<uint64_t>(p.GetInt("seed", 1));
+  ChipEnvOptions o;
+  const std::string w = p.GetString("weights", "1,0.5,0.5");
+  {
+    double v[3];
+    size_t start = 0;
+    for (int i = 0; i < 3; ++i) {
+      const size_t end = i < 2 ? w.find(',', start) : w.size();
+      if (end == std::string::npos) throw ConfigError("chip: weights wants three numbers, got '" + w + "'");
+      const std::string part = w.substr(start, end - start);
+      char* e = nullptr;
+      v[i] = std::strtod(part.c_str(), &e);
+      if (part.empty() || e != part.c_str() + part.size() || !std::isfinite(v[i]) || v[i] < 0)
+        throw ConfigError("chip: weights: '" + part + "' is not a non-negative number");
+      start = end + 1;
+    }
+    if (start <= w.size()) throw ConfigError("chip: weights wants three numbers, got '" + w + "'");
+    o.weights = {v[0], v[1], v[2]};
+  }
+  const std::string reward = p.GetString("reward", "sparse");
+  if (reward == "sparse") o.reward = ChipReward::kSparse;
+  else if (reward == "dense") o.reward = ChipReward::kDense;
+  else throw ConfigError("chip: reward must be sparse or dense, got '" + reward + "'");
+  const std::string soft = p.GetString("soft", "fd");
+  if (soft == "fd") o.soft = SoftMacroPlacement::kForceDirected;
+  else if (soft == "keep") o.soft = SoftMacroPlacement::kKeep;
+  else throw ConfigError("chip: soft must be fd or keep, got '" + soft + "'");
+  o.infeasible_reward = p.GetDouble("infeasible_reward", o.infeasible_reward);
+  inst->design = LoadChipDesign(inst->netlist_path, inst->plc_path, inst->synthetic_seed);
+  return std::make_unique<ChipEnv>(inst, o);
+}
+
+void ChipEnv::BuildStaticGraph() {
+  const Netlist& nl = inst_->design.netlist;
+  const PlacementSettings& s = inst_->design.settings;
+  const double W = s.canvas_width, H = s.canvas_height, norm = W + H;
+  const double gw = W / s.cols, gh = H / s.rows;
+  auto g = std::make_shared<StaticGraph>();
+  graph_node_.assign(nl.num_nodes(), -1);
+  int32_t n = 0;
+  for (int32_t m : nl.macros) graph_node_[m] = n++;
+  const int32_t num_macros = n;
+  // Port clusters: ports of one grid cell (clamped to the grid) become one node.
+  std::unordered_map<int64_t, int32_t> cluster_of_cell;
+  std::vector<std::pair<double, double>> cluster_xy;
+  for (int32_t p : nl.ports) {
+    const int col = std::clamp(static_cast<int>(std::floor(nl.x[p] / gw)), 0, s.cols - 1);
+    const int row = std::clamp(static_cast<int>(std::floor(nl.y[p] / gh)), 0, s.rows - 1);
+    const int64_t key = static_cast<int64_t>(row) * s.cols + col;
+    auto it = cluster_of_cell.find(key);
+    if (it == cluster_of_cell.end()) {
+      it = cluster_of_cell.emplace(key, n++).first;
+      // The cell's boundary point: canvas edges for edge cells, the centre otherwise.
+      const double x = col == 0 ? 0.0 : col == s.cols - 1 ? W : (col + 0.5) * gw;
+      const double y = row == 0 ? 0.0 : row == s.rows - 1 ? H : (row + 0.5) * gh;
+      cluster_xy.emplace_back(x, y);
+    }
+    graph_node_[p] = it->second;
+  }
+  g->num_nodes = n;
+  g->node_feature_dim = 5;
+  g->node_feature_names = {"width", "height", "is_hard_macro", "is_soft_macro", "is_port_cluster"};
+  g->node_features.assign(static_cast<size_t>(n) * 5, 0.f);
+  g->node_names.resize(n);
+  for (int32_t m : nl.macros) {
+    float* f = &g->node_features[static_cast<size_t>(graph_node_[m]) * 5];
+    const bool hard = nl.type[m] == NodeType::kHardMacro;
+    if (hard) {
+      f[0] = static_cast<float>(nl.width[m] / norm);
+      f[1] = static_cast<float>(nl.height[m] / norm);
+    }
+    f[2] = hard ? 1.f : 0.f;
+    f[3] = hard ? 0.f : 1.f;
+    g->node_names[graph_node_[m]] = nl.name[m];
+  }
+  for (int32_t c = num_macros; c < n; ++c) {
+    g->node_features[static_cast<size_t>(c) * 5 + 4] = 1.f;
+    g->node_names[c] = "port_cluster_" + std::to_string(c - num_macros);
+  }
+  // Edges: driver → sink connections between graph nodes, weighted by the net's weight.
+  auto owner = [&](int32_t pin) -> int32_t {
+    const int32_t m = nl.parent[pin];
+    return m >= 0 ? graph_node_[m] : graph_node_[pin];
+  };
+  std::unordered_map<int64_t, double> adj;
+  for (int32_t k = 0; k < nl.num_nets(); ++k) {
+    const int32_t a = owner(nl.net_pins[nl.net_start[k]]);
+    if (a < 0) continue;
+    for (int32_t q = nl.net_start[k] + 1; q < nl.net_start[k + 1]; ++q) {
+      const int32_t b = owner(nl.net_pins[q]);
+      if (b < 0 || b == a) continue;
+      adj[static_cast<int64_t>(std::min(a, b)) * n + std::max(a, b)] += nl.net_weight[k];
+    }
+  }
+  std::vector<std::pair<int64_t, double>> edges(adj.begin(), adj.end());
+  std::sort(edges.begin(), edges.end());
+  double total = 0;
+  for (const auto& e : edges) total += e.second;
+  const double mean = edges.empty() ? 1.0 : total / edges.size();
+  for (const auto& e : edges) {
+    g->edge_src.push_back(static_cast<int32_t>(e.first / n));
+    g->edge_dst.push_back(static_cast<int32_t>(e.first % n));
+    g->edge_weight.push_back(static_cast<float>(e.second / mean));
+  }
+  // CT's 12 metadata features (§1.7), including its total_macro_vertical_routes_k quirk
+  // (it uses the horizontal allocation).
+  g->metadata = {
+      static_cast<float>(total / kMaxNumEdges),
+      static_cast<float>(nl.hard_macros.size() / kMaxNumNodes),
+      static_cast<float>(nl.soft_macros.size() / kMaxNumNodes),
+      static_cast<float>((n - num_macros) / kMaxNumNodes),
+      static_cast<float>(s.h_routes_per_micron * H / 1000),
+      static_cast<float>(s.v_routes_per_micron * W / 1000),
+      static_cast<float>(s.h_macro_alloc * H / 1000),
+      static_cast<float>(s.h_macro_alloc * W / 1000),
+      static_cast<float>(s.cols / kMaxGridSize),
+      static_cast<float>(s.rows / kMaxGridSize),
+      static_cast<float>(W / norm),
+      static_cast<float>(H / norm)};
+  g->metadata_names = {"normalized_num_edges",         "normalized_num_hard_macros",
+                       "normalized_num_soft_macros",   "normalized_num_port_clusters",
+                       "total_horizontal_routes_k",    "total_vertical_routes_k",
+                       "total_macro_horizontal_routes_k", "total_macro_vertical_routes_k",
+                       "grid_cols",                    "grid_rows",
+                       "canvas_width",                 "canvas_height"};
+  g->Validate();
+  graph_ = g;
+  // Remember the port-cluster positions in the dynamic template (they never move).
+  state_.node_dynamic.assign(static_cast<size_t>(n) * 3, 0.f);
+  cluster_xy_.assign(cluster_xy.begin(), cluster_xy.end());
+}
+
+void ChipEnv::Reset(uint64_t) {
+  const Netlist& nl = inst_->design.netlist;
+  const PlacementSettings& s = inst_->design.settings;
+  const double norm = s.canvas_width + s.canvas_height;
+  cost_.emplace(*pristine_);
+  if (!mask_) mask_.emplace(nl, s);
+  mask_->Clear();
+  for (int32_t m : nl.hard_macros)
+    if (nl.fixed[m]) mask_->Place(m, nl.x[m], nl.y[m], nl.orientation[m]);
+  float* d = state_.node_dynamic.data();
+  for (int32_t m : nl.macros) {
+    float* f = d + static_cast<size_t>(graph_node_[m]) * 3;
+    const bool movable_hard = nl.type[m] == NodeType::kHardMacro && !nl.fixed[m];
+    f[0] = static_cast<float>((movable_hard ? 0.5 * s.canvas_width : nl.x[m]) / norm);
+    f[1] = static_cast<float>((movable_hard ? 0.5 * s.canvas_height : nl.y[m]) / norm);
+    f[2] = movable_hard ? 0.f : 1.f;
+  }
+  const int32_t num_macros = static_cast<int32_t>(nl.macros.size());
+  for (size_t c = 0; c < cluster_xy_.size(); ++c) {
+    float* f = d + (num_macros + c) * 3;
+    f[0] = static_cast<float>(cluster_xy_[c].first / norm);
+    f[1] = static_cast<float>(cluster_xy_[c].second / norm);
+    f[2] = 1.f;
+  }
+  state_.step = 0;
+  done_ = false;
+  return_ = 0;
+  const CostBreakdown c0 = cost_->Cost();
+  last_cost_ = c0.proxy_cost;
+  SetInfo(c0);
+  info_[5] = 0;
+  info_[6] = 0;
+  RefreshMask();
+  if (!done_) state_.current_node = graph_node_[order_[0]];
+}
+
+void ChipEnv::SetInfo(const CostBreakdown& c) {
+  info_[0] = c.hpwl;
+  info_[1] = c.wirelength_cost;
+  info_[2] = c.density_cost;
+  info_[3] = c.congestion_cost;
+  info_[4] = c.proxy_cost;
+}
+
+void ChipEnv::RefreshMask() {
+  const int32_t m = order_[state_.step];
+  const int legal = mask_->Compute(m, state_.action_mask.data(), inst_->design.netlist.orientation[m]);
+  if (legal == 0) {
+    done_ = true;
+    state_.current_node = -1;
+    info_[6] = 1;
+  } else {
+    state_.current_node = graph_node_[m];
+  }
+}
+
+void ChipEnv::ActionCentre(int32_t action, double* x, double* y) const {
+  const PlacementSettings& s = inst_->design.settings;
+  const int32_t col = action % s.cols, row = action / s.cols;
+  *x = (col + 0.5) * (s.canvas_width / s.cols);
+  *y = (row + 0.5) * (s.canvas_height / s.rows);
+}
+
+StepResult ChipEnv::Step(int32_t action) {
+  if (done_) throw InfeasibleAction("chip: the episode is over");
+  const int32_t num = static_cast<int32_t>(state_.action_mask.size());
+  if (action < 0 || action >= num || !state_.action_mask[action])
+    throw InfeasibleAction("chip: cell " + std::to_string(action) + " is not legal for macro " +
+                           inst_->design.netlist.name[order_[state_.step]]);
+  const Netlist& nl = inst_->design.netlist;
+  const PlacementSettings& s = inst_->design.settings;
+  const int32_t m = order_[state_.step];
+  double x, y;
+  ActionCentre(action, &x, &y);
+  cost_->MoveNode(m, x, y);
+  mask_->Place(m, x, y, nl.orientation[m]);
+  float* f = &state_.node_dynamic[static_cast<size_t>(graph_node_[m]) * 3];
+  const double norm = s.canvas_width + s.canvas_height;
+  f[0] = static_cast<float>(x / norm);
+  f[1] = static_cast<float>(y / norm);
+  f[2] = 1.f;
+  ++state_.step;
+  info_[5] = state_.step;
+  StepResult r;
+  if (opt_.reward == ChipReward::kDense) {
+    const CostBreakdown c = cost_->Cost();
+    SetInfo(c);
+    // The first step also pays the initial cost, so that the return telescopes to −final.
+    r.reward = -(c.proxy_cost - last_cost_) - (state_.step == 1 ? last_cost_ : 0.0);
+    last_cost_ = c.proxy_cost;
+  }
+  if (state_.step == static_cast<int32_t>(order_.size())) {
+    Finish(&r);
+  } else {
+    RefreshMask();
+    if (done_) {  // no legal cell for the next macro
+      r.done = true;
+      r.infeasible = true;
+      // Dense: cancel what the steps paid so far, so that the return is the penalty.
+      r.reward = opt_.reward == ChipReward::kDense ? opt_.infeasible_reward - return_ : opt_.infeasible_reward;
+    }
+  }
+  if (done_) std::fill(state_.action_mask.begin(), state_.action_mask.end(), 0);
+  return_ += r.reward;
+  return r;
+}
+
+void ChipEnv::Finish(StepResult* r) {
+  done_ = true;
+  state_.current_node = -1;
+  if (opt_.soft == SoftMacroPlacement::kForceDirected && !inst_->design.netlist.soft_macros.empty()) {
+    PlaceSoftMacros();
+  }
+  const CostBreakdown c = cost_->Cost();
+  SetInfo(c);
+  if (opt_.reward == ChipReward::kDense) {
+    r->reward += -(c.proxy_cost - last_cost_);
+    last_cost_ = c.proxy_cost;
+  } else {
+    r->reward = -c.proxy_cost;
+  }
+  r->done = true;
+}
+
+void ChipEnv::PlaceSoftMacros() {
+  // Force-directed placement lands with cost_models/chip/fd_placer.h.
+}
+
+}  // namespace placerl::env
