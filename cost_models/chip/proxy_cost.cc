@@ -736,6 +736,17 @@ std::vector<double> ProxyCost::HorizontalCongestionMap() const {
   return h;
 }
 
+void ProxyCost::DensityMapInto(float* out) const {
+  const double inv_area = 1.0 / (gw_ * gh_);
+  for (size_t i = 0; i < occupied_.size(); ++i) out[i] = static_cast<float>(occupied_[i] * inv_area);
+}
+
+void ProxyCost::CongestionMapsInto(float* vertical, float* horizontal) const {
+  const double iv = 1.0 / grid_v_routes_, ih = 1.0 / grid_h_routes_;
+  for (size_t i = 0; i < v_smooth_.size(); ++i) vertical[i] = static_cast<float>((v_smooth_[i] + v_macro_[i]) * iv);
+  for (size_t i = 0; i < h_smooth_.size(); ++i) horizontal[i] = static_cast<float>((h_smooth_[i] + h_macro_[i]) * ih);
+}
+
 void ProxyCost::CopyPlacementTo(Netlist* nl) const {
   nl->x = x_;
   nl->y = y_;

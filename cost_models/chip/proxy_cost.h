@@ -62,6 +62,9 @@ class ProxyCost {
   std::vector<double> DensityMap() const;             // occupied area / cell area
   std::vector<double> VerticalCongestionMap() const;  // smoothed net routing + macro blockage
   std::vector<double> HorizontalCongestionMap() const;
+  // The same maps written into caller buffers of cols·rows floats (observations, no allocation).
+  void DensityMapInto(float* out) const;
+  void CongestionMapsInto(float* vertical, float* horizontal) const;
 
   // Writes the current positions/orientations back into a netlist (e.g. to save a .plc).
   void CopyPlacementTo(Netlist* nl) const;

@@ -45,6 +45,14 @@ ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOpti
   state_.node_dynamic_names = {"x", "y", "placed"};
   state_.node_dynamic.assign(static_cast<size_t>(graph_->num_nodes) * 3, 0.f);
   state_.action_mask.assign(static_cast<size_t>(s.cols) * s.rows, 0);
+  if (opt_.maps) {
+    state_.action_feature_dim = 5;
+    state_.action_feature_names = {"occupancy", "density", "congestion_v", "congestion_h", "wirelength_change"};
+    state_.action_features.assign(static_cast<size_t>(5) * s.cols * s.rows, 0.f);
+    occupancy_.assign(static_cast<size_t>(s.cols) * s.rows, 0.0);
+    wl_col_.assign(s.cols, 0.0);
+    wl_row_.assign(s.rows, 0.0);
+  }
   info_.assign(kInfoNames.size(), 0.0);
   Reset(0);
   if (done_)
@@ -74,6 +82,7 @@ std::string ChipEnv::name() const {
   p.GetString("reward", RewardName(opt_.reward));
   p.GetString("soft", SoftName(opt_.soft));
   p.GetString("infeasible_reward", num(opt_.infeasible_reward));
+  p.GetBool("maps", opt_.maps);
   return p.Canonical("chip");
 }
 
@@ -109,6 +118,7 @@ std::unique_ptr<Environment> ChipEnv::Make(EnvParams& p) {
   else if (soft == "keep") o.soft = SoftMacroPlacement::kKeep;
   else throw ConfigError("chip: soft must be fd or keep, got '" + soft + "'");
   o.infeasible_reward = p.GetDouble("infeasible_reward", o.infeasible_reward);
+  o.maps = p.GetBool("maps", o.maps);
   inst->design = LoadChipDesign(inst->netlist_path, inst->plc_path, inst->synthetic_seed);
   return std::make_unique<ChipEnv>(inst, o);
 }
@@ -220,8 +230,12 @@ void ChipEnv::Reset(uint64_t) {
   cost_.emplace(*pristine_);
   if (!mask_) mask_.emplace(nl, s);
   mask_->Clear();
+  std::fill(occupancy_.begin(), occupancy_.end(), 0.0);
   for (int32_t m : nl.hard_macros)
-    if (nl.fixed[m]) mask_->Place(m, nl.x[m], nl.y[m], nl.orientation[m]);
+    if (nl.fixed[m]) {
+      mask_->Place(m, nl.x[m], nl.y[m], nl.orientation[m]);
+      AddOccupancy(m, nl.x[m], nl.y[m]);
+    }
   float* d = state_.node_dynamic.data();
   for (int32_t m : nl.macros) {
     float* f = d + static_cast<size_t>(graph_node_[m]) * 3;
@@ -247,6 +261,7 @@ void ChipEnv::Reset(uint64_t) {
   info_[6] = 0;
   RefreshMask();
   if (!done_) state_.current_node = graph_node_[order_[0]];
+  FillMaps();
 }
 
 void ChipEnv::SetInfo(const CostBreakdown& c) {
@@ -289,6 +304,7 @@ StepResult ChipEnv::Step(int32_t action) {
   ActionCentre(action, &x, &y);
   cost_->MoveNode(m, x, y);
   mask_->Place(m, x, y, nl.orientation[m]);
+  AddOccupancy(m, x, y);
   float* f = &state_.node_dynamic[static_cast<size_t>(graph_node_[m]) * 3];
   const double norm = s.canvas_width + s.canvas_height;
   f[0] = static_cast<float>(x / norm);
@@ -316,6 +332,7 @@ StepResult ChipEnv::Step(int32_t action) {
     }
   }
   if (done_) std::fill(state_.action_mask.begin(), state_.action_mask.end(), 0);
+  FillMaps();
   return_ += r.reward;
   return r;
 }
@@ -335,6 +352,101 @@ void ChipEnv::Finish(StepResult* r) {
     r->reward = -c.proxy_cost;
   }
   r->done = true;
+}
+
+void ChipEnv::AddOccupancy(int32_t m, double x, double y) {
+  if (!opt_.maps) return;
+  const Netlist& nl = inst_->design.netlist;
+  const PlacementSettings& s = inst_->design.settings;
+  const double gw = s.canvas_width / s.cols, gh = s.canvas_height / s.rows;
+  double w = nl.width[m], h = nl.height[m];
+  const Orientation o = nl.orientation[m];
+  if (o == Orientation::kE || o == Orientation::kFE || o == Orientation::kW || o == Orientation::kFW) std::swap(w, h);
+  const double x0 = x - w / 2, x1 = x + w / 2, y0 = y - h / 2, y1 = y + h / 2;
+  const int c0 = std::max(0, static_cast<int>(std::floor(x0 / gw))), c1 = std::min(s.cols - 1, static_cast<int>(std::floor(x1 / gw)));
+  const int r0 = std::max(0, static_cast<int>(std::floor(y0 / gh))), r1 = std::min(s.rows - 1, static_cast<int>(std::floor(y1 / gh)));
+  for (int r = r0; r <= r1; ++r) {
+    const double oy = std::min(y1, (r + 1) * gh) - std::max(y0, r * gh);
+    if (oy <= 0) continue;
+    for (int c = c0; c <= c1; ++c) {
+      const double ox = std::min(x1, (c + 1) * gw) - std::max(x0, c * gw);
+      if (ox > 0) occupancy_[static_cast<size_t>(r) * s.cols + c] += ox * oy;
+    }
+  }
+}
+
+void ChipEnv::WirelengthByCell(int32_t m, float* out) {
+  const Netlist& nl = inst_->design.netlist;
+  const PlacementSettings& s = inst_->design.settings;
+  const ProxyCost& pc = *cost_;
+  const double gw = s.canvas_width / s.cols, gh = s.canvas_height / s.rows;
+  std::fill(wl_col_.begin(), wl_col_.end(), 0.0);
+  std::fill(wl_row_.begin(), wl_row_.end(), 0.0);
+  const Orientation om = pc.orientation(m);
+  for (int32_t q = nl.node_net_start[m]; q < nl.node_net_start[m + 1]; ++q) {
+    const int32_t k = nl.node_nets[q];
+    // Bounding box of the net's other pins, and the extent of m's own pins around its centre.
+    double xlo = 1e300, xhi = -1e300, ylo = 1e300, yhi = -1e300;
+    double dxlo = 1e300, dxhi = -1e300, dylo = 1e300, dyhi = -1e300;
+    for (int32_t t = nl.net_start[k]; t < nl.net_start[k + 1]; ++t) {
+      const int32_t pin = nl.net_pins[t];
+      const int32_t owner = nl.parent[pin];
+      if (owner == m || pin == m) {
+        double dx = 0, dy = 0;
+        if (owner == m) OrientOffset(om, nl.pin_dx[pin], nl.pin_dy[pin], &dx, &dy);
+        dxlo = std::min(dxlo, dx), dxhi = std::max(dxhi, dx);
+        dylo = std::min(dylo, dy), dyhi = std::max(dyhi, dy);
+        continue;
+      }
+      double px, py;
+      if (owner < 0) {
+        px = pc.x(pin), py = pc.y(pin);
+      } else {
+        double dx = 0, dy = 0;
+        OrientOffset(pc.orientation(owner), nl.pin_dx[pin], nl.pin_dy[pin], &dx, &dy);
+        px = pc.x(owner) + dx, py = pc.y(owner) + dy;
+      }
+      xlo = std::min(xlo, px), xhi = std::max(xhi, px);
+      ylo = std::min(ylo, py), yhi = std::max(yhi, py);
+    }
+    if (dxlo > dxhi) continue;  // (cannot happen: m touches the net)
+    const double w = nl.net_weight[k];
+    for (int c = 0; c < s.cols; ++c) {
+      const double cx = (c + 0.5) * gw;
+      wl_col_[c] += w * (std::max(xhi, cx + dxhi) - std::min(xlo, cx + dxlo));
+    }
+    for (int r = 0; r < s.rows; ++r) {
+      const double cy = (r + 0.5) * gh;
+      wl_row_[r] += w * (std::max(yhi, cy + dyhi) - std::min(ylo, cy + dylo));
+    }
+  }
+  double lo = 1e300, hi = -1e300;
+  for (int r = 0; r < s.rows; ++r)
+    for (int c = 0; c < s.cols; ++c) {
+      const double v = wl_col_[c] + wl_row_[r];
+      lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+  const double scale = hi > lo ? 1.0 / (hi - lo) : 0.0;
+  for (int r = 0; r < s.rows; ++r)
+    for (int c = 0; c < s.cols; ++c)
+      out[static_cast<size_t>(r) * s.cols + c] = static_cast<float>((wl_col_[c] + wl_row_[r] - lo) * scale);
+}
+
+void ChipEnv::FillMaps() {
+  if (!opt_.maps) return;
+  const PlacementSettings& s = inst_->design.settings;
+  const size_t n = static_cast<size_t>(s.cols) * s.rows;
+  float* f = state_.action_features.data();
+  const double inv_cell = 1.0 / ((s.canvas_width / s.cols) * (s.canvas_height / s.rows));
+  for (size_t i = 0; i < n; ++i) f[i] = static_cast<float>(occupancy_[i] * inv_cell);
+  cost_->Cost();  // brings the maps up to date (incremental)
+  cost_->DensityMapInto(f + n);
+  cost_->CongestionMapsInto(f + 2 * n, f + 3 * n);
+  if (done_) {
+    std::fill(f + 4 * n, f + 5 * n, 0.f);
+  } else {
+    WirelengthByCell(order_[state_.step], f + 4 * n);
+  }
 }
 
 void ChipEnv::PlaceSoftMacros() {

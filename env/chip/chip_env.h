@@ -37,6 +37,11 @@ struct ChipEnvOptions {
   ChipReward reward = ChipReward::kSparse;
   SoftMacroPlacement soft = SoftMacroPlacement::kForceDirected;
   double infeasible_reward = -4.0;           // CT HEAD
+  // Per-cell maps in DynamicState::action_features (for learned policies; baselines turn them
+  // off): occupancy by placed hard macros, density, vertical and horizontal congestion (as the
+  // proxy cost sees them now), and the current macro's wirelength change per cell (min-max
+  // scaled to [0, 1] over the grid: MaskPlace's "wiremask", exact for our HPWL).
+  bool maps = true;
 };
 
 // The loaded design, shared read-only by an environment and all its clones.
@@ -85,6 +90,10 @@ class ChipEnv : public Environment {
   void Finish(StepResult* r);
   void SetInfo(const chip::CostBreakdown& c);
   void PlaceSoftMacros();
+  void FillMaps();
+  void AddOccupancy(int32_t macro, double x, double y);
+  // HPWL (weighted, microns) of the current macro's nets with it at each column / row centre.
+  void WirelengthByCell(int32_t macro, float* out);
 
   std::shared_ptr<const ChipInstance> inst_;
   ChipEnvOptions opt_;
@@ -100,6 +109,8 @@ class ChipEnv : public Environment {
   double last_cost_ = 0;  // dense reward: proxy cost after the previous step
   double return_ = 0;
   std::vector<double> info_;
+  std::vector<double> occupancy_;            // per cell: area of placed hard macros
+  std::vector<double> wl_col_, wl_row_;      // scratch of WirelengthByCell
 };
 
 }  // namespace placerl::env

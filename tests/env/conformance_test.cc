@@ -222,7 +222,7 @@ TEST(Registry, NamePrintsDefaultedValues) {
   auto env = MakeEnvironment("partition");
   EXPECT_EQ(env->name(), "partition(nodes=8,devices=2,capacity=4,extra_edges=8,graph_seed=1)");
   auto chip = MakeEnvironment("chip(seed=2)");
-  EXPECT_EQ(chip->name(), "chip(netlist='',plc='',seed=2,weights='1,0.5,0.5',reward=sparse,soft=fd,infeasible_reward=-4)");
+  EXPECT_EQ(chip->name(), "chip(netlist='',plc='',seed=2,weights='1,0.5,0.5',reward=sparse,soft=fd,infeasible_reward=-4,maps=true)");
 }
 
 }  // namespace

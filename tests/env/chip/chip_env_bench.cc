@@ -50,8 +50,9 @@ void Steps(benchmark::State& state, const std::string& spec) {
   state.SetItemsProcessed(steps);  // items/s = steps/s (1e6 / items_per_second = µs per step)
 }
 
-void BM_ChipEnvStepSparse(benchmark::State& s) { Steps(s, kAriane + ",soft=keep,reward=sparse)"); }
-void BM_ChipEnvStepDense(benchmark::State& s) { Steps(s, kAriane + ",soft=keep,reward=dense)"); }
+void BM_ChipEnvStepSparse(benchmark::State& s) { Steps(s, kAriane + ",soft=keep,reward=sparse,maps=false)"); }
+void BM_ChipEnvStepDense(benchmark::State& s) { Steps(s, kAriane + ",soft=keep,reward=dense,maps=false)"); }
+void BM_ChipEnvStepSparseMaps(benchmark::State& s) { Steps(s, kAriane + ",soft=keep,reward=sparse,maps=true)"); }
 
 void Episodes(benchmark::State& state, const std::string& spec) {
   auto env = MakeEnvironment(spec);
@@ -64,12 +65,15 @@ void Episodes(benchmark::State& state, const std::string& spec) {
     benchmark::DoNotOptimize(env->info()[4]);
   }
 }
-void BM_ChipEnvEpisodeKeepSoft(benchmark::State& s) { Episodes(s, kAriane + ",soft=keep)"); }
-void BM_ChipEnvEpisodeFd(benchmark::State& s) { Episodes(s, kAriane + ",soft=fd)"); }
+void BM_ChipEnvEpisodeKeepSoft(benchmark::State& s) { Episodes(s, kAriane + ",soft=keep,maps=false)"); }
+void BM_ChipEnvEpisodeFd(benchmark::State& s) { Episodes(s, kAriane + ",soft=fd,maps=false)"); }
+void BM_ChipEnvEpisodeFdMaps(benchmark::State& s) { Episodes(s, kAriane + ",soft=fd,maps=true)"); }
 
 BENCHMARK(BM_ChipEnvStepSparse)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvStepDense)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChipEnvStepSparseMaps)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvEpisodeKeepSoft)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvEpisodeFd)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChipEnvEpisodeFdMaps)->Unit(benchmark::kMillisecond);
 
 }  // namespace

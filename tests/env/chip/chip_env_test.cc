@@ -149,6 +149,37 @@ TEST(ChipEnv, FinalCostEqualsAFreshEvaluationOfThePlacement) {
   EXPECT_EQ(env.info_value("infeasible"), 0);
 }
 
+TEST(ChipEnv, WirelengthMapRanksCellsByTheExactHpwlOfTheCurrentMacro) {
+  auto e = MakeEnvironment(SharedChips()[0]);
+  auto& env = dynamic_cast<ChipEnv&>(*e);
+  std::mt19937_64 rng(5);
+  for (int k = 0; k < 40; ++k) env.Step(RandomLegal(env, rng));
+  const DynamicState& st = env.state();
+  ASSERT_EQ(st.action_feature_dim, 5);
+  ASSERT_EQ(st.action_feature_names[4], "wirelength_change");
+  const int32_t n = env.num_actions();
+  const float* map = &st.action_features[4 * static_cast<size_t>(n)];
+  // Exact: move the current macro to every cell centre in a copy of the cost and read the HPWL.
+  ProxyCost pc = env.cost();
+  const int32_t m = env.current_macro();
+  std::vector<double> hpwl(n);
+  for (int32_t a = 0; a < n; ++a) {
+    double x, y;
+    env.ActionCentre(a, &x, &y);
+    pc.MoveNode(m, x, y);
+    hpwl[a] = pc.Cost().hpwl;
+  }
+  const double lo = *std::min_element(hpwl.begin(), hpwl.end()), hi = *std::max_element(hpwl.begin(), hpwl.end());
+  ASSERT_GT(hi, lo);
+  for (int32_t a = 0; a < n; ++a) ASSERT_NEAR(map[a], (hpwl[a] - lo) / (hi - lo), 1e-5) << "cell " << a;
+  // Occupancy: the placed macros' area over the grid equals their total area.
+  const PlacementSettings& s = env.settings();
+  double covered = 0, placed_area = 0;
+  for (int32_t a = 0; a < n; ++a) covered += st.action_features[a] * (s.canvas_width / s.cols) * (s.canvas_height / s.rows);
+  for (int k = 0; k < 40; ++k) placed_area += env.netlist().width[env.order()[k]] * env.netlist().height[env.order()[k]];
+  EXPECT_NEAR(covered, placed_area, 1e-6 * placed_area);
+}
+
 // Canvas 12 × 12, grid 3 × 3 (cell centres 2, 6, 10): an 8 × 8 macro fits only at the centre,
 // after which no cell is left for a 4 × 4 one.
 std::shared_ptr<ChipInstance> Crowded() {
