@@ -1,5 +1,6 @@
 #include "experiments/lib/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
@@ -38,6 +39,33 @@ class FirstError : public pb::io::ErrorCollector {
   int column = 0;
   std::string message;
 };
+
+// The parser places "no field named "x"" and "unknown enumeration value "X"" after the name;
+// point at the name itself when it is on the reported line.
+int NameColumn(const std::string& text, const FirstError& e) {
+  const bool about_name = e.message.find("has no field named") != std::string::npos ||
+                          e.message.find("Unknown enumeration value") != std::string::npos;
+  const size_t q0 = e.message.find('"');
+  const size_t q1 = q0 == std::string::npos ? q0 : e.message.find('"', q0 + 1);
+  if (!about_name || q1 == std::string::npos) return e.column;
+  // The quoted name after "named" / "value of" is the first quoted token of those messages
+  // except for "Message type "T" has no field named "x"": take the last quoted token then.
+  size_t a = q0, b = q1;
+  if (e.message.find("has no field named") != std::string::npos) {
+    b = e.message.rfind('"');
+    a = e.message.rfind('"', b - 1);
+  }
+  const std::string name = e.message.substr(a + 1, b - a - 1);
+  size_t line_start = 0;
+  for (int l = 0; l < e.line && line_start != std::string::npos; ++l) {
+    line_start = text.find('\n', line_start);
+    if (line_start != std::string::npos) ++line_start;
+  }
+  if (line_start == std::string::npos || name.empty()) return e.column;
+  const std::string line = text.substr(line_start, text.find('\n', line_start) - line_start);
+  const size_t at = line.rfind(name, static_cast<size_t>(std::max(0, e.column)));
+  return at == std::string::npos ? e.column : static_cast<int>(at);
+}
 
 std::string FieldNames(const pb::Descriptor* d) {
   std::string s;
@@ -165,7 +193,7 @@ void ParseConfigText(const std::string& text, const std::string& file, pb::Messa
   if (!parser.ParseFromString(text, message) || errors.has) {
     if (!errors.has) throw ConfigParseError(file, 0, 0, "not a valid " + message->GetTypeName());
     // The parser reports zero-based positions; editors count from 1.
-    throw ConfigParseError(file, errors.line + 1, errors.column + 1, errors.message);
+    throw ConfigParseError(file, errors.line + 1, NameColumn(text, errors) + 1, errors.message);
   }
 }
 
