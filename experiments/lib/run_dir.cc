@@ -29,6 +29,13 @@ bool IsEmptyDirectory(const fs::path& dir) {
   return fs::is_directory(dir, ec) && fs::is_empty(dir, ec);
 }
 
+// "r/", "./r" and "r" name one directory.
+std::string SameDirectoryName(const std::string& p) {
+  std::string s = fs::path(p).lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
 }  // namespace
 
 void AddRunDirFlags(CLI::App& app, RunDirFlags* flags) {
@@ -44,7 +51,7 @@ RunDirOptions ResolveRunDirFlags(const RunDirFlags& flags) {
   RunDirOptions o;
   if (flags.out.empty() && flags.resume.empty()) throw ConfigError("--out DIR (or --resume DIR) is required");
   if (!flags.out.empty() && !flags.resume.empty() &&
-      fs::path(flags.out).lexically_normal() != fs::path(flags.resume).lexically_normal()) {
+      SameDirectoryName(flags.out) != SameDirectoryName(flags.resume)) {
     throw ConfigError("--out " + flags.out + " and --resume " + flags.resume + " name different directories");
   }
   if (flags.force && !flags.resume.empty()) throw ConfigError("--force and --resume exclude each other");
