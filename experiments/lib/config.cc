@@ -1,0 +1,301 @@
+#include "experiments/lib/config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include "datasets/util/files.h"
+
+namespace placerl::run {
+
+namespace pb = google::protobuf;
+
+ConfigParseError::ConfigParseError(const std::string& file, int line, int column, const std::string& reason)
+    : ParseError(file, line, reason),
+      column_(column),
+      message_(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + reason) {}
+
+namespace {
+
+// Keeps the first error of the text-format parser (zero-based line/column).
+class FirstError : public pb::io::ErrorCollector {
+ public:
+  void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
+    if (!has) {
+      has = true;
+      this->line = line;
+      this->column = column;
+      this->message = message;
+    }
+  }
+  void AddWarning(int, pb::io::ColumnNumber, const std::string&) override {}
+  bool has = false;
+  int line = 0;
+  int column = 0;
+  std::string message;
+};
+
+// The parser places "no field named "x"" and "unknown enumeration value "X"" after the name;
+// point at the name itself when it is on the reported line.
+int NameColumn(const std::string& text, const FirstError& e) {
+  const bool about_name = e.message.find("has no field named") != std::string::npos ||
+                          e.message.find("Unknown enumeration value") != std::string::npos;
+  const size_t q0 = e.message.find('"');
+  const size_t q1 = q0 == std::string::npos ? q0 : e.message.find('"', q0 + 1);
+  if (!about_name || q1 == std::string::npos) return e.column;
+  // The quoted name after "named" / "value of" is the first quoted token of those messages
+  // except for "Message type "T" has no field named "x"": take the last quoted token then.
+  size_t a = q0, b = q1;
+  if (e.message.find("has no field named") != std::string::npos) {
+    b = e.message.rfind('"');
+    a = e.message.rfind('"', b - 1);
+  }
+  const std::string name = e.message.substr(a + 1, b - a - 1);
+  size_t line_start = 0;
+  for (int l = 0; l < e.line && line_start != std::string::npos; ++l) {
+    line_start = text.find('\n', line_start);
+    if (line_start != std::string::npos) ++line_start;
+  }
+  if (line_start == std::string::npos || name.empty()) return e.column;
+  const std::string line = text.substr(line_start, text.find('\n', line_start) - line_start);
+  const size_t at = line.rfind(name, static_cast<size_t>(std::max(0, e.column)));
+  return at == std::string::npos ? e.column : static_cast<int>(at);
+}
+
+std::string FieldNames(const pb::Descriptor* d) {
+  std::string s;
+  for (int i = 0; i < d->field_count(); ++i) s += (i ? ", " : "") + d->field(i)->name();
+  return s;
+}
+
+[[noreturn]] void Fail(const std::string& assignment, const std::string& what) {
+  throw ConfigError("--set '" + assignment + "': " + what);
+}
+
+template <typename T>
+T ParseInteger(const std::string& assignment, const std::string& v) {
+  errno = 0;
+  char* end = nullptr;
+  if (v.empty()) Fail(assignment, "empty value for an integer field");
+  if (std::is_signed<T>::value) {
+    const long long x = std::strtoll(v.c_str(), &end, 10);
+    if (end != v.c_str() + v.size()) Fail(assignment, "'" + v + "' is not a whole number");
+    if (errno == ERANGE || x < static_cast<long long>(std::numeric_limits<T>::min()) ||
+        x > static_cast<long long>(std::numeric_limits<T>::max())) {
+      Fail(assignment, "'" + v + "' is out of range for the field");
+    }
+    return static_cast<T>(x);
+  } else {
+    if (v[0] == '-') Fail(assignment, "'" + v + "' is negative; the field is unsigned");
+    const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+    if (end != v.c_str() + v.size()) Fail(assignment, "'" + v + "' is not a whole number");
+    if (errno == ERANGE || x > static_cast<unsigned long long>(std::numeric_limits<T>::max())) {
+      Fail(assignment, "'" + v + "' is out of range for the field");
+    }
+    return static_cast<T>(x);
+  }
+}
+
+double ParseFloating(const std::string& assignment, const std::string& v) {
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || end != v.c_str() + v.size()) Fail(assignment, "'" + v + "' is not a number");
+  return x;
+}
+
+bool ParseBool(const std::string& assignment, const std::string& v) {
+  if (v == "true" || v == "True" || v == "1") return true;
+  if (v == "false" || v == "False" || v == "0") return false;
+  Fail(assignment, "'" + v + "' is not a bool (true/false/1/0)");
+}
+
+const pb::EnumValueDescriptor* ParseEnum(const std::string& assignment, const pb::FieldDescriptor* f,
+                                         const std::string& v) {
+  const pb::EnumDescriptor* e = f->enum_type();
+  if (const pb::EnumValueDescriptor* ev = e->FindValueByName(v)) return ev;
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (!v.empty() && end == v.c_str() + v.size()) {
+    if (const pb::EnumValueDescriptor* ev = e->FindValueByNumber(static_cast<int>(n))) return ev;
+  }
+  std::string names;
+  for (int i = 0; i < e->value_count(); ++i) names += (i ? ", " : "") + e->value(i)->name();
+  Fail(assignment, "'" + v + "' is not a value of " + e->full_name() + " (" + names + ")");
+}
+
+void SetScalar(const std::string& assignment, pb::Message* m, const pb::FieldDescriptor* f,
+               const std::string& v) {
+  const pb::Reflection* r = m->GetReflection();
+  const bool rep = f->is_repeated();
+  switch (f->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_INT32: {
+      const auto x = ParseInteger<int32_t>(assignment, v);
+      rep ? r->AddInt32(m, f, x) : r->SetInt32(m, f, x);
+      break;
+    }
+    case pb::FieldDescriptor::CPPTYPE_INT64: {
+      const auto x = ParseInteger<int64_t>(assignment, v);
+      rep ? r->AddInt64(m, f, x) : r->SetInt64(m, f, x);
+      break;
+    }
+    case pb::FieldDescriptor::CPPTYPE_UINT32: {
+      const auto x = ParseInteger<uint32_t>(assignment, v);
+      rep ? r->AddUInt32(m, f, x) : r->SetUInt32(m, f, x);
+      break;
+    }
+    case pb::FieldDescriptor::CPPTYPE_UINT64: {
+      const auto x = ParseInteger<uint64_t>(assignment, v);
+      rep ? r->AddUInt64(m, f, x) : r->SetUInt64(m, f, x);
+      break;
+    }
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE: {
+      const double x = ParseFloating(assignment, v);
+      rep ? r->AddDouble(m, f, x) : r->SetDouble(m, f, x);
+      break;
+    }
+    case pb::FieldDescriptor::CPPTYPE_FLOAT: {
+      const float x = static_cast<float>(ParseFloating(assignment, v));
+      rep ? r->AddFloat(m, f, x) : r->SetFloat(m, f, x);
+      break;
+    }
+    case pb::FieldDescriptor::CPPTYPE_BOOL: {
+      const bool x = ParseBool(assignment, v);
+      rep ? r->AddBool(m, f, x) : r->SetBool(m, f, x);
+      break;
+    }
+    case pb::FieldDescriptor::CPPTYPE_ENUM: {
+      const pb::EnumValueDescriptor* x = ParseEnum(assignment, f, v);
+      rep ? r->AddEnum(m, f, x) : r->SetEnum(m, f, x);
+      break;
+    }
+    case pb::FieldDescriptor::CPPTYPE_STRING:
+      rep ? r->AddString(m, f, v) : r->SetString(m, f, v);
+      break;
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE:
+      break;  // handled by the caller
+  }
+}
+
+}  // namespace
+
+void ParseConfigText(const std::string& text, const std::string& file, pb::Message* message) {
+  FirstError errors;
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  parser.AllowUnknownField(false);
+  parser.AllowUnknownExtension(false);
+  message->Clear();
+  if (!parser.ParseFromString(text, message) || errors.has) {
+    if (!errors.has) throw ConfigParseError(file, 0, 0, "not a valid " + message->GetTypeName());
+    // The parser reports zero-based positions; editors count from 1.
+    throw ConfigParseError(file, errors.line + 1, NameColumn(text, errors) + 1, errors.message);
+  }
+}
+
+void LoadConfig(const std::string& path, pb::Message* message) {
+  ParseConfigText(ReadFile(path), path, message);
+}
+
+void ApplyOverride(const std::string& assignment, pb::Message* message) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) Fail(assignment, "expected path=value, e.g. ppo.clip=0.1");
+  const std::string path = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+
+  pb::Message* m = message;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string name = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const pb::Descriptor* d = m->GetDescriptor();
+    const pb::FieldDescriptor* f = d->FindFieldByName(name);
+    if (f == nullptr) {
+      const std::string where = start == 0 ? d->full_name() : "'" + path.substr(0, start - 1) + "' (" + d->full_name() + ")";
+      Fail(assignment, "no field '" + name + "' in " + where + " (fields: " + FieldNames(d) + ")");
+    }
+    const pb::Reflection* r = m->GetReflection();
+    if (dot != std::string::npos) {
+      if (f->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE || f->is_repeated()) {
+        Fail(assignment, "'" + path.substr(0, dot) + "' is " +
+                             (f->is_repeated() ? "a repeated field" : "not a message") +
+                             "; it has no field '" + path.substr(dot + 1) + "'");
+      }
+      m = r->MutableMessage(m, f);
+      start = dot + 1;
+      continue;
+    }
+    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (f->is_repeated()) Fail(assignment, "'" + path + "' is a repeated message; set it in the config file");
+      pb::Message* sub = r->MutableMessage(m, f);
+      FirstError errors;
+      pb::TextFormat::Parser parser;
+      parser.RecordErrorsTo(&errors);
+      std::string text = value;
+      if (text.size() >= 2 && text.front() == '{' && text.back() == '}') text = text.substr(1, text.size() - 2);
+      if (!parser.MergeFromString(text, sub) || errors.has) {
+        Fail(assignment, "column " + std::to_string(errors.column + 1) + " of the value: " + errors.message);
+      }
+    } else if (f->is_repeated()) {
+      r->ClearField(m, f);
+      for (const std::string& piece : SplitCommaList(value)) SetScalar(assignment, m, f, piece);
+    } else {
+      SetScalar(assignment, m, f, value);
+    }
+    return;
+  }
+}
+
+void ApplyOverrides(const std::vector<std::string>& assignments, pb::Message* message) {
+  for (const std::string& a : assignments) ApplyOverride(a, message);
+}
+
+namespace {
+
+void PrintMessage(const pb::Message& m, int indent, std::string* out) {
+  const pb::Descriptor* d = m.GetDescriptor();
+  const pb::Reflection* r = m.GetReflection();
+  pb::TextFormat::Printer printer;
+  const std::string pad(static_cast<size_t>(indent) * 2, ' ');
+  for (int i = 0; i < d->field_count(); ++i) {
+    const pb::FieldDescriptor* f = d->field(i);
+    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+      const int n = f->is_repeated() ? r->FieldSize(m, f) : (r->HasField(m, f) ? 1 : 0);
+      for (int k = 0; k < n; ++k) {
+        const pb::Message& sub = f->is_repeated() ? r->GetRepeatedMessage(m, f, k) : r->GetMessage(m, f);
+        *out += pad + f->name() + " {\n";
+        PrintMessage(sub, indent + 1, out);
+        *out += pad + "}\n";
+      }
+      continue;
+    }
+    if (f->is_repeated()) {
+      for (int k = 0; k < r->FieldSize(m, f); ++k) {
+        std::string v;
+        printer.PrintFieldValueToString(m, f, k, &v);
+        *out += pad + f->name() + ": " + v + "\n";
+      }
+      continue;
+    }
+    // Fields with presence (oneof members, `optional`, proto2) only when set; proto3 plain
+    // scalars always, so that the defaults the run used are on record.
+    if (f->has_presence() && !r->HasField(m, f)) continue;
+    std::string v;
+    printer.PrintFieldValueToString(m, f, -1, &v);
+    *out += pad + f->name() + ": " + v + "\n";
+  }
+}
+
+}  // namespace
+
+std::string ResolvedConfigText(const pb::Message& message) {
+  std::string out;
+  PrintMessage(message, 0, &out);
+  return out;
+}
+
+}  // namespace placerl::run

@@ -1,0 +1,55 @@
+// Run configuration: any protobuf message read from protobuf text format (`.pbtxt`),
+// changed by `--set a.b.c=value` overrides through reflection, and written back resolved
+// (every scalar printed, defaults included) as the run directory's `config.pbtxt`.
+// The message types are the binaries' own (e.g. a place-train config in datasets/proto/);
+// this file knows none of them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <google/protobuf/message.h>
+
+#include "datasets/util/errors.h"
+
+namespace placerl::run {
+
+// A text-format config that does not parse: what() is `file:line:col: what` (1-based).
+class ConfigParseError : public ParseError {
+ public:
+  ConfigParseError(const std::string& file, int line, int column, const std::string& reason);
+  int column() const { return column_; }
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  int column_;
+  std::string message_;
+};
+
+// Parses `text` into `message` (cleared first). Unknown fields, unknown enum values and a
+// non-repeated field given twice are errors. `file` names the text in errors. Throws
+// ConfigParseError (the first error).
+void ParseConfigText(const std::string& text, const std::string& file, google::protobuf::Message* message);
+
+// ReadFile(path) + ParseConfigText. Throws IoError / ConfigParseError.
+void LoadConfig(const std::string& path, google::protobuf::Message* message);
+
+// Applies one override `path=value`:
+//   - `path` is a dotted field path through singular message fields (`ppo.clip`);
+//   - scalars: integers (decimal, range-checked for the field's type), floating point,
+//     bool (true/false/1/0), enums (value name or number), strings (the rest of the
+//     argument, verbatim);
+//   - repeated scalars: a comma list that replaces the field (`mesh.dims=4,4,8`; empty
+//     value = clear);
+//   - a message field: text format merged into it (`plan={data: 2 fsdp: 4}`).
+// Throws ConfigError: `--set 'plan.dta=2': no field 'dta' in placerl.perf.Plan (fields: data,
+// fsdp, ...)` for a path that does not exist, and a one-line reason for a bad value.
+void ApplyOverride(const std::string& assignment, google::protobuf::Message* message);
+void ApplyOverrides(const std::vector<std::string>& assignments, google::protobuf::Message* message);
+
+// Text format of `message` with every field printed: scalars without presence (proto3) at
+// their defaults too, so the file says what the run used; message fields and fields with
+// presence only when set. Parses back to an equal message.
+std::string ResolvedConfigText(const google::protobuf::Message& message);
+
+}  // namespace placerl::run

@@ -1,0 +1,191 @@
+#include "experiments/lib/run_dir.h"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <system_error>
+
+#include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+#include "experiments/lib/config.h"
+
+namespace placerl::run {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool LooksLikeRunDirectory(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "config.pbtxt", ec) || fs::exists(dir / "metrics.csv", ec)) return true;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().filename().string().find("tfevents") != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool IsEmptyDirectory(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_directory(dir, ec) && fs::is_empty(dir, ec);
+}
+
+// "r/", "./r" and "r" name one directory.
+std::string SameDirectoryName(const std::string& p) {
+  std::string s = fs::path(p).lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+void AddRunDirFlags(CLI::App& app, RunDirFlags* flags) {
+  app.add_option("--out", flags->out, "Run directory to create (results, logs, checkpoints)");
+  app.add_option("--resume", flags->resume, "Continue the run in this run directory");
+  app.add_flag("--force", flags->force, "Replace a previous run in the --out directory");
+  app.add_option("--set", flags->sets, "Override a config field: --set a.b.c=value (repeatable)");
+  app.add_option("--pictures", flags->pictures, "Picture format of the run directory")
+      ->check(CLI::IsMember({"png", "svg"}));
+}
+
+RunDirOptions ResolveRunDirFlags(const RunDirFlags& flags) {
+  RunDirOptions o;
+  if (flags.out.empty() && flags.resume.empty()) throw ConfigError("--out DIR (or --resume DIR) is required");
+  if (!flags.out.empty() && !flags.resume.empty() &&
+      SameDirectoryName(flags.out) != SameDirectoryName(flags.resume)) {
+    throw ConfigError("--out " + flags.out + " and --resume " + flags.resume + " name different directories");
+  }
+  if (flags.force && !flags.resume.empty()) throw ConfigError("--force and --resume exclude each other");
+  o.resume = !flags.resume.empty();
+  o.path = o.resume ? flags.resume : flags.out;
+  o.force = flags.force;
+  o.picture_format = flags.pictures;
+  return o;
+}
+
+RunDirectory::RunDirectory(const RunDirOptions& options)
+    : path_(options.path), picture_format_(options.picture_format), resume_(options.resume) {
+  if (path_.empty()) throw ConfigError("the run directory path is empty");
+  while (path_.size() > 1 && path_.back() == '/') path_.pop_back();
+  if (picture_format_ != "png" && picture_format_ != "svg") {
+    throw ConfigError("picture format '" + picture_format_ + "' is not png or svg");
+  }
+  if (options.force && options.resume) throw ConfigError("--force and --resume exclude each other");
+  const fs::path dir(path_);
+  std::error_code ec;
+  const bool exists = fs::exists(dir, ec);
+  if (exists && !fs::is_directory(dir, ec)) throw ConfigError(path_ + ": exists and is not a directory");
+
+  if (resume_) {
+    if (!exists) throw ConfigError("nothing to resume: " + path_ + " does not exist");
+    if (!fs::exists(dir / "config.pbtxt", ec)) {
+      throw ConfigError("nothing to resume in " + path_ + " (no config.pbtxt)");
+    }
+    return;
+  }
+  if (exists && !fs::is_empty(dir, ec)) {
+    if (!options.force) {
+      throw ConfigError(path_ + " is not empty (a previous run?): pass --resume " + path_ +
+                        " to continue it or --force to replace it");
+    }
+    if (!LooksLikeRunDirectory(dir)) {
+      throw ConfigError("--force will not clear " + path_ +
+                        ": it does not look like a run directory (no config.pbtxt, metrics.csv or event file)");
+    }
+    for (const auto& e : fs::directory_iterator(dir)) {
+      fs::remove_all(e.path(), ec);
+      if (ec) throw IoError(e.path().string() + ": cannot remove (" + ec.message() + ")");
+    }
+    owned_ = true;
+    return;
+  }
+  if (!exists) {
+    // Remember which ancestors we make, to remove them again if the run produces nothing.
+    for (fs::path p = dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+      created_parents_.push_back(p.string());
+      if (p == p.parent_path()) break;
+    }
+    fs::create_directories(dir, ec);
+    if (ec) throw IoError(path_ + ": cannot create directory (" + ec.message() + ")");
+  }
+  owned_ = true;
+}
+
+RunDirectory::~RunDirectory() {
+  metrics_.reset();
+  tensorboard_.reset();
+  if (!owned_ || resume_) return;
+  try {
+    const fs::path dir(path_);
+    std::error_code ec;
+    // Set-up artefacts only: the config and an empty checkpoints/ folder.
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      const bool setup = name == "config.pbtxt" || (name == "checkpoints" && IsEmptyDirectory(e.path()));
+      if (!setup) return;
+    }
+    if (ec) return;
+    fs::remove(dir / "config.pbtxt", ec);
+    fs::remove(dir / "checkpoints", ec);
+    fs::remove(dir, ec);
+    for (const std::string& p : created_parents_) {
+      if (p == path_) continue;
+      if (!IsEmptyDirectory(p)) break;
+      fs::remove(p, ec);
+    }
+  } catch (...) {
+    // A destructor must not throw; a left-over directory is harmless.
+  }
+}
+
+std::string RunDirectory::CheckpointDir() {
+  const std::string d = Path("checkpoints");
+  if (!checkpoint_dir_made_) {
+    std::error_code ec;
+    fs::create_directories(d, ec);
+    if (ec) throw IoError(d + ": cannot create directory (" + ec.message() + ")");
+    checkpoint_dir_made_ = true;
+  }
+  return d;
+}
+
+void RunDirectory::WriteConfig(const google::protobuf::Message& config, const std::string& header) {
+  std::string text;
+  size_t start = 0;
+  while (!header.empty() && start <= header.size()) {
+    size_t end = header.find('\n', start);
+    if (end == std::string::npos) end = header.size();
+    text += "# " + header.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  text += ResolvedConfigText(config);
+  WriteFileAtomic(ConfigPath(), text);
+}
+
+void RunDirectory::ReadConfig(google::protobuf::Message* config) const { LoadConfig(ConfigPath(), config); }
+
+void RunDirectory::WriteFile(const std::string& name, const std::string& content) const {
+  WriteFileAtomic(Path(name), content);
+}
+
+MetricsCsv& RunDirectory::metrics() {
+  if (!metrics_) {
+    metrics_ = std::make_unique<MetricsCsv>(MetricsPath(), resume_ ? MetricsCsv::Mode::kAppend : MetricsCsv::Mode::kCreate);
+  }
+  return *metrics_;
+}
+
+TensorBoardWriter& RunDirectory::tensorboard() {
+  if (!tensorboard_) tensorboard_ = std::make_unique<TensorBoardWriter>(path_);
+  return *tensorboard_;
+}
+
+void RunDirectory::Log(int64_t step, const Scalars& scalars) {
+  MetricRow row;
+  row.reserve(scalars.size() + 1);
+  row.emplace_back("step", static_cast<double>(step));
+  row.insert(row.end(), scalars.begin(), scalars.end());
+  metrics().Write(row);
+  tensorboard().AddScalars(step, scalars);
+}
+
+}  // namespace placerl::run

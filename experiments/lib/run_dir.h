@@ -1,0 +1,106 @@
+// The run directory that every training / search binary writes (place-baseline, place-train,
+// place, nas-search; docs/conventions.md "Run directories"):
+//   DIR/config.pbtxt                  resolved config (protobuf text, every field printed)
+//   DIR/metrics.csv                   one row per logged step, `step` first (append-only)
+//   DIR/events.out.tfevents.<s>.<host> TensorBoard scalars (append-only; one file per start)
+//   DIR/best.<ext>                    best solution (best.plc, ...)
+//   DIR/<name>.png|svg                pictures (best placement, curve)
+//   DIR/checkpoints/                  checkpoints, created on first use
+// Rules: the directory (and missing parents) is created; an existing non-empty one is refused
+// unless resuming (`--resume DIR`: it must hold config.pbtxt; logs are appended) or forced
+// (`--force`: a previous run directory is emptied first — a directory that does not look like
+// one is never cleared). A run that ends having written nothing but its config (it failed
+// before its first result) leaves no directory behind. Whole files are written atomically
+// (WriteFileAtomic); only metrics.csv and the event file are appended to.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/message.h>
+
+#include "experiments/lib/metrics_csv.h"
+#include "experiments/lib/tensorboard.h"
+
+namespace CLI {
+class App;
+}
+
+namespace placerl::run {
+
+struct RunDirOptions {
+  std::string path;     // --out DIR (or the DIR of --resume DIR)
+  bool force = false;   // --force: replace a previous run in `path`
+  bool resume = false;  // --resume: continue the run in `path`
+  std::string picture_format = "png";  // extension PicturePath gives: png | svg
+};
+
+// The standard flags of a binary that writes a run directory: `--out DIR`, `--resume DIR`,
+// `--force`, `--set key=value` (repeatable) and `--pictures png|svg`. Call
+// ResolveRunDirFlags after cli::Parse.
+struct RunDirFlags {
+  std::string out;
+  std::string resume;
+  bool force = false;
+  std::vector<std::string> sets;
+  std::string pictures = "png";
+};
+void AddRunDirFlags(CLI::App& app, RunDirFlags* flags);
+// Checks the combination (exactly one of --out / --resume, or both naming the same
+// directory; no --force with --resume) and returns the options. Throws ConfigError.
+RunDirOptions ResolveRunDirFlags(const RunDirFlags& flags);
+
+class RunDirectory {
+ public:
+  // Creates / checks the directory as described above. Throws ConfigError (non-empty
+  // directory without --force/--resume, nothing to resume, --force on a directory that is
+  // not a run directory) or IoError.
+  explicit RunDirectory(const RunDirOptions& options);
+  // Removes the directory (and the parents it created) if it holds nothing but what the
+  // set-up wrote; never when resuming. Never throws.
+  ~RunDirectory();
+  RunDirectory(const RunDirectory&) = delete;
+  RunDirectory& operator=(const RunDirectory&) = delete;
+
+  const std::string& path() const { return path_; }
+  bool resuming() const { return resume_; }
+
+  std::string Path(const std::string& name) const { return path_ + "/" + name; }
+  std::string ConfigPath() const { return Path("config.pbtxt"); }
+  std::string MetricsPath() const { return Path("metrics.csv"); }
+  // DIR/best.<extension> ("plc" → best.plc).
+  std::string BestPath(const std::string& extension) const { return Path("best." + extension); }
+  // DIR/<stem>.png or .svg, as the options chose.
+  std::string PicturePath(const std::string& stem) const { return Path(stem + "." + picture_format_); }
+  // DIR/checkpoints (created on the first call) and a file in it.
+  std::string CheckpointDir();
+  std::string CheckpointPath(const std::string& name) { return CheckpointDir() + "/" + name; }
+
+  // config.pbtxt: `header` lines (each prefixed "# ") then ResolvedConfigText(config).
+  void WriteConfig(const google::protobuf::Message& config, const std::string& header = "");
+  // Reads config.pbtxt (resume). Throws as LoadConfig.
+  void ReadConfig(google::protobuf::Message* config) const;
+  // Any whole file of the run, atomically.
+  void WriteFile(const std::string& name, const std::string& content) const;
+
+  // One logged step: a metrics.csv row {step, scalars...} and the same scalars as TensorBoard
+  // summaries, both on disk when this returns. The first call opens both logs (appending to
+  // metrics.csv when resuming).
+  void Log(int64_t step, const Scalars& scalars);
+  MetricsCsv& metrics();
+  TensorBoardWriter& tensorboard();
+
+ private:
+  std::string path_;
+  std::string picture_format_;
+  bool resume_ = false;
+  bool owned_ = false;                   // created (or emptied by --force) by this run
+  std::vector<std::string> created_parents_;  // deepest first, created by this run
+  bool checkpoint_dir_made_ = false;
+  std::unique_ptr<MetricsCsv> metrics_;
+  std::unique_ptr<TensorBoardWriter> tensorboard_;
+};
+
+}  // namespace placerl::run

@@ -1,0 +1,187 @@
+// Tests of run configs on an existing schema (perf_model.proto's RunSpec: nested messages,
+// enums, bools, strings, int64, repeated int32): text-format loading with file:line:col
+// errors, --set overrides by reflection, and the resolved config's round trip.
+#include "experiments/lib/config.h"
+
+#include <gtest/gtest.h>
+
+#include <google/protobuf/util/message_differencer.h>
+
+#include "datasets/proto/perf_model.pb.h"
+#include "datasets/util/errors.h"
+#include "tests/experiments/test_dir.h"
+
+namespace placerl::run {
+namespace {
+
+using placerl::testing::Spit;
+using placerl::testing::TempDir;
+
+const char* kSpec = R"(# a training run
+model {
+  layers: 24
+  d_model: 2048
+  gated_ffn: true
+}
+mesh { chip: "tpu_v5p" dims: [4, 4, 8] }
+plan {
+  fsdp: 16
+  tensor: 8
+  remat: REMAT_FULL
+  global_batch: 512
+}
+)";
+
+TEST(Config, LoadsTextFormat) {
+  TempDir dir;
+  Spit(dir / "run.pbtxt", kSpec);
+  perf::RunSpec spec;
+  LoadConfig(dir / "run.pbtxt", &spec);
+  EXPECT_EQ(spec.model().layers(), 24);
+  EXPECT_TRUE(spec.model().gated_ffn());
+  EXPECT_EQ(spec.mesh().chip(), "tpu_v5p");
+  EXPECT_EQ(spec.mesh().dims_size(), 3);
+  EXPECT_EQ(spec.plan().remat(), perf::REMAT_FULL);
+  EXPECT_EQ(spec.plan().global_batch(), 512);
+}
+
+// The error of parsing `text` as a RunSpec, which must be a ConfigParseError.
+ConfigParseError ErrorOf(const std::string& text) {
+  perf::RunSpec spec;
+  try {
+    ParseConfigText(text, "c.pbtxt", &spec);
+  } catch (const ConfigParseError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error for: " << text;
+  return ConfigParseError("", 0, 0, "");
+}
+
+TEST(Config, UnknownFieldIsAnErrorWithLineAndColumn) {
+  const ConfigParseError e = ErrorOf("model {\n  layers: 2\n  layerz: 3\n}\n");
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_EQ(e.column(), 3);
+  EXPECT_EQ(e.file(), "c.pbtxt");
+  const std::string what = e.what();
+  EXPECT_EQ(what.rfind("c.pbtxt:3:", 0), 0u) << what;
+  EXPECT_NE(what.find("layerz"), std::string::npos) << what;
+  // Also catchable as the project's ParseError / Error with the same one-line text.
+  const Error& base = e;
+  EXPECT_EQ(std::string(base.what()), what);
+}
+
+TEST(Config, OtherMalformedInputs) {
+  EXPECT_EQ(ErrorOf("plan { remat: REMAT_SOMETIMES }").line(), 1);       // unknown enum value
+  EXPECT_EQ(ErrorOf("model { layers: 1 layers: 2 }").line(), 1);         // singular field twice
+  EXPECT_EQ(ErrorOf("model { layers: \"many\" }").line(), 1);            // wrong type
+  EXPECT_EQ(ErrorOf("model {\n layers: 1\n").line(), 3);                 // unclosed brace: at the end
+  EXPECT_EQ(ErrorOf("model { layers: 99999999999 }").line(), 1);         // int32 overflow
+  EXPECT_EQ(ErrorOf("\n\nfoo: 1").line(), 3);
+}
+
+TEST(Config, MissingFileIsAnIoError) {
+  perf::RunSpec spec;
+  EXPECT_THROW(LoadConfig("/nonexistent/run.pbtxt", &spec), IoError);
+}
+
+TEST(Config, EmptyTextIsTheDefaultMessage) {
+  perf::RunSpec spec;
+  spec.mutable_model()->set_layers(3);
+  ParseConfigText("# nothing\n", "c.pbtxt", &spec);
+  EXPECT_FALSE(spec.has_model());
+}
+
+TEST(Override, ScalarsOfEveryKind) {
+  perf::RunSpec spec;
+  ParseConfigText(kSpec, "c.pbtxt", &spec);
+  ApplyOverrides({"model.layers=48", "plan.global_batch=1099511627776", "model.capacity_factor=1.25",
+                  "model.gated_ffn=false", "plan.flat_dcn_collectives=1", "plan.remat=REMAT_MINIMAL",
+                  "plan.optimizer=2", "mesh.chip=tpu_v4=x", "graph=resnet(depth=50,batch=128)"},
+                 &spec);
+  EXPECT_EQ(spec.model().layers(), 48);
+  EXPECT_EQ(spec.plan().global_batch(), 1099511627776LL);
+  EXPECT_EQ(spec.model().capacity_factor(), 1.25);
+  EXPECT_FALSE(spec.model().gated_ffn());
+  EXPECT_TRUE(spec.plan().flat_dcn_collectives());
+  EXPECT_EQ(spec.plan().remat(), perf::REMAT_MINIMAL);
+  EXPECT_EQ(spec.plan().optimizer(), perf::SGD_MOMENTUM);
+  EXPECT_EQ(spec.mesh().chip(), "tpu_v4=x");  // the value is everything after the first '='
+  EXPECT_EQ(spec.graph(), "resnet(depth=50,batch=128)");
+  EXPECT_EQ(spec.model().d_model(), 2048);  // untouched
+}
+
+TEST(Override, RepeatedScalarsAsCommaLists) {
+  perf::RunSpec spec;
+  ParseConfigText(kSpec, "c.pbtxt", &spec);
+  ApplyOverride("mesh.dims=8,8", &spec);
+  ASSERT_EQ(spec.mesh().dims_size(), 2);
+  EXPECT_EQ(spec.mesh().dims(1), 8);
+  ApplyOverride("mesh.dims=", &spec);
+  EXPECT_EQ(spec.mesh().dims_size(), 0);
+  EXPECT_THROW(ApplyOverride("mesh.dims=4,x", &spec), ConfigError);
+}
+
+TEST(Override, CreatesNestedMessagesAndMergesTextIntoThem) {
+  perf::RunSpec spec;
+  ApplyOverride("inference.batch=8", &spec);
+  EXPECT_TRUE(spec.has_inference());
+  EXPECT_EQ(spec.inference().batch(), 8);
+  ApplyOverride("plan={data: 2 fsdp: 4}", &spec);
+  EXPECT_EQ(spec.plan().data(), 2);
+  EXPECT_EQ(spec.plan().fsdp(), 4);
+  EXPECT_THROW(ApplyOverride("plan={data: x}", &spec), ConfigError);
+}
+
+std::string OverrideError(const std::string& assignment) {
+  perf::RunSpec spec;
+  try {
+    ApplyOverride(assignment, &spec);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for " << assignment;
+  return "";
+}
+
+TEST(Override, UnknownPathNamesItAndListsTheFields) {
+  const std::string e = OverrideError("plan.dta=2");
+  EXPECT_NE(e.find("--set 'plan.dta=2': no field 'dta' in 'plan' (placerl.perf.Plan)"), std::string::npos) << e;
+  EXPECT_NE(e.find("fields: data, fsdp, tensor, pipeline"), std::string::npos) << e;
+  const std::string top = OverrideError("modle.layers=2");
+  EXPECT_NE(top.find("no field 'modle' in placerl.perf.RunSpec (fields: model, mesh, plan, graph, inference)"),
+            std::string::npos)
+      << top;
+  EXPECT_NE(OverrideError("model.layers.x=1").find("'model.layers' is not a message"), std::string::npos);
+}
+
+TEST(Override, BadValuesAreRefused) {
+  EXPECT_NE(OverrideError("model.layers=1.5").find("not a whole number"), std::string::npos);
+  EXPECT_NE(OverrideError("model.layers=3000000000").find("out of range"), std::string::npos);
+  EXPECT_NE(OverrideError("model.layers=").find("empty value"), std::string::npos);
+  EXPECT_NE(OverrideError("model.gated_ffn=yes").find("not a bool"), std::string::npos);
+  EXPECT_NE(OverrideError("model.capacity_factor=1.2.3").find("not a number"), std::string::npos);
+  EXPECT_NE(OverrideError("plan.remat=SOME").find("not a value of placerl.perf.Remat (REMAT_NONE, REMAT_MINIMAL"),
+            std::string::npos);
+  EXPECT_NE(OverrideError("model.layers").find("expected path=value"), std::string::npos);
+  EXPECT_NE(OverrideError("=3").find("expected path=value"), std::string::npos);
+}
+
+TEST(ResolvedConfig, PrintsDefaultsAndRoundTrips) {
+  perf::RunSpec spec;
+  ParseConfigText(kSpec, "c.pbtxt", &spec);
+  const std::string text = ResolvedConfigText(spec);
+  // proto3 defaults are on record...
+  EXPECT_NE(text.find("  heads: 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  flash_attention: false\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  remat: REMAT_FULL\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("graph: \"\"\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  dims: 4\n  dims: 4\n  dims: 8\n"), std::string::npos) << text;
+  // ...but an unset message field stays unset (presence matters: `inference` selects a mode).
+  EXPECT_EQ(text.find("inference"), std::string::npos) << text;
+  perf::RunSpec back;
+  ParseConfigText(text, "config.pbtxt", &back);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(spec, back));
+}
+
+}  // namespace
+}  // namespace placerl::run

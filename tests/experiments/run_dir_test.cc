@@ -1,0 +1,250 @@
+// Tests of the run directory: creation with parents, refusal of a non-empty directory,
+// --force and --resume, logging to metrics.csv + TensorBoard, atomic whole files, the
+// resolved config, and removal of a directory that a failed run left with nothing in it.
+#include "experiments/lib/run_dir.h"
+
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <stdexcept>
+
+#include "datasets/proto/perf_model.pb.h"
+#include "datasets/util/errors.h"
+#include "experiments/lib/cli.h"
+#include "tests/experiments/test_dir.h"
+
+namespace placerl::run {
+namespace {
+
+namespace fs = std::filesystem;
+using placerl::testing::Slurp;
+using placerl::testing::Spit;
+using placerl::testing::TempDir;
+
+RunDirOptions Out(const std::string& path) {
+  RunDirOptions o;
+  o.path = path;
+  return o;
+}
+
+std::vector<std::string> EventFiles(const std::string& dir) {
+  std::vector<std::string> v;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().find("tfevents") != std::string::npos) v.push_back(e.path().string());
+  }
+  return v;
+}
+
+TEST(RunDirectory, CreatesParentsAndWritesTheRun) {
+  TempDir tmp;
+  const std::string dir = tmp / "a/b/run";
+  {
+    RunDirectory rd(Out(dir + "/"));
+    EXPECT_EQ(rd.path(), dir);
+    EXPECT_TRUE(fs::is_directory(dir));
+    perf::RunSpec spec;
+    spec.mutable_model()->set_layers(4);
+    rd.WriteConfig(spec, "place-baseline --method sa\nresolved");
+    rd.Log(0, {{"charts/best_cost", 1.5}});
+    rd.Log(10, {{"charts/best_cost", 1.25}});
+    rd.WriteFile("best.plc", "# best\n");
+    EXPECT_EQ(rd.BestPath("plc"), dir + "/best.plc");
+    EXPECT_EQ(rd.PicturePath("curve"), dir + "/curve.png");
+    EXPECT_EQ(rd.CheckpointPath("ckpt-10.pt"), dir + "/checkpoints/ckpt-10.pt");
+    EXPECT_TRUE(fs::is_directory(dir + "/checkpoints"));
+  }
+  EXPECT_EQ(Slurp(dir + "/metrics.csv"), "step,charts/best_cost\n0,1.5\n10,1.25\n");
+  const std::string config = Slurp(dir + "/config.pbtxt");
+  EXPECT_EQ(config.rfind("# place-baseline --method sa\n# resolved\nmodel {\n  layers: 4\n", 0), 0u) << config;
+  perf::RunSpec back;
+  RunDirectory again(RunDirOptions{dir, false, true, "png"});
+  again.ReadConfig(&back);
+  EXPECT_EQ(back.model().layers(), 4);
+  const auto events = EventFiles(dir);
+  ASSERT_EQ(events.size(), 1u);
+  const TensorBoardFile tb = ReadTensorBoardFile(events[0]);
+  ASSERT_EQ(tb.scalars.size(), 2u);
+  EXPECT_EQ(tb.scalars[1].step, 10);
+  EXPECT_EQ(tb.scalars[1].value, 1.25f);
+  EXPECT_EQ(Slurp(dir + "/best.plc"), "# best\n");
+  for (const auto& e : fs::directory_iterator(dir)) {  // atomic writes leave no temporaries
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+  }
+}
+
+TEST(RunDirectory, RefusesANonEmptyDirectory) {
+  TempDir tmp;
+  Spit(tmp / "notes.txt", "mine");
+  try {
+    RunDirectory rd(Out(tmp.path()));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not empty (a previous run?): pass --resume"), std::string::npos);
+  }
+  EXPECT_EQ(Slurp(tmp / "notes.txt"), "mine");
+}
+
+TEST(RunDirectory, AnEmptyExistingDirectoryIsFine) {
+  TempDir tmp;
+  fs::create_directory(tmp / "run");
+  {
+    RunDirectory rd(Out(tmp / "run"));
+    rd.Log(1, {{"x", 1}});
+  }
+  EXPECT_TRUE(fs::exists(tmp / "run/metrics.csv"));
+}
+
+TEST(RunDirectory, FileInTheWayIsAnError) {
+  TempDir tmp;
+  Spit(tmp / "run", "x");
+  EXPECT_THROW(RunDirectory(Out(tmp / "run")), ConfigError);
+}
+
+TEST(RunDirectory, ForceReplacesAPreviousRun) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  {
+    RunDirectory rd(Out(dir));
+    rd.WriteConfig(perf::RunSpec());
+    rd.Log(0, {{"x", 1}});
+    rd.CheckpointPath("a");
+    Spit(rd.CheckpointPath("a"), "old");
+  }
+  RunDirOptions o = Out(dir);
+  o.force = true;
+  {
+    RunDirectory rd(o);
+    EXPECT_TRUE(fs::is_empty(dir));  // old checkpoints, events and metrics are gone
+    rd.Log(0, {{"y", 2}});
+  }
+  EXPECT_EQ(Slurp(dir + "/metrics.csv"), "step,y\n0,2\n");
+  EXPECT_EQ(EventFiles(dir).size(), 1u);
+}
+
+TEST(RunDirectory, ForceNeverClearsSomethingElse) {
+  TempDir tmp;
+  Spit(tmp / "thesis.tex", "years of work");
+  RunDirOptions o = Out(tmp.path());
+  o.force = true;
+  try {
+    RunDirectory rd(o);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not look like a run directory"), std::string::npos);
+  }
+  EXPECT_EQ(Slurp(tmp / "thesis.tex"), "years of work");
+}
+
+TEST(RunDirectory, ResumeAppendsToTheLogs) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  {
+    RunDirectory rd(Out(dir));
+    rd.WriteConfig(perf::RunSpec());
+    rd.Log(0, {{"cost", 2}});
+  }
+  RunDirOptions o = Out(dir);
+  o.resume = true;
+  {
+    RunDirectory rd(o);
+    EXPECT_TRUE(rd.resuming());
+    rd.Log(1, {{"cost", 1}});
+    EXPECT_THROW(rd.Log(2, {{"loss", 1}}), Error);  // the resumed header has no `loss`
+  }
+  EXPECT_EQ(Slurp(dir + "/metrics.csv"), "step,cost\n0,2\n1,1\n");
+  EXPECT_EQ(EventFiles(dir).size(), 2u);  // TensorBoard reads both files of the directory
+}
+
+TEST(RunDirectory, ResumeNeedsARun) {
+  TempDir tmp;
+  RunDirOptions o = Out(tmp / "none");
+  o.resume = true;
+  EXPECT_THROW(RunDirectory rd(o), ConfigError);
+  o.path = tmp.path();  // exists, but no config.pbtxt
+  EXPECT_THROW(RunDirectory rd(o), ConfigError);
+  EXPECT_TRUE(fs::exists(tmp.path()));
+}
+
+TEST(RunDirectory, AFailedRunLeavesNoDirectoryBehind) {
+  TempDir tmp;
+  const std::string dir = tmp / "x/y/run";
+  try {
+    RunDirectory rd(Out(dir));
+    rd.WriteConfig(perf::RunSpec());
+    rd.CheckpointDir();
+    throw std::runtime_error("netlist not found");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_FALSE(fs::exists(dir));
+  EXPECT_FALSE(fs::exists(tmp / "x"));  // the parents it created go too
+  EXPECT_TRUE(fs::exists(tmp.path()));  // but not those that were there
+}
+
+TEST(RunDirectory, ARunWithResultsIsKeptEvenWhenItFails) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  try {
+    RunDirectory rd(Out(dir));
+    rd.WriteConfig(perf::RunSpec());
+    rd.Log(0, {{"cost", 1}});
+    throw std::runtime_error("later failure");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_TRUE(fs::exists(dir + "/metrics.csv"));
+  EXPECT_TRUE(fs::exists(dir + "/config.pbtxt"));
+}
+
+TEST(RunDirectory, AFileWrittenByPathAlsoCountsAsAResult) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  {
+    RunDirectory rd(Out(dir));
+    Spit(rd.PicturePath("best"), "png");
+  }
+  EXPECT_TRUE(fs::exists(dir + "/best.png"));
+}
+
+TEST(RunDirectory, AResumedRunIsNeverRemoved) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  {
+    RunDirectory rd(Out(dir));
+    rd.WriteConfig(perf::RunSpec());
+    rd.Log(0, {{"cost", 1}});
+  }
+  fs::remove(dir + "/metrics.csv");
+  for (const auto& f : EventFiles(dir)) fs::remove(f);
+  { RunDirectory rd(RunDirOptions{dir, false, true, "png"}); }
+  EXPECT_TRUE(fs::exists(dir + "/config.pbtxt"));
+}
+
+TEST(RunDirFlags, ParseAndResolve) {
+  auto parse = [](std::vector<std::string> args) {
+    CLI::App app{"t"};
+    RunDirFlags f;
+    AddRunDirFlags(app, &f);
+    std::vector<char*> argv{const_cast<char*>("t")};
+    for (auto& a : args) argv.push_back(a.data());
+    cli::Parse(app, static_cast<int>(argv.size()), argv.data());
+    return f;
+  };
+  RunDirFlags f = parse({"--out", "r", "--set", "a.b=1", "--set", "c=2", "--force", "--pictures", "svg"});
+  EXPECT_EQ(f.sets, (std::vector<std::string>{"a.b=1", "c=2"}));
+  RunDirOptions o = ResolveRunDirFlags(f);
+  EXPECT_EQ(o.path, "r");
+  EXPECT_TRUE(o.force);
+  EXPECT_FALSE(o.resume);
+  EXPECT_EQ(o.picture_format, "svg");
+  o = ResolveRunDirFlags(parse({"--resume", "r/"}));
+  EXPECT_TRUE(o.resume);
+  EXPECT_EQ(o.path, "r/");
+  EXPECT_NO_THROW(ResolveRunDirFlags(parse({"--resume", "r/", "--out", "r"})));
+  EXPECT_THROW(ResolveRunDirFlags(parse({})), ConfigError);
+  EXPECT_THROW(ResolveRunDirFlags(parse({"--resume", "a", "--out", "b"})), ConfigError);
+  EXPECT_THROW(ResolveRunDirFlags(parse({"--resume", "a", "--force"})), ConfigError);
+  EXPECT_THROW(parse({"--out", "a", "--pictures", "gif"}), UsageError);
+}
+
+}  // namespace
+}  // namespace placerl::run
