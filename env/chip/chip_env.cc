@@ -291,6 +291,18 @@ void ChipEnv::ActionCentre(int32_t action, double* x, double* y) const {
   *y = (row + 0.5) * (s.canvas_height / s.rows);
 }
 
+CostBreakdown ChipEnv::PeekCost(int32_t action) {
+  if (done_) throw InfeasibleAction("chip: the episode is over");
+  const int32_t m = order_[state_.step];
+  const double x0 = cost_->x(m), y0 = cost_->y(m);
+  double x, y;
+  ActionCentre(action, &x, &y);
+  cost_->MoveNode(m, x, y);
+  const CostBreakdown c = cost_->Cost();
+  cost_->MoveNode(m, x0, y0);
+  return c;
+}
+
 StepResult ChipEnv::Step(int32_t action) {
   if (done_) throw InfeasibleAction("chip: the episode is over");
   const int32_t num = static_cast<int32_t>(state_.action_mask.size());
@@ -450,7 +462,16 @@ void ChipEnv::FillMaps() {
 }
 
 void ChipEnv::PlaceSoftMacros() {
-  // Force-directed placement lands with cost_models/chip/fd_placer.h.
+  const Netlist& nl = inst_->design.netlist;
+  if (!fd_) fd_.emplace(nl, inst_->design.settings);
+  fd_->Run(&*cost_);
+  const PlacementSettings& s = inst_->design.settings;
+  const double norm = s.canvas_width + s.canvas_height;
+  for (int32_t m : nl.soft_macros) {
+    float* f = &state_.node_dynamic[static_cast<size_t>(graph_node_[m]) * 3];
+    f[0] = static_cast<float>(cost_->x(m) / norm);
+    f[1] = static_cast<float>(cost_->y(m) / norm);
+  }
 }
 
 }  // namespace placerl::env

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cost_models/chip/fd_placer.h"
 #include "cost_models/chip/grid_mask.h"
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/design.h"
@@ -83,6 +84,9 @@ class ChipEnv : public Environment {
   chip::CostBreakdown CurrentCost() { return cost_->Cost(); }
   // Cell centre of an action.
   void ActionCentre(int32_t action, double* x, double* y) const;
+  // The proxy cost if the current macro were placed on `action`'s cell now (state unchanged;
+  // legality not checked). Greedy placers call it for every legal cell.
+  chip::CostBreakdown PeekCost(int32_t action);
 
  private:
   void BuildStaticGraph();
@@ -104,6 +108,7 @@ class ChipEnv : public Environment {
   std::shared_ptr<const chip::ProxyCost> pristine_;  // the input placement, costed once
   std::optional<chip::ProxyCost> cost_;
   std::optional<chip::GridMask> mask_;
+  std::optional<chip::ForceDirectedPlacer> fd_;  // soft=fd (each copy owns its scratch)
   DynamicState state_;
   bool done_ = false;
   double last_cost_ = 0;  // dense reward: proxy cost after the previous step

@@ -1,5 +1,7 @@
 #include "experiments/lib/config.h"
 
+#include <memory>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -199,6 +201,37 @@ void ParseConfigText(const std::string& text, const std::string& file, pb::Messa
 
 void LoadConfig(const std::string& path, pb::Message* message) {
   ParseConfigText(ReadFile(path), path, message);
+}
+
+namespace {
+// Clears, in `target`, every repeated field that `given` sets (recursing into the singular
+// message fields `given` has), so that merging `given` replaces lists instead of appending.
+void ClearListsSetIn(const pb::Message& given, pb::Message* target) {
+  const pb::Reflection* rg = given.GetReflection();
+  const pb::Reflection* rt = target->GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  rg->ListFields(given, &fields);
+  for (const pb::FieldDescriptor* f : fields) {
+    if (f->is_repeated()) {
+      rt->ClearField(target, f);
+    } else if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+      ClearListsSetIn(rg->GetMessage(given, f), rt->MutableMessage(target, f));
+    }
+  }
+}
+}  // namespace
+
+void MergeConfigText(const std::string& text, const std::string& file, pb::Message* message) {
+  std::unique_ptr<pb::Message> given(message->New());
+  ParseConfigText(text, file, given.get());  // all the checks and file:line:col errors
+  ClearListsSetIn(*given, message);
+  pb::TextFormat::Parser parser;
+  parser.AllowUnknownField(false);
+  if (!parser.MergeFromString(text, message)) throw ConfigParseError(file, 0, 0, "cannot merge into " + message->GetTypeName());
+}
+
+void MergeConfig(const std::string& path, pb::Message* message) {
+  MergeConfigText(ReadFile(path), path, message);
 }
 
 void ApplyOverride(const std::string& assignment, pb::Message* message) {

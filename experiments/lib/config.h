@@ -34,6 +34,12 @@ void ParseConfigText(const std::string& text, const std::string& file, google::p
 // ReadFile(path) + ParseConfigText. Throws IoError / ConfigParseError.
 void LoadConfig(const std::string& path, google::protobuf::Message* message);
 
+// Like ParseConfigText, but onto `message` as it stands (its defaults): the fields the text
+// names replace theirs (a repeated field named in the text replaces the whole list), the
+// others keep their values — so a config file may give only what it changes.
+void MergeConfigText(const std::string& text, const std::string& file, google::protobuf::Message* message);
+void MergeConfig(const std::string& path, google::protobuf::Message* message);
+
 // Applies one override `path=value`:
 //   - `path` is a dotted field path through singular message fields (`ppo.clip`);
 //   - scalars: integers (decimal, range-checked for the field's type), floating point,

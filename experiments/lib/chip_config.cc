@@ -1,0 +1,112 @@
+#include "experiments/lib/chip_config.h"
+
+#include <cmath>
+
+#include "datasets/util/errors.h"
+#include "experiments/lib/cli.h"
+
+namespace placerl {
+
+config::ChipEnvConfig DefaultChipEnvConfig() {
+  config::ChipEnvConfig c;
+  c.set_synthetic_seed(1);
+  c.set_wirelength_weight(1.0);
+  c.set_density_weight(0.5);     // Google-internal and all published comparisons
+  c.set_congestion_weight(0.5);
+  c.set_reward("sparse");        // CT
+  c.set_soft("fd");              // CT's force-directed schedule
+  c.set_infeasible_reward(-4.0); // CT HEAD
+  return c;
+}
+
+config::PlaceBaselineConfig DefaultPlaceBaselineConfig() {
+  config::PlaceBaselineConfig c;
+  const search::ChipBaselineOptions d;
+  c.set_method("sa");
+  c.set_minutes(1.0);
+  c.set_seed(1);
+  *c.mutable_chip() = DefaultChipEnvConfig();
+  c.mutable_greedy()->set_top_k(d.greedy_top_k);
+  config::SaConfig* sa = c.mutable_sa();
+  sa->set_t_max(d.sa_t_max);
+  sa->set_t_min(d.sa_t_min);
+  for (double p : d.sa_action_probs) sa->add_action_probs(p);
+  sa->set_actions_per_step(d.sa_actions_per_step);
+  sa->set_fd_every_steps(d.sa_fd_every_steps);
+  sa->set_init(d.sa_init);
+  return c;
+}
+
+namespace {
+void NonNegative(double v, const char* name) {
+  if (!std::isfinite(v) || v < 0) throw ConfigError(std::string(name) + " must be a finite number >= 0 (got " + std::to_string(v) + ")");
+}
+}  // namespace
+
+void CheckChipEnvConfig(const config::ChipEnvConfig& c) {
+  NonNegative(c.wirelength_weight(), "chip.wirelength_weight");
+  NonNegative(c.density_weight(), "chip.density_weight");
+  NonNegative(c.congestion_weight(), "chip.congestion_weight");
+  if (c.reward() != "sparse" && c.reward() != "dense")
+    throw ConfigError("chip.reward must be sparse or dense (got '" + c.reward() + "')");
+  if (c.soft() != "fd" && c.soft() != "keep") throw ConfigError("chip.soft must be fd or keep (got '" + c.soft() + "')");
+  if (!std::isfinite(c.infeasible_reward())) throw ConfigError("chip.infeasible_reward must be finite");
+}
+
+void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
+  CheckChipEnvConfig(c.chip());
+  bool known = false;
+  for (const auto& m : search::ChipBaselineMethods()) known |= m == c.method();
+  if (!known) throw ConfigError("method must be random, greedy, sa or fd (got '" + c.method() + "')");
+  if (!std::isfinite(c.minutes()) || c.minutes() <= 0 || c.minutes() * 60 > cli::kMaxSeconds)
+    throw ConfigError("minutes must be in (0, " + std::to_string(static_cast<int>(cli::kMaxSeconds / 60)) +
+                      "] (got " + std::to_string(c.minutes()) + ")");
+  if (c.greedy().top_k() < 1 || c.greedy().top_k() > 1000) throw ConfigError("greedy.top_k must be in [1, 1000]");
+  const auto& sa = c.sa();
+  if (!(sa.t_max() > 0) || !std::isfinite(sa.t_max()) || !(sa.t_min() > 0) || sa.t_min() > sa.t_max())
+    throw ConfigError("sa.t_max and sa.t_min must satisfy 0 < t_min <= t_max (got " + std::to_string(sa.t_min()) +
+                      ", " + std::to_string(sa.t_max()) + ")");
+  if (sa.action_probs_size() != 5) throw ConfigError("sa.action_probs needs 5 values: swap, shift, mirror, move, shuffle");
+  double sum = 0;
+  for (double p : sa.action_probs()) {
+    NonNegative(p, "sa.action_probs");
+    sum += p;
+  }
+  if (!(sum > 0)) throw ConfigError("sa.action_probs must not all be 0");
+  if (sa.actions_per_step() < 0 || sa.actions_per_step() > 100000000) throw ConfigError("sa.actions_per_step must be in [0, 1e8]");
+  if (sa.fd_every_steps() < 0) throw ConfigError("sa.fd_every_steps must be >= 0");
+  if (sa.init() != "greedy" && sa.init() != "random" && sa.init() != "input")
+    throw ConfigError("sa.init must be greedy, random or input (got '" + sa.init() + "')");
+}
+
+std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool maps) {
+  CheckChipEnvConfig(c);
+  auto inst = std::make_shared<env::ChipInstance>();
+  inst->netlist_path = c.netlist();
+  inst->plc_path = c.plc();
+  inst->synthetic_seed = c.synthetic_seed();
+  inst->design = chip::LoadChipDesign(c.netlist(), c.plc(), c.synthetic_seed());
+  env::ChipEnvOptions o;
+  o.weights = {c.wirelength_weight(), c.density_weight(), c.congestion_weight()};
+  o.reward = c.reward() == "dense" ? env::ChipReward::kDense : env::ChipReward::kSparse;
+  o.soft = c.soft() == "keep" ? env::SoftMacroPlacement::kKeep : env::SoftMacroPlacement::kForceDirected;
+  o.infeasible_reward = c.infeasible_reward();
+  o.maps = maps;
+  return std::make_unique<env::ChipEnv>(inst, o);
+}
+
+search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselineConfig& c) {
+  search::ChipBaselineOptions o;
+  o.seconds = c.minutes() * 60;
+  o.seed = c.seed();
+  o.greedy_top_k = c.greedy().top_k();
+  o.sa_t_max = c.sa().t_max();
+  o.sa_t_min = c.sa().t_min();
+  o.sa_action_probs.assign(c.sa().action_probs().begin(), c.sa().action_probs().end());
+  o.sa_actions_per_step = c.sa().actions_per_step();
+  o.sa_fd_every_steps = c.sa().fd_every_steps();
+  o.sa_init = c.sa().init();
+  return o;
+}
+
+}  // namespace placerl

@@ -1,0 +1,161 @@
+// place-baseline: the classic chip macro placers (random, greedy, simulated annealing,
+// force-directed soft macros) on the chip environment and the exact proxy cost, with a time
+// budget, writing a run directory (docs/conventions.md "Run directories"):
+//   place-baseline --method sa --netlist N.pb.txt.gz --plc initial.plc --minutes 10 --out runs/sa
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+#include "cost_models/chip/proxy_cost.h"
+#include "datasets/chip/plc.h"
+#include "datasets/util/errors.h"
+#include "experiments/lib/chip_config.h"
+#include "experiments/lib/cli.h"
+#include "experiments/lib/config.h"
+#include "experiments/lib/plot.h"
+#include "experiments/lib/progress.h"
+#include "experiments/lib/render.h"
+#include "experiments/lib/run_dir.h"
+#include "experiments/lib/stop_signal.h"
+#include "search/chip/baselines.h"
+
+using namespace placerl;
+
+namespace {
+
+struct Options {
+  std::string config_path;
+  std::string method, netlist, plc;
+  double minutes = 0;
+  int64_t seed = -1;
+  bool json = false;
+  bool verbose = false;
+  run::RunDirFlags dir;
+};
+
+// Defaults, then --config, then the named flags, then --set.
+config::PlaceBaselineConfig ResolveConfig(const Options& o) {
+  config::PlaceBaselineConfig c = DefaultPlaceBaselineConfig();
+  if (!o.config_path.empty()) run::MergeConfig(o.config_path, &c);
+  if (!o.method.empty()) c.set_method(o.method);
+  if (!o.netlist.empty()) c.mutable_chip()->set_netlist(o.netlist);
+  if (!o.plc.empty()) c.mutable_chip()->set_plc(o.plc);
+  if (o.minutes > 0) c.set_minutes(o.minutes);
+  if (o.seed >= 0) c.set_seed(static_cast<uint64_t>(o.seed));
+  run::ApplyOverrides(o.dir.sets, &c);
+  CheckPlaceBaselineConfig(c);
+  return c;
+}
+
+int PlaceBaseline(const Options& o) {
+  const config::PlaceBaselineConfig cfg = ResolveConfig(o);
+  if (!o.dir.resume.empty()) throw ConfigError("place-baseline runs cannot be resumed; start a new one with --out");
+  if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+  auto env = MakeChipEnv(cfg.chip(), /*maps=*/false);  // before the directory: bad input leaves nothing
+  run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
+  dir.WriteConfig(cfg, "place-baseline --method " + cfg.method());
+
+  const search::ChipBaselineOptions bo = BaselineOptionsFromConfig(cfg);
+  run::InstallStopOnSignal();
+  run::ProgressOptions po;
+  po.label = cfg.method();
+  po.unit = cfg.method() == "random" ? "episodes" : cfg.method() == "greedy" ? "cost reads" : "moves";
+  po.budget_seconds = bo.seconds;
+  run::Progress progress(po);
+  int64_t logged = 0;
+  auto on_progress = [&](const search::BaselineProgress& p) {
+    progress.Update(static_cast<double>(p.evaluations), {{"best", p.best_cost}});
+    if (p.best_cost > 0) {
+      dir.Log(logged++, {{"charts/best_proxy_cost", p.best_cost},
+                         {"charts/current_proxy_cost", p.current_cost},
+                         {"charts/evaluations", static_cast<double>(p.evaluations)},
+                         {"charts/elapsed_s", p.elapsed_s}});
+    }
+  };
+  const search::BaselineResult r =
+      search::RunChipBaseline(cfg.method(), env.get(), bo, [] { return run::StopRequested(); }, on_progress);
+  char summary[256];
+  std::snprintf(summary, sizeof(summary), "best proxy cost %.6f, %.4g %s/s", r.best.valid ? r.best.cost.proxy_cost : 0.0,
+                r.evaluations_per_second(), po.unit.c_str());
+  progress.Finish(summary);
+  if (!r.best.valid) {
+    std::fprintf(stderr, "place-baseline: no complete placement was found (every episode ran out of legal cells)\n");
+    return kExitInfeasible;
+  }
+
+  // Best placement (.plc with its costs), its picture and the cost-versus-time curve.
+  const chip::Netlist placed = search::PlacedNetlist(env->netlist(), r.best);
+  const chip::CostBreakdown& c = r.best.cost;
+  const chip::PlcCosts costs{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};
+  chip::WritePlc(placed, env->settings(), &costs, dir.BestPath("plc"));
+  chip::ProxyCost pc(placed, env->settings(), env->options().weights);
+  viz::RenderOptions ro;
+  ro.title = "place-baseline " + cfg.method() + ": " + env->instance().design.label;
+  ro.costs = c;
+  viz::RenderPlacement(pc, ro, dir.PicturePath("best"));
+  viz::PlotSeries curve{cfg.method(), {}, {}};
+  for (const auto& [t, cost] : r.curve) {
+    curve.x.push_back(t);
+    curve.y.push_back(cost);
+  }
+  viz::PlotOptions plot;
+  plot.title = "best proxy cost, " + cfg.method() + ", " + env->instance().design.label;
+  plot.x_label = "time (s)";
+  plot.y_label = "proxy cost";
+  plot.markers = curve.x.size() < 3;
+  viz::PlotCurves({curve}, plot, dir.PicturePath("curve"));
+
+  nlohmann::json j;
+  j["method"] = cfg.method();
+  j["netlist"] = cfg.chip().netlist().empty() ? env->instance().design.label : cfg.chip().netlist();
+  j["plc"] = cfg.chip().plc();
+  j["canvas"] = {env->settings().canvas_width, env->settings().canvas_height};
+  j["grid"] = {env->settings().cols, env->settings().rows};
+  j["weights"] = {cfg.chip().wirelength_weight(), cfg.chip().density_weight(), cfg.chip().congestion_weight()};
+  j["seed"] = cfg.seed();
+  j["best"] = {{"proxy_cost", c.proxy_cost}, {"wirelength_cost", c.wirelength_cost}, {"density_cost", c.density_cost},
+               {"congestion_cost", c.congestion_cost}, {"hpwl", c.hpwl}};
+  j["seconds"] = r.seconds;
+  j["evaluations"] = r.evaluations;
+  j["evaluations_per_second"] = r.evaluations_per_second();
+  j["episodes"] = r.episodes;
+  j["accepted"] = r.accepted;
+  j["stopped_by_signal"] = run::StopRequested();
+  j["out"] = dir.path();
+  dir.WriteFile("result.json", j.dump(2) + "\n");
+  if (o.json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("%s on %s: proxy %.6f (wirelength %.6f, density %.6f, congestion %.6f) after %.1f s, %lld %s (%.4g/s)\n",
+                cfg.method().c_str(), env->instance().design.label.c_str(), c.proxy_cost, c.wirelength_cost,
+                c.density_cost, c.congestion_cost, r.seconds, static_cast<long long>(r.evaluations), po.unit.c_str(),
+                r.evaluations_per_second());
+    std::printf("wrote %s (best.plc, best.%s, curve.%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
+                dir.path().c_str(), o.dir.pictures.c_str(), o.dir.pictures.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return RunMain("place-baseline", [&] {
+    CLI::App app{"Places a chip's macros with a classic baseline (random, greedy, simulated annealing, "
+                 "force-directed soft macros) on the exact Circuit Training proxy cost, within a time budget, "
+                 "and writes a run directory (best.plc, pictures, metrics.csv, TensorBoard events)."};
+    Options o;
+    app.add_option("--method", o.method, "random | greedy | sa | fd (default sa)");
+    app.add_option("--netlist", o.netlist, "netlist.pb.txt[.gz]; default: the built-in synthetic chip")
+        ->check([](const std::string& s) { return s.empty() ? std::string("--netlist is empty") : std::string(); });
+    app.add_option("--plc", o.plc, "placement .plc: canvas, grid, routing and the input placement");
+    app.add_option("--minutes", o.minutes, "time budget (default 1)")->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60, "--minutes"));
+    app.add_option("--seed", o.seed, "random seed (default 1)")->check(cli::IntRange(0, INT64_MAX, "--seed"));
+    app.add_option("--config", o.config_path, "PlaceBaselineConfig in protobuf text (datasets/proto/chip_placement.proto)");
+    app.add_flag("--json", o.json, "print one JSON document with the result");
+    app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
+    run::AddRunDirFlags(app, &o.dir);
+    cli::Parse(app, argc, argv);
+    return PlaceBaseline(o);
+  });
+}

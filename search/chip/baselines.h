@@ -1,0 +1,82 @@
+// The classic chip macro placement baselines, all on the same chip environment, the same exact
+// proxy cost and the same time budget (docs/baselines.md):
+//   random  — uniformly random legal cells, episode after episode; keeps the best;
+//   greedy  — each macro (CT order) onto the legal cell of least proxy cost; first
+//             deterministically, then, for the rest of the budget, sampling among the few best
+//             cells; keeps the best;
+//   sa      — simulated annealing as TILOS defines it (chip_placement_notes §2.5 (f)): macros on
+//             grid-cell centres, each step 2N actions drawn from {swap, shift, mirror, move,
+//             shuffle}, Metropolis acceptance, exponential cooling, force-directed placement of
+//             the soft macros after every step — on the incremental cost;
+//   fd      — the input's hard macros kept, soft macros placed by force-directed placement.
+// Every result is a complete placement (soft macros included) scored by a full evaluation.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cost_models/chip/proxy_cost.h"
+#include "datasets/chip/netlist.h"
+#include "env/chip/chip_env.h"
+
+namespace placerl::search {
+
+struct ChipBaselineOptions {
+  double seconds = 60;  // wall-time budget
+  uint64_t seed = 1;
+  // greedy: after the deterministic pass, sample uniformly among this many best cells.
+  int greedy_top_k = 3;
+  // sa
+  double sa_t_max = 5e-5;  // TILOS Ariane133 config
+  double sa_t_min = 5e-8;  // (TILOS does not publish t_min; three decades below t_max)
+  // Probabilities of swap, shift, mirror, move, shuffle (TILOS: 0.2 each); normalised.
+  std::vector<double> sa_action_probs{0.2, 0.2, 0.2, 0.2, 0.2};
+  int sa_actions_per_step = 0;     // 0 = 2 × #hard macros (TILOS)
+  int sa_fd_every_steps = 1;       // force-directed soft macros after every k steps (0 = never)
+  std::string sa_init = "greedy";  // greedy | random | input
+};
+
+struct ChipSolution {
+  std::vector<double> x, y;  // every node, as the proxy cost holds them
+  std::vector<chip::Orientation> orientation;
+  chip::CostBreakdown cost;
+  bool valid = false;
+};
+
+struct BaselineProgress {
+  double elapsed_s = 0;
+  int64_t evaluations = 0;  // episodes (random), cost reads (greedy), moves (sa)
+  double best_cost = 0;
+  double current_cost = 0;
+};
+
+struct BaselineResult {
+  std::string method;
+  ChipSolution best;
+  std::vector<std::pair<double, double>> curve;  // (seconds, best proxy cost so far)
+  int64_t evaluations = 0;
+  int64_t episodes = 0;   // complete placements produced
+  int64_t accepted = 0;   // sa: accepted moves
+  double seconds = 0;
+  double evaluations_per_second() const { return seconds > 0 ? evaluations / seconds : 0; }
+};
+
+using ProgressFn = std::function<void(const BaselineProgress&)>;
+
+// `env` supplies the instance, the macro order, the weights and the soft-macro placement; its
+// state is used and left in an arbitrary state. `stop` (may be empty) is polled often; when it
+// returns true the run ends early and the best result so far is returned. `progress` (may be
+// empty) is called about 4 times a second and once at the end.
+BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env,
+                               const ChipBaselineOptions& options, const std::function<bool()>& stop,
+                               const ProgressFn& progress);
+
+// The methods RunChipBaseline knows.
+const std::vector<std::string>& ChipBaselineMethods();
+
+// Writes `solution` into a copy of the netlist (for .plc files and pictures).
+chip::Netlist PlacedNetlist(const chip::Netlist& nl, const ChipSolution& solution);
+
+}  // namespace placerl::search

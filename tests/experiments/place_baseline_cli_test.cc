@@ -1,0 +1,73 @@
+// place-baseline as a user runs it: a short run on the built-in chip writes the whole run
+// directory (config, best.plc with its costs, pictures, metrics, TensorBoard events, result)
+// and one JSON document; bad options and configs fail with one line and exit 1 and leave no
+// directory; a non-empty directory is refused without --force.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/experiments/run_command.h"
+#include "tests/experiments/test_dir.h"
+
+namespace placerl {
+namespace {
+
+using testing::Sh;
+namespace fs = std::filesystem;
+
+const std::string kBin = std::string(PLACERL_BIN_DIR) + "/place-baseline";
+
+int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(PlaceBaselineCli, WritesTheRunDirectoryAndOneJsonDocument) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "runs/sa";  // parents are created
+  const auto r = Sh("(" + kBin + " --method sa --minutes 0.01 --seed 3 --json --set sa.fd_every_steps=2 --out " + out +
+                    " 2>/dev/null)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);  // exactly one document
+  EXPECT_EQ(j["method"], "sa");
+  EXPECT_EQ(j["seed"], 3);
+  EXPECT_GT(j["best"]["proxy_cost"].get<double>(), 0);
+  for (const char* f : {"config.pbtxt", "best.plc", "best.png", "curve.png", "metrics.csv", "result.json"})
+    EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  bool events = false;
+  for (const auto& e : fs::directory_iterator(out))
+    events |= e.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+  EXPECT_TRUE(events);
+  std::ifstream cfg(out + "/config.pbtxt");
+  const std::string text((std::istreambuf_iterator<char>(cfg)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("fd_every_steps: 2"), std::string::npos) << text;
+  // The .plc scores to the reported cost.
+  const auto p = Sh(std::string(PLACERL_BIN_DIR) + "/proxy-cost --json --seed 1 --plc " + out + "/best.plc");
+  ASSERT_EQ(p.status, 0) << p.out;
+  const auto pj = nlohmann::json::parse(p.out.substr(p.out.find('{')));
+  EXPECT_NEAR(pj["proxy_cost"].get<double>(), j["best"]["proxy_cost"].get<double>(), 1e-6);
+  // The same directory again is refused; --force replaces it.
+  const auto again = Sh(kBin + " --method random --minutes 0.005 --out " + out);
+  EXPECT_EQ(again.status, 1) << again.out;
+  EXPECT_EQ(CountLines(again.out), 1) << again.out;
+  EXPECT_EQ(Sh(kBin + " --method random --minutes 0.005 --force --out " + out + " >/dev/null 2>&1").status, 0);
+}
+
+TEST(PlaceBaselineCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "never";
+  for (const std::string& args :
+       {std::string("--method tabu"), std::string("--minutes -1"), std::string("--minutes nan"),
+        std::string("--set sa.t_max=-1"), std::string("--set sa.nosuch=1"), std::string("--netlist ''"),
+        std::string("--netlist /nonexistent/netlist.pb.txt"), std::string("--set chip.reward=often"),
+        std::string("--config /nonexistent.pbtxt"), std::string("--bogus")}) {
+    const auto r = Sh(kBin + " " + args + " --out " + out);
+    EXPECT_EQ(r.status, 1) << args << ": " << r.out;
+    EXPECT_EQ(CountLines(r.out), 1) << args << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("place-baseline: error: ", 0), 0u) << r.out;
+    EXPECT_FALSE(fs::exists(out)) << args;
+  }
+  EXPECT_EQ(Sh(kBin + " --help").status, 0);
+}
+
+}  // namespace
+}  // namespace placerl
