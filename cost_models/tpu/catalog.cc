@@ -42,7 +42,8 @@ int LineOf(const std::string& text, const std::string& needle) {
 }  // namespace
 
 void ParseTextProto(const std::string& text, const std::string& filename,
-                    google::protobuf::Message* msg, std::vector<std::string>* keys) {
+                    google::protobuf::Message* msg, std::vector<std::string>* keys,
+                    std::vector<int>* key_lines) {
   google::protobuf::TextFormat::Parser parser;
   FirstError errors;
   parser.RecordErrorsTo(&errors);
@@ -58,7 +59,10 @@ void ParseTextProto(const std::string& text, const std::string& filename,
   const auto* desc = msg->GetDescriptor();
   for (int i = 0; i < desc->field_count(); ++i) {
     const auto* f = desc->field(i);
-    if (tree.GetLocation(f, f->is_repeated() ? 0 : -1).line >= 0) keys->push_back(f->name());
+    const int line = tree.GetLocation(f, f->is_repeated() ? 0 : -1).line;
+    if (line < 0) continue;
+    keys->push_back(f->name());
+    if (key_lines != nullptr) key_lines->push_back(line + 1);
   }
 }
 

@@ -92,11 +92,27 @@ void CopyFields(const google::protobuf::Message& src, const std::vector<std::str
   }
 }
 
-// A .pbtxt file: the message as written and the keys it gives.
+// Where the keys of an input were written: a .pbtxt file (errors about a key name its line)
+// or a string (file empty: ConfigError).
+struct Source {
+  std::string file;
+  std::vector<int> lines;  // per key, when file is set
+  [[noreturn]] void Fail(const std::vector<std::string>& keys, const std::string& key,
+                         const std::string& what) const {
+    if (file.empty()) throw ConfigError(what);
+    int line = 1;
+    for (size_t i = 0; i < keys.size() && i < lines.size(); ++i)
+      if (keys[i] == key) line = lines[i];
+    throw ParseError(file, line, what);
+  }
+};
+
+// A .pbtxt file: the message as written and the keys it gives (with their lines).
 template <class Msg>
-Msg FromFile(const std::string& path, std::vector<std::string>* keys) {
+Msg FromFile(const std::string& path, std::vector<std::string>* keys, Source* source) {
   Msg msg;
-  ParseTextProto(ReadFile(path), path, &msg, keys);
+  source->file = path;
+  ParseTextProto(ReadFile(path), path, &msg, keys, &source->lines);
   return msg;
 }
 
@@ -104,10 +120,12 @@ bool Given(const std::vector<std::string>& keys, const std::string& key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-// Throws ConfigError unless every given int field among `names` is in [lo, hi].
+// Fails (ConfigError, or ParseError at the key's line) unless every given int field among
+// `names` is in [lo, hi].
 template <class Msg>
-void CheckRange(const Msg& msg, const std::vector<std::string>& keys, const std::string& what,
-                std::initializer_list<const char*> names, long long lo, long long hi) {
+void CheckRange(const Msg& msg, const std::vector<std::string>& keys, const Source& source,
+                const std::string& what, std::initializer_list<const char*> names, long long lo,
+                long long hi) {
   const auto* desc = msg.GetDescriptor();
   const auto* refl = msg.GetReflection();
   for (const char* name : names) {
@@ -118,8 +136,8 @@ void CheckRange(const Msg& msg, const std::vector<std::string>& keys, const std:
     // Not written and 0 = "use the default": only written values (and negatives) are checked.
     if (!Given(keys, name) && v == 0) continue;
     if (v < lo || v > hi)
-      throw ConfigError(what + ": " + name + "=" + std::to_string(v) + " is outside [" +
-                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      source.Fail(keys, name, what + ": " + name + "=" + std::to_string(v) + " is outside [" +
+                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
 }
 
@@ -220,24 +238,31 @@ TransformerModel DefaultModel() {
 namespace {
 
 // Range checks of a model as written (NormalizedModel checks the relations between keys).
-TransformerModel CheckedModel(const TransformerModel& m, const std::vector<std::string>& keys) {
-  CheckRange(m, keys, "model", {"layers", "d_model", "d_ff", "heads", "seq"}, 1, kMaxModelSize);
-  CheckRange(m, keys, "model", {"head_dim", "kv_heads", "vocab", "num_experts", "top_k", "moe_every"},
-             0, kMaxModelSize);
+TransformerModel CheckedModel(const TransformerModel& m, const std::vector<std::string>& keys,
+                              const Source& source) {
+  CheckRange(m, keys, source, "model", {"layers", "d_model", "d_ff", "heads", "seq"}, 1, kMaxModelSize);
+  CheckRange(m, keys, source, "model",
+             {"head_dim", "kv_heads", "vocab", "num_experts", "top_k", "moe_every"}, 0, kMaxModelSize);
   if (!std::isfinite(m.capacity_factor()) || m.capacity_factor() < 0 || m.capacity_factor() > 1e6)
-    throw ConfigError("model: capacity_factor must be finite and in [0, 1e6]");
-  return NormalizedModel(m);
+    source.Fail(keys, "capacity_factor", "model: capacity_factor must be finite and in [0, 1e6]");
+  try {
+    return NormalizedModel(m);
+  } catch (const ConfigError& e) {
+    if (source.file.empty()) throw;
+    throw ParseError(source.file, 1, e.what());  // a relation between keys: no one line
+  }
 }
 
 }  // namespace
 
 TransformerModel ParseModelSpec(const std::string& spec) {
   std::vector<std::string> keys;
+  Source source;
   TransformerModel m = DefaultModel();
   if (EndsWith(spec, ".pbtxt")) {
-    const TransformerModel written = FromFile<TransformerModel>(spec, &keys);
+    const TransformerModel written = FromFile<TransformerModel>(spec, &keys, &source);
     CopyFields(written, keys, &m);
-    return CheckedModel(m, keys);
+    return CheckedModel(m, keys, source);
   }
   const size_t open = spec.find('(');
   if (open == std::string::npos || spec.back() != ')')
@@ -248,14 +273,15 @@ TransformerModel ParseModelSpec(const std::string& spec) {
   SetFieldsFromString(spec.substr(open + 1, spec.size() - open - 2), "model", &m, &keys);
   if (name == "moe" && !Given(keys, "num_experts")) m.set_num_experts(8);
   if (name == "moe" && m.num_experts() == 0) throw ConfigError("model: moe(...) needs num_experts >= 1");
-  return CheckedModel(m, keys);
+  return CheckedModel(m, keys, source);
 }
 
 Mesh ParseMeshSpec(const std::string& spec) {
   Mesh mesh;
   std::vector<std::string> keys;
+  Source source;
   if (EndsWith(spec, ".pbtxt")) {
-    mesh = FromFile<Mesh>(spec, &keys);
+    mesh = FromFile<Mesh>(spec, &keys, &source);
   } else {
     const size_t colon = spec.find(':');
     if (colon == std::string::npos)
@@ -281,10 +307,10 @@ Mesh ParseMeshSpec(const std::string& spec) {
     if (Given(keys, "dims") || Given(keys, "chip"))
       throw ConfigError("mesh \"" + spec + "\": give chip and dims as chip:AxBxC");
   }
-  if (mesh.chip().empty()) throw ConfigError("mesh \"" + spec + "\": no chip");
-  if (mesh.dims_size() == 0) throw ConfigError("mesh \"" + spec + "\": no dims");
-  if (mesh.dims_size() > 4) throw ConfigError("mesh \"" + spec + "\": at most 4 dims");
-  CheckRange(mesh, keys, "mesh", {"slices"}, 1, kMaxDevices);
+  if (mesh.chip().empty()) source.Fail(keys, "chip", "mesh \"" + spec + "\": no chip");
+  if (mesh.dims_size() == 0) source.Fail(keys, "dims", "mesh \"" + spec + "\": no dims");
+  if (mesh.dims_size() > 4) source.Fail(keys, "dims", "mesh \"" + spec + "\": at most 4 dims");
+  CheckRange(mesh, keys, source, "mesh", {"slices"}, 1, kMaxDevices);
   // Chips in 64-bit, stopping as soon as the product passes the limit (no overflow).
   long long chips = 1;
   std::string product;
@@ -292,11 +318,11 @@ Mesh ParseMeshSpec(const std::string& spec) {
     chips *= factor;
     product += (product.empty() ? "" : " x ") + std::to_string(factor) + what;
     if (chips > kMaxDevices)
-      throw ConfigError("mesh \"" + spec + "\": " + product + " = " + std::to_string(chips) +
-                        " chips exceed the limit of " + std::to_string(kMaxDevices) + " devices");
+      source.Fail(keys, "dims", "mesh \"" + spec + "\": " + product + " = " + std::to_string(chips) +
+                                    " chips exceed the limit of " + std::to_string(kMaxDevices) + " devices");
   };
   for (int d : mesh.dims()) {
-    if (d < 1) throw ConfigError("mesh \"" + spec + "\": dims must be >= 1, got " + std::to_string(d));
+    if (d < 1) source.Fail(keys, "dims", "mesh \"" + spec + "\": dims must be >= 1, got " + std::to_string(d));
     grow(d, "");
   }
   grow(std::max(1, mesh.slices()), " slice(s)");
@@ -307,15 +333,16 @@ bool PlanSpec::Has(const std::string& key) const { return Given(keys, key); }
 
 PlanSpec ParsePlanSpecWithKeys(const std::string& spec) {
   PlanSpec out;
+  Source source;
   if (EndsWith(spec, ".pbtxt")) {
-    out.plan = FromFile<Plan>(spec, &out.keys);
+    out.plan = FromFile<Plan>(spec, &out.keys, &source);
   } else {
     SetFieldsFromString(spec, "plan", &out.plan, &out.keys);
   }
-  CheckRange(out.plan, out.keys, "plan",
+  CheckRange(out.plan, out.keys, source, "plan",
              {"data", "fsdp", "tensor", "pipeline", "microbatches", "expert", "tensor_x", "interleave"}, 1,
              kMaxDevices);
-  CheckRange(out.plan, out.keys, "plan", {"global_batch"}, 1, kMaxGlobalBatch);
+  CheckRange(out.plan, out.keys, source, "plan", {"global_batch"}, 1, kMaxGlobalBatch);
   return out;
 }
 

@@ -82,12 +82,25 @@ TEST(MeshSpec, DeviceCountsAreCheckedIn64Bit) {
   ExpectConfigError([&] { MeshTopology(sliced, FindChip(c, "tpu_v5e")); }, "slices must be >= 1");
 }
 
+// Expects ParseError at `line` of a file whose name ends with `file`, with `needle`.
+template <class Fn>
+void ExpectParseError(Fn fn, const std::string& file, int line, const std::string& needle) {
+  try {
+    fn();
+    FAIL() << "no error (expected " << file << ":" << line << ": ..." << needle << ")";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find(file + ":" + std::to_string(line) + ": "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
 TEST(MeshSpec, PbtxtIsCheckedLikeTheString) {
   TempDir dir;
-  ExpectConfigError([&] { ParseMeshSpec(dir.Write("m.pbtxt", "chip: \"tpu_v5e\" dims: 16 dims: 268435457\n")); },
-                    "exceed the limit");
-  ExpectConfigError([&] { ParseMeshSpec(dir.Write("s.pbtxt", "chip: \"tpu_v5e\" dims: 4 slices: 0\n")); },
-                    "slices=0");
+  ExpectParseError(
+      [&] { ParseMeshSpec(dir.Write("m.pbtxt", "chip: \"tpu_v5e\"\ndims: 16\ndims: 268435457\n")); }, "m.pbtxt",
+      2, "exceed the limit");
+  ExpectParseError([&] { ParseMeshSpec(dir.Write("s.pbtxt", "chip: \"tpu_v5e\"\ndims: 4\nslices: 0\n")); },
+                   "s.pbtxt", 3, "slices=0");
   const Mesh ok = ParseMeshSpec(dir.Write("ok.pbtxt", "chip: \"tpu_v5p\"\ndims: 4\ndims: 4\nslices: 2\n"));
   EXPECT_EQ(MeshToString(ok), "tpu_v5p:4x4,slices=2");
 }
@@ -103,12 +116,10 @@ TEST(PlanSpec, ZeroNegativeAndRepeatedKeysAreErrors) {
   ExpectConfigError([] { ParseModelSpec("transformer(heads=8,heads=8)"); }, "given twice");
   // The same in a .pbtxt: a written 0 is seen although proto3 does not store it.
   TempDir dir;
-  try {
-    ParsePlanSpec(dir.Write("p.pbtxt", "fsdp: 4\ninterleave: 0\n"));
-    FAIL() << "interleave: 0 accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("interleave=0"), std::string::npos) << e.what();
-  }
+  ExpectParseError([&] { ParsePlanSpec(dir.Write("p.pbtxt", "fsdp: 4\n# a comment\ninterleave: 0\n")); }, "p.pbtxt",
+                   3, "interleave=0 is outside");
+  ExpectParseError([&] { ParseModelSpec(dir.Write("bad.pbtxt", "heads: 8\nlayers: -1\n")); }, "bad.pbtxt", 2,
+                   "layers=-1");
   EXPECT_THROW(ParsePlanSpec(dir.Write("d.pbtxt", "fsdp: 4\nfsdp: 8\n")), ParseError);
   const PlanSpec written = ParsePlanSpecWithKeys(dir.Write("k.pbtxt", "fsdp: 4\nshard_optimizer: false\n"));
   EXPECT_TRUE(written.Has("fsdp"));
