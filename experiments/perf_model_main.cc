@@ -556,10 +556,10 @@ int Calibrate(const CalibrateOptions& o) {
 // ---------------------------------------------------------------- command line
 
 void AddModelInputs(CLI::App* sub, ModelInputs* in, bool with_json = true) {
-  sub->add_option("--model", in->model, "model string or .pbtxt (keys not written take the defaults above)")
+  sub->add_option("--model", in->model, "model string or .pbtxt (keys not written take the defaults of perf-model --help)")
       ->capture_default_str();
   sub->add_option("--mesh", in->mesh, "mesh string or .pbtxt")->capture_default_str();
-  sub->add_option("--plan", in->plan, "plan string or .pbtxt (keys not written take their defaults)");
+  sub->add_option("--plan", in->plan, "plan string or .pbtxt (keys not written take the defaults of perf-model --help)");
   if (with_json) sub->add_flag("--json", in->json, "print one JSON document (with the resolved options)");
   sub->add_flag("--verbose", in->verbose, "print the resolved options first");
 }

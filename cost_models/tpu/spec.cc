@@ -39,8 +39,9 @@ long long ToInt(const std::string& v, const std::string& where) {
     size_t pos = 0;
     // Accept 1e3-style integers too.
     double x = std::stod(v, &pos);
-    if (pos != v.size() || x != double((long long)x)) throw std::invalid_argument(v);
-    return (long long)x;
+    // Range first: converting NaN or a double beyond 2^63 to an integer is undefined.
+    if (pos != v.size() || !(std::fabs(x) < 9e18) || x != std::floor(x)) throw std::invalid_argument(v);
+    return static_cast<long long>(x);
   } catch (const std::exception&) {
     throw ConfigError(where + ": \"" + v + "\" is not an integer");
   }
@@ -50,10 +51,10 @@ double ToDouble(const std::string& v, const std::string& where) {
   try {
     size_t pos = 0;
     double x = std::stod(v, &pos);
-    if (pos != v.size()) throw std::invalid_argument(v);
+    if (pos != v.size() || !std::isfinite(x)) throw std::invalid_argument(v);
     return x;
   } catch (const std::exception&) {
-    throw ConfigError(where + ": \"" + v + "\" is not a number");
+    throw ConfigError(where + ": \"" + v + "\" is not a finite number");
   }
 }
 

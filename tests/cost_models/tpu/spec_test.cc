@@ -181,6 +181,11 @@ TEST(ModelSpec, OmittedKeysTakeTheDefaultsInBothForms) {
   ExpectConfigError([] { ParseModelSpec("transformer(d_model=-5)"); }, "d_model=-5");
   ExpectConfigError([] { ParseModelSpec("transformer(seq=100000000)"); }, "seq=100000000 is outside");
   ExpectConfigError([] { ParseModelSpec("moe(num_experts=0)"); }, "num_experts");
+  // Numbers that do not fit an integer are errors (converting them was undefined behaviour).
+  ExpectConfigError([] { ParseModelSpec("transformer(layers=1e300)"); }, "not an integer");
+  ExpectConfigError([] { ParseModelSpec("transformer(layers=nan)"); }, "not an integer");
+  ExpectConfigError([] { ParseMeshSpec("tpu_v5e:1e19"); }, "not an integer");
+  ExpectConfigError([] { ParseModelSpec("moe(capacity_factor=inf)"); }, "not a finite number");
 }
 
 TEST(PlanSearch, KeepsTheKeysWrittenInThePlan) {
