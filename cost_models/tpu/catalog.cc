@@ -42,13 +42,27 @@ int LineOf(const std::string& text, const std::string& needle) {
 }  // namespace
 
 void ParseTextProto(const std::string& text, const std::string& filename,
-                    google::protobuf::Message* msg) {
+                    google::protobuf::Message* msg, std::vector<std::string>* keys,
+                    std::vector<int>* key_lines) {
   google::protobuf::TextFormat::Parser parser;
   FirstError errors;
   parser.RecordErrorsTo(&errors);
+  google::protobuf::TextFormat::ParseInfoTree tree;
+  if (keys != nullptr) parser.WriteLocationsTo(&tree);
   if (!parser.ParseFromString(text, msg)) {
     throw ParseError(filename, errors.line() < 0 ? 0 : errors.line(),
                      errors.line() < 0 ? "cannot parse" : errors.message());
+  }
+  if (keys == nullptr) return;
+  // Top-level fields written in the text, even when written with their default value (proto3
+  // has no presence for scalars; the parser's locations have).
+  const auto* desc = msg->GetDescriptor();
+  for (int i = 0; i < desc->field_count(); ++i) {
+    const auto* f = desc->field(i);
+    const int line = tree.GetLocation(f, f->is_repeated() ? 0 : -1).line;
+    if (line < 0) continue;
+    keys->push_back(f->name());
+    if (key_lines != nullptr) key_lines->push_back(line + 1);
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "datasets/proto/hardware.pb.h"
 #include "datasets/proto/perf_model.pb.h"
@@ -19,9 +20,12 @@ const std::string& DefaultCatalogText();
 const Catalog& DefaultCatalog();
 
 // Parses protobuf text into `msg`; throws ParseError(filename, line, reason) on any
-// syntax error or unknown field, and on a missing required value (`Validate*` below).
+// syntax error, unknown field or non-repeated field given twice. `keys` (optional) receives
+// the names of the top-level fields the text writes (also those written as 0 / false) and
+// `key_lines` (optional) the 1-based line of each.
 void ParseTextProto(const std::string& text, const std::string& filename,
-                    google::protobuf::Message* msg);
+                    google::protobuf::Message* msg, std::vector<std::string>* keys = nullptr,
+                    std::vector<int>* key_lines = nullptr);
 
 // Parses and validates a catalogue (every chip has a name, a BF16 peak, HBM, ...).
 Catalog ParseCatalog(const std::string& text, const std::string& filename);

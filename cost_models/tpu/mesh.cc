@@ -20,28 +20,41 @@ MeshTopology::MeshTopology(const Mesh& mesh, const Chip& chip) {
   const bool switched = ici.topology() == SWITCHED;
   const double link_bw = ici.link_bw_one_way() / dpc;
   if (dpc > 1) phys_[nphys_++] = {dpc, false, false, false, true, kOnChipBw};
-  num_chips_ = 1;
+  if (mesh.slices() < 0) throw ConfigError("mesh: slices must be >= 1, got " + std::to_string(mesh.slices()));
+  const int slices = std::max(1, mesh.slices());
+  // 64-bit, checked after every factor: each factor is < 2^31 and the running product stays
+  // <= kMaxDevices, so nothing can overflow.
+  long long devices = dpc;
+  std::string product = std::to_string(dpc) + " device(s) per chip";
+  long long chips_per_slice = 1;
+  auto grow = [&](long long factor, const std::string& what) {
+    devices *= factor;
+    product += " x " + std::to_string(factor) + what;
+    if (devices > kMaxDevices)
+      throw ConfigError("mesh: " + product + " exceeds the limit of " + std::to_string(kMaxDevices) + " devices");
+  };
   for (int d : mesh.dims()) {
-    if (d < 1) throw ConfigError("mesh: dims must be >= 1");
-    num_chips_ *= d;
+    if (d < 1) throw ConfigError("mesh: dims must be >= 1, got " + std::to_string(d));
+    grow(d, "");
+    chips_per_slice *= d;
     const int w = ici.wrap_min_axis();
     const bool wrap = !switched && w > 0 && d >= w && d % w == 0;
     // Switched nodes: one group reaching every peer at the whole per-GPU NVLink bandwidth.
     const double bw = switched ? ici.link_bw_one_way() * ici.links_per_chip() / dpc : link_bw;
     phys_[nphys_++] = {d, wrap, false, switched, false, bw};
   }
-  if (ici.max_chips_per_domain() > 0 && num_chips_ > ici.max_chips_per_domain())
-    throw ConfigError("mesh: " + std::to_string(num_chips_) + " chips exceed the " +
+  grow(slices, " slice(s)");
+  if (ici.max_chips_per_domain() > 0 && chips_per_slice > ici.max_chips_per_domain())
+    throw ConfigError("mesh: " + std::to_string(chips_per_slice) + " chips exceed the " +
                       std::to_string(ici.max_chips_per_domain()) + "-chip ICI domain of " +
                       chip.name() + " (use slices=)");
-  const int slices = std::max(1, mesh.slices());
   if (slices > 1) {
     if (chip.dcn_bw_per_chip() <= 0)
       throw ConfigError("mesh: chip " + chip.name() + " has no DCN bandwidth for slices > 1");
     phys_[nphys_++] = {slices, false, true, false, false, chip.dcn_bw_per_chip() / dpc};
   }
-  num_chips_ *= slices;
-  num_devices_ = num_chips_ * dpc;
+  num_chips_ = static_cast<int>(chips_per_slice * slices);
+  num_devices_ = static_cast<int>(devices);
   hop_latency_ = ici.hop_latency_s();
   dcn_bw_ = chip.dcn_bw_per_chip() / dpc;
   dcn_latency_ = chip.dcn_latency_s();

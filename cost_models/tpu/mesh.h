@@ -10,11 +10,16 @@
 
 namespace placerl::perf {
 
+// At most this many devices in one mesh (chips × slices × TensorCores per chip; the largest
+// published TPU jobs use ~50,000 chips). Counts are computed in 64-bit and checked against
+// it, so a typo such as 16x268435457 is an error instead of a wrapped-around count.
+constexpr long long kMaxDevices = 1LL << 20;
+
 class MeshTopology {
  public:
   MeshTopology() = default;
-  // Throws ConfigError on a bad mesh (no dims, > 4 dims, dims < 1, more chips than the
-  // chip's ICI domain, slices without DCN).
+  // Throws ConfigError on a bad mesh (no dims, > 4 dims, dims < 1, slices < 0, more chips
+  // than the chip's ICI domain, more than kMaxDevices devices, slices without DCN).
   MeshTopology(const Mesh& mesh, const Chip& chip);
 
   int num_devices() const { return num_devices_; }

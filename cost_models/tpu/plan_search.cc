@@ -13,12 +13,21 @@ std::vector<int> Divisors(int n) {
 }
 }  // namespace
 
-std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base) {
+std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base,
+                                  const std::vector<std::string>* fixed) {
+  auto is_fixed = [fixed](const char* key) {
+    return fixed != nullptr && std::find(fixed->begin(), fixed->end(), key) != fixed->end();
+  };
+  const bool fix_data = is_fixed("data"), fix_fsdp = is_fixed("fsdp"), fix_tensor = is_fixed("tensor"),
+             fix_tx = is_fixed("tensor_x"), fix_pipe = is_fixed("pipeline"), fix_mb = is_fixed("microbatches"),
+             fix_remat = is_fixed("remat"), fix_shard = is_fixed("shard_optimizer");
+  const int expert = is_fixed("expert") ? base.expert : 1;
   std::vector<PlanC> out;
   const int n = ev.num_devices();
   const TransformerModel& m = ev.model();
   const Remat remats[3] = {REMAT_NONE, REMAT_MINIMAL, REMAT_FULL};
   for (int tp : Divisors(n)) {
+    if (fix_tensor && tp != base.tensor) continue;
     // 1-D tensor parallelism over heads; from 16 devices on also 2-D layouts tp_x × tp/tp_x
     // (d_model split tp_x-way, heads (tp/tp_x)-way), tp_x from 2 to tp/2.
     std::vector<int> txs;
@@ -27,17 +36,21 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
       for (int tx : Divisors(tp))
         if (tx >= 2 && tx <= tp / 2 && m.heads() % (tp / tx) == 0 && m.d_model() % tx == 0)
           txs.push_back(tx);
+    if (fix_tx) txs.assign(tp % base.tensor_x == 0 ? 1 : 0, base.tensor_x);
     if (txs.empty()) continue;
     for (int tx : txs)
     for (int pp : Divisors(n / tp)) {
-      if (pp > m.layers() || m.layers() % pp != 0) continue;
+      if (fix_pipe ? pp != base.pipeline : (pp > m.layers() || m.layers() % pp != 0)) continue;
       for (int fsdp : Divisors(n / tp / pp)) {
         const int data = n / tp / pp / fsdp;
+        if ((fix_fsdp && fsdp != base.fsdp) || (fix_data && data != base.data)) continue;
         const int bs = data * fsdp;
         if (base.global_batch < bs) continue;
         const int per_shard = int(base.global_batch / bs);
         std::vector<int> mbs;
-        if (pp == 1) {
+        if (fix_mb) {
+          mbs.push_back(base.microbatches);
+        } else if (pp == 1) {
           mbs.push_back(1);
         } else {
           for (int k : {1, 2, 4, 8})
@@ -47,6 +60,8 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
         for (int mb : mbs)
           for (Remat r : remats)
             for (int shard = 0; shard <= (data > 1 ? 1 : 0); ++shard) {
+              if (fix_remat && r != base.remat) continue;
+              if (fix_shard && (shard == 1) != base.shard_optimizer) continue;
               PlanC p = base;
               p.data = data;
               p.fsdp = fsdp;
@@ -54,7 +69,7 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
               p.tensor_x = tx;
               p.pipeline = pp;
               p.microbatches = mb;
-              p.expert = 1;
+              p.expert = expert;
               p.remat = r;
               p.shard_optimizer = shard == 1;
               out.push_back(p);
@@ -66,10 +81,10 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
 }
 
 std::vector<RankedPlan> SearchPlans(const TrainingEvaluator& ev, const PlanC& base, int top,
-                                    SearchStats* stats) {
+                                    SearchStats* stats, const std::vector<std::string>* fixed) {
   std::vector<RankedPlan> all;
   SearchStats s;
-  for (const PlanC& p : EnumeratePlans(ev, base)) {
+  for (const PlanC& p : EnumeratePlans(ev, base, fixed)) {
     ++s.enumerated;
     StepBreakdown b = ev.Evaluate(p);
     if (!b.valid) continue;
@@ -81,7 +96,7 @@ std::vector<RankedPlan> SearchPlans(const TrainingEvaluator& ev, const PlanC& ba
   std::sort(all.begin(), all.end(), [](const RankedPlan& a, const RankedPlan& b) {
     return a.result.step_s < b.result.step_s;
   });
-  if (int(all.size()) > top) all.resize(top);
+  if (int(all.size()) > std::max(0, top)) all.resize(std::max(0, top));
   if (stats != nullptr) *stats = s;
   return all;
 }

@@ -1,8 +1,10 @@
 // Exhaustive plan search: enumerate every valid (data, fsdp, tensor, pipeline,
 // microbatches, remat, shard_optimizer) for a model on a mesh and rank by step time,
-// keeping plans that fit in HBM. Dtypes, optimizer and global batch come from `base`.
+// keeping plans that fit in HBM. Dtypes, optimizer and global batch come from `base`, and so
+// do the keys the user fixed.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "cost_models/tpu/training_eval.h"
@@ -20,11 +22,15 @@ struct SearchStats {
   long fitting = 0;     // valid and not OOM
 };
 
-// All candidate plans (valid or not) for `ev`'s mesh, in a fixed order.
-std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base);
+// All candidate plans (valid or not) for `ev`'s mesh, in a fixed order. `fixed` (optional)
+// names plan keys whose value is taken from `base` instead of being enumerated: data, fsdp,
+// tensor, tensor_x, pipeline, microbatches, expert, remat, shard_optimizer (other keys, e.g.
+// dtypes and global_batch, always come from `base`). The expert degree is 1 unless fixed.
+std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base,
+                                  const std::vector<std::string>* fixed = nullptr);
 
-// The `top` fastest plans that fit in memory, fastest first.
+// The `top` fastest plans that fit in memory, fastest first (`top` < 1 → none).
 std::vector<RankedPlan> SearchPlans(const TrainingEvaluator& ev, const PlanC& base, int top,
-                                    SearchStats* stats);
+                                    SearchStats* stats, const std::vector<std::string>* fixed = nullptr);
 
 }  // namespace placerl::perf

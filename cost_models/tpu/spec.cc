@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <sstream>
+#include <unordered_set>
 
 #include "cost_models/tpu/catalog.h"
 #include "cost_models/tpu/training_eval.h"
@@ -37,8 +39,9 @@ long long ToInt(const std::string& v, const std::string& where) {
     size_t pos = 0;
     // Accept 1e3-style integers too.
     double x = std::stod(v, &pos);
-    if (pos != v.size() || x != double((long long)x)) throw std::invalid_argument(v);
-    return (long long)x;
+    // Range first: converting NaN or a double beyond 2^63 to an integer is undefined.
+    if (pos != v.size() || !(std::fabs(x) < 9e18) || x != std::floor(x)) throw std::invalid_argument(v);
+    return static_cast<long long>(x);
   } catch (const std::exception&) {
     throw ConfigError(where + ": \"" + v + "\" is not an integer");
   }
@@ -48,18 +51,95 @@ double ToDouble(const std::string& v, const std::string& where) {
   try {
     size_t pos = 0;
     double x = std::stod(v, &pos);
-    if (pos != v.size()) throw std::invalid_argument(v);
+    if (pos != v.size() || !std::isfinite(x)) throw std::invalid_argument(v);
     return x;
   } catch (const std::exception&) {
-    throw ConfigError(where + ": \"" + v + "\" is not a number");
+    throw ConfigError(where + ": \"" + v + "\" is not a finite number");
   }
 }
 
+// Copies the fields named in `keys` from `src` onto `dst` (singular scalars and repeated
+// fields alike), so that written values override defaults even when they equal 0 / false.
+void CopyFields(const google::protobuf::Message& src, const std::vector<std::string>& keys,
+                google::protobuf::Message* dst) {
+  const auto* desc = src.GetDescriptor();
+  const auto* in = src.GetReflection();
+  const auto* out = dst->GetReflection();
+  for (const std::string& key : keys) {
+    const FieldDescriptor* f = desc->FindFieldByName(key);
+    if (f == nullptr) continue;
+    if (f->is_repeated()) {
+      out->ClearField(dst, f);
+      for (int i = 0; i < in->FieldSize(src, f); ++i) {
+        switch (f->cpp_type()) {
+          case FieldDescriptor::CPPTYPE_INT32: out->AddInt32(dst, f, in->GetRepeatedInt32(src, f, i)); break;
+          case FieldDescriptor::CPPTYPE_INT64: out->AddInt64(dst, f, in->GetRepeatedInt64(src, f, i)); break;
+          case FieldDescriptor::CPPTYPE_DOUBLE: out->AddDouble(dst, f, in->GetRepeatedDouble(src, f, i)); break;
+          case FieldDescriptor::CPPTYPE_STRING: out->AddString(dst, f, in->GetRepeatedString(src, f, i)); break;
+          default: throw ConfigError("field " + key + ": unsupported repeated type");
+        }
+      }
+      continue;
+    }
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_INT32: out->SetInt32(dst, f, in->GetInt32(src, f)); break;
+      case FieldDescriptor::CPPTYPE_INT64: out->SetInt64(dst, f, in->GetInt64(src, f)); break;
+      case FieldDescriptor::CPPTYPE_DOUBLE: out->SetDouble(dst, f, in->GetDouble(src, f)); break;
+      case FieldDescriptor::CPPTYPE_BOOL: out->SetBool(dst, f, in->GetBool(src, f)); break;
+      case FieldDescriptor::CPPTYPE_ENUM: out->SetEnumValue(dst, f, in->GetEnumValue(src, f)); break;
+      case FieldDescriptor::CPPTYPE_STRING: out->SetString(dst, f, in->GetString(src, f)); break;
+      default: throw ConfigError("field " + key + ": unsupported type");
+    }
+  }
+}
+
+// Where the keys of an input were written: a .pbtxt file (errors about a key name its line)
+// or a string (file empty: ConfigError).
+struct Source {
+  std::string file;
+  std::vector<int> lines;  // per key, when file is set
+  [[noreturn]] void Fail(const std::vector<std::string>& keys, const std::string& key,
+                         const std::string& what) const {
+    if (file.empty()) throw ConfigError(what);
+    int line = 1;
+    for (size_t i = 0; i < keys.size() && i < lines.size(); ++i)
+      if (keys[i] == key) line = lines[i];
+    throw ParseError(file, line, what);
+  }
+};
+
+// A .pbtxt file: the message as written and the keys it gives (with their lines).
 template <class Msg>
-Msg FromFile(const std::string& path) {
+Msg FromFile(const std::string& path, std::vector<std::string>* keys, Source* source) {
   Msg msg;
-  ParseTextProto(ReadFile(path), path, &msg);
+  source->file = path;
+  ParseTextProto(ReadFile(path), path, &msg, keys, &source->lines);
   return msg;
+}
+
+bool Given(const std::vector<std::string>& keys, const std::string& key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// Fails (ConfigError, or ParseError at the key's line) unless every given int field among
+// `names` is in [lo, hi].
+template <class Msg>
+void CheckRange(const Msg& msg, const std::vector<std::string>& keys, const Source& source,
+                const std::string& what, std::initializer_list<const char*> names, long long lo,
+                long long hi) {
+  const auto* desc = msg.GetDescriptor();
+  const auto* refl = msg.GetReflection();
+  for (const char* name : names) {
+    const FieldDescriptor* f = desc->FindFieldByName(name);
+    if (f == nullptr || f->is_repeated()) continue;
+    const long long v = f->cpp_type() == FieldDescriptor::CPPTYPE_INT64 ? refl->GetInt64(msg, f)
+                                                                        : refl->GetInt32(msg, f);
+    // Not written and 0 = "use the default": only written values (and negatives) are checked.
+    if (!Given(keys, name) && v == 0) continue;
+    if (v < lo || v > hi)
+      source.Fail(keys, name, what + ": " + name + "=" + std::to_string(v) + " is outside [" +
+                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
 }
 
 std::string FieldsToString(const google::protobuf::Message& msg) {
@@ -88,11 +168,12 @@ std::string FieldsToString(const google::protobuf::Message& msg) {
 }  // namespace
 
 void SetFieldsFromString(const std::string& kvs, const std::string& what,
-                         google::protobuf::Message* msg) {
+                         google::protobuf::Message* msg, std::vector<std::string>* keys) {
   const auto* desc = msg->GetDescriptor();
   const auto* refl = msg->GetReflection();
   std::stringstream in(kvs);
   std::string item;
+  std::unordered_set<std::string> seen;
   while (std::getline(in, item, ',')) {
     item = Trim(item);
     if (item.empty()) continue;
@@ -106,6 +187,8 @@ void SetFieldsFromString(const std::string& kvs, const std::string& what,
         if (!desc->field(i)->is_repeated()) known += (known.empty() ? "" : ", ") + desc->field(i)->name();
       throw ConfigError(what + ": unknown key \"" + key + "\" (known: " + known + ")");
     }
+    if (!seen.insert(key).second) throw ConfigError(what + ": key \"" + key + "\" given twice");
+    if (keys != nullptr) keys->push_back(key);
     const std::string where = what + " " + key;
     switch (f->cpp_type()) {
       case FieldDescriptor::CPPTYPE_INT32: {
@@ -141,48 +224,184 @@ void SetFieldsFromString(const std::string& kvs, const std::string& what,
   }
 }
 
+TransformerModel DefaultModel() {
+  TransformerModel m;
+  m.set_layers(24);
+  m.set_d_model(2048);
+  m.set_d_ff(8192);
+  m.set_heads(16);
+  m.set_seq(2048);
+  m.set_vocab(32000);
+  m.set_flash_attention(true);
+  return m;
+}
+
+namespace {
+
+// Range checks of a model as written (NormalizedModel checks the relations between keys).
+TransformerModel CheckedModel(const TransformerModel& m, const std::vector<std::string>& keys,
+                              const Source& source) {
+  CheckRange(m, keys, source, "model", {"layers", "d_model", "d_ff", "heads", "seq"}, 1, kMaxModelSize);
+  CheckRange(m, keys, source, "model",
+             {"head_dim", "kv_heads", "vocab", "num_experts", "top_k", "moe_every"}, 0, kMaxModelSize);
+  if (!std::isfinite(m.capacity_factor()) || m.capacity_factor() < 0 || m.capacity_factor() > 1e6)
+    source.Fail(keys, "capacity_factor", "model: capacity_factor must be finite and in [0, 1e6]");
+  try {
+    return NormalizedModel(m);
+  } catch (const ConfigError& e) {
+    if (source.file.empty()) throw;
+    throw ParseError(source.file, 1, e.what());  // a relation between keys: no one line
+  }
+}
+
+}  // namespace
+
 TransformerModel ParseModelSpec(const std::string& spec) {
-  if (EndsWith(spec, ".pbtxt")) return NormalizedModel(FromFile<TransformerModel>(spec));
+  std::vector<std::string> keys;
+  Source source;
+  TransformerModel m = DefaultModel();
+  if (EndsWith(spec, ".pbtxt")) {
+    const TransformerModel written = FromFile<TransformerModel>(spec, &keys, &source);
+    CopyFields(written, keys, &m);
+    return CheckedModel(m, keys, source);
+  }
   const size_t open = spec.find('(');
   if (open == std::string::npos || spec.back() != ')')
     throw ConfigError("model \"" + spec + "\": expected transformer(k=v,...), moe(k=v,...) or a .pbtxt file");
   const std::string name = Trim(spec.substr(0, open));
   if (name != "transformer" && name != "moe")
     throw ConfigError("model \"" + spec + "\": unknown model family \"" + name + "\" (transformer, moe)");
-  TransformerModel m;
-  m.set_vocab(32000);
-  m.set_flash_attention(true);
-  SetFieldsFromString(spec.substr(open + 1, spec.size() - open - 2), "model", &m);
-  if (name == "moe" && m.num_experts() == 0) m.set_num_experts(8);
-  return NormalizedModel(m);
+  SetFieldsFromString(spec.substr(open + 1, spec.size() - open - 2), "model", &m, &keys);
+  if (name == "moe" && !Given(keys, "num_experts")) m.set_num_experts(8);
+  if (name == "moe" && m.num_experts() == 0) throw ConfigError("model: moe(...) needs num_experts >= 1");
+  return CheckedModel(m, keys, source);
 }
 
 Mesh ParseMeshSpec(const std::string& spec) {
-  if (EndsWith(spec, ".pbtxt")) return FromFile<Mesh>(spec);
-  const size_t colon = spec.find(':');
-  if (colon == std::string::npos)
-    throw ConfigError("mesh \"" + spec + "\": expected chip:AxBxC[,slices=N] or a .pbtxt file");
   Mesh mesh;
-  mesh.set_chip(Trim(spec.substr(0, colon)));
-  std::string rest = spec.substr(colon + 1), dims = rest, opts;
-  const size_t comma = rest.find(',');
-  if (comma != std::string::npos) {
-    dims = rest.substr(0, comma);
-    opts = rest.substr(comma + 1);
+  std::vector<std::string> keys;
+  Source source;
+  if (EndsWith(spec, ".pbtxt")) {
+    mesh = FromFile<Mesh>(spec, &keys, &source);
+  } else {
+    const size_t colon = spec.find(':');
+    if (colon == std::string::npos)
+      throw ConfigError("mesh \"" + spec + "\": expected chip:AxBxC[,slices=N] or a .pbtxt file");
+    mesh.set_chip(Trim(spec.substr(0, colon)));
+    std::string rest = spec.substr(colon + 1), dims = rest, opts;
+    const size_t comma = rest.find(',');
+    if (comma != std::string::npos) {
+      dims = rest.substr(0, comma);
+      opts = rest.substr(comma + 1);
+    }
+    std::stringstream ds(dims);
+    std::string dim;
+    while (std::getline(ds, dim, 'x')) {
+      const long long d = ToInt(Trim(dim), "mesh dims");
+      if (d < 1 || d > kMaxDevices)
+        throw ConfigError("mesh \"" + spec + "\": dim " + Trim(dim) + " is outside [1, " +
+                          std::to_string(kMaxDevices) + "]");
+      if (mesh.dims_size() == 4) throw ConfigError("mesh \"" + spec + "\": at most 4 dims");
+      mesh.add_dims(int(d));
+    }
+    SetFieldsFromString(opts, "mesh", &mesh, &keys);
+    if (Given(keys, "dims") || Given(keys, "chip"))
+      throw ConfigError("mesh \"" + spec + "\": give chip and dims as chip:AxBxC");
   }
-  std::stringstream ds(dims);
-  std::string dim;
-  while (std::getline(ds, dim, 'x')) mesh.add_dims(int(ToInt(Trim(dim), "mesh dims")));
-  if (mesh.dims_size() == 0) throw ConfigError("mesh \"" + spec + "\": no dims");
-  SetFieldsFromString(opts, "mesh", &mesh);
+  if (mesh.chip().empty()) source.Fail(keys, "chip", "mesh \"" + spec + "\": no chip");
+  if (mesh.dims_size() == 0) source.Fail(keys, "dims", "mesh \"" + spec + "\": no dims");
+  if (mesh.dims_size() > 4) source.Fail(keys, "dims", "mesh \"" + spec + "\": at most 4 dims");
+  CheckRange(mesh, keys, source, "mesh", {"slices"}, 1, kMaxDevices);
+  // Chips in 64-bit, stopping as soon as the product passes the limit (no overflow).
+  long long chips = 1;
+  std::string product;
+  auto grow = [&](long long factor, const std::string& what) {
+    chips *= factor;
+    product += (product.empty() ? "" : " x ") + std::to_string(factor) + what;
+    if (chips > kMaxDevices)
+      source.Fail(keys, "dims", "mesh \"" + spec + "\": " + product + " = " + std::to_string(chips) +
+                                    " chips exceed the limit of " + std::to_string(kMaxDevices) + " devices");
+  };
+  for (int d : mesh.dims()) {
+    if (d < 1) source.Fail(keys, "dims", "mesh \"" + spec + "\": dims must be >= 1, got " + std::to_string(d));
+    grow(d, "");
+  }
+  grow(std::max(1, mesh.slices()), " slice(s)");
   return mesh;
 }
 
-Plan ParsePlanSpec(const std::string& spec) {
-  if (EndsWith(spec, ".pbtxt")) return FromFile<Plan>(spec);
-  Plan plan;
-  SetFieldsFromString(spec, "plan", &plan);
-  return plan;
+bool PlanSpec::Has(const std::string& key) const { return Given(keys, key); }
+
+PlanSpec ParsePlanSpecWithKeys(const std::string& spec) {
+  PlanSpec out;
+  Source source;
+  if (EndsWith(spec, ".pbtxt")) {
+    out.plan = FromFile<Plan>(spec, &out.keys, &source);
+  } else {
+    SetFieldsFromString(spec, "plan", &out.plan, &out.keys);
+  }
+  CheckRange(out.plan, out.keys, source, "plan",
+             {"data", "fsdp", "tensor", "pipeline", "microbatches", "expert", "tensor_x", "interleave"}, 1,
+             kMaxDevices);
+  CheckRange(out.plan, out.keys, source, "plan", {"global_batch"}, 1, kMaxGlobalBatch);
+  return out;
+}
+
+Plan ParsePlanSpec(const std::string& spec) { return ParsePlanSpecWithKeys(spec).plan; }
+
+PlanC ResolvePlan(const PlanSpec& spec, long long devices, FillAxis fill) {
+  PlanC p = PlanFromProto(spec.plan);
+  if (!spec.Has("global_batch") && spec.plan.global_batch() == 0) p.global_batch = kDefaultGlobalBatch;
+  int* axis[4] = {&p.data, &p.fsdp, &p.tensor, &p.pipeline};
+  const char* names[4] = {"data", "fsdp", "tensor", "pipeline"};
+  const int fill_index = fill == FillAxis::kData ? 0 : fill == FillAxis::kFsdp ? 1 : 2;
+  // Product of the written degrees (each <= kMaxDevices, so four fit in 64 bits only when
+  // checked step by step).
+  long long written = 1;
+  std::string product;
+  for (int i = 0; i < 4; ++i) {
+    if (i == fill_index && !spec.Has(names[i])) continue;
+    written *= *axis[i];
+    product += (product.empty() ? "" : " x ") + std::string(names[i]) + "=" + std::to_string(*axis[i]);
+    if (written > kMaxDevices) break;
+  }
+  if (!spec.Has(names[fill_index])) {
+    if (written > devices || devices % written != 0)
+      throw ConfigError("plan: " + product + " = " + std::to_string(written) + " does not divide the mesh's " +
+                        std::to_string(devices) + " devices (the rest would go to " + names[fill_index] + ")");
+    *axis[fill_index] = int(devices / written);
+  } else if (written != devices) {
+    throw ConfigError("plan: " + product + " = " + std::to_string(written) + " devices, but the mesh has " +
+                      std::to_string(devices));
+  }
+  if (p.tensor_x > 1 && p.tensor % p.tensor_x != 0)
+    throw ConfigError("plan: tensor_x=" + std::to_string(p.tensor_x) + " does not divide tensor=" +
+                      std::to_string(p.tensor));
+  if (p.expert > 1 && (static_cast<long long>(p.data) * p.fsdp) % p.expert != 0)
+    throw ConfigError("plan: expert=" + std::to_string(p.expert) + " does not divide data x fsdp = " +
+                      std::to_string(static_cast<long long>(p.data) * p.fsdp));
+  return p;
+}
+
+std::string ResolvedPlanString(const PlanC& p, int microbatches) {
+  auto lower = [](std::string s) {
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  std::ostringstream o;
+  o << "data=" << p.data << ",fsdp=" << p.fsdp << ",tensor=" << p.tensor;
+  if (p.tensor_x > 1) o << ",tensor_x=" << p.tensor_x;
+  o << ",pipeline=" << p.pipeline << ",microbatches=" << microbatches << ",expert=" << p.expert;
+  if (p.interleave > 1) o << ",interleave=" << p.interleave;
+  o << ",remat=" << lower(Remat_Name(p.remat).substr(6)) << ",global_batch=" << static_cast<long long>(p.global_batch)
+    << ",param_dtype=" << lower(DType_Name(p.param_dtype)) << ",compute_dtype=" << lower(DType_Name(p.compute_dtype))
+    << ",grad_dtype=" << lower(DType_Name(p.grad_dtype)) << ",optimizer=" << lower(Optimizer_Name(p.optimizer))
+    << ",shard_optimizer=" << (p.shard_optimizer ? "true" : "false");
+  if (p.grad_reduce_after_backward) o << ",grad_reduce_after_backward=true";
+  if (p.flat_dcn_collectives) o << ",flat_dcn_collectives=true";
+  if (p.no_sequence_parallel) o << ",no_sequence_parallel=true";
+  if (p.update_consumes_gradients) o << ",update_consumes_gradients=true";
+  return o.str();
 }
 
 std::string ModelToString(const TransformerModel& model) {

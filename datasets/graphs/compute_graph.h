@@ -6,7 +6,8 @@
 // Text format (one op per line, '#' starts a comment, blank lines ignored):
 //   op <name> <kind> [flops=F] [bytes=B] [out=O] [params=P] [temp=T] [time=S] [inputs=a,b,c]
 // Numbers are finite and ≥ 0 (time in seconds; absent = derive from the roofline). Inputs
-// may name ops defined later in the file; the graph must be acyclic.
+// may name ops defined later in the file; the graph must be acyclic and have at least one op.
+// Reading is linear in the text (an op with 200,000 inputs reads in well under a second).
 #pragma once
 
 #include <cstdint>

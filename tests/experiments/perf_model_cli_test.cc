@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/experiments/run_command.h"
 
@@ -181,6 +183,166 @@ TEST(InferCli, JsonAndErrors) {
   const CmdResult dp = Sh(kBin + " infer --model " + model + " --mesh tpu_v4:2x2x2 --plan data=8,global_batch=8");
   EXPECT_NE(dp.status, 0);
   EXPECT_NE(dp.out.find("tensor layouts only"), std::string::npos) << dp.out;
+}
+
+// ---- the input and output convention (issue 12) ----
+
+// A failure is one line `perf-model: error: ...` and exit 1.
+void ExpectOneLineError(const std::string& args, const std::string& needle) {
+  const CmdResult r = Sh("timeout 60 " + kBin + " " + args);
+  EXPECT_EQ(r.status, 1) << args << "\n" << r.out;
+  EXPECT_EQ(r.out.rfind("perf-model: error: ", 0), 0u) << args << "\n" << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+  EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
+}
+
+TEST(PerfModelInputs, HugeMeshesAreErrorsNotWrappedCounts) {
+  // Printed "(16 devices)" and a negative count before.
+  ExpectOneLineError("run --mesh tpu_v5e:16x268435457 --plan fsdp=16,global_batch=64", "268435457");
+  ExpectOneLineError("run --mesh tpu_v5e:100000x100000x100000", "exceed the limit of 1048576 devices");
+  ExpectOneLineError("run --mesh tpu_v5e:16x16,slices=268435457", "slices=268435457");
+  ExpectOneLineError("search --mesh tpu_v5e:16x16,slices=0", "slices=0");
+}
+
+TEST(PerfModelInputs, TimesCountsAndSizesAreChecked) {
+  // `simulate --bench inf` never returned; `bench --seconds -1` printed "-nan ... /s", exit 0.
+  ExpectOneLineError("simulate --bench inf", "not finite");
+  ExpectOneLineError("bench --seconds -1", "outside");
+  ExpectOneLineError("bench --seconds nan", "not finite");
+  ExpectOneLineError("simulate --memory -1", "outside");
+  ExpectOneLineError("simulate --memory nan", "not finite");
+  ExpectOneLineError("simulate --memory 0", "outside");
+  ExpectOneLineError("simulate --replicas 0", "outside");
+  ExpectOneLineError("infer --batch 1.5", "not a whole number");
+  ExpectOneLineError("infer --prompt -3", "outside");
+  ExpectOneLineError("search --top -1", "outside");  // "internal: vector::_M_default_append" before
+}
+
+TEST(PerfModelInputs, BadPlanValuesAndRepeatedKeys) {
+  ExpectOneLineError("run --plan interleave=0", "interleave=0");
+  ExpectOneLineError("run --plan pipeline=2,interleave=-1", "interleave=-1");
+  ExpectOneLineError("run --plan tensor_x=0", "tensor_x=0");
+  ExpectOneLineError("run --plan microbatches=-4", "microbatches=-4");
+  ExpectOneLineError("run --plan fsdp=16,fsdp=16", "given twice");
+  ExpectOneLineError("run --model 'transformer(layers=2,layers=4)'", "given twice");
+  // Inconsistent degrees say which numbers do not fit.
+  ExpectOneLineError("run --plan fsdp=16,tensor=4", "data=1 x fsdp=16 x tensor=4 x pipeline=1 = 64 devices, but the mesh has 256");
+  ExpectOneLineError("run --plan tensor=3", "tensor=3");
+  ExpectOneLineError("run --mesh tpu_v5e:4 --plan tensor=4 --model 'transformer(heads=6)'",
+                     "tensor does not divide heads (data 1, fsdp 1, tensor 4");
+}
+
+class PerfModelFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/placerl_perf_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ + "/" + name) << text;
+    return dir_ + "/" + name;
+  }
+  std::string dir_;
+};
+
+TEST_F(PerfModelFiles, EmptyInputsAreErrors) {
+  ExpectOneLineError("simulate --graph " + Write("empty.graph", "# nothing here\n"), "empty.graph:1: no ops");
+  // Printed "median 0.0 %" before.
+  ExpectOneLineError("validate --measurements " + Write("none.pbtxt", "# no rows\n"), "none.pbtxt:1: no measurement rows");
+}
+
+TEST_F(PerfModelFiles, ModelStringAndPbtxtMeanTheSame) {
+  const std::string file = Write("m.pbtxt", "layers: 4\nheads: 8\nd_model: 1024\n");
+  const CmdResult a = Sh(kBin + " run --json --mesh tpu_v5e:4 --plan global_batch=16 --model " + file);
+  const CmdResult b = Sh(kBin + " run --json --mesh tpu_v5e:4 --plan global_batch=16 --model "
+                                "'transformer(layers=4,heads=8,d_model=1024)'");
+  ASSERT_EQ(a.status, 0) << a.out;
+  ASSERT_EQ(b.status, 0) << b.out;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja["model"], jb["model"]);
+  EXPECT_NE(ja["model"].get<std::string>().find("flash_attention=true"), std::string::npos) << a.out;
+  EXPECT_DOUBLE_EQ(ja["step_s"].get<double>(), jb["step_s"].get<double>());
+}
+
+TEST(PerfModelDefaults, OverridesMergeWithDefaults) {
+  // `--plan data=2` changes data only: fsdp takes the rest, global_batch stays 512.
+  const CmdResult r = Sh(kBin + " run --plan data=2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("plan   data=2,fsdp=128,tensor=1,pipeline=1,microbatches=1,expert=1,remat=none,global_batch=512"),
+            std::string::npos)
+      << r.out;
+  // A model string gives defaults for the keys it omits ("layers must be > 0" before).
+  const CmdResult m = Sh(kBin + " run --json --model 'transformer(heads=8)'");
+  ASSERT_EQ(m.status, 0) << m.out;
+  EXPECT_EQ(nlohmann::json::parse(m.out)["model"].get<std::string>().rfind("transformer(layers=24,d_model=2048,", 0), 0u)
+      << m.out;
+}
+
+TEST(PerfModelExit, InfeasibleIsTwoInEverySubcommand) {
+  // GPT-3-sized model on 2 chips: out of HBM. `run` exited 0 before.
+  const std::string big = " --model 'transformer(layers=96,d_model=12288,d_ff=49152,heads=96)' --mesh tpu_v5e:2";
+  const CmdResult run = Sh(kBin + " run" + big + " --plan global_batch=8");
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("OOM"), std::string::npos) << run.out;
+  const CmdResult search = Sh(kBin + " search" + big);
+  EXPECT_EQ(search.status, 2) << search.out;
+  EXPECT_NE(search.out.find("no plan fits"), std::string::npos) << search.out;
+  const CmdResult infer = Sh(kBin + " infer" + big + " --batch 512 --prompt 65536");
+  EXPECT_EQ(infer.status, 2) << infer.out;
+  const CmdResult ok = Sh(kBin + " run --mesh tpu_v5e:4 --plan global_batch=16 --model "
+                                 "'transformer(layers=2,d_model=512,heads=8)'");
+  EXPECT_EQ(ok.status, 0) << ok.out;
+}
+
+TEST(PerfModelSearch, HonoursFixedKeysAndShowsExpert) {
+  const std::string model = " --model 'transformer(layers=8,d_model=1024,d_ff=4096,heads=8,seq=512)' --mesh tpu_v5e:4x4";
+  const CmdResult r = Sh(kBin + " search --json --top 50" + model + " --plan tensor=2,remat=full,global_batch=64");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["plans"].empty());
+  for (const auto& p : j["plans"]) {
+    const std::string plan = p["plan"].get<std::string>();
+    EXPECT_NE(plan.find(",tensor=2,"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("remat=full"), std::string::npos) << plan;
+  }
+  const CmdResult text = Sh(kBin + " search --top 3" + model);
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find(" expert "), std::string::npos) << text.out;
+}
+
+// `--json` prints exactly one JSON document (nlohmann::json::parse refuses trailing text)
+// with the resolved options; `--verbose` prints them in text mode.
+TEST(PerfModelJson, OneDocumentPerInvocation) {
+  const std::string small = " --model 'transformer(layers=2,d_model=512,heads=8)' --mesh tpu_v5e:4 --plan global_batch=16";
+  for (const std::string& args : std::vector<std::string>{
+           "run --json" + small, "run --json --graph 'resnet(depth=18,batch=8)' --mesh tpu_v3:2x2",
+        "search --json --top 2" + small, "infer --json" + small, "bench --json --seconds 0.01" + small,
+        "simulate --json --bench 0.01 --graph 'chain(ops=10)'", "validate --json --fit --no-held-out"}) {
+    const CmdResult r = Sh(kBin + " " + args + " 2>/dev/null");
+    ASSERT_EQ(r.status, 0) << args << "\n" << r.out;
+    nlohmann::json j;
+    ASSERT_NO_THROW(j = nlohmann::json::parse(r.out)) << args << "\n" << r.out;
+    EXPECT_TRUE(j.is_object()) << args;
+    EXPECT_TRUE(j.contains("options")) << args << "\n" << r.out;
+  }
+  const CmdResult v = Sh(kBin + " run --verbose" + small);
+  ASSERT_EQ(v.status, 0) << v.out;
+  EXPECT_EQ(v.out.rfind("options {", 0), 0u) << v.out;
+  EXPECT_NE(v.out.find("\"resolved\""), std::string::npos) << v.out;
+}
+
+// `validate` writes the markdown page only when asked (it overwrote docs/perf_validation.md
+// of the working directory before).
+TEST_F(PerfModelFiles, ValidateWritesNoDocByDefault) {
+  std::filesystem::create_directories(dir_ + "/docs");
+  const CmdResult r = Sh("cd " + dir_ + " && " + kBin + " validate --no-held-out");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/docs/perf_validation.md"));
+  const CmdResult w = Sh("cd " + dir_ + " && " + kBin + " validate --no-held-out --out docs/perf_validation.md");
+  ASSERT_EQ(w.status, 0) << w.out;
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/docs/perf_validation.md"));
 }
 
 }  // namespace
