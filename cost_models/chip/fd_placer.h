@@ -106,7 +106,7 @@ class ForceDirectedPlacer {
   std::vector<int32_t> slot_bx0_, slot_bx1_, slot_by0_, slot_by1_;  // bins covered (hard macros)
   // Soft macros in bin order: centre, half sizes, node index, accumulated unit forces.
   std::vector<double> sx_, sy_, shw_, shh_, sfx_, sfy_;
-  std::vector<int32_t> snode_;
+  std::vector<int32_t> snode_, hit_scratch_;
   // Scratch of Run(ProxyCost*).
   std::vector<double> all_x_, all_y_;
   std::vector<Orientation> all_o_;
