@@ -17,9 +17,12 @@
 //    exactly max_move_distance = factor·max(W, H)/num_steps; all soft macros then move at
 //    once, and a move that would put a soft macro partly outside the canvas is cancelled
 //    (both axes).
-// Fast path: attraction is linear in the positions, so the star edges are folded once per
-// netlist into a sparse soft-macro Laplacian plus constants from the fixed pins (computed
-// once per call); repulsion uses spatial bins. No allocation per iteration.
+// Fast path: the star edges are merged once per netlist into soft–soft couplings and
+// soft–fixed-pin edges (flat CSR arrays; fixed-pin positions read once per call);
+// soft–soft repulsion scans y-strips sorted by x (insertion sort, the order barely changes
+// between steps) with a branch-free overlap test, soft–hard repulsion uses 2-D bins of the
+// hard macros built once per call. No allocation per iteration. A naive reference (every
+// edge, every pair) lives in the test and agrees to 1e-6 µm on Ariane133.
 #pragma once
 
 #include <cstdint>
