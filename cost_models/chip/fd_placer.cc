@@ -151,6 +151,7 @@ ForceDirectedPlacer::ForceDirectedPlacer(const Netlist& nl, const PlacementSetti
   soft_bin_of_.resize(num_soft_);
   for (auto* v : {&sx_, &sy_, &shw_, &shh_, &sfx_, &sfy_}) v->resize(num_soft_);
   snode_.resize(num_soft_);
+  hit_scratch_.resize(num_soft_ + 1);
   hard_bin_start_.resize(nb + 1);
   bin_fill_.resize(nb);
 }
@@ -354,11 +355,10 @@ void ForceDirectedPlacer::AddRepulsion(double scale) {
   const double* HH = shh_.data();
   double* FX = sfx_.data();
   double* FY = sfy_.data();
-  // Pair (p, q): TILOS's overlap test and unit push; coincident centres: the lower node
-  // index gets (−1, −1).
-  const auto repel = [&](int p, int q, double& fxp, double& fyp) {
+  // Overlapping pair (p, q): TILOS's unit push along the line of centres; coincident
+  // centres: the lower node index gets (−1, −1).
+  const auto push = [&](int p, int q, double& fxp, double& fyp) {
     const double dx = X[p] - X[q], dy = Y[p] - Y[q];
-    if (std::abs(dx) > HW[p] + HW[q] - margin || std::abs(dy) > HH[p] + HH[q] - margin) return;
     double ux, uy;
     if (dx != 0 || dy != 0) {
       const double inv = 1.0 / std::sqrt(dx * dx + dy * dy);
@@ -372,16 +372,34 @@ void ForceDirectedPlacer::AddRepulsion(double scale) {
     FX[q] -= ux;
     FY[q] -= uy;
   };
+  // A window of candidates [q0, q1) is tested without branches (TILOS's overlap test:
+  // centre distance ≤ half-size sum − margin on both axes; the loop vectorises), then only
+  // the overlapping ones are pushed.
+  int32_t* hits = hit_scratch_.data();
+  const auto window = [&](int p, int q0, int q1, double& fxp, double& fyp) {
+    const double xp = X[p], yp = Y[p], hwp = HW[p], hhp = HH[p];
+    int nh = 0;
+    for (int q = q0; q < q1; ++q) {
+      hits[nh] = q;
+      nh += (std::abs(xp - X[q]) <= (hwp + HW[q]) - margin) &
+            (std::abs(yp - Y[q]) <= (hhp + HH[q]) - margin);
+    }
+    for (int t = 0; t < nh; ++t) push(p, hits[t], fxp, fyp);
+  };
   for (int r = 0; r < nby_; ++r) {
     const int r0 = soft_bin_start_[r], r1 = soft_bin_start_[r + 1];
     const int u1 = r + 1 < nby_ ? soft_bin_start_[r + 2] : r1;
     int u = r1;  // first item of the strip above still within reach (x ≥ X[p] − 2·max_hw)
     for (int p = r0; p < r1; ++p) {
       double fxp = 0, fyp = 0;
-      const double reach = HW[p] + max_hw;
-      for (int q = p + 1; q < r1 && X[q] - X[p] <= reach; ++q) repel(p, q, fxp, fyp);
+      const double reach = X[p] + HW[p] + max_hw;
+      int e = p + 1;
+      while (e < r1 && X[e] <= reach) ++e;
+      window(p, p + 1, e, fxp, fyp);
       while (u < u1 && X[u] < X[p] - 2 * max_hw) ++u;
-      for (int q = u; q < u1 && X[q] - X[p] <= reach; ++q) repel(p, q, fxp, fyp);
+      e = u;
+      while (e < u1 && X[e] <= reach) ++e;
+      window(p, u, e, fxp, fyp);
       FX[p] += fxp;
       FY[p] += fyp;
     }

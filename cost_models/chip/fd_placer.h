@@ -17,9 +17,12 @@
 //    exactly max_move_distance = factor·max(W, H)/num_steps; all soft macros then move at
 //    once, and a move that would put a soft macro partly outside the canvas is cancelled
 //    (both axes).
-// Fast path: attraction is linear in the positions, so the star edges are folded once per
-// netlist into a sparse soft-macro Laplacian plus constants from the fixed pins (computed
-// once per call); repulsion uses spatial bins. No allocation per iteration.
+// Fast path: the star edges are merged once per netlist into soft–soft couplings and
+// soft–fixed-pin edges (flat CSR arrays; fixed-pin positions read once per call);
+// soft–soft repulsion scans y-strips sorted by x (insertion sort, the order barely changes
+// between steps) with a branch-free overlap test, soft–hard repulsion uses 2-D bins of the
+// hard macros built once per call. No allocation per iteration. A naive reference (every
+// edge, every pair) lives in the test and agrees to 1e-6 µm on Ariane133.
 #pragma once
 
 #include <cstdint>
@@ -106,7 +109,7 @@ class ForceDirectedPlacer {
   std::vector<int32_t> slot_bx0_, slot_bx1_, slot_by0_, slot_by1_;  // bins covered (hard macros)
   // Soft macros in bin order: centre, half sizes, node index, accumulated unit forces.
   std::vector<double> sx_, sy_, shw_, shh_, sfx_, sfy_;
-  std::vector<int32_t> snode_;
+  std::vector<int32_t> snode_, hit_scratch_;
   // Scratch of Run(ProxyCost*).
   std::vector<double> all_x_, all_y_;
   std::vector<Orientation> all_o_;

@@ -87,6 +87,8 @@ void GridMask::Footprint(int32_t macro, Orientation o, double* w, double* h) con
 void GridMask::Place(int32_t macro, double x, double y, Orientation o) {
   if (macro < 0 || macro >= nl_->num_nodes() || !nl_->is_macro(macro))
     throw InfeasibleAction("GridMask::Place: node " + std::to_string(macro) + " is not a macro");
+  if (!std::isfinite(x) || !std::isfinite(y))
+    throw InfeasibleAction("GridMask::Place: position is not finite");
   if (nl_->type[macro] == NodeType::kSoftMacro) {
     slot_[macro] = kSoftSlot;
     return;

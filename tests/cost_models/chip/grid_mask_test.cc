@@ -193,6 +193,8 @@ TEST(GridMask, RejectsMissingGridAndNonMacros) {
   EXPECT_THROW(GridMask(nl, PlacementSettings{}), ConfigError);
   GridMask gm(nl, Canvas(100, 100, 10, 10));
   EXPECT_THROW(gm.Place(5, 1, 1), InfeasibleAction);
+  EXPECT_THROW(gm.Place(0, std::nan(""), 1), InfeasibleAction);
+  EXPECT_FALSE(gm.placed(0));
 }
 
 // ---- differential property test on real netlists ----
