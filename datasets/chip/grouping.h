@@ -1,0 +1,98 @@
+// Grouping of a flat (standard-cell) Circuit Training netlist into soft macros, as Circuit
+// Training's grouper does it (circuit_training/grouping/grouping.py; docs/grouping.md):
+//   * the group file reader (`groups.final`: one group id per node, file order);
+//   * the clustered netlist writer: every group holding standard cells becomes a soft
+//     macro `Grp_<id>` (width = one grid-cell width, area = cell area / utilization,
+//     centre = area-weighted centroid of its cells) with one input pin `Grp_<id>/Pinput`,
+//     one `Poutput_multi_<k>` pin per cell driving several other groups/pins and one
+//     `Poutput_single_<k>` pin per distinct single target (weights summed); ports, hard
+//     macros, their pins and ungrouped cells are kept; nets with more than 500 distinct
+//     sinks are dropped first (CT's disconnect_high_fanout_nets);
+//   * a grouping without hMETIS: CT's fixed groups (pins of each hard macro, ports by side
+//     and proximity, expanded by `fixed_logic_levels` levels of logic), METIS k-way on the
+//     remaining standard cells, then CT's break-up of spread groups and merge of small ones.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "datasets/chip/netlist.h"
+
+namespace placerl::chip {
+
+// Reads a group file: exactly one integer per line and one line per node of a netlist of
+// `num_nodes` nodes (node index = line number − 1); −1 = no group. A final newline is
+// optional. Throws ParseError("file:line: what") for a wrong line count, a line that is not
+// a whole number, an id below −1 or above 2^31−1; IoError if the file cannot be read. Gzip ok.
+std::vector<int32_t> ReadGroupFile(const std::string& path, int32_t num_nodes);
+std::vector<int32_t> ParseGroupText(const std::string& text, const std::string& file_label,
+                                    int32_t num_nodes);
+
+// What the clustered netlist depends on besides the groups.
+struct GroupingOptions {
+  double canvas_width = 0;            // soft-macro width = canvas_width / cols (required)
+  int cols = 0;
+  double cell_area_utilization = 0.5;  // soft-macro area = cell area / utilization (CT: 0.5)
+  int32_t max_fanout = 500;            // nets with more distinct sinks are dropped (CT: 500)
+};
+
+// Node counts in the layout of a .plc header ("# HARD_MACROs : 136", ...).
+struct NodeTypeCounts {
+  int64_t hard_macros = 0, hard_macro_pins = 0, macros = 0, macro_pins = 0, ports = 0,
+          soft_macros = 0, soft_macro_pins = 0, stdcells = 0;
+  bool operator==(const NodeTypeCounts& o) const;
+};
+NodeTypeCounts CountNodeTypes(const Netlist& nl);
+// The "Counts of node types" block of a .plc header; nullopt when the file has none.
+// Throws ParseError on a count line that is present but not a number.
+std::optional<NodeTypeCounts> ParsePlcNodeCounts(const std::string& plc_text,
+                                                 const std::string& file_label);
+// "HARD_MACROs 136 vs 135, ..." for the fields that differ (empty when equal).
+std::string DescribeCountDifferences(const NodeTypeCounts& ours, const NodeTypeCounts& theirs);
+
+// What grouping did (for reports).
+struct GroupingReport {
+  int32_t dropped_high_fanout_nets = 0;  // nets removed before grouping (> max_fanout sinks)
+  int32_t grouped_stdcells = 0, ungrouped_stdcells = 0;
+  int32_t soft_macros = 0, soft_macro_pins = 0;
+};
+
+// The clustered netlist CT's grouper writes for `flat` and per-node `groups` (same length
+// as flat's nodes): node order = the kept nodes in flat order, then per group (ascending
+// id) the soft macro, its multi-output pins, single-output pins and input pin. Metadata
+// `soft_macro_area_bloating_ratio` = 1/utilization. Finalized. Throws ConfigError on a
+// size mismatch or unusable options.
+Netlist BuildGroupedNetlist(const Netlist& flat, const std::vector<int32_t>& groups,
+                            const GroupingOptions& options, GroupingReport* report = nullptr);
+
+// Grouping without a group file (METIS instead of CT's hMETIS).
+struct MetisGroupingOptions {
+  int32_t num_groups = 500;         // k of the k-way partition of the free standard cells
+  double imbalance = 0.05;          // METIS load imbalance (0.05 = parts up to 5 % above average)
+  int32_t fixed_logic_levels = 1;   // CT's expansion of macro-pin / IO groups into logic
+  bool breakup = true;              // CT's break-up of spread groups and merge of small ones
+  int32_t max_clique_pins = 64;     // nets with more free cells are left out of the graph
+  int32_t seed = 1;
+  double canvas_height = 0;         // with GroupingOptions.canvas_width: port sides, break-up
+  int rows = 0;
+};
+
+struct MetisGroupingReport {
+  int32_t fixed_groups = 0;      // macro-pin and IO groups
+  int32_t fixed_stdcells = 0;    // standard cells pulled into them
+  int32_t free_stdcells = 0;     // partitioned by METIS
+  int32_t metis_parts = 0;
+  int64_t graph_edges = 0;       // undirected edges of the METIS graph
+  int64_t metis_edgecut = 0;
+  int32_t groups_after_breakup = 0, groups_final = 0;
+};
+
+// Per-node group ids in CT's numbering (fixed groups first, then METIS parts shifted past
+// them, then break-up groups). Deterministic for a seed.
+std::vector<int32_t> MetisGroups(const Netlist& flat, const GroupingOptions& options,
+                                 const MetisGroupingOptions& metis,
+                                 MetisGroupingReport* report = nullptr);
+
+}  // namespace placerl::chip
