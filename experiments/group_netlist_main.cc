@@ -235,6 +235,9 @@ int main(int argc, char** argv) {
       CostBreakdown c;
       PlcFile plc;
       double max_soft_shift = 0;  // largest |Δx|+|Δy| between our soft-macro centres and the file's
+      double google_congestion = 0;  // nets with a pin off the canvas left out (Google's rule)
+      int32_t off_canvas_nets = 0;
+      int32_t rows = 0, placeable = 0;  // .plc rows; ports + macros of the clustered netlist
     };
     std::vector<Scored> scored;
     std::vector<std::string> to_score;
@@ -249,7 +252,12 @@ int main(int argc, char** argv) {
       for (int32_t m : grouped.soft_macros) {
         s.max_soft_shift = std::max(s.max_soft_shift, std::abs(placed.x[m] - grouped.x[m]) + std::abs(placed.y[m] - grouped.y[m]));
       }
-      s.c = EvaluateProxyCost(placed, SettingsFromPlc(s.plc, placed), weights);
+      const PlacementSettings settings = SettingsFromPlc(s.plc, placed);
+      s.c = EvaluateProxyCost(placed, settings, weights);
+      const Netlist routed = WithoutOffCanvasNets(placed, settings.canvas_width, settings.canvas_height, &s.off_canvas_nets);
+      s.google_congestion = EvaluateProxyCost(routed, settings, weights).congestion_cost;
+      s.rows = static_cast<int32_t>(s.plc.rows.size());
+      s.placeable = static_cast<int32_t>(grouped.ports.size() + grouped.macros.size());
       scored.push_back(std::move(s));
     }
     const auto t5 = std::chrono::steady_clock::now();
@@ -277,7 +285,10 @@ int main(int argc, char** argv) {
       for (const Scored& s : scored) {
         nlohmann::json e{{"plc", s.path}, {"hpwl", s.c.hpwl}, {"wirelength_cost", s.c.wirelength_cost},
                          {"density_cost", s.c.density_cost}, {"congestion_cost", s.c.congestion_cost},
-                         {"proxy_cost", s.c.proxy_cost}, {"max_soft_macro_shift", s.max_soft_shift}};
+                         {"proxy_cost", s.c.proxy_cost}, {"max_soft_macro_shift", s.max_soft_shift},
+                         {"congestion_cost_off_canvas_nets_unrouted", s.google_congestion},
+                         {"off_canvas_nets", s.off_canvas_nets}, {"plc_rows", s.rows},
+                         {"ports_and_macros", s.placeable}};
         if (s.plc.header_wirelength) e["header_hpwl"] = *s.plc.header_wirelength;
         if (s.plc.header_wirelength_cost) e["header_wirelength_cost"] = *s.plc.header_wirelength_cost;
         if (s.plc.header_density_cost) e["header_density_cost"] = *s.plc.header_density_cost;
@@ -324,9 +335,12 @@ int main(int argc, char** argv) {
         std::printf("  wirelength_cost  %.6f   header %s\n", s.c.wirelength_cost, Opt(s.plc.header_wirelength_cost, "%.4f").c_str());
         std::printf("  density_cost     %.6f   header %s\n", s.c.density_cost, Opt(s.plc.header_density_cost, "%.4f").c_str());
         std::printf("  congestion_cost  %.6f   header %s\n", s.c.congestion_cost, Opt(s.plc.header_congestion_cost, "%.4f").c_str());
+        std::printf("  congestion_cost  %.6f   with the %d nets that have a pin off the canvas unrouted (Google's rule)\n",
+                    s.google_congestion, s.off_canvas_nets);
         std::printf("  proxy_cost       %.6f   (= %g*wl + %g*density + %g*congestion)\n", s.c.proxy_cost,
                     weights.wirelength, weights.density, weights.congestion);
-        std::printf("  soft macros moved by the .plc: up to %.4g um (|dx|+|dy|) from their cells' centre\n", s.max_soft_shift);
+        std::printf("  rows %d for %d ports and macros; soft macros moved by the .plc: up to %.4g um (|dx|+|dy|) from their cells' centre\n",
+                    s.rows, s.placeable, s.max_soft_shift);
       }
       std::printf("time             read %.2f s, groups %.2f s, build %.2f s, write %.2f s, score %.2f s\n",
                   Seconds(t0, t1), Seconds(t1, t2), Seconds(t2, t3), Seconds(t3, t4), Seconds(t4, t5));

@@ -373,6 +373,34 @@ Netlist BuildGroupedNetlist(const Netlist& flat, const std::vector<int32_t>& gro
   return out;
 }
 
+Netlist WithoutOffCanvasNets(const Netlist& nl, double canvas_width, double canvas_height,
+                             int32_t* dropped) {
+  Netlist out = nl;
+  out.net_start.assign(1, 0);
+  out.net_pins.clear();
+  out.net_weight.clear();
+  int32_t n_dropped = 0;
+  for (int32_t k = 0; k < nl.num_nets(); ++k) {
+    bool inside = true;
+    for (int32_t j = nl.net_start[k]; j < nl.net_start[k + 1] && inside; ++j) {
+      double x, y;
+      PinPosition(nl, nl.x.data(), nl.y.data(), nl.orientation.data(), nl.net_pins[j], &x, &y);
+      inside = x >= 0 && y >= 0 && x <= canvas_width && y <= canvas_height;
+    }
+    if (!inside) {
+      ++n_dropped;
+      continue;
+    }
+    out.net_pins.insert(out.net_pins.end(), nl.net_pins.begin() + nl.net_start[k],
+                        nl.net_pins.begin() + nl.net_start[k + 1]);
+    out.net_start.push_back(static_cast<int32_t>(out.net_pins.size()));
+    out.net_weight.push_back(nl.net_weight[k]);
+  }
+  out.Finalize();
+  if (dropped) *dropped = n_dropped;
+  return out;
+}
+
 // ---------------------------------------------------------------- grouping without hMETIS
 
 namespace {
