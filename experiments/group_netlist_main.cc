@@ -6,8 +6,9 @@
 //   group-netlist --aux ibm01.aux --metis -o DIR
 // Writes DIR/netlist.pb.txt (atomically; DIR created). With --plc: canvas and grid come
 // from its header, the node counts are checked against the header's and the .plc is scored
-// on the result (and every --score file). Without --plc: DIR/initial.plc is written too
-// (canvas, grid, soft macros at their cells' centre), and with --metis DIR/groups.final.
+// on the result (and every --score file). Without --plc the canvas is CT's default square
+// and the grid CT's grid selection, and DIR/initial.plc is written too (canvas, grid, soft
+// macros at their cells' centre); with --metis also DIR/groups.final.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
@@ -122,7 +123,7 @@ int main(int argc, char** argv) {
     app.add_option("--score", score_paths, "more .plc files to score on the result (e.g. legalized.plc)");
     app.add_option("-o,--out", out_dir, "output directory (created)")->required();
     app.add_option("--canvas", canvas_str, "canvas W,H in microns (default: the --plc header, else the Bookshelf rows, else CT's square of side sqrt(area/0.6))");
-    app.add_option("--grid", grid_str, "grid COLS,ROWS (default: the --plc header, else 10,10 as CT's placement-cost binary)");
+    app.add_option("--grid", grid_str, "grid COLS,ROWS (default: the --plc header, else CT's grid selection on the hard macros)");
     app.add_option("--utilization", gopt.cell_area_utilization, "cell area utilization: soft-macro area = cell area / this")
         ->capture_default_str()->check(cli::FiniteRange(1e-3, 1, "utilization"));
     app.add_option("--max-fanout", gopt.max_fanout, "nets with more distinct sinks are dropped before grouping")
@@ -186,7 +187,20 @@ int main(int argc, char** argv) {
       // CT's placement-cost default for a netlist without a canvas: a square at 60 % use.
       canvas_w = canvas_h = std::max(1e-3, std::sqrt(flat.TotalArea() / 0.6));
     }
-    if (cols <= 0 || rows <= 0) cols = rows = 10;
+    std::string grid_source = plc_path.empty() ? "--grid" : "the .plc header";
+    if (cols <= 0 || rows <= 0) {
+      // CT's grid selection on the hard macros; a netlist without any gets CT's 10 × 10.
+      if (const auto choice = SelectGrid(flat, canvas_w, canvas_h)) {
+        cols = choice->cols;
+        rows = choice->rows;
+        grid_source = "CT's grid selection (" + std::to_string(choice->candidates) + " grids fit the macros)";
+      } else {
+        cols = rows = 10;
+        grid_source = "default (no grid fits the hard macros, or there are none)";
+      }
+    } else if (!grid_str.empty()) {
+      grid_source = "--grid";
+    }
     gopt.canvas_width = canvas_w;
     gopt.cols = cols;
     mopt.canvas_height = canvas_h;
@@ -272,6 +286,7 @@ int main(int argc, char** argv) {
       }
       j["canvas"] = {canvas_w, canvas_h};
       j["grid"] = {cols, rows};
+      j["grid_source"] = grid_source;
       j["dropped_high_fanout_nets"] = report.dropped_high_fanout_nets;
       j["grouped_stdcells"] = report.grouped_stdcells;
       j["ungrouped_stdcells"] = report.ungrouped_stdcells;
@@ -303,8 +318,8 @@ int main(int argc, char** argv) {
       std::printf("flat netlist     %s: %d nodes (%zu std cells, %zu hard macros, %zu ports), %d nets\n",
                   netlist_path.empty() ? aux_path.c_str() : netlist_path.c_str(), flat.num_nodes(), flat.stdcells.size(),
                   flat.hard_macros.size(), flat.ports.size(), flat.num_nets());
-      std::printf("canvas           %.6g x %.6g um, grid %d x %d (soft-macro width %.6g um), utilization %g\n", canvas_w,
-                  canvas_h, cols, rows, canvas_w / cols, gopt.cell_area_utilization);
+      std::printf("canvas           %.6g x %.6g um, grid %d x %d from %s (soft-macro width %.6g um), utilization %g\n",
+                  canvas_w, canvas_h, cols, rows, grid_source.c_str(), canvas_w / cols, gopt.cell_area_utilization);
       if (use_metis) {
         std::printf("metis            %d fixed groups (%d std cells), %d free std cells in %d parts (%lld edges, cut %lld), "
                     "%d groups after break-up, %d after merge\n",

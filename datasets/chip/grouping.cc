@@ -731,3 +731,173 @@ std::vector<int32_t> MetisGroups(const Netlist& flat, const GroupingOptions& opt
 }
 
 }  // namespace placerl::chip
+
+// ---------------------------------------------------------------- grid selection
+
+namespace placerl::chip {
+
+namespace {
+
+// CT get_span_and_extra_piece: a segment centred on a cell spans an odd number of cells;
+// returns that span and the length it occupies in its last cell.
+std::pair<int, double> SpanAndExtraPiece(double seg, double cell) {
+  int span = -1;
+  double extra_space = -1.0;
+  for (int i = 0; extra_space < 0.0; ++i) {
+    span = 2 * i + 1;
+    extra_space = (span * cell - seg) / 2.0;
+  }
+  return {span, cell - extra_space};
+}
+
+// CT get_waste_ratio: segments laid side by side, each centred on a cell, neighbours
+// sharing a cell when their end pieces fit; the unused share of the spanned length.
+double WasteRatio(const std::vector<double>& segs, double cell) {
+  double total = 0;
+  for (double s : segs) total += s;
+  int index = 0;
+  double prev_extra = 0.0;
+  for (double s : segs) {
+    const auto [span, extra] = SpanAndExtraPiece(s, cell);
+    const bool fit_in_one = extra + prev_extra <= cell;
+    index += span;
+    if (fit_in_one) index -= 1;
+    prev_extra = extra;
+  }
+  const double spanned = (index + 1) * cell;
+  return (spanned - total) / spanned;
+}
+
+struct Box {
+  double xmin, ymin, xmax, ymax;
+};
+
+// Places the macros (sizes w, h in order) at the first free cell centre, row-major; fills
+// `density` (macro area per cell / cell area). False if one does not fit.
+bool PackMacros(const std::vector<double>& w, const std::vector<double>& h, double W, double H, int cols, int rows,
+                std::vector<double>* density) {
+  const double gw = W / cols, gh = H / rows;
+  const double eps = 1e-9;
+  std::vector<std::vector<int32_t>> in_cell(static_cast<size_t>(cols) * rows);
+  std::vector<Box> placed;
+  placed.reserve(w.size());
+  density->assign(static_cast<size_t>(cols) * rows, 0.0);
+  auto cell_range = [&](const Box& b, int* c0, int* c1, int* r0, int* r1) {
+    *c0 = std::max(0, static_cast<int>(std::floor(b.xmin / gw)));
+    *c1 = std::min(cols - 1, static_cast<int>(std::floor(b.xmax / gw)));
+    *r0 = std::max(0, static_cast<int>(std::floor(b.ymin / gh)));
+    *r1 = std::min(rows - 1, static_cast<int>(std::floor(b.ymax / gh)));
+  };
+  int start = 0;
+  for (size_t m = 0; m < w.size(); ++m) {
+    // Same size as the previous macro: the positions before the previous one stay blocked.
+    if (m == 0 || w[m] != w[m - 1] || h[m] != h[m - 1]) start = 0;
+    int found = -1;
+    for (int idx = start; idx < cols * rows && found < 0; ++idx) {
+      const int r = idx / cols, c = idx % cols;
+      const double cx = (c + 0.5) * gw, cy = (r + 0.5) * gh;
+      const Box b{cx - w[m] / 2, cy - h[m] / 2, cx + w[m] / 2, cy + h[m] / 2};
+      if (b.xmin < -eps || b.ymin < -eps || b.xmax > W + eps || b.ymax > H + eps) continue;
+      int c0, c1, r0, r1;
+      cell_range(b, &c0, &c1, &r0, &r1);
+      bool free = true;
+      for (int rr = r0; rr <= r1 && free; ++rr) {
+        for (int cc = c0; cc <= c1 && free; ++cc) {
+          for (int32_t p : in_cell[static_cast<size_t>(rr) * cols + cc]) {
+            const Box& o = placed[p];
+            if (b.xmin < o.xmax - eps && o.xmin < b.xmax - eps && b.ymin < o.ymax - eps && o.ymin < b.ymax - eps) {
+              free = false;
+              break;
+            }
+          }
+        }
+      }
+      if (free) found = idx;
+    }
+    if (found < 0) return false;
+    start = found;
+    const int r = found / cols, c = found % cols;
+    const double cx = (c + 0.5) * gw, cy = (r + 0.5) * gh;
+    const Box b{cx - w[m] / 2, cy - h[m] / 2, cx + w[m] / 2, cy + h[m] / 2};
+    int c0, c1, r0, r1;
+    cell_range(b, &c0, &c1, &r0, &r1);
+    for (int rr = r0; rr <= r1; ++rr) {
+      for (int cc = c0; cc <= c1; ++cc) {
+        in_cell[static_cast<size_t>(rr) * cols + cc].push_back(static_cast<int32_t>(placed.size()));
+        const double ox = std::min(b.xmax, (cc + 1) * gw) - std::max(b.xmin, cc * gw);
+        const double oy = std::min(b.ymax, (rr + 1) * gh) - std::max(b.ymin, rr * gh);
+        if (ox > 0 && oy > 0) (*density)[static_cast<size_t>(rr) * cols + cc] += ox * oy / (gw * gh);
+      }
+    }
+    placed.push_back(b);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<GridChoice> SelectGrid(const Netlist& nl, double canvas_width, double canvas_height,
+                                     const GridSelectionOptions& o) {
+  if (!(canvas_width > 0 && canvas_height > 0)) throw ConfigError("grid selection: the canvas is not set");
+  // Movable hard macros (fixed ones are left out, as CT does by default).
+  std::vector<int32_t> macros;
+  for (int32_t m : nl.hard_macros) {
+    if (!nl.fixed[m]) macros.push_back(m);
+  }
+  if (macros.empty()) return std::nullopt;
+  std::vector<double> widths, heights;  // node order (CT get_macro_widths_heights)
+  for (int32_t m : macros) {
+    widths.push_back(nl.width[m] + o.macro_spacing_x);
+    heights.push_back(nl.height[m] + o.macro_spacing_y);
+  }
+  // Packing order: descending area, stable.
+  std::vector<int32_t> order(macros.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return nl.width[macros[a]] * nl.height[macros[a]] > nl.width[macros[b]] * nl.height[macros[b]];
+  });
+  std::vector<double> pw, ph;
+  for (int32_t i : order) {
+    pw.push_back(nl.width[macros[i]]);
+    ph.push_back(nl.height[macros[i]]);
+  }
+  std::vector<GridChoice> choices;
+  std::map<int, double> hor_waste, ver_waste;
+  std::vector<double> density;
+  for (int rows = o.min_num; rows < o.max_num; ++rows) {
+    for (int cols = o.min_num; cols < o.max_num; ++cols) {
+      const double gw = canvas_width / cols, gh = canvas_height / rows;
+      const int cells = cols * rows;
+      if (rows > o.max_grid_size || cols > o.max_grid_size) continue;
+      if (cells > o.max_cells || cells < o.min_cells) continue;
+      if ((gw > gh ? gw / gh : gh / gw) > o.max_aspect_ratio) continue;
+      if (!PackMacros(pw, ph, canvas_width, canvas_height, cols, rows, &density)) continue;
+      if (!hor_waste.count(cols)) hor_waste[cols] = WasteRatio(widths, gw);
+      if (!ver_waste.count(rows)) ver_waste[rows] = WasteRatio(heights, gh);
+      GridChoice c;
+      c.cols = cols;
+      c.rows = rows;
+      int empty = 0;
+      for (double d : density) empty += d < 1e-5;
+      c.empty_ratio = static_cast<double>(empty) / cells;
+      c.hor_waste = hor_waste[cols];
+      c.ver_waste = ver_waste[rows];
+      c.key_metric = c.empty_ratio + (1.0 - c.hor_waste) + (1.0 - c.ver_waste);
+      choices.push_back(c);
+    }
+  }
+  if (choices.empty()) return std::nullopt;
+  std::stable_sort(choices.begin(), choices.end(),
+                   [](const GridChoice& a, const GridChoice& b) { return a.key_metric > b.key_metric; });
+  const double threshold = choices.front().key_metric * (1.0 - o.tolerance);
+  const GridChoice* best = nullptr;
+  for (const GridChoice& c : choices) {
+    if (c.key_metric < threshold) continue;
+    if (!best || c.key_metric / (c.cols * c.rows) > best->key_metric / (best->cols * best->rows)) best = &c;
+  }
+  GridChoice r = *best;
+  r.candidates = static_cast<int32_t>(choices.size());
+  return r;
+}
+
+}  // namespace placerl::chip

@@ -77,6 +77,30 @@ Netlist BuildGroupedNetlist(const Netlist& flat, const std::vector<int32_t>& gro
 Netlist WithoutOffCanvasNets(const Netlist& nl, double canvas_width, double canvas_height,
                              int32_t* dropped = nullptr);
 
+// Circuit Training's choice of the placement grid for a netlist without one
+// (circuit_training/grouping/grid_size_selection.py): every cols × rows in [10, 128)² with
+// 500..4096 cells and cell aspect ratio ≤ 1.5 for which the hard macros (descending area,
+// each at the first free cell centre in row-major order: inside the canvas, no overlap) all
+// fit; metric = empty-cell ratio + (1 − horizontal waste) + (1 − vertical waste) of the macro
+// sizes on the grid; among the choices within `tolerance` of the best metric the one with
+// the largest metric per cell wins.
+struct GridSelectionOptions {
+  int min_num = 10, max_num = 128;       // cols and rows swept in [min_num, max_num)
+  int max_grid_size = 128;
+  int min_cells = 500, max_cells = 4096;
+  double max_aspect_ratio = 1.5;
+  double tolerance = 0.05;
+  double macro_spacing_x = 0, macro_spacing_y = 0;  // added to macro sizes (bloat)
+};
+struct GridChoice {
+  int cols = 0, rows = 0;
+  double key_metric = 0, empty_ratio = 0, hor_waste = 0, ver_waste = 0;
+  int32_t candidates = 0;  // grids on which all hard macros fit
+};
+// nullopt when the netlist has no hard macro or no grid fits them all.
+std::optional<GridChoice> SelectGrid(const Netlist& nl, double canvas_width, double canvas_height,
+                                     const GridSelectionOptions& options = {});
+
 // Grouping without a group file (METIS instead of CT's hMETIS).
 struct MetisGroupingOptions {
   int32_t num_groups = 500;         // k of the k-way partition of the free standard cells

@@ -1,6 +1,7 @@
 // Grouping of flat netlists into Circuit Training clustered netlists: the group-file reader
 // (file:line errors), the clustered netlist of a small hand-made design node by node, the
-// four real tilos_flows designs against the node counts and costs in CT's .plc headers, and
+// four real tilos_flows designs against the canvas, grid, node counts and costs in CT's .plc
+// headers, and
 // the METIS grouping (placeable result, deterministic).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -278,6 +279,15 @@ TEST(GroupedNetlist, TilosFlowsCountsAndCostsEqualCircuitTrainingHeaders) {
     const std::vector<int32_t> groups = ReadGroupFile(dir + "groups.final.gz", flat.num_nodes());
     const std::string plc_text = ReadFile(dir + "initial.plc");
     const PlcFile plc = ParsePlcText(plc_text, dir + "initial.plc");
+    // Without the .plc: CT's default canvas (a square at 60 % use) and its grid selection
+    // give the header's canvas and grid.
+    const double side = std::sqrt(flat.TotalArea() / 0.6);
+    EXPECT_NEAR(side, plc.settings.canvas_width, 1e-3);
+    EXPECT_NEAR(side, plc.settings.canvas_height, 1e-3);
+    const auto grid = SelectGrid(flat, side, side);
+    ASSERT_TRUE(grid);
+    EXPECT_EQ(grid->cols, plc.settings.cols);
+    EXPECT_EQ(grid->rows, plc.settings.rows);
     GroupingOptions opt;
     opt.canvas_width = plc.settings.canvas_width;
     opt.cols = plc.settings.cols;
