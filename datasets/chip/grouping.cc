@@ -215,16 +215,16 @@ FanoutGraph BuildFanoutGraph(const Netlist& nl, int32_t max_fanout) {
 // is dropped, an ungrouped standard cell is dropped; other sinks stay (key = node index).
 // Sorted ascending and distinct, as CT's SortedSet.
 void GroupedSinks(const Netlist& nl, const FanoutGraph& g, const std::vector<int32_t>& groups,
-                  int32_t i, std::vector<int32_t>* keys) {
+                  int32_t i, std::vector<int64_t>* keys) {
   keys->clear();
   const int32_t current = nl.type[i] == NodeType::kStdCell ? groups[i] : -1;
   for (int32_t j = g.out_start[i]; j < g.out_start[i + 1]; ++j) {
     const int32_t o = g.out[j];
-    int32_t key = o;
+    int64_t key = o;
     if (nl.type[o] == NodeType::kStdCell) {
       const int32_t go = groups[o];
       if (go < 0 || go == current) continue;
-      key = -go - 1;
+      key = -static_cast<int64_t>(go) - 1;
     }
     keys->push_back(key);
   }
@@ -261,19 +261,17 @@ Netlist BuildGroupedNetlist(const Netlist& flat, const std::vector<int32_t>& gro
   // Sinks of each output node, as (output node, sink key) resolved after all nodes exist.
   struct PendingNet {
     int32_t driver;
-    std::vector<int32_t> keys;  // CT keys: node index of `flat`, or −g−1 for group g
+    std::vector<int64_t> keys;  // CT keys: node index of `flat`, or −g−1 for group g
   };
   std::vector<PendingNet> nets;
   std::vector<int32_t> new_index(n, -1);
-  std::vector<int32_t> keys;
+  std::vector<int64_t> keys;
 
   // 1. Kept nodes in file order; grouped standard cells are collected per group.
-  int32_t max_group = -1;
   for (int32_t i = 0; i < n; ++i) {
     if (flat.type[i] == NodeType::kStdCell) {
       if (groups[i] >= 0) {
         ++rep.grouped_stdcells;
-        max_group = std::max(max_group, groups[i]);
         continue;
       }
       ++rep.ungrouped_stdcells;
@@ -299,16 +297,25 @@ Netlist BuildGroupedNetlist(const Netlist& flat, const std::vector<int32_t>& gro
     if (flat.parent[i] >= 0 && new_index[i] >= 0) out.parent[new_index[i]] = new_index[flat.parent[i]];
   }
 
-  // 2. One soft macro per group holding standard cells (ascending id).
-  std::vector<std::vector<int32_t>> cells_of(static_cast<size_t>(max_group + 1));
+  // 2. One soft macro per group holding standard cells (ascending id; ids may be sparse).
+  std::vector<int32_t> ids;
   for (int32_t i = 0; i < n; ++i) {
-    if (flat.type[i] == NodeType::kStdCell && groups[i] >= 0) cells_of[groups[i]].push_back(i);
+    if (flat.type[i] == NodeType::kStdCell && groups[i] >= 0) ids.push_back(groups[i]);
   }
-  std::vector<int32_t> input_pin_of(static_cast<size_t>(max_group + 1), -1);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  auto rank_of = [&](int32_t grp) {
+    return static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), grp) - ids.begin());
+  };
+  std::vector<std::vector<int32_t>> cells_of(ids.size());
+  for (int32_t i = 0; i < n; ++i) {
+    if (flat.type[i] == NodeType::kStdCell && groups[i] >= 0) cells_of[rank_of(groups[i])].push_back(i);
+  }
+  std::vector<int32_t> input_pin_of(ids.size(), -1);
   const double soft_width = options.canvas_width / options.cols;
-  for (int32_t grp = 0; grp <= max_group; ++grp) {
-    const std::vector<int32_t>& cells = cells_of[grp];
-    if (cells.empty()) continue;
+  for (size_t rank = 0; rank < ids.size(); ++rank) {
+    const int32_t grp = ids[rank];
+    const std::vector<int32_t>& cells = cells_of[rank];
     double area = 0, sx = 0, sy = 0;
     for (int32_t c : cells) {
       const double a = flat.width[c] * flat.height[c];
@@ -336,7 +343,7 @@ Netlist BuildGroupedNetlist(const Netlist& flat, const std::vector<int32_t>& gro
     };
     // Cells driving several targets get a pin each; cells driving one target share one
     // pin per target, whose weight counts the merged wires.
-    std::map<int32_t, double> single;  // key → summed weight (ascending key, as CT)
+    std::map<int64_t, double> single;  // key → summed weight (ascending key, as CT)
     int32_t multi = 0;
     for (int32_t c : cells) {
       GroupedSinks(flat, g, groups, c, &keys);
@@ -353,14 +360,14 @@ Netlist BuildGroupedNetlist(const Netlist& flat, const std::vector<int32_t>& gro
       const int32_t p = add_pin(macro_name + "/Poutput_single_" + std::to_string(single_index++), w);
       nets.push_back({p, {key}});
     }
-    input_pin_of[grp] = add_pin(macro_name + "/Pinput", 1.0);
+    input_pin_of[rank] = add_pin(macro_name + "/Pinput", 1.0);
   }
 
   // 3. Nets: driver first, then its sinks in CT's key order.
   for (const PendingNet& pn : nets) {
     out.net_pins.push_back(pn.driver);
-    for (int32_t key : pn.keys) {
-      const int32_t s = key >= 0 ? new_index[key] : input_pin_of[-key - 1];
+    for (int64_t key : pn.keys) {
+      const int32_t s = key >= 0 ? new_index[key] : input_pin_of[rank_of(static_cast<int32_t>(-key - 1))];
       if (s < 0) throw ConfigError("grouping: internal: a sink has no node in the clustered netlist");
       out.net_pins.push_back(s);
     }

@@ -221,6 +221,21 @@ TEST(GroupedNetlist, SmallDesignAsCircuitTrainingWritesIt) {
   EXPECT_EQ(back.metadata, nl.metadata);
 }
 
+TEST(GroupedNetlist, SparseAndHugeGroupIdsAreNames) {
+  const Netlist flat = ParseNetlistText(kFlat, "flat.pb.txt");
+  std::vector<int32_t> groups(flat.num_nodes(), -1);
+  for (const char* n : {"S0", "S1", "S4"}) groups[flat.index_of.at(n)] = 2147483647;
+  for (const char* n : {"S2", "S3"}) groups[flat.index_of.at(n)] = 40000;
+  GroupingOptions opt;
+  opt.canvas_width = 100;
+  opt.cols = 10;
+  const Netlist nl = BuildGroupedNetlist(flat, groups, opt);
+  EXPECT_EQ(nl.soft_macros.size(), 2u);
+  EXPECT_EQ(nl.name[nl.soft_macros[0]], "Grp_40000");  // ascending id
+  EXPECT_EQ(nl.name[nl.soft_macros[1]], "Grp_2147483647");
+  EXPECT_EQ(SinksOf(nl, "P0"), (std::vector<std::string>{"Grp_2147483647/Pinput", "M0/a"}));
+}
+
 TEST(GroupedNetlist, RejectsUnusableInput) {
   const Netlist flat = ParseNetlistText(kFlat, "flat.pb.txt");
   GroupingOptions opt;
