@@ -135,6 +135,8 @@ int main(int argc, char** argv) {
     app.add_option("--fixed-logic-levels", mopt.fixed_logic_levels, "METIS: levels of logic pulled into the macro-pin/IO groups")
         ->capture_default_str()->check(cli::IntRange(0, 100, "fixed logic levels"));
     app.add_flag("--no-breakup", no_breakup, "METIS: skip CT's break-up of spread groups and merge of small ones");
+    app.add_flag("--fixed-vertices", mopt.fixed_group_vertices,
+                 "METIS: fixed groups join the graph as one vertex each and add their count to the parts (as CT's hMETIS call)");
     app.add_option("--seed", mopt.seed, "METIS seed")->capture_default_str()->check(cli::IntRange(0, 1000000000, "seed"));
     app.add_option("--weights", weights_str, "wirelength,density,congestion weights for scoring")->capture_default_str();
     app.add_flag("--json", json, "print one JSON summary instead of text");

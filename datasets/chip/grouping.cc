@@ -660,8 +660,21 @@ std::vector<int32_t> MetisGroups(const Netlist& flat, const GroupingOptions& opt
     cells.push_back(i);
   }
   rep.free_stdcells = static_cast<int32_t>(cells.size());
-  const idx_t nv = static_cast<idx_t>(cells.size());
-  if (nv > 0) {
+  const idx_t n_free = static_cast<idx_t>(cells.size());
+  // As hMETIS sees the fixed vertices (their nets pull free cells towards them), each fixed
+  // group takes part as one vertex weighing its member count.
+  std::vector<idx_t> vwgt(cells.size(), 1);
+  int32_t supers = 0;
+  if (metis.fixed_group_vertices && n_free > 0) {
+    for (int32_t id : gr.ids()) {
+      if (id >= first_free_group) continue;
+      for (int32_t i : gr.members(id)) vertex_of[i] = static_cast<int32_t>(n_free + supers);
+      vwgt.push_back(static_cast<idx_t>(gr.members(id).size()));
+      ++supers;
+    }
+  }
+  const idx_t nv = n_free + supers;
+  if (n_free > 0) {
     // Clique model of each net restricted to free cells, weight ~ 1/(pins−1) (integers for
     // METIS), parallel edges summed.
     std::vector<std::pair<int64_t, int32_t>> edges;  // (u·nv + v, w), u != v
@@ -697,7 +710,7 @@ std::vector<int32_t> MetisGroups(const Netlist& flat, const GroupingOptions& opt
     }
     for (idx_t i = 0; i < nv; ++i) xadj[i + 1] += xadj[i];
     rep.graph_edges = static_cast<int64_t>(adjncy.size()) / 2;
-    idx_t nparts = std::min<idx_t>(metis.num_groups, nv);
+    idx_t nparts = std::min<idx_t>(metis.num_groups + supers, nv);
     rep.metis_parts = static_cast<int32_t>(nparts);
     std::vector<idx_t> part(nv, 0);
     if (nparts > 1) {
@@ -709,12 +722,12 @@ std::vector<int32_t> MetisGroups(const Netlist& flat, const GroupingOptions& opt
       opts[METIS_OPTION_NUMBERING] = 0;
       idx_t nvtxs = nv;
       const int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.empty() ? nullptr : adjncy.data(),
-                                         nullptr, nullptr, adjncy.empty() ? nullptr : adjwgt.data(), &nparts,
+                                         vwgt.data(), nullptr, adjncy.empty() ? nullptr : adjwgt.data(), &nparts,
                                          nullptr, &ubvec, opts, &objval, part.data());
       if (rc != METIS_OK) throw ConfigError("METIS grouping: METIS_PartGraphKway failed (code " + std::to_string(rc) + ")");
       rep.metis_edgecut = objval;
     }
-    for (idx_t v = 0; v < nv; ++v) gr.Set(cells[v], first_free_group + static_cast<int32_t>(part[v]));
+    for (idx_t v = 0; v < n_free; ++v) gr.Set(cells[v], first_free_group + static_cast<int32_t>(part[v]));
   }
 
   if (metis.breakup) {

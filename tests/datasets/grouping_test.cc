@@ -380,9 +380,16 @@ TEST(MetisGrouping, ToyNetlistBecomesPlaceableAndIsDeterministic) {
   m.canvas_height = 100;
   m.rows = 10;
   MetisGroupingReport rep;
-  const std::vector<int32_t> groups = MetisGroups(flat, opt, m, &rep);
+  const std::vector<int32_t> level1 = MetisGroups(flat, opt, m, &rep);
   EXPECT_GT(rep.fixed_groups, 0);  // macro pins and port clusters
   EXPECT_EQ(rep.fixed_stdcells + rep.free_stdcells, static_cast<int32_t>(flat.stdcells.size()));
+  EXPECT_EQ(rep.free_stdcells, 0);  // one level of logic reaches every cell of this toy
+  ExpectPlaceable(flat, level1, opt, 100, 10);
+  // With no logic level pulled in, METIS partitions all cells.
+  m.fixed_logic_levels = 0;
+  const std::vector<int32_t> groups = MetisGroups(flat, opt, m, &rep);
+  EXPECT_EQ(rep.fixed_stdcells, 0);
+  EXPECT_EQ(rep.metis_parts, 3);
   EXPECT_EQ(MetisGroups(flat, opt, m), groups);
   ExpectPlaceable(flat, groups, opt, 100, 10);
   // Before break-up (which may cut a group spanning more than a quarter of the canvas, pins
@@ -395,6 +402,13 @@ TEST(MetisGrouping, ToyNetlistBecomesPlaceableAndIsDeterministic) {
     }
   }
   ExpectPlaceable(flat, unbroken, opt, 100, 10);
+  // Fixed groups as vertices of the partitioned graph (as CT's hMETIS sees them).
+  m.breakup = true;
+  m.fixed_group_vertices = true;
+  MetisGroupingReport with_fixed;
+  const std::vector<int32_t> g2 = MetisGroups(flat, opt, m, &with_fixed);
+  EXPECT_EQ(with_fixed.metis_parts, 3 + with_fixed.fixed_groups);
+  ExpectPlaceable(flat, g2, opt, 100, 10);
 }
 
 TEST(MetisGrouping, Ibm01BookshelfBecomesPlaceable) {
