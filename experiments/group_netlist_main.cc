@@ -208,6 +208,24 @@ int main(int argc, char** argv) {
     mopt.canvas_height = canvas_h;
     mopt.rows = rows;
 
+    // CT's grouper expects placed standard cells (centroids, break-up); say so when they
+    // are all piled up in one spot (unplaced).
+    if (flat.stdcells.size() > 1) {
+      double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+      for (int32_t c : flat.stdcells) {
+        x0 = std::min(x0, flat.x[c]);
+        x1 = std::max(x1, flat.x[c]);
+        y0 = std::min(y0, flat.y[c]);
+        y1 = std::max(y1, flat.y[c]);
+      }
+      if (x1 - x0 <= 0.01 * canvas_w && y1 - y0 <= 0.01 * canvas_h) {
+        std::fprintf(stderr,
+                     "[WARNING GRP-0001] all %zu standard cells lie within %.3g x %.3g um near (%g, %g): the netlist "
+                     "looks unplaced; soft macros start there and the break-up of spread groups does nothing "
+                     "(Circuit Training's grouper expects placed cells)\n",
+                     flat.stdcells.size(), x1 - x0, y1 - y0, x0, y0);
+      }
+    }
     std::vector<int32_t> groups;
     MetisGroupingReport metis_report;
     if (use_metis) {
