@@ -8,9 +8,12 @@
 //     `Poutput_single_<k>` pin per distinct single target (weights summed); ports, hard
 //     macros, their pins and ungrouped cells are kept; nets with more than 500 distinct
 //     sinks are dropped first (CT's disconnect_high_fanout_nets);
+//   * CT's grid selection for a netlist without a grid (grid_size_selection.py);
 //   * a grouping without hMETIS: CT's fixed groups (pins of each hard macro, ports by side
 //     and proximity, expanded by `fixed_logic_levels` levels of logic), METIS k-way on the
-//     remaining standard cells, then CT's break-up of spread groups and merge of small ones.
+//     remaining standard cells, then CT's break-up of spread groups and merge of small ones;
+//   * the .plc header's node counts, and Google's congestion rule for nets with pins off
+//     the canvas (WithoutOffCanvasNets), used to check the result against CT's headers.
 #pragma once
 
 #include <cstdint>
