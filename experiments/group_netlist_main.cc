@@ -1,0 +1,385 @@
+// group-netlist: turns a flat (standard-cell) netlist into a Circuit Training clustered
+// netlist with soft macros, as Circuit Training's grouper does (docs/grouping.md).
+//   group-netlist --netlist FLAT.pb.txt.gz --groups groups.final.gz [--plc initial.plc]
+//                 [--score legalized.plc ...] -o DIR [--json]
+//   group-netlist --netlist FLAT.pb.txt --metis [--groups-count 500] [--grid C,R] -o DIR
+//   group-netlist --aux ibm01.aux --metis -o DIR
+// Writes DIR/netlist.pb.txt (atomically; DIR created). With --plc: canvas and grid come
+// from its header, the node counts are checked against the header's and the .plc is scored
+// on the result (and every --score file). Without --plc the canvas is CT's default square
+// and the grid CT's grid selection, and DIR/initial.plc is written too (canvas, grid, soft
+// macros at their cells' centre); with --metis also DIR/groups.final.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cost_models/chip/proxy_cost.h"
+#include "datasets/chip/bookshelf.h"
+#include "datasets/chip/grouping.h"
+#include "datasets/chip/netlist.h"
+#include "datasets/chip/plc.h"
+#include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+#include "experiments/lib/cli.h"
+
+using namespace placerl;
+using namespace placerl::chip;
+
+namespace {
+
+double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// "A,B" → two positive numbers.
+void ParsePair(const std::string& s, const char* option, double* a, double* b) {
+  const auto parts = SplitCommaList(s);
+  char* e0 = nullptr;
+  char* e1 = nullptr;
+  if (parts.size() == 2) {
+    *a = std::strtod(parts[0].c_str(), &e0);
+    *b = std::strtod(parts[1].c_str(), &e1);
+  }
+  if (parts.size() != 2 || e0 != parts[0].c_str() + parts[0].size() || e1 != parts[1].c_str() + parts[1].size() ||
+      !std::isfinite(*a) || !std::isfinite(*b) || !(*a > 0) || !(*b > 0)) {
+    throw ConfigError(std::string(option) + " wants two positive numbers A,B (got '" + s + "')");
+  }
+}
+
+CostWeights ParseWeights(const std::string& s) {
+  const auto parts = SplitCommaList(s);
+  if (parts.size() != 3) throw ConfigError("--weights wants three numbers: wirelength,density,congestion (got '" + s + "')");
+  double v[3];
+  for (int i = 0; i < 3; ++i) {
+    char* end = nullptr;
+    v[i] = std::strtod(parts[i].c_str(), &end);
+    if (end != parts[i].c_str() + parts[i].size() || !std::isfinite(v[i]) || v[i] < 0) {
+      throw ConfigError("--weights: '" + parts[i] + "' is not a non-negative number");
+    }
+  }
+  return {v[0], v[1], v[2]};
+}
+
+// The .plc header's settings over the defaults (as every chip binary reads them).
+PlacementSettings SettingsFromPlc(const PlcFile& plc, const Netlist& nl) {
+  PlacementSettings given;
+  const PlacementSettings& h = plc.settings;
+  if (h.has_canvas()) {
+    given.canvas_width = h.canvas_width;
+    given.canvas_height = h.canvas_height;
+  }
+  if (h.has_grid()) {
+    given.cols = h.cols;
+    given.rows = h.rows;
+  }
+  if (h.h_routes_per_micron > 0 || h.v_routes_per_micron > 0) {
+    given.h_routes_per_micron = h.h_routes_per_micron;
+    given.v_routes_per_micron = h.v_routes_per_micron;
+    given.h_macro_alloc = h.h_macro_alloc;
+    given.v_macro_alloc = h.v_macro_alloc;
+    given.smooth_range = h.smooth_range;
+  }
+  if (h.overlap_threshold > 0) given.overlap_threshold = h.overlap_threshold;
+  given.blockages = h.blockages;
+  given.block = h.block;
+  return ResolveDefaults(given, nl);
+}
+
+nlohmann::json CountsJson(const NodeTypeCounts& c) {
+  return {{"HARD_MACROs", c.hard_macros}, {"HARD_MACRO_PINs", c.hard_macro_pins}, {"MACROs", c.macros},
+          {"MACRO_PINs", c.macro_pins},   {"PORTs", c.ports},                     {"SOFT_MACROs", c.soft_macros},
+          {"SOFT_MACRO_PINs", c.soft_macro_pins}, {"STDCELLs", c.stdcells}};
+}
+
+std::string Opt(const std::optional<double>& v, const char* fmt) {
+  if (!v) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, *v);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return RunMain("group-netlist", [&] {
+    CLI::App app{"Groups the standard cells of a flat netlist into soft macros as Circuit Training's grouper "
+                 "does, from a group file (groups.final) or from a METIS partition, and writes the clustered "
+                 "netlist.pb.txt."};
+    std::string netlist_path, aux_path, groups_path, plc_path, out_dir, canvas_str, grid_str, weights_str = "1,0.5,0.5";
+    std::vector<std::string> score_paths;
+    bool use_metis = false, json = false, no_breakup = false;
+    GroupingOptions gopt;
+    MetisGroupingOptions mopt;
+    app.add_option("--netlist", netlist_path, "flat netlist.pb.txt (gzip ok; several files comma-separated)");
+    app.add_option("--aux", aux_path, "a Bookshelf design (.aux) instead of --netlist (needs --metis)");
+    app.add_option("--groups", groups_path, "group file: one group id per node, file order (CT's groups.final; gzip ok)");
+    app.add_flag("--metis", use_metis, "no group file: CT's fixed groups + METIS k-way on the other standard cells + CT's break-up/merge");
+    app.add_option("--plc", plc_path, ".plc of the clustered netlist (CT's initial.plc): canvas and grid from its header; counts checked; scored");
+    app.add_option("--score", score_paths, "more .plc files to score on the result (e.g. legalized.plc)");
+    app.add_option("-o,--out", out_dir, "output directory (created)")->required();
+    app.add_option("--canvas", canvas_str, "canvas W,H in microns (default: the --plc header, else the Bookshelf rows, else CT's square of side sqrt(area/0.6))");
+    app.add_option("--grid", grid_str, "grid COLS,ROWS (default: the --plc header, else CT's grid selection on the hard macros)");
+    app.add_option("--utilization", gopt.cell_area_utilization, "cell area utilization: soft-macro area = cell area / this")
+        ->capture_default_str()->check(cli::FiniteRange(1e-3, 1, "utilization"));
+    app.add_option("--max-fanout", gopt.max_fanout, "nets with more distinct sinks are dropped before grouping")
+        ->capture_default_str()->check(cli::IntRange(1, cli::kMaxCount, "max fanout"));
+    app.add_option("--groups-count", mopt.num_groups, "METIS: number of parts of the free standard cells")
+        ->capture_default_str()->check(cli::IntRange(1, 1000000, "groups count"));
+    app.add_option("--imbalance", mopt.imbalance, "METIS: allowed part size above average (0.05 = 5 %)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 10, "imbalance"));
+    app.add_option("--fixed-logic-levels", mopt.fixed_logic_levels, "METIS: levels of logic pulled into the macro-pin/IO groups")
+        ->capture_default_str()->check(cli::IntRange(0, 100, "fixed logic levels"));
+    app.add_flag("--no-breakup", no_breakup, "METIS: skip CT's break-up of spread groups and merge of small ones");
+    app.add_flag("--fixed-vertices", mopt.fixed_group_vertices,
+                 "METIS: fixed groups join the graph as one vertex each and add their count to the parts (as CT's hMETIS call)");
+    app.add_option("--seed", mopt.seed, "METIS seed")->capture_default_str()->check(cli::IntRange(0, 1000000000, "seed"));
+    app.add_option("--weights", weights_str, "wirelength,density,congestion weights for scoring")->capture_default_str();
+    app.add_flag("--json", json, "print one JSON summary instead of text");
+    cli::Parse(app, argc, argv);
+    mopt.breakup = !no_breakup;
+    const CostWeights weights = ParseWeights(weights_str);
+    if (netlist_path.empty() == aux_path.empty()) throw ConfigError("give exactly one of --netlist and --aux");
+    if (groups_path.empty() == !use_metis) throw ConfigError("give exactly one of --groups FILE and --metis");
+    if (!aux_path.empty() && !use_metis) throw ConfigError("--aux needs --metis (Bookshelf designs come without a group file)");
+
+    const auto t0 = std::chrono::steady_clock::now();
+    Netlist flat;
+    PlacementSettings bookshelf_settings;
+    if (!netlist_path.empty()) {
+      flat = ReadNetlist(netlist_path);
+    } else {
+      BookshelfDesign d = ReadBookshelf(aux_path);
+      flat = ToCircuitTrainingNets(d.netlist);
+      bookshelf_settings = d.settings;
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+
+    // Canvas and grid: --canvas/--grid, else the .plc header, else the defaults.
+    PlcFile plc;
+    std::optional<NodeTypeCounts> header_counts;
+    double canvas_w = 0, canvas_h = 0;
+    int cols = 0, rows = 0;
+    if (!plc_path.empty()) {
+      const std::string text = ReadFile(plc_path);
+      plc = ParsePlcText(text, plc_path);
+      header_counts = ParsePlcNodeCounts(text, plc_path);
+      canvas_w = plc.settings.canvas_width;
+      canvas_h = plc.settings.canvas_height;
+      cols = plc.settings.cols;
+      rows = plc.settings.rows;
+    }
+    if (!canvas_str.empty()) ParsePair(canvas_str, "--canvas", &canvas_w, &canvas_h);
+    if (!grid_str.empty()) {
+      double c = 0, r = 0;
+      ParsePair(grid_str, "--grid", &c, &r);
+      if (c != std::floor(c) || r != std::floor(r) || c > 100000 || r > 100000) throw ConfigError("--grid wants whole numbers COLS,ROWS");
+      cols = static_cast<int>(c);
+      rows = static_cast<int>(r);
+    }
+    if (!(canvas_w > 0 && canvas_h > 0) && bookshelf_settings.has_canvas()) {
+      canvas_w = bookshelf_settings.canvas_width;
+      canvas_h = bookshelf_settings.canvas_height;
+    }
+    if (!(canvas_w > 0 && canvas_h > 0)) {
+      // CT's placement-cost default for a netlist without a canvas: a square at 60 % use.
+      canvas_w = canvas_h = std::max(1e-3, std::sqrt(flat.TotalArea() / 0.6));
+    }
+    std::string grid_source = plc_path.empty() ? "--grid" : "the .plc header";
+    if (cols <= 0 || rows <= 0) {
+      // CT's grid selection on the hard macros; a netlist without any gets CT's 10 × 10.
+      if (const auto choice = SelectGrid(flat, canvas_w, canvas_h)) {
+        cols = choice->cols;
+        rows = choice->rows;
+        grid_source = "CT's grid selection (" + std::to_string(choice->candidates) + " grids fit the macros)";
+      } else {
+        cols = rows = 10;
+        grid_source = "default (no grid fits the hard macros, or there are none)";
+      }
+    } else if (!grid_str.empty()) {
+      grid_source = "--grid";
+    }
+    gopt.canvas_width = canvas_w;
+    gopt.cols = cols;
+    mopt.canvas_height = canvas_h;
+    mopt.rows = rows;
+
+    // CT's grouper expects placed standard cells (centroids, break-up); say so when they
+    // are all piled up in one spot (unplaced).
+    if (flat.stdcells.size() > 1) {
+      double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+      for (int32_t c : flat.stdcells) {
+        x0 = std::min(x0, flat.x[c]);
+        x1 = std::max(x1, flat.x[c]);
+        y0 = std::min(y0, flat.y[c]);
+        y1 = std::max(y1, flat.y[c]);
+      }
+      if (x1 - x0 <= 0.01 * canvas_w && y1 - y0 <= 0.01 * canvas_h) {
+        std::fprintf(stderr,
+                     "[WARNING GRP-0001] all %zu standard cells lie within %.3g x %.3g um near (%g, %g): the netlist "
+                     "looks unplaced; soft macros start there and the break-up of spread groups does nothing "
+                     "(Circuit Training's grouper expects placed cells)\n",
+                     flat.stdcells.size(), x1 - x0, y1 - y0, x0, y0);
+      }
+    }
+    std::vector<int32_t> groups;
+    MetisGroupingReport metis_report;
+    if (use_metis) {
+      groups = MetisGroups(flat, gopt, mopt, &metis_report);
+    } else {
+      groups = ReadGroupFile(groups_path, flat.num_nodes());
+    }
+    const auto t2 = std::chrono::steady_clock::now();
+    GroupingReport report;
+    Netlist grouped = BuildGroupedNetlist(flat, groups, gopt, &report);
+    const auto t3 = std::chrono::steady_clock::now();
+
+    std::filesystem::create_directories(out_dir);
+    const std::string out_netlist = (std::filesystem::path(out_dir) / "netlist.pb.txt").string();
+    WriteNetlist(grouped, out_netlist);
+    if (use_metis) {
+      std::string text;
+      for (int32_t g : groups) text += std::to_string(g) + "\n";
+      WriteFileAtomic((std::filesystem::path(out_dir) / "groups.final").string(), text);
+    }
+    if (plc_path.empty()) {
+      PlacementSettings s;
+      s.canvas_width = canvas_w;
+      s.canvas_height = canvas_h;
+      s.cols = cols;
+      s.rows = rows;
+      s = ResolveDefaults(s, grouped);
+      const CostBreakdown c = EvaluateProxyCost(grouped, s, weights);
+      const PlcCosts pc{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};
+      WritePlc(grouped, s, &pc, (std::filesystem::path(out_dir) / "initial.plc").string());
+    }
+    const auto t4 = std::chrono::steady_clock::now();
+
+    const NodeTypeCounts ours = CountNodeTypes(grouped);
+    std::string count_diff;
+    if (header_counts) count_diff = DescribeCountDifferences(ours, *header_counts);
+
+    // Score the .plc files on the clustered netlist.
+    struct Scored {
+      std::string path;
+      CostBreakdown c;
+      PlcFile plc;
+      double max_soft_shift = 0;  // largest |Δx|+|Δy| between our soft-macro centres and the file's
+      double google_congestion = 0;  // nets with a pin off the canvas left out (Google's rule)
+      int32_t off_canvas_nets = 0;
+      int32_t rows = 0, placeable = 0;  // .plc rows; ports + macros of the clustered netlist
+    };
+    std::vector<Scored> scored;
+    std::vector<std::string> to_score;
+    if (!plc_path.empty()) to_score.push_back(plc_path);
+    for (const auto& s : score_paths) to_score.push_back(s);
+    for (const std::string& path : to_score) {
+      Scored s;
+      s.path = path;
+      s.plc = path == plc_path ? plc : ReadPlc(path);
+      Netlist placed = grouped;
+      ApplyPlc(s.plc, &placed, path);
+      for (int32_t m : grouped.soft_macros) {
+        s.max_soft_shift = std::max(s.max_soft_shift, std::abs(placed.x[m] - grouped.x[m]) + std::abs(placed.y[m] - grouped.y[m]));
+      }
+      const PlacementSettings settings = SettingsFromPlc(s.plc, placed);
+      s.c = EvaluateProxyCost(placed, settings, weights);
+      const Netlist routed = WithoutOffCanvasNets(placed, settings.canvas_width, settings.canvas_height, &s.off_canvas_nets);
+      s.google_congestion = EvaluateProxyCost(routed, settings, weights).congestion_cost;
+      s.rows = static_cast<int32_t>(s.plc.rows.size());
+      s.placeable = static_cast<int32_t>(grouped.ports.size() + grouped.macros.size());
+      scored.push_back(std::move(s));
+    }
+    const auto t5 = std::chrono::steady_clock::now();
+
+    if (json) {
+      nlohmann::json j;
+      j["netlist"] = out_netlist;
+      j["counts"] = CountsJson(ours);
+      if (header_counts) {
+        j["header_counts"] = CountsJson(*header_counts);
+        j["counts_match"] = count_diff.empty();
+      }
+      j["canvas"] = {canvas_w, canvas_h};
+      j["grid"] = {cols, rows};
+      j["grid_source"] = grid_source;
+      j["dropped_high_fanout_nets"] = report.dropped_high_fanout_nets;
+      j["grouped_stdcells"] = report.grouped_stdcells;
+      j["ungrouped_stdcells"] = report.ungrouped_stdcells;
+      if (use_metis) {
+        j["metis"] = {{"fixed_groups", metis_report.fixed_groups}, {"fixed_stdcells", metis_report.fixed_stdcells},
+                      {"free_stdcells", metis_report.free_stdcells}, {"parts", metis_report.metis_parts},
+                      {"graph_edges", metis_report.graph_edges}, {"edgecut", metis_report.metis_edgecut},
+                      {"groups_after_breakup", metis_report.groups_after_breakup}, {"groups_final", metis_report.groups_final}};
+      }
+      nlohmann::json sj = nlohmann::json::array();
+      for (const Scored& s : scored) {
+        nlohmann::json e{{"plc", s.path}, {"hpwl", s.c.hpwl}, {"wirelength_cost", s.c.wirelength_cost},
+                         {"density_cost", s.c.density_cost}, {"congestion_cost", s.c.congestion_cost},
+                         {"proxy_cost", s.c.proxy_cost}, {"max_soft_macro_shift", s.max_soft_shift},
+                         {"congestion_cost_off_canvas_nets_unrouted", s.google_congestion},
+                         {"off_canvas_nets", s.off_canvas_nets}, {"plc_rows", s.rows},
+                         {"ports_and_macros", s.placeable}};
+        if (s.plc.header_wirelength) e["header_hpwl"] = *s.plc.header_wirelength;
+        if (s.plc.header_wirelength_cost) e["header_wirelength_cost"] = *s.plc.header_wirelength_cost;
+        if (s.plc.header_density_cost) e["header_density_cost"] = *s.plc.header_density_cost;
+        if (s.plc.header_congestion_cost) e["header_congestion_cost"] = *s.plc.header_congestion_cost;
+        sj.push_back(e);
+      }
+      j["scored"] = sj;
+      j["seconds"] = {{"read", Seconds(t0, t1)}, {"groups", Seconds(t1, t2)}, {"build", Seconds(t2, t3)},
+                      {"write", Seconds(t3, t4)}, {"score", Seconds(t4, t5)}};
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      std::printf("flat netlist     %s: %d nodes (%zu std cells, %zu hard macros, %zu ports), %d nets\n",
+                  netlist_path.empty() ? aux_path.c_str() : netlist_path.c_str(), flat.num_nodes(), flat.stdcells.size(),
+                  flat.hard_macros.size(), flat.ports.size(), flat.num_nets());
+      std::printf("canvas           %.6g x %.6g um, grid %d x %d from %s (soft-macro width %.6g um), utilization %g\n",
+                  canvas_w, canvas_h, cols, rows, grid_source.c_str(), canvas_w / cols, gopt.cell_area_utilization);
+      if (use_metis) {
+        std::printf("metis            %d fixed groups (%d std cells), %d free std cells in %d parts (%lld edges, cut %lld), "
+                    "%d groups after break-up, %d after merge\n",
+                    metis_report.fixed_groups, metis_report.fixed_stdcells, metis_report.free_stdcells,
+                    metis_report.metis_parts, (long long)metis_report.graph_edges, (long long)metis_report.metis_edgecut,
+                    metis_report.groups_after_breakup, metis_report.groups_final);
+      }
+      std::printf("grouping         %d std cells grouped, %d left as std cells, %d nets over %d sinks dropped\n",
+                  report.grouped_stdcells, report.ungrouped_stdcells, report.dropped_high_fanout_nets, gopt.max_fanout);
+      std::printf("clustered        %s: %d nodes, %d nets\n", out_netlist.c_str(), grouped.num_nodes(), grouped.num_nets());
+      std::printf("counts           HARD_MACROs %lld  HARD_MACRO_PINs %lld  MACROs %lld  MACRO_PINs %lld  PORTs %lld  "
+                  "SOFT_MACROs %lld  SOFT_MACRO_PINs %lld  STDCELLs %lld\n",
+                  (long long)ours.hard_macros, (long long)ours.hard_macro_pins, (long long)ours.macros,
+                  (long long)ours.macro_pins, (long long)ours.ports, (long long)ours.soft_macros,
+                  (long long)ours.soft_macro_pins, (long long)ours.stdcells);
+      if (!plc_path.empty()) {
+        if (!header_counts) {
+          std::printf("header counts    %s has no node counts\n", plc_path.c_str());
+        } else if (count_diff.empty()) {
+          std::printf("header counts    all equal to %s\n", plc_path.c_str());
+        } else {
+          std::printf("header counts    DIFFER from %s (ours vs header): %s\n", plc_path.c_str(), count_diff.c_str());
+        }
+      }
+      for (const Scored& s : scored) {
+        std::printf("score %s\n", s.path.c_str());
+        std::printf("  hpwl             %.3f   header %s\n", s.c.hpwl, Opt(s.plc.header_wirelength, "%.3f").c_str());
+        std::printf("  wirelength_cost  %.6f   header %s\n", s.c.wirelength_cost, Opt(s.plc.header_wirelength_cost, "%.4f").c_str());
+        std::printf("  density_cost     %.6f   header %s\n", s.c.density_cost, Opt(s.plc.header_density_cost, "%.4f").c_str());
+        std::printf("  congestion_cost  %.6f   header %s\n", s.c.congestion_cost, Opt(s.plc.header_congestion_cost, "%.4f").c_str());
+        std::printf("  congestion_cost  %.6f   with the %d nets that have a pin off the canvas unrouted (Google's rule)\n",
+                    s.google_congestion, s.off_canvas_nets);
+        std::printf("  proxy_cost       %.6f   (= %g*wl + %g*density + %g*congestion)\n", s.c.proxy_cost,
+                    weights.wirelength, weights.density, weights.congestion);
+        std::printf("  rows %d for %d ports and macros; soft macros moved by the .plc: up to %.4g um (|dx|+|dy|) from their cells' centre\n",
+                    s.rows, s.placeable, s.max_soft_shift);
+      }
+      std::printf("time             read %.2f s, groups %.2f s, build %.2f s, write %.2f s, score %.2f s\n",
+                  Seconds(t0, t1), Seconds(t1, t2), Seconds(t2, t3), Seconds(t3, t4), Seconds(t4, t5));
+    }
+    return kExitOk;
+  });
+}
