@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
     int cols = 0, rows = 0;
     ParseGrid(grid, &cols, &rows);
     if (outdir.back() != '/') outdir += '/';
+    placerl::WriteOptions wo;
+    wo.create_parent_dirs = true;
+    placerl::CheckOutputPath(outdir + "netlist.pb.txt", wo);  // refuse before the work, not after
+    placerl::CheckOutputPath(outdir + "initial.plc", wo);
 
     BookshelfDesign d = ReadBookshelf(aux);
     CtConversionReport rep;
@@ -76,8 +80,6 @@ int main(int argc, char** argv) {
     pc.congestion_cost = c.congestion_cost;
     const std::string net_path = outdir + "netlist.pb.txt", plc_path = outdir + "initial.plc";
     const std::string src = nl.sources.empty() ? std::string("(generated)") : nl.sources.front();
-    placerl::WriteOptions wo;
-    wo.create_parent_dirs = true;
     placerl::WriteFilesAtomic({{net_path, NetlistToText(nl)}, {plc_path, PlcToText(nl, resolved, &pc, src, plc_path)}}, wo);
     const int merged_inexact = rep.nets_merged - rep.nets_merged_exact;
     if (merged_inexact > 0) {

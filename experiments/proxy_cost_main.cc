@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
     app.add_flag("--allow-slow", allow_slow, "run even when the work is estimated above 60 s or 8 GiB (huge grid or smoothing)");
     placerl::cli::Parse(app, argc, argv);
     const CostWeights weights = ParseWeights(weights_str);
+    if (!out_plc.empty()) CheckOutputPath(out_plc);  // refuse before the work, not after
 
     const auto t0 = std::chrono::steady_clock::now();
     ChipInput in = LoadChipInput(netlist_path, plc_path, seed);

@@ -12,6 +12,7 @@
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
+#include "datasets/util/files.h"
 #include "experiments/lib/chip_input.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/render.h"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     app.add_flag("--json", json, "print one JSON document: output, costs, inputs");
     app.add_flag("--allow-slow", allow_slow, "run even when the evaluation is estimated above 60 s or 8 GiB");
     cli::Parse(app, argc, argv);
+    placerl::CheckOutputPath(out);  // refuse before the work, not after
     placerl::viz::RenderOptions opt;
     opt.map = placerl::viz::ParseHeatMap(map);
     opt.nets = nets;

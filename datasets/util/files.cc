@@ -210,8 +210,10 @@ std::string ReadFile(const std::string& path, size_t max_bytes) {
   return raw;
 }
 
-PendingOutput::PendingOutput(const std::string& target, const std::string& suffix, const WriteOptions& options)
-    : target_(target) {
+namespace {
+
+// Throws unless `target` may be replaced; returns whether it exists.
+bool CheckTarget(const std::string& target) {
   if (target.empty()) throw IoError("empty output file name");
   if (target.back() == '/') throw IoError(target + ": names a folder; an output file is expected");
   struct stat st;
@@ -219,10 +221,34 @@ PendingOutput::PendingOutput(const std::string& target, const std::string& suffi
     if (!S_ISREG(st.st_mode)) {
       throw IoError("refusing to replace " + target + ": it is " + KindOf(st.st_mode) + ", not a regular file");
     }
-    target_existed_ = true;
-  } else if (errno != ENOENT && errno != ENOTDIR) {
-    throw IoError("cannot write " + target + " (" + ErrnoText(errno) + ")");
+    return true;
   }
+  if (errno != ENOENT && errno != ENOTDIR) throw IoError("cannot write " + target + " (" + ErrnoText(errno) + ")");
+  return false;
+}
+
+}  // namespace
+
+void CheckOutputPath(const std::string& path, const WriteOptions& options) {
+  CheckTarget(path);
+  // The nearest existing ancestor must be a folder; without create_parent_dirs, the parent itself.
+  std::string d = ParentOf(path);
+  while (!d.empty() && d != "/") {
+    struct stat st;
+    if (::stat(d.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) throw IoError("cannot write " + path + ": " + d + " is not a directory");
+      return;
+    }
+    if (!options.create_parent_dirs) {
+      throw IoError("cannot write " + path + " (folder " + d + ": " + ErrnoText(errno) + ")");
+    }
+    d = ParentOf(d);
+  }
+}
+
+PendingOutput::PendingOutput(const std::string& target, const std::string& suffix, const WriteOptions& options)
+    : target_(target) {
+  target_existed_ = CheckTarget(target);
   if (options.create_parent_dirs) created_dirs_ = MakeDirs(ParentOf(target));
   temp_ = target + ".tmp." + std::to_string(::getpid()) + suffix;
   slot_ = RegisterTemp(temp_);

@@ -38,6 +38,11 @@ struct FileToWrite {
   std::string content;
 };
 
+// The checks a write of `path` makes before writing, for binaries to call before they start
+// long work: the target, if it exists, is a regular file; its folder exists (or may be
+// created). Throws IoError.
+void CheckOutputPath(const std::string& path, const WriteOptions& options = {});
+
 // Writes `content` to `path` through `path.tmp.<pid>` + rename. Throws IoError (with the
 // errno text) when the target is not a regular file or the write fails; nothing is left
 // behind then.

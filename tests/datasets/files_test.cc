@@ -156,6 +156,18 @@ TEST_F(FilesTest, TemporaryRemovedWhenInterrupted) {
   }
 }
 
+TEST_F(FilesTest, CheckOutputPathBeforeTheWork) {
+  EXPECT_NO_THROW(CheckOutputPath(P("new.txt")));
+  EXPECT_NE(ErrorOf<IoError>([&] { CheckOutputPath(P("no/x.txt")); }).find("No such file or directory"), std::string::npos);
+  WriteOptions mk;
+  mk.create_parent_dirs = true;
+  EXPECT_NO_THROW(CheckOutputPath(P("no/x.txt"), mk));
+  std::ofstream(P("file")) << "x";
+  EXPECT_NE(ErrorOf<IoError>([&] { CheckOutputPath(P("file/x.txt"), mk); }).find("is not a directory"), std::string::npos);
+  EXPECT_NE(ErrorOf<IoError>([&] { CheckOutputPath(dir_); }).find("it is a directory"), std::string::npos);
+  EXPECT_EQ(Listing(), std::vector<std::string>{"file"});  // checks create nothing
+}
+
 TEST_F(FilesTest, PendingOutputCommitsOrCleansUp) {
   {
     PendingOutput out(P("kept.txt"));

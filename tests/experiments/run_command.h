@@ -40,7 +40,7 @@ inline CmdResultSplit ShSplit(const std::string& cmd) {
   const int fd = mkstemp(name);
   if (fd < 0) return CmdResultSplit{-1, "", ""};
   close(fd);
-  const CmdResult r = Sh("{ " + cmd + " ; } 2>" + name);
+  const CmdResult r = Sh("{ { " + cmd + " ; } 2>" + name + " ; }");
   std::string err;
   if (FILE* f = std::fopen(name, "rb")) {
     std::array<char, 4096> buf;
