@@ -103,14 +103,15 @@ int EffectiveSmoothingRange(const PlacementSettings& s) {
 }
 
 EvaluationEstimate EstimateEvaluation(const PlacementSettings& s) {
-  // Measured with proxy-cost on Ariane133 (docs/proxy_cost.md): ~140 bytes per grid cell;
-  // ~0.45 us per cell at 4096×4096 (the top-k sets and cache misses dominate), plus ~1 ns
-  // per smoothing term (each cell of both directions sums 2k+1 terms).
+  // Measured with proxy-cost on Ariane133 (docs/proxy_cost.md, CPU time): ~140 bytes per
+  // grid cell; ~0.16 us per cell at 4096×4096 (allocation, the top-k sets and cache misses
+  // dominate; 0.2 here), plus ~1 ns per smoothing term (each cell of both directions sums
+  // 2k+1 terms). Wall-clock time on a busy machine can be 2–3× more.
   EvaluationEstimate e;
   const double cells = static_cast<double>(std::max(s.cols, 0)) * std::max(s.rows, 0);
   e.smoothing_range = EffectiveSmoothingRange(s);
   e.bytes = 140.0 * cells;
-  e.seconds = 4.5e-7 * cells + 1e-9 * 2.0 * cells * (2.0 * e.smoothing_range + 1.0);
+  e.seconds = 2e-7 * cells + 1e-9 * 2.0 * cells * (2.0 * e.smoothing_range + 1.0);
   return e;
 }
 

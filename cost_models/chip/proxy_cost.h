@@ -31,8 +31,8 @@ struct CostBreakdown {
 
 // What one full evaluation costs for given settings, from the grid size and the smoothing
 // range alone (the netlist adds little for grids beyond ~1000×1000): memory of the per-cell
-// arrays and time, both measured on the reference machine of docs/proxy_cost.md (2 cores,
-// Release build). A guide for refusing or announcing slow runs, not a promise.
+// arrays and CPU time, both measured on the machine of docs/proxy_cost.md (2 vCPU, Release
+// build). A guide for refusing or announcing slow runs, not a promise.
 struct EvaluationEstimate {
   double bytes = 0;
   double seconds = 0;
