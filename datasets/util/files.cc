@@ -249,9 +249,16 @@ void CheckOutputPath(const std::string& path, const WriteOptions& options) {
 PendingOutput::PendingOutput(const std::string& target, const std::string& suffix, const WriteOptions& options)
     : target_(target) {
   target_existed_ = CheckTarget(target);
-  if (options.create_parent_dirs) created_dirs_ = MakeDirs(ParentOf(target));
   temp_ = target + ".tmp." + std::to_string(::getpid()) + suffix;
   slot_ = RegisterTemp(temp_);
+  if (options.create_parent_dirs) {
+    try {
+      created_dirs_ = MakeDirs(ParentOf(target));
+    } catch (...) {
+      UnregisterTemp(slot_);
+      throw;
+    }
+  }
 }
 
 PendingOutput::~PendingOutput() {
