@@ -13,6 +13,7 @@
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
 #include "datasets/util/files.h"
+#include "datasets/util/warnings.h"
 #include "experiments/lib/chip_input.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/render.h"
@@ -45,6 +46,16 @@ int main(int argc, char** argv) {
     opt.map = placerl::viz::ParseHeatMap(map);
     opt.nets = nets;
     opt.size_px = size;
+    // A --size 20000 PNG is a 1.6 GB surface and ~9 s of CPU (measured: ~22 ns per pixel,
+    // drawing and PNG encoding); say so before starting.
+    const double pixels = static_cast<double>(size) * size, render_seconds = 2.2e-8 * pixels;
+    const bool png = out.size() >= 4 && (out.compare(out.size() - 4, 4, ".png") == 0 || out.compare(out.size() - 4, 4, ".PNG") == 0);
+    if (png && render_seconds > placerl::kAnnounceSeconds) {
+      char what[160];
+      std::snprintf(what, sizeof(what), "--size %d: drawing takes about %.0f s and %.1f GiB", size,
+                    render_seconds, 4 * pixels / double(1ull << 30));
+      placerl::Warn(placerl::warning_id::kSlowRender, what);
+    }
     placerl::ChipInput in = placerl::LoadChipInput(netlist, plc, seed);
     placerl::CheckEvaluationBudget(in.settings, 1, allow_slow);
     opt.title = title.empty() ? in.label : title;

@@ -22,6 +22,7 @@ inline constexpr const char* kPlcPartialPlacement = "PLC-0001";  // rows cover o
 inline constexpr const char* kPlcMacroOffCanvas = "PLC-0002";    // macro centre outside the canvas
 inline constexpr const char* kBookshelfMergedNets = "BKS-0001";  // nets merged into a shared driver's net
 inline constexpr const char* kSlowEvaluation = "COST-0001";      // a full evaluation takes seconds
+inline constexpr const char* kSlowRender = "RND-0001";           // a large picture takes seconds
 }  // namespace warning_id
 
 // Reports a warning to the current sink.

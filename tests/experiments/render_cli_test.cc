@@ -44,6 +44,7 @@ class RenderCli : public ::testing::Test {
 TEST_F(RenderCli, JsonSummaryIsOneDocument) {
   const auto r = ShSplit(kBin + " --json --netlist " + kDir + "netlist.pb.txt --plc " + kDir + "initial.plc -o " + dir_ + "/p.svg");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.err, "");  // small picture: no warning
   EXPECT_EQ(Lines(r.out), 1) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["output"], dir_ + "/p.svg");
