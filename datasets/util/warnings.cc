@@ -38,4 +38,10 @@ std::vector<std::string> ScopedWarningCapture::ids() const {
   return out;
 }
 
+ScopedWarningSilence::ScopedWarningSilence() : previous_(Sink()) {
+  Sink() = [](const Warning&) {};
+}
+
+ScopedWarningSilence::~ScopedWarningSilence() { Sink() = previous_; }
+
 }  // namespace placerl

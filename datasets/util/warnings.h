@@ -48,4 +48,17 @@ class ScopedWarningCapture {
   std::function<void(const Warning&)> previous_;
 };
 
+// Drops every warning while alive (fuzz targets, which see millions of inputs), then
+// restores the previous sink.
+class ScopedWarningSilence {
+ public:
+  ScopedWarningSilence();
+  ~ScopedWarningSilence();
+  ScopedWarningSilence(const ScopedWarningSilence&) = delete;
+  ScopedWarningSilence& operator=(const ScopedWarningSilence&) = delete;
+
+ private:
+  std::function<void(const Warning&)> previous_;
+};
+
 }  // namespace placerl

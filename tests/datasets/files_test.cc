@@ -189,6 +189,10 @@ TEST(Warnings, CapturedWithIdsAndRestored) {
     EXPECT_EQ(inner.warnings()[1].message, "second");
   }
   Warn("TEST-0003", "after");
+  {
+    ScopedWarningSilence quiet;
+    Warn("TEST-0004", "dropped");
+  }
   EXPECT_EQ(outer.ids(), std::vector<std::string>{"TEST-0003"});
 }
 
