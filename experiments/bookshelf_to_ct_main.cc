@@ -1,39 +1,64 @@
 // bookshelf-to-ct: converts a Bookshelf design (.aux) into a Circuit Training netlist
 // (`netlist.pb.txt`) and placement (`initial.plc`, canvas from the .scl rows, the given
-// grid, costs of the Bookshelf placement in its header).
-#include <sys/stat.h>
-
+// grid, costs of the Bookshelf placement in its header). The output folder and its parents
+// are created; the two files are written all or nothing (a failed run leaves neither file
+// nor a new empty folder behind).
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/bookshelf.h"
 #include "datasets/chip/plc.h"
 #include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+#include "datasets/util/warnings.h"
 #include "experiments/lib/cli.h"
+
+namespace {
+
+// "COLS,ROWS", each 1..4096 (the proxy cost's largest grid).
+void ParseGrid(const std::string& grid, int* cols, int* rows) {
+  const auto parts = placerl::SplitCommaList(grid);
+  long long v[2] = {0, 0};
+  bool ok = parts.size() == 2 && grid.find(",,") == std::string::npos;
+  for (size_t i = 0; ok && i < 2; ++i) {
+    char* end = nullptr;
+    errno = 0;
+    v[i] = std::strtoll(parts[i].c_str(), &end, 10);
+    ok = end == parts[i].c_str() + parts[i].size() && errno == 0 && v[i] >= 1 && v[i] <= 4096;
+  }
+  if (!ok) throw placerl::UsageError("--grid must be COLS,ROWS with whole numbers in [1, 4096], got '" + grid + "'");
+  *cols = static_cast<int>(v[0]);
+  *rows = static_cast<int>(v[1]);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   return placerl::RunMain("bookshelf-to-ct", [&]() {
     using namespace placerl::chip;
+    namespace cli = placerl::cli;
     CLI::App app{"Convert a Bookshelf design (.aux) to a Circuit Training netlist.pb.txt + initial.plc"};
     std::string aux, outdir, grid = "10,10";
-    app.add_option("--aux", aux, "the design's .aux file")->required();
-    app.add_option("-o,--out", outdir, "output directory (created if missing)")->required();
-    app.add_option("--grid", grid, "placement grid as COLS,ROWS")->capture_default_str();
-    placerl::cli::Parse(app, argc, argv);
+    bool json = false;
+    app.add_option("--aux", aux, "the design's .aux file")->required()->check(cli::NonEmpty());
+    app.add_option("-o,--out", outdir, "output folder (created with its parents if missing)")
+        ->required()->check(cli::NonEmpty());
+    app.add_option("--grid", grid, "placement grid as COLS,ROWS, each in [1, 4096]")->capture_default_str();
+    app.add_flag("--json", json, "print one JSON document (counts, canvas, grid, costs, files written)");
+    cli::Parse(app, argc, argv);
     int cols = 0, rows = 0;
-    char extra = 0;
-    if (std::sscanf(grid.c_str(), "%d,%d%c", &cols, &rows, &extra) != 2 || cols <= 0 || rows <= 0) {
-      throw placerl::ConfigError("--grid must be COLS,ROWS with positive integers, got '" + grid + "'");
-    }
-    if (outdir.empty()) throw placerl::ConfigError("-o needs a directory");
-    if (mkdir(outdir.c_str(), 0777) != 0 && errno != EEXIST) {
-      throw placerl::IoError("cannot create directory " + outdir);
-    }
+    ParseGrid(grid, &cols, &rows);
     if (outdir.back() != '/') outdir += '/';
+    placerl::WriteOptions wo;
+    wo.create_parent_dirs = true;
+    placerl::CheckOutputPath(outdir + "netlist.pb.txt", wo);  // refuse before the work, not after
+    placerl::CheckOutputPath(outdir + "initial.plc", wo);
 
     BookshelfDesign d = ReadBookshelf(aux);
     CtConversionReport rep;
@@ -53,8 +78,36 @@ int main(int argc, char** argv) {
     pc.wirelength_cost = c.wirelength_cost;
     pc.density_cost = c.density_cost;
     pc.congestion_cost = c.congestion_cost;
-    WriteNetlist(nl, outdir + "netlist.pb.txt");
-    WritePlc(nl, resolved, &pc, outdir + "initial.plc");
+    const std::string net_path = outdir + "netlist.pb.txt", plc_path = outdir + "initial.plc";
+    const std::string src = nl.sources.empty() ? std::string("(generated)") : nl.sources.front();
+    placerl::WriteFilesAtomic({{net_path, NetlistToText(nl)}, {plc_path, PlcToText(nl, resolved, &pc, src, plc_path)}}, wo);
+    const int merged_inexact = rep.nets_merged - rep.nets_merged_exact;
+    if (merged_inexact > 0) {
+      placerl::Warn(placerl::warning_id::kBookshelfMergedNets,
+                    std::to_string(merged_inexact) +
+                        " nets share their only possible driver with another net and were merged into it "
+                        "(Circuit Training allows one net per driver)");
+    }
+    if (json) {
+      nlohmann::json j;
+      j["aux"] = aux;
+      j["written"] = {net_path, plc_path};
+      j["bookshelf"] = {{"nodes", d.bookshelf_nodes}, {"terminals", d.bookshelf_terminals},
+                        {"nets", d.bookshelf_nets}, {"pins", d.bookshelf_pins}};
+      j["netlist"] = {{"nodes", nl.num_nodes()}, {"ports", nl.ports.size()}, {"hard_macros", nl.hard_macros.size()},
+                      {"fixed_macros", d.fixed_macros}, {"macro_pins", nl.CountType(NodeType::kHardMacroPin)},
+                      {"std_cells", nl.stdcells.size()}};
+      j["nets"] = {{"in", rep.nets_in}, {"written", rep.nets_out}, {"drivers_reassigned", rep.drivers_reassigned},
+                   {"merged", rep.nets_merged}, {"merged_exactly", rep.nets_merged_exact}};
+      j["canvas"] = {{"width", resolved.canvas_width}, {"height", resolved.canvas_height}};
+      j["grid"] = {{"cols", resolved.cols}, {"rows", resolved.rows}};
+      j["hpwl"] = c.hpwl;
+      j["wirelength_cost"] = c.wirelength_cost;
+      j["density_cost"] = c.density_cost;
+      j["congestion_cost"] = c.congestion_cost;
+      std::printf("%s\n", j.dump().c_str());
+      return 0;
+    }
     std::printf("%s: %d Bookshelf nodes (%d terminals), %d nets, %d pins\n", aux.c_str(),
                 d.bookshelf_nodes, d.bookshelf_terminals, d.bookshelf_nets, d.bookshelf_pins);
     std::printf("netlist: %d nodes = %d ports + %d hard macros (%d fixed) + %d macro pins + %d std cells\n",
@@ -64,16 +117,10 @@ int main(int argc, char** argv) {
     std::printf("nets: %d in, %d written (%d drivers reassigned, %d merged into a shared driver's net, %d of them exactly)\n",
                 rep.nets_in, rep.nets_out, rep.drivers_reassigned, rep.nets_merged,
                 rep.nets_merged_exact);
-    if (rep.nets_merged > rep.nets_merged_exact) {
-      std::fprintf(stderr,
-                   "[WARNING BKS-0001] %d nets share their only possible driver with another net "
-                   "and were merged into it (Circuit Training allows one net per driver)\n",
-                   rep.nets_merged - rep.nets_merged_exact);
-    }
     std::printf("canvas %.3f x %.3f, grid %d x %d; HPWL %.3f, wirelength %.6f, density %.6f, congestion %.6f\n",
                 resolved.canvas_width, resolved.canvas_height, resolved.cols, resolved.rows, c.hpwl,
                 c.wirelength_cost, c.density_cost, c.congestion_cost);
-    std::printf("wrote %snetlist.pb.txt and %sinitial.plc\n", outdir.c_str(), outdir.c_str());
+    std::printf("wrote %s and %s\n", net_path.c_str(), plc_path.c_str());
     return 0;
   });
 }

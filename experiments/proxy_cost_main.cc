@@ -1,8 +1,11 @@
 // proxy-cost: scores a chip placement with the Circuit Training proxy cost.
 //   proxy-cost --netlist netlist.pb.txt[.gz] [--plc initial.plc] [--weights 1,0.5,0.5] [--json]
 //   proxy-cost --bench 1000 ...   (mean time of full evaluations and one-macro moves)
-// Without --netlist it scores the built-in synthetic netlist (seed 1).
+// Without --netlist it scores the built-in synthetic netlist (seed 1); `--netlist ""` is an
+// error. --json prints exactly one JSON document (costs, inputs, bench, written file).
 #include <CLI/CLI.hpp>
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -28,8 +31,8 @@ CostWeights ParseWeights(const std::string& s) {
   for (int i = 0; i < 3; ++i) {
     char* end = nullptr;
     v[i] = std::strtod(parts[i].c_str(), &end);
-    if (end != parts[i].c_str() + parts[i].size() || !std::isfinite(v[i]) || v[i] < 0) {
-      throw ConfigError("--weights: '" + parts[i] + "' is not a non-negative number");
+    if (end != parts[i].c_str() + parts[i].size() || !std::isfinite(v[i]) || v[i] < 0 || v[i] > 1e6) {
+      throw ConfigError("--weights: '" + parts[i] + "' is not a number in [0, 1e6]");
     }
   }
   return {v[0], v[1], v[2]};
@@ -39,6 +42,14 @@ double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_cloc
   return std::chrono::duration<double>(b - a).count();
 }
 
+// CPU seconds of this (single-threaded) process: on a shared machine the wall clock also
+// counts the time other processes held the core; the CPU time does not.
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,18 +57,25 @@ int main(int argc, char** argv) {
     CLI::App app{"Scores a chip placement with the Circuit Training proxy cost "
                  "(wirelength + density + congestion, exactly as Google's plc_wrapper_main)."};
     std::string netlist_path, plc_path, weights_str = "1,0.5,0.5", out_plc;
-    bool json = false;
-    int bench = 0;
+    bool json = false, allow_slow = false;
+    long long bench = 0;
     uint64_t seed = 1;
-    app.add_option("--netlist", netlist_path, "netlist.pb.txt (gzip ok; several files comma-separated). Default: built-in synthetic netlist");
-    app.add_option("--plc", plc_path, "placement .plc (canvas, grid and routing from its header); default: the netlist's own positions and the Circuit Training defaults");
-    app.add_option("--weights", weights_str, "wirelength,density,congestion weights")->capture_default_str();
-    app.add_flag("--json", json, "print one JSON object (hpwl, wirelength_cost, density_cost, congestion_cost, proxy_cost)");
-    app.add_option("--bench", bench, "time K full evaluations and K incremental one-macro moves; print the mean of each")->check(CLI::NonNegativeNumber);
-    app.add_option("--seed", seed, "seed of the synthetic netlist (without --netlist)")->capture_default_str();
-    app.add_option("--write-plc", out_plc, "write the scored placement, costs in the header, to this .plc");
+    app.add_option("--netlist", netlist_path, "netlist.pb.txt (gzip ok; several files comma-separated). Left out: built-in synthetic netlist")
+        ->check(cli::NonEmpty());
+    app.add_option("--plc", plc_path, "placement .plc (canvas, grid and routing from its header); default: the netlist's own positions and the Circuit Training defaults")
+        ->check(cli::NonEmpty());
+    app.add_option("--weights", weights_str, "wirelength,density,congestion weights, each in [0, 1e6]")->capture_default_str();
+    app.add_flag("--json", json, "print one JSON document: hpwl, wirelength_cost, density_cost, congestion_cost, proxy_cost, weights, inputs (and bench, written)");
+    app.add_option("--bench", bench, "time K full evaluations and K incremental one-macro moves; print the mean of each")
+        ->check(cli::IntRange(0, cli::kMaxCount, "--bench"));
+    app.add_option("--seed", seed, "seed of the synthetic netlist (without --netlist)")
+        ->check(cli::IntRange(0, std::numeric_limits<long long>::max(), "--seed"))->capture_default_str();
+    app.add_option("--write-plc", out_plc, "write the scored placement, costs in the header, to this .plc (never replaces a non-regular file)")
+        ->check(cli::NonEmpty());
+    app.add_flag("--allow-slow", allow_slow, "run even when the work is estimated above 60 s or 8 GiB (huge grid or smoothing)");
     placerl::cli::Parse(app, argc, argv);
     const CostWeights weights = ParseWeights(weights_str);
+    if (!out_plc.empty()) CheckOutputPath(out_plc);  // refuse before the work, not after
 
     const auto t0 = std::chrono::steady_clock::now();
     ChipInput in = LoadChipInput(netlist_path, plc_path, seed);
@@ -65,18 +83,19 @@ int main(int argc, char** argv) {
     const Netlist& nl = in.netlist;
     const PlacementSettings& settings = in.settings;
     const PlcFile& plc = in.plc;
+    CheckEvaluationBudget(settings, 1.0 + static_cast<double>(bench), allow_slow);
     ProxyCost pc(nl, settings, weights);
     const CostBreakdown c = pc.Cost();
 
-    if (json) {
-      nlohmann::json j;
-      j["hpwl"] = c.hpwl;
-      j["wirelength_cost"] = c.wirelength_cost;
-      j["density_cost"] = c.density_cost;
-      j["congestion_cost"] = c.congestion_cost;
-      j["proxy_cost"] = c.proxy_cost;
-      std::printf("%s\n", j.dump().c_str());
-    } else {
+    nlohmann::json j;
+    j["hpwl"] = c.hpwl;
+    j["wirelength_cost"] = c.wirelength_cost;
+    j["density_cost"] = c.density_cost;
+    j["congestion_cost"] = c.congestion_cost;
+    j["proxy_cost"] = c.proxy_cost;
+    j["weights"] = {{"wirelength", weights.wirelength}, {"density", weights.density}, {"congestion", weights.congestion}};
+    j["inputs"] = ChipInputJson(in, netlist_path, plc_path);
+    if (!json) {
       std::printf("netlist      %s (%d nodes: %d hard macros, %d soft macros, %d ports, %d std cells; %d nets)\n",
                   netlist_path.empty() ? ("built-in " + in.label).c_str() : netlist_path.c_str(), nl.num_nodes(),
                   (int)nl.hard_macros.size(), (int)nl.soft_macros.size(), (int)nl.ports.size(),
@@ -104,34 +123,40 @@ int main(int argc, char** argv) {
       pc.CopyPlacementTo(&placed);
       const PlcCosts pcosts{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};
       WritePlc(placed, settings, &pcosts, out_plc);
+      j["written"] = out_plc;
     }
     if (bench > 0) {
       // Full evaluations.
+      const double c0 = CpuSeconds();
       const auto b0 = std::chrono::steady_clock::now();
       double sink = 0;
-      for (int i = 0; i < bench; ++i) sink += pc.EvaluateFull().proxy_cost;
+      for (long long i = 0; i < bench; ++i) sink += pc.EvaluateFull().proxy_cost;
       const auto b1 = std::chrono::steady_clock::now();
+      const double c1 = CpuSeconds();
       // Incremental: move a random hard (else any) macro to a random cell centre, then read the cost.
       const std::vector<int32_t>& movable = nl.hard_macros.empty() ? nl.macros : nl.hard_macros;
       if (movable.empty()) throw ConfigError("--bench needs at least one macro to move");
       std::mt19937_64 rng(12345);
       std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(movable.size()) - 1);
       std::uniform_int_distribution<int> col(0, settings.cols - 1), row(0, settings.rows - 1);
+      const double c2 = CpuSeconds();
       const auto b2 = std::chrono::steady_clock::now();
-      for (int i = 0; i < bench; ++i) {
+      for (long long i = 0; i < bench; ++i) {
         pc.MoveNode(movable[pick(rng)], (col(rng) + 0.5) * pc.grid_width(), (row(rng) + 0.5) * pc.grid_height());
         sink += pc.Cost().proxy_cost;
       }
       const auto b3 = std::chrono::steady_clock::now();
+      const double c3 = CpuSeconds();
       const double full_us = 1e6 * Seconds(b0, b1) / bench, inc_us = 1e6 * Seconds(b2, b3) / bench;
-      if (json) {
-        nlohmann::json j{{"bench_iterations", bench}, {"full_evaluation_us", full_us}, {"incremental_move_us", inc_us}};
-        std::printf("%s\n", j.dump().c_str());
-      } else {
-        std::printf("bench            %d iterations: full evaluation %.1f us, incremental one-macro move + cost %.2f us (checksum %.6g)\n",
-                    bench, full_us, inc_us, sink);
+      const double full_cpu_us = 1e6 * (c1 - c0) / bench, inc_cpu_us = 1e6 * (c3 - c2) / bench;
+      j["bench"] = {{"iterations", bench}, {"full_evaluation_us", full_us}, {"incremental_move_us", inc_us},
+                    {"full_evaluation_cpu_us", full_cpu_us}, {"incremental_move_cpu_us", inc_cpu_us}};
+      if (!json) {
+        std::printf("bench            %lld iterations: full evaluation %.1f us (CPU %.1f us), incremental one-macro move + cost %.2f us (CPU %.2f us) (checksum %.6g)\n",
+                    bench, full_us, full_cpu_us, inc_us, inc_cpu_us, sink);
       }
     }
+    if (json) std::printf("%s\n", j.dump().c_str());
     return 0;
   });
 }

@@ -29,6 +29,22 @@ struct CostBreakdown {
   double proxy_cost = 0;       // weighted sum
 };
 
+// What one full evaluation costs for given settings, from the grid size and the smoothing
+// range alone (the netlist adds little for grids beyond ~1000×1000): memory of the per-cell
+// arrays and CPU time, both measured on the machine of docs/proxy_cost.md (2 vCPU, Release
+// build). A guide for refusing or announcing slow runs, not a promise.
+struct EvaluationEstimate {
+  double bytes = 0;
+  double seconds = 0;
+  int smoothing_range = 0;  // the range used: floor(smoothing), capped by the grid
+};
+
+// Smoothing spreads a cell's demand over the cells within k of it along its row (or
+// column), clipped to the grid. A k of max(cols, rows) − 1 already reaches every cell of a
+// line, so any larger k gives bit-identical values; the range used is capped there.
+int EffectiveSmoothingRange(const PlacementSettings& settings);
+EvaluationEstimate EstimateEvaluation(const PlacementSettings& settings);
+
 class ProxyCost {
  public:
   // `settings` must be resolved (canvas, grid and routes given; see ResolveDefaults).

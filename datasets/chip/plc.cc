@@ -1,6 +1,7 @@
 // .plc reader and writer (Circuit Training layout) and the default placement settings.
 #include "datasets/chip/plc.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +10,7 @@
 
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "datasets/util/warnings.h"
 
 namespace placerl::chip {
 namespace {
@@ -121,11 +123,15 @@ PlcFile ParsePlcText(const std::string& text, const std::string& file) {
         if (!After(h, "hor", &v) || !After(h, "ver", &v2)) fail("'Routes per micron' needs hor and ver values");
         s.h_routes_per_micron = num(v, "routes per micron");
         s.v_routes_per_micron = num(v2, "routes per micron");
-        if (s.h_routes_per_micron < 0 || s.v_routes_per_micron < 0) fail("negative routes per micron");
+        // The defaults apply only when the line is absent: a written 0 is a mistake, not "default".
+        if (!(s.h_routes_per_micron > 0) || !(s.v_routes_per_micron > 0)) {
+          fail("routes per micron must be positive (hor and ver); leave the line out to get the defaults");
+        }
       } else if (h[0] == "Routes" && h.size() >= 3 && h[1] == "used") {
         if (!After(h, "hor", &v) || !After(h, "ver", &v2)) fail("'Routes used by macros' needs hor and ver values");
         s.h_macro_alloc = num(v, "macro routing allocation");
         s.v_macro_alloc = num(v2, "macro routing allocation");
+        if (s.h_macro_alloc < 0 || s.v_macro_alloc < 0) fail("negative macro routing allocation");
       } else if (h[0] == "Smoothing" && h.size() >= 3) {
         s.smooth_range = num(h[2], "Smoothing factor");
         if (s.smooth_range < 0 || s.smooth_range > 1e6) fail("Smoothing factor out of range");
@@ -134,6 +140,8 @@ PlcFile ParsePlcText(const std::string& text, const std::string& file) {
       } else if (h[0] == "Blockage") {
         if (h.size() < 6) fail("Blockage needs: minx miny maxx maxy rate");
         Blockage b{num(h[1], "blockage"), num(h[2], "blockage"), num(h[3], "blockage"), num(h[4], "blockage"), num(h[5], "blockage")};
+        if (b.minx > b.maxx || b.miny > b.maxy) fail("Blockage min is greater than max (minx miny maxx maxy rate)");
+        if (!(b.rate >= 0 && b.rate <= 1)) fail("Blockage rate " + std::string(h[5]) + " is outside [0, 1]");
         s.blockages.push_back(b);
       }
       continue;  // other comments: ignored
@@ -141,6 +149,7 @@ PlcFile ParsePlcText(const std::string& text, const std::string& file) {
     // Body row: index x y orientation fixed (orientation and fixed optional).
     if (w.size() < 3 || w.size() > 5) fail("expected 'node_index x y orientation fixed'");
     PlcRow row;
+    row.line = line_no;
     long long idx;
     if (!ToInt(w[0], &idx) || idx < 0 || idx > (1LL << 31) - 1) fail("malformed node index '" + std::string(w[0]) + "'");
     row.node = static_cast<int32_t>(idx);
@@ -157,21 +166,39 @@ PlcFile ParsePlcText(const std::string& text, const std::string& file) {
     }
     plc.rows.push_back(row);
   }
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    line_no = 0;
+    fail("empty file (neither a header nor placement rows)");
+  }
+  // One row per node: with two, which one applies would be an accident of order.
+  std::vector<std::pair<int32_t, int>> seen;  // (node, line)
+  seen.reserve(plc.rows.size());
+  for (const PlcRow& r : plc.rows) seen.emplace_back(r.node, r.line);
+  std::sort(seen.begin(), seen.end());
+  for (size_t i = 1; i < seen.size(); ++i) {
+    if (seen[i].first == seen[i - 1].first) {
+      line_no = seen[i].second;
+      fail("second row for node " + std::to_string(seen[i].first) + " (first at line " +
+           std::to_string(seen[i - 1].second) + ")");
+    }
+  }
   return plc;
 }
 
-PlcFile ReadPlc(const std::string& path) { return ParsePlcText(ReadFile(path, size_t(1) << 32), path); }
+PlcFile ReadPlc(const std::string& path) { return ParsePlcText(ReadFile(path), path); }
 
 void ApplyPlc(const PlcFile& plc, Netlist* nl, const std::string& file) {
+  int macros_placed = 0;
   for (const PlcRow& r : plc.rows) {
     if (r.node >= nl->num_nodes()) {
-      throw ParseError(file, 0, "row for node " + std::to_string(r.node) + " but the netlist has " +
+      throw ParseError(file, r.line, "row for node " + std::to_string(r.node) + " but the netlist has " +
                                     std::to_string(nl->num_nodes()) + " nodes");
     }
     const NodeType t = nl->type[r.node];
     if (t == NodeType::kHardMacroPin || t == NodeType::kSoftMacroPin) {
-      throw ParseError(file, 0, "row for node " + std::to_string(r.node) + " ('" + nl->name[r.node] + "'), which is a pin");
+      throw ParseError(file, r.line, "row for node " + std::to_string(r.node) + " ('" + nl->name[r.node] + "'), which is a pin");
     }
+    macros_placed += t == NodeType::kHardMacro || t == NodeType::kSoftMacro;
     nl->x[r.node] = r.x;
     nl->y[r.node] = r.y;
     if (r.has_orientation && (t == NodeType::kHardMacro || t == NodeType::kSoftMacro)) {
@@ -179,6 +206,36 @@ void ApplyPlc(const PlcFile& plc, Netlist* nl, const std::string& file) {
     }
     nl->fixed[r.node] = r.fixed || t == NodeType::kPort;  // ports are fixed after a restore
   }
+  // A header-only .plc (settings, no rows) is a normal use; rows for only some macros
+  // usually mean a truncated or mismatched file.
+  const int macros = static_cast<int>(nl->macros.size());
+  if (macros_placed > 0 && macros_placed < macros) {
+    Warn(warning_id::kPlcPartialPlacement,
+         file + ": rows place " + std::to_string(macros_placed) + " of " + std::to_string(macros) +
+             " macros; the other " + std::to_string(macros - macros_placed) + " keep the netlist's positions");
+  }
+}
+
+int WarnMacrosOffCanvas(const Netlist& nl, const PlacementSettings& s, const std::string& label) {
+  int off = 0;
+  int32_t first = -1;
+  for (int32_t i : nl.macros) {
+    const bool inside = nl.x[i] >= 0 && nl.x[i] <= s.canvas_width && nl.y[i] >= 0 && nl.y[i] <= s.canvas_height;
+    if (!inside) {
+      if (off++ == 0) first = i;
+    }
+  }
+  if (off > 0) {
+    char where[128];
+    std::snprintf(where, sizeof(where), "(%.6g, %.6g)", nl.x[first], nl.y[first]);
+    char canvas[96];
+    std::snprintf(canvas, sizeof(canvas), "%.6g x %.6g", s.canvas_width, s.canvas_height);
+    Warn(warning_id::kPlcMacroOffCanvas,
+         label + ": " + std::to_string(off) + " macro" + (off == 1 ? " has its" : "s have their") +
+             " centre outside the " + canvas + " canvas (first: '" + nl.name[first] + "' at " + where +
+             "); the cost counts them in the nearest grid cell");
+  }
+  return off;
 }
 
 PlacementSettings ResolveDefaults(const PlacementSettings& in, const Netlist& nl) {

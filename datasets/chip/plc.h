@@ -47,6 +47,7 @@ struct PlcRow {
   bool has_orientation = false;  // '-' for ports
   Orientation orientation = Orientation::kN;
   bool fixed = false;
+  int line = 0;  // line of the file it came from (for errors found when it is applied)
 };
 
 struct PlcFile {
@@ -59,13 +60,20 @@ struct PlcFile {
   std::vector<PlcRow> rows;
 };
 
-// Reads a .plc file. Throws ParseError("file:line: reason").
+// Reads a .plc file. Throws ParseError("file:line: reason"): besides malformed lines, an
+// empty file, two rows for one node, a blockage with min > max or a rate outside [0, 1],
+// and routes per micron that are not positive (defaults apply only when the line is absent).
 PlcFile ReadPlc(const std::string& path);
 PlcFile ParsePlcText(const std::string& text, const std::string& file_label);
 
 // Applies the rows of `plc` to the netlist's positions/orientations/fixed flags. Throws
-// ParseError if a row names a node that does not exist or is a pin.
+// ParseError (at the row's line) if a row names a node that does not exist or is a pin.
+// Warns (PLC-0001) when the rows place some but not all macros.
 void ApplyPlc(const PlcFile& plc, Netlist* nl, const std::string& file_label);
+
+// Warns (PLC-0002) when macro centres lie outside the canvas (the cost clamps them into the
+// nearest grid cell); returns how many do.
+int WarnMacrosOffCanvas(const Netlist& nl, const PlacementSettings& settings, const std::string& label);
 
 // The costs written into a .plc header.
 struct PlcCosts {

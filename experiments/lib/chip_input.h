@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "datasets/chip/netlist.h"
@@ -18,7 +19,23 @@ struct ChipInput {
   std::string label;                 // short name for titles: "<folder>/<file>" or "synthetic (seed N)"
 };
 
-// `netlist_path` empty → the synthetic default with `seed`.
+// `netlist_path` empty → the synthetic default with `seed` (binaries refuse `--netlist ""`
+// with cli::NonEmpty: only leaving the option out selects the synthetic netlist). Warns
+// (PLC-0001, PLC-0002) about a .plc that places only some macros and macros off the canvas.
 ChipInput LoadChipInput(const std::string& netlist_path, const std::string& plc_path, uint64_t seed);
+
+// What a run read, for --json: netlist (path, or "synthetic (seed N)"), plc (path or null),
+// canvas, grid, routing, smoothing (given and the range used) and, where the .plc header
+// states them, its costs.
+nlohmann::json ChipInputJson(const ChipInput& in, const std::string& netlist_path, const std::string& plc_path);
+
+// Refuses (ConfigError, with the estimate) `evaluations` full proxy-cost evaluations under
+// `settings` that are estimated to take more than kMaxEstimatedSeconds or a single one more
+// than kMaxEstimatedBytes, unless `allow_slow`; announces (warning COST-0001) work
+// estimated above kAnnounceSeconds. `what` names the work ("one evaluation").
+inline constexpr double kMaxEstimatedSeconds = 60;
+inline constexpr double kMaxEstimatedBytes = 8.0 * (1ull << 30);
+inline constexpr double kAnnounceSeconds = 3;
+void CheckEvaluationBudget(const chip::PlacementSettings& settings, double evaluations, bool allow_slow);
 
 }  // namespace placerl

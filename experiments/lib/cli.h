@@ -28,6 +28,7 @@
 #include <string>
 
 #include "datasets/util/errors.h"
+#include "datasets/util/warnings.h"
 
 namespace placerl {
 
@@ -48,6 +49,7 @@ class UsageError : public ConfigError {
 };
 
 inline int RunMain(const char* binary, const std::function<int()>& body) {
+  SetWarningProgram(binary);  // warnings: `<binary>: warning [ID]: what`
   try {
     return body();
   } catch (const ExitRequest& e) {
@@ -129,6 +131,16 @@ inline CLI::Validator IntRange(long long lo, long long hi, const std::string& wh
         return std::string();
       },
       desc.str());
+}
+
+// Refuses an empty value: `--netlist ""` is a mistake (an unset variable in a script), not a
+// request for the default that leaving the option out gives.
+inline CLI::Validator NonEmpty() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        return s.empty() ? "empty value (leave the option out to get its default)" : std::string();
+      },
+      "NON-EMPTY");
 }
 
 // Upper bounds for options that set work, so that a typo cannot start a run of years.

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -156,10 +158,14 @@ class CairoPainter : public Painter {
     cairo_show_text(cr_, s.c_str());
     cairo_new_path(cr_);
   }
-  void WritePng(const std::string& path) {
+  void WritePng(const std::string& path, const std::string& target) {
     cairo_surface_flush(surface_);
-    if (cairo_surface_write_to_png(surface_, path.c_str()) != CAIRO_STATUS_SUCCESS) {
-      throw IoError("cannot write PNG " + path);
+    errno = 0;
+    const cairo_status_t st = cairo_surface_write_to_png(surface_, path.c_str());
+    if (st != CAIRO_STATUS_SUCCESS) {
+      const int e = errno;
+      ::unlink(path.c_str());
+      throw IoError("cannot write " + target + " (" + (e ? std::strerror(e) : cairo_status_to_string(st)) + ")");
     }
   }
 
@@ -405,20 +411,19 @@ void RenderPlacement(const chip::ProxyCost& cost, const RenderOptions& opt, cons
   const int H = std::max(static_cast<int>(std::ceil((vy1 - vy0) * scale)) + top + margin, 420);
   const double ox = margin, oy = top;
 
-  const std::string tmp = path + ".tmp." + std::to_string(getpid()) + (svg ? ".svg" : ".png");
   if (svg) {
     SvgPainter p(W, H);
     Draw(cost, opt, costs, &p, W, H, scale, ox, oy, vx0, vy1, top);
     WriteFileAtomic(path, p.Finish());
     return;
   }
+  // Checks the target and registers the temporary file before cairo starts writing it, so
+  // that an interrupt (SIGINT/SIGTERM) during the drawing leaves nothing behind.
+  PendingOutput out(path, ".png");
   CairoPainter p(W, H);
   Draw(cost, opt, costs, &p, W, H, scale, ox, oy, vx0, vy1, top);
-  p.WritePng(tmp);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw IoError("cannot rename " + tmp + " to " + path);
-  }
+  p.WritePng(out.temp_path(), path);
+  out.Commit();
 }
 
 }  // namespace placerl::viz

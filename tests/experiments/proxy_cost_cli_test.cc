@@ -1,7 +1,11 @@
-// The proxy-cost binary as a user runs it: --json prints exactly the documented keys with
-// the reference values, bad input exits non-zero with one `proxy-cost: error: ...` line,
-// --write-plc writes a file that scores the same when read back.
+// The proxy-cost binary as a user runs it: --json prints exactly one document with the
+// documented keys, the reference values and its inputs; bad input (options, files that are
+// not regular files, `--netlist ""`) exits 1 with one `proxy-cost: error: ...` line;
+// --write-plc writes a file that scores the same when read back, refuses non-regular
+// targets and says why a write failed; warnings carry ids; huge work is refused with an
+// estimate.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +14,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/experiments/run_command.h"
 
@@ -17,17 +22,26 @@ namespace {
 
 using placerl::testing::CmdResult;
 using placerl::testing::Sh;
+using placerl::testing::ShSplit;
+
+int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+std::string TempDir() {
+  char t[] = "/tmp/placerl_proxy_cli_XXXXXX";
+  const char* d = mkdtemp(t);
+  return d ? d : "/tmp";
+}
 
 const std::string kBin = std::string(PLACERL_BIN_DIR) + "/proxy-cost";
 const std::string kNet = "../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz";
 const std::string kPlc = "../shared/datasets/chip/ariane133_ng45/initial.plc";
 
 TEST(ProxyCostCli, JsonHasDocumentedKeysAndReferenceValues) {
-  const CmdResult r = Sh(kBin + " --json --netlist " + kNet + " --plc " + kPlc);
-  ASSERT_EQ(r.status, 0) << r.out;
+  const auto r = ShSplit(kBin + " --json --netlist " + kNet + " --plc " + kPlc);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.size(), 5u);
-  for (const char* k : {"hpwl", "wirelength_cost", "density_cost", "congestion_cost", "proxy_cost"}) {
+  ASSERT_EQ(j.size(), 7u) << j.dump();
+  for (const char* k : {"hpwl", "wirelength_cost", "density_cost", "congestion_cost", "proxy_cost", "weights", "inputs"}) {
     ASSERT_TRUE(j.contains(k)) << k;
   }
   EXPECT_NEAR(j["wirelength_cost"].get<double>(), 0.049722, 1e-6);
@@ -37,7 +51,7 @@ TEST(ProxyCostCli, JsonHasDocumentedKeysAndReferenceValues) {
 }
 
 TEST(ProxyCostCli, WeightsChangeTheSum) {
-  const CmdResult r = Sh(kBin + " --json --weights 1,1,0.5 --netlist " + kNet + " --plc " + kPlc);
+  const auto r = ShSplit(kBin + " --json --weights 1,1,0.5 --netlist " + kNet + " --plc " + kPlc);
   ASSERT_EQ(r.status, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["proxy_cost"].get<double>(),
@@ -46,11 +60,17 @@ TEST(ProxyCostCli, WeightsChangeTheSum) {
 
 TEST(ProxyCostCli, WrittenPlcScoresTheSame) {
   const std::string out = std::filesystem::temp_directory_path() / ("placerl_cli_" + std::to_string(::getpid()) + ".plc");
-  const CmdResult a = Sh(kBin + " --json --netlist " + kNet + " --plc " + kPlc + " --write-plc " + out);
+  const auto a = ShSplit(kBin + " --json --netlist " + kNet + " --plc " + kPlc + " --write-plc " + out);
   ASSERT_EQ(a.status, 0) << a.out;
-  const CmdResult b = Sh(kBin + " --json --netlist " + kNet + " --plc " + out);
+  const auto b = ShSplit(kBin + " --json --netlist " + kNet + " --plc " + out);
   ASSERT_EQ(b.status, 0) << b.out;
-  EXPECT_EQ(nlohmann::json::parse(a.out), nlohmann::json::parse(b.out));
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja["written"], out);
+  for (const char* k : {"hpwl", "wirelength_cost", "density_cost", "congestion_cost", "proxy_cost"}) {
+    EXPECT_EQ(ja[k], jb[k]) << k;
+  }
+  // The costs written into the header are named as the second run's inputs.
+  EXPECT_NEAR(jb["inputs"]["plc_header_costs"]["density_cost"].get<double>(), ja["density_cost"].get<double>(), 1e-4);
   std::filesystem::remove(out);
 }
 
@@ -73,6 +93,125 @@ TEST(ProxyCostCli, BadInputIsOneLineAndNonZero) {
   const CmdResult r = Sh(kBin + " --netlist /nonexistent/x.pb.txt");
   EXPECT_EQ(r.out.rfind("proxy-cost: error: /nonexistent/x.pb.txt", 0), 0u) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
+}
+
+// `proxy-cost --json --bench` printed two JSON documents.
+TEST(ProxyCostCli, JsonIsOneDocumentNamingItsInputs) {
+  const auto r = ShSplit(kBin + " --json --bench 3 --netlist " + kNet + " --plc " + kPlc);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(Lines(r.out), 1) << r.out;
+  const auto j = nlohmann::json::parse(r.out);  // throws on a second document
+  EXPECT_EQ(j["bench"]["iterations"], 3);
+  EXPECT_GT(j["bench"]["full_evaluation_us"].get<double>(), 0);
+  const auto& in = j["inputs"];
+  EXPECT_EQ(in["netlist"], kNet);
+  EXPECT_EQ(in["plc"], kPlc);
+  EXPECT_EQ(in["grid"]["cols"], 24);
+  EXPECT_EQ(in["grid"]["rows"], 21);
+  EXPECT_DOUBLE_EQ(in["canvas"]["width"].get<double>(), 1433.406);
+  EXPECT_DOUBLE_EQ(in["plc_header_costs"]["congestion_cost"].get<double>(), 0.7128);
+  EXPECT_EQ(in["counts"]["hard_macros"], 133);
+  // Warnings go to stderr with their id: Ariane's initial.plc has macros above the canvas.
+  EXPECT_NE(r.err.find("proxy-cost: warning [PLC-0002]: " + kPlc + ": 27 macros"), std::string::npos) << r.err;
+  // The synthetic default names itself.
+  const auto s = ShSplit(kBin + " --json");
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(nlohmann::json::parse(s.out)["inputs"]["netlist"], "synthetic (seed 1)");
+  EXPECT_TRUE(nlohmann::json::parse(s.out)["inputs"]["plc"].is_null());
+}
+
+// `--netlist ""` (an unset shell variable) scored the built-in synthetic chip.
+TEST(ProxyCostCli, EmptyFileOptionIsAnError) {
+  for (const std::string opt : {"--netlist", "--plc", "--write-plc"}) {
+    const CmdResult r = Sh(kBin + " " + opt + " ''");
+    EXPECT_EQ(r.status, 1) << opt << r.out;
+    EXPECT_EQ(r.out.rfind("proxy-cost: error: ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("empty value"), std::string::npos) << r.out;
+    EXPECT_EQ(Lines(r.out), 1) << r.out;
+  }
+}
+
+TEST(ProxyCostCli, NonRegularInputFilesAreRefused) {
+  const std::string dir = TempDir();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--netlist /dev/zero", "/dev/zero: is a character device; a regular file is expected"},
+      {"--netlist /dev/urandom", "/dev/urandom: is a character device"},
+      {"--netlist " + dir, dir + ": is a directory; a regular file is expected"},
+      {"--netlist " + kNet + " --plc " + dir, dir + ": is a directory"},  // was basic_filebuf::underflow error
+  };
+  for (const auto& [args, what] : cases) {
+    SCOPED_TRACE(args);
+    const CmdResult r = Sh("timeout 20 " + kBin + " " + args);
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_EQ(r.out.rfind("proxy-cost: error: " + what, 0), 0u) << r.out;
+    EXPECT_EQ(Lines(r.out), 1) << r.out;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProxyCostCli, WritePlcRefusesNonRegularTargetsAndSaysWhy) {
+  const std::string dir = TempDir();
+  // A FIFO stands for a device node (was turned into a regular file) and a symlink (was replaced).
+  ASSERT_EQ(mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  std::filesystem::create_symlink(dir + "/elsewhere.plc", dir + "/link.plc");
+  for (const std::string target : {dir + "/fifo", dir + "/link.plc", dir}) {
+    SCOPED_TRACE(target);
+    const CmdResult r = Sh(kBin + " --write-plc " + target);
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_EQ(r.out.rfind("proxy-cost: error: refusing to replace " + target + ": it is ", 0), 0u) << r.out;
+    EXPECT_EQ(Lines(r.out), 1);
+  }
+  EXPECT_TRUE(std::filesystem::is_fifo(dir + "/fifo"));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir + "/link.plc"));
+  // A write that fails (file size limit): the reason, and no temporary left behind.
+  const CmdResult big = Sh("trap '' XFSZ; ulimit -f 8; " + kBin + " --netlist " + kNet + " --plc " + kPlc +
+                           " --json --write-plc " + dir + "/out.plc 2>&1 | grep -v warning");
+  EXPECT_EQ(big.out, "proxy-cost: error: cannot write " + dir + "/out.plc (File too large)\n");
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"fifo", "link.plc"}));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProxyCostCli, NumericOptionsAreValidated) {
+  for (const std::string args : {"--bench -1", "--bench 1.5", "--bench nan", "--bench 1e3", "--bench 99999999999",
+                                 "--seed -1", "--seed x", "--weights 1,inf,1", "--weights 1,-0.5,1",
+                                 "--weights 1,nan,1", "--weights 1,2"}) {
+    SCOPED_TRACE(args);
+    const CmdResult r = Sh(kBin + " " + args);
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_EQ(r.out.rfind("proxy-cost: error: ", 0), 0u) << r.out;
+    EXPECT_EQ(Lines(r.out), 1) << r.out;
+  }
+}
+
+// A 4096×4096 grid with smoothing 1000 ran for minutes at 2.3 GB without a word.
+TEST(ProxyCostCli, HugeWorkIsRefusedWithAnEstimate) {
+  const std::string dir = TempDir();
+  const std::string plc = dir + "/huge.plc";
+  ASSERT_EQ(Sh("sed -e 's/^# Columns : .*/# Columns : 4096  Rows : 4096/' -e 's/^# Smoothing factor : .*/# Smoothing factor : 1000/' " +
+               kPlc + " > " + plc).status, 0);
+  const auto r = ShSplit(kBin + " --netlist " + kNet + " --plc " + plc);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("proxy-cost: error: grid 4096 x 4096 with smoothing range 1000: a full evaluation takes about "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--allow-slow runs it anyway"), std::string::npos) << r.err;
+  // A large smoothing on a small grid is capped by the grid and runs at once, as before.
+  ASSERT_EQ(Sh("sed -e 's/^# Smoothing factor : .*/# Smoothing factor : 1000000/' " + kPlc + " > " + plc).status, 0);
+  const auto c = ShSplit(kBin + " --json --netlist " + kNet + " --plc " + plc);
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(nlohmann::json::parse(c.out)["inputs"]["smoothing_range_used"], 23);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProxyCostCli, PlcRowErrorsNameTheirLine) {
+  const std::string dir = TempDir();
+  const std::string plc = dir + "/bad.plc";
+  ASSERT_EQ(Sh("printf '# Columns : 4  Rows : 4\\n\\n0 1 1 - 1\\n99999 1 1 N 0\\n' > " + plc).status, 0);
+  const CmdResult r = Sh(kBin + " --netlist " + kNet + " --plc " + plc);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.rfind("proxy-cost: error: " + plc + ":4: row for node 99999", 0), 0u) << r.out;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // CLI tests: exit status (-1 when it did not exit normally) and everything it printed.
 #pragma once
 
+#include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -24,6 +26,30 @@ inline CmdResult Sh(const std::string& cmd) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   const int st = pclose(p);
   return CmdResult{WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// Like Sh, but stdout and stderr apart (`out` = stdout only, `err` = stderr): for output
+// that must parse (one JSON document) while warnings go to stderr.
+struct CmdResultSplit {
+  int status;
+  std::string out, err;
+};
+
+inline CmdResultSplit ShSplit(const std::string& cmd) {
+  char name[] = "/tmp/placerl_sh_err_XXXXXX";
+  const int fd = mkstemp(name);
+  if (fd < 0) return CmdResultSplit{-1, "", ""};
+  close(fd);
+  const CmdResult r = Sh("{ { " + cmd + " ; } 2>" + name + " ; }");
+  std::string err;
+  if (FILE* f = std::fopen(name, "rb")) {
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) err.append(buf.data(), n);
+    std::fclose(f);
+  }
+  std::remove(name);
+  return CmdResultSplit{r.status, r.out, err};
 }
 
 }  // namespace placerl::testing
