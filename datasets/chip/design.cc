@@ -49,6 +49,7 @@ ChipDesign LoadChipDesign(const std::string& netlist_path, const std::string& pl
     if (!h.block.empty()) given.block = h.block;
   }
   in.settings = ResolveDefaults(given, in.netlist);
+  WarnMacrosOffCanvas(in.netlist, in.settings, plc_path.empty() ? in.label : plc_path);
   return in;
 }
 

@@ -19,7 +19,8 @@ struct ChipDesign {
   std::string label;           // short name for titles: "<folder>/<file>" or "synthetic (seed N)"
 };
 
-// `netlist_path` empty → the synthetic default with `seed`.
+// `netlist_path` empty → the synthetic default with `seed`. Warns (PLC-0001, PLC-0002) about a
+// .plc that places only some macros and about macros off the canvas.
 ChipDesign LoadChipDesign(const std::string& netlist_path, const std::string& plc_path, uint64_t seed);
 
 }  // namespace placerl::chip

@@ -8,16 +8,13 @@
 #include <string>
 
 #include "datasets/chip/netlist.h"
+#include "datasets/chip/design.h"
 #include "datasets/chip/plc.h"
 
 namespace placerl {
 
-struct ChipInput {
-  chip::Netlist netlist;
-  chip::PlacementSettings settings;  // resolved: canvas, grid and routes all set
-  chip::PlcFile plc;                 // what the .plc said (empty without --plc)
-  std::string label;                 // short name for titles: "<folder>/<file>" or "synthetic (seed N)"
-};
+// The chip design every binary loads (datasets/chip/design.h).
+using ChipInput = chip::ChipDesign;
 
 // `netlist_path` empty → the synthetic default with `seed` (binaries refuse `--netlist ""`
 // with cli::NonEmpty: only leaving the option out selects the synthetic netlist). Warns
