@@ -10,7 +10,8 @@
 #                                   [--designs "ariane133 ng45_ariane136 ..."] [--jobs J]
 #                                   [--bin build/bin] [--out docs/chip_leaderboard.md] [--keep DIR]
 #
-# The issue's protocol is --minutes 60 --seeds "1 2 3" (≈ 60 h of CPU for 4 methods × 5 designs);
+# With --keep DIR, results of earlier calls in DIR are kept in the table (run more methods or
+# seeds later). The issue's protocol is --minutes 60 --seeds "1 2 3" (≈ 60 h of CPU for 4 methods × 5 designs);
 # the default here is a short budget that fits a session. --jobs runs that many placers at once
 # (each is single-threaded; the table records the budget, not the CPU share each run got).
 set -euo pipefail
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/.."
 BIN=build/bin
 MINUTES=2
 SEEDS="1"
-METHODS="random greedy sa fd"
+METHODS="random greedy sa fd cd"
 DESIGNS="ariane133 ng45_ariane136 ng45_mempool_tile asap7_ariane136 sky130hd_ariane133"
 JOBS=1
 OUT=docs/chip_leaderboard.md
@@ -93,6 +94,15 @@ python3 - "$WORK" "$OUT" "$MINUTES" "$SEEDS" "$METHODS" "$DESIGNS" "$JOBS" <<'EO
 import json, os, sys, statistics, datetime, platform
 work, out, minutes, seeds, methods, designs, jobs = sys.argv[1:8]
 seeds, methods, designs = seeds.split(), methods.split(), designs.split()
+# Methods run now or by an earlier call with the same --keep directory, in a fixed order.
+order = ["random", "greedy", "sa", "fd", "cd"]
+found = set(methods)
+for d in designs:
+    if os.path.isdir(os.path.join(work, d)):
+        for f in os.listdir(os.path.join(work, d)):
+            if ".s" in f and f.endswith(".json") and f.split(".s")[0] in order:
+                found.add(f.split(".s")[0])
+methods = [m for m in order if m in found] + sorted(found - set(order))
 def load(p):
     try:
         return json.load(open(p))
@@ -129,7 +139,7 @@ for d in designs:
         b = min(ok, key=lambda r: r["best"]["proxy_cost"])["best"]
         sd = " ± %.4f" % statistics.stdev(costs) if len(costs) > 1 else ""
         eps = statistics.mean(r["evaluations_per_second"] for r in ok)
-        eps_unit = {"random": "episodes", "greedy": "cost reads", "sa": "moves", "fd": "runs"}.get(m, "")
+        eps_unit = {"random": "episodes", "greedy": "cost reads", "sa": "moves", "fd": "runs", "cd": "cost reads"}.get(m, "")
         lines.append("| %s | %s | **%.4f** | %.4f%s (%d seeds) | %.4f | %.4f | %.4f | %.4g %s | %d |" % (
             d, m, min(costs), statistics.mean(costs), sd, len(ok), b["wirelength_cost"], b["density_cost"],
             b["congestion_cost"], eps, eps_unit, sum(r["episodes"] for r in ok)))
@@ -139,7 +149,9 @@ lines.append("Notes: `sa` is TILOS's simulated annealing (swap/shift/mirror/move
              "step) started from one greedy pass; `greedy` places each macro on the legal cell of least proxy "
              "cost (then samples among the 3 best for the rest of the budget); `random` draws legal cells "
              "uniformly; `fd` keeps the input's hard macros and places the soft macros by force-directed "
-             "placement with CT's schedule. Every placer places soft macros by that FD at the end of an episode.")
+             "placement with CT's schedule; `cd` is CT's coordinate descent (k = 5 cells, orientations, FD of the "
+             "soft macros per epoch) from `initial.plc`, repeated until a round no longer improves. Every "
+             "placer places soft macros by that FD at the end of an episode.")
 open(out + ".tmp", "w").write("\n".join(lines) + "\n")
 os.replace(out + ".tmp", out)
 print("wrote " + out)

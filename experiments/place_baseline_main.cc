@@ -1,5 +1,5 @@
 // place-baseline: the classic chip macro placers (random, greedy, simulated annealing,
-// force-directed soft macros) on the chip environment and the exact proxy cost, with a time
+// force-directed soft macros, coordinate descent) on the chip environment and the exact proxy cost, with a time
 // budget, writing a run directory (docs/conventions.md "Run directories"):
 //   place-baseline --method sa --netlist N.pb.txt.gz --plc initial.plc --minutes 10 --out runs/sa
 #include <CLI/CLI.hpp>
@@ -31,6 +31,7 @@ struct Options {
   int64_t seed = -1;
   bool json = false;
   bool verbose = false;
+  bool refine_cd = false;
   run::RunDirFlags dir;
 };
 
@@ -43,6 +44,7 @@ config::PlaceBaselineConfig ResolveConfig(const Options& o) {
   if (!o.plc.empty()) c.mutable_chip()->set_plc(o.plc);
   if (o.minutes > 0) c.set_minutes(o.minutes);
   if (o.seed >= 0) c.set_seed(static_cast<uint64_t>(o.seed));
+  if (o.refine_cd) c.set_refine_cd(true);
   run::ApplyOverrides(o.dir.sets, &c);
   CheckPlaceBaselineConfig(c);
   return c;
@@ -60,7 +62,7 @@ int PlaceBaseline(const Options& o) {
   run::InstallStopOnSignal();
   run::ProgressOptions po;
   po.label = cfg.method();
-  po.unit = cfg.method() == "random" ? "episodes" : cfg.method() == "greedy" ? "cost reads" : "moves";
+  po.unit = cfg.method() == "random" ? "episodes" : cfg.method() == "sa" ? "moves" : "cost reads";
   po.budget_seconds = bo.seconds;
   run::Progress progress(po);
   int64_t logged = 0;
@@ -145,7 +147,8 @@ int main(int argc, char** argv) {
                  "force-directed soft macros) on the exact Circuit Training proxy cost, within a time budget, "
                  "and writes a run directory (best.plc, pictures, metrics.csv, TensorBoard events)."};
     Options o;
-    app.add_option("--method", o.method, "random | greedy | sa | fd (default sa)");
+    app.add_option("--method", o.method, "random | greedy | sa | fd | cd (default sa)");
+    app.add_flag("--refine-cd", o.refine_cd, "run coordinate descent on the best placement at the end");
     app.add_option("--netlist", o.netlist, "netlist.pb.txt[.gz]; default: the built-in synthetic chip")
         ->check([](const std::string& s) { return s.empty() ? std::string("--netlist is empty") : std::string(); });
     app.add_option("--plc", o.plc, "placement .plc: canvas, grid, routing and the input placement");

@@ -57,7 +57,7 @@ void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
   CheckChipEnvConfig(c.chip());
   bool known = false;
   for (const auto& m : search::ChipBaselineMethods()) known |= m == c.method();
-  if (!known) throw ConfigError("method must be random, greedy, sa or fd (got '" + c.method() + "')");
+  if (!known) throw ConfigError("method must be random, greedy, sa, fd or cd (got '" + c.method() + "')");
   if (!std::isfinite(c.minutes()) || c.minutes() <= 0 || c.minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("minutes must be in (0, " + std::to_string(static_cast<int>(cli::kMaxSeconds / 60)) +
                       "] (got " + std::to_string(c.minutes()) + ")");
@@ -106,6 +106,7 @@ search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselin
   o.sa_actions_per_step = c.sa().actions_per_step();
   o.sa_fd_every_steps = c.sa().fd_every_steps();
   o.sa_init = c.sa().init();
+  o.refine_cd = c.refine_cd();
   return o;
 }
 

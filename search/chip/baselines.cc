@@ -8,6 +8,7 @@
 #include <random>
 
 #include "cost_models/chip/fd_placer.h"
+#include "search/chip/coordinate_descent.h"
 #include "cost_models/chip/grid_mask.h"
 #include "datasets/util/errors.h"
 
@@ -262,7 +263,7 @@ void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std:
 }  // namespace
 
 const std::vector<std::string>& ChipBaselineMethods() {
-  static const std::vector<std::string> m = {"random", "greedy", "sa", "fd"};
+  static const std::vector<std::string> m = {"random", "greedy", "sa", "fd", "cd"};
   return m;
 }
 
@@ -312,8 +313,35 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
     ++run.result().evaluations;
     ++run.result().episodes;
     run.Offer(pc, pc.Cost());
+  } else if (method == "cd") {
+    // Coordinate descent from the input placement, round after round (a new node order each
+    // round) until a round no longer improves or the budget is spent.
+    env->Reset(0);
+    ProxyCost pc = env->cost();
+    run.Offer(pc, pc.Cost());
+    CoordinateDescentOptions co;
+    co.epochs = 1000;
+    for (uint64_t round = 0; !run.Over(); ++round) {
+      co.seed = o.seed + round;
+      const double before = pc.Cost().proxy_cost;
+      const CoordinateDescentResult cr = RunCoordinateDescent(&pc, co);
+      run.result().evaluations += cr.evaluations;
+      ++run.result().episodes;
+      run.Offer(pc, pc.Cost());
+      if (pc.Cost().proxy_cost >= before * (1 - co.min_relative_improvement)) break;
+    }
   } else {
-    throw ConfigError("unknown baseline method '" + method + "' (random, greedy, sa, fd)");
+    throw ConfigError("unknown baseline method '" + method + "' (random, greedy, sa, fd, cd)");
+  }
+  if (o.refine_cd && method != "cd" && run.result().best.valid) {
+    // Coordinate descent on the best placement found (CT's optional post-processing).
+    const Netlist placed = PlacedNetlist(env->netlist(), run.result().best);
+    ProxyCost pc(placed, env->settings(), env->options().weights);
+    CoordinateDescentOptions co;
+    co.seed = o.seed;
+    const CoordinateDescentResult cr = RunCoordinateDescent(&pc, co);
+    run.result().evaluations += cr.evaluations;
+    run.Offer(pc, pc.Cost());
   }
   return run.Finish(*env);
 }

@@ -8,7 +8,10 @@
 //             grid-cell centres, each step 2N actions drawn from {swap, shift, mirror, move,
 //             shuffle}, Metropolis acceptance, exponential cooling, force-directed placement of
 //             the soft macros after every step — on the incremental cost;
-//   fd      — the input's hard macros kept, soft macros placed by force-directed placement.
+//   fd      — the input's hard macros kept, soft macros placed by force-directed placement;
+//   cd      — Circuit Training's coordinate descent (search/chip/coordinate_descent.h) from the
+//             input placement, rounds until one no longer improves or the budget is spent.
+// `refine_cd` runs coordinate descent on any method's best placement at the end.
 // Every result is a complete placement (soft macros included) scored by a full evaluation.
 #pragma once
 
@@ -36,6 +39,7 @@ struct ChipBaselineOptions {
   int sa_actions_per_step = 0;     // 0 = 2 × #hard macros (TILOS)
   int sa_fd_every_steps = 1;       // force-directed soft macros after every k steps (0 = never)
   std::string sa_init = "greedy";  // greedy | random | input
+  bool refine_cd = false;          // coordinate descent on the best result at the end
 };
 
 struct ChipSolution {
