@@ -179,6 +179,38 @@ TensorBoardWriter& RunDirectory::tensorboard() {
   return *tensorboard_;
 }
 
+std::string RunDirectory::PlotMetrics(const std::string& stem, const std::string& x_column,
+                                      const std::vector<std::string>& y_columns, viz::PlotOptions options,
+                                      const std::vector<std::string>& labels) {
+  const MetricsTable t = ReadMetricsCsv(MetricsPath());
+  auto column = [&](const std::string& name) {
+    const int j = t.Find(name);
+    if (j < 0) {
+      std::string have;
+      for (size_t k = 0; k < t.columns.size(); ++k) have += (k ? ", " : "") + t.columns[k];
+      throw ConfigError(MetricsPath() + ": no column '" + name + "' to plot (columns: " + have + ")");
+    }
+    return j;
+  };
+  const int xj = column(x_column);
+  std::vector<viz::PlotSeries> series;
+  for (size_t k = 0; k < y_columns.size(); ++k) {
+    const int yj = column(y_columns[k]);
+    viz::PlotSeries s;
+    s.label = k < labels.size() ? labels[k] : y_columns[k];
+    for (const auto& row : t.rows) {
+      s.x.push_back(row[xj]);
+      s.y.push_back(row[yj]);
+    }
+    series.push_back(std::move(s));
+  }
+  if (options.x_label.empty()) options.x_label = x_column;
+  if (options.y_label.empty() && y_columns.size() == 1) options.y_label = y_columns[0];
+  const std::string path = PicturePath(stem);
+  viz::PlotCurves(series, options, path);
+  return path;
+}
+
 void RunDirectory::Log(int64_t step, const Scalars& scalars) {
   MetricRow row;
   row.reserve(scalars.size() + 1);

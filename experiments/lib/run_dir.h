@@ -22,6 +22,7 @@
 #include <google/protobuf/message.h>
 
 #include "experiments/lib/metrics_csv.h"
+#include "experiments/lib/plot.h"
 #include "experiments/lib/tensorboard.h"
 
 namespace CLI {
@@ -91,6 +92,14 @@ class RunDirectory {
   void Log(int64_t step, const Scalars& scalars);
   MetricsCsv& metrics();
   TensorBoardWriter& tensorboard();
+
+  // The curve picture PicturePath(stem) of metrics.csv (the whole file: a resumed run's
+  // history too): `y_columns` against `x_column`, one series each, labelled with the column
+  // name unless `labels` gives names. Empty cells are skipped. Returns the path written.
+  // Throws ConfigError naming the available columns when one is missing.
+  std::string PlotMetrics(const std::string& stem, const std::string& x_column,
+                          const std::vector<std::string>& y_columns, viz::PlotOptions options,
+                          const std::vector<std::string>& labels = {});
 
  private:
   std::string path_;

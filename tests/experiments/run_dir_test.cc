@@ -248,3 +248,36 @@ TEST(RunDirFlags, ParseAndResolve) {
 
 }  // namespace
 }  // namespace placerl::run
+
+namespace placerl::run {
+namespace {
+
+TEST(RunDirectory, PlotsTheCurveOfMetricsCsvIncludingAResumedHistory) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  {
+    RunDirectory rd(Out(dir));
+    rd.WriteConfig(perf::RunSpec());
+    rd.Log(0, {{"time_s", 0}, {"best_cost", 2}, {"episode_return", NAN}});
+    rd.Log(1, {{"time_s", 1}, {"best_cost", 1.5}});
+  }
+  RunDirOptions o = Out(dir);
+  o.resume = true;
+  o.picture_format = "svg";
+  RunDirectory rd(o);
+  rd.Log(2, {{"time_s", 2}, {"best_cost", 1.25}, {"episode_return", -1.3}});
+  const std::string path = rd.PlotMetrics("curve", "time_s", {"best_cost", "episode_return"}, viz::PlotOptions());
+  EXPECT_EQ(path, dir + "/curve.svg");
+  EXPECT_NE(Slurp(path).find("</svg>"), std::string::npos);
+  try {
+    rd.PlotMetrics("curve", "time_s", {"loss"}, viz::PlotOptions());
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no column 'loss' to plot (columns: step, time_s, best_cost, episode_return)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace placerl::run
