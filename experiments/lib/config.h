@@ -34,6 +34,13 @@ void ParseConfigText(const std::string& text, const std::string& file, google::p
 // ReadFile(path) + ParseConfigText. Throws IoError / ConfigParseError.
 void LoadConfig(const std::string& path, google::protobuf::Message* message);
 
+// Like ParseConfigText, but over the values already in `message` (a binary's defaults): every
+// field the text names replaces the default — zeros and `false` too, which a plain proto3
+// MergeFrom would drop — and every field it does not name keeps it. A repeated field named
+// in the text replaces the default list.
+void MergeConfigText(const std::string& text, const std::string& file, google::protobuf::Message* message);
+void MergeConfigFile(const std::string& path, google::protobuf::Message* message);
+
 // Applies one override `path=value`:
 //   - `path` is a dotted field path through singular message fields (`ppo.clip`);
 //   - scalars: integers (decimal, range-checked for the field's type), floating point,

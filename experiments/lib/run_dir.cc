@@ -42,6 +42,7 @@ void AddRunDirFlags(CLI::App& app, RunDirFlags* flags) {
   app.add_option("--out", flags->out, "Run directory to create (results, logs, checkpoints)");
   app.add_option("--resume", flags->resume, "Continue the run in this run directory");
   app.add_flag("--force", flags->force, "Replace a previous run in the --out directory");
+  app.add_option("--config", flags->config, "Run config (protobuf text) over the defaults");
   app.add_option("--set", flags->sets, "Override a config field: --set a.b.c=value (repeatable)");
   app.add_option("--pictures", flags->pictures, "Picture format of the run directory")
       ->check(CLI::IsMember({"png", "svg"}));
@@ -60,6 +61,38 @@ RunDirOptions ResolveRunDirFlags(const RunDirFlags& flags) {
   o.force = flags.force;
   o.picture_format = flags.pictures;
   return o;
+}
+
+void ResolveRunConfig(const RunDirFlags& flags, RunDirectory& run, google::protobuf::Message* message,
+                      const std::string& header) {
+  if (run.resuming()) {
+    if (!flags.config.empty()) {
+      throw ConfigError("--config " + flags.config + " with --resume: a resumed run keeps its " + run.ConfigPath() +
+                        " (change fields with --set)");
+    }
+    run.ReadConfig(message);
+  } else if (!flags.config.empty()) {
+    MergeConfigFile(flags.config, message);
+  }
+  ApplyOverrides(flags.sets, message);
+  run.WriteConfig(*message, header);
+}
+
+std::string CommandLineText(int argc, const char* const* argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_not_of(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./=:,+@%") == std::string::npos;
+    std::string q = a;
+    if (!plain) {
+      q = "'";
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      q += "'";
+    }
+    s += (i ? " " : "") + q;
+  }
+  return s;
 }
 
 RunDirectory::RunDirectory(const RunDirOptions& options)

@@ -39,12 +39,13 @@ struct RunDirOptions {
 };
 
 // The standard flags of a binary that writes a run directory: `--out DIR`, `--resume DIR`,
-// `--force`, `--set key=value` (repeatable) and `--pictures png|svg`. Call
-// ResolveRunDirFlags after cli::Parse.
+// `--force`, `--config FILE.pbtxt`, `--set key=value` (repeatable) and `--pictures png|svg`.
+// Call ResolveRunDirFlags after cli::Parse, then ResolveRunConfig once the directory exists.
 struct RunDirFlags {
   std::string out;
   std::string resume;
   bool force = false;
+  std::string config;
   std::vector<std::string> sets;
   std::string pictures = "png";
 };
@@ -52,6 +53,20 @@ void AddRunDirFlags(CLI::App& app, RunDirFlags* flags);
 // Checks the combination (exactly one of --out / --resume, or both naming the same
 // directory; no --force with --resume) and returns the options. Throws ConfigError.
 RunDirOptions ResolveRunDirFlags(const RunDirFlags& flags);
+
+class RunDirectory;
+
+// The run's config, the same way in every binary: `message` holds the binary's defaults on
+// entry; a new run merges --config FILE over them, a resumed run reads DIR/config.pbtxt
+// instead (--config with --resume is refused: the run keeps its config); then the --set
+// overrides apply (e.g. a longer budget for a resumed run) and the resolved config is written
+// to DIR/config.pbtxt with `header` as its comment. Throws ConfigError / ConfigParseError /
+// IoError.
+void ResolveRunConfig(const RunDirFlags& flags, RunDirectory& run, google::protobuf::Message* message,
+                      const std::string& header = "");
+
+// The command line as one shell-quoted line, for the config header.
+std::string CommandLineText(int argc, const char* const* argv);
 
 class RunDirectory {
  public:

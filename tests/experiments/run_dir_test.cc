@@ -12,6 +12,7 @@
 #include "datasets/proto/perf_model.pb.h"
 #include "datasets/util/errors.h"
 #include "experiments/lib/cli.h"
+#include "experiments/lib/config.h"
 #include "tests/experiments/test_dir.h"
 
 namespace placerl::run {
@@ -277,6 +278,70 @@ TEST(RunDirectory, PlotsTheCurveOfMetricsCsvIncludingAResumedHistory) {
               std::string::npos)
         << e.what();
   }
+}
+
+}  // namespace
+}  // namespace placerl::run
+
+namespace placerl::run {
+namespace {
+
+TEST(ResolveRunConfig, NewRunThenResume) {
+  TempDir tmp;
+  Spit(tmp / "c.pbtxt", "model { layers: 0 }\nplan { fsdp: 4 }\n");
+  const std::string dir = tmp / "run";
+  perf::RunSpec defaults;
+  defaults.mutable_model()->set_layers(12);
+  defaults.mutable_model()->set_d_model(768);
+  {
+    RunDirFlags flags;
+    flags.out = dir;
+    flags.config = tmp / "c.pbtxt";
+    flags.sets = {"plan.data=2"};
+    RunDirectory rd(ResolveRunDirFlags(flags));
+    perf::RunSpec spec = defaults;
+    ResolveRunConfig(flags, rd, &spec, "test --config c.pbtxt");
+    EXPECT_EQ(spec.model().layers(), 0);
+    EXPECT_EQ(spec.model().d_model(), 768);
+    EXPECT_EQ(spec.plan().fsdp(), 4);
+    EXPECT_EQ(spec.plan().data(), 2);
+    rd.Log(0, {{"x", 1}});
+  }
+  RunDirFlags flags;
+  flags.resume = dir;
+  flags.sets = {"plan.data=4"};
+  RunDirectory rd(ResolveRunDirFlags(flags));
+  perf::RunSpec spec = defaults;  // the run's own config wins over the defaults
+  ResolveRunConfig(flags, rd, &spec);
+  EXPECT_EQ(spec.model().layers(), 0);
+  EXPECT_EQ(spec.plan().data(), 4);
+  perf::RunSpec written;
+  LoadConfig(rd.ConfigPath(), &written);
+  EXPECT_EQ(written.plan().data(), 4);  // the resolved config is written again
+  flags.config = tmp / "c.pbtxt";
+  EXPECT_THROW(ResolveRunConfig(flags, rd, &spec), ConfigError);
+}
+
+TEST(ResolveRunConfig, ABadOverrideLeavesNoDirectory) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  RunDirFlags flags;
+  flags.out = dir;
+  flags.sets = {"plan.nope=1"};
+  try {
+    RunDirectory rd(ResolveRunDirFlags(flags));
+    perf::RunSpec spec;
+    ResolveRunConfig(flags, rd, &spec);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no field 'nope'"), std::string::npos);
+  }
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(CommandLineText, QuotesWhatTheShellWouldSplit) {
+  const char* argv[] = {"place-train", "--out", "runs/a b", "--set", "ppo.clip=0.1", "it's"};
+  EXPECT_EQ(CommandLineText(6, argv), "place-train --out 'runs/a b' --set ppo.clip=0.1 'it'\\''s'");
 }
 
 }  // namespace
