@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -242,6 +243,45 @@ std::string RunDirectory::PlotMetrics(const std::string& stem, const std::string
   const std::string path = PicturePath(stem);
   viz::PlotCurves(series, options, path);
   return path;
+}
+
+void RunDirectory::ResumeFrom(int64_t step) {
+  if (!resume_) throw ConfigError("ResumeFrom: " + path_ + " was not opened with --resume");
+  if (metrics_ || tensorboard_) throw ConfigError("ResumeFrom: call it before the first Log");
+  std::error_code ec;
+  if (fs::exists(MetricsPath(), ec)) {
+    const std::string text = ReadFile(MetricsPath());
+    std::string kept;
+    int step_column = -1;
+    size_t pos = 0;
+    for (int line_no = 1; pos < text.size(); ++line_no) {
+      const size_t end = text.find('\n', pos);
+      if (end == std::string::npos) break;  // a partial last line: dropped
+      const std::string line = text.substr(pos, end - pos);
+      pos = end + 1;
+      std::vector<std::string> cells;
+      for (size_t a = 0;;) {
+        const size_t c = line.find(',', a);
+        cells.push_back(line.substr(a, c == std::string::npos ? std::string::npos : c - a));
+        if (c == std::string::npos) break;
+        a = c + 1;
+      }
+      if (line_no == 1) {
+        for (size_t j = 0; j < cells.size(); ++j) {
+          if (cells[j] == "step") step_column = static_cast<int>(j);
+        }
+        if (step_column < 0) throw ParseError(MetricsPath(), 1, "no 'step' column");
+        kept += line + "\n";
+        continue;
+      }
+      if (static_cast<int>(cells.size()) <= step_column) continue;
+      char* e = nullptr;
+      const double s = std::strtod(cells[step_column].c_str(), &e);
+      if (e != cells[step_column].c_str() && s < static_cast<double>(step)) kept += line + "\n";
+    }
+    WriteFileAtomic(MetricsPath(), kept);
+  }
+  tensorboard().AddSessionStart(step);
 }
 
 void RunDirectory::Log(int64_t step, const Scalars& scalars) {

@@ -105,6 +105,13 @@ class RunDirectory {
   // summaries, both on disk when this returns. The first call opens both logs (appending to
   // metrics.csv when resuming).
   void Log(int64_t step, const Scalars& scalars);
+
+  // A resumed run continues at `step` (its last checkpoint's): the rows of metrics.csv with
+  // step >= `step` (logged by the killed run after that checkpoint) are dropped (the file is
+  // rewritten atomically) and a TensorBoard session start at `step` makes TensorBoard drop
+  // the same events. Call before the first Log; only when resuming. Throws ConfigError
+  // otherwise, ParseError for a metrics.csv without a `step` column.
+  void ResumeFrom(int64_t step);
   MetricsCsv& metrics();
   TensorBoardWriter& tensorboard();
 

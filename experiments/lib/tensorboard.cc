@@ -86,6 +86,14 @@ void TensorBoardWriter::AddScalars(int64_t step, const Scalars& scalars, double 
   WriteRecord(e.SerializeAsString());
 }
 
+void TensorBoardWriter::AddSessionStart(int64_t step) {
+  tensorboard::Event e;
+  e.set_wall_time(NowSeconds());
+  e.set_step(step);
+  e.mutable_session_log()->set_status(tensorboard::SessionLog::START);
+  WriteRecord(e.SerializeAsString());
+}
+
 void TensorBoardWriter::WriteRecord(const std::string& data) {
   const std::string rec = FrameTfRecord(data);
   size_t done = 0;
@@ -118,6 +126,9 @@ TensorBoardFile ReadTensorBoardFile(const std::string& path) {
     tensorboard::Event e;
     if (!e.ParseFromArray(data, static_cast<int>(len))) fail("not an Event");
     if (out.records == 0) out.file_version = e.file_version();
+    if (e.has_session_log() && e.session_log().status() == tensorboard::SessionLog::START) {
+      out.session_starts.push_back(e.step());
+    }
     if (e.has_summary()) {
       for (const auto& v : e.summary().value()) {
         out.scalars.push_back({e.step(), e.wall_time(), v.tag(), v.simple_value()});

@@ -32,6 +32,11 @@ class TensorBoardWriter {
   void AddScalars(int64_t step, const Scalars& scalars, double wall_time = 0);
   void AddScalar(const std::string& tag, double value, int64_t step) { AddScalars(step, {{tag, value}}); }
 
+  // A SessionLog START event at `step`: TensorBoard then discards the events of earlier
+  // files at `step` and after (what a killed run logged after its last checkpoint), so a
+  // resumed run's curve has no doubled steps.
+  void AddSessionStart(int64_t step);
+
   const std::string& path() const { return path_; }
 
  private:
@@ -53,6 +58,7 @@ struct TensorBoardScalar {
 struct TensorBoardFile {
   std::string file_version;  // of the first record
   int64_t records = 0;
+  std::vector<int64_t> session_starts;  // steps of SessionLog START events
   std::vector<TensorBoardScalar> scalars;  // in file order
 };
 

@@ -346,3 +346,48 @@ TEST(CommandLineText, QuotesWhatTheShellWouldSplit) {
 
 }  // namespace
 }  // namespace placerl::run
+
+namespace placerl::run {
+namespace {
+
+TEST(RunDirectory, ResumeFromDropsWhatTheKilledRunLoggedAfterItsCheckpoint) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  {
+    RunDirectory rd(Out(dir));
+    rd.WriteConfig(perf::RunSpec());
+    for (int s = 0; s < 10; ++s) rd.Log(s, {{"cost", 10.0 - s}});
+  }
+  std::string csv = Slurp(dir + "/metrics.csv");
+  Spit(dir + "/metrics.csv", csv + "10,0.");  // killed mid-row
+  RunDirOptions o = Out(dir);
+  o.resume = true;
+  {
+    RunDirectory rd(o);
+    rd.ResumeFrom(6);  // the last checkpoint was at step 6
+    rd.Log(6, {{"cost", 3.5}});
+    EXPECT_THROW(rd.ResumeFrom(6), ConfigError);  // after a Log
+  }
+  const MetricsTable t = ReadMetricsCsv(dir + "/metrics.csv");
+  ASSERT_EQ(t.rows.size(), 7u);
+  EXPECT_EQ(t.rows[5][0], 5);
+  EXPECT_EQ(t.rows[6][0], 6);
+  EXPECT_EQ(t.rows[6][1], 3.5);
+  std::vector<std::string> events = EventFiles(dir);
+  ASSERT_EQ(events.size(), 2u);
+  std::sort(events.begin(), events.end());
+  int starts = 0;
+  for (const auto& f : events) {
+    const TensorBoardFile tb = ReadTensorBoardFile(f);
+    if (!tb.session_starts.empty()) {
+      EXPECT_EQ(tb.session_starts, std::vector<int64_t>{6});
+      ++starts;
+    }
+  }
+  EXPECT_EQ(starts, 1);
+  RunDirectory fresh(Out(tmp / "other"));
+  EXPECT_THROW(fresh.ResumeFrom(1), ConfigError);
+}
+
+}  // namespace
+}  // namespace placerl::run
