@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -106,6 +107,8 @@ double ParseFloating(const std::string& assignment, const std::string& v) {
   char* end = nullptr;
   const double x = std::strtod(v.c_str(), &end);
   if (v.empty() || end != v.c_str() + v.size()) Fail(assignment, "'" + v + "' is not a number");
+  // As the command-line validators: NaN and infinities never reach a run.
+  if (!std::isfinite(x)) Fail(assignment, "'" + v + "' is not finite");
   return x;
 }
 

@@ -11,7 +11,7 @@
 // (`--force`: a previous run directory is emptied first — a directory that does not look like
 // one is never cleared). A run that ends having written nothing but its config (it failed
 // before its first result) leaves no directory behind. Whole files are written atomically
-// (WriteFileAtomic); only metrics.csv and the event file are appended to.
+// (WriteFileAtomic); only metrics.csv and the event file are appended to. One thread logs.
 #pragma once
 
 #include <cstdint>

@@ -160,6 +160,8 @@ TEST(Override, BadValuesAreRefused) {
   EXPECT_NE(OverrideError("model.layers=").find("empty value"), std::string::npos);
   EXPECT_NE(OverrideError("model.gated_ffn=yes").find("not a bool"), std::string::npos);
   EXPECT_NE(OverrideError("model.capacity_factor=1.2.3").find("not a number"), std::string::npos);
+  EXPECT_NE(OverrideError("model.capacity_factor=nan").find("not finite"), std::string::npos);
+  EXPECT_NE(OverrideError("model.capacity_factor=-inf").find("not finite"), std::string::npos);
   EXPECT_NE(OverrideError("plan.remat=SOME").find("not a value of placerl.perf.Remat (REMAT_NONE, REMAT_MINIMAL"),
             std::string::npos);
   EXPECT_NE(OverrideError("model.layers").find("expected path=value"), std::string::npos);
