@@ -71,7 +71,9 @@ void ResolveRunConfig(const RunDirFlags& flags, RunDirectory& run, google::proto
       throw ConfigError("--config " + flags.config + " with --resume: a resumed run keeps its " + run.ConfigPath() +
                         " (change fields with --set)");
     }
-    run.ReadConfig(message);
+    // Over the defaults too, so that a field added to the schema since the run started gets
+    // the binary's default rather than zero.
+    MergeConfigFile(run.ConfigPath(), message);
   } else if (!flags.config.empty()) {
     MergeConfigFile(flags.config, message);
   }

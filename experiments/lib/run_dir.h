@@ -12,6 +12,17 @@
 // one is never cleared). A run that ends having written nothing but its config (it failed
 // before its first result) leaves no directory behind. Whole files are written atomically
 // (WriteFileAtomic); only metrics.csv and the event file are appended to. One thread logs.
+//
+// A binary's main, in short (see experiments/lib/cli.h for RunMain / cli::Parse):
+//   run::RunDirFlags flags;  run::AddRunDirFlags(app, &flags);  cli::Parse(app, argc, argv);
+//   run::RunDirectory rd(run::ResolveRunDirFlags(flags));
+//   MyConfig config = Defaults();
+//   run::ResolveRunConfig(flags, rd, &config, run::CommandLineText(argc, argv));
+//   if (rd.resuming()) rd.ResumeFrom(LoadCheckpoint(rd.CheckpointDir()));
+//   run::InstallStopOnSignal();  run::Progress progress({...});
+//   for (step...; !run::StopRequested(); ...) { ...; rd.Log(step, {{"charts/best_cost", best}});
+//                                               progress.Update(step, {{"best", best}}); }
+//   rd.WriteFile("best.plc", ...);  rd.PlotMetrics("curve", "time_s", {"charts/best_cost"}, {});
 #pragma once
 
 #include <cstdint>
