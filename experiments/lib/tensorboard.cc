@@ -6,10 +6,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "datasets/proto/tensorboard.pb.h"
 #include "datasets/util/errors.h"
-#include "datasets/util/files.h"
 #include "experiments/lib/crc32c.h"
 
 namespace placerl::run {
@@ -106,8 +107,11 @@ void TensorBoardWriter::WriteRecord(const std::string& data) {
 }
 
 TensorBoardFile ReadTensorBoardFile(const std::string& path) {
-  // Event files are never gzipped; ReadFile passes plain bytes through.
-  const std::string bytes = ReadFile(path);
+  // Raw bytes (not ReadFile: a record length of 0x8b1f would look like gzip's magic).
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path + ": cannot open (" + std::strerror(errno) + ")");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw IoError(path + ": read error");
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   TensorBoardFile out;
   size_t pos = 0;

@@ -248,3 +248,27 @@ TEST(TensorBoard, RandomBytesGiveParseErrorsNotCrashes) {
 
 }  // namespace
 }  // namespace placerl::run
+
+namespace placerl::run {
+namespace {
+
+TEST(TensorBoard, ARecordWhoseLengthLooksLikeGzipIsReadAsIs) {
+  TempDir dir;
+  std::string path;
+  {
+    TensorBoardWriter w(dir.path());
+    path = w.path();
+  }
+  tensorboard::Event e;
+  e.set_step(1);
+  e.set_file_version(std::string(0x8b1f - 6, 'v'));  // serialized size 0x8b1f
+  const std::string data = e.SerializeAsString();
+  ASSERT_EQ(data.size(), 0x8b1fu);
+  Spit(path, FrameTfRecord(data));
+  EXPECT_EQ(static_cast<unsigned char>(Slurp(path)[0]), 0x1f);
+  EXPECT_EQ(ReadTensorBoardFile(path).records, 1);
+  EXPECT_THROW(ReadTensorBoardFile(dir / "missing"), IoError);
+}
+
+}  // namespace
+}  // namespace placerl::run
