@@ -16,6 +16,22 @@ namespace placerl::run {
 
 using Scalars = std::vector<std::pair<std::string, double>>;
 
+// CleanRL's tag names (ppo.py), so that curves of placerl runs sit next to theirs; a binary
+// adds its own under the same prefixes (charts/best_cost, charts/moves_per_s, ...).
+namespace tag {
+constexpr char kEpisodicReturn[] = "charts/episodic_return";
+constexpr char kEpisodicLength[] = "charts/episodic_length";
+constexpr char kLearningRate[] = "charts/learning_rate";
+constexpr char kStepsPerSecond[] = "charts/SPS";
+constexpr char kValueLoss[] = "losses/value_loss";
+constexpr char kPolicyLoss[] = "losses/policy_loss";
+constexpr char kEntropy[] = "losses/entropy";
+constexpr char kOldApproxKl[] = "losses/old_approx_kl";
+constexpr char kApproxKl[] = "losses/approx_kl";
+constexpr char kClipFraction[] = "losses/clipfrac";
+constexpr char kExplainedVariance[] = "losses/explained_variance";
+}  // namespace tag
+
 class TensorBoardWriter {
  public:
   // Creates a new event file in the existing directory `dir` (a second file started in the
