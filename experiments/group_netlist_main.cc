@@ -25,6 +25,7 @@
 #include "datasets/chip/plc.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "datasets/chip/design.h"
 #include "experiments/lib/cli.h"
 
 using namespace placerl;
@@ -51,43 +52,10 @@ void ParsePair(const std::string& s, const char* option, double* a, double* b) {
   }
 }
 
-CostWeights ParseWeights(const std::string& s) {
-  const auto parts = SplitCommaList(s);
-  if (parts.size() != 3) throw ConfigError("--weights wants three numbers: wirelength,density,congestion (got '" + s + "')");
-  double v[3];
-  for (int i = 0; i < 3; ++i) {
-    char* end = nullptr;
-    v[i] = std::strtod(parts[i].c_str(), &end);
-    if (end != parts[i].c_str() + parts[i].size() || !std::isfinite(v[i]) || v[i] < 0) {
-      throw ConfigError("--weights: '" + parts[i] + "' is not a non-negative number");
-    }
-  }
-  return {v[0], v[1], v[2]};
-}
 
 // The .plc header's settings over the defaults (as every chip binary reads them).
 PlacementSettings SettingsFromPlc(const PlcFile& plc, const Netlist& nl) {
-  PlacementSettings given;
-  const PlacementSettings& h = plc.settings;
-  if (h.has_canvas()) {
-    given.canvas_width = h.canvas_width;
-    given.canvas_height = h.canvas_height;
-  }
-  if (h.has_grid()) {
-    given.cols = h.cols;
-    given.rows = h.rows;
-  }
-  if (h.h_routes_per_micron > 0 || h.v_routes_per_micron > 0) {
-    given.h_routes_per_micron = h.h_routes_per_micron;
-    given.v_routes_per_micron = h.v_routes_per_micron;
-    given.h_macro_alloc = h.h_macro_alloc;
-    given.v_macro_alloc = h.v_macro_alloc;
-    given.smooth_range = h.smooth_range;
-  }
-  if (h.overlap_threshold > 0) given.overlap_threshold = h.overlap_threshold;
-  given.blockages = h.blockages;
-  given.block = h.block;
-  return ResolveDefaults(given, nl);
+  return ResolveDefaults(OverlayPlcSettings(plc.settings, PlacementSettings{}), nl);
 }
 
 nlohmann::json CountsJson(const NodeTypeCounts& c) {
@@ -142,7 +110,7 @@ int main(int argc, char** argv) {
     app.add_flag("--json", json, "print one JSON summary instead of text");
     cli::Parse(app, argc, argv);
     mopt.breakup = !no_breakup;
-    const CostWeights weights = ParseWeights(weights_str);
+    const CostWeights weights = ParseCostWeights(weights_str);
     if (netlist_path.empty() == aux_path.empty()) throw ConfigError("give exactly one of --netlist and --aux");
     if (groups_path.empty() == !use_metis) throw ConfigError("give exactly one of --groups FILE and --metis");
     if (!aux_path.empty() && !use_metis) throw ConfigError("--aux needs --metis (Bookshelf designs come without a group file)");

@@ -24,19 +24,6 @@ using namespace placerl::chip;
 
 namespace {
 
-CostWeights ParseWeights(const std::string& s) {
-  const auto parts = SplitCommaList(s);
-  if (parts.size() != 3) throw ConfigError("--weights wants three numbers: wirelength,density,congestion (got '" + s + "')");
-  double v[3];
-  for (int i = 0; i < 3; ++i) {
-    char* end = nullptr;
-    v[i] = std::strtod(parts[i].c_str(), &end);
-    if (end != parts[i].c_str() + parts[i].size() || !std::isfinite(v[i]) || v[i] < 0 || v[i] > 1e6) {
-      throw ConfigError("--weights: '" + parts[i] + "' is not a number in [0, 1e6]");
-    }
-  }
-  return {v[0], v[1], v[2]};
-}
 
 double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -74,7 +61,7 @@ int main(int argc, char** argv) {
         ->check(cli::NonEmpty());
     app.add_flag("--allow-slow", allow_slow, "run even when the work is estimated above 60 s or 8 GiB (huge grid or smoothing)");
     placerl::cli::Parse(app, argc, argv);
-    const CostWeights weights = ParseWeights(weights_str);
+    const CostWeights weights = ParseCostWeights(weights_str);
     if (!out_plc.empty()) CheckOutputPath(out_plc);  // refuse before the work, not after
 
     const auto t0 = std::chrono::steady_clock::now();

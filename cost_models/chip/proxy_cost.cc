@@ -3,6 +3,7 @@
 // patterns, same partial-overlap rule) so that results agree to ~1e-12; see
 // docs/proxy_cost.md for the definition and where it departs from the reference.
 #include "cost_models/chip/proxy_cost.h"
+#include "datasets/util/files.h"
 
 #include <algorithm>
 #include <cmath>
@@ -770,6 +771,20 @@ void ProxyCost::CopyPlacementTo(Netlist* nl) const {
   nl->x = x_;
   nl->y = y_;
   nl->orientation = orient_;
+}
+
+CostWeights ParseCostWeights(const std::string& s, const std::string& what) {
+  const auto parts = SplitCommaList(s);
+  if (parts.size() != 3 || s.back() == ',')
+    throw ConfigError(what + " wants three numbers: wirelength,density,congestion (got '" + s + "')");
+  double v[3];
+  for (int i = 0; i < 3; ++i) {
+    char* end = nullptr;
+    v[i] = std::strtod(parts[i].c_str(), &end);
+    if (end != parts[i].c_str() + parts[i].size() || !std::isfinite(v[i]) || v[i] < 0 || v[i] > 1e6)
+      throw ConfigError(what + ": '" + parts[i] + "' is not a number in [0, 1e6]");
+  }
+  return {v[0], v[1], v[2]};
 }
 
 CostBreakdown EvaluateProxyCost(const Netlist& nl, const PlacementSettings& settings, CostWeights weights) {

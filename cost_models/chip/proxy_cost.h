@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "datasets/chip/netlist.h"
@@ -20,6 +21,9 @@ struct CostWeights {
   double density = 0.5;     // Google-internal and all published comparisons (CT HEAD code: 1.0)
   double congestion = 0.5;
 };
+
+// "1,0.5,0.5" → weights; each a number in [0, 1e6]. Throws ConfigError naming `what`.
+CostWeights ParseCostWeights(const std::string& s, const std::string& what = "--weights");
 
 struct CostBreakdown {
   double hpwl = 0;             // Σ_net w·HPWL, microns

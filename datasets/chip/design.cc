@@ -4,6 +4,28 @@
 
 namespace placerl::chip {
 
+PlacementSettings OverlayPlcSettings(const PlacementSettings& h, PlacementSettings given) {
+  if (h.has_canvas()) {
+    given.canvas_width = h.canvas_width;
+    given.canvas_height = h.canvas_height;
+  }
+  if (h.has_grid()) {
+    given.cols = h.cols;
+    given.rows = h.rows;
+  }
+  if (h.h_routes_per_micron > 0 || h.v_routes_per_micron > 0) {
+    given.h_routes_per_micron = h.h_routes_per_micron;
+    given.v_routes_per_micron = h.v_routes_per_micron;
+    given.h_macro_alloc = h.h_macro_alloc;
+    given.v_macro_alloc = h.v_macro_alloc;
+    given.smooth_range = h.smooth_range;
+  }
+  if (h.overlap_threshold > 0) given.overlap_threshold = h.overlap_threshold;
+  if (!h.blockages.empty()) given.blockages = h.blockages;
+  if (!h.block.empty()) given.block = h.block;
+  return given;
+}
+
 
 ChipDesign LoadChipDesign(const std::string& netlist_path, const std::string& plc_path, uint64_t seed) {
   ChipDesign in;
@@ -28,25 +50,7 @@ ChipDesign LoadChipDesign(const std::string& netlist_path, const std::string& pl
   if (!plc_path.empty()) {
     in.plc = ReadPlc(plc_path);
     ApplyPlc(in.plc, &in.netlist, plc_path);
-    const PlacementSettings& h = in.plc.settings;
-    if (h.has_canvas()) {
-      given.canvas_width = h.canvas_width;
-      given.canvas_height = h.canvas_height;
-    }
-    if (h.has_grid()) {
-      given.cols = h.cols;
-      given.rows = h.rows;
-    }
-    if (h.h_routes_per_micron > 0 || h.v_routes_per_micron > 0) {
-      given.h_routes_per_micron = h.h_routes_per_micron;
-      given.v_routes_per_micron = h.v_routes_per_micron;
-      given.h_macro_alloc = h.h_macro_alloc;
-      given.v_macro_alloc = h.v_macro_alloc;
-      given.smooth_range = h.smooth_range;
-    }
-    if (h.overlap_threshold > 0) given.overlap_threshold = h.overlap_threshold;
-    if (!h.blockages.empty()) given.blockages = h.blockages;
-    if (!h.block.empty()) given.block = h.block;
+    given = OverlayPlcSettings(in.plc.settings, given);
   }
   in.settings = ResolveDefaults(given, in.netlist);
   WarnMacrosOffCanvas(in.netlist, in.settings, plc_path.empty() ? in.label : plc_path);

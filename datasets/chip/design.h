@@ -19,6 +19,10 @@ struct ChipDesign {
   std::string label;           // short name for titles: "<folder>/<file>" or "synthetic (seed N)"
 };
 
+// The settings a .plc header gives (`header`, as ReadPlc returns them: 0 = absent) laid over
+// `given`; not resolved (call ResolveDefaults).
+PlacementSettings OverlayPlcSettings(const PlacementSettings& header, PlacementSettings given);
+
 // `netlist_path` empty → the synthetic default with `seed`. Warns (PLC-0001, PLC-0002) about a
 // .plc that places only some macros and about macros off the canvas.
 ChipDesign LoadChipDesign(const std::string& netlist_path, const std::string& plc_path, uint64_t seed);

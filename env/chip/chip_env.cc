@@ -92,23 +92,7 @@ std::unique_ptr<Environment> ChipEnv::Make(EnvParams& p) {
   inst->plc_path = p.GetString("plc", "");
   if (inst->netlist_path.empty()) inst->synthetic_seed = static_cast<uint64_t>(p.GetInt("seed", 1));
   ChipEnvOptions o;
-  const std::string w = p.GetString("weights", "1,0.5,0.5");
-  {
-    double v[3];
-    size_t start = 0;
-    for (int i = 0; i < 3; ++i) {
-      const size_t end = i < 2 ? w.find(',', start) : w.size();
-      if (end == std::string::npos) throw ConfigError("chip: weights wants three numbers, got '" + w + "'");
-      const std::string part = w.substr(start, end - start);
-      char* e = nullptr;
-      v[i] = std::strtod(part.c_str(), &e);
-      if (part.empty() || e != part.c_str() + part.size() || !std::isfinite(v[i]) || v[i] < 0)
-        throw ConfigError("chip: weights: '" + part + "' is not a non-negative number");
-      start = end + 1;
-    }
-    if (start <= w.size()) throw ConfigError("chip: weights wants three numbers, got '" + w + "'");
-    o.weights = {v[0], v[1], v[2]};
-  }
+  o.weights = ParseCostWeights(p.GetString("weights", "1,0.5,0.5"), "chip: weights");
   const std::string reward = p.GetString("reward", "sparse");
   if (reward == "sparse") o.reward = ChipReward::kSparse;
   else if (reward == "dense") o.reward = ChipReward::kDense;
