@@ -24,8 +24,10 @@ using namespace placerl;
 
 namespace {
 
+int argc_ = 0;
+char** argv_ = nullptr;
+
 struct Options {
-  std::string config_path;
   std::string method, netlist, plc;
   double minutes = 0;
   int64_t seed = -1;
@@ -38,7 +40,7 @@ struct Options {
 // Defaults, then --config, then the named flags, then --set.
 config::PlaceBaselineConfig ResolveConfig(const Options& o) {
   config::PlaceBaselineConfig c = DefaultPlaceBaselineConfig();
-  if (!o.config_path.empty()) run::MergeConfig(o.config_path, &c);
+  if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
   if (!o.method.empty()) c.set_method(o.method);
   if (!o.netlist.empty()) c.mutable_chip()->set_netlist(o.netlist);
   if (!o.plc.empty()) c.mutable_chip()->set_plc(o.plc);
@@ -56,7 +58,7 @@ int PlaceBaseline(const Options& o) {
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   auto env = MakeChipEnv(cfg.chip(), /*maps=*/false);  // before the directory: bad input leaves nothing
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
-  dir.WriteConfig(cfg, "place-baseline --method " + cfg.method());
+  dir.WriteConfig(cfg, run::CommandLineText(argc_, argv_));
 
   const search::ChipBaselineOptions bo = BaselineOptionsFromConfig(cfg);
   run::InstallStopOnSignal();
@@ -142,6 +144,8 @@ int PlaceBaseline(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  argc_ = argc;
+  argv_ = argv;
   return RunMain("place-baseline", [&] {
     CLI::App app{"Places a chip's macros with a classic baseline (random, greedy, simulated annealing, "
                  "force-directed soft macros) on the exact Circuit Training proxy cost, within a time budget, "
@@ -154,7 +158,6 @@ int main(int argc, char** argv) {
     app.add_option("--plc", o.plc, "placement .plc: canvas, grid, routing and the input placement");
     app.add_option("--minutes", o.minutes, "time budget (default 1)")->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60, "--minutes"));
     app.add_option("--seed", o.seed, "random seed (default 1)")->check(cli::IntRange(0, INT64_MAX, "--seed"));
-    app.add_option("--config", o.config_path, "PlaceBaselineConfig in protobuf text (datasets/proto/chip_placement.proto)");
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/tokenizer.h>
@@ -107,6 +109,8 @@ double ParseFloating(const std::string& assignment, const std::string& v) {
   char* end = nullptr;
   const double x = std::strtod(v.c_str(), &end);
   if (v.empty() || end != v.c_str() + v.size()) Fail(assignment, "'" + v + "' is not a number");
+  // As the command-line validators: NaN and infinities never reach a run.
+  if (!std::isfinite(x)) Fail(assignment, "'" + v + "' is not finite");
   return x;
 }
 
@@ -185,10 +189,14 @@ void SetScalar(const std::string& assignment, pb::Message* m, const pb::FieldDes
 
 }  // namespace
 
-void ParseConfigText(const std::string& text, const std::string& file, pb::Message* message) {
+namespace {
+
+void Parse(const std::string& text, const std::string& file, pb::Message* message,
+           pb::TextFormat::ParseInfoTree* tree) {
   FirstError errors;
   pb::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
+  if (tree != nullptr) parser.WriteLocationsTo(tree);
   parser.AllowUnknownField(false);
   parser.AllowUnknownExtension(false);
   message->Clear();
@@ -199,40 +207,74 @@ void ParseConfigText(const std::string& text, const std::string& file, pb::Messa
   }
 }
 
+// Copies into `to` the fields of `from` that the text named (per `tree`), recursively.
+void MergeNamed(const pb::Message& from, const pb::TextFormat::ParseInfoTree& tree, pb::Message* to) {
+  const pb::Descriptor* d = from.GetDescriptor();
+  const pb::Reflection* r = from.GetReflection();
+  const pb::Reflection* tr = to->GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const pb::FieldDescriptor* f = d->field(i);
+    const int index = f->is_repeated() ? 0 : -1;
+    if (tree.GetLocation(f, index).line < 0) continue;
+    if (f->is_repeated()) {
+      tr->ClearField(to, f);
+      for (int k = 0; k < r->FieldSize(from, f); ++k) {
+        switch (f->cpp_type()) {
+          case pb::FieldDescriptor::CPPTYPE_INT32: tr->AddInt32(to, f, r->GetRepeatedInt32(from, f, k)); break;
+          case pb::FieldDescriptor::CPPTYPE_INT64: tr->AddInt64(to, f, r->GetRepeatedInt64(from, f, k)); break;
+          case pb::FieldDescriptor::CPPTYPE_UINT32: tr->AddUInt32(to, f, r->GetRepeatedUInt32(from, f, k)); break;
+          case pb::FieldDescriptor::CPPTYPE_UINT64: tr->AddUInt64(to, f, r->GetRepeatedUInt64(from, f, k)); break;
+          case pb::FieldDescriptor::CPPTYPE_DOUBLE: tr->AddDouble(to, f, r->GetRepeatedDouble(from, f, k)); break;
+          case pb::FieldDescriptor::CPPTYPE_FLOAT: tr->AddFloat(to, f, r->GetRepeatedFloat(from, f, k)); break;
+          case pb::FieldDescriptor::CPPTYPE_BOOL: tr->AddBool(to, f, r->GetRepeatedBool(from, f, k)); break;
+          case pb::FieldDescriptor::CPPTYPE_ENUM: tr->AddEnumValue(to, f, r->GetRepeatedEnumValue(from, f, k)); break;
+          case pb::FieldDescriptor::CPPTYPE_STRING: tr->AddString(to, f, r->GetRepeatedString(from, f, k)); break;
+          case pb::FieldDescriptor::CPPTYPE_MESSAGE: tr->AddMessage(to, f)->CopyFrom(r->GetRepeatedMessage(from, f, k)); break;
+        }
+      }
+      continue;
+    }
+    switch (f->cpp_type()) {
+      case pb::FieldDescriptor::CPPTYPE_INT32: tr->SetInt32(to, f, r->GetInt32(from, f)); break;
+      case pb::FieldDescriptor::CPPTYPE_INT64: tr->SetInt64(to, f, r->GetInt64(from, f)); break;
+      case pb::FieldDescriptor::CPPTYPE_UINT32: tr->SetUInt32(to, f, r->GetUInt32(from, f)); break;
+      case pb::FieldDescriptor::CPPTYPE_UINT64: tr->SetUInt64(to, f, r->GetUInt64(from, f)); break;
+      case pb::FieldDescriptor::CPPTYPE_DOUBLE: tr->SetDouble(to, f, r->GetDouble(from, f)); break;
+      case pb::FieldDescriptor::CPPTYPE_FLOAT: tr->SetFloat(to, f, r->GetFloat(from, f)); break;
+      case pb::FieldDescriptor::CPPTYPE_BOOL: tr->SetBool(to, f, r->GetBool(from, f)); break;
+      case pb::FieldDescriptor::CPPTYPE_ENUM: tr->SetEnumValue(to, f, r->GetEnumValue(from, f)); break;
+      case pb::FieldDescriptor::CPPTYPE_STRING: tr->SetString(to, f, r->GetString(from, f)); break;
+      case pb::FieldDescriptor::CPPTYPE_MESSAGE: {
+        const pb::TextFormat::ParseInfoTree* nested = tree.GetTreeForNested(f, -1);
+        pb::Message* sub = tr->MutableMessage(to, f);
+        if (nested != nullptr) MergeNamed(r->GetMessage(from, f), *nested, sub);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void ParseConfigText(const std::string& text, const std::string& file, pb::Message* message) {
+  Parse(text, file, message, nullptr);
+}
+
+void MergeConfigText(const std::string& text, const std::string& file, pb::Message* message) {
+  std::unique_ptr<pb::Message> given(message->New());
+  pb::TextFormat::ParseInfoTree tree;
+  Parse(text, file, given.get(), &tree);
+  MergeNamed(*given, tree, message);
+}
+
+void MergeConfigFile(const std::string& path, pb::Message* message) {
+  MergeConfigText(ReadFile(path), path, message);
+}
+
 void LoadConfig(const std::string& path, pb::Message* message) {
   ParseConfigText(ReadFile(path), path, message);
 }
 
-namespace {
-// Clears, in `target`, every repeated field that `given` sets (recursing into the singular
-// message fields `given` has), so that merging `given` replaces lists instead of appending.
-void ClearListsSetIn(const pb::Message& given, pb::Message* target) {
-  const pb::Reflection* rg = given.GetReflection();
-  const pb::Reflection* rt = target->GetReflection();
-  std::vector<const pb::FieldDescriptor*> fields;
-  rg->ListFields(given, &fields);
-  for (const pb::FieldDescriptor* f : fields) {
-    if (f->is_repeated()) {
-      rt->ClearField(target, f);
-    } else if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
-      ClearListsSetIn(rg->GetMessage(given, f), rt->MutableMessage(target, f));
-    }
-  }
-}
-}  // namespace
-
-void MergeConfigText(const std::string& text, const std::string& file, pb::Message* message) {
-  std::unique_ptr<pb::Message> given(message->New());
-  ParseConfigText(text, file, given.get());  // all the checks and file:line:col errors
-  ClearListsSetIn(*given, message);
-  pb::TextFormat::Parser parser;
-  parser.AllowUnknownField(false);
-  if (!parser.MergeFromString(text, message)) throw ConfigParseError(file, 0, 0, "cannot merge into " + message->GetTypeName());
-}
-
-void MergeConfig(const std::string& path, pb::Message* message) {
-  MergeConfigText(ReadFile(path), path, message);
-}
 
 void ApplyOverride(const std::string& assignment, pb::Message* message) {
   const size_t eq = assignment.find('=');

@@ -1,7 +1,8 @@
 // Run configuration: any protobuf message read from protobuf text format (`.pbtxt`),
 // changed by `--set a.b.c=value` overrides through reflection, and written back resolved
 // (every scalar printed, defaults included) as the run directory's `config.pbtxt`.
-// The message types are the binaries' own (e.g. a place-train config in datasets/proto/);
+// Checks of a field's meaning (a probability in [0, 1], a positive budget) are the binary's,
+// on the resolved message. The message types are the binaries' own (e.g. a place-train config in datasets/proto/);
 // this file knows none of them.
 #pragma once
 
@@ -34,15 +35,16 @@ void ParseConfigText(const std::string& text, const std::string& file, google::p
 // ReadFile(path) + ParseConfigText. Throws IoError / ConfigParseError.
 void LoadConfig(const std::string& path, google::protobuf::Message* message);
 
-// Like ParseConfigText, but onto `message` as it stands (its defaults): the fields the text
-// names replace theirs (a repeated field named in the text replaces the whole list), the
-// others keep their values — so a config file may give only what it changes.
+// Like ParseConfigText, but over the values already in `message` (a binary's defaults): every
+// field the text names replaces the default — zeros and `false` too, which a plain proto3
+// MergeFrom would drop — and every field it does not name keeps it. A repeated field named
+// in the text replaces the default list.
 void MergeConfigText(const std::string& text, const std::string& file, google::protobuf::Message* message);
-void MergeConfig(const std::string& path, google::protobuf::Message* message);
+void MergeConfigFile(const std::string& path, google::protobuf::Message* message);
 
 // Applies one override `path=value`:
 //   - `path` is a dotted field path through singular message fields (`ppo.clip`);
-//   - scalars: integers (decimal, range-checked for the field's type), floating point,
+//   - scalars: integers (decimal, range-checked for the field's type), floating point (finite),
 //     bool (true/false/1/0), enums (value name or number), strings (the rest of the
 //     argument, verbatim);
 //   - repeated scalars: a comma list that replaces the field (`mesh.dims=4,4,8`; empty

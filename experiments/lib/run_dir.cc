@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -42,6 +43,7 @@ void AddRunDirFlags(CLI::App& app, RunDirFlags* flags) {
   app.add_option("--out", flags->out, "Run directory to create (results, logs, checkpoints)");
   app.add_option("--resume", flags->resume, "Continue the run in this run directory");
   app.add_flag("--force", flags->force, "Replace a previous run in the --out directory");
+  app.add_option("--config", flags->config, "Run config (protobuf text) over the defaults");
   app.add_option("--set", flags->sets, "Override a config field: --set a.b.c=value (repeatable)");
   app.add_option("--pictures", flags->pictures, "Picture format of the run directory")
       ->check(CLI::IsMember({"png", "svg"}));
@@ -60,6 +62,40 @@ RunDirOptions ResolveRunDirFlags(const RunDirFlags& flags) {
   o.force = flags.force;
   o.picture_format = flags.pictures;
   return o;
+}
+
+void ResolveRunConfig(const RunDirFlags& flags, RunDirectory& run, google::protobuf::Message* message,
+                      const std::string& header) {
+  if (run.resuming()) {
+    if (!flags.config.empty()) {
+      throw ConfigError("--config " + flags.config + " with --resume: a resumed run keeps its " + run.ConfigPath() +
+                        " (change fields with --set)");
+    }
+    // Over the defaults too, so that a field added to the schema since the run started gets
+    // the binary's default rather than zero.
+    MergeConfigFile(run.ConfigPath(), message);
+  } else if (!flags.config.empty()) {
+    MergeConfigFile(flags.config, message);
+  }
+  ApplyOverrides(flags.sets, message);
+  run.WriteConfig(*message, header);
+}
+
+std::string CommandLineText(int argc, const char* const* argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_not_of(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./=:,+@%") == std::string::npos;
+    std::string q = a;
+    if (!plain) {
+      q = "'";
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      q += "'";
+    }
+    s += (i ? " " : "") + q;
+  }
+  return s;
 }
 
 RunDirectory::RunDirectory(const RunDirOptions& options)
@@ -177,6 +213,77 @@ MetricsCsv& RunDirectory::metrics() {
 TensorBoardWriter& RunDirectory::tensorboard() {
   if (!tensorboard_) tensorboard_ = std::make_unique<TensorBoardWriter>(path_);
   return *tensorboard_;
+}
+
+std::string RunDirectory::PlotMetrics(const std::string& stem, const std::string& x_column,
+                                      const std::vector<std::string>& y_columns, viz::PlotOptions options,
+                                      const std::vector<std::string>& labels) {
+  const MetricsTable t = ReadMetricsCsv(MetricsPath());
+  auto column = [&](const std::string& name) {
+    const int j = t.Find(name);
+    if (j < 0) {
+      std::string have;
+      for (size_t k = 0; k < t.columns.size(); ++k) have += (k ? ", " : "") + t.columns[k];
+      throw ConfigError(MetricsPath() + ": no column '" + name + "' to plot (columns: " + have + ")");
+    }
+    return j;
+  };
+  const int xj = column(x_column);
+  std::vector<viz::PlotSeries> series;
+  for (size_t k = 0; k < y_columns.size(); ++k) {
+    const int yj = column(y_columns[k]);
+    viz::PlotSeries s;
+    s.label = k < labels.size() ? labels[k] : y_columns[k];
+    for (const auto& row : t.rows) {
+      s.x.push_back(row[xj]);
+      s.y.push_back(row[yj]);
+    }
+    series.push_back(std::move(s));
+  }
+  if (options.x_label.empty()) options.x_label = x_column;
+  if (options.y_label.empty() && y_columns.size() == 1) options.y_label = y_columns[0];
+  const std::string path = PicturePath(stem);
+  viz::PlotCurves(series, options, path);
+  return path;
+}
+
+void RunDirectory::ResumeFrom(int64_t step) {
+  if (!resume_) throw ConfigError("ResumeFrom: " + path_ + " was not opened with --resume");
+  if (metrics_ || tensorboard_) throw ConfigError("ResumeFrom: call it before the first Log");
+  std::error_code ec;
+  if (fs::exists(MetricsPath(), ec)) {
+    const std::string text = ReadFile(MetricsPath());
+    std::string kept;
+    int step_column = -1;
+    size_t pos = 0;
+    for (int line_no = 1; pos < text.size(); ++line_no) {
+      const size_t end = text.find('\n', pos);
+      if (end == std::string::npos) break;  // a partial last line: dropped
+      const std::string line = text.substr(pos, end - pos);
+      pos = end + 1;
+      std::vector<std::string> cells;
+      for (size_t a = 0;;) {
+        const size_t c = line.find(',', a);
+        cells.push_back(line.substr(a, c == std::string::npos ? std::string::npos : c - a));
+        if (c == std::string::npos) break;
+        a = c + 1;
+      }
+      if (line_no == 1) {
+        for (size_t j = 0; j < cells.size(); ++j) {
+          if (cells[j] == "step") step_column = static_cast<int>(j);
+        }
+        if (step_column < 0) throw ParseError(MetricsPath(), 1, "no 'step' column");
+        kept += line + "\n";
+        continue;
+      }
+      if (static_cast<int>(cells.size()) <= step_column) continue;
+      char* e = nullptr;
+      const double s = std::strtod(cells[step_column].c_str(), &e);
+      if (e != cells[step_column].c_str() && s < static_cast<double>(step)) kept += line + "\n";
+    }
+    WriteFileAtomic(MetricsPath(), kept);
+  }
+  tensorboard().AddSessionStart(step);
 }
 
 void RunDirectory::Log(int64_t step, const Scalars& scalars) {

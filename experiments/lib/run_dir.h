@@ -11,7 +11,18 @@
 // (`--force`: a previous run directory is emptied first — a directory that does not look like
 // one is never cleared). A run that ends having written nothing but its config (it failed
 // before its first result) leaves no directory behind. Whole files are written atomically
-// (WriteFileAtomic); only metrics.csv and the event file are appended to.
+// (WriteFileAtomic); only metrics.csv and the event file are appended to. One thread logs.
+//
+// A binary's main, in short (see experiments/lib/cli.h for RunMain / cli::Parse):
+//   run::RunDirFlags flags;  run::AddRunDirFlags(app, &flags);  cli::Parse(app, argc, argv);
+//   run::RunDirectory rd(run::ResolveRunDirFlags(flags));
+//   MyConfig config = Defaults();
+//   run::ResolveRunConfig(flags, rd, &config, run::CommandLineText(argc, argv));
+//   if (rd.resuming()) rd.ResumeFrom(LoadCheckpoint(rd.CheckpointDir()));
+//   run::InstallStopOnSignal();  run::Progress progress({...});
+//   for (step...; !run::StopRequested(); ...) { ...; rd.Log(step, {{"charts/best_cost", best}});
+//                                               progress.Update(step, {{"best", best}}); }
+//   rd.WriteFile("best.plc", ...);  rd.PlotMetrics("curve", "time_s", {"charts/best_cost"}, {});
 #pragma once
 
 #include <cstdint>
@@ -22,6 +33,7 @@
 #include <google/protobuf/message.h>
 
 #include "experiments/lib/metrics_csv.h"
+#include "experiments/lib/plot.h"
 #include "experiments/lib/tensorboard.h"
 
 namespace CLI {
@@ -38,12 +50,13 @@ struct RunDirOptions {
 };
 
 // The standard flags of a binary that writes a run directory: `--out DIR`, `--resume DIR`,
-// `--force`, `--set key=value` (repeatable) and `--pictures png|svg`. Call
-// ResolveRunDirFlags after cli::Parse.
+// `--force`, `--config FILE.pbtxt`, `--set key=value` (repeatable) and `--pictures png|svg`.
+// Call ResolveRunDirFlags after cli::Parse, then ResolveRunConfig once the directory exists.
 struct RunDirFlags {
   std::string out;
   std::string resume;
   bool force = false;
+  std::string config;
   std::vector<std::string> sets;
   std::string pictures = "png";
 };
@@ -51,6 +64,20 @@ void AddRunDirFlags(CLI::App& app, RunDirFlags* flags);
 // Checks the combination (exactly one of --out / --resume, or both naming the same
 // directory; no --force with --resume) and returns the options. Throws ConfigError.
 RunDirOptions ResolveRunDirFlags(const RunDirFlags& flags);
+
+class RunDirectory;
+
+// The run's config, the same way in every binary: `message` holds the binary's defaults on
+// entry; a new run merges --config FILE over them, a resumed run reads DIR/config.pbtxt
+// instead (--config with --resume is refused: the run keeps its config); then the --set
+// overrides apply (e.g. a longer budget for a resumed run) and the resolved config is written
+// to DIR/config.pbtxt with `header` as its comment. Throws ConfigError / ConfigParseError /
+// IoError.
+void ResolveRunConfig(const RunDirFlags& flags, RunDirectory& run, google::protobuf::Message* message,
+                      const std::string& header = "");
+
+// The command line as one shell-quoted line, for the config header.
+std::string CommandLineText(int argc, const char* const* argv);
 
 class RunDirectory {
  public:
@@ -89,8 +116,23 @@ class RunDirectory {
   // summaries, both on disk when this returns. The first call opens both logs (appending to
   // metrics.csv when resuming).
   void Log(int64_t step, const Scalars& scalars);
+
+  // A resumed run continues at `step` (its last checkpoint's): the rows of metrics.csv with
+  // step >= `step` (logged by the killed run after that checkpoint) are dropped (the file is
+  // rewritten atomically) and a TensorBoard session start at `step` makes TensorBoard drop
+  // the same events. Call before the first Log; only when resuming. Throws ConfigError
+  // otherwise, ParseError for a metrics.csv without a `step` column.
+  void ResumeFrom(int64_t step);
   MetricsCsv& metrics();
   TensorBoardWriter& tensorboard();
+
+  // The curve picture PicturePath(stem) of metrics.csv (the whole file: a resumed run's
+  // history too): `y_columns` against `x_column`, one series each, labelled with the column
+  // name unless `labels` gives names. Empty cells are skipped. Returns the path written.
+  // Throws ConfigError naming the available columns when one is missing.
+  std::string PlotMetrics(const std::string& stem, const std::string& x_column,
+                          const std::vector<std::string>& y_columns, viz::PlotOptions options,
+                          const std::vector<std::string>& labels = {});
 
  private:
   std::string path_;

@@ -9,6 +9,9 @@
 namespace placerl::run {
 
 // Installs the handler for SIGINT and SIGTERM (idempotent: a second call does nothing).
+// Call it after any handler that must run on the second signal (the files layer's clean-up
+// of temporary files) is in place: the one found here is the one a second signal reaches.
+// A signal that was ignored (SIG_IGN, e.g. under nohup) stays ignored.
 void InstallStopOnSignal();
 
 // Restores the handlers that InstallStopOnSignal replaced and clears the flag.

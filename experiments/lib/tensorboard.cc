@@ -6,10 +6,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "datasets/proto/tensorboard.pb.h"
 #include "datasets/util/errors.h"
-#include "datasets/util/files.h"
 #include "experiments/lib/crc32c.h"
 
 namespace placerl::run {
@@ -86,6 +87,14 @@ void TensorBoardWriter::AddScalars(int64_t step, const Scalars& scalars, double 
   WriteRecord(e.SerializeAsString());
 }
 
+void TensorBoardWriter::AddSessionStart(int64_t step) {
+  tensorboard::Event e;
+  e.set_wall_time(NowSeconds());
+  e.set_step(step);
+  e.mutable_session_log()->set_status(tensorboard::SessionLog::START);
+  WriteRecord(e.SerializeAsString());
+}
+
 void TensorBoardWriter::WriteRecord(const std::string& data) {
   const std::string rec = FrameTfRecord(data);
   size_t done = 0;
@@ -98,8 +107,11 @@ void TensorBoardWriter::WriteRecord(const std::string& data) {
 }
 
 TensorBoardFile ReadTensorBoardFile(const std::string& path) {
-  // Event files are never gzipped; ReadFile passes plain bytes through.
-  const std::string bytes = ReadFile(path);
+  // Raw bytes (not ReadFile: a record length of 0x8b1f would look like gzip's magic).
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path + ": cannot open (" + std::strerror(errno) + ")");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw IoError(path + ": read error");
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   TensorBoardFile out;
   size_t pos = 0;
@@ -118,6 +130,9 @@ TensorBoardFile ReadTensorBoardFile(const std::string& path) {
     tensorboard::Event e;
     if (!e.ParseFromArray(data, static_cast<int>(len))) fail("not an Event");
     if (out.records == 0) out.file_version = e.file_version();
+    if (e.has_session_log() && e.session_log().status() == tensorboard::SessionLog::START) {
+      out.session_starts.push_back(e.step());
+    }
     if (e.has_summary()) {
       for (const auto& v : e.summary().value()) {
         out.scalars.push_back({e.step(), e.wall_time(), v.tag(), v.simple_value()});

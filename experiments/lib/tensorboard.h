@@ -16,6 +16,22 @@ namespace placerl::run {
 
 using Scalars = std::vector<std::pair<std::string, double>>;
 
+// CleanRL's tag names (ppo.py), so that curves of placerl runs sit next to theirs; a binary
+// adds its own under the same prefixes (charts/best_cost, charts/moves_per_s, ...).
+namespace tag {
+constexpr char kEpisodicReturn[] = "charts/episodic_return";
+constexpr char kEpisodicLength[] = "charts/episodic_length";
+constexpr char kLearningRate[] = "charts/learning_rate";
+constexpr char kStepsPerSecond[] = "charts/SPS";
+constexpr char kValueLoss[] = "losses/value_loss";
+constexpr char kPolicyLoss[] = "losses/policy_loss";
+constexpr char kEntropy[] = "losses/entropy";
+constexpr char kOldApproxKl[] = "losses/old_approx_kl";
+constexpr char kApproxKl[] = "losses/approx_kl";
+constexpr char kClipFraction[] = "losses/clipfrac";
+constexpr char kExplainedVariance[] = "losses/explained_variance";
+}  // namespace tag
+
 class TensorBoardWriter {
  public:
   // Creates a new event file in the existing directory `dir` (a second file started in the
@@ -31,6 +47,11 @@ class TensorBoardWriter {
   // (TensorBoard's simple_value). `wall_time` <= 0 means now. Throws IoError.
   void AddScalars(int64_t step, const Scalars& scalars, double wall_time = 0);
   void AddScalar(const std::string& tag, double value, int64_t step) { AddScalars(step, {{tag, value}}); }
+
+  // A SessionLog START event at `step`: TensorBoard then discards the events of earlier
+  // files at `step` and after (what a killed run logged after its last checkpoint), so a
+  // resumed run's curve has no doubled steps.
+  void AddSessionStart(int64_t step);
 
   const std::string& path() const { return path_; }
 
@@ -53,6 +74,7 @@ struct TensorBoardScalar {
 struct TensorBoardFile {
   std::string file_version;  // of the first record
   int64_t records = 0;
+  std::vector<int64_t> session_starts;  // steps of SessionLog START events
   std::vector<TensorBoardScalar> scalars;  // in file order
 };
 

@@ -160,10 +160,34 @@ TEST(Override, BadValuesAreRefused) {
   EXPECT_NE(OverrideError("model.layers=").find("empty value"), std::string::npos);
   EXPECT_NE(OverrideError("model.gated_ffn=yes").find("not a bool"), std::string::npos);
   EXPECT_NE(OverrideError("model.capacity_factor=1.2.3").find("not a number"), std::string::npos);
+  EXPECT_NE(OverrideError("model.capacity_factor=nan").find("not finite"), std::string::npos);
+  EXPECT_NE(OverrideError("model.capacity_factor=-inf").find("not finite"), std::string::npos);
   EXPECT_NE(OverrideError("plan.remat=SOME").find("not a value of placerl.perf.Remat (REMAT_NONE, REMAT_MINIMAL"),
             std::string::npos);
   EXPECT_NE(OverrideError("model.layers").find("expected path=value"), std::string::npos);
   EXPECT_NE(OverrideError("=3").find("expected path=value"), std::string::npos);
+}
+
+TEST(MergeConfig, NamedFieldsReplaceDefaultsZerosToo) {
+  perf::RunSpec defaults;
+  defaults.mutable_model()->set_layers(12);
+  defaults.mutable_model()->set_d_model(768);
+  defaults.mutable_model()->set_gated_ffn(true);
+  defaults.mutable_mesh()->add_dims(2);
+  defaults.mutable_mesh()->add_dims(2);
+  defaults.mutable_plan()->set_data(8);
+  perf::RunSpec spec = defaults;
+  MergeConfigText("model { layers: 0 gated_ffn: false }\nmesh { dims: [16] }\n", "c.pbtxt", &spec);
+  EXPECT_EQ(spec.model().layers(), 0);         // a zero in the file wins over the default
+  EXPECT_FALSE(spec.model().gated_ffn());      // so does false
+  EXPECT_EQ(spec.model().d_model(), 768);      // not named: default kept
+  ASSERT_EQ(spec.mesh().dims_size(), 1);       // a named list replaces the default list
+  EXPECT_EQ(spec.mesh().dims(0), 16);
+  EXPECT_EQ(spec.plan().data(), 8);            // a message not named at all: kept
+  perf::RunSpec same = defaults;
+  MergeConfigText("", "c.pbtxt", &same);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(same, defaults));
+  EXPECT_THROW(MergeConfigText("model { layerz: 1 }", "c.pbtxt", &same), ConfigParseError);
 }
 
 TEST(ResolvedConfig, PrintsDefaultsAndRoundTrips) {

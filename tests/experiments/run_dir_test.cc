@@ -12,6 +12,7 @@
 #include "datasets/proto/perf_model.pb.h"
 #include "datasets/util/errors.h"
 #include "experiments/lib/cli.h"
+#include "experiments/lib/config.h"
 #include "tests/experiments/test_dir.h"
 
 namespace placerl::run {
@@ -244,6 +245,148 @@ TEST(RunDirFlags, ParseAndResolve) {
   EXPECT_THROW(ResolveRunDirFlags(parse({"--resume", "a", "--out", "b"})), ConfigError);
   EXPECT_THROW(ResolveRunDirFlags(parse({"--resume", "a", "--force"})), ConfigError);
   EXPECT_THROW(parse({"--out", "a", "--pictures", "gif"}), UsageError);
+}
+
+}  // namespace
+}  // namespace placerl::run
+
+namespace placerl::run {
+namespace {
+
+TEST(RunDirectory, PlotsTheCurveOfMetricsCsvIncludingAResumedHistory) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  {
+    RunDirectory rd(Out(dir));
+    rd.WriteConfig(perf::RunSpec());
+    rd.Log(0, {{"time_s", 0}, {"best_cost", 2}, {"episode_return", NAN}});
+    rd.Log(1, {{"time_s", 1}, {"best_cost", 1.5}});
+  }
+  RunDirOptions o = Out(dir);
+  o.resume = true;
+  o.picture_format = "svg";
+  RunDirectory rd(o);
+  rd.Log(2, {{"time_s", 2}, {"best_cost", 1.25}, {"episode_return", -1.3}});
+  const std::string path = rd.PlotMetrics("curve", "time_s", {"best_cost", "episode_return"}, viz::PlotOptions());
+  EXPECT_EQ(path, dir + "/curve.svg");
+  EXPECT_NE(Slurp(path).find("</svg>"), std::string::npos);
+  try {
+    rd.PlotMetrics("curve", "time_s", {"loss"}, viz::PlotOptions());
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no column 'loss' to plot (columns: step, time_s, best_cost, episode_return)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace placerl::run
+
+namespace placerl::run {
+namespace {
+
+TEST(ResolveRunConfig, NewRunThenResume) {
+  TempDir tmp;
+  Spit(tmp / "c.pbtxt", "model { layers: 0 }\nplan { fsdp: 4 }\n");
+  const std::string dir = tmp / "run";
+  perf::RunSpec defaults;
+  defaults.mutable_model()->set_layers(12);
+  defaults.mutable_model()->set_d_model(768);
+  {
+    RunDirFlags flags;
+    flags.out = dir;
+    flags.config = tmp / "c.pbtxt";
+    flags.sets = {"plan.data=2"};
+    RunDirectory rd(ResolveRunDirFlags(flags));
+    perf::RunSpec spec = defaults;
+    ResolveRunConfig(flags, rd, &spec, "test --config c.pbtxt");
+    EXPECT_EQ(spec.model().layers(), 0);
+    EXPECT_EQ(spec.model().d_model(), 768);
+    EXPECT_EQ(spec.plan().fsdp(), 4);
+    EXPECT_EQ(spec.plan().data(), 2);
+    rd.Log(0, {{"x", 1}});
+  }
+  RunDirFlags flags;
+  flags.resume = dir;
+  flags.sets = {"plan.data=4"};
+  RunDirectory rd(ResolveRunDirFlags(flags));
+  perf::RunSpec spec = defaults;  // the run's own config wins over the defaults
+  ResolveRunConfig(flags, rd, &spec);
+  EXPECT_EQ(spec.model().layers(), 0);
+  EXPECT_EQ(spec.plan().data(), 4);
+  perf::RunSpec written;
+  LoadConfig(rd.ConfigPath(), &written);
+  EXPECT_EQ(written.plan().data(), 4);  // the resolved config is written again
+  flags.config = tmp / "c.pbtxt";
+  EXPECT_THROW(ResolveRunConfig(flags, rd, &spec), ConfigError);
+}
+
+TEST(ResolveRunConfig, ABadOverrideLeavesNoDirectory) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  RunDirFlags flags;
+  flags.out = dir;
+  flags.sets = {"plan.nope=1"};
+  try {
+    RunDirectory rd(ResolveRunDirFlags(flags));
+    perf::RunSpec spec;
+    ResolveRunConfig(flags, rd, &spec);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no field 'nope'"), std::string::npos);
+  }
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(CommandLineText, QuotesWhatTheShellWouldSplit) {
+  const char* argv[] = {"place-train", "--out", "runs/a b", "--set", "ppo.clip=0.1", "it's"};
+  EXPECT_EQ(CommandLineText(6, argv), "place-train --out 'runs/a b' --set ppo.clip=0.1 'it'\\''s'");
+}
+
+}  // namespace
+}  // namespace placerl::run
+
+namespace placerl::run {
+namespace {
+
+TEST(RunDirectory, ResumeFromDropsWhatTheKilledRunLoggedAfterItsCheckpoint) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  {
+    RunDirectory rd(Out(dir));
+    rd.WriteConfig(perf::RunSpec());
+    for (int s = 0; s < 10; ++s) rd.Log(s, {{"cost", 10.0 - s}});
+  }
+  std::string csv = Slurp(dir + "/metrics.csv");
+  Spit(dir + "/metrics.csv", csv + "10,0.");  // killed mid-row
+  RunDirOptions o = Out(dir);
+  o.resume = true;
+  {
+    RunDirectory rd(o);
+    rd.ResumeFrom(6);  // the last checkpoint was at step 6
+    rd.Log(6, {{"cost", 3.5}});
+    EXPECT_THROW(rd.ResumeFrom(6), ConfigError);  // after a Log
+  }
+  const MetricsTable t = ReadMetricsCsv(dir + "/metrics.csv");
+  ASSERT_EQ(t.rows.size(), 7u);
+  EXPECT_EQ(t.rows[5][0], 5);
+  EXPECT_EQ(t.rows[6][0], 6);
+  EXPECT_EQ(t.rows[6][1], 3.5);
+  std::vector<std::string> events = EventFiles(dir);
+  ASSERT_EQ(events.size(), 2u);
+  std::sort(events.begin(), events.end());
+  int starts = 0;
+  for (const auto& f : events) {
+    const TensorBoardFile tb = ReadTensorBoardFile(f);
+    if (!tb.session_starts.empty()) {
+      EXPECT_EQ(tb.session_starts, std::vector<int64_t>{6});
+      ++starts;
+    }
+  }
+  EXPECT_EQ(starts, 1);
+  RunDirectory fresh(Out(tmp / "other"));
+  EXPECT_THROW(fresh.ResumeFrom(1), ConfigError);
 }
 
 }  // namespace

@@ -213,3 +213,62 @@ TEST(TensorBoard, MissingDirectoryIsAnIoError) {
 
 }  // namespace
 }  // namespace placerl::run
+
+namespace placerl::run {
+namespace {
+
+// Garbage never crashes the reader: it parses or throws ParseError.
+TEST(TensorBoard, RandomBytesGiveParseErrorsNotCrashes) {
+  TempDir dir;
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<unsigned char>(state >> 56);
+  };
+  std::string valid;
+  {
+    TensorBoardWriter w(dir.path());
+    w.AddScalar("x", 1, 1);
+    valid = Slurp(w.path());
+  }
+  int errors = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    std::string bytes = trial % 2 ? valid : std::string();
+    const int n = 1 + next() % 64;
+    for (int i = 0; i < n; ++i) bytes.push_back(static_cast<char>(next()));
+    Spit(dir / "garbage", bytes);
+    try {
+      ReadTensorBoardFile(dir / "garbage");
+    } catch (const ParseError&) {
+      ++errors;
+    }
+  }
+  EXPECT_EQ(errors, 100);  // a random tail is never a record with two matching CRCs
+}
+
+}  // namespace
+}  // namespace placerl::run
+
+namespace placerl::run {
+namespace {
+
+TEST(TensorBoard, ARecordWhoseLengthLooksLikeGzipIsReadAsIs) {
+  TempDir dir;
+  std::string path;
+  {
+    TensorBoardWriter w(dir.path());
+    path = w.path();
+  }
+  tensorboard::Event e;
+  e.set_step(1);
+  e.set_file_version(std::string(0x8b1f - 6, 'v'));  // serialized size 0x8b1f
+  const std::string data = e.SerializeAsString();
+  ASSERT_EQ(data.size(), 0x8b1fu);
+  Spit(path, FrameTfRecord(data));
+  EXPECT_EQ(static_cast<unsigned char>(Slurp(path)[0]), 0x1f);
+  EXPECT_EQ(ReadTensorBoardFile(path).records, 1);
+  EXPECT_THROW(ReadTensorBoardFile(dir / "missing"), IoError);
+}
+
+}  // namespace
+}  // namespace placerl::run
