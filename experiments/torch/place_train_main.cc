@@ -31,6 +31,7 @@
 #include "experiments/lib/render.h"
 #include "experiments/lib/run_dir.h"
 #include "experiments/lib/stop_signal.h"
+#include "experiments/torch/chip_training.h"
 
 using namespace placerl;
 
@@ -135,13 +136,7 @@ encoders::PolicyOptions PolicyOptionsFrom(const config::PlaceTrainConfig& c) {
 }
 
 // The run's progress that a checkpoint carries besides the learner (state.json).
-struct TrainState {
-  int64_t iteration = 0, episodes = 0, steps = 0;
-  double elapsed_s = 0;  // training time of earlier runs of this directory
-  std::vector<double> best_cost;  // per design (+inf: none yet)
-};
-
-nlohmann::json StateJson(const TrainState& s) {
+nlohmann::json StateJson(const ChipTrainingState& s) {
   nlohmann::json best = nlohmann::json::array();
   for (double b : s.best_cost) best.push_back(std::isfinite(b) ? nlohmann::json(b) : nlohmann::json(nullptr));
   return {{"iteration", s.iteration}, {"episodes", s.episodes}, {"steps", s.steps}, {"elapsed_s", s.elapsed_s}, {"best_cost", best}};
@@ -196,10 +191,10 @@ int PlaceTrain(const Options& o) {
   }
   encoders::Policy policy(PolicyOptionsFrom(cfg), layout);
   agents::Learner learner(&policy, AgentOptionsFrom(cfg));
-  TrainState st;
+  ChipTrainingState st;
   st.best_cost.assign(envs.size(), INFINITY);
+  st.best.resize(envs.size());
   const std::string ckpt = dir.CheckpointPath("latest.ckpt"), state_path = dir.CheckpointPath("state.json");
-  std::vector<search::ChipSolution> best(envs.size());
   if (dir.resuming()) {
     if (!std::filesystem::exists(ckpt)) throw ConfigError(dir.path() + ": no checkpoint to resume from (" + ckpt + ")");
     learner.LoadCheckpoint(ckpt);
@@ -221,82 +216,23 @@ int PlaceTrain(const Options& o) {
   po.unit = "episodes";
   po.budget_seconds = std::max(1e-3, budget - st.elapsed_s);
   run::Progress progress(po);
-  const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return st.elapsed_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  double last_ckpt = elapsed();
-  auto checkpoint = [&] {
+  double last_ckpt = st.elapsed_s;
+  auto checkpoint = [&](const ChipTrainingState& s, double elapsed_s) {
     learner.SaveCheckpoint(ckpt);
-    TrainState s = st;
-    s.elapsed_s = elapsed();
-    WriteFileAtomic(state_path, StateJson(s).dump(2) + "\n");
-    last_ckpt = elapsed();
+    ChipTrainingState copy = s;
+    copy.elapsed_s = elapsed_s;
+    WriteFileAtomic(state_path, StateJson(copy).dump(2) + "\n");
+    last_ckpt = elapsed_s;
   };
-  agents::RolloutBuffer buffer;
-  std::mt19937_64& rng = learner.rng();
-  while (elapsed() < budget && !run::StopRequested()) {
-    buffer.Clear();
-    const auto c0 = std::chrono::steady_clock::now();
-    double sum_cost = 0, min_cost = INFINITY;
-    int complete = 0, infeasible = 0;
-    int64_t steps = 0;
-    for (int e = 0; e < cfg.episodes_per_update() && !run::StopRequested(); ++e) {
-      const size_t k = envs.size() == 1 ? 0 : std::uniform_int_distribution<size_t>(0, envs.size() - 1)(rng);
-      env::ChipEnv& env = *envs[k];
-      env.Reset(cfg.seed() + static_cast<uint64_t>(st.episodes));
-      while (!env.done()) {
-        const encoders::PolicyStep a = policy.Act(env, &rng);
-        buffer.Record(env, a);
-        const env::StepResult r = env.Step(a.action);
-        buffer.SetOutcome(env, r.reward, r.done, r.infeasible);
-        ++steps;
-        if (r.done && r.infeasible) ++infeasible;
-      }
-      ++st.episodes;
-      if (env.info_value("infeasible") == 0) {
-        const chip::CostBreakdown c = env.CurrentCost();
-        ++complete;
-        sum_cost += c.proxy_cost;
-        min_cost = std::min(min_cost, c.proxy_cost);
-        if (c.proxy_cost < st.best_cost[k]) {
-          st.best_cost[k] = c.proxy_cost;
-          search::ChipSolution& b = best[k];
-          const int32_t n = env.netlist().num_nodes();
-          b.x.resize(n), b.y.resize(n), b.orientation.resize(n);
-          for (int32_t i = 0; i < n; ++i) {
-            b.x[i] = env.cost().x(i);
-            b.y[i] = env.cost().y(i);
-            b.orientation[i] = env.cost().orientation(i);
-          }
-          b.cost = c;
-          b.valid = true;
-        }
-      }
-    }
-    if (buffer.transitions.empty()) break;  // stopped before the first episode of this update
-    const double collect_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-    const auto u0 = std::chrono::steady_clock::now();
-    agents::Stats stats = learner.Update(&buffer);
-    const double update_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - u0).count();
-    st.steps += steps;
-    ++st.iteration;
-    double best_all = INFINITY;
-    for (double b : st.best_cost) best_all = std::min(best_all, b);
-    run::Scalars row = {{"time_s", elapsed()},
-                        {"charts/episodes", static_cast<double>(st.episodes)},
-                        {"charts/episodic_return", buffer.MeanEpisodeReturn()},
-                        {"charts/mean_proxy_cost", complete ? sum_cost / complete : NAN},
-                        {"charts/min_proxy_cost", complete ? min_cost : NAN},
-                        {"charts/best_proxy_cost", std::isfinite(best_all) ? best_all : NAN},
-                        {"charts/infeasible_episodes", static_cast<double>(infeasible)},
-                        {"charts/SPS", steps / std::max(1e-9, collect_s + update_s)},
-                        {"perf/collect_s", collect_s},
-                        {"perf/update_s", update_s}};
-    for (const auto& [k, v] : stats) row.emplace_back(k, v);
-    dir.Log(st.iteration, row);
-    progress.Update(static_cast<double>(st.episodes), {{"best", best_all}, {"mean", complete ? sum_cost / complete : NAN}});
-    if (elapsed() - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint();
-  }
-  checkpoint();
+  TrainChip(envs, learner, cfg.episodes_per_update(), cfg.seed(), budget, &st, [] { return run::StopRequested(); },
+            [&](int64_t step, const run::Scalars& row) { dir.Log(step, row); },
+            [&](const ChipTrainingState& s, double elapsed_s) {
+              double best_all = INFINITY;
+              for (double b : s.best_cost) best_all = std::min(best_all, b);
+              progress.Update(static_cast<double>(s.episodes), {{"best", best_all}});
+              if (elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
+            });
+  checkpoint(st, st.elapsed_s);
   double best_all = INFINITY;
   for (double b : st.best_cost) best_all = std::min(best_all, b);
   char summary[200];
@@ -307,23 +243,8 @@ int PlaceTrain(const Options& o) {
   nlohmann::json designs = nlohmann::json::array();
   for (size_t k = 0; k < envs.size(); ++k) {
     const std::string stem = envs.size() == 1 ? "best" : "best_" + std::to_string(k);
-    nlohmann::json d = {{"design", envs[k]->instance().design.label},
-                        {"best_proxy_cost", std::isfinite(st.best_cost[k]) ? nlohmann::json(st.best_cost[k]) : nlohmann::json(nullptr)}};
-    if (best[k].valid) {
-      const chip::Netlist placed = search::PlacedNetlist(envs[k]->netlist(), best[k]);
-      const chip::CostBreakdown& c = best[k].cost;
-      const chip::PlcCosts costs{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};
-      chip::WritePlc(placed, envs[k]->settings(), &costs, dir.Path(stem + ".plc"));
-      chip::ProxyCost pc(placed, envs[k]->settings(), envs[k]->options().weights);
-      viz::RenderOptions ro;
-      ro.title = "place-train: " + envs[k]->instance().design.label;
-      ro.costs = c;
-      viz::RenderPlacement(pc, ro, dir.PicturePath(stem));
-      d["wirelength_cost"] = c.wirelength_cost;
-      d["density_cost"] = c.density_cost;
-      d["congestion_cost"] = c.congestion_cost;
-      d["plc"] = dir.Path(stem + ".plc");
-    }
+    nlohmann::json d = WriteBestPlacement(dir, *envs[k], st.best[k], stem, "place-train: " + envs[k]->instance().design.label);
+    d["best_proxy_cost"] = std::isfinite(st.best_cost[k]) ? nlohmann::json(st.best_cost[k]) : nlohmann::json(nullptr);
     designs.push_back(d);
   }
   if (st.iteration > 0) {
@@ -333,6 +254,7 @@ int PlaceTrain(const Options& o) {
     plot.y_label = "proxy cost";
     dir.PlotMetrics("curve", "time_s", {"charts/best_proxy_cost", "charts/mean_proxy_cost"}, plot, {"best so far", "mean of the update's episodes"});
   }
+  auto elapsed = [&] { return st.elapsed_s; };
   nlohmann::json j = {{"designs", designs},
                       {"episodes", st.episodes},
                       {"updates", st.iteration},
