@@ -1,0 +1,463 @@
+// The GCN encoder, the head, and the Policy wrapper with its static-embedding cache (the only
+// encoders/ file that includes LibTorch; see policy_net.h for the model).
+#include "encoders/policy_net.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+
+namespace placerl::encoders {
+
+// ---------------------------------------------------------------- layout and metadata text
+
+FeatureLayout FeatureLayout::Of(const env::Environment& env) {
+  FeatureLayout l;
+  const env::ActionSpec spec = env.action_spec();
+  l.kind = spec.kind;
+  l.fixed_actions = spec.kind == env::ActionKind::kGrid ? 0 : spec.n;
+  const auto g = env.static_graph();
+  l.edge_feature_dim = g->edge_feature_dim;
+  l.node_feature_names = g->node_feature_names;
+  l.metadata_names = g->metadata_names;
+  l.node_dynamic_names = env.state().node_dynamic_names;
+  l.action_feature_names = env.state().action_feature_names;
+  return l;
+}
+
+namespace {
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + v[i];
+  return s;
+}
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> v;
+  if (s.empty()) return v;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) v.push_back(item);
+  return v;
+}
+}  // namespace
+
+std::string FeatureLayout::Mismatch(const FeatureLayout& e) const {
+  if (kind != e.kind)
+    return std::string("action kind: ") + env::ActionKindName(kind) + " vs " + env::ActionKindName(e.kind);
+  if (fixed_actions != e.fixed_actions)
+    return "number of actions: " + std::to_string(fixed_actions) + " vs " + std::to_string(e.fixed_actions);
+  if (edge_feature_dim != e.edge_feature_dim)
+    return "edge_feature_dim: " + std::to_string(edge_feature_dim) + " vs " + std::to_string(e.edge_feature_dim);
+  auto names = [](const char* what, const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    return a == b ? std::string() : std::string(what) + ": [" + Join(a) + "] vs [" + Join(b) + "]";
+  };
+  for (const std::string& m :
+       {names("node_feature_names", node_feature_names, e.node_feature_names),
+        names("node_dynamic_names", node_dynamic_names, e.node_dynamic_names),
+        names("action_feature_names", action_feature_names, e.action_feature_names),
+        names("metadata_names", metadata_names, e.metadata_names)})
+    if (!m.empty()) return m;
+  return "";
+}
+
+std::string LayoutText(const PolicyOptions& o, const FeatureLayout& l) {
+  std::ostringstream s;
+  s << "format=placerl-policy-v1\n"
+    << "encoder=edge_gcn\n"
+    << "embedding_dim=" << o.embedding_dim << "\n"
+    << "gcn_layers=" << o.gcn_layers << "\n"
+    << "hidden_dim=" << o.hidden_dim << "\n"
+    << "action_hidden_dim=" << o.action_hidden_dim << "\n"
+    << "init_seed=" << o.init_seed << "\n"
+    << "action_kind=" << env::ActionKindName(l.kind) << "\n"
+    << "fixed_actions=" << l.fixed_actions << "\n"
+    << "edge_feature_dim=" << l.edge_feature_dim << "\n"
+    << "node_feature_names=" << Join(l.node_feature_names) << "\n"
+    << "node_dynamic_names=" << Join(l.node_dynamic_names) << "\n"
+    << "action_feature_names=" << Join(l.action_feature_names) << "\n"
+    << "metadata_names=" << Join(l.metadata_names) << "\n";
+  return s.str();
+}
+
+void ParseLayoutText(const std::string& text, PolicyOptions* o, FeatureLayout* l) {
+  std::map<std::string, std::string> kv;
+  std::stringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty()) continue;
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) throw ParseError("checkpoint metadata", n, "expected key=value, got '" + line + "'");
+    kv[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  auto get = [&](const std::string& k) {
+    auto it = kv.find(k);
+    if (it == kv.end()) throw ConfigError("checkpoint metadata: missing key '" + k + "'");
+    return it->second;
+  };
+  auto get_int = [&](const std::string& k) {
+    const std::string v = get(k);
+    try {
+      return std::stoll(v);
+    } catch (const std::exception&) {
+      throw ConfigError("checkpoint metadata: " + k + "=" + v + " is not an integer");
+    }
+  };
+  if (get("format") != "placerl-policy-v1")
+    throw ConfigError("checkpoint metadata: unknown format '" + get("format") + "'");
+  if (get("encoder") != "edge_gcn") throw ConfigError("checkpoint metadata: unknown encoder '" + get("encoder") + "'");
+  o->embedding_dim = static_cast<int32_t>(get_int("embedding_dim"));
+  o->gcn_layers = static_cast<int32_t>(get_int("gcn_layers"));
+  o->hidden_dim = static_cast<int32_t>(get_int("hidden_dim"));
+  o->action_hidden_dim = static_cast<int32_t>(get_int("action_hidden_dim"));
+  o->init_seed = static_cast<uint64_t>(get_int("init_seed"));
+  const std::string kind = get("action_kind");
+  if (kind == "grid") l->kind = env::ActionKind::kGrid;
+  else if (kind == "device") l->kind = env::ActionKind::kDevice;
+  else if (kind == "choice") l->kind = env::ActionKind::kChoice;
+  else throw ConfigError("checkpoint metadata: unknown action_kind '" + kind + "'");
+  l->fixed_actions = static_cast<int32_t>(get_int("fixed_actions"));
+  l->edge_feature_dim = static_cast<int32_t>(get_int("edge_feature_dim"));
+  l->node_feature_names = Split(get("node_feature_names"));
+  l->node_dynamic_names = Split(get("node_dynamic_names"));
+  l->action_feature_names = Split(get("action_feature_names"));
+  l->metadata_names = Split(get("metadata_names"));
+}
+
+// ---------------------------------------------------------------- graph tensors
+
+GraphTensors MakeGraphTensors(const env::StaticGraph& g) {
+  g.Validate();
+  GraphTensors t;
+  const int64_t n = g.num_nodes, e = g.num_edges();
+  t.num_nodes = g.num_nodes;
+  if (g.node_feature_dim > 0) {
+    t.node_features = torch::from_blob(const_cast<float*>(g.node_features.data()), {n, g.node_feature_dim}).clone();
+  } else {
+    t.node_features = torch::ones({n, 1});  // no features: every node starts equal
+  }
+  std::vector<int64_t> src(g.edge_src.begin(), g.edge_src.end()), dst(g.edge_dst.begin(), g.edge_dst.end());
+  t.edge_src = torch::from_blob(src.data(), {e}, torch::kLong).clone();
+  t.edge_dst = torch::from_blob(dst.data(), {e}, torch::kLong).clone();
+  const int64_t fe = 1 + g.edge_feature_dim;
+  std::vector<float> input(static_cast<size_t>(e * fe));
+  std::vector<float> count(n, 0.f);
+  for (int64_t k = 0; k < e; ++k) {
+    input[k * fe] = g.edge_weight[k];
+    for (int64_t f = 1; f < fe; ++f) input[k * fe + f] = g.edge_features[k * g.edge_feature_dim + f - 1];
+    count[g.edge_src[k]] += 1;
+    count[g.edge_dst[k]] += 1;
+  }
+  t.edge_input = torch::from_blob(input.data(), {e, fe}).clone();
+  for (float& c : count) c = 1.f / (c + 1e-6f);
+  t.inv_degree = torch::from_blob(count.data(), {n, 1}).clone();
+  t.metadata = torch::from_blob(const_cast<float*>(g.metadata.data()), {g.metadata_dim()}).clone();
+
+  // CSR, both directions, weights normalised per row.
+  t.adj_offset.assign(n + 1, 0);
+  for (int64_t k = 0; k < e; ++k) {
+    ++t.adj_offset[g.edge_src[k] + 1];
+    ++t.adj_offset[g.edge_dst[k] + 1];
+  }
+  for (int64_t i = 0; i < n; ++i) t.adj_offset[i + 1] += t.adj_offset[i];
+  t.adj_node.resize(2 * e);
+  t.adj_weight.resize(2 * e);
+  std::vector<int32_t> fill(t.adj_offset.begin(), t.adj_offset.end() - 1);
+  for (int64_t k = 0; k < e; ++k) {
+    const int32_t a = g.edge_src[k], b = g.edge_dst[k];
+    t.adj_node[fill[a]] = b;
+    t.adj_weight[fill[a]++] = g.edge_weight[k];
+    t.adj_node[fill[b]] = a;
+    t.adj_weight[fill[b]++] = g.edge_weight[k];
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (int32_t k = t.adj_offset[i]; k < t.adj_offset[i + 1]; ++k) s += std::abs(t.adj_weight[k]);
+    if (s > 0)
+      for (int32_t k = t.adj_offset[i]; k < t.adj_offset[i + 1]; ++k) t.adj_weight[k] /= static_cast<float>(s);
+  }
+  return t;
+}
+
+void NeighbourDynamic(const GraphTensors& g, int32_t node, const float* dyn, int32_t channels, float* out) {
+  std::fill(out, out + channels, 0.f);
+  if (node < 0 || node >= g.num_nodes) return;
+  for (int32_t k = g.adj_offset[node]; k < g.adj_offset[node + 1]; ++k) {
+    const float w = g.adj_weight[k];
+    const float* d = dyn + static_cast<size_t>(g.adj_node[k]) * channels;
+    for (int32_t c = 0; c < channels; ++c) out[c] += w * d[c];
+  }
+}
+
+// ---------------------------------------------------------------- the module
+
+PolicyNetImpl::PolicyNetImpl(const PolicyOptions& o, const FeatureLayout& l) : opt_(o), layout_(l) {
+  if (o.embedding_dim < 1 || o.gcn_layers < 0 || o.hidden_dim < 1 || o.action_hidden_dim < 1)
+    throw ConfigError("policy: embedding_dim, hidden_dim, action_hidden_dim must be >= 1 and gcn_layers >= 0");
+  torch::manual_seed(o.init_seed);
+  const int64_t d = o.embedding_dim, k = o.action_hidden_dim;
+  const int64_t f = std::max<int64_t>(1, static_cast<int64_t>(l.node_feature_names.size()));
+  const int64_t m = static_cast<int64_t>(l.metadata_names.size());
+  dyn_channels_ = static_cast<int32_t>(l.node_dynamic_names.size());
+  action_channels_ = static_cast<int32_t>(l.action_feature_names.size());
+  node_in_ = register_module("node_in", torch::nn::Linear(f, d));
+  if (m > 0) meta_in_ = register_module("meta_in", torch::nn::Linear(m, d));
+  for (int32_t i = 0; i < o.gcn_layers; ++i) {
+    const std::string s = std::to_string(i);
+    edge_self_.push_back(register_module("gcn" + s + "_self", torch::nn::Linear(d, d)));
+    edge_other_.push_back(
+        register_module("gcn" + s + "_other", torch::nn::Linear(torch::nn::LinearOptions(d, d).bias(false))));
+    edge_weight_.push_back(register_module(
+        "gcn" + s + "_edge", torch::nn::Linear(torch::nn::LinearOptions(1 + l.edge_feature_dim, d).bias(false))));
+  }
+  att_query_ = register_module("att_query", torch::nn::Linear(d, d));
+  att_key_ = register_module("att_key", torch::nn::Linear(d, d));
+  att_value_ = register_module("att_value", torch::nn::Linear(d, d));
+  const int64_t summary = (m > 0 ? 3 : 2) * d + 2 * d + dyn_channels_ * d + dyn_channels_;
+  trunk1_ = register_module("trunk1", torch::nn::Linear(summary, o.hidden_dim));
+  trunk2_ = register_module("trunk2", torch::nn::Linear(o.hidden_dim, o.hidden_dim));
+  value_ = register_module("value", torch::nn::Linear(o.hidden_dim, 1));
+  const int64_t per_action = action_channels_ + (l.kind == env::ActionKind::kGrid ? 2 : 0);
+  if (per_action > 0) action_in_ = register_module("action_in", torch::nn::Linear(per_action, k));
+  action_ctx_ = register_module("action_ctx", torch::nn::Linear(o.hidden_dim, k));
+  action_out_ = register_module("action_out", torch::nn::Linear(k, 1));
+  if (l.kind != env::ActionKind::kGrid) {
+    if (l.fixed_actions < 1) throw ConfigError("policy: a device/choice policy needs the number of actions");
+    action_embedding_ = register_parameter("action_embedding", torch::randn({l.fixed_actions, k}) * 0.1);
+  }
+  // Start near the uniform policy (CleanRL: actor output std 0.01).
+  torch::NoGradGuard no_grad;
+  action_out_->weight.mul_(0.01);
+  action_out_->bias.zero_();
+}
+
+StaticEmbedding PolicyNetImpl::Encode(const GraphTensors& g) {
+  torch::Tensor h = torch::relu(node_in_(g.node_features));
+  for (size_t l = 0; l < edge_self_.size(); ++l) {
+    const torch::Tensor a = edge_self_[l](h), b = edge_other_[l](h), c = edge_weight_[l](g.edge_input);
+    const torch::Tensor a_src = a.index_select(0, g.edge_src), a_dst = a.index_select(0, g.edge_dst);
+    const torch::Tensor b_src = b.index_select(0, g.edge_src), b_dst = b.index_select(0, g.edge_dst);
+    const torch::Tensor e = (torch::relu(a_src + b_dst + c) + torch::relu(a_dst + b_src + c)) * 0.5;
+    const torch::Tensor agg = torch::zeros_like(h).index_add(0, g.edge_src, e).index_add(0, g.edge_dst, e);
+    h = h + agg * g.inv_degree;
+  }
+  StaticEmbedding s;
+  s.node = h;
+  std::vector<torch::Tensor> ctx = {h.mean(0), std::get<0>(h.max(0))};
+  if (meta_in_) ctx.push_back(torch::relu(meta_in_(g.metadata)));
+  s.context = torch::cat(ctx);
+  s.keys = att_key_(h);
+  s.values = att_value_(h);
+  return s;
+}
+
+torch::Tensor PolicyNetImpl::ActionPositions(const env::ActionSpec& spec) {
+  if (spec.cols != pos_cols_ || spec.rows != pos_rows_) {
+    std::vector<float> p(static_cast<size_t>(spec.cols) * spec.rows * 2);
+    for (int32_t r = 0; r < spec.rows; ++r)
+      for (int32_t c = 0; c < spec.cols; ++c) {
+        const size_t a = static_cast<size_t>(r) * spec.cols + c;
+        p[2 * a] = (c + 0.5f) / spec.cols;
+        p[2 * a + 1] = (r + 0.5f) / spec.rows;
+      }
+    pos_cache_ = torch::from_blob(p.data(), {static_cast<int64_t>(spec.cols) * spec.rows, 2}).clone();
+    pos_cols_ = spec.cols;
+    pos_rows_ = spec.rows;
+  }
+  return pos_cache_;
+}
+
+std::pair<torch::Tensor, torch::Tensor> PolicyNetImpl::Forward(const StaticEmbedding& emb, const StepBatch& batch) {
+  const int64_t b = batch.current_node.size(0), d = opt_.embedding_dim, a = batch.spec.num_actions();
+  const torch::Tensor h_cur = emb.node.index_select(0, batch.current_node);  // [B, D]
+  const torch::Tensor scores = att_query_(h_cur).matmul(emb.keys.t()) / std::sqrt(static_cast<double>(d));
+  const torch::Tensor readout = torch::softmax(scores, 1).matmul(emb.values);  // [B, D]
+  std::vector<torch::Tensor> parts = {emb.context.expand({b, -1}), h_cur, readout};
+  if (dyn_channels_ > 0) {
+    // mean_i node_dynamic_i ⊗ h_i: what is placed where, in embedding space.
+    const torch::Tensor placed = batch.node_dynamic.transpose(1, 2).matmul(emb.node) / emb.node.size(0);
+    parts.push_back(placed.reshape({b, dyn_channels_ * d}));
+    parts.push_back(batch.neighbour_dynamic);
+  }
+  const torch::Tensor z = torch::relu(trunk2_(torch::relu(trunk1_(torch::cat(parts, 1)))));
+  const torch::Tensor value = value_(z).squeeze(1);
+
+  torch::Tensor hidden = action_ctx_(z).unsqueeze(1);  // [B, 1, K]
+  torch::Tensor per_action;                            // [B or 1, A, P]
+  if (layout_.kind == env::ActionKind::kGrid) {
+    const torch::Tensor pos = ActionPositions(batch.spec).unsqueeze(0);
+    per_action = action_channels_ > 0 ? torch::cat({batch.action_features.transpose(1, 2), pos.expand({b, a, 2})}, 2)
+                                      : pos;
+  } else if (action_channels_ > 0) {
+    per_action = batch.action_features.transpose(1, 2);
+  }
+  if (per_action.defined()) hidden = hidden + action_in_(per_action);
+  if (action_embedding_.defined()) hidden = hidden + action_embedding_.unsqueeze(0);
+  const torch::Tensor logits = action_out_(torch::relu(hidden)).squeeze(2);  // [B, A]
+  return {logits.masked_fill(batch.mask.logical_not(), -1e9), value};
+}
+
+StepBatch StepBatchOf(const GraphTensors& g, const env::Environment& env, std::vector<float>* scratch) {
+  const env::DynamicState& s = env.state();
+  StepBatch b;
+  b.spec = env.action_spec();
+  const int64_t n = g.num_nodes, c = s.node_dynamic_dim, a = b.spec.num_actions();
+  b.current_node = torch::full({1}, static_cast<int64_t>(std::max(0, s.current_node)), torch::kLong);
+  if (c > 0) {
+    b.node_dynamic = torch::from_blob(const_cast<float*>(s.node_dynamic.data()), {1, n, c});
+    scratch->resize(c);
+    NeighbourDynamic(g, s.current_node, s.node_dynamic.data(), static_cast<int32_t>(c), scratch->data());
+    b.neighbour_dynamic = torch::from_blob(scratch->data(), {1, c});
+  }
+  b.mask = torch::from_blob(const_cast<uint8_t*>(s.action_mask.data()), {1, a}, torch::kUInt8).to(torch::kBool);
+  if (s.action_feature_dim > 0)
+    b.action_features = torch::from_blob(const_cast<float*>(s.action_features.data()), {1, s.action_feature_dim, a});
+  return b;
+}
+
+// ---------------------------------------------------------------- archives
+
+void SaveWeights(PolicyNetImpl& net, torch::serialize::OutputArchive& archive) {
+  for (const auto& p : net.named_parameters()) archive.write(p.key(), p.value());
+}
+
+void LoadWeights(PolicyNetImpl& net, torch::serialize::InputArchive& archive) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : net.named_parameters()) {
+    torch::Tensor t;
+    if (!archive.try_read(p.key(), t)) throw ConfigError("checkpoint: weight '" + p.key() + "' is missing");
+    if (!t.sizes().equals(p.value().sizes()))
+      throw ConfigError("checkpoint: weight '" + p.key() + "' has another shape than this policy's");
+    p.value().copy_(t);
+  }
+}
+
+void WriteString(torch::serialize::OutputArchive& a, const std::string& key, const std::string& s) {
+  a.write(key, torch::from_blob(const_cast<char*>(s.data()), {static_cast<int64_t>(s.size())}, torch::kUInt8).clone());
+}
+
+std::string ReadString(torch::serialize::InputArchive& a, const std::string& key) {
+  torch::Tensor t;
+  if (!a.try_read(key, t)) throw ConfigError("checkpoint: entry '" + key + "' is missing");
+  t = t.contiguous();
+  return std::string(reinterpret_cast<const char*>(t.data_ptr<uint8_t>()), static_cast<size_t>(t.numel()));
+}
+
+// ---------------------------------------------------------------- Policy
+
+struct Policy::Impl {
+  struct Cached {
+    std::shared_ptr<const env::StaticGraph> graph;  // kept alive so that the address stays unique
+    GraphTensors tensors;
+    StaticEmbedding embedding;
+    bool has_embedding = false;
+  };
+  explicit Impl(const PolicyOptions& o, const FeatureLayout& l) : net(o, l) {}
+  Cached& Lookup(const env::Environment& env) {
+    const auto g = env.static_graph();
+    for (auto& c : cache)
+      if (c.graph == g) return Embedded(c);
+    const std::string mismatch = net->layout().Mismatch(FeatureLayout::Of(env));
+    if (!mismatch.empty()) throw ConfigError("policy: environment " + env.name() + " does not fit: " + mismatch);
+    if (cache.size() >= 64) cache.erase(cache.begin());
+    cache.push_back({g, MakeGraphTensors(*g), {}, false});
+    return Embedded(cache.back());
+  }
+  Cached& Embedded(Cached& c) {
+    if (!c.has_embedding) {
+      torch::NoGradGuard no_grad;
+      c.embedding = net->Encode(c.tensors);
+      c.has_embedding = true;
+    }
+    return c;
+  }
+  std::pair<torch::Tensor, torch::Tensor> Evaluate(const env::Environment& env) {
+    torch::NoGradGuard no_grad;
+    Cached& c = Lookup(env);
+    const StepBatch batch = StepBatchOf(c.tensors, env, &scratch);
+    return net->Forward(c.embedding, batch);
+  }
+  PolicyNet net;
+  std::vector<Cached> cache;
+  std::vector<float> scratch;
+};
+
+Policy::Policy(const PolicyOptions& o, const FeatureLayout& l) : impl_(std::make_unique<Impl>(o, l)) {}
+Policy::~Policy() = default;
+const PolicyOptions& Policy::options() const { return impl_->net->options(); }
+const FeatureLayout& Policy::layout() const { return impl_->net->layout(); }
+PolicyNet& Policy::net() { return impl_->net; }
+
+void Policy::ClearCache() {
+  for (auto& c : impl_->cache) {
+    c.has_embedding = false;
+    c.embedding = {};
+  }
+}
+
+PolicyStep Policy::Act(const env::Environment& env, std::mt19937_64* rng, bool greedy) {
+  auto [logits_t, value_t] = impl_->Evaluate(env);
+  const float* logits = logits_t.data_ptr<float>();
+  const int64_t a = logits_t.size(1);
+  const auto& mask = env.action_mask();
+  double top = -1e300;
+  int32_t best = -1;
+  for (int64_t i = 0; i < a; ++i)
+    if (mask[i] && logits[i] > top) {
+      top = logits[i];
+      best = static_cast<int32_t>(i);
+    }
+  if (best < 0) throw InfeasibleAction("policy: no legal action in " + env.name());
+  double sum = 0;
+  for (int64_t i = 0; i < a; ++i)
+    if (mask[i]) sum += std::exp(logits[i] - top);
+  const double log_z = top + std::log(sum);
+  PolicyStep step;
+  step.value = value_t.item<float>();
+  step.action = best;
+  if (!greedy) {
+    double u = std::uniform_real_distribution<double>(0.0, sum)(*rng);
+    for (int64_t i = 0; i < a; ++i) {
+      if (!mask[i]) continue;
+      step.action = static_cast<int32_t>(i);  // the last legal one if rounding leaves u > 0
+      u -= std::exp(logits[i] - top);
+      if (u <= 0) break;
+    }
+  }
+  step.log_prob = static_cast<float>(logits[step.action] - log_z);
+  return step;
+}
+
+std::vector<float> Policy::Logits(const env::Environment& env, float* value) {
+  auto [logits, v] = impl_->Evaluate(env);
+  if (value) *value = v.item<float>();
+  logits = logits.contiguous();
+  return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
+}
+
+std::unique_ptr<Policy> Policy::Load(const std::string& path, const env::Environment& env) {
+  const std::string bytes = ReadFile(path);
+  torch::serialize::InputArchive archive;
+  try {
+    std::istringstream in(bytes);
+    archive.load_from(in);
+  } catch (const c10::Error& e) {
+    throw ConfigError(path + ": not a placerl checkpoint");
+  }
+  PolicyOptions o;
+  FeatureLayout l;
+  ParseLayoutText(ReadString(archive, "metadata"), &o, &l);
+  const std::string mismatch = l.Mismatch(FeatureLayout::Of(env));
+  if (!mismatch.empty())
+    throw ConfigError(path + ": the checkpoint's policy does not fit environment " + env.name() + ": " + mismatch);
+  auto policy = std::make_unique<Policy>(o, l);
+  torch::serialize::InputArchive model;
+  if (!archive.try_read("model", model)) throw ConfigError(path + ": the checkpoint has no model");
+  LoadWeights(*policy->net(), model);
+  return policy;
+}
+
+}  // namespace placerl::encoders

@@ -1,0 +1,89 @@
+// The policy every agent and binary uses: CT's edge-centric GCN over the STATIC graph of an
+// instance (computed once per instance, cached by graph), and a small head that reads the step's
+// DynamicState (current node, node_dynamic, mask, action_features) and gives masked logits over
+// the real actions (any cols × rows grid, n devices, k choices) and a value
+// (../shared/DESIGN.md "Encoders and agents: fast on CPU"; reference notes §1.7–§1.8).
+//
+// This header is torch-free (pimpl): binaries and collectors that only act include it; the
+// LibTorch module itself is encoders/policy_net.h, which only LibTorch code includes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "env/environment.h"
+
+namespace placerl::encoders {
+
+class PolicyNet;  // LibTorch module (encoders/policy_net.h)
+
+struct PolicyOptions {
+  int32_t embedding_dim = 32;      // GCN node embedding size (CT: 8)
+  int32_t gcn_layers = 3;          // CT: 3
+  int32_t hidden_dim = 64;         // width of the head MLP on the step summary
+  int32_t action_hidden_dim = 32;  // width of the per-action (per-cell) MLP
+  uint64_t init_seed = 1;          // weight initialisation
+};
+
+// What a policy's weights are tied to: the feature names and the action kind (for devices and
+// choices also their number; a grid policy runs on any cols × rows). Written into checkpoints;
+// a checkpoint loads only where the layout matches.
+struct FeatureLayout {
+  env::ActionKind kind = env::ActionKind::kChoice;
+  int32_t fixed_actions = 0;  // kDevice / kChoice: n; kGrid: 0
+  int32_t edge_feature_dim = 0;
+  std::vector<std::string> node_feature_names, node_dynamic_names, action_feature_names, metadata_names;
+
+  static FeatureLayout Of(const env::Environment& env);
+  // "" when `env_layout` can run this policy, else what differs ("node_dynamic_names: … vs …").
+  std::string Mismatch(const FeatureLayout& env_layout) const;
+  bool operator==(const FeatureLayout& o) const { return Mismatch(o).empty() && o.Mismatch(*this).empty(); }
+};
+
+// The decision of one step.
+struct PolicyStep {
+  int32_t action = -1;
+  float log_prob = 0;
+  float value = 0;
+};
+
+class Policy {
+ public:
+  Policy(const PolicyOptions& options, const FeatureLayout& layout);
+  ~Policy();
+  Policy(const Policy&) = delete;
+  Policy& operator=(const Policy&) = delete;
+
+  const PolicyOptions& options() const;
+  const FeatureLayout& layout() const;
+
+  // Samples an action for the current state of `env` (the most likely legal one when
+  // `greedy`). The static embedding of env's graph is computed once and cached; throws
+  // ConfigError when env's layout does not match and InfeasibleAction when no action is legal.
+  PolicyStep Act(const env::Environment& env, std::mt19937_64* rng, bool greedy = false);
+  // The masked logits (−1e9 where illegal) of the current state, and its value.
+  std::vector<float> Logits(const env::Environment& env, float* value = nullptr);
+
+  // Cached static embeddings become stale when the weights change: learners call this after
+  // every update (and loading does).
+  void ClearCache();
+
+  // Weights-only checkpoint I/O used by `place`-style code; learners write full checkpoints
+  // (agents/learner.h). Load reads either kind and checks the layout against `env`.
+  static std::unique_ptr<Policy> Load(const std::string& path, const env::Environment& env);
+
+  PolicyNet& net();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Metadata text of a checkpoint: options and layout as `key=value` lines (lists comma-joined).
+std::string LayoutText(const PolicyOptions& o, const FeatureLayout& l);
+void ParseLayoutText(const std::string& text, PolicyOptions* o, FeatureLayout* l);
+
+}  // namespace placerl::encoders

@@ -1,0 +1,101 @@
+// The LibTorch module behind encoders::Policy: CT's edge-centric GCN on the static graph
+// (reference notes §1.8) and one head for every action kind. Only LibTorch code includes this.
+//
+// Encoder (once per instance; in training once per minibatch, with gradient):
+//   h = ReLU(Dense(node_features));  per layer ℓ, for every edge (i, j, w):
+//   e_ij = (ReLU(W_ℓ[h_i, h_j, w]) + ReLU(W_ℓ[h_j, h_i, w])) / 2,  h_i += mean of e over i's edges.
+//   W_ℓ[a, b, w] is factored as A·a + B·b + c·w + d so that A·h and B·h are computed per node,
+//   not per edge. Context = [mean_i h_i, max_i h_i, ReLU(Dense(metadata))].
+// Head (per step; B steps of one instance at a time):
+//   s = [context, h_cur, attention readout over h with query from h_cur,
+//        mean_i (node_dynamic_i ⊗ h_i), edge-weighted mean of node_dynamic over the current
+//        node's neighbours] → z = MLP(s);  value = Dense(z);
+//   per action a: logit_a = v · ReLU(P·[action_features_a, pos_a] + Z·z + E_a), where pos_a is
+//   the cell centre in [0,1]² for grids (so the head is not tied to cols × rows) and E_a a
+//   learned action embedding for devices / choices; masked logits = −1e9 where mask = 0.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <utility>
+#include <vector>
+
+#include "encoders/policy.h"
+
+namespace placerl::encoders {
+
+// The static graph as tensors and a CSR adjacency, built once per instance (no gradient).
+struct GraphTensors {
+  int32_t num_nodes = 0;
+  torch::Tensor node_features;  // [N, F]
+  torch::Tensor edge_src, edge_dst;  // [E] int64
+  torch::Tensor edge_input;     // [E, 1 + edge_feature_dim] (weight, edge features)
+  torch::Tensor inv_degree;     // [N, 1] 1 / (count + 1e-6)
+  torch::Tensor metadata;       // [M]
+  // CSR of the undirected adjacency with row-normalised weights (neighbour summaries).
+  std::vector<int32_t> adj_offset, adj_node;
+  std::vector<float> adj_weight;
+};
+GraphTensors MakeGraphTensors(const env::StaticGraph& g);
+
+// Edge-weighted mean of node_dynamic [N, C] over the neighbours of `node` → out[C].
+void NeighbourDynamic(const GraphTensors& g, int32_t node, const float* node_dynamic, int32_t channels,
+                      float* out);
+
+struct StaticEmbedding {
+  torch::Tensor node;     // [N, D]
+  torch::Tensor context;  // [3D] (or [2D] without metadata)
+  torch::Tensor keys, values;  // [N, D] attention
+};
+
+// B decisions on one instance.
+struct StepBatch {
+  torch::Tensor current_node;       // [B] int64
+  torch::Tensor node_dynamic;       // [B, N, C] (undefined when C = 0)
+  torch::Tensor neighbour_dynamic;  // [B, C]
+  torch::Tensor mask;               // [B, A] bool
+  torch::Tensor action_features;    // [B, Ca, A] (undefined when Ca = 0)
+  env::ActionSpec spec;
+};
+
+class PolicyNetImpl : public torch::nn::Module {
+ public:
+  PolicyNetImpl(const PolicyOptions& options, const FeatureLayout& layout);
+
+  StaticEmbedding Encode(const GraphTensors& g);
+  // Masked logits [B, A] and values [B].
+  std::pair<torch::Tensor, torch::Tensor> Forward(const StaticEmbedding& emb, const StepBatch& batch);
+
+  const PolicyOptions& options() const { return opt_; }
+  const FeatureLayout& layout() const { return layout_; }
+
+ private:
+  torch::Tensor ActionPositions(const env::ActionSpec& spec);  // [A, 2] for grids, cached
+
+  PolicyOptions opt_;
+  FeatureLayout layout_;
+  int32_t dyn_channels_ = 0, action_channels_ = 0;
+  torch::nn::Linear node_in_{nullptr}, meta_in_{nullptr};
+  std::vector<torch::nn::Linear> edge_self_, edge_other_, edge_weight_;
+  torch::nn::Linear att_query_{nullptr}, att_key_{nullptr}, att_value_{nullptr};
+  torch::nn::Linear trunk1_{nullptr}, trunk2_{nullptr}, value_{nullptr};
+  torch::nn::Linear action_in_{nullptr}, action_ctx_{nullptr}, action_out_{nullptr};
+  torch::Tensor action_embedding_;  // [n, K] for devices / choices
+  int32_t pos_cols_ = -1, pos_rows_ = -1;
+  torch::Tensor pos_cache_;
+};
+TORCH_MODULE(PolicyNet);
+
+// Builds a one-step batch from an environment's current state (tensors view env's buffers:
+// valid until its next step).
+StepBatch StepBatchOf(const GraphTensors& g, const env::Environment& env, std::vector<float>* neighbour_scratch);
+
+// Named parameters as an archive, and back (checking names and shapes).
+void SaveWeights(PolicyNetImpl& net, torch::serialize::OutputArchive& archive);
+void LoadWeights(PolicyNetImpl& net, torch::serialize::InputArchive& archive);
+
+// A string stored in an archive as a uint8 tensor.
+void WriteString(torch::serialize::OutputArchive& a, const std::string& key, const std::string& s);
+std::string ReadString(torch::serialize::InputArchive& a, const std::string& key);
+
+}  // namespace placerl::encoders

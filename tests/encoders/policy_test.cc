@@ -1,0 +1,175 @@
+// The GCN encoder and policy head: output shapes on a chip and a device environment, masking,
+// permutation invariance of the static embedding, the layout check and the metadata text.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <numeric>
+#include <random>
+
+#include "datasets/util/errors.h"
+#include "encoders/policy.h"
+#include "encoders/policy_net.h"
+#include "env/registry.h"
+
+namespace placerl::encoders {
+namespace {
+
+class PolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override { torch::set_num_threads(1); }
+};
+
+TEST_F(PolicyTest, ShapesOnAChipGrid) {
+  auto env = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  PolicyOptions o;
+  o.embedding_dim = 16;
+  Policy policy(o, FeatureLayout::Of(*env));
+  const auto g = env->static_graph();
+  const GraphTensors gt = MakeGraphTensors(*g);
+  torch::NoGradGuard no_grad;
+  const StaticEmbedding emb = policy.net()->Encode(gt);
+  EXPECT_EQ(emb.node.sizes(), (std::vector<int64_t>{g->num_nodes, 16}));
+  EXPECT_EQ(emb.context.numel(), 3 * 16);
+  std::vector<float> scratch;
+  const StepBatch batch = StepBatchOf(gt, *env, &scratch);
+  auto [logits, value] = policy.net()->Forward(emb, batch);
+  const int64_t a = env->num_actions();
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{1, a}));
+  EXPECT_EQ(value.sizes(), (std::vector<int64_t>{1}));
+  const auto& mask = env->action_mask();
+  int legal = 0;
+  for (int64_t i = 0; i < a; ++i) {
+    if (mask[i]) {
+      ++legal;
+      EXPECT_GT(logits[0][i].item<float>(), -1e6);
+    } else {
+      EXPECT_LE(logits[0][i].item<float>(), -1e8);
+    }
+  }
+  EXPECT_GT(legal, 0);
+  // Act returns a legal action with a log-probability ≤ 0, and Logits agrees with Forward.
+  std::mt19937_64 rng(3);
+  const PolicyStep step = policy.Act(*env, &rng);
+  ASSERT_GE(step.action, 0);
+  EXPECT_TRUE(mask[step.action]);
+  EXPECT_LE(step.log_prob, 0.f);
+  float v = 0;
+  const std::vector<float> l = policy.Logits(*env, &v);
+  ASSERT_EQ(static_cast<int64_t>(l.size()), a);
+  EXPECT_FLOAT_EQ(v, value.item<float>());
+  EXPECT_FLOAT_EQ(l[step.action], logits[0][step.action].item<float>());
+}
+
+TEST_F(PolicyTest, DeviceHeadAndAMinibatchOfSteps) {
+  auto env = env::MakeEnvironment("partition(nodes=10,devices=3,extra_edges=5,graph_seed=7)");
+  Policy policy(PolicyOptions{}, FeatureLayout::Of(*env));
+  EXPECT_EQ(policy.layout().fixed_actions, 3);
+  std::mt19937_64 rng(1);
+  double total = 0;
+  while (!env->done()) {
+    const auto l = policy.Logits(*env);
+    ASSERT_EQ(l.size(), 3u);
+    // A near-uniform start: the first policy's logits are small.
+    for (size_t d = 0; d < 3; ++d)
+      if (env->action_mask()[d]) EXPECT_LT(std::abs(l[d]), 1.0f);
+    const PolicyStep s = policy.Act(*env, &rng);
+    EXPECT_TRUE(env->action_mask()[s.action]);
+    total += std::exp(s.log_prob);
+    env->Step(s.action);
+  }
+  EXPECT_GT(total, 0);
+}
+
+// Relabel the nodes of a graph: node embeddings permute the same way, the context stays.
+TEST_F(PolicyTest, StaticEmbeddingIsPermutationInvariant) {
+  auto env = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  const env::StaticGraph& g = *env->static_graph();
+  const int32_t n = g.num_nodes;
+  std::vector<int32_t> perm(n);  // new index of old node i
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(11));
+  env::StaticGraph p = g;
+  const int32_t f = g.node_feature_dim;
+  for (int32_t i = 0; i < n; ++i)
+    for (int32_t k = 0; k < f; ++k) p.node_features[perm[i] * f + k] = g.node_features[i * f + k];
+  std::vector<int32_t> edge_order(g.num_edges());
+  std::iota(edge_order.begin(), edge_order.end(), 0);
+  std::shuffle(edge_order.begin(), edge_order.end(), std::mt19937_64(12));
+  for (int32_t e = 0; e < g.num_edges(); ++e) {
+    const int32_t from = edge_order[e];
+    int32_t a = perm[g.edge_src[from]], b = perm[g.edge_dst[from]];
+    if (a > b) std::swap(a, b);
+    p.edge_src[e] = a;
+    p.edge_dst[e] = b;
+    p.edge_weight[e] = g.edge_weight[from];
+  }
+  p.node_names.clear();
+  Policy policy(PolicyOptions{}, FeatureLayout::Of(*env));
+  torch::NoGradGuard no_grad;
+  const StaticEmbedding a = policy.net()->Encode(MakeGraphTensors(g));
+  const StaticEmbedding b = policy.net()->Encode(MakeGraphTensors(p));
+  std::vector<int64_t> perm64(perm.begin(), perm.end());
+  const torch::Tensor moved = b.node.index_select(0, torch::tensor(perm64, torch::kLong));
+  EXPECT_TRUE(torch::allclose(a.node, moved, 1e-4, 1e-5)) << (a.node - moved).abs().max().item<float>();
+  EXPECT_TRUE(torch::allclose(a.context, b.context, 1e-4, 1e-5));
+  // A different graph does give different embeddings (the test can fail).
+  p.edge_weight[0] *= 5;
+  const StaticEmbedding c = policy.net()->Encode(MakeGraphTensors(p));
+  EXPECT_FALSE(torch::allclose(b.node, c.node, 1e-4, 1e-5));
+}
+
+TEST_F(PolicyTest, GridHeadRunsOnAnyGridSize) {
+  auto small = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  auto other = env::MakeEnvironment(
+      "chip(netlist=../shared/datasets/chip/circuit_training/macro_tiles_10x10/netlist.pb.txt,soft=keep)");
+  ASSERT_FALSE(small->action_spec() == other->action_spec());
+  Policy policy(PolicyOptions{}, FeatureLayout::Of(*small));
+  std::mt19937_64 rng(1);
+  EXPECT_EQ(policy.Logits(*small).size(), static_cast<size_t>(small->num_actions()));
+  EXPECT_EQ(policy.Logits(*other).size(), static_cast<size_t>(other->num_actions()));
+  while (!other->done()) other->Step(policy.Act(*other, &rng).action);
+}
+
+TEST_F(PolicyTest, AnotherLayoutIsRejectedWithTheDifference) {
+  auto chip = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  auto part = env::MakeEnvironment("partition(nodes=8,devices=2)");
+  Policy policy(PolicyOptions{}, FeatureLayout::Of(*chip));
+  std::mt19937_64 rng(1);
+  try {
+    policy.Act(*part, &rng);
+    FAIL() << "a grid policy acted on a device environment";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("action kind"), std::string::npos) << e.what();
+  }
+  FeatureLayout l = FeatureLayout::Of(*chip);
+  l.node_dynamic_names.push_back("extra");
+  EXPECT_NE(l.Mismatch(FeatureLayout::Of(*chip)).find("node_dynamic_names"), std::string::npos);
+  auto wider = env::MakeEnvironment("partition(nodes=8,devices=3)");
+  EXPECT_NE(FeatureLayout::Of(*part).Mismatch(FeatureLayout::Of(*wider)).find("number of actions"), std::string::npos);
+}
+
+TEST_F(PolicyTest, LayoutTextRoundTripsAndRejectsGarbage) {
+  auto chip = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  PolicyOptions o;
+  o.embedding_dim = 8;
+  o.gcn_layers = 2;
+  const FeatureLayout l = FeatureLayout::Of(*chip);
+  PolicyOptions o2;
+  FeatureLayout l2;
+  ParseLayoutText(LayoutText(o, l), &o2, &l2);
+  EXPECT_EQ(o2.embedding_dim, 8);
+  EXPECT_EQ(o2.gcn_layers, 2);
+  EXPECT_TRUE(l2 == l);
+  EXPECT_THROW(ParseLayoutText("format=placerl-policy-v1\nno equals sign\n", &o2, &l2), ParseError);
+  EXPECT_THROW(ParseLayoutText("format=placerl-policy-v1\n", &o2, &l2), ConfigError);
+  EXPECT_THROW(ParseLayoutText("format=other\n", &o2, &l2), ConfigError);
+}
+
+TEST_F(PolicyTest, LoadingAFileThatIsNoCheckpointIsAClearError) {
+  auto chip = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  EXPECT_THROW(Policy::Load("tests/CMakeLists.txt", *chip), ConfigError);
+  EXPECT_THROW(Policy::Load("/nonexistent/checkpoint.pt", *chip), IoError);
+}
+
+}  // namespace
+}  // namespace placerl::encoders
