@@ -221,17 +221,33 @@ PolicyNetImpl::PolicyNetImpl(const PolicyOptions& o, const FeatureLayout& l) : o
   trunk2_ = register_module("trunk2", torch::nn::Linear(o.hidden_dim, o.hidden_dim));
   value_ = register_module("value", torch::nn::Linear(o.hidden_dim, 1));
   const int64_t per_action = action_channels_ + (l.kind == env::ActionKind::kGrid ? 2 : 0);
-  if (per_action > 0) action_in_ = register_module("action_in", torch::nn::Linear(per_action, k));
-  action_ctx_ = register_module("action_ctx", torch::nn::Linear(o.hidden_dim, k));
-  action_out_ = register_module("action_out", torch::nn::Linear(k, 1));
+  if (per_action > 0) {  // per-action MLP: v · ReLU(P·[features_a, pos_a] + Z·z)
+    action_in_ = register_module("action_in", torch::nn::Linear(per_action, k));
+    action_ctx_ = register_module("action_ctx", torch::nn::Linear(o.hidden_dim, k));
+    action_out_ = register_module("action_out", torch::nn::Linear(k, 1));
+    // The neighbours' summary enters every action's pre-activation directly, so that a cell
+    // can be scored by where the current node's neighbours are ("near them") in one layer.
+    if (dyn_channels_ > 0)
+      action_neighbour_ = register_module(
+          "action_neighbour", torch::nn::Linear(torch::nn::LinearOptions(dyn_channels_, k).bias(false)));
+  }
+  torch::NoGradGuard no_grad;
   if (l.kind != env::ActionKind::kGrid) {
     if (l.fixed_actions < 1) throw ConfigError("policy: a device/choice policy needs the number of actions");
-    action_embedding_ = register_parameter("action_embedding", torch::randn({l.fixed_actions, k}) * 0.1);
+    // Scores of the step's query against learned action (device) embeddings.
+    action_query_ = register_module("action_query", torch::nn::Linear(o.hidden_dim, k));
+    action_embedding_ = register_parameter("action_embedding", torch::randn({l.fixed_actions, k}));
+    action_query_->weight.mul_(0.01);  // start near the uniform policy
+    action_query_->bias.zero_();
+    // How each action's score follows the current node's neighbours' dynamic state (e.g. "put
+    // it where its neighbours are"): a direct linear path, starting at zero.
+    if (dyn_channels_ > 0)
+      action_dynamic_ = register_parameter("action_dynamic", torch::zeros({l.fixed_actions, dyn_channels_}));
   }
-  // Start near the uniform policy (CleanRL: actor output std 0.01).
-  torch::NoGradGuard no_grad;
-  action_out_->weight.mul_(0.01);
-  action_out_->bias.zero_();
+  if (action_out_) {  // start near the uniform policy (CleanRL: actor output std 0.01)
+    action_out_->weight.mul_(0.01);
+    action_out_->bias.zero_();
+  }
 }
 
 StaticEmbedding PolicyNetImpl::Encode(const GraphTensors& g) {
@@ -285,8 +301,7 @@ std::pair<torch::Tensor, torch::Tensor> PolicyNetImpl::Forward(const StaticEmbed
   const torch::Tensor z = torch::relu(trunk2_(torch::relu(trunk1_(torch::cat(parts, 1)))));
   const torch::Tensor value = value_(z).squeeze(1);
 
-  torch::Tensor hidden = action_ctx_(z).unsqueeze(1);  // [B, 1, K]
-  torch::Tensor per_action;                            // [B or 1, A, P]
+  torch::Tensor per_action;  // [B or 1, A, P]
   if (layout_.kind == env::ActionKind::kGrid) {
     const torch::Tensor pos = ActionPositions(batch.spec).unsqueeze(0);
     per_action = action_channels_ > 0 ? torch::cat({batch.action_features.transpose(1, 2), pos.expand({b, a, 2})}, 2)
@@ -294,9 +309,14 @@ std::pair<torch::Tensor, torch::Tensor> PolicyNetImpl::Forward(const StaticEmbed
   } else if (action_channels_ > 0) {
     per_action = batch.action_features.transpose(1, 2);
   }
-  if (per_action.defined()) hidden = hidden + action_in_(per_action);
-  if (action_embedding_.defined()) hidden = hidden + action_embedding_.unsqueeze(0);
-  const torch::Tensor logits = action_out_(torch::relu(hidden)).squeeze(2);  // [B, A]
+  torch::Tensor logits = torch::zeros({b, a});
+  if (per_action.defined()) {
+    torch::Tensor step = action_ctx_(z);  // [B, K]
+    if (action_neighbour_) step = step + action_neighbour_(batch.neighbour_dynamic);
+    logits = action_out_(torch::relu(action_in_(per_action) + step.unsqueeze(1))).squeeze(2).expand({b, a});
+  }
+  if (action_embedding_.defined()) logits = logits + action_query_(z).matmul(action_embedding_.t());
+  if (action_dynamic_.defined()) logits = logits + batch.neighbour_dynamic.matmul(action_dynamic_.t());
   return {logits.masked_fill(batch.mask.logical_not(), -1e9), value};
 }
 

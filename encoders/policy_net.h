@@ -10,9 +10,10 @@
 //   s = [context, h_cur, attention readout over h with query from h_cur,
 //        mean_i (node_dynamic_i ⊗ h_i), edge-weighted mean of node_dynamic over the current
 //        node's neighbours] → z = MLP(s);  value = Dense(z);
-//   per action a: logit_a = v · ReLU(P·[action_features_a, pos_a] + Z·z + E_a), where pos_a is
-//   the cell centre in [0,1]² for grids (so the head is not tied to cols × rows) and E_a a
-//   learned action embedding for devices / choices; masked logits = −1e9 where mask = 0.
+//   per action a: logit_a = v · ReLU(P·[action_features_a, pos_a] + Z·z + N·neighbour) where pos_a is the
+//   cell centre in [0,1]² for grids (so the head is not tied to cols × rows); devices / choices
+//   score a query Q·z against learned action embeddings E_a, plus M_a · (neighbour summary)
+//   (and the MLP term when they have action_features); masked logits = −1e9 where mask = 0.
 #pragma once
 
 #include <torch/torch.h>
@@ -79,8 +80,10 @@ class PolicyNetImpl : public torch::nn::Module {
   std::vector<torch::nn::Linear> edge_self_, edge_other_, edge_weight_;
   torch::nn::Linear att_query_{nullptr}, att_key_{nullptr}, att_value_{nullptr};
   torch::nn::Linear trunk1_{nullptr}, trunk2_{nullptr}, value_{nullptr};
-  torch::nn::Linear action_in_{nullptr}, action_ctx_{nullptr}, action_out_{nullptr};
+  torch::nn::Linear action_in_{nullptr}, action_ctx_{nullptr}, action_out_{nullptr}, action_query_{nullptr},
+      action_neighbour_{nullptr};
   torch::Tensor action_embedding_;  // [n, K] for devices / choices
+  torch::Tensor action_dynamic_;    // [n, C]: logit_a += Σ_c M[a, c] · neighbour_dynamic_c
   int32_t pos_cols_ = -1, pos_rows_ = -1;
   torch::Tensor pos_cache_;
 };
