@@ -47,6 +47,10 @@ struct StaticEmbedding {
   torch::Tensor node;     // [N, D]
   torch::Tensor context;  // [3D] (or [2D] without metadata)
   torch::Tensor keys, values;  // [N, D] attention
+  torch::Tensor node_t;        // [D, N] (contiguous) for the placed-state summary
+  // Inference only (PrecomputeForInference; no gradient): the attention readout of every node
+  // as the current one [N, D], and the grid cells' position term [A, K].
+  torch::Tensor readout, pos_hidden;
 };
 
 // B decisions on one instance.
@@ -54,7 +58,7 @@ struct StepBatch {
   torch::Tensor current_node;       // [B] int64
   torch::Tensor node_dynamic;       // [B, N, C] (undefined when C = 0)
   torch::Tensor neighbour_dynamic;  // [B, C]
-  torch::Tensor mask;               // [B, A] bool
+  torch::Tensor illegal;            // [B, A] bool: mask == 0
   torch::Tensor action_features;    // [B, Ca, A] (undefined when Ca = 0)
   env::ActionSpec spec;
 };
@@ -66,12 +70,16 @@ class PolicyNetImpl : public torch::nn::Module {
   StaticEmbedding Encode(const GraphTensors& g);
   // Masked logits [B, A] and values [B].
   std::pair<torch::Tensor, torch::Tensor> Forward(const StaticEmbedding& emb, const StepBatch& batch);
+  // Fills emb's inference caches (readout of every node, grid position term); call without
+  // gradient, and again after the weights change.
+  void PrecomputeForInference(StaticEmbedding* emb, const env::ActionSpec& spec);
 
   const PolicyOptions& options() const { return opt_; }
   const FeatureLayout& layout() const { return layout_; }
 
  private:
   torch::Tensor ActionPositions(const env::ActionSpec& spec);  // [A, 2] for grids, cached
+  torch::Tensor Readout(const StaticEmbedding& emb, const torch::Tensor& h_cur);  // [B, D]
 
   PolicyOptions opt_;
   FeatureLayout layout_;
@@ -80,7 +88,7 @@ class PolicyNetImpl : public torch::nn::Module {
   std::vector<torch::nn::Linear> edge_self_, edge_other_, edge_weight_;
   torch::nn::Linear att_query_{nullptr}, att_key_{nullptr}, att_value_{nullptr};
   torch::nn::Linear trunk1_{nullptr}, trunk2_{nullptr}, value_{nullptr};
-  torch::nn::Linear action_in_{nullptr}, action_ctx_{nullptr}, action_out_{nullptr}, action_query_{nullptr},
+  torch::nn::Linear action_feat_{nullptr}, action_pos_{nullptr}, action_ctx_{nullptr}, action_out_{nullptr}, action_query_{nullptr},
       action_neighbour_{nullptr};
   torch::Tensor action_embedding_;  // [n, K] for devices / choices
   torch::Tensor action_dynamic_;    // [n, C]: logit_a += Σ_c M[a, c] · neighbour_dynamic_c

@@ -116,3 +116,24 @@ BENCHMARK(BM_CollectEpisode)->Unit(benchmark::kMillisecond)->Iterations(5);
 
 }  // namespace
 }  // namespace placerl
+
+namespace placerl {
+namespace {
+// The head's LibTorch forward alone on a prepared one-step batch (no batch building, no sampling).
+void BM_HeadForward(benchmark::State& state) {
+  torch::set_num_threads(1);
+  env::Environment& env = Ariane(kAriane);
+  encoders::Policy policy(encoders::PolicyOptions{}, encoders::FeatureLayout::Of(env));
+  std::mt19937_64 rng(1);
+  env.Reset(0);
+  for (int32_t i = 0; i < env.episode_length() / 2 && !env.done(); ++i) env.Step(policy.Act(env, &rng).action);
+  const encoders::GraphTensors g = encoders::MakeGraphTensors(*env.static_graph());
+  torch::NoGradGuard no_grad;
+  const encoders::StaticEmbedding emb = policy.net()->Encode(g);
+  std::vector<float> scratch;
+  const encoders::StepBatch batch = encoders::StepBatchOf(g, env, &scratch);
+  for (auto _ : state) benchmark::DoNotOptimize(policy.net()->Forward(emb, batch).first.data_ptr<float>());
+}
+BENCHMARK(BM_HeadForward)->Unit(benchmark::kMicrosecond);
+}  // namespace
+}  // namespace placerl
