@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <sstream>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
@@ -425,7 +429,22 @@ struct Policy::Impl {
   std::vector<float> scratch;
 };
 
-Policy::Policy(const PolicyOptions& o, const FeatureLayout& l) : impl_(std::make_unique<Impl>(o, l)) {}
+void TuneAllocatorForTorch() {
+#if defined(__GLIBC__)
+  // glibc returns the top of the heap to the OS after every large free (trim threshold 128 KB
+  // by default); LibTorch's per-minibatch tensors then pay page faults on every allocation:
+  // measured 2.5x slower PPO updates on Ariane133. Keep freed memory, map only huge blocks.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  });
+#endif
+}
+
+Policy::Policy(const PolicyOptions& o, const FeatureLayout& l) : impl_(std::make_unique<Impl>(o, l)) {
+  TuneAllocatorForTorch();
+}
 Policy::~Policy() = default;
 const PolicyOptions& Policy::options() const { return impl_->net->options(); }
 const FeatureLayout& Policy::layout() const { return impl_->net->layout(); }
