@@ -223,5 +223,80 @@ TEST_F(LearnerTest, CheckpointRoundTripAndAnotherNetlist) {
   std::remove(path.c_str());
 }
 
+// A chip environment with two per-cell maps in action_features (as the chip env will provide:
+// channel-major [C, cols*rows]): "blocked" = 1 − mask, and a "ramp" that grows with the column.
+class WithActionFeatures : public env::Environment {
+ public:
+  explicit WithActionFeatures(std::unique_ptr<env::Environment> inner) : inner_(std::move(inner)) { Refresh(); }
+  std::string name() const override { return inner_->name(); }
+  env::ActionSpec action_spec() const override { return inner_->action_spec(); }
+  int32_t episode_length() const override { return inner_->episode_length(); }
+  void Reset(uint64_t seed) override {
+    inner_->Reset(seed);
+    Refresh();
+  }
+  env::StepResult Step(int32_t action) override {
+    const env::StepResult r = inner_->Step(action);
+    Refresh();
+    return r;
+  }
+  bool done() const override { return inner_->done(); }
+  std::shared_ptr<const env::StaticGraph> static_graph() const override { return inner_->static_graph(); }
+  const env::DynamicState& state() const override { return state_; }
+  const std::vector<std::string>& info_names() const override { return inner_->info_names(); }
+  const std::vector<double>& info() const override { return inner_->info(); }
+  std::unique_ptr<env::Environment> Clone() const override {
+    return std::make_unique<WithActionFeatures>(inner_->Clone());
+  }
+  float ramp_scale = 1.f;
+
+ private:
+  void Refresh() {
+    state_ = inner_->state();
+    const env::ActionSpec spec = inner_->action_spec();
+    const int32_t a = spec.num_actions();
+    state_.action_feature_dim = 2;
+    state_.action_feature_names = {"blocked", "ramp"};
+    state_.action_features.assign(2 * static_cast<size_t>(a), 0.f);
+    for (int32_t i = 0; i < a; ++i) {
+      state_.action_features[i] = state_.action_mask[i] ? 0.f : 1.f;
+      state_.action_features[a + i] = ramp_scale * static_cast<float>(i % spec.cols) / spec.cols;
+    }
+  }
+  std::unique_ptr<env::Environment> inner_;
+  env::DynamicState state_;
+};
+
+TEST_F(LearnerTest, GridHeadReadsActionFeaturesAndTrainsOnThem) {
+  WithActionFeatures env(env::MakeEnvironment("chip(seed=1,soft=keep,reward=dense)"));
+  Policy policy(PolicyOptions{}, FeatureLayout::Of(env));
+  EXPECT_EQ(policy.layout().action_feature_names, (std::vector<std::string>{"blocked", "ramp"}));
+  env.Reset(0);
+  const std::vector<float> before = policy.Logits(env);
+  ASSERT_EQ(before.size(), static_cast<size_t>(env.num_actions()));
+  env.ramp_scale = 5.f;  // other maps, same state otherwise: other logits
+  env.Reset(0);
+  EXPECT_NE(policy.Logits(env), before);
+  AgentOptions o;
+  Learner learner(&policy, o);
+  RolloutBuffer buffer;
+  CollectEpisodes(policy, env, 2, 0, &learner.rng(), &buffer);
+  EXPECT_EQ(buffer.transitions[0].action_features.size(), 2u * env.num_actions());
+  const Stats s = learner.Update(&buffer);
+  EXPECT_TRUE(std::isfinite(s.at("losses/policy_loss")));
+  const std::string path = TempPath("features.pt");
+  learner.SaveCheckpoint(path);
+  EXPECT_NO_THROW(Policy::Load(path, env));
+  // A policy trained with the maps does not load where they are absent (and says why).
+  auto plain = env::MakeEnvironment("chip(seed=1,soft=keep,reward=dense)");
+  try {
+    Policy::Load(path, *plain);
+    FAIL() << "loaded a policy with action features for an environment without them";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("action_feature_names"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace placerl::agents
