@@ -310,6 +310,33 @@ torch::Tensor PolicyNetImpl::ActionPositions(const env::ActionSpec& spec) {
   return pos_cache_;
 }
 
+torch::Tensor PolicyNetImpl::PlacedSummary(const StaticEmbedding& emb, const torch::Tensor& node_dynamic) {
+  const int64_t n = emb.node.size(0), d = emb.node.size(1), c = node_dynamic.size(2);
+  if (torch::GradMode::is_enabled() || node_dynamic.size(0) != 1 || !node_dynamic.is_contiguous() ||
+      !emb.node.is_contiguous())
+    return emb.node_t.matmul(node_dynamic) / static_cast<double>(n);  // [B, D, C]
+  // Inference, one step: a plain loop beats BLAS here (it would repack the [D, N] matrix on
+  // every call). Same layout and value as the LibTorch line above (tested).
+  torch::Tensor out = torch::zeros({1, d, c});
+  float* o = out.data_ptr<float>();
+  const float* h = emb.node.data_ptr<float>();
+  const float* dyn = node_dynamic.data_ptr<float>();
+  std::vector<float> acc(static_cast<size_t>(c * d), 0.f);  // [C, D], contiguous in D
+  for (int64_t i = 0; i < n; ++i) {
+    const float* hi = h + i * d;
+    for (int64_t k = 0; k < c; ++k) {
+      const float w = dyn[i * c + k];
+      if (w == 0.f) continue;
+      float* row = acc.data() + k * d;
+      for (int64_t j = 0; j < d; ++j) row[j] += w * hi[j];
+    }
+  }
+  const float inv_n = 1.f / static_cast<float>(n);
+  for (int64_t k = 0; k < c; ++k)
+    for (int64_t j = 0; j < d; ++j) o[j * c + k] = acc[k * d + j] * inv_n;
+  return out;
+}
+
 std::pair<torch::Tensor, torch::Tensor> PolicyNetImpl::Forward(const StaticEmbedding& emb, const StepBatch& batch) {
   const int64_t b = batch.current_node.size(0), d = opt_.embedding_dim, a = batch.spec.num_actions();
   const torch::Tensor h_cur = emb.node.index_select(0, batch.current_node);  // [B, D]
@@ -318,8 +345,7 @@ std::pair<torch::Tensor, torch::Tensor> PolicyNetImpl::Forward(const StaticEmbed
   std::vector<torch::Tensor> parts = {emb.context.expand({b, -1}), h_cur, readout};
   if (dyn_channels_ > 0) {
     // mean_i h_i ⊗ node_dynamic_i: what is placed where, in embedding space. [D,N]·[B,N,C].
-    const torch::Tensor placed = emb.node_t.matmul(batch.node_dynamic) / emb.node.size(0);
-    parts.push_back(placed.reshape({b, d * dyn_channels_}));
+    parts.push_back(PlacedSummary(emb, batch.node_dynamic).reshape({b, d * dyn_channels_}));
     parts.push_back(batch.neighbour_dynamic);
   }
   const torch::Tensor z = torch::relu(trunk2_(torch::relu(trunk1_(torch::cat(parts, 1)))));
@@ -332,7 +358,8 @@ std::pair<torch::Tensor, torch::Tensor> PolicyNetImpl::Forward(const StaticEmbed
     torch::Tensor pre = step.unsqueeze(1);  // [B, 1, K]
     if (action_pos_) pre = pre + (emb.pos_hidden.defined() ? emb.pos_hidden : action_pos_(ActionPositions(batch.spec)));
     if (action_feat_) pre = pre + action_feat_(batch.action_features.transpose(1, 2));
-    logits = action_out_(torch::relu(pre)).squeeze(2).expand({b, a});
+    // v · ReLU(pre) as a matrix-vector product (no GEMM packing of the [A, K] activations).
+    logits = (torch::relu(pre).matmul(action_out_->weight.squeeze(0)) + action_out_->bias).expand({b, a});
   }
   if (action_embedding_.defined()) {
     const torch::Tensor scores = action_query_(z).matmul(action_embedding_.t());

@@ -80,6 +80,8 @@ class PolicyNetImpl : public torch::nn::Module {
  private:
   torch::Tensor ActionPositions(const env::ActionSpec& spec);  // [A, 2] for grids, cached
   torch::Tensor Readout(const StaticEmbedding& emb, const torch::Tensor& h_cur);  // [B, D]
+  // mean_i h_i ⊗ node_dynamic_i → [B, D, C]; a hand-written loop for one step without gradient.
+  torch::Tensor PlacedSummary(const StaticEmbedding& emb, const torch::Tensor& node_dynamic);
 
   PolicyOptions opt_;
   FeatureLayout layout_;
