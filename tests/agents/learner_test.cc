@@ -17,6 +17,7 @@
 #include "encoders/policy_net.h"
 #include "env/registry.h"
 #include "env/toy/partition_env.h"
+#include "env/vector_env.h"
 
 namespace placerl::agents {
 namespace {
@@ -116,6 +117,34 @@ TEST_F(LearnerTest, MonteCarloReturnsPerEpisode) {
   env->Reset(9);
   buffer.Record(*env, policy.Act(*env, &rng));
   EXPECT_THROW(buffer.ComputeReturns(1.0), ConfigError);
+}
+
+TEST_F(LearnerTest, CollectsCompleteEpisodesFromAVectorEnv) {
+  auto env = env::MakeEnvironment("partition(nodes=8,devices=2)");
+  env::VectorEnv venv = env::VectorEnv::Replicate(*env, 3, 100);
+  Policy policy(PolicyOptions{}, FeatureLayout::Of(*env));
+  std::mt19937_64 rng(1);
+  RolloutBuffer buffer;
+  CollectEpisodes(policy, venv, 7, &rng, &buffer);
+  ASSERT_GE(buffer.episodes.size(), 7u);
+  ASSERT_EQ(buffer.size(), 8 * static_cast<int32_t>(buffer.episodes.size()));
+  EXPECT_EQ(buffer.instances.size(), 1u);  // replicas share the static graph
+  buffer.ComputeReturns(1.0);
+  const size_t cut = 1;  // info "cut_fraction"
+  ASSERT_EQ(env->info_names()[cut], "cut_fraction");
+  for (size_t e = 0; e < buffer.episodes.size(); ++e) {
+    for (int32_t t = 0; t < 8; ++t) {
+      const Transition& tr = buffer.transitions[8 * e + t];
+      EXPECT_EQ(tr.step, t);
+      EXPECT_EQ(tr.current_node, t);
+      EXPECT_EQ(tr.done, t == 7);
+      EXPECT_NEAR(buffer.returns[8 * e + t], buffer.episodes[e].episode_return, 1e-6);
+    }
+    EXPECT_NEAR(buffer.episodes[e].episode_return, -buffer.episodes[e].info[cut], 1e-6);
+  }
+  // The learner trains on it.
+  Learner learner(&policy, AgentOptions{});
+  EXPECT_TRUE(std::isfinite(learner.Update(&buffer).at("losses/policy_loss")));
 }
 
 // Mean final proxy cost of `episodes` sampled episodes.
