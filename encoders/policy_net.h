@@ -10,10 +10,11 @@
 //   s = [context, h_cur, attention readout over h with query from h_cur,
 //        mean_i (node_dynamic_i ⊗ h_i), edge-weighted mean of node_dynamic over the current
 //        node's neighbours] → z = MLP(s);  value = Dense(z);
-//   per action a: logit_a = v · ReLU(P·[action_features_a, pos_a] + Z·z + N·neighbour) where pos_a is the
-//   cell centre in [0,1]² for grids (so the head is not tied to cols × rows); devices / choices
-//   score a query Q·z against learned action embeddings E_a, plus M_a · (neighbour summary)
-//   (and the MLP term when they have action_features); masked logits = −1e9 where mask = 0.
+//   grid cell a: logit_a = v · ReLU(F·action_features_a + P·pos_a + Z·z + N·neighbour) + c, pos_a
+//   = the cell centre in [0,1]² (so the head is not tied to cols × rows; F only when the env has
+//   action_features); devices / choices: logit_a = (Q·z)·E_a + M_a·neighbour, E_a a learned
+//   action embedding (plus the MLP term when they have action_features); −1e9 where mask = 0.
+// Inference caches (PrecomputeForInference): every node's readout and the P·pos term.
 #pragma once
 
 #include <torch/torch.h>
