@@ -82,7 +82,7 @@ Evaluated EvaluateTransitions(PolicyNetImpl& net, GraphCache& graphs, const Roll
         std::copy(t.action_features.begin(), t.action_features.end(),
                   batch.action_features.data_ptr<float>() + k * ca * a);
     }
-    batch.mask = mask.to(torch::kBool);
+    batch.illegal = mask.eq(0);
 
     const encoders::StaticEmbedding emb = net.Encode(g);
     auto [logits, value] = net.Forward(emb, batch);

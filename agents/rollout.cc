@@ -28,16 +28,46 @@ void RolloutBuffer::Record(const env::Environment& env, const encoders::PolicySt
 }
 
 void RolloutBuffer::SetOutcome(const env::Environment& env, double reward, bool done, bool infeasible) {
+  SetOutcome(reward, done, infeasible, env.info());
+}
+
+void RolloutBuffer::SetOutcome(double reward, bool done, bool infeasible, const std::vector<double>& final_info) {
   if (transitions.empty() || transitions.back().done) throw ConfigError("rollout: no open decision to complete");
   transitions.back().reward = static_cast<float>(reward);
   transitions.back().done = done;
   open_return_ += reward;
   ++open_length_;
   if (done) {
-    episodes.push_back({transitions.back().instance, open_return_, open_length_, infeasible, env.info()});
+    episodes.push_back({transitions.back().instance, open_return_, open_length_, infeasible, final_info});
     open_return_ = 0;
     open_length_ = 0;
   }
+}
+
+void RolloutBuffer::Append(RolloutBuffer&& other) {
+  if (!other.transitions.empty() && !other.transitions.back().done)
+    throw ConfigError("rollout: cannot append an unfinished episode");
+  std::vector<int32_t> remap(other.instances.size());
+  for (size_t i = 0; i < other.instances.size(); ++i) {
+    remap[i] = -1;
+    for (size_t j = 0; j < instances.size(); ++j)
+      if (instances[j].graph == other.instances[i].graph) remap[i] = static_cast<int32_t>(j);
+    if (remap[i] < 0) {
+      instances.push_back(other.instances[i]);
+      remap[i] = static_cast<int32_t>(instances.size() - 1);
+    }
+  }
+  for (Transition& t : other.transitions) {
+    t.instance = remap[t.instance];
+    transitions.push_back(std::move(t));
+  }
+  for (EpisodeSummary& e : other.episodes) {
+    e.instance = remap[e.instance];
+    episodes.push_back(std::move(e));
+  }
+  returns.clear();
+  advantages.clear();
+  other.Clear();
 }
 
 void RolloutBuffer::ComputeReturns(double gamma) {
@@ -80,6 +110,38 @@ void CollectEpisodes(encoders::Policy& policy, env::Environment& env, int32_t ep
       buffer->Record(env, step);
       const env::StepResult r = env.Step(step.action);
       buffer->SetOutcome(env, r.reward, r.done || env.done(), r.infeasible);
+    }
+  }
+}
+
+void CollectEpisodes(encoders::Policy& policy, env::VectorEnv& venv, int32_t episodes, std::mt19937_64* rng,
+                     RolloutBuffer* buffer) {
+  const int32_t b = venv.size();
+  env::BatchBuffers out;
+  venv.Reset(&out);
+  std::vector<RolloutBuffer> open(b);  // the running episode of each environment
+  std::vector<int32_t> actions(b);
+  int32_t finished = 0;
+  while (finished < episodes) {
+    for (int32_t i = 0; i < b; ++i) {
+      const encoders::PolicyStep step = policy.Act(venv.env(i), rng);
+      open[i].Record(venv.env(i), step);
+      actions[i] = step.action;
+    }
+    venv.Step(actions.data(), &out);
+    for (int32_t i = 0; i < b; ++i) {
+      const bool done = out.done[i] != 0;
+      std::vector<double> info;
+      if (done) {
+        const size_t n = venv.env(i).info_names().size();
+        const double* fi = &out.final_info[static_cast<size_t>(i) * out.info_stride];
+        info.assign(fi, fi + n);
+      }
+      open[i].SetOutcome(out.reward[i], done, out.infeasible[i] != 0, info);
+      if (done) {
+        buffer->Append(std::move(open[i]));
+        ++finished;
+      }
     }
   }
 }

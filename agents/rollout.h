@@ -11,6 +11,7 @@
 
 #include "encoders/policy.h"
 #include "env/environment.h"
+#include "env/vector_env.h"
 
 namespace placerl::agents {
 
@@ -46,6 +47,10 @@ class RolloutBuffer {
   void Record(const env::Environment& env, const encoders::PolicyStep& step);
   // The reward of the last recorded decision; `done` ends its episode (summarised from `env`).
   void SetOutcome(const env::Environment& env, double reward, bool done, bool infeasible);
+  // … with the end-of-episode info given (a VectorEnv has already reset the environment).
+  void SetOutcome(double reward, bool done, bool infeasible, const std::vector<double>& final_info);
+  // Appends the complete episodes of `other` (instances are matched by graph).
+  void Append(RolloutBuffer&& other);
   // Monte-Carlo returns G_t = r_t + γ G_{t+1} per episode, and advantages G_t − value_t.
   // Every episode must be complete.
   void ComputeReturns(double gamma);
@@ -69,5 +74,11 @@ class RolloutBuffer {
 // reset with seed `seed + k`, recording every decision into `buffer`.
 void CollectEpisodes(encoders::Policy& policy, env::Environment& env, int32_t episodes, uint64_t seed,
                      std::mt19937_64* rng, RolloutBuffer* buffer);
+
+// Resets `venv` (its seeds advance on every reset) and steps all its environments together
+// (OpenMP) until at least `episodes` episodes have ended; records those complete episodes
+// (each contiguous in `buffer`) and drops the unfinished ones.
+void CollectEpisodes(encoders::Policy& policy, env::VectorEnv& venv, int32_t episodes, std::mt19937_64* rng,
+                     RolloutBuffer* buffer);
 
 }  // namespace placerl::agents

@@ -82,6 +82,11 @@ class Policy {
   std::unique_ptr<Impl> impl_;
 };
 
+// Sets glibc's malloc trim / mmap thresholds so that freed tensor memory is reused instead of
+// being returned to the OS and faulted in again (process-wide, once; Policy's constructor calls
+// it). No-op on other C libraries.
+void TuneAllocatorForTorch();
+
 // Metadata text of a checkpoint: options and layout as `key=value` lines (lists comma-joined).
 std::string LayoutText(const PolicyOptions& o, const FeatureLayout& l);
 void ParseLayoutText(const std::string& text, PolicyOptions* o, FeatureLayout* l);

@@ -10,9 +10,11 @@
 //   s = [context, h_cur, attention readout over h with query from h_cur,
 //        mean_i (node_dynamic_i ⊗ h_i), edge-weighted mean of node_dynamic over the current
 //        node's neighbours] → z = MLP(s);  value = Dense(z);
-//   per action a: logit_a = v · ReLU(P·[action_features_a, pos_a] + Z·z + E_a), where pos_a is
-//   the cell centre in [0,1]² for grids (so the head is not tied to cols × rows) and E_a a
-//   learned action embedding for devices / choices; masked logits = −1e9 where mask = 0.
+//   grid cell a: logit_a = v · ReLU(F·action_features_a + P·pos_a + Z·z + N·neighbour) + c, pos_a
+//   = the cell centre in [0,1]² (so the head is not tied to cols × rows; F only when the env has
+//   action_features); devices / choices: logit_a = (Q·z)·E_a + M_a·neighbour, E_a a learned
+//   action embedding (plus the MLP term when they have action_features); −1e9 where mask = 0.
+// Inference caches (PrecomputeForInference): every node's readout and the P·pos term.
 #pragma once
 
 #include <torch/torch.h>
@@ -46,6 +48,10 @@ struct StaticEmbedding {
   torch::Tensor node;     // [N, D]
   torch::Tensor context;  // [3D] (or [2D] without metadata)
   torch::Tensor keys, values;  // [N, D] attention
+  torch::Tensor node_t;        // [D, N] (contiguous) for the placed-state summary
+  // Inference only (PrecomputeForInference; no gradient): the attention readout of every node
+  // as the current one [N, D], and the grid cells' position term [A, K].
+  torch::Tensor readout, pos_hidden;
 };
 
 // B decisions on one instance.
@@ -53,7 +59,7 @@ struct StepBatch {
   torch::Tensor current_node;       // [B] int64
   torch::Tensor node_dynamic;       // [B, N, C] (undefined when C = 0)
   torch::Tensor neighbour_dynamic;  // [B, C]
-  torch::Tensor mask;               // [B, A] bool
+  torch::Tensor illegal;            // [B, A] bool: mask == 0
   torch::Tensor action_features;    // [B, Ca, A] (undefined when Ca = 0)
   env::ActionSpec spec;
 };
@@ -65,12 +71,18 @@ class PolicyNetImpl : public torch::nn::Module {
   StaticEmbedding Encode(const GraphTensors& g);
   // Masked logits [B, A] and values [B].
   std::pair<torch::Tensor, torch::Tensor> Forward(const StaticEmbedding& emb, const StepBatch& batch);
+  // Fills emb's inference caches (readout of every node, grid position term); call without
+  // gradient, and again after the weights change.
+  void PrecomputeForInference(StaticEmbedding* emb, const env::ActionSpec& spec);
 
   const PolicyOptions& options() const { return opt_; }
   const FeatureLayout& layout() const { return layout_; }
 
  private:
   torch::Tensor ActionPositions(const env::ActionSpec& spec);  // [A, 2] for grids, cached
+  torch::Tensor Readout(const StaticEmbedding& emb, const torch::Tensor& h_cur);  // [B, D]
+  // mean_i h_i ⊗ node_dynamic_i → [B, D, C]; a hand-written loop for one step without gradient.
+  torch::Tensor PlacedSummary(const StaticEmbedding& emb, const torch::Tensor& node_dynamic);
 
   PolicyOptions opt_;
   FeatureLayout layout_;
@@ -79,8 +91,10 @@ class PolicyNetImpl : public torch::nn::Module {
   std::vector<torch::nn::Linear> edge_self_, edge_other_, edge_weight_;
   torch::nn::Linear att_query_{nullptr}, att_key_{nullptr}, att_value_{nullptr};
   torch::nn::Linear trunk1_{nullptr}, trunk2_{nullptr}, value_{nullptr};
-  torch::nn::Linear action_in_{nullptr}, action_ctx_{nullptr}, action_out_{nullptr};
+  torch::nn::Linear action_feat_{nullptr}, action_pos_{nullptr}, action_ctx_{nullptr}, action_out_{nullptr}, action_query_{nullptr},
+      action_neighbour_{nullptr};
   torch::Tensor action_embedding_;  // [n, K] for devices / choices
+  torch::Tensor action_dynamic_;    // [n, C]: logit_a += Σ_c M[a, c] · neighbour_dynamic_c
   int32_t pos_cols_ = -1, pos_rows_ = -1;
   torch::Tensor pos_cache_;
 };

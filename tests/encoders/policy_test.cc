@@ -60,6 +60,26 @@ TEST_F(PolicyTest, ShapesOnAChipGrid) {
   EXPECT_FLOAT_EQ(l[step.action], logits[0][step.action].item<float>());
 }
 
+// Policy::Logits (no gradient: cached readouts and grid term, hand-written placed summary)
+// equals the LibTorch training path (gradient on, nothing cached) mid-episode.
+TEST_F(PolicyTest, InferencePathEqualsTheTrainingPath) {
+  auto env = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  Policy policy(PolicyOptions{}, FeatureLayout::Of(*env));
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 7; ++i) env->Step(policy.Act(*env, &rng).action);
+  float fast_value = 0;
+  const std::vector<float> fast = policy.Logits(*env, &fast_value);
+  const GraphTensors gt = MakeGraphTensors(*env->static_graph());
+  const StaticEmbedding emb = policy.net()->Encode(gt);
+  std::vector<float> scratch;
+  auto [logits, value] = policy.net()->Forward(emb, StepBatchOf(gt, *env, &scratch));
+  ASSERT_TRUE(logits.requires_grad());
+  ASSERT_EQ(static_cast<int64_t>(fast.size()), logits.size(1));
+  const torch::Tensor fast_t = torch::from_blob(const_cast<float*>(fast.data()), {1, logits.size(1)});
+  EXPECT_TRUE(torch::allclose(fast_t, logits.detach(), 1e-4, 1e-5));
+  EXPECT_NEAR(fast_value, value.item<float>(), 1e-5);
+}
+
 TEST_F(PolicyTest, DeviceHeadAndAMinibatchOfSteps) {
   auto env = env::MakeEnvironment("partition(nodes=10,devices=3,extra_edges=5,graph_seed=7)");
   Policy policy(PolicyOptions{}, FeatureLayout::Of(*env));
