@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Pretrains the chip policy that ships in experiments/pretrained/chip/ (so that
+# `place --checkpoint experiments/pretrained/chip ...` works on a fresh clone), and checks it
+# zero-shot on Ariane133, a design it never saw, against random and greedy with the same wall time.
+#
+#   experiments/pretrain_chip.sh [--minutes M] [--bin build/bin] [--work DIR] [--install]
+#
+# Designs: the four TILOS flows designs (grouped by bin/group-netlist from their flat netlists
+# and CT's groups.final, with their initial.plc). Not Ariane133 (held out). --install copies the run's checkpoint and result into
+# experiments/pretrained/chip/ (checkpoints/latest.ckpt, config.pbtxt, result.json,
+# zero_shot.json); without it the run stays in --work.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=build/bin
+MINUTES=20
+WORK=""
+INSTALL=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --minutes) MINUTES="$2"; shift 2 ;;
+    --bin) BIN="$2"; shift 2 ;;
+    --work) WORK="$2"; shift 2 ;;
+    --install) INSTALL=1; shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "pretrain_chip.sh: error: unknown argument $1" >&2; exit 1 ;;
+  esac
+done
+for b in place-train place place-baseline group-netlist; do
+  [[ -x "$BIN/$b" ]] || { echo "pretrain_chip.sh: error: $BIN/$b not built (scripts/build.sh)" >&2; exit 1; }
+done
+[[ -n "$WORK" ]] || WORK=$(mktemp -d /tmp/pretrain_chip.XXXXXX)
+mkdir -p "$WORK"
+DATA=../shared/datasets/chip
+ARGS=()
+for d in ng45_ariane136 ng45_mempool_tile asap7_ariane136 sky130hd_ariane133; do
+  F=$DATA/tilos_flows/$d
+  [[ -f "$WORK/$d/netlist.pb.txt" ]] || \
+    "$BIN/group-netlist" --netlist "$F/netlist_flat.pb.txt.gz" --groups "$F/groups.final.gz" --plc "$F/initial.plc" \
+      -o "$WORK/$d" > /dev/null
+  ARGS+=(--netlist "$WORK/$d/netlist.pb.txt" --plc "$F/initial.plc")
+done
+echo "pretraining for $MINUTES minutes on 4 designs ..." >&2
+"$BIN/place-train" "${ARGS[@]}" --minutes "$MINUTES" --seed 1 --set agent.learning_rate=0.002 \
+  --set episodes_per_update=16 --set checkpoint_minutes=2 --force --out "$WORK/run" --json > "$WORK/train.json"
+
+# Zero-shot on Ariane133 (held out) vs random and greedy with the same wall time.
+A=$DATA/ariane133_ng45
+"$BIN/place" --checkpoint "$WORK/run" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --samples 32 \
+  --force --out "$WORK/zero_shot" --json > "$WORK/zero_shot.json" 2>/dev/null
+ZS_SECONDS=$(python3 -c "import json;print(max(0.05, json.load(open('$WORK/zero_shot.json'))['seconds']/60))")
+for m in random greedy; do
+  "$BIN/place-baseline" --method "$m" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --minutes "$ZS_SECONDS" \
+    --force --out "$WORK/$m" --json > "$WORK/$m.json" 2>/dev/null
+done
+python3 - "$WORK" <<'EOF'
+import json, sys
+w = sys.argv[1]
+zs = json.load(open(w + "/zero_shot.json"))
+print("zero-shot on ariane133 (held out): best %.6f in %.1f s (greedy policy %.6f, mean of samples %.6f)" % (
+    zs["best"]["proxy_cost"], zs["seconds"], zs["stages"]["zero_shot"]["greedy_proxy_cost"],
+    zs["stages"]["zero_shot"]["mean_sampled_proxy_cost"]))
+for m in ("random", "greedy"):
+    r = json.load(open("%s/%s.json" % (w, m)))
+    print("%-7s same wall time: best %.6f (%d complete placements)" % (m, r["best"]["proxy_cost"], r["episodes"]))
+EOF
+if [[ $INSTALL == 1 ]]; then
+  DEST=experiments/pretrained/chip
+  mkdir -p "$DEST/checkpoints"
+  cp "$WORK/run/checkpoints/latest.ckpt" "$DEST/checkpoints/latest.ckpt"
+  cp "$WORK/run/config.pbtxt" "$WORK/run/result.json" "$DEST/"
+  cp "$WORK/zero_shot.json" "$DEST/zero_shot.json"
+  for m in random greedy; do cp "$WORK/$m.json" "$DEST/$m.json"; done
+  echo "installed into $DEST" >&2
+fi
