@@ -23,6 +23,9 @@ MeshTopology::MeshTopology(const Mesh& mesh, const Chip& chip) {
   num_chips_ = 1;
   for (int d : mesh.dims()) {
     if (d < 1) throw ConfigError("mesh: dims must be >= 1");
+    // 64-bit and bounded after every factor (fuzzing: 16x268435457 wrapped to 16 chips).
+    if (static_cast<long long>(num_chips_) * d * dpc > (1 << 24))
+      throw ConfigError("mesh: more than 2^24 devices");
     num_chips_ *= d;
     const int w = ici.wrap_min_axis();
     const bool wrap = !switched && w > 0 && d >= w && d % w == 0;
@@ -40,6 +43,8 @@ MeshTopology::MeshTopology(const Mesh& mesh, const Chip& chip) {
       throw ConfigError("mesh: chip " + chip.name() + " has no DCN bandwidth for slices > 1");
     phys_[nphys_++] = {slices, false, true, false, false, chip.dcn_bw_per_chip() / dpc};
   }
+  if (static_cast<long long>(num_chips_) * slices * dpc > (1 << 24))
+    throw ConfigError("mesh: more than 2^24 devices");
   num_chips_ *= slices;
   num_devices_ = num_chips_ * dpc;
   hop_latency_ = ici.hop_latency_s();

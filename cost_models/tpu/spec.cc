@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <sstream>
 
 #include "cost_models/tpu/catalog.h"
@@ -37,7 +38,8 @@ long long ToInt(const std::string& v, const std::string& where) {
     size_t pos = 0;
     // Accept 1e3-style integers too.
     double x = std::stod(v, &pos);
-    if (pos != v.size() || x != double((long long)x)) throw std::invalid_argument(v);
+    // Range first: casting a double beyond long long is undefined (fuzzing: "2x6422...2").
+    if (pos != v.size() || !(std::fabs(x) < 9e18) || x != double((long long)x)) throw std::invalid_argument(v);
     return (long long)x;
   } catch (const std::exception&) {
     throw ConfigError(where + ": \"" + v + "\" is not an integer");

@@ -190,7 +190,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
     if (m.num_experts() > 0) return invalid("2-D tensor parallelism is modelled for dense models only");
   }
   if (p.pipeline > m.layers()) return invalid("pipeline > layers");
-  if (p.interleave > 1 && (p.pipeline == 1 || m.layers() % (p.pipeline * p.interleave) != 0))
+  if (p.interleave > 1 && (p.pipeline == 1 || m.layers() % (static_cast<long long>(p.pipeline) * p.interleave) != 0))
     return invalid("interleave needs pipeline > 1 and layers divisible by pipeline*interleave");
   if (m.num_experts() == 0 && p.expert > 1) return invalid("expert > 1 on a dense model");
   if (p.expert > 1 && ((p.data * p.fsdp) % p.expert != 0 || m.num_experts() % p.expert != 0))
@@ -403,7 +403,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
     return r;
   };
   const TransformerModel& m = model_;
-  if (p.data * p.fsdp * p.pipeline * p.expert != 1) return invalid("inference: tensor layouts only");
+  if (p.data != 1 || p.fsdp != 1 || p.pipeline != 1 || p.expert != 1) return invalid("inference: tensor layouts only");
   if (p.tensor != num_devices_) return invalid("inference: tensor must equal the mesh's devices");
   if (m.num_experts() > 0) return invalid("inference: dense models only");
   const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
