@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cost_models/tpu/catalog.h"
+#include "cost_models/tpu/plan_search.h"
 #include "cost_models/tpu/spec.h"
 #include "cost_models/tpu/training_eval.h"
 #include "datasets/util/errors.h"
@@ -65,6 +66,19 @@ TEST(FuzzRegression, InferenceWithHugeDegreesIsInvalid) {
   p.fsdp = 8;
   p.expert = 1;
   EXPECT_FALSE(ev.EvaluateInference(p, q).valid);
+}
+
+// perf_pbtxt_fuzz (corpus/perf_pbtxt_fuzz/regression_search_batch_beyond_int.txt): the plan
+// search cast global_batch / (data·fsdp) = 8.9e14 to int (undefined; with gcc INT_MIN, so
+// every pipelined plan was silently dropped from the search).
+TEST(FuzzRegression, SearchWithHugeGlobalBatchKeepsPipelinePlans) {
+  const TransformerModel m = ParseModelSpec("transformer(layers=8,d_model=512,d_ff=1024,heads=8,seq=128)");
+  const TrainingEvaluator ev(m, ParseMeshSpec("tpu_v4:2x2"), DefaultCatalog());
+  PlanC base;
+  base.global_batch = 896666666666666.0;
+  int pipelined = 0;
+  for (const PlanC& p : EnumeratePlans(ev, base)) pipelined += p.pipeline > 1;
+  EXPECT_GT(pipelined, 0);
 }
 
 // Issue 12: 16 × 268435457 chips wrapped to 16 in int and passed the ICI-domain check.
