@@ -44,10 +44,15 @@ fi
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DPLACERL_FUZZ=ON -DPLACERL_BUILD_TESTS=OFF \
-    -DPLACERL_BUILD_BENCHMARKS=OFF -DPLACERL_WITH_TORCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    -DPLACERL_BUILD_BENCHMARKS=OFF -DPLACERL_WITH_TORCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null ||
+    { echo "fuzz.sh: error: configuring $BUILD failed" >&2; exit 1; }
 fi
 # shellcheck disable=SC2086
-ninja -C "$BUILD" -j2 $TARGETS >/dev/null
+if ! build_log=$(ninja -C "$BUILD" -j2 $TARGETS 2>&1); then
+  echo "$build_log" | tail -30 >&2
+  echo "fuzz.sh: error: building the fuzz targets failed" >&2
+  exit 1
+fi
 
 failed=0
 printf '%-20s %8s %12s %9s %8s  %s\n' target seconds execs execs/s rss_mb findings
