@@ -3,6 +3,7 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "datasets/util/errors.h"
@@ -75,17 +76,24 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
       throw ParseError(filename, line, "chip \"" + chip.name() + "\": " + what);
     };
     if (chip.name().empty()) throw ParseError(filename, 0, "a chip has no name");
+    // Text format accepts nan and inf: every rate and size must be finite (fuzzing found
+    // a NaN peak accepted and NaN step times).
+    auto positive = [](double v) { return v > 0 && std::isfinite(v); };
+    auto non_negative = [](double v) { return v >= 0 && std::isfinite(v); };
     bool has_bf16 = false;
     for (const DTypePeak& p : chip.peak()) {
-      if (p.flops_per_s() <= 0) fail("peak flops_per_s must be > 0");
+      if (!positive(p.flops_per_s())) fail("peak flops_per_s must be finite and > 0");
       has_bf16 |= p.dtype() == BF16;
     }
     if (!has_bf16) fail("needs a BF16 peak");
-    if (chip.hbm_bytes() <= 0) fail("hbm_bytes must be > 0");
-    if (chip.hbm_bw() <= 0) fail("hbm_bw must be > 0");
+    if (!positive(chip.hbm_bytes())) fail("hbm_bytes must be finite and > 0");
+    if (!positive(chip.hbm_bw())) fail("hbm_bw must be finite and > 0");
     if (chip.devices_per_chip() < 1) fail("devices_per_chip must be >= 1");
-    if (!chip.has_ici() || chip.ici().link_bw_one_way() <= 0 || chip.ici().links_per_chip() < 1)
+    if (!chip.has_ici() || !positive(chip.ici().link_bw_one_way()) || chip.ici().links_per_chip() < 1)
       fail("ici needs links_per_chip >= 1 and link_bw_one_way > 0");
+    if (!non_negative(chip.ici().hop_latency_s()) || !non_negative(chip.dcn_bw_per_chip()) ||
+        !non_negative(chip.dcn_latency_s()))
+      fail("hop_latency_s, dcn_bw_per_chip and dcn_latency_s must be finite and >= 0");
   }
   auto check = [&](const Efficiency& e, const std::string& where) {
     auto check01 = [&](double v, const char* name) {
@@ -97,16 +105,17 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
     check01(e.memory(), "memory");
     check01(e.collective_bw(), "collective_bw");
     check01(e.hbm_usable(), "hbm_usable");
-    if (e.dcn_bw() < 0 || e.dcn_bw() > 1)
+    if (!(e.dcn_bw() >= 0 && e.dcn_bw() <= 1))
       throw ParseError(filename, LineOf(text, "dcn_bw"),
                        where + "efficiency.dcn_bw must be in [0, 1] (0 = collective_bw)");
-    if (e.tp_overlap() < 0 || e.tp_overlap() > 1)
+    if (!(e.tp_overlap() >= 0 && e.tp_overlap() <= 1))
       throw ParseError(filename, LineOf(text, "tp_overlap"),
                        where + "efficiency.tp_overlap must be in [0, 1]");
     if (!(e.matmul_half_size() >= 0 && e.matmul_half_size() < 1e9))
       throw ParseError(filename, LineOf(text, "matmul_half_size"),
                        where + "efficiency.matmul_half_size must be in [0, 1e9)");
-    if (e.latency_floor_s() < 0 || e.launch_overhead_s() < 0)
+    if (!(e.latency_floor_s() >= 0 && e.latency_floor_s() < 1e9) ||
+        !(e.launch_overhead_s() >= 0 && e.launch_overhead_s() < 1e9))
       throw ParseError(filename, 0, where + "efficiency latencies must be >= 0");
   };
   check(catalog.efficiency(), "");

@@ -1,6 +1,7 @@
 #include "cost_models/tpu/plan_search.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace placerl::perf {
 
@@ -46,7 +47,8 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
         if ((fix_fsdp && fsdp != base.fsdp) || (fix_data && data != base.data)) continue;
         const int bs = data * fsdp;
         if (base.global_batch < bs) continue;
-        const int per_shard = int(base.global_batch / bs);
+        // In double: global_batch may exceed int (fuzzing: 8.9e14 cast to int is undefined).
+        const double per_shard = std::floor(base.global_batch / bs);
         std::vector<int> mbs;
         if (fix_mb) {
           mbs.push_back(base.microbatches);

@@ -51,7 +51,7 @@ class ResNetBuilder {
         x = bottleneck ? Bottleneck(p, x, width, stride) : Basic(p, x, width, stride);
       }
     }
-    x = Pool("avgpool", "reduction", x, x.s.h * x.s.w, {x.s.c, 1, 1});
+    x = Pool("avgpool", "reduction", x, static_cast<double>(x.s.h) * x.s.w, {x.s.c, 1, 1});
     const double in = x.s.c, out = c.classes, batch = c.batch;
     const int fc = Emit("fc", "matmul", 2 * batch * in * out,
                         (batch * (in + out) + in * out) * c.act_bytes, {x.s.c, 1, 1},

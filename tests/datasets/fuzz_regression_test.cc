@@ -10,6 +10,7 @@
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
+#include "datasets/graphs/graph_spec.h"
 #include "datasets/util/errors.h"
 
 namespace placerl::chip {
@@ -101,6 +102,18 @@ TEST(FuzzRegression, MoveBeyondRangeIsInfeasible) {
   EXPECT_EQ(pc.Cost().proxy_cost, before.proxy_cost);
   pc.MoveNode(1, 1e6, -1e6);  // far off the canvas but in range: clamped to edge cells
   EXPECT_FALSE(IsNaN(pc.Cost()));
+}
+
+// graph_spec_fuzz (tests/fuzz/corpus/graph_spec_fuzz/regression_resnet_huge_image.txt): the
+// global average pool's work per output, h · w, was multiplied in int (3125000² overflows
+// for image=100000000).
+TEST(FuzzRegression, ResNetHugeImageAvgPool) {
+  const graphs::ComputeGraph g = graphs::GraphFromSpec("resnet(image=100000000,batch=1,backward=0)").graph;
+  int pool = -1;
+  for (int i = 0; i < g.num_ops(); ++i)
+    if (g.names[i] == "avgpool") pool = i;
+  ASSERT_GE(pool, 0);
+  EXPECT_DOUBLE_EQ(g.flops[pool], 3125000.0 * 3125000.0 * 2048);
 }
 
 }  // namespace
