@@ -48,7 +48,8 @@ TEST(FuzzRegression, SpecIntegersBeyondLongLong) {
   EXPECT_THROW(ParseMeshSpec("tpu_v5p:2x642222222222222222222222222222"), ConfigError);
   EXPECT_THROW(ParsePlanSpec("global_batch=1e19"), ConfigError);
   EXPECT_THROW(ParsePlanSpec("global_batch=-9.3e18"), ConfigError);
-  EXPECT_EQ(ParsePlanSpec("global_batch=1e15").global_batch(), 1000000000000000LL);
+  EXPECT_THROW(ParsePlanSpec("global_batch=1e15"), ConfigError);  // beyond the documented 2^30
+  EXPECT_EQ(ParsePlanSpec("global_batch=1e9").global_batch(), 1000000000LL);
 }
 
 // perf_pbtxt_fuzz (corpus/perf_pbtxt_fuzz/regression_expert_product_overflow.txt): the
