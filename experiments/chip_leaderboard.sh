@@ -151,7 +151,9 @@ lines.append("Notes: `sa` is TILOS's simulated annealing (swap/shift/mirror/move
              "uniformly; `fd` keeps the input's hard macros and places the soft macros by force-directed "
              "placement with CT's schedule; `cd` is CT's coordinate descent (k = 5 cells, orientations, FD of the "
              "soft macros per epoch) from `initial.plc`, repeated until a round no longer improves. Every "
-             "placer places soft macros by that FD at the end of an episode.")
+             "placer places soft macros by that FD at the end of an episode. Budgets are wall time: each run is "
+             "single-threaded, and with --jobs J > 1 (or other work on the machine) a run gets less than a core, "
+             "so evaluations/s are lower bounds of the placers' speed.")
 open(out + ".tmp", "w").write("\n".join(lines) + "\n")
 os.replace(out + ".tmp", out)
 print("wrote " + out)
