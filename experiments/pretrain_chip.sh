@@ -68,7 +68,7 @@ if [[ $INSTALL == 1 ]]; then
   DEST=experiments/pretrained/chip
   mkdir -p "$DEST/checkpoints"
   cp "$WORK/run/checkpoints/latest.ckpt" "$DEST/checkpoints/latest.ckpt"
-  cp "$WORK/run/config.pbtxt" "$WORK/run/result.json" "$DEST/"
+  cp "$WORK/run/config.pbtxt" "$WORK/run/result.json" "$WORK/run/curve.png" "$DEST/"
   cp "$WORK/zero_shot.json" "$DEST/zero_shot.json"
   for m in random greedy; do cp "$WORK/$m.json" "$DEST/$m.json"; done
   echo "installed into $DEST" >&2

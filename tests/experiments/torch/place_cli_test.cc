@@ -39,6 +39,17 @@ TEST(PlaceCli, RunsATrainedPolicyOnANetlistItWasNotTrainedOn) {
   EXPECT_NEAR(nlohmann::json::parse(p.out)["proxy_cost"].get<double>(), best, 1e-6);
 }
 
+// The pretrained policy shipped in the repository loads and places a design it never saw.
+TEST(PlaceCli, TheShippedPretrainedPolicyRunsOnAFreshClone) {
+  testing::TempDir tmp;
+  const auto r = Sh("(" + kBin + "/place --checkpoint experiments/pretrained/chip --netlist " + kTiles +
+                    "netlist.pb.txt --plc " + kTiles + "initial.plc --samples 2 --json --out " + (tmp / "zs") + " 2>/dev/null)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["best"]["proxy_cost"].get<double>(), 0);
+  EXPECT_TRUE(fs::exists(tmp / "zs/best.plc"));
+}
+
 TEST(PlaceCli, BadCheckpointsAndOptionsAreOneLineErrors) {
   testing::TempDir tmp;
   Sh("echo garbage > " + (tmp / "bad.ckpt"));
