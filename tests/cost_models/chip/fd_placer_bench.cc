@@ -9,28 +9,13 @@
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
+#include "tests/cost_models/chip/ariane_bench_data.h"
 
 namespace placerl::chip {
 namespace {
 
-const char* kNetlist = "../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz";
-const char* kPlc = "../shared/datasets/chip/ariane133_ng45/initial.plc";
-
-struct Ariane {
-  Netlist nl;
-  PlacementSettings s;
-  Ariane() {
-    nl = ReadNetlist(kNetlist);
-    PlcFile plc = ReadPlc(kPlc);
-    ApplyPlc(plc, &nl, kPlc);
-    s = ResolveDefaults(plc.settings, nl);
-  }
-};
-
-Ariane& Data() {
-  static Ariane a;
-  return a;
-}
+const char* kNetlist = kArianeNetlist;
+const char* kPlc = kArianePlc;
 
 // Building the attraction structure (once per netlist).
 void BM_FdConstruct(benchmark::State& st) {

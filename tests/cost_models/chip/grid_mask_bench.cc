@@ -8,28 +8,13 @@
 #include "cost_models/chip/grid_mask.h"
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
+#include "tests/cost_models/chip/ariane_bench_data.h"
 
 namespace placerl::chip {
 namespace {
 
-const char* kNetlist = "../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz";
-const char* kPlc = "../shared/datasets/chip/ariane133_ng45/initial.plc";
-
-struct Ariane {
-  Netlist nl;
-  PlacementSettings s;
-  Ariane() {
-    nl = ReadNetlist(kNetlist);
-    PlcFile plc = ReadPlc(kPlc);
-    ApplyPlc(plc, &nl, kPlc);
-    s = ResolveDefaults(plc.settings, nl);
-  }
-};
-
-Ariane& Data() {
-  static Ariane a;
-  return a;
-}
+const char* kNetlist = kArianeNetlist;
+const char* kPlc = kArianePlc;
 
 // One mask with every other hard macro placed where initial.plc puts it (132 obstacles).
 void BM_ComputeAllPlaced(benchmark::State& st) {
