@@ -93,19 +93,19 @@ int main(int argc, char** argv) {
     app.add_option("--canvas", canvas_str, "canvas W,H in microns (default: the --plc header, else the Bookshelf rows, else CT's square of side sqrt(area/0.6))");
     app.add_option("--grid", grid_str, "grid COLS,ROWS (default: the --plc header, else CT's grid selection on the hard macros)");
     app.add_option("--utilization", gopt.cell_area_utilization, "cell area utilization: soft-macro area = cell area / this")
-        ->capture_default_str()->check(cli::FiniteRange(1e-3, 1, "utilization"));
+        ->capture_default_str()->check(cli::FiniteRange(1e-3, 1));
     app.add_option("--max-fanout", gopt.max_fanout, "nets with more distinct sinks are dropped before grouping")
-        ->capture_default_str()->check(cli::IntRange(1, cli::kMaxCount, "max fanout"));
+        ->capture_default_str()->check(cli::IntRange(1, cli::kMaxCount));
     app.add_option("--groups-count", mopt.num_groups, "METIS: number of parts of the free standard cells")
-        ->capture_default_str()->check(cli::IntRange(1, 1000000, "groups count"));
+        ->capture_default_str()->check(cli::IntRange(1, 1000000));
     app.add_option("--imbalance", mopt.imbalance, "METIS: allowed part size above average (0.05 = 5 %)")
-        ->capture_default_str()->check(cli::FiniteRange(0, 10, "imbalance"));
+        ->capture_default_str()->check(cli::FiniteRange(0, 10));
     app.add_option("--fixed-logic-levels", mopt.fixed_logic_levels, "METIS: levels of logic pulled into the macro-pin/IO groups")
-        ->capture_default_str()->check(cli::IntRange(0, 100, "fixed logic levels"));
+        ->capture_default_str()->check(cli::IntRange(0, 100));
     app.add_flag("--no-breakup", no_breakup, "METIS: skip CT's break-up of spread groups and merge of small ones");
     app.add_flag("--fixed-vertices", mopt.fixed_group_vertices,
                  "METIS: fixed groups join the graph as one vertex each and add their count to the parts (as CT's hMETIS call)");
-    app.add_option("--seed", mopt.seed, "METIS seed")->capture_default_str()->check(cli::IntRange(0, 1000000000, "seed"));
+    app.add_option("--seed", mopt.seed, "METIS seed")->capture_default_str()->check(cli::IntRange(0, 1000000000));
     app.add_option("--weights", weights_str, "wirelength,density,congestion weights for scoring")->capture_default_str();
     app.add_flag("--json", json, "print one JSON summary instead of text");
     cli::Parse(app, argc, argv);

@@ -89,15 +89,9 @@ int PlaceBaseline(const Options& o) {
   }
 
   // Best placement (.plc with its costs), its picture and the cost-versus-time curve.
-  const chip::Netlist placed = search::PlacedNetlist(env->netlist(), r.best);
+  const nlohmann::json best = WriteBestPlacement(dir, *env, r.best, "best",
+                                                 "place-baseline " + cfg.method() + ": " + env->instance().design.label);
   const chip::CostBreakdown& c = r.best.cost;
-  const chip::PlcCosts costs{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};
-  chip::WritePlc(placed, env->settings(), &costs, dir.BestPath("plc"));
-  chip::ProxyCost pc(placed, env->settings(), env->options().weights);
-  viz::RenderOptions ro;
-  ro.title = "place-baseline " + cfg.method() + ": " + env->instance().design.label;
-  ro.costs = c;
-  viz::RenderPlacement(pc, ro, dir.PicturePath("best"));
   viz::PlotSeries curve{cfg.method(), {}, {}};
   for (const auto& [t, cost] : r.curve) {
     curve.x.push_back(t);
@@ -156,8 +150,8 @@ int main(int argc, char** argv) {
     app.add_option("--netlist", o.netlist, "netlist.pb.txt[.gz]; default: the built-in synthetic chip")
         ->check([](const std::string& s) { return s.empty() ? std::string("--netlist is empty") : std::string(); });
     app.add_option("--plc", o.plc, "placement .plc: canvas, grid, routing and the input placement");
-    app.add_option("--minutes", o.minutes, "time budget (default 1)")->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60, "--minutes"));
-    app.add_option("--seed", o.seed, "random seed (default 1)")->check(cli::IntRange(0, INT64_MAX, "--seed"));
+    app.add_option("--minutes", o.minutes, "time budget (default 1)")->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
+    app.add_option("--seed", o.seed, "random seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);

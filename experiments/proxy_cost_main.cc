@@ -54,9 +54,9 @@ int main(int argc, char** argv) {
     app.add_option("--weights", weights_str, "wirelength,density,congestion weights, each in [0, 1e6]")->capture_default_str();
     app.add_flag("--json", json, "print one JSON document: hpwl, wirelength_cost, density_cost, congestion_cost, proxy_cost, weights, inputs (and bench, written)");
     app.add_option("--bench", bench, "time K full evaluations and K incremental one-macro moves; print the mean of each")
-        ->check(cli::IntRange(0, cli::kMaxCount, "--bench"));
+        ->check(cli::IntRange(0, cli::kMaxCount));
     app.add_option("--seed", seed, "seed of the synthetic netlist (without --netlist)")
-        ->check(cli::IntRange(0, std::numeric_limits<long long>::max(), "--seed"))->capture_default_str();
+        ->check(cli::IntRange(0, std::numeric_limits<long long>::max()))->capture_default_str();
     app.add_option("--write-plc", out_plc, "write the scored placement, costs in the header, to this .plc (never replaces a non-regular file)")
         ->check(cli::NonEmpty());
     app.add_flag("--allow-slow", allow_slow, "run even when the work is estimated above 60 s or 8 GiB (huge grid or smoothing)");

@@ -34,10 +34,10 @@ int main(int argc, char** argv) {
     app.add_option("--map", map, "heat map: congestion | density | none")->capture_default_str();
     app.add_flag("--nets", nets, "draw the nets of hard macros");
     app.add_option("--size", size, "canvas drawing size in pixels")
-        ->check(cli::IntRange(100, 20000, "--size"))->capture_default_str();
+        ->check(cli::IntRange(100, 20000))->capture_default_str();
     app.add_option("--title", title, "title (default: the netlist's name)");
     app.add_option("--seed", seed, "seed of the synthetic netlist (no --netlist)")
-        ->check(cli::IntRange(0, std::numeric_limits<long long>::max(), "--seed"))->capture_default_str();
+        ->check(cli::IntRange(0, std::numeric_limits<long long>::max()))->capture_default_str();
     app.add_flag("--json", json, "print one JSON document: output, costs, inputs");
     app.add_flag("--allow-slow", allow_slow, "run even when the evaluation is estimated above 60 s or 8 GiB");
     cli::Parse(app, argc, argv);

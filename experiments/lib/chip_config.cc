@@ -2,8 +2,11 @@
 
 #include <cmath>
 
+#include "cost_models/chip/proxy_cost.h"
+#include "datasets/chip/plc.h"
 #include "datasets/util/errors.h"
 #include "experiments/lib/cli.h"
+#include "experiments/lib/render.h"
 
 namespace placerl {
 
@@ -108,6 +111,28 @@ search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselin
   o.sa_init = c.sa().init();
   o.refine_cd = c.refine_cd();
   return o;
+}
+
+nlohmann::json WriteBestPlacement(const run::RunDirectory& dir, const env::ChipEnv& env, const search::ChipSolution& best,
+                                  const std::string& stem, const std::string& title) {
+  nlohmann::json d = {{"design", env.instance().design.label}};
+  if (!best.valid) return d;
+  const chip::Netlist placed = search::PlacedNetlist(env.netlist(), best);
+  // Re-scored from scratch: the number reported is a full evaluation.
+  const chip::CostBreakdown c = chip::EvaluateProxyCost(placed, env.settings(), env.options().weights);
+  const chip::PlcCosts costs{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};
+  chip::WritePlc(placed, env.settings(), &costs, dir.Path(stem + ".plc"));
+  chip::ProxyCost pc(placed, env.settings(), env.options().weights);
+  viz::RenderOptions ro;
+  ro.title = title;
+  ro.costs = c;
+  viz::RenderPlacement(pc, ro, dir.PicturePath(stem));
+  d["proxy_cost"] = c.proxy_cost;
+  d["wirelength_cost"] = c.wirelength_cost;
+  d["density_cost"] = c.density_cost;
+  d["congestion_cost"] = c.congestion_cost;
+  d["plc"] = dir.Path(stem + ".plc");
+  return d;
 }
 
 }  // namespace placerl

@@ -1,12 +1,16 @@
-// The chip placement configs (datasets/proto/chip_placement.proto): their defaults — the one
+// The chip placement binaries' shared pieces: the configs (datasets/proto/chip_placement.proto): their defaults — the one
 // place they are written — their checks, and what they turn into (a chip environment, the
 // baselines' options).
 #pragma once
 
 #include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "datasets/proto/chip_placement.pb.h"
 #include "env/chip/chip_env.h"
+#include "experiments/lib/run_dir.h"
 #include "search/chip/baselines.h"
 
 namespace placerl {
@@ -21,5 +25,11 @@ void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c);
 // Loads the design and builds the environment. `maps`: per-cell feature maps (learning only).
 std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool maps);
 search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselineConfig& c);
+
+// Writes DIR/<stem>.plc (costs in its header) and its picture; returns what was written and
+// the costs, for result.json.
+nlohmann::json WriteBestPlacement(const run::RunDirectory& dir, const env::ChipEnv& env,
+                                  const search::ChipSolution& best, const std::string& stem,
+                                  const std::string& title);
 
 }  // namespace placerl

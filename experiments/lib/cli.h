@@ -93,19 +93,19 @@ inline void Parse(CLI::App& app, int argc, char** argv) {
 }
 
 // Parses a finite double in [lo, hi] (NaN and infinities are refused: CLI::Range lets NaN
-// through).
-inline CLI::Validator FiniteRange(double lo, double hi, const std::string& what = "value") {
+// through). CLI11 puts the option's name in front of the message.
+inline CLI::Validator FiniteRange(double lo, double hi) {
   std::ostringstream desc;
   desc << "FLOAT in [" << lo << ", " << hi << "]";
   return CLI::Validator(
-      [lo, hi, what](std::string& s) -> std::string {
+      [lo, hi](std::string& s) -> std::string {
         char* end = nullptr;
         const double v = std::strtod(s.c_str(), &end);
-        if (s.empty() || end != s.c_str() + s.size()) return what + " '" + s + "' is not a number";
-        if (!std::isfinite(v)) return what + " '" + s + "' is not finite";
+        if (s.empty() || end != s.c_str() + s.size()) return "'" + s + "' is not a number";
+        if (!std::isfinite(v)) return "'" + s + "' is not finite";
         if (v < lo || v > hi) {
           std::ostringstream o;
-          o << what << " " << s << " is outside [" << lo << ", " << hi << "]";
+          o << s << " is outside [" << lo << ", " << hi << "]";
           return o.str();
         }
         return std::string();
@@ -114,18 +114,18 @@ inline CLI::Validator FiniteRange(double lo, double hi, const std::string& what 
 }
 
 // Parses an integer in [lo, hi] written in decimal digits (no "1.5", no "1e3").
-inline CLI::Validator IntRange(long long lo, long long hi, const std::string& what = "value") {
+inline CLI::Validator IntRange(long long lo, long long hi) {
   std::ostringstream desc;
   desc << "INT in [" << lo << ", " << hi << "]";
   return CLI::Validator(
-      [lo, hi, what](std::string& s) -> std::string {
+      [lo, hi](std::string& s) -> std::string {
         char* end = nullptr;
         errno = 0;
         const long long v = std::strtoll(s.c_str(), &end, 10);
-        if (s.empty() || end != s.c_str() + s.size()) return what + " '" + s + "' is not a whole number";
+        if (s.empty() || end != s.c_str() + s.size()) return "'" + s + "' is not a whole number";
         if (errno == ERANGE || v < lo || v > hi) {
           std::ostringstream o;
-          o << what << " " << s << " is outside [" << lo << ", " << hi << "]";
+          o << s << " is outside [" << lo << ", " << hi << "]";
           return o.str();
         }
         return std::string();

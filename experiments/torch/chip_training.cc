@@ -4,9 +4,6 @@
 #include <cmath>
 #include <random>
 
-#include "cost_models/chip/proxy_cost.h"
-#include "datasets/chip/plc.h"
-#include "experiments/lib/render.h"
 
 namespace placerl {
 
@@ -26,13 +23,7 @@ void OfferBest(const env::ChipEnv& env, size_t k, double cost, ChipTrainingState
   if (!(cost < st->best_cost[k])) return;
   st->best_cost[k] = cost;
   search::ChipSolution& b = st->best[k];
-  const int32_t n = env.netlist().num_nodes();
-  b.x.resize(n), b.y.resize(n), b.orientation.resize(n);
-  for (int32_t i = 0; i < n; ++i) {
-    b.x[i] = env.cost().x(i);
-    b.y[i] = env.cost().y(i);
-    b.orientation[i] = env.cost().orientation(i);
-  }
+  search::CopyPlacement(env.cost(), &b);
   b.cost.proxy_cost = cost;
   b.cost.hpwl = env.info_value("hpwl");
   b.cost.wirelength_cost = env.info_value("wirelength_cost");
@@ -95,28 +86,6 @@ void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner
     if (every_update) every_update(*st, elapsed());
   }
   st->elapsed_s = elapsed();
-}
-
-nlohmann::json WriteBestPlacement(const run::RunDirectory& dir, const env::ChipEnv& env, const search::ChipSolution& best,
-                                  const std::string& stem, const std::string& title) {
-  nlohmann::json d = {{"design", env.instance().design.label}};
-  if (!best.valid) return d;
-  const chip::Netlist placed = search::PlacedNetlist(env.netlist(), best);
-  // Re-scored from scratch: the number reported is a full evaluation.
-  const chip::CostBreakdown c = chip::EvaluateProxyCost(placed, env.settings(), env.options().weights);
-  const chip::PlcCosts costs{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};
-  chip::WritePlc(placed, env.settings(), &costs, dir.Path(stem + ".plc"));
-  chip::ProxyCost pc(placed, env.settings(), env.options().weights);
-  viz::RenderOptions ro;
-  ro.title = title;
-  ro.costs = c;
-  viz::RenderPlacement(pc, ro, dir.PicturePath(stem));
-  d["proxy_cost"] = c.proxy_cost;
-  d["wirelength_cost"] = c.wirelength_cost;
-  d["density_cost"] = c.density_cost;
-  d["congestion_cost"] = c.congestion_cost;
-  d["plc"] = dir.Path(stem + ".plc");
-  return d;
 }
 
 }  // namespace placerl

@@ -15,10 +15,8 @@
 #include "encoders/policy.h"
 #include "env/chip/chip_env.h"
 #include "search/chip/baselines.h"
-#include "experiments/lib/run_dir.h"
+#include "experiments/lib/chip_config.h"
 #include "experiments/lib/tensorboard.h"
-
-#include <nlohmann/json.hpp>
 
 namespace placerl {
 
@@ -45,11 +43,5 @@ void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner
                const std::function<bool()>& stop,
                const std::function<void(int64_t, const run::Scalars&)>& log,
                const std::function<void(const ChipTrainingState&, double elapsed_s)>& every_update);
-
-// Writes DIR/<stem>.plc (costs in its header) and its picture; returns what was written and
-// the costs, for result.json.
-nlohmann::json WriteBestPlacement(const run::RunDirectory& dir, const env::ChipEnv& env,
-                                  const search::ChipSolution& best, const std::string& stem,
-                                  const std::string& title);
 
 }  // namespace placerl

@@ -220,13 +220,13 @@ int main(int argc, char** argv) {
     app.add_option("--netlist", o.netlist, "netlist.pb.txt[.gz]; default: the built-in synthetic chip")->check(cli::NonEmpty());
     app.add_option("--plc", o.plc, ".plc: canvas, grid, routing, the input placement")->check(cli::NonEmpty());
     app.add_option("--samples", o.samples, "sampled placements besides the greedy one (default 16)")
-        ->check(cli::IntRange(0, 1000000, "--samples"));
+        ->check(cli::IntRange(0, 1000000));
     app.add_option("--finetune-minutes", o.finetune_minutes, "PPO fine-tuning on this design (default 0)")
-        ->check(cli::FiniteRange(0, cli::kMaxSeconds / 60, "--finetune-minutes"));
+        ->check(cli::FiniteRange(0, cli::kMaxSeconds / 60));
     app.add_option("--refine", o.refine, "none | sa | cd: refine the best placement at the end (default none)");
     app.add_option("--refine-minutes", o.refine_minutes, "budget of --refine (default 1)")
-        ->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60, "--refine-minutes"));
-    app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX, "--seed"));
+        ->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
+    app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);

@@ -291,10 +291,10 @@ int main(int argc, char** argv) {
         ->check(cli::NonEmpty());
     app.add_option("--plc", o.plcs, ".plc per netlist (canvas, grid, routing, initial placement)")->check(cli::NonEmpty());
     app.add_option("--minutes", o.minutes, "training budget (default 10; with --resume: the new total)")
-        ->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60, "--minutes"));
-    app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX, "--seed"));
+        ->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
+    app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
     app.add_option("--algorithm", o.algorithm, "ppo | reinforce (default ppo)");
-    app.add_option("--workers", o.workers, "training processes (c10d; only 1 for now)")->check(cli::IntRange(1, 1024, "--workers"));
+    app.add_option("--workers", o.workers, "training processes (c10d; only 1 for now)")->check(cli::IntRange(1, 1024));
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);

@@ -45,21 +45,7 @@ class Run {
     current_ = c.proxy_cost;
     if (result_.best.valid && c.proxy_cost >= result_.best.cost.proxy_cost) return;
     ChipSolution& b = result_.best;
-    const Netlist& nl = pc.netlist();
-    const int32_t n = nl.num_nodes();
-    auto copy = [&](int32_t i) {
-      b.x[i] = pc.x(i);
-      b.y[i] = pc.y(i);
-      b.orientation[i] = pc.orientation(i);
-    };
-    if (!b.valid) {
-      b.x.resize(n);
-      b.y.resize(n);
-      b.orientation.resize(n);
-      for (int32_t i = 0; i < n; ++i) copy(i);
-    } else {
-      for (int32_t i : nl.macros) copy(i);  // only macros move (ports, pins and cells do not)
-    }
+    CopyPlacement(pc, &b);
     b.cost = c;
     b.valid = true;
     result_.curve.emplace_back(Elapsed(), c.proxy_cost);
@@ -265,6 +251,24 @@ void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std:
 const std::vector<std::string>& ChipBaselineMethods() {
   static const std::vector<std::string> m = {"random", "greedy", "sa", "fd", "cd"};
   return m;
+}
+
+void CopyPlacement(const ProxyCost& pc, ChipSolution* b) {
+  const Netlist& nl = pc.netlist();
+  const int32_t n = nl.num_nodes();
+  auto copy = [&](int32_t i) {
+    b->x[i] = pc.x(i);
+    b->y[i] = pc.y(i);
+    b->orientation[i] = pc.orientation(i);
+  };
+  if (b->valid && b->x.size() == static_cast<size_t>(n)) {
+    for (int32_t i : nl.macros) copy(i);
+    return;
+  }
+  b->x.resize(n);
+  b->y.resize(n);
+  b->orientation.resize(n);
+  for (int32_t i = 0; i < n; ++i) copy(i);
 }
 
 Netlist PlacedNetlist(const Netlist& nl, const ChipSolution& solution) {

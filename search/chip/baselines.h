@@ -80,6 +80,11 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env,
 // The methods RunChipBaseline knows.
 const std::vector<std::string>& ChipBaselineMethods();
 
+// Records the placement `pc` holds (positions, orientations) into `solution` (cost not set).
+// When `solution` already holds a placement of the same netlist only the macros are copied:
+// ports, pins and standard cells never move.
+void CopyPlacement(const chip::ProxyCost& pc, ChipSolution* solution);
+
 // Writes `solution` into a copy of the netlist (for .plc files and pictures).
 chip::Netlist PlacedNetlist(const chip::Netlist& nl, const ChipSolution& solution);
 

@@ -16,6 +16,7 @@
 
 #include "datasets/chip/bookshelf.h"
 #include "datasets/util/errors.h"
+#include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/fuzz_proxy_cost.h"
 
 namespace {
@@ -37,24 +38,6 @@ void WriteOrDie(const std::string& path, const std::string& content) {
   }
 }
 
-// Splits at lines that are exactly "%%".
-std::vector<std::string> Sections(const std::string& text) {
-  std::vector<std::string> out(1);
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string_view line(text.data() + pos, end - pos);
-    if (line == "%%") {
-      out.emplace_back();
-    } else {
-      out.back().append(line);
-      if (end < text.size()) out.back().push_back('\n');
-    }
-    pos = end + 1;
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -73,7 +56,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const void* nul = std::memchr(data, 0, size);
   const size_t text_size = nul ? static_cast<const uint8_t*>(nul) - data : size;
-  const std::vector<std::string> sec = Sections(std::string(reinterpret_cast<const char*>(data), text_size));
+  const std::vector<std::string> sec = placerl::fuzz::Sections(std::string(reinterpret_cast<const char*>(data), text_size));
   static const char* kExt[5] = {"nodes", "nets", "pl", "scl", "wts"};
   std::string aux = "RowBasedPlacement :";
   for (size_t i = 0; i < 5; ++i) {
