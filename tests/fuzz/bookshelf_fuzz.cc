@@ -16,6 +16,7 @@
 
 #include "datasets/chip/bookshelf.h"
 #include "datasets/util/errors.h"
+#include "datasets/util/warnings.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/fuzz_proxy_cost.h"
 
@@ -54,6 +55,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const placerl::ScopedWarningSilence quiet;  // warnings are expected on fuzzed input; printing them slows the run
   const void* nul = std::memchr(data, 0, size);
   const size_t text_size = nul ? static_cast<const uint8_t*>(nul) - data : size;
   const std::vector<std::string> sec = placerl::fuzz::Sections(std::string(reinterpret_cast<const char*>(data), text_size));

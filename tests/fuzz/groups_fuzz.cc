@@ -12,6 +12,7 @@
 #include "datasets/chip/grouping.h"
 #include "datasets/chip/netlist.h"
 #include "datasets/util/errors.h"
+#include "datasets/util/warnings.h"
 
 namespace {
 
@@ -41,6 +42,7 @@ const placerl::chip::Netlist& Flat() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const placerl::ScopedWarningSilence quiet;  // warnings are expected on fuzzed input; printing them slows the run
   using namespace placerl::chip;
   const size_t n = strnlen(reinterpret_cast<const char*>(data), size);
   const std::string text(reinterpret_cast<const char*>(data), n);

@@ -9,6 +9,7 @@
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
 #include "datasets/util/errors.h"
+#include "datasets/util/warnings.h"
 #include "tests/fuzz/fuzz_proxy_cost.h"
 
 namespace {
@@ -43,6 +44,7 @@ const placerl::chip::Netlist& Base() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const placerl::ScopedWarningSilence quiet;  // warnings are expected on fuzzed input; printing them slows the run
   const void* nul = std::memchr(data, 0, size);
   const size_t text_size = nul ? static_cast<const uint8_t*>(nul) - data : size;
   const std::string text(reinterpret_cast<const char*>(data), text_size);
