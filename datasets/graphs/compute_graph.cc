@@ -105,6 +105,7 @@ OpInfo ComputeGraph::op(int i) const {
   o.param_bytes = param_bytes[i];
   o.temp_bytes = temp_bytes[i];
   o.time_s = time_s[i];
+  o.colocation = colocation[i];
   o.inputs.assign(in_sources.begin() + in_offsets[i], in_sources.begin() + in_offsets[i + 1]);
   return o;
 }
@@ -127,6 +128,8 @@ ComputeGraph BuildComputeGraph(const std::vector<OpInfo>& ops) {
         throw ConfigError("compute graph: op '" + o.name + "' has a negative or non-finite size");
     if (!std::isfinite(o.time_s))
       throw ConfigError("compute graph: op '" + o.name + "' has a non-finite time");
+    if (o.colocation.find_first_of(" \t\r\n,=#") != std::string::npos)
+      throw ConfigError("compute graph: op '" + o.name + "' has a co-location name with whitespace, ',', '=' or '#'");
     for (int p : o.inputs) {
       if (p < 0 || p >= n)
         throw ConfigError("compute graph: op '" + o.name + "' input index out of range");
@@ -149,6 +152,19 @@ ComputeGraph BuildComputeGraph(const std::vector<OpInfo>& ops) {
     g.param_bytes.push_back(o.param_bytes);
     g.temp_bytes.push_back(o.temp_bytes);
     g.time_s.push_back(o.time_s < 0 ? -1 : o.time_s);
+  }
+  g.colocation.reserve(n);
+  g.coloc_group.reserve(n);
+  std::unordered_map<std::string, int> group_of;
+  for (const OpInfo& o : ops) {
+    g.colocation.push_back(o.colocation);
+    if (o.colocation.empty()) {
+      g.coloc_group.push_back(g.num_coloc_groups++);
+    } else {
+      auto it = group_of.emplace(o.colocation, g.num_coloc_groups).first;
+      if (it->second == g.num_coloc_groups) ++g.num_coloc_groups;
+      g.coloc_group.push_back(it->second);
+    }
   }
   g.in_offsets.assign(n + 1, 0);
   g.out_offsets.assign(n + 1, 0);
@@ -190,6 +206,12 @@ ComputeGraph ParseComputeGraph(const std::string& text, const std::string& label
       const size_t eq = tok[k].find('=');
       if (eq == std::string::npos || eq == 0) fail("expected key=value, got '" + tok[k] + "'");
       const std::string key = tok[k].substr(0, eq), val = tok[k].substr(eq + 1);
+      if (key == "coloc") {
+        if (val.empty()) fail("empty co-location name in '" + tok[k] + "'");
+        if (val.find_first_of(",=") != std::string::npos) fail("co-location name '" + val + "' contains ',' or '='");
+        o.colocation = val;
+        continue;
+      }
       if (key == "inputs") {
         size_t start = 0;
         while (start <= val.size()) {
@@ -246,6 +268,27 @@ ComputeGraph ReadComputeGraph(const std::string& path) {
   return ParseComputeGraph(ReadFile(path), path);
 }
 
+std::vector<std::vector<int>> ColocationMembers(const ComputeGraph& g) {
+  std::vector<std::vector<int>> members(g.num_coloc_groups);
+  for (int i = 0; i < g.num_ops(); ++i) members[g.coloc_group[i]].push_back(i);
+  return members;
+}
+
+std::string ColocationViolation(const ComputeGraph& g, const std::vector<int>& op_to_device) {
+  std::vector<int> first(g.num_coloc_groups, -1);
+  for (int i = 0; i < g.num_ops() && i < static_cast<int>(op_to_device.size()); ++i) {
+    int& f = first[g.coloc_group[i]];
+    if (f < 0) {
+      f = i;
+    } else if (op_to_device[f] != op_to_device[i]) {
+      return "co-location group '" + g.colocation[i] + "': op '" + g.names[f] + "' on device " +
+             std::to_string(op_to_device[f]) + ", op '" + g.names[i] + "' on device " +
+             std::to_string(op_to_device[i]);
+    }
+  }
+  return "";
+}
+
 std::vector<int> ParsePlacement(const std::string& text, const std::string& label,
                                 const ComputeGraph& g, int num_devices) {
   std::unordered_map<std::string, int> by_name;
@@ -292,6 +335,7 @@ std::string ComputeGraphToText(const ComputeGraph& g) {
     s += " params=" + FormatNumber(g.param_bytes[i]);
     s += " temp=" + FormatNumber(g.temp_bytes[i]);
     if (g.time_s[i] >= 0) s += " time=" + FormatNumber(g.time_s[i]);
+    if (!g.colocation[i].empty()) s += " coloc=" + g.colocation[i];
     if (g.in_offsets[i + 1] > g.in_offsets[i]) {
       s += " inputs=";
       for (int e = g.in_offsets[i]; e < g.in_offsets[i + 1]; ++e) {

@@ -4,8 +4,11 @@
 // producer→consumer and the reverse; a topological order (cycles are rejected).
 //
 // Text format (one op per line, '#' starts a comment, blank lines ignored):
-//   op <name> <kind> [flops=F] [bytes=B] [out=O] [params=P] [temp=T] [time=S] [inputs=a,b,c]
-// Numbers are finite and ≥ 0 (time in seconds; absent = derive from the roofline). Inputs
+//   op <name> <kind> [flops=F] [bytes=B] [out=O] [params=P] [temp=T] [time=S] [coloc=G]
+//      [inputs=a,b,c]
+// Numbers are finite and ≥ 0 (time in seconds; absent = derive from the roofline). `coloc`
+// names a co-location group: ops with the same group name must share a device (TensorFlow's
+// colocation constraint: an op, its gradient and its weights' update). Inputs
 // may name ops defined later in the file; the graph must be acyclic and have at least one op.
 // Reading is linear in the text (an op with 200,000 inputs reads in well under a second).
 #pragma once
@@ -25,6 +28,7 @@ struct OpInfo {
   double param_bytes = 0;   // persistent bytes (weights) resident on the op's device
   double temp_bytes = 0;    // scratch live only while the op runs
   double time_s = -1;       // given op time in seconds; < 0 = not given
+  std::string colocation;   // co-location group name; "" = a group of its own
   std::vector<int> inputs;  // producer op indices
 };
 
@@ -35,6 +39,12 @@ struct ComputeGraph {
   // producers of op i are in_sources[in_offsets[i] .. in_offsets[i+1]) (in input order).
   std::vector<int> out_offsets, out_targets, in_offsets, in_sources;
   std::vector<int> topo_order;  // a topological order (Kahn's, smallest index first)
+  // Co-location: colocation[i] is op i's group name ("" = none); coloc_group[i] a dense group
+  // id in [0, num_coloc_groups) — ops sharing a non-empty name share an id, every other op has
+  // an id of its own; ids are numbered by first appearance in op order.
+  std::vector<std::string> colocation;
+  std::vector<int> coloc_group;
+  int num_coloc_groups = 0;
 
   int num_ops() const { return static_cast<int>(names.size()); }
   int num_edges() const { return static_cast<int>(out_targets.size()); }
@@ -42,7 +52,8 @@ struct ComputeGraph {
 };
 
 // Builds the flat graph. Throws ConfigError on an input index out of range, a duplicate
-// input, a duplicate or empty name, a negative / non-finite number or a cycle.
+// input, a duplicate or empty name, a negative / non-finite number, a co-location name with
+// whitespace, ',' or '=', or a cycle.
 ComputeGraph BuildComputeGraph(const std::vector<OpInfo>& ops);
 
 // Returns an op on a cycle of the graph given by per-op inputs, or -1 when acyclic.
@@ -53,6 +64,12 @@ ComputeGraph ParseComputeGraph(const std::string& text, const std::string& label
 ComputeGraph ReadComputeGraph(const std::string& path);
 std::string ComputeGraphToText(const ComputeGraph& g);
 void WriteComputeGraph(const std::string& path, const ComputeGraph& g);
+
+// Ops of each co-location group (group id → op indices, ascending).
+std::vector<std::vector<int>> ColocationMembers(const ComputeGraph& g);
+// "" when every co-location group of `g` sits on one device in `op_to_device`, else which
+// group is split ("co-location group 'X': op 'a' on device 0, op 'b' on device 1").
+std::string ColocationViolation(const ComputeGraph& g, const std::vector<int>& op_to_device);
 
 // Op → device placement text: one `<op name> <device index>` per line ('#' comments, blank
 // lines ignored); every op of the graph exactly once, devices in [0, num_devices).
