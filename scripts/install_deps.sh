@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libprotobuf-dev protobuf-compiler
-  libboost-graph-dev libmetis-dev
+  libboost-graph-dev libmetis-dev libglpk-dev libscotch-dev
   libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev
   zlib1g-dev libcairo2-dev

@@ -1,0 +1,106 @@
+// The classic device placement baselines (device_placement_notes.md §4): each maps every op of
+// a computation graph to a device of a perf::SimConfig, deterministically, and ALWAYS keeps a
+// co-location group (graphs::ComputeGraph::coloc_group) on one device — a group is placed as a
+// unit when its first op is placed.
+//   single-device — all ops on the fastest device whose simulated peak memory fits;
+//   round-robin   — co-location groups in topological order (of their first op) → 0, 1, 2, …;
+//   HEFT          — Topcuoglu et al. 2002: upward rank on mean compute / mean communication,
+//                   ops in descending rank onto the device of earliest finish time. Append-only
+//                   (no insertion into idle gaps), as the reference implementation
+//                   (mrocklin/heft) does; not memory-aware;
+//   m-TOPO        — Baechi: groups in topological order fill device 0, 1, … up to
+//                   Σ memory / #devices + the largest group's memory (and each device's capacity);
+//   m-ETF         — Baechi: event-driven earliest-start-first list scheduling with Baechi's
+//                   transfer model (one shared channel per device, a tensor sent to a device once);
+//                   at time t every free device takes the ready op of earliest start, the
+//                   (start, topological position) smallest pair wins; only devices with room for
+//                   the op's group are candidates;
+//   m-SCT         — Baechi: the favourite-child LP (below, solved with GLPK), then m-ETF in which
+//                   a device that just ran an op and is the earliest for its favourite child waits
+//                   for that child unless another op becomes urgent (can start nowhere later);
+//   METIS, Scotch — k-way partitioning of the symmetrised graph of co-location groups (vertex
+//                   weight = mean compute time, edge weight = bytes), part sizes ∝ device speed;
+//                   both ignore the critical path and memory (the papers show they are weak).
+//
+// Memory (m-TOPO, m-ETF, m-SCT): accounted statically — every byte an op ever holds on a device
+// (parameters, output, temp) and every received copy (one per tensor and device, as the
+// simulator caches) counts for the whole step. The simulated peak (placed_graph_sim.h) never
+// exceeds this sum, so a placement these three return never runs out of memory in the simulator
+// under either transfer model; Baechi frees outputs after their consumers and so can pack tighter.
+// When a group fits on no device they throw InfeasibleAction naming the group.
+// Op times are the simulator's (perf::Simulator::OpTimeOn); a transfer of an op's output costs
+// link.latency_s + output_bytes / link.bandwidth between any two devices.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cost_models/tpu/placed_graph_sim.h"
+#include "datasets/graphs/compute_graph.h"
+
+namespace placerl::search {
+
+struct SingleDeviceOptions {};
+struct RoundRobinOptions {};
+struct HeftOptions {};
+struct MTopoOptions {};
+struct MEtfOptions {};
+struct MSctOptions {
+  // Edge i→j makes j the favourite child of i iff its LP value x_ij ≤ threshold (Baechi
+  // rounds x − t + 0.5; its CLI default --sct_threshold is 0.1, its class default 0.5).
+  double threshold = 0.1;
+};
+struct MetisOptions {
+  uint64_t seed = 1;
+  double imbalance = 0.05;  // parts up to 5 % above their target weight
+};
+struct ScotchOptions {
+  uint64_t seed = 1;
+  double imbalance = 0.05;
+};
+
+// Every function returns op → device (size g.num_ops(), values in [0, cfg.devices.size())).
+// ConfigError: no devices or a bad config (as perf::Simulator); InfeasibleAction: no memory.
+std::vector<int> PlaceSingleDevice(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                                   const SingleDeviceOptions& options = {});
+std::vector<int> PlaceRoundRobin(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                                 const RoundRobinOptions& options = {});
+std::vector<int> PlaceHeft(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                           const HeftOptions& options = {});
+std::vector<int> PlaceMTopo(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                            const MTopoOptions& options = {});
+std::vector<int> PlaceMEtf(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                           const MEtfOptions& options = {});
+std::vector<int> PlaceMSct(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                           const MSctOptions& options = {});
+std::vector<int> PlaceMetis(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                            const MetisOptions& options = {});
+std::vector<int> PlaceScotch(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                             const ScotchOptions& options = {});
+
+// By name with default options: single, round_robin, heft, m_topo, m_etf, m_sct, metis, scotch.
+// Unknown name → ConfigError listing the names.
+std::vector<int> PlaceDeviceBaseline(const std::string& method, const graphs::ComputeGraph& g,
+                                     const perf::SimConfig& cfg);
+const std::vector<std::string>& DeviceBaselineNames();
+
+// Internals exposed for tests.
+// HEFT's upward rank per op (seconds): mean op time over devices plus the largest
+// (mean transfer + rank) over its consumers; mean transfer = 0 with one device.
+std::vector<double> HeftUpwardRanks(const graphs::ComputeGraph& g, const perf::SimConfig& cfg);
+
+// m-SCT's relaxed LP (Baechi's FavoriteChildLPSolver) in microseconds: minimise w over
+// x_e ∈ [0, 1] per edge (CSR order of g.out_targets), s_i ≥ 0 per op, subject to
+// s_i + p_i + c_i·x_ij ≤ s_j, Σ_j x_ij ≥ |succ(i)| − 1, Σ_i x_ij ≥ |pred(j)| − 1, s_i + p_i ≤ w;
+// p_i = mean op time over devices, c_i = transfer time of i's output.
+struct SctLpSolution {
+  std::vector<double> edge_x;        // per edge, CSR order
+  std::vector<double> start_us;      // per op
+  double makespan_us = 0;
+  std::vector<int> favourite_child;  // per op, -1 = none (after rounding; last edge wins)
+};
+SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                         double threshold);
+
+}  // namespace placerl::search

@@ -1,0 +1,375 @@
+// m-ETF and m-SCT (Baechi, device_placement_notes.md §4): one event-driven list scheduler that
+// places ops as it schedules them, with Baechi's transfer model and the static memory ledger;
+// m-SCT adds the favourite-child LP (GLPK) and the AWAKE rule.
+#include <glpk.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "datasets/util/errors.h"
+#include "search/device/baseline_common.h"
+#include "search/device/baselines.h"
+
+namespace placerl::search {
+namespace {
+
+using device_internal::MemoryLedger;
+using device_internal::PlacementContext;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Scheduler state is one clock t. At t, devices whose op has ended release it (its consumers
+// may become ready); then, repeatedly, every free device proposes the ready op it would run
+// and the proposal of smallest (start, topological position) is committed (lowest device on
+// ties) — Baechi's ETF step — until no device proposes an op that can start by t; then t moves
+// to the next time anything can happen.
+class ListScheduler {
+ public:
+  ListScheduler(const PlacementContext& ctx, MemoryLedger* ledger,
+                const std::vector<int>* favourite, const char* method)
+      : ctx_(ctx),
+        g_(ctx.g),
+        ledger_(*ledger),
+        favourite_(favourite),
+        method_(method),
+        nd_(ctx.num_devices),
+        end_(ctx.num_ops, 0),
+        remaining_(ctx.num_ops, 0),
+        ready_index_(ctx.num_ops, -1),
+        arrival_(static_cast<size_t>(ctx.num_ops) * ctx.num_devices, -1.0),
+        chan_(nd_, 0),
+        dev_free_(nd_, 0),
+        running_(nd_, -1),
+        last_op_(nd_, -1) {}
+
+  void Run() {
+    const int n = ctx_.num_ops;
+    for (int i = 0; i < n; ++i) {
+      remaining_[i] = g_.in_offsets[i + 1] - g_.in_offsets[i];
+      if (remaining_[i] == 0) AddReady(i);
+    }
+    int scheduled = 0;
+    double t = 0;
+    while (true) {
+      Advance(t);
+      FillTable(t);
+      int pick_op = -1, pick_dev = -1;
+      double pick_ts = kInf;
+      double next = kInf;
+      for (int d = 0; d < nd_; ++d) {
+        if (running_[d] >= 0) {
+          next = std::min(next, dev_free_[d]);
+          continue;
+        }
+        int op = -1;
+        double ts = kInf, wake = kInf;
+        Propose(d, t, &op, &ts, &wake);
+        if (op < 0) {
+          next = std::min(next, wake);
+          continue;
+        }
+        if (ts < pick_ts || (ts == pick_ts && ctx_.topo_pos[op] < ctx_.topo_pos[pick_op])) {
+          pick_op = op;
+          pick_dev = d;
+          pick_ts = ts;
+        }
+      }
+      if (pick_op >= 0) {
+        Commit(pick_op, pick_dev, t);
+        ++scheduled;
+        continue;
+      }
+      if (next == kInf) break;
+      t = next;
+    }
+    if (scheduled != n) {
+      for (int op : ready_) {
+        const int group = g_.coloc_group[op];
+        if (ledger_.DeviceOf(op) < 0) throw InfeasibleAction(ledger_.NoRoomMessage(method_, group));
+      }
+      throw InfeasibleAction(std::string(method_) + ": could not schedule every op");
+    }
+  }
+
+ private:
+  void AddReady(int op) {
+    ready_index_[op] = static_cast<int>(ready_.size());
+    ready_.push_back(op);
+  }
+  void RemoveReady(int op) {
+    const int k = ready_index_[op];
+    ready_[k] = ready_.back();
+    ready_index_[ready_[k]] = k;
+    ready_.pop_back();
+    ready_index_[op] = -1;
+  }
+
+  // Ops whose device has reached their end finish now; their consumers may become ready.
+  void Advance(double t) {
+    for (int d = 0; d < nd_; ++d) {
+      const int op = running_[d];
+      if (op < 0 || dev_free_[d] > t) continue;
+      running_[d] = -1;
+      for (int k = g_.out_offsets[op]; k < g_.out_offsets[op + 1]; ++k) {
+        const int c = g_.out_targets[k];
+        if (--remaining_[c] == 0) AddReady(c);
+      }
+    }
+  }
+
+  // When op's inputs are all on d: a producer on d is ready at its end; a remote tensor is
+  // sent once per device over the sender's and the receiver's channel (Baechi's DeviceWrapper).
+  // `commit` books the channels and caches the arrivals.
+  double DataReady(int op, int d, bool commit) {
+    double ready = 0;
+    for (int k = g_.in_offsets[op]; k < g_.in_offsets[op + 1]; ++k) {
+      const int p = g_.in_sources[k];
+      const int dp = ledger_.DeviceOf(p);
+      double at;
+      const size_t key = static_cast<size_t>(p) * nd_ + d;
+      if (dp == d) {
+        at = end_[p];
+      } else if (arrival_[key] >= 0) {
+        at = arrival_[key];
+      } else {
+        const double send = std::max(end_[p], chan_[dp]);
+        const double recv = std::max(send, chan_[d]);
+        at = recv + ctx_.comm[p];
+        if (commit) {
+          chan_[dp] = send + ctx_.comm[p];
+          chan_[d] = at;
+          arrival_[key] = at;
+        }
+      }
+      ready = std::max(ready, at);
+    }
+    return ready;
+  }
+
+  // sched_[r * nd + d]: when ready op r could start on d (∞ when its group is placed elsewhere
+  // or does not fit on d); urgent_[r]: the latest of those over the devices it may use.
+  void FillTable(double t) {
+    const size_t r_count = ready_.size();
+    sched_.assign(r_count * nd_, kInf);
+    urgent_.assign(r_count, kInf);
+    for (size_t r = 0; r < r_count; ++r) {
+      const int op = ready_[r];
+      const int placed = ledger_.DeviceOf(op);
+      double latest = -kInf;
+      for (int d = 0; d < nd_; ++d) {
+        if (placed >= 0 ? placed != d : !ledger_.Fits(g_.coloc_group[op], d)) continue;
+        const double s = std::max(DataReady(op, d, false), std::max(dev_free_[d], t));
+        sched_[r * nd_ + d] = s;
+        latest = std::max(latest, s);
+      }
+      if (latest > -kInf) urgent_[r] = latest;
+    }
+  }
+
+  bool Before(double ts_a, int op_a, double ts_b, int op_b) const {
+    return ts_a < ts_b || (ts_a == ts_b && ctx_.topo_pos[op_a] < ctx_.topo_pos[op_b]);
+  }
+
+  // What free device d runs at t (op, its start) or, when nothing, when it may (wake).
+  void Propose(int d, double t, int* op_out, double* ts_out, double* wake) {
+    const size_t r_count = ready_.size();
+    int fc_r = -1;
+    if (favourite_ != nullptr && last_op_[d] >= 0) {
+      const int fc = (*favourite_)[last_op_[d]];
+      if (fc >= 0 && ledger_.DeviceOf(fc) < 0 && ready_index_[fc] >= 0) {
+        const size_t r = ready_index_[fc];
+        const double mine = sched_[r * nd_ + d];
+        double best = kInf;
+        for (int e = 0; e < nd_; ++e) best = std::min(best, sched_[r * nd_ + e]);
+        if (mine < kInf && mine == best) fc_r = static_cast<int>(r);
+      }
+    }
+    if (fc_r >= 0) {
+      // AWAKE (m-SCT): run an op that can start nowhere later than now, else wait for the
+      // favourite child of the op this device just ran.
+      int urgent = -1;
+      for (size_t r = 0; r < r_count; ++r) {
+        if (sched_[r * nd_ + d] == kInf) continue;
+        if (urgent < 0 || Before(urgent_[r], ready_[r], urgent_[urgent], ready_[urgent]))
+          urgent = static_cast<int>(r);
+      }
+      if (urgent >= 0 && urgent_[urgent] <= t) {
+        *op_out = ready_[urgent];
+        *ts_out = sched_[urgent * nd_ + d];
+        return;
+      }
+      const double fc_ts = sched_[fc_r * nd_ + d];
+      if (fc_ts <= t) {
+        *op_out = ready_[fc_r];
+        *ts_out = fc_ts;
+        return;
+      }
+      *wake = std::min(fc_ts, urgent >= 0 ? urgent_[urgent] : kInf);
+      return;
+    }
+    int best = -1;
+    for (size_t r = 0; r < r_count; ++r) {
+      const double s = sched_[r * nd_ + d];
+      if (s == kInf) continue;
+      if (best < 0 || Before(s, ready_[r], sched_[best * nd_ + d], ready_[best]))
+        best = static_cast<int>(r);
+    }
+    if (best < 0) return;
+    const double s = sched_[best * nd_ + d];
+    if (s <= t) {
+      *op_out = ready_[best];
+      *ts_out = s;
+    } else {
+      *wake = s;
+    }
+  }
+
+  void Commit(int op, int d, double t) {
+    if (ledger_.DeviceOf(op) < 0) ledger_.Place(g_.coloc_group[op], d);
+    const double start = std::max({DataReady(op, d, true), dev_free_[d], t});
+    end_[op] = start + ctx_.Time(op, d);
+    dev_free_[d] = end_[op];
+    running_[d] = op;
+    last_op_[d] = op;
+    RemoveReady(op);
+  }
+
+  const PlacementContext& ctx_;
+  const graphs::ComputeGraph& g_;
+  MemoryLedger& ledger_;
+  const std::vector<int>* favourite_;
+  const char* method_;
+  int nd_;
+  std::vector<double> end_;
+  std::vector<int> remaining_, ready_, ready_index_;
+  std::vector<double> arrival_, chan_, dev_free_;
+  std::vector<int> running_, last_op_;
+  std::vector<double> sched_, urgent_;
+};
+
+}  // namespace
+
+std::vector<int> PlaceMEtf(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                           const MEtfOptions&) {
+  PlacementContext ctx(g, cfg);
+  MemoryLedger ledger(ctx);
+  ListScheduler(ctx, &ledger, nullptr, "m-ETF").Run();
+  return ledger.Placement();
+}
+
+SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                         double threshold) {
+  if (!(threshold >= 0 && threshold <= 1))
+    throw ConfigError("m-SCT: threshold must be in [0, 1]");
+  PlacementContext ctx(g, cfg);
+  const int n = g.num_ops(), ne = g.num_edges();
+  // Microseconds keep the coefficients near 1 for GLPK's absolute tolerances.
+  auto us = [](double s) { return s * 1e6; };
+  glp_prob* lp = glp_create_prob();
+  glp_set_obj_dir(lp, GLP_MIN);
+  // Columns: x_e (1..ne), s_i (ne+1..ne+n), w (ne+n+1).
+  glp_add_cols(lp, ne + n + 1);
+  for (int e = 1; e <= ne; ++e) glp_set_col_bnds(lp, e, GLP_DB, 0.0, 1.0);
+  for (int i = 0; i < n; ++i) glp_set_col_bnds(lp, ne + 1 + i, GLP_LO, 0.0, 0.0);
+  const int w_col = ne + n + 1;
+  glp_set_col_bnds(lp, w_col, GLP_LO, 0.0, 0.0);
+  glp_set_obj_coef(lp, w_col, 1.0);
+  std::vector<int> ia{0}, ja{0};
+  std::vector<double> ar{0};
+  int row = 0;
+  struct RowBounds {
+    int type;
+    double lb, ub;
+  };
+  std::vector<RowBounds> rows;
+  auto add_row = [&](int type, double lb, double ub) {
+    ++row;
+    rows.push_back({type, lb, ub});
+  };
+  auto add_coef = [&](int col, double v) {
+    ia.push_back(row);
+    ja.push_back(col);
+    ar.push_back(v);
+  };
+  // In-edge ids per consumer (CSR edge e = producer's out slot).
+  std::vector<std::vector<int>> in_edges(n);
+  for (int i = 0; i < n; ++i) {
+    for (int e = g.out_offsets[i]; e < g.out_offsets[i + 1]; ++e) {
+      const int j = g.out_targets[e];
+      in_edges[j].push_back(e);
+      // s_i − s_j + c_i·x_e ≤ −p_i
+      add_row(GLP_UP, 0.0, -us(ctx.mean_time[i]));
+      add_coef(ne + 1 + i, 1.0);
+      add_coef(ne + 1 + j, -1.0);
+      add_coef(e + 1, us(ctx.comm[i]));
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const int outs = g.out_offsets[i + 1] - g.out_offsets[i];
+    if (outs >= 2) {  // at most one favourite child (trivial for one consumer)
+      add_row(GLP_LO, outs - 1.0, 0.0);
+      for (int e = g.out_offsets[i]; e < g.out_offsets[i + 1]; ++e) add_coef(e + 1, 1.0);
+    }
+    if (in_edges[i].size() >= 2) {  // favourite child of at most one producer
+      add_row(GLP_LO, static_cast<double>(in_edges[i].size()) - 1.0, 0.0);
+      for (int e : in_edges[i]) add_coef(e + 1, 1.0);
+    }
+    // s_i + p_i ≤ w; only needed at sinks (an edge row already orders every other op before
+    // a sink), which keeps the makespan column short.
+    if (outs == 0) {
+      add_row(GLP_UP, 0.0, -us(ctx.mean_time[i]));
+      add_coef(ne + 1 + i, 1.0);
+      add_coef(w_col, -1.0);
+    }
+  }
+  glp_add_rows(lp, row);
+  for (int r = 0; r < row; ++r) glp_set_row_bnds(lp, r + 1, rows[r].type, rows[r].lb, rows[r].ub);
+  glp_load_matrix(lp, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+  glp_smcp parm;
+  glp_init_smcp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  parm.presolve = GLP_ON;
+  const int rc = glp_simplex(lp, &parm);
+  const int status = glp_get_status(lp);
+  if (rc != 0 || status != GLP_OPT) {
+    glp_delete_prob(lp);
+    throw ConfigError("m-SCT: the favourite-child LP was not solved (GLPK code " +
+                      std::to_string(rc) + ", status " + std::to_string(status) + ")");
+  }
+  SctLpSolution sol;
+  sol.edge_x.resize(ne);
+  for (int e = 0; e < ne; ++e) sol.edge_x[e] = glp_get_col_prim(lp, e + 1);
+  sol.start_us.resize(n);
+  for (int i = 0; i < n; ++i) sol.start_us[i] = glp_get_col_prim(lp, ne + 1 + i);
+  sol.makespan_us = glp_get_col_prim(lp, w_col);
+  glp_delete_prob(lp);
+  // Round: favourite iff x ≤ threshold (Baechi: round(x − t + 0.5) == 0). Edges in CSR order;
+  // the last favourite edge of an op or into an op wins.
+  sol.favourite_child.assign(n, -1);
+  std::vector<int> parent(n, -1);
+  for (int i = 0; i < n; ++i) {
+    for (int e = g.out_offsets[i]; e < g.out_offsets[i + 1]; ++e) {
+      if (!(sol.edge_x[e] <= threshold)) continue;
+      const int j = g.out_targets[e];
+      if (sol.favourite_child[i] >= 0) parent[sol.favourite_child[i]] = -1;
+      if (parent[j] >= 0) sol.favourite_child[parent[j]] = -1;
+      sol.favourite_child[i] = j;
+      parent[j] = i;
+    }
+  }
+  return sol;
+}
+
+std::vector<int> PlaceMSct(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                           const MSctOptions& options) {
+  const SctLpSolution lp = SolveSctLp(g, cfg, options.threshold);
+  PlacementContext ctx(g, cfg);
+  MemoryLedger ledger(ctx);
+  ListScheduler(ctx, &ledger, &lp.favourite_child, "m-SCT").Run();
+  return ledger.Placement();
+}
+
+}  // namespace placerl::search

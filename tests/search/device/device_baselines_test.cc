@@ -1,0 +1,309 @@
+// The device placement baselines on graphs whose best placement is known by hand: two equal
+// independent chains go one per device; a chain with expensive transfers stays on one device;
+// a graph too big for one device is split by the memory-aware placers and never runs out of
+// memory in the simulator; co-location groups are never split (random layered graphs with
+// random groups, every method); HEFT's ranks and choices on a 4-op DAG and m-SCT's LP on 3-op
+// graphs match hand calculations; METIS and Scotch balance a symmetric graph; bad options and
+// infeasible memory are refused with clear errors.
+#include "search/device/baselines.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <set>
+
+#include "datasets/graphs/training_graph.h"
+#include "datasets/util/errors.h"
+
+namespace placerl::search {
+namespace {
+
+using graphs::ComputeGraph;
+using graphs::OpInfo;
+
+// Plain devices (1 TFLOP/s, 1 TB/s) with capacity `cap`; a link of `latency` s and `bw` B/s.
+perf::SimConfig Machine(int devices, double latency, double bw,
+                        double cap = std::numeric_limits<double>::infinity()) {
+  perf::SimConfig cfg = perf::BaechiConfig(
+      std::vector<perf::SimDevice>(devices, perf::PlainDevice(1e12, 1e12, cap)));
+  cfg.link.latency_s = latency;
+  cfg.link.bandwidth = bw;
+  return cfg;
+}
+
+OpInfo Op(const std::string& name, double time_s, double out, std::vector<int> inputs = {}) {
+  OpInfo o;
+  o.name = name;
+  o.time_s = time_s;
+  o.output_bytes = out;
+  o.inputs = std::move(inputs);
+  return o;
+}
+
+// `chains` independent chains of `len` ops (chain c = ops c*len .. c*len+len-1).
+ComputeGraph Chains(int chains, int len, double time_s, double out, double params = 0) {
+  std::vector<OpInfo> ops;
+  for (int c = 0; c < chains; ++c)
+    for (int k = 0; k < len; ++k) {
+      const int i = c * len + k;
+      ops.push_back(Op("c" + std::to_string(c) + "_" + std::to_string(k), time_s, out,
+                       k ? std::vector<int>{i - 1} : std::vector<int>{}));
+      ops.back().param_bytes = params;
+    }
+  return graphs::BuildComputeGraph(ops);
+}
+
+using Placer = std::function<std::vector<int>(const ComputeGraph&, const perf::SimConfig&)>;
+struct Named {
+  const char* name;
+  Placer place;
+};
+std::vector<Named> AllMethods() {
+  return {{"single", [](auto& g, auto& c) { return PlaceSingleDevice(g, c); }},
+          {"round_robin", [](auto& g, auto& c) { return PlaceRoundRobin(g, c); }},
+          {"heft", [](auto& g, auto& c) { return PlaceHeft(g, c); }},
+          {"m_topo", [](auto& g, auto& c) { return PlaceMTopo(g, c); }},
+          {"m_etf", [](auto& g, auto& c) { return PlaceMEtf(g, c); }},
+          {"m_sct", [](auto& g, auto& c) { return PlaceMSct(g, c); }},
+          {"metis", [](auto& g, auto& c) { return PlaceMetis(g, c); }},
+          {"scotch", [](auto& g, auto& c) { return PlaceScotch(g, c); }}};
+}
+
+void ExpectValid(const ComputeGraph& g, const perf::SimConfig& cfg, const std::vector<int>& p,
+                 const std::string& method) {
+  ASSERT_EQ(p.size(), static_cast<size_t>(g.num_ops())) << method;
+  for (int d : p) {
+    ASSERT_GE(d, 0) << method;
+    ASSERT_LT(d, static_cast<int>(cfg.devices.size())) << method;
+  }
+  EXPECT_EQ(graphs::ColocationViolation(g, p), "") << method;
+}
+
+TEST(DeviceBaselines, TwoEqualIndependentChainsGoOneChainPerDevice) {
+  const ComputeGraph g = Chains(2, 6, 1e-3, 1e6);
+  const perf::SimConfig cfg = Machine(2, 1e-4, 1e9);  // a transfer costs 1.1 ms > an op
+  for (const Named& m : AllMethods()) {
+    const std::string name = m.name;
+    if (name == "single" || name == "round_robin" || name == "m_topo") continue;  // not their aim
+    const std::vector<int> p = m.place(g, cfg);
+    ExpectValid(g, cfg, p, name);
+    for (int k = 1; k < 6; ++k) {
+      EXPECT_EQ(p[k], p[0]) << name;
+      EXPECT_EQ(p[6 + k], p[6]) << name;
+    }
+    EXPECT_NE(p[0], p[6]) << name;
+    EXPECT_NEAR(perf::SimulatePlacement(g, p, cfg).makespan, 6e-3, 1e-12) << name;
+  }
+}
+
+TEST(DeviceBaselines, ChainWithExpensiveTransfersStaysOnOneDevice) {
+  const ComputeGraph g = Chains(1, 8, 1e-3, 1e9);  // each transfer 1 s
+  const perf::SimConfig cfg = Machine(4, 1e-4, 1e9);
+  for (const char* name : {"single", "heft", "m_etf", "m_sct"}) {
+    const std::vector<int> p = PlaceDeviceBaseline(name, g, cfg);
+    ExpectValid(g, cfg, p, name);
+    EXPECT_EQ(std::set<int>(p.begin(), p.end()).size(), 1u) << name;
+    EXPECT_NEAR(perf::SimulatePlacement(g, p, cfg).makespan, 8e-3, 1e-12) << name;
+  }
+}
+
+TEST(DeviceBaselines, SingleDevicePicksTheFastestDeviceThatFits) {
+  const ComputeGraph g = Chains(1, 4, -1, 1e6, 1e6);  // roofline times
+  std::vector<OpInfo> ops;
+  for (int i = 0; i < g.num_ops(); ++i) {
+    OpInfo o = g.op(i);
+    o.flops = 1e9;
+    ops.push_back(o);
+  }
+  const ComputeGraph gf = graphs::BuildComputeGraph(ops);
+  perf::SimConfig cfg = Machine(3, 0, 1e9);
+  cfg.devices[0] = perf::PlainDevice(1e12, 1e12, 1e12);  // slow, big
+  cfg.devices[1] = perf::PlainDevice(4e12, 1e12, 1e6);   // fastest, too small
+  cfg.devices[2] = perf::PlainDevice(2e12, 1e12, 1e12);  // fast, big
+  EXPECT_EQ(PlaceSingleDevice(gf, cfg), std::vector<int>(4, 2));
+  cfg.devices[2].memory_capacity = 1e6;
+  EXPECT_EQ(PlaceSingleDevice(gf, cfg), std::vector<int>(4, 0));
+  cfg.devices[0].memory_capacity = 1e6;
+  EXPECT_THROW(PlaceSingleDevice(gf, cfg), InfeasibleAction);
+}
+
+TEST(DeviceBaselines, RoundRobinDealsCoLocationGroupsInTopologicalOrder) {
+  std::vector<OpInfo> ops{Op("a", 1e-3, 0), Op("b", 1e-3, 0, {0}), Op("c", 1e-3, 0, {1}),
+                          Op("d", 1e-3, 0, {2})};
+  ops[0].colocation = "x";
+  ops[2].colocation = "x";
+  const ComputeGraph g = graphs::BuildComputeGraph(ops);
+  EXPECT_EQ(PlaceRoundRobin(g, Machine(2, 0, 1e9)), (std::vector<int>{0, 1, 0, 0}));
+  EXPECT_EQ(PlaceRoundRobin(g, Machine(3, 0, 1e9)), (std::vector<int>{0, 1, 0, 2}));
+}
+
+TEST(DeviceBaselines, MemoryForcesASplitThatTheSimulatorConfirms) {
+  // 8 ops × (4 MB params + 1 MB output) = 40 MB statically; devices of 25 MB.
+  const ComputeGraph g = Chains(1, 8, 1e-3, 1e6, 4e6);
+  const perf::SimConfig cfg = Machine(2, 1e-4, 1e9, 25e6);
+  EXPECT_THROW(PlaceSingleDevice(g, cfg), InfeasibleAction);
+  for (const char* name : {"m_topo", "m_etf", "m_sct"}) {
+    const std::vector<int> p = PlaceDeviceBaseline(name, g, cfg);
+    ExpectValid(g, cfg, p, name);
+    EXPECT_EQ(std::set<int>(p.begin(), p.end()).size(), 2u) << name;
+    const perf::SimResult r = perf::SimulatePlacement(g, p, cfg);
+    EXPECT_FALSE(r.oom) << name;
+    for (double peak : r.peak_memory) EXPECT_LE(peak, 25e6) << name;
+  }
+  // m-TOPO fills in topological order up to 40/2 + 5 = 25 MB: ops 0-4 then 5-7.
+  EXPECT_EQ(PlaceMTopo(g, cfg), (std::vector<int>{0, 0, 0, 0, 0, 1, 1, 1}));
+  // Nothing holds 40 MB + a received copy on two 15 MB devices.
+  const perf::SimConfig tiny = Machine(2, 1e-4, 1e9, 15e6);
+  for (const char* name : {"m_topo", "m_etf", "m_sct"}) {
+    try {
+      PlaceDeviceBaseline(name, g, tiny);
+      ADD_FAILURE() << name << " placed an infeasible graph";
+    } catch (const InfeasibleAction& e) {
+      EXPECT_NE(std::string(e.what()).find("fits on no device"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A layered random graph with random co-location groups (about half the ops in 30 groups).
+ComputeGraph GroupedLayered(int num_ops, uint64_t seed) {
+  const ComputeGraph base = graphs::MakeLayeredRandomGraph(num_ops, 12, 3, seed);
+  std::mt19937_64 rng(seed * 7 + 1);
+  std::vector<OpInfo> ops;
+  for (int i = 0; i < base.num_ops(); ++i) {
+    OpInfo o = base.op(i);
+    if (rng() % 2) o.colocation = "grp" + std::to_string(rng() % 30);
+    ops.push_back(o);
+  }
+  return graphs::BuildComputeGraph(ops);
+}
+
+TEST(DeviceBaselines, NoMethodSplitsACoLocationGroupAndMemoryAwareOnesNeverRunOutOfMemory) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    const ComputeGraph g = GroupedLayered(120, seed);
+    double total = 0;
+    for (int i = 0; i < g.num_ops(); ++i)
+      total += g.param_bytes[i] + g.output_bytes[i] + g.temp_bytes[i];
+    for (int devices : {2, 3}) {
+      // Room for about 1.6× the graph over all devices: the memory-aware placers must split.
+      const double cap = 1.6 * total / devices;
+      for (const perf::SimConfig& cfg :
+           {Machine(devices, 134e-6, 5.7e9, cap),
+            perf::PlacetoConfig(std::vector<perf::SimDevice>(
+                devices, perf::PlainDevice(1e13, 1e12, cap)))}) {
+        for (const Named& m : AllMethods()) {
+          const std::string name = m.name;
+          if (name == "single") continue;  // the graph does not fit one device
+          const std::vector<int> p = m.place(g, cfg);
+          ExpectValid(g, cfg, p, name + " seed " + std::to_string(seed));
+          if (name == "m_topo" || name == "m_etf" || name == "m_sct") {
+            EXPECT_FALSE(perf::SimulatePlacement(g, p, cfg).oom) << name << " seed " << seed;
+            EXPECT_GE(std::set<int>(p.begin(), p.end()).size(), 2u) << name;
+          }
+          EXPECT_EQ(m.place(g, cfg), p) << name << " is not deterministic";
+        }
+      }
+    }
+  }
+}
+
+TEST(DeviceBaselines, TrainingGraphGroupsStayTogether) {
+  // Forward chain with weights → op, grad and update co-located (AddTrainingOps).
+  std::vector<OpInfo> fwd;
+  for (int k = 0; k < 6; ++k) {
+    OpInfo o = Op("f" + std::to_string(k), -1, 1e6, k ? std::vector<int>{k - 1} : std::vector<int>{});
+    o.flops = 1e9;
+    o.bytes = 1e7;
+    o.param_bytes = 4e6;
+    fwd.push_back(o);
+  }
+  const ComputeGraph g = graphs::BuildComputeGraph(graphs::AddTrainingOps(fwd));
+  ASSERT_GT(g.num_ops(), 12);
+  const perf::SimConfig cfg = Machine(4, 134e-6, 5.7e9);
+  for (const Named& m : AllMethods()) ExpectValid(g, cfg, m.place(g, cfg), m.name);
+}
+
+// a → {b, c} → d; times 1, 2, 3, 1 ms; outputs a 1 MB, b 2 MB, c and d nothing; 1 GB/s.
+ComputeGraph HeftDag() {
+  return graphs::BuildComputeGraph({Op("a", 1e-3, 1e6), Op("b", 2e-3, 2e6, {0}),
+                                    Op("c", 3e-3, 0, {0}), Op("d", 1e-3, 0, {1, 2})});
+}
+
+TEST(DeviceBaselines, HeftRanksAndChoicesMatchAHandCalculation) {
+  const ComputeGraph g = HeftDag();
+  const perf::SimConfig cfg = Machine(2, 0, 1e9);
+  // rank d = 1; b = 2 + 2 + 1 = 5; c = 3 + 0 + 1 = 4; a = 1 + max(1 + 5, 1 + 4) = 7 (ms).
+  const std::vector<double> rank = HeftUpwardRanks(g, cfg);
+  const std::vector<double> expect{7e-3, 5e-3, 4e-3, 1e-3};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(rank[i], expect[i], 1e-12) << i;
+  // a → 0 (EFT 1 on both); b → 0 (3 vs 1 + 1 + 2 = 4); c → 1 (3 + 3 = 6 vs 2 + 3 = 5);
+  // d → 0 (max(3, 5) + 1 = 6 vs max(5, 3 + 2) + 1 = 6: tie, lowest device).
+  EXPECT_EQ(PlaceHeft(g, cfg), (std::vector<int>{0, 0, 1, 0}));
+  // One device: no transfer term in the ranks.
+  const std::vector<double> one = HeftUpwardRanks(g, Machine(1, 0, 1e9));
+  EXPECT_NEAR(one[0], 1e-3 + 3e-3 + 1e-3, 1e-12);
+}
+
+TEST(DeviceBaselines, SctLpOnAJoinMatchesAHandSolution) {
+  // a (1 µs) and b (3 µs) feed c (1 µs); every transfer costs 10 µs. At most one of the two
+  // edges can be free: 1 + 10·x_ac = 3 + 10·x_bc with x_ac + x_bc = 1 gives x_ac = 0.6,
+  // x_bc = 0.4, s_c = 7, w = 8.
+  const ComputeGraph g = graphs::BuildComputeGraph(
+      {Op("a", 1e-6, 0), Op("b", 3e-6, 0), Op("c", 1e-6, 0, {0, 1})});
+  const perf::SimConfig cfg = Machine(2, 10e-6, 1e9);
+  const SctLpSolution lp = SolveSctLp(g, cfg, 0.5);
+  ASSERT_EQ(lp.edge_x.size(), 2u);  // CSR: a→c, b→c
+  EXPECT_NEAR(lp.edge_x[0], 0.6, 1e-6);
+  EXPECT_NEAR(lp.edge_x[1], 0.4, 1e-6);
+  EXPECT_NEAR(lp.start_us[2], 7, 1e-6);
+  EXPECT_NEAR(lp.makespan_us, 8, 1e-6);
+  EXPECT_EQ(lp.favourite_child, (std::vector<int>{-1, 2, -1}));  // 0.4 ≤ 0.5
+  EXPECT_EQ(SolveSctLp(g, cfg, 0.1).favourite_child, (std::vector<int>{-1, -1, -1}));
+  // A fork a → {b, c}, all 1 µs: both edges at 0.5, w = 1 + 5 + 1 = 7.
+  const ComputeGraph fork = graphs::BuildComputeGraph(
+      {Op("a", 1e-6, 0), Op("b", 1e-6, 0, {0}), Op("c", 1e-6, 0, {0})});
+  const SctLpSolution f = SolveSctLp(fork, cfg, 0.1);
+  EXPECT_NEAR(f.makespan_us, 7, 1e-6);
+  EXPECT_NEAR(f.edge_x[0], 0.5, 1e-6);
+  EXPECT_NEAR(f.edge_x[1], 0.5, 1e-6);
+  // A chain: every edge free (x = 0), each op the favourite child of its producer.
+  const ComputeGraph chain = Chains(1, 3, 1e-6, 0);
+  const SctLpSolution c = SolveSctLp(chain, cfg, 0.1);
+  EXPECT_NEAR(c.makespan_us, 3, 1e-6);
+  EXPECT_EQ(c.favourite_child, (std::vector<int>{1, 2, -1}));
+}
+
+TEST(DeviceBaselines, MetisAndScotchBalanceASymmetricGraph) {
+  // Four equal independent chains on 2 and 4 equal devices: equal parts and no cut.
+  const ComputeGraph g = Chains(4, 10, 1e-3, 1e6);
+  for (int devices : {2, 4}) {
+    const perf::SimConfig cfg = Machine(devices, 1e-4, 1e9);
+    for (const char* name : {"metis", "scotch"}) {
+      const std::vector<int> p = PlaceDeviceBaseline(name, g, cfg);
+      ExpectValid(g, cfg, p, name);
+      std::vector<int> count(devices, 0);
+      for (int d : p) ++count[d];
+      for (int d = 0; d < devices; ++d) EXPECT_EQ(count[d], 40 / devices) << name << " " << d;
+      for (int c = 0; c < 4; ++c)
+        for (int k = 1; k < 10; ++k) EXPECT_EQ(p[c * 10 + k], p[c * 10]) << name;
+    }
+  }
+}
+
+TEST(DeviceBaselines, BadOptionsAndNamesAreRefused) {
+  const ComputeGraph g = HeftDag();
+  const perf::SimConfig cfg = Machine(2, 0, 1e9);
+  EXPECT_THROW(PlaceDeviceBaseline("magic", g, cfg), ConfigError);
+  EXPECT_THROW(PlaceMSct(g, cfg, MSctOptions{-0.1}), ConfigError);
+  EXPECT_THROW(PlaceMetis(g, cfg, MetisOptions{1, -1}), ConfigError);
+  EXPECT_THROW(PlaceHeft(g, Machine(0, 0, 1e9)), ConfigError);
+  perf::SimConfig bad = cfg;
+  bad.link.bandwidth = 0;
+  EXPECT_THROW(PlaceMEtf(g, bad), ConfigError);
+  for (const std::string& name : DeviceBaselineNames())
+    ExpectValid(g, cfg, PlaceDeviceBaseline(name, g, cfg), name);
+}
+
+}  // namespace
+}  // namespace placerl::search
