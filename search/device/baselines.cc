@@ -179,8 +179,10 @@ std::vector<int> PlaceRoundRobin(const graphs::ComputeGraph& g, const perf::SimC
   return placement;
 }
 
-std::vector<double> HeftUpwardRanks(const graphs::ComputeGraph& g, const perf::SimConfig& cfg) {
-  PlacementContext ctx(g, cfg);
+namespace {
+
+std::vector<double> UpwardRanks(const PlacementContext& ctx) {
+  const graphs::ComputeGraph& g = ctx.g;
   // Mean transfer over ordered pairs a ≠ b: every pair costs the same on one link model.
   const double comm_factor = ctx.num_devices > 1 ? 1.0 : 0.0;
   std::vector<double> rank(g.num_ops(), 0);
@@ -194,10 +196,16 @@ std::vector<double> HeftUpwardRanks(const graphs::ComputeGraph& g, const perf::S
   return rank;
 }
 
+}  // namespace
+
+std::vector<double> HeftUpwardRanks(const graphs::ComputeGraph& g, const perf::SimConfig& cfg) {
+  return UpwardRanks(PlacementContext(g, cfg));
+}
+
 std::vector<int> PlaceHeft(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
                            const HeftOptions&) {
   PlacementContext ctx(g, cfg);
-  const std::vector<double> rank = HeftUpwardRanks(g, cfg);
+  const std::vector<double> rank = UpwardRanks(ctx);
   const int n = g.num_ops(), nd = ctx.num_devices;
   // Descending rank; ties by topological position. rank(producer) ≥ rank(consumer) in floating
   // point too (adding a non-negative number never decreases), so this is a topological order.

@@ -260,11 +260,12 @@ std::vector<int> PlaceMEtf(const graphs::ComputeGraph& g, const perf::SimConfig&
   return ledger.Placement();
 }
 
-SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
-                         double threshold) {
+namespace {
+
+SctLpSolution SolveLp(const PlacementContext& ctx, double threshold) {
   if (!(threshold >= 0 && threshold <= 1))
     throw ConfigError("m-SCT: threshold must be in [0, 1]");
-  PlacementContext ctx(g, cfg);
+  const graphs::ComputeGraph& g = ctx.g;
   const int n = g.num_ops(), ne = g.num_edges();
   // Microseconds keep the coefficients near 1 for GLPK's absolute tolerances.
   auto us = [](double s) { return s * 1e6; };
@@ -332,6 +333,9 @@ SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& c
   glp_init_smcp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
   parm.presolve = GLP_ON;
+  // Dual simplex: 2.2× less CPU than primal on layered(ops=1000); GLPK's interior point does
+  // not converge on this LP.
+  parm.meth = GLP_DUALP;
   const int rc = glp_simplex(lp, &parm);
   const int status = glp_get_status(lp);
   if (rc != 0 || status != GLP_OPT) {
@@ -363,10 +367,17 @@ SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& c
   return sol;
 }
 
+}  // namespace
+
+SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                         double threshold) {
+  return SolveLp(PlacementContext(g, cfg), threshold);
+}
+
 std::vector<int> PlaceMSct(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
                            const MSctOptions& options) {
-  const SctLpSolution lp = SolveSctLp(g, cfg, options.threshold);
   PlacementContext ctx(g, cfg);
+  const SctLpSolution lp = SolveLp(ctx, options.threshold);
   MemoryLedger ledger(ctx);
   ListScheduler(ctx, &ledger, &lp.favourite_child, "m-SCT").Run();
   return ledger.Placement();

@@ -1,0 +1,50 @@
+// Placement wall time of every device baseline on layered random graphs (width 100, fan-in ≤ 3,
+// seed 1) of 1,000 and 10,000 ops over 4 plain devices with Baechi's link; counters report the
+// simulated step time of the placement (ms) and how many devices it uses. Baechi's claim is
+// planning in seconds (device_placement_notes §5.5).
+//   build/bench/device_baselines_bench --benchmark_min_time=0.05
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include "search/device/baselines.h"
+
+namespace placerl::search {
+namespace {
+
+const graphs::ComputeGraph& Layered(int ops) {
+  static std::map<int, std::unique_ptr<graphs::ComputeGraph>> cache;
+  auto& g = cache[ops];
+  if (!g) g = std::make_unique<graphs::ComputeGraph>(graphs::MakeLayeredRandomGraph(ops, 100, 3, 1));
+  return *g;
+}
+
+void BM_Place(benchmark::State& state, const char* method) {
+  const graphs::ComputeGraph& g = Layered(static_cast<int>(state.range(0)));
+  const perf::SimConfig cfg =
+      perf::BaechiConfig(std::vector<perf::SimDevice>(4, perf::PlainDevice(1e13, 1e12)));
+  std::vector<int> p;
+  for (auto _ : state) {
+    p = PlaceDeviceBaseline(method, g, cfg);
+    benchmark::DoNotOptimize(p.data());
+  }
+  state.counters["step_ms"] = perf::SimulatePlacement(g, p, cfg).makespan * 1e3;
+  state.counters["devices_used"] = static_cast<double>(std::set<int>(p.begin(), p.end()).size());
+}
+
+#define PLACERL_PLACE_BENCH(name)                                                          \
+  BENCHMARK_CAPTURE(BM_Place, name, #name)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)
+
+PLACERL_PLACE_BENCH(single);
+PLACERL_PLACE_BENCH(round_robin);
+PLACERL_PLACE_BENCH(heft);
+PLACERL_PLACE_BENCH(m_topo);
+PLACERL_PLACE_BENCH(m_etf);
+PLACERL_PLACE_BENCH(m_sct);
+PLACERL_PLACE_BENCH(metis);
+PLACERL_PLACE_BENCH(scotch);
+
+}  // namespace
+}  // namespace placerl::search
