@@ -102,5 +102,9 @@ struct SctLpSolution {
 };
 SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
                          double threshold);
+// m-SCT's scheduling stage with given favourite children (per op, -1 = none; each op the
+// favourite of at most one producer). ConfigError when the list is malformed.
+std::vector<int> PlaceMSctWithFavourites(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                                         const std::vector<int>& favourite_child);
 
 }  // namespace placerl::search

@@ -374,6 +374,29 @@ SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& c
   return SolveLp(PlacementContext(g, cfg), threshold);
 }
 
+std::vector<int> PlaceMSctWithFavourites(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+                                         const std::vector<int>& favourite_child) {
+  const int n = g.num_ops();
+  if (static_cast<int>(favourite_child.size()) != n)
+    throw ConfigError("m-SCT: favourite children: one entry per op needed");
+  std::vector<char> is_favourite(n, 0);
+  for (int i = 0; i < n; ++i) {
+    const int j = favourite_child[i];
+    if (j < 0) continue;
+    const bool consumer =
+        j < n && std::binary_search(g.out_targets.begin() + g.out_offsets[i],
+                                    g.out_targets.begin() + g.out_offsets[i + 1], j);
+    if (!consumer || is_favourite[j])
+      throw ConfigError("m-SCT: favourite child of op '" + g.names[i] +
+                        "' is not a consumer of it or is another op's favourite");
+    is_favourite[j] = 1;
+  }
+  PlacementContext ctx(g, cfg);
+  MemoryLedger ledger(ctx);
+  ListScheduler(ctx, &ledger, &favourite_child, "m-SCT").Run();
+  return ledger.Placement();
+}
+
 std::vector<int> PlaceMSct(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
                            const MSctOptions& options) {
   PlacementContext ctx(g, cfg);

@@ -292,30 +292,39 @@ TEST(DeviceBaselines, MetisAndScotchBalanceASymmetricGraph) {
   }
 }
 
-TEST(DeviceBaselines, MEtfAndMTopoMatchBaechisOwnPlacementsOnRandomGraphs) {
-  // Golden placements from Baechi's m_etf.py and m_topo.py (uniform) (beomyeol/baechi afe7278,
-  // colocation off, memory unconstrained) run on these graphs: integer op times (s) and transfer times (= out bytes
-  // at 1 B/s, no latency), so every tie is exact in both implementations.
+TEST(DeviceBaselines, MEtfMTopoAndSctSchedulingMatchBaechisOwnPlacementsOnRandomGraphs) {
+  // Golden placements from Baechi's m_etf.py, m_topo.py (uniform) and m_sct.py with its LP
+  // replaced by the given favourite children (beomyeol/baechi afe7278, colocation off, memory
+  // unconstrained) run on these graphs: integer op times (s) and transfer times (= out bytes at
+  // 1 B/s, no latency), so every tie is exact in both implementations.
   struct Case {
     int devices;
     const char* graph;
-    std::vector<int> m_etf, m_topo;
+    std::vector<int> m_etf, m_topo, favourite, m_sct;
   };
   const std::vector<Case> cases{
       {2, "op o0 matmul time=3 out=9\nop o1 matmul time=2 out=4\nop o2 matmul time=8 out=12 inputs=o0,o1\nop o3 matmul time=2 out=7\nop o4 matmul time=7 out=6\nop o5 matmul time=8 out=4 inputs=o4\nop o6 matmul time=2 out=5\nop o7 matmul time=1 out=0\nop o8 matmul time=7 out=10 inputs=o6\nop o9 matmul time=1 out=8 inputs=o7\nop o10 matmul time=8 out=8 inputs=o5\nop o11 matmul time=4 out=10 inputs=o7\nop o12 matmul time=5 out=0 inputs=o1,o8,o10\nop o13 matmul time=3 out=10 inputs=o1,o11\nop o14 matmul time=6 out=11 inputs=o8,o10,o13\nop o15 matmul time=4 out=4 inputs=o9,o14\nop o16 matmul time=8 out=8 inputs=o1,o7,o15\nop o17 matmul time=7 out=6 inputs=o11\nop o18 matmul time=9 out=11 inputs=o2,o14\nop o19 matmul time=9 out=1 inputs=o16\n",
        {0, 1, 0, 1, 0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 0, 0, 0, 1, 1, 0},
-       {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
+       {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+       {2, 12, 18, -1, 5, 10, 8, 9, 14, 15, -1, 13, -1, -1, -1, 16, 19, -1, -1, -1},
+       {0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1}},
       {3, "op o0 matmul time=1 out=1\nop o1 matmul time=2 out=5\nop o2 matmul time=5 out=4 inputs=o0\nop o3 matmul time=3 out=6 inputs=o1,o2\nop o4 matmul time=9 out=5 inputs=o2,o3\nop o5 matmul time=1 out=0 inputs=o3\nop o6 matmul time=6 out=6 inputs=o4\nop o7 matmul time=3 out=8\nop o8 matmul time=4 out=3\nop o9 matmul time=3 out=5\nop o10 matmul time=3 out=8 inputs=o5,o8\nop o11 matmul time=9 out=2 inputs=o6\nop o12 matmul time=9 out=12 inputs=o9\nop o13 matmul time=6 out=5 inputs=o2\nop o14 matmul time=7 out=11 inputs=o7,o10\nop o15 matmul time=9 out=3 inputs=o4\nop o16 matmul time=8 out=8 inputs=o11,o14\nop o17 matmul time=8 out=5 inputs=o14,o15\nop o18 matmul time=4 out=5 inputs=o5,o8\nop o19 matmul time=8 out=4 inputs=o16\nop o20 matmul time=9 out=8 inputs=o18,o19\nop o21 matmul time=7 out=4 inputs=o6,o15\nop o22 matmul time=9 out=5 inputs=o2,o19\nop o23 matmul time=6 out=11\nop o24 matmul time=4 out=11\n",
        {0, 1, 0, 0, 0, 1, 0, 2, 1, 2, 1, 0, 2, 0, 2, 1, 2, 2, 2, 0, 0, 0, 1, 1, 1},
-       {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2}},
+       {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2},
+       {2, 3, 4, 5, 6, 10, 11, 14, 18, 12, -1, 16, -1, -1, 17, 21, 19, -1, 20, 22, -1, -1, -1, -1, -1},
+       {0, 1, 0, 0, 0, 0, 0, 2, 1, 2, 0, 0, 2, 0, 1, 2, 1, 1, 1, 1, 0, 2, 1, 1, 1}},
       {4, "op o0 matmul time=4 out=9\nop o1 matmul time=9 out=2 inputs=o0\nop o2 matmul time=1 out=7 inputs=o0\nop o3 matmul time=8 out=8 inputs=o0,o1,o2\nop o4 matmul time=4 out=10 inputs=o3\nop o5 matmul time=1 out=10\nop o6 matmul time=3 out=12\nop o7 matmul time=5 out=12\nop o8 matmul time=5 out=7 inputs=o6,o7\nop o9 matmul time=3 out=5\nop o10 matmul time=1 out=2 inputs=o3,o4,o6\nop o11 matmul time=5 out=6 inputs=o5,o8,o9\nop o12 matmul time=7 out=9 inputs=o5\nop o13 matmul time=1 out=4 inputs=o11\nop o14 matmul time=6 out=8\nop o15 matmul time=4 out=10 inputs=o1,o4\nop o16 matmul time=2 out=7 inputs=o2,o11\nop o17 matmul time=7 out=2\nop o18 matmul time=5 out=6 inputs=o1,o3\nop o19 matmul time=7 out=11 inputs=o8,o17\nop o20 matmul time=9 out=3\nop o21 matmul time=5 out=0\nop o22 matmul time=2 out=9\nop o23 matmul time=4 out=6 inputs=o8,o19\nop o24 matmul time=3 out=11\nop o25 matmul time=6 out=5 inputs=o4,o12\nop o26 matmul time=7 out=7 inputs=o19,o20,o21\nop o27 matmul time=9 out=1 inputs=o13,o20\nop o28 matmul time=4 out=4 inputs=o8,o9,o16\nop o29 matmul time=9 out=5\n",
        {0, 0, 0, 0, 0, 1, 2, 3, 3, 1, 0, 1, 1, 1, 2, 0, 0, 3, 0, 3, 2, 1, 3, 3, 3, 0, 3, 1, 0, 1},
-       {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3}},
+       {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3},
+       {1, 3, 16, 4, 10, 11, 8, -1, 19, 28, -1, 13, 25, 27, -1, -1, -1, -1, -1, 23, 26, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+       {0, 0, 0, 0, 0, 1, 2, 3, 3, 1, 0, 1, 1, 1, 2, 0, 0, 3, 0, 3, 2, 1, 3, 3, 3, 0, 3, 1, 0, 1}},
   };
   for (const Case& c : cases) {
     const ComputeGraph g = graphs::ParseComputeGraph(c.graph, "golden");
     EXPECT_EQ(PlaceMEtf(g, Machine(c.devices, 0, 1)), c.m_etf) << c.devices << " devices";
     EXPECT_EQ(PlaceMTopo(g, Machine(c.devices, 0, 1)), c.m_topo) << c.devices << " devices";
+    EXPECT_EQ(PlaceMSctWithFavourites(g, Machine(c.devices, 0, 1), c.favourite), c.m_sct)
+        << c.devices << " devices";
   }
 }
 
@@ -344,6 +353,9 @@ TEST(DeviceBaselines, BadOptionsAndNamesAreRefused) {
   EXPECT_THROW(PlaceDeviceBaseline("magic", g, cfg), ConfigError);
   EXPECT_THROW(PlaceMSct(g, cfg, MSctOptions{-0.1}), ConfigError);
   EXPECT_THROW(PlaceMetis(g, cfg, MetisOptions{1, -1}), ConfigError);
+  EXPECT_THROW(PlaceMSctWithFavourites(g, cfg, {3, -1, -1, -1}), ConfigError);  // not a consumer
+  EXPECT_THROW(PlaceMSctWithFavourites(g, cfg, {1, 3, 3, -1}), ConfigError);    // d twice
+  EXPECT_THROW(PlaceMSctWithFavourites(g, cfg, {1}), ConfigError);
   EXPECT_THROW(PlaceHeft(g, Machine(0, 0, 1e9)), ConfigError);
   perf::SimConfig bad = cfg;
   bad.link.bandwidth = 0;
