@@ -50,6 +50,12 @@ struct MSctOptions {
   // Edge i→j makes j the favourite child of i iff its LP value x_ij ≤ threshold (Baechi
   // rounds x − t + 0.5; its CLI default --sct_threshold is 0.1, its class default 0.5).
   double threshold = 0.1;
+  // GLPK's time on the LP grows superlinearly (layered graphs, CPU: 0.06 s at 250 ops, 0.23 s
+  // at 500, 0.7 s at 1,000, 6.9 s at 2,000, > 3 min at 10,000), so larger graphs are cut into
+  // windows of this many consecutive ops in topological order, one LP each; edges between
+  // windows are never favourite. 0 = one LP over the whole graph (Baechi, which solves it on
+  // its fused graph of a few hundred ops).
+  int lp_window_ops = 500;
 };
 struct MetisOptions {
   uint64_t seed = 1;
@@ -93,7 +99,9 @@ std::vector<double> HeftUpwardRanks(const graphs::ComputeGraph& g, const perf::S
 // m-SCT's relaxed LP (Baechi's FavoriteChildLPSolver) in microseconds: minimise w over
 // x_e ∈ [0, 1] per edge (CSR order of g.out_targets), s_i ≥ 0 per op, subject to
 // s_i + p_i + c_i·x_ij ≤ s_j, Σ_j x_ij ≥ |succ(i)| − 1, Σ_i x_ij ≥ |pred(j)| − 1, s_i + p_i ≤ w;
-// p_i = mean op time over devices, c_i = transfer time of i's output.
+// p_i = mean op time over devices, c_i = transfer time of i's output. With lp_window_ops > 0,
+// one LP per window of that many ops in topological order (start times offset by the
+// makespans of the windows before; makespan_us = their sum).
 struct SctLpSolution {
   std::vector<double> edge_x;        // per edge, CSR order
   std::vector<double> start_us;      // per op
@@ -101,7 +109,7 @@ struct SctLpSolution {
   std::vector<int> favourite_child;  // per op, -1 = none (after rounding; last edge wins)
 };
 SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
-                         double threshold);
+                         double threshold, int lp_window_ops = 0);
 // m-SCT's scheduling stage with given favourite children (per op, -1 = none; each op the
 // favourite of at most one producer). ConfigError when the list is malformed.
 std::vector<int> PlaceMSctWithFavourites(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,

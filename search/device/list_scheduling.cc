@@ -262,72 +262,86 @@ std::vector<int> PlaceMEtf(const graphs::ComputeGraph& g, const perf::SimConfig&
 
 namespace {
 
-SctLpSolution SolveLp(const PlacementContext& ctx, double threshold) {
-  if (!(threshold >= 0 && threshold <= 1))
-    throw ConfigError("m-SCT: threshold must be in [0, 1]");
+// Solves the LP on the ops `window` (topological positions [begin, end)) and the edges between
+// them; writes x of those edges and the ops' start times (offset by `t0_us`) into `sol`;
+// returns the window's makespan (µs).
+double SolveLpWindow(const PlacementContext& ctx, int begin, int end, double t0_us,
+                     std::vector<int>* local, SctLpSolution* sol) {
   const graphs::ComputeGraph& g = ctx.g;
-  const int n = g.num_ops(), ne = g.num_edges();
+  const int n = end - begin;
+  for (int k = 0; k < n; ++k) (*local)[g.topo_order[begin + k]] = k;
+  // Edges of the window: (global edge id, producer local, consumer local).
+  std::vector<int> edge_id, edge_from, edge_to;
+  std::vector<int> out_count(n, 0), in_count(n, 0);
+  for (int k = 0; k < n; ++k) {
+    const int i = g.topo_order[begin + k];
+    for (int e = g.out_offsets[i]; e < g.out_offsets[i + 1]; ++e) {
+      const int lj = (*local)[g.out_targets[e]];
+      if (lj < 0) continue;
+      edge_id.push_back(e);
+      edge_from.push_back(k);
+      edge_to.push_back(lj);
+      ++out_count[k];
+      ++in_count[lj];
+    }
+  }
+  const int ne = static_cast<int>(edge_id.size());
   // Microseconds keep the coefficients near 1 for GLPK's absolute tolerances.
   auto us = [](double s) { return s * 1e6; };
+  auto p_us = [&](int k) { return us(ctx.mean_time[g.topo_order[begin + k]]); };
   glp_prob* lp = glp_create_prob();
   glp_set_obj_dir(lp, GLP_MIN);
-  // Columns: x_e (1..ne), s_i (ne+1..ne+n), w (ne+n+1).
+  // Columns: x_e (1..ne), s_k (ne+1..ne+n), w (ne+n+1).
   glp_add_cols(lp, ne + n + 1);
   for (int e = 1; e <= ne; ++e) glp_set_col_bnds(lp, e, GLP_DB, 0.0, 1.0);
-  for (int i = 0; i < n; ++i) glp_set_col_bnds(lp, ne + 1 + i, GLP_LO, 0.0, 0.0);
+  for (int k = 0; k < n; ++k) glp_set_col_bnds(lp, ne + 1 + k, GLP_LO, 0.0, 0.0);
   const int w_col = ne + n + 1;
   glp_set_col_bnds(lp, w_col, GLP_LO, 0.0, 0.0);
   glp_set_obj_coef(lp, w_col, 1.0);
   std::vector<int> ia{0}, ja{0};
   std::vector<double> ar{0};
-  int row = 0;
   struct RowBounds {
     int type;
     double lb, ub;
   };
   std::vector<RowBounds> rows;
-  auto add_row = [&](int type, double lb, double ub) {
-    ++row;
-    rows.push_back({type, lb, ub});
-  };
+  auto add_row = [&](int type, double lb, double ub) { rows.push_back({type, lb, ub}); };
   auto add_coef = [&](int col, double v) {
-    ia.push_back(row);
+    ia.push_back(static_cast<int>(rows.size()));
     ja.push_back(col);
     ar.push_back(v);
   };
-  // In-edge ids per consumer (CSR edge e = producer's out slot).
-  std::vector<std::vector<int>> in_edges(n);
-  for (int i = 0; i < n; ++i) {
-    for (int e = g.out_offsets[i]; e < g.out_offsets[i + 1]; ++e) {
-      const int j = g.out_targets[e];
-      in_edges[j].push_back(e);
-      // s_i − s_j + c_i·x_e ≤ −p_i
-      add_row(GLP_UP, 0.0, -us(ctx.mean_time[i]));
-      add_coef(ne + 1 + i, 1.0);
-      add_coef(ne + 1 + j, -1.0);
-      add_coef(e + 1, us(ctx.comm[i]));
-    }
+  std::vector<std::vector<int>> out_edges(n), in_edges(n);
+  for (int e = 0; e < ne; ++e) {
+    const int i = edge_from[e], j = edge_to[e];
+    out_edges[i].push_back(e);
+    in_edges[j].push_back(e);
+    // s_i − s_j + c_i·x_e ≤ −p_i
+    add_row(GLP_UP, 0.0, -p_us(i));
+    add_coef(ne + 1 + i, 1.0);
+    add_coef(ne + 1 + j, -1.0);
+    add_coef(e + 1, us(ctx.comm[g.topo_order[begin + i]]));
   }
-  for (int i = 0; i < n; ++i) {
-    const int outs = g.out_offsets[i + 1] - g.out_offsets[i];
-    if (outs >= 2) {  // at most one favourite child (trivial for one consumer)
-      add_row(GLP_LO, outs - 1.0, 0.0);
-      for (int e = g.out_offsets[i]; e < g.out_offsets[i + 1]; ++e) add_coef(e + 1, 1.0);
+  for (int k = 0; k < n; ++k) {
+    if (out_count[k] >= 2) {  // at most one favourite child (trivial for one consumer)
+      add_row(GLP_LO, out_count[k] - 1.0, 0.0);
+      for (int e : out_edges[k]) add_coef(e + 1, 1.0);
     }
-    if (in_edges[i].size() >= 2) {  // favourite child of at most one producer
-      add_row(GLP_LO, static_cast<double>(in_edges[i].size()) - 1.0, 0.0);
-      for (int e : in_edges[i]) add_coef(e + 1, 1.0);
+    if (in_count[k] >= 2) {  // favourite child of at most one producer
+      add_row(GLP_LO, in_count[k] - 1.0, 0.0);
+      for (int e : in_edges[k]) add_coef(e + 1, 1.0);
     }
-    // s_i + p_i ≤ w; only needed at sinks (an edge row already orders every other op before
+    // s_k + p_k ≤ w; only needed at sinks (an edge row already orders every other op before
     // a sink), which keeps the makespan column short.
-    if (outs == 0) {
-      add_row(GLP_UP, 0.0, -us(ctx.mean_time[i]));
-      add_coef(ne + 1 + i, 1.0);
+    if (out_count[k] == 0) {
+      add_row(GLP_UP, 0.0, -p_us(k));
+      add_coef(ne + 1 + k, 1.0);
       add_coef(w_col, -1.0);
     }
   }
-  glp_add_rows(lp, row);
-  for (int r = 0; r < row; ++r) glp_set_row_bnds(lp, r + 1, rows[r].type, rows[r].lb, rows[r].ub);
+  const int num_rows = static_cast<int>(rows.size());
+  glp_add_rows(lp, num_rows);
+  for (int r = 0; r < num_rows; ++r) glp_set_row_bnds(lp, r + 1, rows[r].type, rows[r].lb, rows[r].ub);
   glp_load_matrix(lp, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
   glp_smcp parm;
   glp_init_smcp(&parm);
@@ -343,13 +357,31 @@ SctLpSolution SolveLp(const PlacementContext& ctx, double threshold) {
     throw ConfigError("m-SCT: the favourite-child LP was not solved (GLPK code " +
                       std::to_string(rc) + ", status " + std::to_string(status) + ")");
   }
-  SctLpSolution sol;
-  sol.edge_x.resize(ne);
-  for (int e = 0; e < ne; ++e) sol.edge_x[e] = glp_get_col_prim(lp, e + 1);
-  sol.start_us.resize(n);
-  for (int i = 0; i < n; ++i) sol.start_us[i] = glp_get_col_prim(lp, ne + 1 + i);
-  sol.makespan_us = glp_get_col_prim(lp, w_col);
+  for (int e = 0; e < ne; ++e) sol->edge_x[edge_id[e]] = glp_get_col_prim(lp, e + 1);
+  for (int k = 0; k < n; ++k)
+    sol->start_us[g.topo_order[begin + k]] = t0_us + glp_get_col_prim(lp, ne + 1 + k);
+  const double makespan = glp_get_col_prim(lp, w_col);
   glp_delete_prob(lp);
+  for (int k = 0; k < n; ++k) (*local)[g.topo_order[begin + k]] = -1;
+  return makespan;
+}
+
+SctLpSolution SolveLp(const PlacementContext& ctx, double threshold, int window_ops) {
+  if (!(threshold >= 0 && threshold <= 1))
+    throw ConfigError("m-SCT: threshold must be in [0, 1]");
+  if (window_ops < 0) throw ConfigError("m-SCT: lp_window_ops must be >= 0");
+  const graphs::ComputeGraph& g = ctx.g;
+  const int n = g.num_ops(), ne = g.num_edges();
+  const int window = window_ops == 0 ? n : window_ops;
+  SctLpSolution sol;
+  sol.edge_x.assign(ne, 1.0);  // edges between windows are never favourite
+  sol.start_us.assign(n, 0.0);
+  std::vector<int> local(n, -1);
+  for (int begin = 0; begin < n; begin += window) {
+    const double w = SolveLpWindow(ctx, begin, std::min(n, begin + window), sol.makespan_us,
+                                   &local, &sol);
+    sol.makespan_us += w;
+  }
   // Round: favourite iff x ≤ threshold (Baechi: round(x − t + 0.5) == 0). Edges in CSR order;
   // the last favourite edge of an op or into an op wins.
   sol.favourite_child.assign(n, -1);
@@ -370,8 +402,8 @@ SctLpSolution SolveLp(const PlacementContext& ctx, double threshold) {
 }  // namespace
 
 SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
-                         double threshold) {
-  return SolveLp(PlacementContext(g, cfg), threshold);
+                         double threshold, int lp_window_ops) {
+  return SolveLp(PlacementContext(g, cfg), threshold, lp_window_ops);
 }
 
 std::vector<int> PlaceMSctWithFavourites(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
@@ -400,7 +432,7 @@ std::vector<int> PlaceMSctWithFavourites(const graphs::ComputeGraph& g, const pe
 std::vector<int> PlaceMSct(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
                            const MSctOptions& options) {
   PlacementContext ctx(g, cfg);
-  const SctLpSolution lp = SolveLp(ctx, options.threshold);
+  const SctLpSolution lp = SolveLp(ctx, options.threshold, options.lp_window_ops);
   MemoryLedger ledger(ctx);
   ListScheduler(ctx, &ledger, &lp.favourite_child, "m-SCT").Run();
   return ledger.Placement();

@@ -46,5 +46,26 @@ PLACERL_PLACE_BENCH(m_sct);
 PLACERL_PLACE_BENCH(metis);
 PLACERL_PLACE_BENCH(scotch);
 
+// m-SCT's LP window (MSctOptions::lp_window_ops) against placement time and quality.
+void BM_MSctWindow(benchmark::State& state) {
+  const graphs::ComputeGraph& g = Layered(static_cast<int>(state.range(0)));
+  const perf::SimConfig cfg =
+      perf::BaechiConfig(std::vector<perf::SimDevice>(4, perf::PlainDevice(1e13, 1e12)));
+  MSctOptions options;
+  options.lp_window_ops = static_cast<int>(state.range(1));
+  std::vector<int> p;
+  for (auto _ : state) {
+    p = PlaceMSct(g, cfg, options);
+    benchmark::DoNotOptimize(p.data());
+  }
+  state.counters["step_ms"] = perf::SimulatePlacement(g, p, cfg).makespan * 1e3;
+}
+BENCHMARK(BM_MSctWindow)
+    ->Args({1000, 250})
+    ->Args({1000, 0})
+    ->Args({2000, 0})
+    ->Args({10000, 1000})
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace placerl::search

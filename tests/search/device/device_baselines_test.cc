@@ -273,6 +273,15 @@ TEST(DeviceBaselines, SctLpOnAJoinMatchesAHandSolution) {
   const SctLpSolution c = SolveSctLp(chain, cfg, 0.1);
   EXPECT_NEAR(c.makespan_us, 3, 1e-6);
   EXPECT_EQ(c.favourite_child, (std::vector<int>{1, 2, -1}));
+  // Windows of 2 ops on a chain of 5: edges 1→2 and 3→4 join windows and are never favourite;
+  // window makespans 2 + 2 + 1 µs.
+  const ComputeGraph chain5 = Chains(1, 5, 1e-6, 0);
+  const SctLpSolution w = SolveSctLp(chain5, cfg, 0.1, 2);
+  EXPECT_NEAR(w.makespan_us, 5, 1e-6);
+  EXPECT_EQ(w.favourite_child, (std::vector<int>{1, -1, 3, -1, -1}));
+  EXPECT_DOUBLE_EQ(w.edge_x[1], 1.0);
+  EXPECT_NEAR(w.start_us[2], 2, 1e-6);
+  EXPECT_NEAR(w.start_us[4], 4, 1e-6);
 }
 
 TEST(DeviceBaselines, MetisAndScotchBalanceASymmetricGraph) {
@@ -352,6 +361,7 @@ TEST(DeviceBaselines, BadOptionsAndNamesAreRefused) {
   const perf::SimConfig cfg = Machine(2, 0, 1e9);
   EXPECT_THROW(PlaceDeviceBaseline("magic", g, cfg), ConfigError);
   EXPECT_THROW(PlaceMSct(g, cfg, MSctOptions{-0.1}), ConfigError);
+  EXPECT_THROW(PlaceMSct(g, cfg, MSctOptions{0.1, -1}), ConfigError);
   EXPECT_THROW(PlaceMetis(g, cfg, MetisOptions{1, -1}), ConfigError);
   EXPECT_THROW(PlaceMSctWithFavourites(g, cfg, {3, -1, -1, -1}), ConfigError);  // not a consumer
   EXPECT_THROW(PlaceMSctWithFavourites(g, cfg, {1, 3, 3, -1}), ConfigError);    // d twice
