@@ -139,29 +139,44 @@ std::vector<int> PlaceScotch(const graphs::ComputeGraph& g, const perf::SimConfi
   const double top = *std::max_element(gg.speed.begin(), gg.speed.end());
   for (int d = 0; d < ctx.num_devices; ++d)
     arch_w[d] = static_cast<SCOTCH_Num>(std::max(1.0, std::round(1000 * gg.speed[d] / top)));
-  SCOTCH_randomSeed(static_cast<SCOTCH_Num>(options.seed & 0x7fffffff));
-  SCOTCH_randomReset();
-  SCOTCH_Graph graph;
+  // A context of one thread with its own seeded random state: deterministic, and no global
+  // state shared with another placement running at the same time.
+  SCOTCH_Context context;
+  SCOTCH_Graph graph, bound;
   SCOTCH_Arch arch;
   SCOTCH_Strat strat;
+  SCOTCH_contextInit(&context);
   SCOTCH_graphInit(&graph);
+  SCOTCH_graphInit(&bound);
   SCOTCH_archInit(&arch);
   SCOTCH_stratInit(&strat);
   std::vector<SCOTCH_Num> part(nv, 0);
   std::string error;
-  if (SCOTCH_graphBuild(&graph, 0, nv, gg.xadj.data(), nullptr, gg.vwgt.data(), nullptr, narcs,
-                        gg.adjncy.data(), gg.adjwgt.data()) != 0)
+  if (SCOTCH_contextRandomClone(&context) != 0)
+    error = "SCOTCH_contextRandomClone";
+  else if (SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMDETERMINISTIC, 1) != 0)
+    error = "SCOTCH_contextOptionSetNum";
+  else if (SCOTCH_contextThreadSpawn(&context, 1, nullptr) != 0)
+    error = "SCOTCH_contextThreadSpawn";
+  else if (SCOTCH_graphBuild(&graph, 0, nv, gg.xadj.data(), nullptr, gg.vwgt.data(), nullptr,
+                             narcs, gg.adjncy.data(), gg.adjwgt.data()) != 0)
     error = "SCOTCH_graphBuild";
+  else if (SCOTCH_contextBindGraph(&context, &graph, &bound) != 0)
+    error = "SCOTCH_contextBindGraph";
   else if (SCOTCH_archCmpltw(&arch, ctx.num_devices, arch_w.data()) != 0)
     error = "SCOTCH_archCmpltw";
   else if (SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATDEFAULT, ctx.num_devices,
                                      options.imbalance) != 0)
     error = "SCOTCH_stratGraphMapBuild";
-  else if (SCOTCH_graphMap(&graph, &arch, &strat, part.data()) != 0)
-    error = "SCOTCH_graphMap";
+  if (error.empty()) {
+    SCOTCH_contextRandomSeed(&context, static_cast<SCOTCH_Num>(options.seed & 0x7fffffff));
+    if (SCOTCH_graphMap(&bound, &arch, &strat, part.data()) != 0) error = "SCOTCH_graphMap";
+  }
   SCOTCH_stratExit(&strat);
   SCOTCH_archExit(&arch);
+  SCOTCH_graphExit(&bound);
   SCOTCH_graphExit(&graph);
+  SCOTCH_contextExit(&context);
   if (!error.empty()) throw ConfigError("Scotch: " + error + " failed");
   return ToOps(ctx, std::vector<int>(part.begin(), part.end()));
 }
