@@ -202,8 +202,35 @@ std::vector<double> HeftUpwardRanks(const graphs::ComputeGraph& g, const perf::S
   return UpwardRanks(PlacementContext(g, cfg));
 }
 
+namespace {
+
+struct Busy {
+  double start, end;
+};
+
+// Earliest start ≥ ready of an op of `duration` on a device busy during `busy` (sorted by
+// start): with insertion the first idle gap longer than the op (strictly, as mrocklin/heft's
+// find_first_gap), else after the last op.
+double EarliestStart(const std::vector<Busy>& busy, double ready, double duration,
+                     bool insertion) {
+  if (busy.empty()) return ready;
+  if (insertion) {
+    // A gap ending at or before `ready` cannot hold the op: start at the first op after it.
+    size_t k = std::upper_bound(busy.begin(), busy.end(), ready,
+                                [](double t, const Busy& b) { return t < b.start; }) -
+               busy.begin();
+    for (; k < busy.size(); ++k) {
+      const double earliest = std::max(ready, k ? busy[k - 1].end : 0.0);
+      if (busy[k].start - earliest > duration) return earliest;
+    }
+  }
+  return std::max(busy.back().end, ready);
+}
+
+}  // namespace
+
 std::vector<int> PlaceHeft(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
-                           const HeftOptions&) {
+                           const HeftOptions& options) {
   PlacementContext ctx(g, cfg);
   const std::vector<double> rank = UpwardRanks(ctx);
   const int n = g.num_ops(), nd = ctx.num_devices;
@@ -212,28 +239,34 @@ std::vector<int> PlaceHeft(const graphs::ComputeGraph& g, const perf::SimConfig&
   std::vector<int> order(g.topo_order);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return rank[a] > rank[b]; });
   std::vector<int> group_device(ctx.group_ops.size(), -1), placement(n, -1);
-  std::vector<double> avail(nd, 0), finish(n, 0);
+  std::vector<double> finish(n, 0);
+  std::vector<std::vector<Busy>> busy(nd);
   for (int i : order) {
     const int group = g.coloc_group[i];
     int best = -1;
-    double best_eft = std::numeric_limits<double>::infinity();
+    double best_start = 0, best_eft = std::numeric_limits<double>::infinity();
     for (int d = 0; d < nd; ++d) {
       if (group_device[group] >= 0 && group_device[group] != d) continue;
-      double ready = avail[d];
+      double ready = 0;
       for (int k = g.in_offsets[i]; k < g.in_offsets[i + 1]; ++k) {
         const int p = g.in_sources[k];
         ready = std::max(ready, finish[p] + (placement[p] != d ? ctx.comm[p] : 0.0));
       }
-      const double eft = ready + ctx.Time(i, d);
+      const double start = EarliestStart(busy[d], ready, ctx.Time(i, d), options.insertion);
+      const double eft = start + ctx.Time(i, d);
       if (eft < best_eft) {
         best_eft = eft;
+        best_start = start;
         best = d;
       }
     }
     group_device[group] = best;
     placement[i] = best;
     finish[i] = best_eft;
-    avail[best] = best_eft;
+    std::vector<Busy>& b = busy[best];
+    b.insert(std::upper_bound(b.begin(), b.end(), best_start,
+                              [](double t, const Busy& x) { return t < x.start; }),
+             Busy{best_start, best_eft});
   }
   return placement;
 }

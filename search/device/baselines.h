@@ -5,9 +5,11 @@
 //   single-device — all ops on the fastest device whose simulated peak memory fits;
 //   round-robin   — co-location groups in topological order (of their first op) → 0, 1, 2, …;
 //   HEFT          — Topcuoglu et al. 2002: upward rank on mean compute / mean communication,
-//                   ops in descending rank onto the device of earliest finish time. Append-only
-//                   (no insertion into idle gaps), as the reference implementation
-//                   (mrocklin/heft) does; not memory-aware;
+//                   ops in descending rank onto the device of earliest finish time, inserted
+//                   into the first idle gap that holds them as the paper and mrocklin/heft do
+//                   (device_placement_notes §4 says that implementation only appends: it does
+//                   not; HeftOptions::insertion = false appends); transfers are contention-free
+//                   in its model; not memory-aware;
 //   m-TOPO        — Baechi: groups in topological order fill device 0, 1, … up to
 //                   Σ memory / #devices + the largest group's memory (and each device's capacity);
 //   m-ETF         — Baechi: event-driven earliest-start-first list scheduling with Baechi's
@@ -43,7 +45,11 @@ namespace placerl::search {
 
 struct SingleDeviceOptions {};
 struct RoundRobinOptions {};
-struct HeftOptions {};
+struct HeftOptions {
+  // Insert an op into the first idle gap of a device that holds it (the paper, and
+  // mrocklin/heft's find_first_gap); false = only append after a device's last op.
+  bool insertion = true;
+};
 struct MTopoOptions {};
 struct MEtfOptions {};
 struct MSctOptions {

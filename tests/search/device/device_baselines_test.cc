@@ -246,6 +246,38 @@ TEST(DeviceBaselines, HeftRanksAndChoicesMatchAHandCalculation) {
   EXPECT_NEAR(one[0], 1e-3 + 3e-3 + 1e-3, 1e-12);
 }
 
+TEST(DeviceBaselines, HeftMatchesTheReferenceImplementationOnRandomGraphs) {
+  // Golden placements from mrocklin/heft 5e976e9 (`schedule`, with insertion into gaps) on
+  // these graphs over devices of the given FLOP/s: op time = flops / peak, a transfer costs
+  // the producer's out bytes (1 B/s, no latency). Weights are random to 3 decimals, so no two
+  // ranks tie (the reference orders tied ranks arbitrarily).
+  struct Case {
+    std::vector<double> peaks;
+    const char* graph;
+    std::vector<int> placement;
+  };
+  const std::vector<Case> cases{
+      {{1.0, 2.0},
+       "op o0 matmul flops=4.619 out=6.717\nop o1 matmul flops=8.394 out=5.588 inputs=o0\nop o2 matmul flops=7.431 out=5.709 inputs=o0\nop o3 matmul flops=4.573 out=1.702\nop o4 matmul flops=5.763 out=4.754 inputs=o0,o1\nop o5 matmul flops=1.476 out=2.282 inputs=o4\nop o6 matmul flops=1.241 out=5.567 inputs=o1,o4\nop o7 matmul flops=2.869 out=3.53\nop o8 matmul flops=6.3 out=5.488 inputs=o1,o6\nop o9 matmul flops=6.662 out=3.783 inputs=o8\nop o10 matmul flops=3.312 out=0.843\nop o11 matmul flops=4.203 out=10.159 inputs=o0,o1,o10\nop o12 matmul flops=1.004 out=2.517\nop o13 matmul flops=4.76 out=11.764 inputs=o1,o6,o9\nop o14 matmul flops=6.036 out=9.342 inputs=o1,o5\nop o15 matmul flops=3.49 out=0.182 inputs=o1,o12,o14\nop o16 matmul flops=2.077 out=8.484\nop o17 matmul flops=1.479 out=9.564 inputs=o6\nop o18 matmul flops=4.579 out=2.288 inputs=o13\nop o19 matmul flops=6.15 out=1.398 inputs=o0,o6,o8\n",
+       {1, 1, 1, 0, 1, 0, 1, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1}},
+      {{1.0, 1.0, 4.0},
+       "op o0 matmul flops=4.797 out=7.89\nop o1 matmul flops=6.331 out=1.711\nop o2 matmul flops=8.973 out=5.79 inputs=o0,o1\nop o3 matmul flops=5.466 out=7.936\nop o4 matmul flops=8.824 out=4.412 inputs=o1\nop o5 matmul flops=1.471 out=9.826\nop o6 matmul flops=5.108 out=9.831 inputs=o0,o3\nop o7 matmul flops=1.149 out=0.729 inputs=o1,o4\nop o8 matmul flops=1.728 out=11.846 inputs=o1\nop o9 matmul flops=6.287 out=11.656 inputs=o5,o8\nop o10 matmul flops=2.308 out=8.362\nop o11 matmul flops=5.441 out=6.087\nop o12 matmul flops=4.204 out=5.026 inputs=o7\nop o13 matmul flops=5.874 out=6.494 inputs=o1,o11\nop o14 matmul flops=8.74 out=11.716 inputs=o4,o5\nop o15 matmul flops=8.529 out=10.394 inputs=o10\nop o16 matmul flops=3.479 out=3.029 inputs=o11\nop o17 matmul flops=3.97 out=6.879 inputs=o0,o5\nop o18 matmul flops=4.047 out=10.309\nop o19 matmul flops=5.152 out=2.666 inputs=o1\nop o20 matmul flops=4.106 out=9.263\nop o21 matmul flops=7.026 out=2.648\nop o22 matmul flops=6.567 out=0.442 inputs=o15\nop o23 matmul flops=3.753 out=7.643\nop o24 matmul flops=5.112 out=4.42 inputs=o9\nop o25 matmul flops=4.645 out=8.363 inputs=o7\nop o26 matmul flops=8.647 out=2.011 inputs=o5,o11\nop o27 matmul flops=2.514 out=8.982 inputs=o0,o8\nop o28 matmul flops=8.324 out=9.616\nop o29 matmul flops=2.933 out=0.104\n",
+       {2, 2, 2, 1, 2, 1, 2, 0, 2, 2, 0, 2, 0, 2, 2, 0, 2, 2, 2, 1, 1, 1, 0, 2, 2, 2, 2, 1, 2, 0}},
+      {{2.0, 1.0, 1.0, 0.5},
+       "op o0 matmul flops=3.072 out=8.223\nop o1 matmul flops=6.473 out=10.192 inputs=o0\nop o2 matmul flops=6.329 out=10.431 inputs=o0\nop o3 matmul flops=1.567 out=10.149 inputs=o0,o1\nop o4 matmul flops=2.01 out=8.21\nop o5 matmul flops=8.944 out=10.013\nop o6 matmul flops=7.97 out=9.717 inputs=o3,o5\nop o7 matmul flops=4.494 out=1.674 inputs=o2,o6\nop o8 matmul flops=2.872 out=10.779 inputs=o5,o6\nop o9 matmul flops=6.242 out=4.152 inputs=o7,o8\nop o10 matmul flops=5.89 out=11.846 inputs=o2,o7,o8\nop o11 matmul flops=3.346 out=2.153 inputs=o4,o5\nop o12 matmul flops=4.676 out=7.266 inputs=o2,o7,o9\nop o13 matmul flops=5.4 out=6.784 inputs=o11\nop o14 matmul flops=3.932 out=0.879 inputs=o0,o6,o11\nop o15 matmul flops=4.395 out=10.41 inputs=o2\nop o16 matmul flops=4.984 out=8.378 inputs=o5,o8,o13\nop o17 matmul flops=6.89 out=3.015 inputs=o6,o11\nop o18 matmul flops=5.163 out=7.882 inputs=o15\nop o19 matmul flops=2.694 out=7.407\nop o20 matmul flops=3.875 out=8.732 inputs=o5,o9\nop o21 matmul flops=2.543 out=9.449\nop o22 matmul flops=8.205 out=2.008 inputs=o17,o19,o20\nop o23 matmul flops=7.456 out=8.342 inputs=o2,o10,o20\nop o24 matmul flops=5.213 out=1.518 inputs=o3,o13\nop o25 matmul flops=3.412 out=3.227\nop o26 matmul flops=8.507 out=6.264\nop o27 matmul flops=1.046 out=4.017 inputs=o16,o17\nop o28 matmul flops=7.595 out=2.677 inputs=o9\nop o29 matmul flops=7.39 out=4.514 inputs=o23\nop o30 matmul flops=2.171 out=5.104 inputs=o8\nop o31 matmul flops=4.399 out=2.829 inputs=o18\nop o32 matmul flops=3.299 out=2.446 inputs=o2,o27\nop o33 matmul flops=3.535 out=5.528\nop o34 matmul flops=7.065 out=7.198\nop o35 matmul flops=6.227 out=3.677 inputs=o21,o24,o30\nop o36 matmul flops=1.49 out=6.337 inputs=o9\nop o37 matmul flops=7.909 out=1.343 inputs=o13\nop o38 matmul flops=3.464 out=7.239 inputs=o2,o22\nop o39 matmul flops=2.026 out=4.332 inputs=o27,o37\n",
+       {0, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0, 1, 3, 0, 2, 0, 1, 0, 0, 2, 0, 3, 0, 0, 1, 1, 2, 1, 2, 0, 2, 0, 1, 2, 3, 1, 2, 2, 0, 3}},
+  };
+  for (const Case& c : cases) {
+    const ComputeGraph g = graphs::ParseComputeGraph(c.graph, "golden");
+    perf::SimConfig cfg = Machine(static_cast<int>(c.peaks.size()), 0, 1);
+    for (size_t d = 0; d < c.peaks.size(); ++d) cfg.devices[d] = perf::PlainDevice(c.peaks[d], 1);
+    EXPECT_EQ(PlaceHeft(g, cfg), c.placement) << c.peaks.size() << " devices";
+    HeftOptions append;
+    append.insertion = false;
+    ExpectValid(g, cfg, PlaceHeft(g, cfg, append), "heft append");
+  }
+}
+
 TEST(DeviceBaselines, SctLpOnAJoinMatchesAHandSolution) {
   // a (1 µs) and b (3 µs) feed c (1 µs); every transfer costs 10 µs. At most one of the two
   // edges can be free: 1 + 10·x_ac = 3 + 10·x_bc with x_ac + x_bc = 1 gives x_ac = 0.6,
