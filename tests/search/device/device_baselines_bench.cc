@@ -1,7 +1,8 @@
 // Placement wall time of every device baseline on layered random graphs (width 100, fan-in ≤ 3,
-// seed 1) of 1,000 and 10,000 ops over 4 plain devices with Baechi's link; counters report the
-// simulated step time of the placement (ms) and how many devices it uses. Baechi's claim is
-// planning in seconds (device_placement_notes §5.5).
+// seed 1) of 1,000 and 10,000 ops over 4 plain devices (10 TFLOP/s) with Baechi's link;
+// counters report the simulated step time of the placement (ms) and how many devices it uses;
+// then the memory-aware placers with devices of 0.4 × the graph's bytes, and m-SCT's LP window.
+// Baechi's claim is planning in seconds (device_placement_notes §5.5).
 //   build/bench/device_baselines_bench --benchmark_min_time=0.05
 #include <benchmark/benchmark.h>
 
@@ -45,6 +46,29 @@ PLACERL_PLACE_BENCH(m_etf);
 PLACERL_PLACE_BENCH(m_sct);
 PLACERL_PLACE_BENCH(metis);
 PLACERL_PLACE_BENCH(scotch);
+
+// Memory-bound: each device holds 0.4 × the graph's bytes (params + outputs + temps), so no
+// single device fits and the memory-aware placers must split.
+void BM_PlaceTight(benchmark::State& state, const char* method) {
+  const graphs::ComputeGraph& g = Layered(static_cast<int>(state.range(0)));
+  double total = 0;
+  for (int i = 0; i < g.num_ops(); ++i)
+    total += g.param_bytes[i] + g.output_bytes[i] + g.temp_bytes[i];
+  const perf::SimConfig cfg = perf::BaechiConfig(
+      std::vector<perf::SimDevice>(4, perf::PlainDevice(1e13, 1e12, 0.4 * total)));
+  std::vector<int> p;
+  for (auto _ : state) {
+    p = PlaceDeviceBaseline(method, g, cfg);
+    benchmark::DoNotOptimize(p.data());
+  }
+  const perf::SimResult r = perf::SimulatePlacement(g, p, cfg);
+  state.counters["step_ms"] = r.makespan * 1e3;
+  state.counters["oom"] = r.oom;
+  state.counters["devices_used"] = static_cast<double>(std::set<int>(p.begin(), p.end()).size());
+}
+BENCHMARK_CAPTURE(BM_PlaceTight, m_topo, "m_topo")->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PlaceTight, m_etf, "m_etf")->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PlaceTight, m_sct, "m_sct")->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 // m-SCT's LP window (MSctOptions::lp_window_ops) against placement time and quality.
 void BM_MSctWindow(benchmark::State& state) {
