@@ -28,8 +28,9 @@
 // (parameters, output, temp) and every received copy (one per tensor and device, as the
 // simulator caches) counts for the whole step. The simulated peak (placed_graph_sim.h) never
 // exceeds this sum, so a placement these three return never runs out of memory in the simulator
-// under either transfer model; Baechi frees outputs after their consumers and so can pack tighter.
-// When a group fits on no device they throw InfeasibleAction naming the group.
+// under either transfer model. Baechi frees outputs after their consumers and so packs tighter:
+// m-ETF and m-SCT do so with MemoryAccounting::kSchedule. When a group fits on no device they
+// throw InfeasibleAction naming the group (kSchedule: when no ready op fits anywhere).
 // Op times are the simulator's (perf::Simulator::OpTimeOn); a transfer of an op's output costs
 // link.latency_s + output_bytes / link.bandwidth between any two devices.
 #pragma once
@@ -43,6 +44,14 @@
 
 namespace placerl::search {
 
+// How m-ETF and m-SCT count memory (m-TOPO is always static, as Baechi's).
+enum class MemoryAccounting {
+  kStatic,    // every byte for the whole step (see "Memory" above): never OOM in the simulator
+  kSchedule,  // Baechi's: along the placer's own schedule, outputs (and received copies) freed
+              // once all consumers have started, parameters held, temps only during the op;
+              // fits tighter memory, but the simulator's different op order may exceed it
+};
+
 struct SingleDeviceOptions {};
 struct RoundRobinOptions {};
 struct HeftOptions {
@@ -51,7 +60,9 @@ struct HeftOptions {
   bool insertion = true;
 };
 struct MTopoOptions {};
-struct MEtfOptions {};
+struct MEtfOptions {
+  MemoryAccounting memory = MemoryAccounting::kStatic;
+};
 struct MSctOptions {
   // Edge i→j makes j the favourite child of i iff its LP value x_ij ≤ threshold (Baechi
   // rounds x − t + 0.5; its CLI default --sct_threshold is 0.1, its class default 0.5).
@@ -62,6 +73,7 @@ struct MSctOptions {
   // windows are never favourite. 0 = one LP over the whole graph (Baechi, which solves it on
   // its fused graph of a few hundred ops).
   int lp_window_ops = 500;
+  MemoryAccounting memory = MemoryAccounting::kStatic;
 };
 struct MetisOptions {
   uint64_t seed = 1;
@@ -118,7 +130,9 @@ SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& c
                          double threshold, int lp_window_ops = 0);
 // m-SCT's scheduling stage with given favourite children (per op, -1 = none; each op the
 // favourite of at most one producer). ConfigError when the list is malformed.
-std::vector<int> PlaceMSctWithFavourites(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
-                                         const std::vector<int>& favourite_child);
+std::vector<int> PlaceMSctWithFavourites(
+    const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
+    const std::vector<int>& favourite_child,
+    MemoryAccounting memory = MemoryAccounting::kStatic);
 
 }  // namespace placerl::search

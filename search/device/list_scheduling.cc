@@ -29,7 +29,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 class ListScheduler {
  public:
   ListScheduler(const PlacementContext& ctx, MemoryLedger* ledger,
-                const std::vector<int>* favourite, const char* method)
+                const std::vector<int>* favourite, const char* method, MemoryAccounting memory)
       : ctx_(ctx),
         g_(ctx.g),
         ledger_(*ledger),
@@ -43,7 +43,20 @@ class ListScheduler {
         chan_(nd_, 0),
         dev_free_(nd_, 0),
         running_(nd_, -1),
-        last_op_(nd_, -1) {}
+        last_op_(nd_, -1),
+        scheduled_memory_(memory == MemoryAccounting::kSchedule) {
+    if (scheduled_memory_) {
+      live_.assign(nd_, 0);
+      consumers_left_.resize(ctx.num_ops);
+      copy_on_.assign(static_cast<size_t>(ctx.num_ops) * nd_, 0);
+      stamp_.assign(ctx.num_ops, 0);
+      group_params_.assign(ctx.group_ops.size(), 0);
+      for (int i = 0; i < ctx.num_ops; ++i) {
+        consumers_left_[i] = g_.out_offsets[i + 1] - g_.out_offsets[i];
+        group_params_[g_.coloc_group[i]] += g_.param_bytes[i];
+      }
+    }
+  }
 
   void Run() {
     const int n = ctx_.num_ops;
@@ -86,6 +99,10 @@ class ListScheduler {
       t = next;
     }
     if (scheduled != n) {
+      if (scheduled_memory_ && !ready_.empty())
+        throw InfeasibleAction(std::string(method_) + ": op '" + g_.names[ready_.front()] +
+                               "' and " + std::to_string(ready_.size() - 1) +
+                               " other ready ops fit on no device at this point of the schedule");
       for (int op : ready_) {
         const int group = g_.coloc_group[op];
         if (ledger_.DeviceOf(op) < 0) throw InfeasibleAction(ledger_.NoRoomMessage(method_, group));
@@ -160,7 +177,10 @@ class ListScheduler {
       const int placed = ledger_.DeviceOf(op);
       double latest = -kInf;
       for (int d = 0; d < nd_; ++d) {
-        if (placed >= 0 ? placed != d : !ledger_.Fits(g_.coloc_group[op], d)) continue;
+        if (placed >= 0 && placed != d) continue;
+        if (scheduled_memory_ ? !FitsNow(op, d, placed < 0)
+                              : placed < 0 && !ledger_.Fits(g_.coloc_group[op], d))
+          continue;
         const double s = std::max(DataReady(op, d, false), std::max(dev_free_[d], t));
         sched_[r * nd_ + d] = s;
         latest = std::max(latest, s);
@@ -227,8 +247,54 @@ class ListScheduler {
     }
   }
 
+  // MemoryAccounting::kSchedule (Baechi's ETFDevice): a device holds the parameters of the
+  // groups placed on it for the whole step and each output from its op's start until every
+  // consumer has started (received copies likewise); an op may start on d when its output,
+  // temp, new input copies (and its group's parameters if not placed yet) fit in what is free.
+  bool FitsNow(int op, int d, bool place_group) {
+    double need = g_.output_bytes[op] + g_.temp_bytes[op];
+    if (place_group) need += group_params_[g_.coloc_group[op]];
+    ++stamp_now_;
+    for (int k = g_.in_offsets[op]; k < g_.in_offsets[op + 1]; ++k) {
+      const int p = g_.in_sources[k];
+      if (ledger_.DeviceOf(p) == d || copy_on_[static_cast<size_t>(p) * nd_ + d] ||
+          stamp_[p] == stamp_now_)
+        continue;
+      stamp_[p] = stamp_now_;
+      need += g_.output_bytes[p];
+    }
+    return live_[d] + need <= ctx_.capacity[d];
+  }
+
+  void BookScheduledMemory(int op, int d, bool place_group) {
+    if (place_group) live_[d] += group_params_[g_.coloc_group[op]];
+    for (int k = g_.in_offsets[op]; k < g_.in_offsets[op + 1]; ++k) {
+      const int p = g_.in_sources[k];
+      char& copy = copy_on_[static_cast<size_t>(p) * nd_ + d];
+      if (ledger_.DeviceOf(p) != d && !copy) {
+        copy = 1;
+        live_[d] += g_.output_bytes[p];
+      }
+    }
+    live_[d] += g_.output_bytes[op];  // temp is allocated and freed within the op
+    for (int k = g_.in_offsets[op]; k < g_.in_offsets[op + 1]; ++k) {
+      const int p = g_.in_sources[k];
+      if (--consumers_left_[p] > 0) continue;
+      live_[ledger_.DeviceOf(p)] -= g_.output_bytes[p];
+      for (int e = 0; e < nd_; ++e) {
+        char& copy = copy_on_[static_cast<size_t>(p) * nd_ + e];
+        if (copy) {
+          live_[e] -= g_.output_bytes[p];
+          copy = 0;
+        }
+      }
+    }
+  }
+
   void Commit(int op, int d, double t) {
-    if (ledger_.DeviceOf(op) < 0) ledger_.Place(g_.coloc_group[op], d);
+    const bool place_group = ledger_.DeviceOf(op) < 0;
+    if (scheduled_memory_) BookScheduledMemory(op, d, place_group);
+    if (place_group) ledger_.Place(g_.coloc_group[op], d);
     const double start = std::max({DataReady(op, d, true), dev_free_[d], t});
     end_[op] = start + ctx_.Time(op, d);
     dev_free_[d] = end_[op];
@@ -247,16 +313,21 @@ class ListScheduler {
   std::vector<int> remaining_, ready_, ready_index_;
   std::vector<double> arrival_, chan_, dev_free_;
   std::vector<int> running_, last_op_;
+  bool scheduled_memory_;
+  std::vector<double> live_, group_params_;
+  std::vector<int> consumers_left_, stamp_;
+  std::vector<char> copy_on_;
+  int stamp_now_ = 0;
   std::vector<double> sched_, urgent_;
 };
 
 }  // namespace
 
 std::vector<int> PlaceMEtf(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
-                           const MEtfOptions&) {
+                           const MEtfOptions& options) {
   PlacementContext ctx(g, cfg);
   MemoryLedger ledger(ctx);
-  ListScheduler(ctx, &ledger, nullptr, "m-ETF").Run();
+  ListScheduler(ctx, &ledger, nullptr, "m-ETF", options.memory).Run();
   return ledger.Placement();
 }
 
@@ -407,7 +478,8 @@ SctLpSolution SolveSctLp(const graphs::ComputeGraph& g, const perf::SimConfig& c
 }
 
 std::vector<int> PlaceMSctWithFavourites(const graphs::ComputeGraph& g, const perf::SimConfig& cfg,
-                                         const std::vector<int>& favourite_child) {
+                                         const std::vector<int>& favourite_child,
+                                         MemoryAccounting memory) {
   const int n = g.num_ops();
   if (static_cast<int>(favourite_child.size()) != n)
     throw ConfigError("m-SCT: favourite children: one entry per op needed");
@@ -425,7 +497,7 @@ std::vector<int> PlaceMSctWithFavourites(const graphs::ComputeGraph& g, const pe
   }
   PlacementContext ctx(g, cfg);
   MemoryLedger ledger(ctx);
-  ListScheduler(ctx, &ledger, &favourite_child, "m-SCT").Run();
+  ListScheduler(ctx, &ledger, &favourite_child, "m-SCT", memory).Run();
   return ledger.Placement();
 }
 
@@ -434,7 +506,7 @@ std::vector<int> PlaceMSct(const graphs::ComputeGraph& g, const perf::SimConfig&
   PlacementContext ctx(g, cfg);
   const SctLpSolution lp = SolveLp(ctx, options.threshold, options.lp_window_ops);
   MemoryLedger ledger(ctx);
-  ListScheduler(ctx, &ledger, &lp.favourite_child, "m-SCT").Run();
+  ListScheduler(ctx, &ledger, &lp.favourite_child, "m-SCT", options.memory).Run();
   return ledger.Placement();
 }
 

@@ -68,6 +68,16 @@ std::vector<Named> AllMethods() {
           {"m_topo", [](auto& g, auto& c) { return PlaceMTopo(g, c); }},
           {"m_etf", [](auto& g, auto& c) { return PlaceMEtf(g, c); }},
           {"m_sct", [](auto& g, auto& c) { return PlaceMSct(g, c); }},
+          {"m_etf_schedule_memory",
+           [](auto& g, auto& c) {
+             return PlaceMEtf(g, c, MEtfOptions{MemoryAccounting::kSchedule});
+           }},
+          {"m_sct_schedule_memory",
+           [](auto& g, auto& c) {
+             MSctOptions o;
+             o.memory = MemoryAccounting::kSchedule;
+             return PlaceMSct(g, c, o);
+           }},
           {"metis", [](auto& g, auto& c) { return PlaceMetis(g, c); }},
           {"scotch", [](auto& g, auto& c) { return PlaceScotch(g, c); }}};
 }
@@ -80,6 +90,35 @@ void ExpectValid(const ComputeGraph& g, const perf::SimConfig& cfg, const std::v
     ASSERT_LT(d, static_cast<int>(cfg.devices.size())) << method;
   }
   EXPECT_EQ(graphs::ColocationViolation(g, p), "") << method;
+}
+
+TEST(DeviceBaselines, ScheduleMemoryFreesOutputsOnceTheirConsumersStart) {
+  // A chain of 8 ops with 1 MB outputs: 8 MB statically, but at most two outputs are alive
+  // (an op's own and its input until it starts; the simulator agrees: 2 MB peak).
+  const ComputeGraph g = Chains(1, 8, 1e-3, 1e6);
+  const perf::SimConfig one = Machine(1, 1e-4, 1e9, 2e6);
+  EXPECT_THROW(PlaceMEtf(g, one), InfeasibleAction);
+  const std::vector<int> p = PlaceMEtf(g, one, MEtfOptions{MemoryAccounting::kSchedule});
+  EXPECT_EQ(p, std::vector<int>(8, 0));
+  EXPECT_FALSE(perf::SimulatePlacement(g, p, one).oom);
+  EXPECT_THROW(PlaceMEtf(g, Machine(1, 1e-4, 1e9, 1.5e6), MEtfOptions{MemoryAccounting::kSchedule}),
+               InfeasibleAction);
+  // Parameters stay: 4 MB per op on two 25 MB devices. Device 0 takes ops while 4 MB × k plus
+  // the two live outputs fit (k = 5: 20 + 1 + 1 = 22 MB; a sixth needs 26), the rest go to 1.
+  const ComputeGraph heavy = Chains(1, 8, 1e-3, 1e6, 4e6);
+  const perf::SimConfig two = Machine(2, 1e-4, 1e9, 25e6);
+  for (const char* name : {"m_etf", "m_sct"}) {
+    std::vector<int> q;
+    if (std::string(name) == "m_etf") {
+      q = PlaceMEtf(heavy, two, MEtfOptions{MemoryAccounting::kSchedule});
+    } else {
+      MSctOptions o;
+      o.memory = MemoryAccounting::kSchedule;
+      q = PlaceMSct(heavy, two, o);
+    }
+    EXPECT_EQ(q, (std::vector<int>{0, 0, 0, 0, 0, 1, 1, 1})) << name;
+    EXPECT_FALSE(perf::SimulatePlacement(heavy, q, two).oom) << name;
+  }
 }
 
 TEST(DeviceBaselines, TwoEqualIndependentChainsGoOneChainPerDevice) {
