@@ -17,9 +17,12 @@
 //                   at time t every free device takes the ready op of earliest start, the
 //                   (start, topological position) smallest pair wins; only devices with room for
 //                   the op's group are candidates;
-//   m-SCT         — Baechi: the favourite-child LP (below, solved with GLPK), then m-ETF in which
-//                   a device that just ran an op and is the earliest for its favourite child waits
-//                   for that child unless another op becomes urgent (can start nowhere later);
+//   m-SCT         — Baechi: the favourite-child LP (below, GLPK dual simplex, in windows of
+//                   MSctOptions::lp_window_ops ops), then m-ETF in which a device that just ran
+//                   an op and is the earliest for its favourite child waits for that child
+//                   unless another op becomes urgent (can start nowhere later). Baechi solves the
+//                   LP with MOSEK's interior point, whose central x can differ from GLPK's vertex
+//                   on edges off the critical path, and so can the favourites;
 //   METIS, Scotch — k-way partitioning of the symmetrised graph of co-location groups (vertex
 //                   weight = mean compute time, edge weight = bytes), part sizes ∝ device speed;
 //                   both ignore the critical path and memory (the papers show they are weak).
@@ -33,6 +36,8 @@
 // throw InfeasibleAction naming the group (kSchedule: when no ready op fits anywhere).
 // Op times are the simulator's (perf::Simulator::OpTimeOn); a transfer of an op's output costs
 // link.latency_s + output_bytes / link.bandwidth between any two devices.
+// Checked against the reference code (tests/search/device): m-ETF, m-TOPO and m-SCT's
+// scheduling stage give Baechi's (afe7278) placements, HEFT mrocklin/heft's, on random graphs.
 #pragma once
 
 #include <cstdint>
