@@ -91,11 +91,10 @@ class OpList {
       const auto it = index.find("grad/" + f.name);
       if (it == index.end()) continue;
       OpInfo& g = all[it->second];
-      if (f.kind == "gather") g.output_bytes = f.output_bytes;
-      if (f.kind == "variable") g.output_bytes = f.output_bytes;
       for (int p : f.inputs)
         if (ops_[p].kind == "variable") g.output_bytes -= ops_[p].output_bytes;
       if (g.output_bytes < 0) g.output_bytes = 0;
+      if (f.kind == "gather" || f.kind == "variable") g.output_bytes = f.output_bytes;
     }
     return all;
   }

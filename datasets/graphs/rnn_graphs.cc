@@ -22,7 +22,7 @@ class RnnBuilder {
   RnnBuilder(double element_bytes, double batch, double hidden)
       : ops(element_bytes), B(batch), H(hidden) {}
 
-  // One LSTM cell step (13 ops) under prefix `p` ("enc/l1/t3/lstm/"); xs concatenate to width I.
+  // One LSTM cell step (12 ops) under prefix `p` ("enc/l1/t3/lstm/"); xs concatenate to width I.
   LstmState LstmStep(const std::string& p, std::vector<Tensor> xs, double I, const LstmState& prev,
                      const Tensor& w) {
     xs.push_back(prev.h);

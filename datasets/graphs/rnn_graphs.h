@@ -8,7 +8,7 @@
 //                  normalised-Bahdanau attention from the bottom decoder layer fed to every
 //                  upper layer (TF nmt's GNMTAttentionMultiCell, use_new_attention).
 //
-// One LSTM cell step = 13 ops (TF BasicLSTMCell): concat [x, h], matmul, bias_add,
+// One LSTM cell step = 12 ops (TF BasicLSTMCell): concat [x, h], matmul, bias_add,
 // sigmoid_i, tanh_g, sigmoid_f, sigmoid_o, mul_fc, mul_ig, add_c, tanh_c, mul_h. Costs (B batch,
 // I input width, H hidden): matmul 2·B·(I+H)·4H flops; every element-wise op 1 flop per output
 // element (bias_add B·4H, the others B·H: 13·B·H in total per step); outputs h and c are B·H.
