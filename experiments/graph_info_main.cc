@@ -2,9 +2,10 @@
 // co-location groups, forward / backward / update ops and FLOPs, parameters, activations — and,
 // with --fuse, what Baechi-style fusion and HDP-style grouping make of it (docs/device_graphs.md).
 //   graph-info --graph 'nmt(layers=4)' [--json] [--fuse N] [--expert D] [--write FILE]
-//              [--write-fused FILE]
+//              [--write-fused FILE] [--write-placement FILE]
 // --fuse 0 fuses co-located ops only; --fuse N > 0 also groups down to at most N placement
-// groups. --expert D prints the expert placement's per-device FLOPs and weights.
+// groups. --expert D prints the expert placement's per-device FLOPs and weights;
+// --write-placement writes it as a placement file (`perf-model simulate --placement FILE`).
 // Op classes come from names: "grad/…" backward, "update/…" optimizer, everything else forward.
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "datasets/graphs/fusion.h"
 #include "datasets/graphs/graph_spec.h"
 #include "datasets/util/errors.h"
+#include "datasets/util/files.h"
 #include "experiments/lib/cli.h"
 
 using namespace placerl;
@@ -40,7 +42,7 @@ int main(int argc, char** argv) {
   return RunMain("graph-info", [&] {
     CLI::App app{"Prints the size of a compute graph (ops, edges, co-location groups, FLOPs, parameters, "
                  "activations) and optionally its fused / grouped form and expert placement."};
-    std::string spec, write_path, write_fused_path;
+    std::string spec, write_path, write_fused_path, write_placement_path;
     bool json = false;
     int fuse = -1, expert = 0;
     app.add_option("--graph", spec, "generator spec (rnnlm(...), nmt(...), gnmt(...), inception_v3(...), resnet(...), "
@@ -53,8 +55,10 @@ int main(int argc, char** argv) {
         ->check(cli::IntRange(1, 4096));
     app.add_option("--write", write_path, "write the graph (text format)");
     app.add_option("--write-fused", write_fused_path, "write the fused graph (text format; needs --fuse)");
+    app.add_option("--write-placement", write_placement_path, "write the expert placement (needs --expert)");
     cli::Parse(app, argc, argv);
     if (!write_fused_path.empty() && fuse < 0) throw UsageError("--write-fused needs --fuse");
+    if (!write_placement_path.empty() && expert < 1) throw UsageError("--write-placement needs --expert");
 
     const auto t0 = std::chrono::steady_clock::now();
     const NamedGraph named = GraphFromSpec(spec);
@@ -106,6 +110,7 @@ int main(int argc, char** argv) {
       }
       out["expert_flops"] = flops;
       out["expert_param_bytes"] = params;
+      if (!write_placement_path.empty()) WriteFileAtomic(write_placement_path, PlacementToText(g, place));
     }
     if (!write_path.empty()) WriteComputeGraph(write_path, g);
 
