@@ -186,6 +186,8 @@ ComputeGraph RecurrentCellGraph(const EnasConfig& c) {
 ComputeGraph MakeEnasGraph(const EnasConfig& c) {
   for (int v : {c.nodes, c.cells, c.channels, c.image, c.classes, c.hidden, c.steps, c.vocab, c.batch})
     if (v < 1) throw ConfigError("enas_cell: nodes, cells, channels, image, classes, hidden, steps, vocab and batch must be >= 1");
+  OpList::CheckOpEstimate("enas_cell", c.family == "ptb" ? static_cast<double>(c.steps) * (4.0 * c.nodes + 6)
+                                                          : (3.0 * c.cells + 2) * (10.0 * c.nodes + 4));
   if (c.family == "cifar10") {
     if (c.image < 4) throw ConfigError("enas_cell: image must be >= 4 (two stride-2 reductions)");
     return ConvCellBuilder(c).Build();

@@ -92,7 +92,8 @@ std::vector<int> ExpertPlacement(const ComputeGraph& g, int num_devices, const E
       } else if (f.embedding) {
         device[i] = of_layer(stack, 1);
       } else {
-        device[i] = of_layer(layers[0] > 0 ? 0 : 1, std::max(layers[0], layers[1]));
+        const int last = layers[0] > 0 ? 0 : 1;  // the decoder's (or the only stack's) last layer
+        device[i] = of_layer(last, layers[last]);
       }
     }
   }

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "datasets/graphs/enas_graphs.h"
 #include "datasets/graphs/inception_graph.h"
@@ -59,9 +60,11 @@ NamedGraph GraphFromSpec(const std::string& spec) {
   }
   Keys v = known->second;
   std::string family = "cifar10";  // enas_cell's one name-valued key
+  std::set<std::string> given;
   for (const std::string& kv : SplitCommaList(spec.substr(open + 1, spec.size() - open - 2))) {
     const size_t eq = kv.find('=');
     const std::string k = kv.substr(0, eq);
+    if (eq != std::string::npos && !given.insert(k).second) throw ConfigError("graph: key '" + k + "' given twice");
     if (name == "enas_cell" && k == "family" && eq != std::string::npos) {
       family = kv.substr(eq + 1);
       if (family != "cifar10" && family != "ptb")

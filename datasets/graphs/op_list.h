@@ -23,6 +23,7 @@
 
 #include "datasets/graphs/compute_graph.h"
 #include "datasets/graphs/training_graph.h"
+#include "datasets/util/errors.h"
 
 namespace placerl::graphs {
 
@@ -42,9 +43,21 @@ class OpList {
   int size() const { return static_cast<int>(ops_.size()); }
   std::vector<OpInfo>& ops() { return ops_; }
 
+  // Generators refuse configurations beyond this many forward ops (≈0.5 GB of op records)
+  // instead of exhausting memory; they check an estimate first (CheckOpEstimate).
+  static constexpr int kMaxOps = 2000000;
+  static void CheckOpEstimate(const char* model, double forward_ops) {
+    if (forward_ops > kMaxOps)
+      throw ConfigError(std::string(model) + ": about " + std::to_string(static_cast<long long>(forward_ops)) +
+                        " forward ops, more than " + std::to_string(kMaxOps) + "; choose a smaller configuration");
+  }
+
   // Appends an op; inputs with op < 0 are dropped (they come from outside the graph).
+  // Throws ConfigError beyond kMaxOps.
   Tensor Add(const std::string& name, const char* kind, double flops, double bytes, double out_elems,
              double params, const std::vector<Tensor>& inputs) {
+    if (size() >= kMaxOps)
+      throw ConfigError("graph: more than " + std::to_string(kMaxOps) + " forward ops; choose a smaller configuration");
     OpInfo o;
     o.name = name;
     o.kind = kind;

@@ -133,6 +133,7 @@ Encoded Encode(RnnBuilder& b, const Seq2SeqConfig& c, bool gnmt) {
 ComputeGraph Seq2Seq(const Seq2SeqConfig& c, bool gnmt) {
   const char* model = gnmt ? "gnmt" : "nmt";
   CheckSizes(model, {c.layers, c.hidden, c.batch, c.steps, c.vocab});
+  OpList::CheckOpEstimate(model, 2.0 * c.steps * (13.0 * c.layers + 12));
   if (gnmt && c.layers < 2) throw ConfigError("gnmt: layers must be >= 2 (a bidirectional layer and the decoder's attention layer)");
   RnnBuilder b(c.element_bytes, c.batch, c.hidden);
   const double H = b.H, S = c.steps, V = c.vocab;
@@ -188,6 +189,7 @@ Seq2SeqConfig GnmtV2Config() {
 
 ComputeGraph MakeRnnLmGraph(const RnnLmConfig& c) {
   CheckSizes("rnnlm", {c.layers, c.hidden, c.batch, c.steps, c.vocab});
+  OpList::CheckOpEstimate("rnnlm", static_cast<double>(c.steps) * (12.0 * c.layers + 4));
   RnnBuilder b(c.element_bytes, c.batch, c.hidden);
   const double H = b.H, V = c.vocab;
   const Tensor emb = b.ops.Variable("emb/weights", V * H);

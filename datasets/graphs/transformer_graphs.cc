@@ -106,6 +106,7 @@ ComputeGraph MakeTransformerGraph(const TransformerGraphConfig& c) {
   if (c.d_model % c.heads != 0)
     throw ConfigError("transformer graph: heads (" + std::to_string(c.heads) + ") must divide d_model (" +
                       std::to_string(c.d_model) + ")");
+  OpList::CheckOpEstimate("transformer graph", (static_cast<double>(c.layers) + c.enc_layers) * (30.0 + 3.0 * c.experts));
   return TransformerBuilder(c).Build();
 }
 

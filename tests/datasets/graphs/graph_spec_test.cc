@@ -73,6 +73,8 @@ TEST(GraphSpec, ErrorsNameTheProblem) {
   EXPECT_NE(ErrorOf("enas_cell(colour=3)").find("family"), std::string::npos);
   EXPECT_NE(ErrorOf("transformer_graph(heads=3)").find("must divide d_model"), std::string::npos);
   EXPECT_NE(ErrorOf("gnmt(layers=1)").find("layers must be >= 2"), std::string::npos);
+  EXPECT_NE(ErrorOf("nmt(layers=2,layers=4)").find("given twice"), std::string::npos);
+  EXPECT_NE(ErrorOf("rnnlm(layers=1000,steps=100000)").find("smaller configuration"), std::string::npos);
   // perf-model's analytic MODEL strings are not graph specs: read as a file, which fails
   EXPECT_THROW(GraphFromSpec("transformer(layers=2)"), Error);
 }
