@@ -40,13 +40,15 @@ struct OpClass {
 
 int main(int argc, char** argv) {
   return RunMain("graph-info", [&] {
-    CLI::App app{"Prints the size of a compute graph (ops, edges, co-location groups, FLOPs, parameters, "
-                 "activations) and optionally its fused / grouped form and expert placement."};
+    CLI::App app{
+        "Prints the size of a compute graph (ops, edges, co-location groups, FLOPs, parameters, "
+        "activations) and optionally its fused / grouped form and expert placement."};
     std::string spec, write_path, write_fused_path, write_placement_path;
     bool json = false;
     int fuse = -1, expert = 0;
-    app.add_option("--graph", spec, "generator spec (rnnlm(...), nmt(...), gnmt(...), inception_v3(...), resnet(...), "
-                                    "transformer_graph(...), moe_graph(...), enas_cell(...)) or graph file")
+    app.add_option("--graph", spec,
+                   "generator spec (rnnlm(...), nmt(...), gnmt(...), inception_v3(...), resnet(...), "
+                   "transformer_graph(...), moe_graph(...), enas_cell(...)) or graph file")
         ->required();
     app.add_flag("--json", json, "one JSON object on stdout");
     app.add_option("--fuse", fuse, "fuse co-located ops; N > 0: group down to at most N placement groups")
@@ -124,7 +126,8 @@ int main(int argc, char** argv) {
     std::printf("colocation groups  %d\n", g.num_coloc_groups);
     std::printf("GFLOPs             forward %.3f, backward %.3f, update %.3f, total %.3f\n", fwd.flops / 1e9,
                 bwd.flops / 1e9, upd.flops / 1e9, (fwd.flops + bwd.flops + upd.flops) / 1e9);
-    std::printf("weights            %.1f MB (+ optimizer state %.1f MB)\n", fwd.param_bytes / 1e6, upd.param_bytes / 1e6);
+    std::printf("weights            %.1f MB (+ optimizer state %.1f MB)\n", fwd.param_bytes / 1e6,
+                upd.param_bytes / 1e6);
     std::printf("activations        %.1f MB forward outputs, %.1f MB gradients\n", fwd.output_bytes / 1e6,
                 bwd.output_bytes / 1e6);
     std::printf("built in           %.3f s\n", Seconds(t0, t1));

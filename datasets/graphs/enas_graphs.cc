@@ -60,7 +60,8 @@ class ConvCellBuilder {
       }
     }
     const double in = prev.c, out = c_.classes;
-    const Tensor pool = ops_.Add("avgpool", "reduction", prev.t.elems, ops_.Bytes(prev.t.elems + B_ * in), B_ * in, 0, {prev.t});
+    const Tensor pool =
+        ops_.Add("avgpool", "reduction", prev.t.elems, ops_.Bytes(prev.t.elems + B_ * in), B_ * in, 0, {prev.t});
     const Tensor fc = ops_.Add("fc", "matmul", 2 * B_ * in * out, ops_.Bytes(B_ * (in + out) + in * out), B_ * out,
                                (in + 1) * out, {pool});
     const Tensor xent = ops_.Add("xent", "softmax", 5 * B_ * out, ops_.Bytes(B_ * out + B_), B_, 0, {fc});
@@ -147,7 +148,8 @@ ComputeGraph RecurrentCellGraph(const EnasConfig& c) {
   const double B = c.batch, H = c.hidden, V = c.vocab, bh = B * H;
   const Tensor emb = ops.Variable("emb/weights", V * H);
   std::vector<Tensor> w(N);
-  for (int i = 0; i < N; ++i) w[i] = ops.Variable("cell/n" + std::to_string(i) + "/weights", (i == 0 ? 2 : 1) * H * 2 * H);
+  for (int i = 0; i < N; ++i)
+    w[i] = ops.Variable("cell/n" + std::to_string(i) + "/weights", (i == 0 ? 2 : 1) * H * 2 * H);
   const Tensor ws = ops.Variable("softmax/weights", H * V + V);
   Tensor h;  // h_{t-1}; zero state at t = 1
   std::vector<Tensor> losses;
@@ -173,7 +175,8 @@ ComputeGraph RecurrentCellGraph(const EnasConfig& c) {
     const double k = static_cast<double>(loose.size());
     h = ops.Add(T + "cell/avg", "elementwise", k * bh, ops.Bytes((k + 1) * bh), bh, 0, loose);
     const Tensor mm = ops.MatMul(T + "softmax/matmul", h, ws, B, H, V);
-    const Tensor ba = ops.Add(T + "softmax/bias_add", "elementwise", B * V, ops.Bytes(2 * B * V + V), B * V, 0, {mm, ws});
+    const Tensor ba =
+        ops.Add(T + "softmax/bias_add", "elementwise", B * V, ops.Bytes(2 * B * V + V), B * V, 0, {mm, ws});
     losses.push_back(ops.Add(T + "softmax/xent", "softmax", 5 * B * V, ops.Bytes(B * V + B), B, 0, {ba}));
   }
   const double n = B * c.steps;
@@ -185,9 +188,11 @@ ComputeGraph RecurrentCellGraph(const EnasConfig& c) {
 
 ComputeGraph MakeEnasGraph(const EnasConfig& c) {
   for (int v : {c.nodes, c.cells, c.channels, c.image, c.classes, c.hidden, c.steps, c.vocab, c.batch})
-    if (v < 1) throw ConfigError("enas_cell: nodes, cells, channels, image, classes, hidden, steps, vocab and batch must be >= 1");
+    if (v < 1)
+      throw ConfigError(
+          "enas_cell: nodes, cells, channels, image, classes, hidden, steps, vocab and batch must be >= 1");
   OpList::CheckOpEstimate("enas_cell", c.family == "ptb" ? static_cast<double>(c.steps) * (4.0 * c.nodes + 6)
-                                                          : (3.0 * c.cells + 2) * (10.0 * c.nodes + 4));
+                                                         : (3.0 * c.cells + 2) * (10.0 * c.nodes + 4));
   if (c.family == "cifar10") {
     if (c.image < 4) throw ConfigError("enas_cell: image must be >= 4 (two stride-2 reductions)");
     return ConvCellBuilder(c).Build();

@@ -30,14 +30,14 @@ namespace placerl::graphs {
 struct EnasConfig {
   std::string family = "cifar10";  // "cifar10" or "ptb"
   uint64_t seed = 1;
-  int nodes = 5;       // nodes per cell (ENAS micro: 5; ptb cells often use more)
-  int cells = 2;       // cifar10: normal cells per stage
-  int channels = 20;   // cifar10: channels of the first stage
-  int image = 32;      // cifar10: input resolution
-  int classes = 10;    // cifar10 classes
-  int hidden = 256;    // ptb: hidden width
-  int steps = 20;      // ptb: unrolled steps
-  int vocab = 10000;   // ptb vocabulary
+  int nodes = 5;      // nodes per cell (ENAS micro: 5; ptb cells often use more)
+  int cells = 2;      // cifar10: normal cells per stage
+  int channels = 20;  // cifar10: channels of the first stage
+  int image = 32;     // cifar10: input resolution
+  int classes = 10;   // cifar10 classes
+  int hidden = 256;   // ptb: hidden width
+  int steps = 20;     // ptb: unrolled steps
+  int vocab = 10000;  // ptb vocabulary
   int batch = 32;
   double element_bytes = 4;
   bool update = true;

@@ -41,15 +41,26 @@ NamedGraph GraphFromSpec(const std::string& spec) {
   const std::map<std::string, Keys> defaults = {
       {"layered", {{"ops", 1000}, {"width", 100}, {"fan_in", 3}, {"seed", 1}}},
       {"chain", {{"ops", 1000}}},
-      {"resnet", {{"depth", 50}, {"batch", 32}, {"image", 224}, {"classes", 1000}, {"backward", 1}, {"fused", 0}, {"update", 0}}},
+      {"resnet",
+       {{"depth", 50}, {"batch", 32}, {"image", 224}, {"classes", 1000}, {"backward", 1}, {"fused", 0}, {"update", 0}}},
       {"rnnlm", {{"layers", 2}, {"hidden", 2048}, {"batch", 64}, {"steps", 40}, {"vocab", 10000}, {"update", 1}}},
       {"nmt", rnn},
       {"gnmt", {{"layers", 4}, {"hidden", 512}, {"batch", 128}, {"steps", 40}, {"vocab", 30000}, {"update", 1}}},
       {"inception_v3", {{"batch", 32}, {"image", 299}, {"classes", 1000}, {"aux", 1}, {"update", 1}}},
       {"transformer_graph", TransformerKeys(false)},
       {"moe_graph", TransformerKeys(true)},
-      {"enas_cell", {{"seed", 1}, {"nodes", 5}, {"cells", 2}, {"channels", 20}, {"image", 32}, {"classes", 10},
-                     {"hidden", 256}, {"steps", 20}, {"vocab", 10000}, {"batch", 32}, {"update", 1}}}};
+      {"enas_cell",
+       {{"seed", 1},
+        {"nodes", 5},
+        {"cells", 2},
+        {"channels", 20},
+        {"image", 32},
+        {"classes", 10},
+        {"hidden", 256},
+        {"steps", 20},
+        {"vocab", 10000},
+        {"batch", 32},
+        {"update", 1}}}};
   const auto known = defaults.find(name);
   NamedGraph out;
   if (open == std::string::npos && known != defaults.end()) return GraphFromSpec(spec + "()");

@@ -70,8 +70,8 @@ class InceptionBuilder {
     const double macs = o.elems() * kh * kw * x.c;
     if (!aux_) macs_ += macs;
     params_ += weights + 2.0 * cout;
-    const Tensor conv = ops_.Add(p + "/conv", "conv", 2 * B_ * macs, ops_.Bytes(Act(x) + Act(o) + weights),
-                                 Act(o), weights, {Of(x)});
+    const Tensor conv =
+        ops_.Add(p + "/conv", "conv", 2 * B_ * macs, ops_.Bytes(Act(x) + Act(o) + weights), Act(o), weights, {Of(x)});
     const Tensor bn = ops_.Add(p + "/bn", "norm", 8 * Act(o), ops_.Bytes(2 * Act(o)), Act(o), 2.0 * cout, {conv});
     const Tensor relu = ops_.Elementwise(p + "/relu", "elementwise", Act(o), {bn});
     return {relu.op, o.c, o.h, o.w};
@@ -158,8 +158,8 @@ class InceptionBuilder {
                                  ops_.Bytes(Act(x) + B_ * in), B_ * in, 0, {Of(x)});
     if (!aux_) macs_ += in * out;
     params_ += (in + 1) * out;
-    const Tensor fc = ops_.Add(p + "fc", "matmul", 2 * B_ * in * out, ops_.Bytes(B_ * (in + out) + in * out),
-                               B_ * out, (in + 1) * out, {pool});
+    const Tensor fc = ops_.Add(p + "fc", "matmul", 2 * B_ * in * out, ops_.Bytes(B_ * (in + out) + in * out), B_ * out,
+                               (in + 1) * out, {pool});
     return ops_.Add(p + "xent", "softmax", 5 * B_ * out, ops_.Bytes(B_ * out + B_), B_, 0, {fc});
   }
 

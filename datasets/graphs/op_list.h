@@ -54,8 +54,8 @@ class OpList {
 
   // Appends an op; inputs with op < 0 are dropped (they come from outside the graph).
   // Throws ConfigError beyond kMaxOps.
-  Tensor Add(const std::string& name, const char* kind, double flops, double bytes, double out_elems,
-             double params, const std::vector<Tensor>& inputs) {
+  Tensor Add(const std::string& name, const char* kind, double flops, double bytes, double out_elems, double params,
+             const std::vector<Tensor>& inputs) {
     if (size() >= kMaxOps)
       throw ConfigError("graph: more than " + std::to_string(kMaxOps) + " forward ops; choose a smaller configuration");
     OpInfo o;
@@ -71,12 +71,10 @@ class OpList {
     return {size() - 1, out_elems};
   }
   // A weight tensor of `params` elements.
-  Tensor Variable(const std::string& name, double params) {
-    return Add(name, "variable", 0, 0, params, params, {});
-  }
+  Tensor Variable(const std::string& name, double params) { return Add(name, "variable", 0, 0, params, params, {}); }
   // Element-wise: `flops_per_elem` per output element; bytes = inputs + output.
-  Tensor Elementwise(const std::string& name, const char* kind, double out_elems,
-                     const std::vector<Tensor>& inputs, double flops_per_elem = 1) {
+  Tensor Elementwise(const std::string& name, const char* kind, double out_elems, const std::vector<Tensor>& inputs,
+                     double flops_per_elem = 1) {
     double read = 0;
     for (const Tensor& t : inputs) read += t.elems;
     return Add(name, kind, flops_per_elem * out_elems, Bytes(read + out_elems), out_elems, 0, inputs);

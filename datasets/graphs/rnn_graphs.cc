@@ -19,12 +19,10 @@ struct LstmState {
 
 class RnnBuilder {
  public:
-  RnnBuilder(double element_bytes, double batch, double hidden)
-      : ops(element_bytes), B(batch), H(hidden) {}
+  RnnBuilder(double element_bytes, double batch, double hidden) : ops(element_bytes), B(batch), H(hidden) {}
 
   // One LSTM cell step (12 ops) under prefix `p` ("enc/l1/t3/lstm/"); xs concatenate to width I.
-  LstmState LstmStep(const std::string& p, std::vector<Tensor> xs, double I, const LstmState& prev,
-                     const Tensor& w) {
+  LstmState LstmStep(const std::string& p, std::vector<Tensor> xs, double I, const LstmState& prev, const Tensor& w) {
     xs.push_back(prev.h);
     const double bh = B * H, g4 = B * 4 * H;
     const Tensor x = ops.Add(p + "concat", "concat", 0, ops.Bytes(2 * B * (I + H)), B * (I + H), 0, xs);
@@ -58,8 +56,8 @@ class RnnBuilder {
   }
 
   // Luong attention of one decoder step (query h over S memory rows); returns tanh(W[c; h]).
-  Tensor Luong(const std::string& p, const Tensor& h, const Tensor& keys, const Tensor& memory,
-               const Tensor& w, double S) {
+  Tensor Luong(const std::string& p, const Tensor& h, const Tensor& keys, const Tensor& memory, const Tensor& w,
+               double S) {
     const double bs = B * S, bsh = B * S * H;
     const Tensor score = ops.Add(p + "score", "matmul", 2 * bsh, ops.Bytes(B * H + bsh + bs), bs, 0, {h, keys});
     const Tensor sm = ops.Add(p + "softmax", "softmax", 5 * bs, ops.Bytes(2 * bs), bs, 0, {score});
@@ -69,8 +67,8 @@ class RnnBuilder {
     return ops.Elementwise(p + "tanh", "elementwise", B * H, {mm});
   }
   // Normalised Bahdanau attention of one decoder step; returns the context.
-  Tensor Bahdanau(const std::string& p, const Tensor& h, const Tensor& keys, const Tensor& memory,
-                  const Tensor& w, double S) {
+  Tensor Bahdanau(const std::string& p, const Tensor& h, const Tensor& keys, const Tensor& memory, const Tensor& w,
+                  double S) {
     const double bs = B * S, bsh = B * S * H;
     const Tensor q = ops.MatMul(p + "query", h, w, B, H, H);
     const Tensor add = ops.Add(p + "score_add", "elementwise", bsh, ops.Bytes(B * H + 2 * bsh), bsh, 0, {q, keys});
@@ -110,8 +108,10 @@ Encoded Encode(RnnBuilder& b, const Seq2SeqConfig& c, bool gnmt) {
     if (gnmt && l == 1) {  // bidirectional bottom layer: fw over t = 1..S, bw over t = S..1
       const Tensor wf = b.LstmWeights(L + "fw/weights", width), wb = b.LstmWeights(L + "bw/weights", width);
       std::vector<LstmState> fw(c.steps + 2), bw(c.steps + 2);
-      for (int t = 1; t <= c.steps; ++t) fw[t] = b.LstmStep(L + "fw/" + Step(t) + "/lstm/", {x[t]}, width, fw[t - 1], wf);
-      for (int t = c.steps; t >= 1; --t) bw[t] = b.LstmStep(L + "bw/" + Step(t) + "/lstm/", {x[t]}, width, bw[t + 1], wb);
+      for (int t = 1; t <= c.steps; ++t)
+        fw[t] = b.LstmStep(L + "fw/" + Step(t) + "/lstm/", {x[t]}, width, fw[t - 1], wf);
+      for (int t = c.steps; t >= 1; --t)
+        bw[t] = b.LstmStep(L + "bw/" + Step(t) + "/lstm/", {x[t]}, width, bw[t + 1], wb);
       for (int t = 1; t <= c.steps; ++t) x[t] = b.ops.Concat(L + Step(t) + "/concat", {fw[t].h, bw[t].h});
       e.final_state.push_back(fw[c.steps]);
       width = 2 * H;
@@ -134,7 +134,8 @@ ComputeGraph Seq2Seq(const Seq2SeqConfig& c, bool gnmt) {
   const char* model = gnmt ? "gnmt" : "nmt";
   CheckSizes(model, {c.layers, c.hidden, c.batch, c.steps, c.vocab});
   OpList::CheckOpEstimate(model, 2.0 * c.steps * (13.0 * c.layers + 12));
-  if (gnmt && c.layers < 2) throw ConfigError("gnmt: layers must be >= 2 (a bidirectional layer and the decoder's attention layer)");
+  if (gnmt && c.layers < 2)
+    throw ConfigError("gnmt: layers must be >= 2 (a bidirectional layer and the decoder's attention layer)");
   RnnBuilder b(c.element_bytes, c.batch, c.hidden);
   const double H = b.H, S = c.steps, V = c.vocab;
   const Encoded e = Encode(b, c, gnmt);
@@ -149,7 +150,7 @@ ComputeGraph Seq2Seq(const Seq2SeqConfig& c, bool gnmt) {
   const Tensor ws = b.ops.Variable("dec/softmax/weights", H * V + V);
   std::vector<LstmState> s = e.final_state;
   s.insert(s.begin(), LstmState{});  // 1-based layers
-  Tensor attention;                 // previous step's attention (input feeding); zero at t = 1
+  Tensor attention;                  // previous step's attention (input feeding); zero at t = 1
   std::vector<Tensor> losses;
   for (int t = 1; t <= c.steps; ++t) {
     const std::string T = Step(t);
@@ -157,7 +158,9 @@ ComputeGraph Seq2Seq(const Seq2SeqConfig& c, bool gnmt) {
     Tensor x = y;
     for (int l = 1; l <= c.layers; ++l) {
       const std::string L = "dec/" + Layer(l) + "/" + T;
-      const std::vector<Tensor> in = gnmt && l > 1 ? std::vector<Tensor>{x, attention} : l == 1 ? std::vector<Tensor>{y, attention} : std::vector<Tensor>{x};
+      const std::vector<Tensor> in = gnmt && l > 1 ? std::vector<Tensor>{x, attention}
+                                     : l == 1      ? std::vector<Tensor>{y, attention}
+                                                   : std::vector<Tensor>{x};
       const double width = (l == 1 || gnmt) ? 2 * H : H;
       s[l] = b.LstmStep(L + "/lstm/", in, width, s[l], w[l]);
       Tensor out = s[l].h;

@@ -36,18 +36,18 @@ struct RnnLmConfig {
   int layers = 2;
   int hidden = 2048;
   int batch = 64;
-  int steps = 40;      // unrolled time steps
+  int steps = 40;  // unrolled time steps
   int vocab = 10000;
   double element_bytes = 4;  // fp32 activations and weights
   bool update = true;        // optimizer ops (Adam)
 };
 
 struct Seq2SeqConfig {
-  int layers = 2;      // encoder layers = decoder layers
+  int layers = 2;  // encoder layers = decoder layers
   int hidden = 1024;
   int batch = 64;
-  int steps = 40;      // source length = target length
-  int vocab = 40000;   // source and target vocabulary
+  int steps = 40;     // source length = target length
+  int vocab = 40000;  // source and target vocabulary
   double element_bytes = 4;
   bool update = true;
 };

@@ -26,8 +26,8 @@ class TransformerBuilder {
     Tensor x = Embed("");
     for (int k = 1; k <= c_.layers; ++k) x = Layer("l" + std::to_string(k) + "/", k, x, memory);
     const double V = c_.vocab;
-    const Tensor logits = ops_.Add("logits", "matmul", 2 * N_ * d_ * V, ops_.Bytes(N_ * d_ + d_ * V + N_ * V),
-                                   N_ * V, V * d_ + V, {x});
+    const Tensor logits =
+        ops_.Add("logits", "matmul", 2 * N_ * d_ * V, ops_.Bytes(N_ * d_ + d_ * V + N_ * V), N_ * V, V * d_ + V, {x});
     const Tensor xent = ops_.Add("xent", "softmax", 5 * N_ * V, ops_.Bytes(N_ * V + N_), N_, 0, {logits});
     ops_.Add("loss", "reduction", N_, ops_.Bytes(N_ + 1), 1, 0, {xent});
     return BuildComputeGraph(ops_.Finish(c_.update));
@@ -51,11 +51,14 @@ class TransformerBuilder {
   // Multi-head attention with queries from x and keys/values from kv; then residual + LN.
   Tensor Attention(const std::string& p, const Tensor& x, const Tensor& kv) {
     const double s = c_.seq, B = c_.batch, h = c_.heads;
-    const Tensor q = Dense(p + "q", x, N_, d_, d_), k = Dense(p + "k", kv, N_, d_, d_), v = Dense(p + "v", kv, N_, d_, d_);
+    const Tensor q = Dense(p + "q", x, N_, d_, d_), k = Dense(p + "k", kv, N_, d_, d_),
+                 v = Dense(p + "v", kv, N_, d_, d_);
     const double scores = B * h * s * s;
-    const Tensor sc = ops_.Add(p + "scores", "matmul", 2 * B * s * s * d_, ops_.Bytes(2 * N_ * d_ + scores), scores, 0, {q, k});
+    const Tensor sc =
+        ops_.Add(p + "scores", "matmul", 2 * B * s * s * d_, ops_.Bytes(2 * N_ * d_ + scores), scores, 0, {q, k});
     const Tensor sm = ops_.Add(p + "softmax", "softmax", 5 * scores, ops_.Bytes(2 * scores), scores, 0, {sc});
-    const Tensor ctx = ops_.Add(p + "context", "matmul", 2 * B * s * s * d_, ops_.Bytes(scores + 2 * N_ * d_), N_ * d_, 0, {sm, v});
+    const Tensor ctx =
+        ops_.Add(p + "context", "matmul", 2 * B * s * s * d_, ops_.Bytes(scores + 2 * N_ * d_), N_ * d_, 0, {sm, v});
     const Tensor out = Dense(p + "out", ctx, N_, d_, d_);
     return Norm(p + "ln", ops_.Elementwise(p + "residual", "elementwise", N_ * d_, {out, x}));
   }
@@ -101,12 +104,15 @@ class TransformerBuilder {
 
 ComputeGraph MakeTransformerGraph(const TransformerGraphConfig& c) {
   for (int v : {c.layers, c.d_model, c.d_ff, c.heads, c.seq, c.batch, c.vocab, c.moe_every})
-    if (v < 1) throw ConfigError("transformer graph: layers, d_model, d_ff, heads, seq, batch, vocab and moe_every must be >= 1");
+    if (v < 1)
+      throw ConfigError(
+          "transformer graph: layers, d_model, d_ff, heads, seq, batch, vocab and moe_every must be >= 1");
   if (c.enc_layers < 0 || c.experts < 0) throw ConfigError("transformer graph: enc_layers and experts must be >= 0");
   if (c.d_model % c.heads != 0)
     throw ConfigError("transformer graph: heads (" + std::to_string(c.heads) + ") must divide d_model (" +
                       std::to_string(c.d_model) + ")");
-  OpList::CheckOpEstimate("transformer graph", (static_cast<double>(c.layers) + c.enc_layers) * (30.0 + 3.0 * c.experts));
+  OpList::CheckOpEstimate("transformer graph",
+                          (static_cast<double>(c.layers) + c.enc_layers) * (30.0 + 3.0 * c.experts));
   return TransformerBuilder(c).Build();
 }
 

@@ -12,14 +12,15 @@
 //   from the encoder output (same ops);
 //   FFN "l<k>/ffn/": ffn1 (matmul 2·B·s·d·f, weights d·f + f), relu, ffn2 (2·B·s·f·d, f·d + d),
 //   residual, ln.
-// MoE FFN (every `moe_every`-th layer of the encoder and the decoder, GShard: top-2 gating, capacity c = 2·B·s / E tokens per
-// expert, rounded up): "l<k>/moe/gate" (matmul 2·B·s·d·E), "…/dispatch" (softmax + top-2 +
-// dispatch einsum, 2·B·s·E·c·d), per expert "l<k>/moe/e<j>/ffn1", "…/relu", "…/ffn2" on c
-// tokens, "…/combine" (2·B·s·E·c·d), residual, ln.
+// MoE FFN (every `moe_every`-th encoder and decoder layer; GShard: top-2 gating, capacity
+// c = 2·B·s / E tokens per expert, rounded up): "l<k>/moe/gate" (matmul 2·B·s·d·E),
+// "…/dispatch" (softmax + top-2 + dispatch einsum, 2·B·s·E·c·d), per expert
+// "l<k>/moe/e<j>/ffn1", "…/relu", "…/ffn2" on c tokens, "…/combine" (2·B·s·E·c·d),
+// residual, ln.
 // Embedding: "emb/lookup" (gather), "emb/pos" (add of the learned positions, s·d params);
 // encoder ops carry "enc/" in front ("enc/l1/attn/q", "enc/emb/lookup"); head "logits"
-// (matmul 2·B·s·d·V, V·d + V params), "xent" (5·B·s·V), "loss". Weights are part of each op's
-// param_bytes (the op owns its weights); backward / update / co-location: AddTrainingOps.
+// (matmul 2·B·s·d·V, V·d + V params), "xent" (5·B·s·V), "loss". Weights are part of each
+// op's param_bytes (the op owns its weights); backward / update / co-location: AddTrainingOps.
 #pragma once
 
 #include "datasets/graphs/compute_graph.h"
@@ -35,8 +36,8 @@ struct TransformerGraphConfig {
   int seq = 256;
   int batch = 16;
   int vocab = 32000;
-  int experts = 0;     // > 0: MoE FFNs with this many experts
-  int moe_every = 2;   // every n-th layer (k % n == 0) gets the MoE FFN
+  int experts = 0;    // > 0: MoE FFNs with this many experts
+  int moe_every = 2;  // every n-th layer (k % n == 0) gets the MoE FFN
   double element_bytes = 4;
   bool update = true;
 };

@@ -55,8 +55,7 @@ TEST(ExpertPlacement, MoeExpertsSpread) {
   const ComputeGraph g =
       GraphFromSpec("moe_graph(layers=2,d_model=8,d_ff=16,heads=2,seq=4,batch=2,vocab=10,experts=6)").graph;
   const std::vector<int> p = ExpertPlacement(g, 4);
-  for (int j = 0; j < 6; ++j)
-    EXPECT_EQ(DeviceOf(g, p, "l2/moe/e" + std::to_string(j) + "/ffn2"), j % 4) << j;
+  for (int j = 0; j < 6; ++j) EXPECT_EQ(DeviceOf(g, p, "l2/moe/e" + std::to_string(j) + "/ffn2"), j % 4) << j;
   EXPECT_EQ(DeviceOf(g, p, "l1/attn/q"), 0);
   EXPECT_EQ(DeviceOf(g, p, "l2/attn/q"), 1);
   EXPECT_EQ(DeviceOf(g, p, "logits"), 1);

@@ -36,7 +36,8 @@ void CheckFusion(const ComputeGraph& g, const FusedGraph& f, int target) {
   ASSERT_EQ(static_cast<int>(f.op_to_node.size()), g.num_ops());
   // acyclic (BuildComputeGraph would have thrown; check the inputs again)
   std::vector<std::vector<int>> in(c.num_ops());
-  for (int v = 0; v < c.num_ops(); ++v) in[v].assign(c.in_sources.begin() + c.in_offsets[v], c.in_sources.begin() + c.in_offsets[v + 1]);
+  for (int v = 0; v < c.num_ops(); ++v)
+    in[v].assign(c.in_sources.begin() + c.in_offsets[v], c.in_sources.begin() + c.in_offsets[v + 1]);
   EXPECT_EQ(FindCycleOp(in), -1);
   // totals; temp = max of members
   double flops = 0, bytes = 0, params = 0, cflops = 0, cbytes = 0, cparams = 0;

@@ -22,8 +22,9 @@ std::string ErrorOf(const std::string& spec) {
 
 TEST(GraphSpec, EveryGeneratorBuildsSmall) {
   for (const char* spec :
-       {"rnnlm(hidden=8,steps=2,vocab=10)", "nmt(layers=2,hidden=8,steps=2,vocab=10)", "gnmt(hidden=8,steps=2,vocab=10)",
-        "inception_v3(batch=1)", "resnet(depth=152,batch=1,update=1)", "transformer_graph(layers=2,d_model=8,d_ff=8,heads=2,seq=4)",
+       {"rnnlm(hidden=8,steps=2,vocab=10)", "nmt(layers=2,hidden=8,steps=2,vocab=10)",
+        "gnmt(hidden=8,steps=2,vocab=10)", "inception_v3(batch=1)", "resnet(depth=152,batch=1,update=1)",
+        "transformer_graph(layers=2,d_model=8,d_ff=8,heads=2,seq=4)",
         "moe_graph(layers=2,d_model=8,d_ff=8,heads=2,seq=4,experts=3)", "enas_cell(family=cifar10,seed=3)",
         "enas_cell(family=ptb,seed=3,steps=2)"}) {
     const NamedGraph n = GraphFromSpec(spec);

@@ -71,8 +71,7 @@ TEST(RnnLmGraph, RecurrenceAndSharedWeights) {
   c.steps = 3;
   const ComputeGraph g = MakeRnnLmGraph(c);
   const int w = FindOp(g, "l2/weights");
-  for (int t = 1; t <= 3; ++t)
-    EXPECT_TRUE(HasInput(g, FindOp(g, "l2/t" + std::to_string(t) + "/lstm/matmul"), w)) << t;
+  for (int t = 1; t <= 3; ++t) EXPECT_TRUE(HasInput(g, FindOp(g, "l2/t" + std::to_string(t) + "/lstm/matmul"), w)) << t;
   // step 2 of layer 2 reads h of step 1 (same layer) and h of step 2 of layer 1
   const int concat = FindOp(g, "l2/t2/lstm/concat");
   EXPECT_TRUE(HasInput(g, concat, FindOp(g, "l2/t1/lstm/mul_h")));
@@ -130,9 +129,9 @@ TEST(NmtGraph, OneLayerTwoStepsByHand) {
   const double keys = 2 * B * S * H * H;
   // decoder LSTM input = [embedding, previous attention] (I = 2H)
   const double dec_step = 2 * B * (3 * H) * 4 * H + 13 * B * H +  // LSTM
-                          4 * B * S * H + 5 * B * S +              // score, softmax, context
-                          2 * B * (2 * H) * H + B * H +            // attention layer + tanh
-                          2 * B * H * V + 6 * B * V;               // projection, bias, xent
+                          4 * B * S * H + 5 * B * S +             // score, softmax, context
+                          2 * B * (2 * H) * H + B * H +           // attention layer + tanh
+                          2 * B * H * V + 6 * B * V;              // projection, bias, xent
   EXPECT_DOUBLE_EQ(Sum(g, g.flops, ""), enc + keys + T * dec_step + T * B);
   EXPECT_DOUBLE_EQ(Sum(g, g.flops, "grad/"), 2 * (enc + keys + T * dec_step + T * B));
   const double params = V * H + (4 * H * 2 * H + 4 * H) + H * H +  // encoder side, keys
@@ -171,7 +170,8 @@ TEST(GnmtGraph, BidirectionalResidualAndAttentionFromTheBottomLayer) {
   // attention of step t is computed from layer 1 and feeds layers 2..4 of step t
   EXPECT_TRUE(HasInput(g, FindOp(g, "dec/attn/t2/query"), FindOp(g, "dec/l1/t2/lstm/mul_h")));
   for (int l = 2; l <= 4; ++l)
-    EXPECT_TRUE(HasInput(g, FindOp(g, "dec/l" + std::to_string(l) + "/t2/lstm/concat"), FindOp(g, "dec/attn/t2/context")));
+    EXPECT_TRUE(
+        HasInput(g, FindOp(g, "dec/l" + std::to_string(l) + "/t2/lstm/concat"), FindOp(g, "dec/attn/t2/context")));
   // the softmax reads the top layer's output (residual)
   EXPECT_TRUE(HasInput(g, FindOp(g, "dec/softmax/t2/matmul"), FindOp(g, "dec/l4/t2/residual")));
 }

@@ -39,14 +39,14 @@ TEST(TransformerGraph, OneLayerByHand) {
   EXPECT_EQ(g.num_ops(), 19 + 19 + 11);
   // N = B·s = 6 tokens, d 4, f 8, h 2, V 5.
   const double N = 6, d = 4, f = 8, s = 3, B = 2, h = 2, V = 5;
-  const double flops = N * d                         // positions
-                       + 4 * 2 * N * d * d           // q, k, v, out
-                       + 2 * (2 * B * s * s * d)     // scores, context
-                       + 5 * B * h * s * s           // softmax
-                       + 2 * N * d + 2 * 8 * N * d   // residuals, layer norms
-                       + 2 * 2 * N * d * f + N * f   // ffn1, ffn2, relu
-                       + 2 * N * d * V + 5 * N * V   // logits, xent
-                       + N;                          // loss
+  const double flops = N * d                        // positions
+                       + 4 * 2 * N * d * d          // q, k, v, out
+                       + 2 * (2 * B * s * s * d)    // scores, context
+                       + 5 * B * h * s * s          // softmax
+                       + 2 * N * d + 2 * 8 * N * d  // residuals, layer norms
+                       + 2 * 2 * N * d * f + N * f  // ffn1, ffn2, relu
+                       + 2 * N * d * V + 5 * N * V  // logits, xent
+                       + N;                         // loss
   double fwd = 0, params = 0;
   for (int i = 0; i < g.num_ops(); ++i)
     if (Forward(g.names[i])) {
