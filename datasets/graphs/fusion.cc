@@ -264,6 +264,8 @@ class Fuser {
     }
     out.coarse = BuildComputeGraph(ops);
     out.num_groups = out.coarse.num_coloc_groups;
+    out.op_to_group.resize(n);
+    for (int i = 0; i < n; ++i) out.op_to_group[i] = out.coarse.coloc_group[out.op_to_node[i]];
     return out;
   }
 

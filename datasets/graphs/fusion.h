@@ -33,9 +33,10 @@ struct FusionOptions {
 };
 
 struct FusedGraph {
-  ComputeGraph coarse;          // one op per fused node, in a topological order
-  std::vector<int> op_to_node;  // op of the input graph → coarse node
-  int num_groups = 0;           // placement groups (= coarse.num_coloc_groups)
+  ComputeGraph coarse;           // one op per fused node, in a topological order
+  std::vector<int> op_to_node;   // op of the input graph → coarse node
+  std::vector<int> op_to_group;  // op of the input graph → placement group (coarse co-location id)
+  int num_groups = 0;            // placement groups (= coarse.num_coloc_groups)
 };
 
 // Throws ConfigError when target_groups < 0 or cycle_check_budget < 1.

@@ -72,6 +72,7 @@ void CheckFusion(const ComputeGraph& g, const FusedGraph& f, int target) {
   for (int i = 0; i < g.num_ops(); ++i) {
     int& k = group[g.coloc_group[i]];
     const int mine = c.coloc_group[f.op_to_node[i]];
+    EXPECT_EQ(f.op_to_group[i], mine);
     if (k < 0) k = mine;
     EXPECT_EQ(k, mine) << g.names[i];
   }
