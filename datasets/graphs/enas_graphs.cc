@@ -135,52 +135,120 @@ class ConvCellBuilder {
   double B_;
 };
 
-ComputeGraph RecurrentCellGraph(const EnasConfig& c) {
-  SplitMix rng(c.seed);
-  const int N = c.nodes;
-  std::vector<int> prev(N, -1), act(N);
-  for (int i = 0; i < N; ++i) {
-    if (i > 0) prev[i] = rng.Below(i);
-    act[i] = rng.Below(4);
+// The drawn recurrent cell (node i ≥ 1 reads node prev[i], activation act[i]) and the ops
+// of one unrolled step.
+class RecurrentCellBuilder {
+ public:
+  explicit RecurrentCellBuilder(const EnasConfig& c)
+      : ops(c.element_bytes), N_(c.nodes), B_(c.batch), H_(c.hidden), prev_(c.nodes, -1), act_(c.nodes) {
+    SplitMix rng(c.seed);
+    for (int i = 0; i < N_; ++i) {
+      if (i > 0) prev_[i] = rng.Below(i);
+      act_[i] = rng.Below(4);
+    }
   }
-  static const char* kAct[] = {"tanh", "relu", "sigmoid", "identity"};
-  OpList ops(c.element_bytes);
-  const double B = c.batch, H = c.hidden, V = c.vocab, bh = B * H;
-  const Tensor emb = ops.Variable("emb/weights", V * H);
-  std::vector<Tensor> w(N);
-  for (int i = 0; i < N; ++i)
-    w[i] = ops.Variable("cell/n" + std::to_string(i) + "/weights", (i == 0 ? 2 : 1) * H * 2 * H);
-  const Tensor ws = ops.Variable("softmax/weights", H * V + V);
-  Tensor h;  // h_{t-1}; zero state at t = 1
-  std::vector<Tensor> losses;
-  for (int t = 1; t <= c.steps; ++t) {
-    const std::string T = "t" + std::to_string(t) + "/";
-    const Tensor x = ops.Add(T + "emb/lookup", "gather", 0, ops.Bytes(2 * bh), bh, 0, {emb});
+
+  // The cell's weights "<p>cell/n<i>/weights": node 0 maps [x, h] (2H) to 2H, the others H to 2H.
+  std::vector<Tensor> Weights(const std::string& p) {
+    std::vector<Tensor> w(N_);
+    for (int i = 0; i < N_; ++i)
+      w[i] = ops.Variable(p + "cell/n" + std::to_string(i) + "/weights", (i == 0 ? 2 : 1) * H_ * 2 * H_);
+    return w;
+  }
+  // One step under prefix `T` ("t3/", "enc/t3/"): x and h_{t-1} (op -1 = zero state) → h_t.
+  Tensor Step(const std::string& T, const Tensor& x, const Tensor& h, const std::vector<Tensor>& w) {
+    static const char* kAct[] = {"tanh", "relu", "sigmoid", "identity"};
+    const double bh = B_ * H_;
     const Tensor cat = ops.Add(T + "cell/concat", "concat", 0, ops.Bytes(4 * bh), 2 * bh, 0, {x, h});
-    std::vector<Tensor> node(N);
-    std::vector<bool> used(N, false);
-    for (int i = 0; i < N; ++i) {
+    std::vector<Tensor> node(N_);
+    std::vector<bool> used(N_, false);
+    for (int i = 0; i < N_; ++i) {
       const std::string n = T + "cell/n" + std::to_string(i) + "/";
-      const Tensor in = i == 0 ? cat : node[prev[i]];
-      const Tensor skip = i == 0 ? h : node[prev[i]];
-      if (i > 0) used[prev[i]] = true;
-      const Tensor mm = ops.MatMul(n + "matmul", in, w[i], B, i == 0 ? 2 * H : H, 2 * H);
+      const Tensor in = i == 0 ? cat : node[prev_[i]];
+      const Tensor skip = i == 0 ? h : node[prev_[i]];
+      if (i > 0) used[prev_[i]] = true;
+      const Tensor mm = ops.MatMul(n + "matmul", in, w[i], B_, i == 0 ? 2 * H_ : H_, 2 * H_);
       const Tensor gate = ops.Add(n + "gate", "elementwise", bh, ops.Bytes(2 * bh), bh, 0, {mm});
-      const Tensor a = ops.Add(n + "act_" + kAct[act[i]], "elementwise", bh, ops.Bytes(2 * bh), bh, 0, {mm});
+      const Tensor a = ops.Add(n + "act_" + kAct[act_[i]], "elementwise", bh, ops.Bytes(2 * bh), bh, 0, {mm});
       node[i] = ops.Add(n + "mix", "elementwise", 3 * bh, ops.Bytes(4 * bh), bh, 0, {gate, a, skip});
     }
     std::vector<Tensor> loose;
-    for (int i = 0; i < N; ++i)
+    for (int i = 0; i < N_; ++i)
       if (!used[i]) loose.push_back(node[i]);
     const double k = static_cast<double>(loose.size());
-    h = ops.Add(T + "cell/avg", "elementwise", k * bh, ops.Bytes((k + 1) * bh), bh, 0, loose);
-    const Tensor mm = ops.MatMul(T + "softmax/matmul", h, ws, B, H, V);
-    const Tensor ba =
-        ops.Add(T + "softmax/bias_add", "elementwise", B * V, ops.Bytes(2 * B * V + V), B * V, 0, {mm, ws});
-    losses.push_back(ops.Add(T + "softmax/xent", "softmax", 5 * B * V, ops.Bytes(B * V + B), B, 0, {ba}));
+    return ops.Add(T + "cell/avg", "elementwise", k * bh, ops.Bytes((k + 1) * bh), bh, 0, loose);
   }
-  const double n = B * c.steps;
-  ops.Add("loss", "reduction", n, ops.Bytes(n + 1), 1, 0, losses);
+  Tensor Lookup(const std::string& name, const Tensor& table) {
+    return ops.Add(name, "gather", 0, ops.Bytes(2 * B_ * H_), B_ * H_, 0, {table});
+  }
+  // Softmax projection + cross entropy under prefix `p` ("t3/softmax/").
+  Tensor Predict(const std::string& p, const Tensor& h, const Tensor& w, double V) {
+    const Tensor mm = ops.MatMul(p + "matmul", h, w, B_, H_, V);
+    const Tensor ba = ops.Add(p + "bias_add", "elementwise", B_ * V, ops.Bytes(2 * B_ * V + V), B_ * V, 0, {mm, w});
+    return ops.Add(p + "xent", "softmax", 5 * B_ * V, ops.Bytes(B_ * V + B_), B_, 0, {ba});
+  }
+  void Loss(const std::vector<Tensor>& losses) {
+    const double n = B_ * static_cast<double>(losses.size());
+    ops.Add("loss", "reduction", n, ops.Bytes(n + 1), 1, 0, losses);
+  }
+
+  OpList ops;
+
+ private:
+  const int N_;
+  const double B_, H_;
+  std::vector<int> prev_, act_;
+};
+
+ComputeGraph PtbGraph(const EnasConfig& c) {
+  RecurrentCellBuilder b(c);
+  const double V = c.vocab, H = c.hidden;
+  const Tensor emb = b.ops.Variable("emb/weights", V * H);
+  const std::vector<Tensor> w = b.Weights("");
+  const Tensor ws = b.ops.Variable("softmax/weights", H * V + V);
+  Tensor h;  // zero state at t = 1
+  std::vector<Tensor> losses;
+  for (int t = 1; t <= c.steps; ++t) {
+    const std::string T = "t" + std::to_string(t) + "/";
+    h = b.Step(T, b.Lookup(T + "emb/lookup", emb), h, w);
+    losses.push_back(b.Predict(T + "softmax/", h, ws, V));
+  }
+  b.Loss(losses);
+  return BuildComputeGraph(b.ops.Finish(c.update));
+}
+
+// Encoder and decoder built from the drawn cell, Luong attention as in rnn_graphs.h.
+ComputeGraph NmtCellGraph(const EnasConfig& c) {
+  RecurrentCellBuilder b(c);
+  OpList& ops = b.ops;
+  const double V = c.vocab, H = c.hidden, B = c.batch, S = c.steps, bh = B * H, bs = B * S, bsh = B * S * H;
+  const Tensor enc_emb = ops.Variable("enc/emb/weights", V * H);
+  const std::vector<Tensor> enc_w = b.Weights("enc/");
+  Tensor h;
+  std::vector<Tensor> outputs;
+  for (int t = 1; t <= c.steps; ++t) {
+    const std::string T = "enc/t" + std::to_string(t) + "/";
+    h = b.Step(T, b.Lookup(T + "emb/lookup", enc_emb), h, enc_w);
+    outputs.push_back(h);
+  }
+  const Tensor memory = ops.Concat("enc/memory", outputs);
+  const Tensor keys = ops.MatMul("attn/keys", memory, ops.Variable("attn/keys/weights", H * H), bs, H, H);
+  const Tensor dec_emb = ops.Variable("dec/emb/weights", V * H);
+  const std::vector<Tensor> dec_w = b.Weights("dec/");
+  const Tensor wa = ops.Variable("dec/attn/weights", 2 * H * H);
+  const Tensor ws = ops.Variable("dec/softmax/weights", H * V + V);
+  std::vector<Tensor> losses;
+  for (int t = 1; t <= c.steps; ++t) {
+    const std::string T = "dec/t" + std::to_string(t) + "/";
+    h = b.Step(T, b.Lookup(T + "emb/lookup", dec_emb), h, dec_w);
+    const std::string A = T + "attn/";
+    const Tensor score = ops.Add(A + "score", "matmul", 2 * bsh, ops.Bytes(bh + bsh + bs), bs, 0, {h, keys});
+    const Tensor sm = ops.Add(A + "softmax", "softmax", 5 * bs, ops.Bytes(2 * bs), bs, 0, {score});
+    const Tensor ctx = ops.Add(A + "context", "matmul", 2 * bsh, ops.Bytes(bs + bsh + bh), bh, 0, {sm, memory});
+    const Tensor att = ops.MatMul(A + "matmul", ops.Concat(A + "concat", {ctx, h}), wa, B, 2 * H, H);
+    losses.push_back(b.Predict(T + "softmax/", ops.Elementwise(A + "tanh", "elementwise", bh, {att}), ws, V));
+  }
+  b.Loss(losses);
   return BuildComputeGraph(ops.Finish(c.update));
 }
 
@@ -197,8 +265,9 @@ ComputeGraph MakeEnasGraph(const EnasConfig& c) {
     if (c.image < 4) throw ConfigError("enas_cell: image must be >= 4 (two stride-2 reductions)");
     return ConvCellBuilder(c).Build();
   }
-  if (c.family == "ptb") return RecurrentCellGraph(c);
-  throw ConfigError("enas_cell: unknown family '" + c.family + "' (cifar10, ptb)");
+  if (c.family == "ptb") return PtbGraph(c);
+  if (c.family == "nmt") return NmtCellGraph(c);
+  throw ConfigError("enas_cell: unknown family '" + c.family + "' (cifar10, ptb, nmt)");
 }
 
 }  // namespace placerl::graphs

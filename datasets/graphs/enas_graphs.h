@@ -1,4 +1,4 @@
-// ENAS-like random cell families for generalisation experiments (Placeto's cifar10 / ptb
+// ENAS-like random cell families for generalisation experiments (Placeto's cifar10 / ptb / nmt
 // families, device_placement_notes §3.3 G7): a seed draws one architecture; the macro
 // structure and sizes are fixed by the config, so graphs of one family are alike but not equal.
 //
@@ -15,9 +15,13 @@
 // reads concat [x, h_prev] ("t<t>/cell/concat"), node i ≥ 1 reads an earlier node; every node
 // is "t<t>/cell/n<i>/matmul" (→ 2H: gate and candidate), "gate" (sigmoid), "act_<f>" (f =
 // tanh / relu / sigmoid / identity, drawn), "mix" (c·a + (1 − c)·input, 3 flops/element);
-// h_t = "t<t>/cell/avg" of the
-// unused nodes; then the softmax projection and xent as in rnn_graphs.h; weights
-// "cell/n<i>/weights". Costs follow op_list.h; training ops from AddTrainingOps.
+// h_t = "t<t>/cell/avg" of the unused nodes; then the softmax projection and xent as in
+// rnn_graphs.h; weights "cell/n<i>/weights".
+// nmt (Placeto's third family): the drawn recurrent cell as encoder ("enc/t<t>/…", weights
+// "enc/cell/n<i>/weights") and decoder ("dec/t<t>/…", starting from the encoder's last h),
+// Luong attention per decoder step ("dec/t<t>/attn/score", softmax, context, concat, matmul,
+// tanh; keys "attn/keys" over "enc/memory") and the softmax projection on the attention.
+// Costs follow op_list.h; training ops from AddTrainingOps.
 #pragma once
 
 #include <cstdint>
@@ -28,16 +32,16 @@
 namespace placerl::graphs {
 
 struct EnasConfig {
-  std::string family = "cifar10";  // "cifar10" or "ptb"
+  std::string family = "cifar10";  // "cifar10", "ptb" or "nmt"
   uint64_t seed = 1;
   int nodes = 5;      // nodes per cell (ENAS micro: 5; ptb cells often use more)
   int cells = 2;      // cifar10: normal cells per stage
   int channels = 20;  // cifar10: channels of the first stage
   int image = 32;     // cifar10: input resolution
   int classes = 10;   // cifar10 classes
-  int hidden = 256;   // ptb: hidden width
-  int steps = 20;     // ptb: unrolled steps
-  int vocab = 10000;  // ptb vocabulary
+  int hidden = 256;   // ptb, nmt: hidden width
+  int steps = 20;     // ptb, nmt: unrolled steps (source = target length)
+  int vocab = 10000;  // ptb, nmt vocabulary
   int batch = 32;
   double element_bytes = 4;
   bool update = true;

@@ -78,8 +78,8 @@ NamedGraph GraphFromSpec(const std::string& spec) {
     if (eq != std::string::npos && !given.insert(k).second) throw ConfigError("graph: key '" + k + "' given twice");
     if (name == "enas_cell" && k == "family" && eq != std::string::npos) {
       family = kv.substr(eq + 1);
-      if (family != "cifar10" && family != "ptb")
-        throw ConfigError("graph: enas_cell family must be cifar10 or ptb, got '" + family + "'");
+      if (family != "cifar10" && family != "ptb" && family != "nmt")
+        throw ConfigError("graph: enas_cell family must be cifar10, ptb or nmt, got '" + family + "'");
       continue;
     }
     char* end = nullptr;

@@ -12,7 +12,7 @@
 //   transformer_graph(layers=6,enc_layers=0,d_model=512,d_ff=2048,heads=8,seq=256,batch=16,
 //                     vocab=32000,update=1)                                 transformer_graphs.h
 //   moe_graph(... the same keys ..., experts=8, moe_every=2)                GShard-style MoE
-//   enas_cell(family=cifar10,seed=1,nodes=5,cells=2,channels=20,image=32,classes=10,
+//   enas_cell(family=cifar10|ptb|nmt,seed=1,nodes=5,cells=2,channels=20,image=32,classes=10,
 //             hidden=256,steps=20,vocab=10000,batch=32,update=1)            enas_graphs.h
 //   <path>                                        graph text file (compute_graph.h)
 // (transformer_graph / moe_graph are op graphs; perf-model's transformer(...) / moe(...) MODEL

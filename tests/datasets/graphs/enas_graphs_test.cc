@@ -32,7 +32,7 @@ EnasConfig Config(const std::string& family, uint64_t seed) {
 }
 
 TEST(EnasGraph, SeedDeterminesTheArchitecture) {
-  for (const char* family : {"cifar10", "ptb"}) {
+  for (const char* family : {"cifar10", "ptb", "nmt"}) {
     const std::string a = ComputeGraphToText(MakeEnasGraph(Config(family, 7)));
     EXPECT_EQ(a, ComputeGraphToText(MakeEnasGraph(Config(family, 7)))) << family;
     int different = 0;
@@ -63,6 +63,25 @@ TEST(EnasGraph, PtbCellPerStep) {
   EXPECT_EQ(Count(g, "/mix"), 3 * 6);
   EXPECT_EQ(Count(g, "/matmul") - Count(g, "softmax/matmul"), 3 * 6);
   EXPECT_EQ(Count(g, "/cell/avg"), 3);
+}
+
+TEST(EnasGraph, NmtCellEncoderDecoderWithAttention) {
+  const EnasConfig c = Config("nmt", 2);
+  const ComputeGraph g = MakeEnasGraph(c);
+  // the same drawn cell in encoder and decoder: as many node ops on each side
+  EXPECT_EQ(Count(g, "/mix"), 2 * 3 * c.nodes);
+  EXPECT_EQ(Count(g, "/attn/score"), 3);
+  EXPECT_EQ(Count(g, "/softmax/xent"), 3);
+  int enc = -1, dec = -1;
+  for (int i = 0; i < g.num_ops(); ++i) {
+    if (g.names[i] == "enc/t3/cell/avg") enc = i;
+    if (g.names[i] == "dec/t1/cell/concat") dec = i;
+  }
+  ASSERT_GE(enc, 0);
+  ASSERT_GE(dec, 0);
+  bool reads_encoder_state = false;  // the decoder starts from the encoder's last h
+  for (int e = g.in_offsets[dec]; e < g.in_offsets[dec + 1]; ++e) reads_encoder_state |= g.in_sources[e] == enc;
+  EXPECT_TRUE(reads_encoder_state);
 }
 
 TEST(EnasGraph, BadConfigThrows) {

@@ -166,7 +166,7 @@ TEST(Fusion, PropertiesOnRandomGraphs) {
 }
 
 TEST(Fusion, EnasCellsAndNmtMeetTheGroupTarget) {
-  for (const char* family : {"cifar10", "ptb"})
+  for (const char* family : {"cifar10", "ptb", "nmt"})
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       EnasConfig c;
       c.family = family;

@@ -26,7 +26,7 @@ TEST(GraphSpec, EveryGeneratorBuildsSmall) {
         "gnmt(hidden=8,steps=2,vocab=10)", "inception_v3(batch=1)", "resnet(depth=152,batch=1,update=1)",
         "transformer_graph(layers=2,d_model=8,d_ff=8,heads=2,seq=4)",
         "moe_graph(layers=2,d_model=8,d_ff=8,heads=2,seq=4,experts=3)", "enas_cell(family=cifar10,seed=3)",
-        "enas_cell(family=ptb,seed=3,steps=2)"}) {
+        "enas_cell(family=ptb,seed=3,steps=2)", "enas_cell(family=nmt,seed=3,steps=2)"}) {
     const NamedGraph n = GraphFromSpec(spec);
     EXPECT_GT(n.graph.num_ops(), 10) << spec;
     EXPECT_GT(n.examples, 0) << spec;
@@ -70,7 +70,7 @@ TEST(GraphSpec, ErrorsNameTheProblem) {
   EXPECT_NE(ErrorOf("rnnlm(layers=-1)").find("non-negative integer"), std::string::npos);
   EXPECT_NE(ErrorOf("rnnlm(layers=2.5)").find("non-negative integer"), std::string::npos);
   EXPECT_NE(ErrorOf("gnmt(layers)").find("non-negative integer"), std::string::npos);
-  EXPECT_NE(ErrorOf("enas_cell(family=imagenet)").find("cifar10 or ptb"), std::string::npos);
+  EXPECT_NE(ErrorOf("enas_cell(family=imagenet)").find("cifar10, ptb or nmt"), std::string::npos);
   EXPECT_NE(ErrorOf("enas_cell(colour=3)").find("family"), std::string::npos);
   EXPECT_NE(ErrorOf("transformer_graph(heads=3)").find("must divide d_model"), std::string::npos);
   EXPECT_NE(ErrorOf("gnmt(layers=1)").find("layers must be >= 2"), std::string::npos);
