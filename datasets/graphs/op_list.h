@@ -9,10 +9,11 @@
 //  * "gather" ops are embedding lookups.
 // `Finish` turns the forward ops into a training step through AddTrainingOps and then fixes
 // two gradient sizes where AddTrainingOps' rule (gradient = Σ input sizes) would materialise
-// what TensorFlow does not: the gradient of a lookup is the looked-up rows (IndexedSlices),
-// not the table; and a shared variable's gradient accumulates in one buffer owned by
-// grad/<variable> (output = the weights' size) instead of one weight-sized copy per user
-// (a 40-step LSTM would otherwise hold 40 copies of its weight gradient at once).
+// more than a TensorFlow training step holds: the gradient of a lookup is the looked-up rows
+// (IndexedSlices), not the table; and a shared variable's gradient accumulates in one buffer
+// owned by grad/<variable> (output = the weights' size), as TF's while-loop RNNs accumulate
+// it, instead of one weight-sized copy per user (a 40-step LSTM would otherwise hold 40 copies
+// of its weight gradient at once, as a statically unrolled graph aggregated by AddN does).
 #pragma once
 
 #include <cstdint>
