@@ -13,6 +13,9 @@
 // time_s adds when every member has one. Its co-location name is its placement group's, so
 // any co-location-respecting placement of the coarse graph expands (ExpandPlacement) to a
 // co-location-respecting placement of the ops. The coarse graph is acyclic by construction.
+// It is the placers' view (features, decisions); score a placement by simulating the expanded
+// op placement on the original graph, since a node's output bytes omit the activations that
+// stay inside it (their memory and their per-op schedule).
 //
 // Cycle checks are a depth-first search restricted to nodes between the two ends in a
 // maintained topological order; when it visits more than `cycle_check_budget` nodes the merge
