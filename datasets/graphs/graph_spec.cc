@@ -19,7 +19,7 @@ using Keys = std::map<std::string, long>;
 
 Keys TransformerKeys(bool moe) {
   Keys k = {{"layers", 6}, {"enc_layers", 0}, {"d_model", 512}, {"d_ff", 2048}, {"heads", 8},
-            {"seq", 256},  {"batch", 16},     {"vocab", 32000}, {"update", 1}};
+            {"seq", 256},  {"batch", 16},     {"vocab", 32000}, {"update", 1},  {"dtype_bytes", 4}};
   if (moe) {
     k["experts"] = 8;
     k["moe_every"] = 2;
@@ -37,16 +37,16 @@ bool MayBeZero(const std::string& k) {
 NamedGraph GraphFromSpec(const std::string& spec) {
   const size_t open = spec.find('(');
   const std::string name = spec.substr(0, open);
-  const Keys rnn = {{"layers", 2}, {"hidden", 1024}, {"batch", 64}, {"steps", 40}, {"vocab", 40000}, {"update", 1}};
+  const Keys rnn = {{"layers", 2}, {"hidden", 1024}, {"batch", 64}, {"steps", 40}, {"vocab", 40000}, {"update", 1}, {"dtype_bytes", 4}};
   const std::map<std::string, Keys> defaults = {
       {"layered", {{"ops", 1000}, {"width", 100}, {"fan_in", 3}, {"seed", 1}}},
       {"chain", {{"ops", 1000}}},
       {"resnet",
        {{"depth", 50}, {"batch", 32}, {"image", 224}, {"classes", 1000}, {"backward", 1}, {"fused", 0}, {"update", 0}}},
-      {"rnnlm", {{"layers", 2}, {"hidden", 2048}, {"batch", 64}, {"steps", 40}, {"vocab", 10000}, {"update", 1}}},
+      {"rnnlm", {{"layers", 2}, {"hidden", 2048}, {"batch", 64}, {"steps", 40}, {"vocab", 10000}, {"update", 1}, {"dtype_bytes", 4}}},
       {"nmt", rnn},
-      {"gnmt", {{"layers", 4}, {"hidden", 512}, {"batch", 128}, {"steps", 40}, {"vocab", 30000}, {"update", 1}}},
-      {"inception_v3", {{"batch", 32}, {"image", 299}, {"classes", 1000}, {"aux", 1}, {"update", 1}}},
+      {"gnmt", {{"layers", 4}, {"hidden", 512}, {"batch", 128}, {"steps", 40}, {"vocab", 30000}, {"update", 1}, {"dtype_bytes", 4}}},
+      {"inception_v3", {{"batch", 32}, {"image", 299}, {"classes", 1000}, {"aux", 1}, {"update", 1}, {"dtype_bytes", 4}}},
       {"transformer_graph", TransformerKeys(false)},
       {"moe_graph", TransformerKeys(true)},
       {"enas_cell",
@@ -60,7 +60,8 @@ NamedGraph GraphFromSpec(const std::string& spec) {
         {"steps", 20},
         {"vocab", 10000},
         {"batch", 32},
-        {"update", 1}}}};
+        {"update", 1},
+                     {"dtype_bytes", 4}}}};
   const auto known = defaults.find(name);
   NamedGraph out;
   if (open == std::string::npos && known != defaults.end()) return GraphFromSpec(spec + "()");
@@ -115,6 +116,7 @@ NamedGraph GraphFromSpec(const std::string& spec) {
     out.graph = MakeResNetGraph(c);
   } else if (name == "rnnlm") {
     RnnLmConfig c;
+    c.element_bytes = i("dtype_bytes");
     c.layers = i("layers");
     c.hidden = i("hidden");
     c.batch = i("batch");
@@ -124,6 +126,7 @@ NamedGraph GraphFromSpec(const std::string& spec) {
     out.graph = MakeRnnLmGraph(c);
   } else if (name == "nmt" || name == "gnmt") {
     Seq2SeqConfig c;
+    c.element_bytes = i("dtype_bytes");
     c.layers = i("layers");
     c.hidden = i("hidden");
     c.batch = i("batch");
@@ -133,6 +136,7 @@ NamedGraph GraphFromSpec(const std::string& spec) {
     out.graph = name == "nmt" ? MakeNmtGraph(c) : MakeGnmtGraph(c);
   } else if (name == "inception_v3") {
     InceptionConfig c;
+    c.element_bytes = i("dtype_bytes");
     c.batch = i("batch");
     c.image = i("image");
     c.classes = i("classes");
@@ -141,6 +145,7 @@ NamedGraph GraphFromSpec(const std::string& spec) {
     out.graph = MakeInceptionV3Graph(c);
   } else if (name == "transformer_graph" || name == "moe_graph") {
     TransformerGraphConfig c;
+    c.element_bytes = i("dtype_bytes");
     c.layers = i("layers");
     c.enc_layers = i("enc_layers");
     c.d_model = i("d_model");
@@ -157,6 +162,7 @@ NamedGraph GraphFromSpec(const std::string& spec) {
     out.graph = MakeTransformerGraph(c);
   } else {
     EnasConfig c;
+    c.element_bytes = i("dtype_bytes");
     c.family = family;
     c.seed = static_cast<uint64_t>(v["seed"]);
     c.nodes = i("nodes");

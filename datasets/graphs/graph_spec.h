@@ -1,6 +1,7 @@
 // Graphs named by a short string (CLI flags, validation rows) or read from a file. Every key is
 // optional (defaults shown; a bare name like `rnnlm` takes them all); values are non-negative
-// integers (enas_cell's family a name):
+// integers (enas_cell's family a name). The generators from rnnlm down also take
+// dtype_bytes=4 (bytes per activation and weight element; 2 = fp16/bf16). Forms:
 //   layered(ops=1000,width=100,fan_in=3,seed=1)   random layered DAG (benchmarks)
 //   chain(ops=1000)                               a chain of equal matmuls
 //   resnet(depth=50,batch=32,image=224,classes=1000,backward=1,fused=0,update=0)

@@ -33,7 +33,7 @@ TEST(GraphInfoCli, JsonCountsMatchTheGraph) {
   EXPECT_DOUBLE_EQ(j["backward_flops"].get<double>(), 2 * j["forward_flops"].get<double>());
   EXPECT_LE(j["fused_groups"].get<int>(), 8);
   EXPECT_EQ(j["expert_flops"].size(), 2u);
-  EXPECT_EQ(j["graph"], "nmt(batch=2,hidden=8,layers=2,steps=3,update=1,vocab=10)");
+  EXPECT_EQ(j["graph"], "nmt(batch=2,dtype_bytes=4,hidden=8,layers=2,steps=3,update=1,vocab=10)");
 }
 
 TEST(GraphInfoCli, WritesGraphFusedGraphAndPlacement) {

@@ -37,7 +37,7 @@ TEST(GraphSpec, EveryGeneratorBuildsSmall) {
 
 TEST(GraphSpec, CanonicalAndBareNames) {
   EXPECT_EQ(GraphFromSpec("gnmt(steps=2,hidden=8)").canonical,
-            "gnmt(batch=128,hidden=8,layers=4,steps=2,update=1,vocab=30000)");
+            "gnmt(batch=128,dtype_bytes=4,hidden=8,layers=4,steps=2,update=1,vocab=30000)");
   EXPECT_EQ(GraphFromSpec("enas_cell(family=ptb,steps=2)").canonical.rfind("enas_cell(family=ptb,", 0), 0u);
   EXPECT_EQ(GraphFromSpec("inception_v3").graph.num_ops(), GraphFromSpec("inception_v3()").graph.num_ops());
   EXPECT_EQ(GraphFromSpec("inception_v3").examples, 32);
@@ -63,6 +63,17 @@ TEST(GraphSpec, SwitchesChangeTheGraph) {
             25);
 }
 
+TEST(GraphSpec, DtypeBytesScalesSizesNotFlops) {
+  const ComputeGraph fp32 = GraphFromSpec("nmt(hidden=8,steps=2,vocab=10)").graph;
+  const ComputeGraph fp16 = GraphFromSpec("nmt(hidden=8,steps=2,vocab=10,dtype_bytes=2)").graph;
+  ASSERT_EQ(fp32.num_ops(), fp16.num_ops());
+  for (int i = 0; i < fp32.num_ops(); ++i) {
+    EXPECT_EQ(fp32.flops[i], fp16.flops[i]) << fp32.names[i];
+    EXPECT_EQ(fp32.output_bytes[i], 2 * fp16.output_bytes[i]) << fp32.names[i];
+    EXPECT_EQ(fp32.param_bytes[i], 2 * fp16.param_bytes[i]) << fp32.names[i];
+  }
+}
+
 TEST(GraphSpec, ErrorsNameTheProblem) {
   EXPECT_NE(ErrorOf("nmt(depth=3)").find("unknown key 'depth' for nmt"), std::string::npos);
   EXPECT_NE(ErrorOf("nmt(depth=3)").find("layers"), std::string::npos);  // lists the keys
@@ -74,6 +85,7 @@ TEST(GraphSpec, ErrorsNameTheProblem) {
   EXPECT_NE(ErrorOf("enas_cell(colour=3)").find("family"), std::string::npos);
   EXPECT_NE(ErrorOf("transformer_graph(heads=3)").find("must divide d_model"), std::string::npos);
   EXPECT_NE(ErrorOf("gnmt(layers=1)").find("layers must be >= 2"), std::string::npos);
+  EXPECT_NE(ErrorOf("rnnlm(dtype_bytes=0)").find("dtype_bytes must be >= 1"), std::string::npos);
   EXPECT_NE(ErrorOf("nmt(layers=2,layers=4)").find("given twice"), std::string::npos);
   EXPECT_NE(ErrorOf("rnnlm(layers=1000,steps=100000)").find("smaller configuration"), std::string::npos);
   // perf-model's analytic MODEL strings are not graph specs: read as a file, which fails
