@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "datasets/graphs/training_graph.h"
 #include "datasets/util/errors.h"
 
 namespace placerl::graphs {
@@ -147,6 +148,12 @@ class ResNetBuilder {
 ComputeGraph MakeResNetGraph(const ResNetConfig& config) {
   ResNetBuilder b(config);
   std::vector<OpInfo>& ops = b.ops();
+  if (config.update) {
+    if (!config.backward) throw ConfigError("ResNet: update needs backward");
+    TrainingOpsOptions t;
+    t.param_element_bytes = config.param_bytes;
+    return BuildComputeGraph(AddTrainingOps(ops, t));
+  }
   if (config.backward) {
     const int f = static_cast<int>(ops.size());
     std::vector<std::vector<int>> consumers(f);

@@ -1,4 +1,6 @@
-// Compute graphs of real models for device placement. Currently: ResNet (torchvision v1.5).
+// Compute graphs of real models for device placement and the TPU evaluator: ResNet
+// (torchvision v1.5). Other models: rnn_graphs.h, inception_graph.h, transformer_graphs.h,
+// enas_graphs.h.
 //
 // Op and cost conventions (one OpInfo per layer; sizes in bytes, `batch` images per step):
 //  * Names follow torchvision: "conv1", "bn1", "relu", "maxpool", "layer2.0.conv2",
@@ -37,10 +39,15 @@ struct ResNetConfig {
   // pass of their own: bytes 0), BN makes one pass (its statistics read; the normalisation
   // rides on the consumer's read). Op structure and FLOPs are unchanged.
   bool fused = false;
+  // Training ops through AddTrainingOps (training_graph.h) instead of the backward above:
+  // grad ops, Adam update ops and op + gradient + update co-location groups (device
+  // placement). Needs `backward`.
+  bool update = false;
 };
 
-// ResNet graph; forward ops come first in topological (index) order, then the grad ops.
-// Throws ConfigError on an unsupported depth or a size <= 0.
+// ResNet graph; forward ops come first in topological (index) order, then the grad ops (and
+// with `update` the update ops). Throws ConfigError on an unsupported depth, a size <= 0, or
+// `update` without `backward`.
 ComputeGraph MakeResNetGraph(const ResNetConfig& config);
 // Number of weights incl. BN gamma/beta and the fc bias (independent of batch / image).
 double ResNetParamCount(const ResNetConfig& config);

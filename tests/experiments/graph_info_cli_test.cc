@@ -1,0 +1,63 @@
+// graph-info as a user runs it: the text summary, one JSON document with --json, fusion and
+// expert-placement outputs that the graph reader and placement reader accept, and one-line
+// errors with exit code 1 for bad specs and options.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "datasets/graphs/compute_graph.h"
+#include "tests/experiments/run_command.h"
+#include "tests/experiments/test_dir.h"
+
+namespace {
+
+using placerl::testing::Sh;
+using placerl::testing::ShSplit;
+
+const std::string kBin = std::string(PLACERL_BIN_DIR) + "/graph-info";
+const std::string kSmallNmt = "'nmt(layers=2,hidden=8,batch=2,steps=3,vocab=10)'";
+
+TEST(GraphInfoCli, JsonCountsMatchTheGraph) {
+  const auto r = ShSplit(kBin + " --graph " + kSmallNmt + " --json --fuse 8 --expert 2");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // 2 layers, 3 steps (rnn_graphs_test counts 1 layer, 2 steps by hand): forward ops =
+  // encoder 1 + 3 + 2 + 2·3·12, memory/keys 3, decoder 1 + 2 + 2, 3 × (1 + 2·12 + 6 + 3), loss
+  const int forward = (1 + 3 + 2 + 72) + 3 + 5 + 3 * 34 + 1;
+  EXPECT_EQ(j["forward_ops"], forward);
+  EXPECT_EQ(j["backward_ops"], forward);
+  EXPECT_EQ(j["update_ops"], 9);
+  EXPECT_EQ(j["ops"], 2 * forward + 9);
+  EXPECT_EQ(j["colocation_groups"], forward);
+  EXPECT_DOUBLE_EQ(j["backward_flops"].get<double>(), 2 * j["forward_flops"].get<double>());
+  EXPECT_LE(j["fused_groups"].get<int>(), 8);
+  EXPECT_EQ(j["expert_flops"].size(), 2u);
+  EXPECT_EQ(j["graph"], "nmt(batch=2,dtype_bytes=4,hidden=8,layers=2,steps=3,update=1,vocab=10)");
+}
+
+TEST(GraphInfoCli, WritesGraphFusedGraphAndPlacement) {
+  placerl::testing::TempDir dir;
+  const auto r = Sh(kBin + " --graph " + kSmallNmt + " --fuse 4 --expert 2 --write " + (dir / "g.txt") +
+                    " --write-fused " + (dir / "f.txt") + " --write-placement " + (dir / "p.txt"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("fused "), std::string::npos) << r.out;
+  const placerl::graphs::ComputeGraph g = placerl::graphs::ReadComputeGraph(dir / "g.txt");
+  EXPECT_EQ(g.num_ops(), 2 * ((1 + 3 + 2 + 72) + 3 + 5 + 3 * 34 + 1) + 9);
+  EXPECT_LE(placerl::graphs::ReadComputeGraph(dir / "f.txt").num_coloc_groups, 4);
+  const std::vector<int> p = placerl::graphs::ReadPlacement(dir / "p.txt", g, 2);
+  EXPECT_EQ(placerl::graphs::ColocationViolation(g, p), "");
+}
+
+TEST(GraphInfoCli, ErrorsAreOneLine) {
+  for (const std::string& args : {std::string("--graph 'nmt(depth=2)'"), std::string("--graph 'rnnlm(layers=0)'"),
+                                  std::string("--graph rnnlm --fuse -3"), std::string("--graph /nonexistent.graph"),
+                                  std::string("--graph rnnlm --write-placement /tmp/x"), std::string("")}) {
+    const auto r = Sh(kBin + " " + args);
+    EXPECT_EQ(r.status, 1) << args << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("graph-info: error: ", 0), 0u) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  }
+}
+
+}  // namespace
