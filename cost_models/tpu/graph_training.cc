@@ -14,6 +14,18 @@
 
 namespace placerl::perf {
 
+namespace {
+// Graphs made by AddTrainingOps (datasets/graphs/training_graph.h) carry the optimizer as
+// "update/<op>" ops: their time is in the simulated step, their param_bytes are optimizer state
+// (Adam m, v), not weights. The evaluators then add no update of their own.
+bool IsUpdateOp(const graphs::ComputeGraph& g, int o) { return g.names[o].rfind("update/", 0) == 0; }
+bool HasUpdateOps(const graphs::ComputeGraph& g) {
+  for (int o = 0; o < g.num_ops(); ++o)
+    if (IsUpdateOp(g, o)) return true;
+  return false;
+}
+}  // namespace
+
 GraphTrainingResult EvaluateGraphTraining(Simulator* sim, const graphs::ComputeGraph& graph,
                                           const std::vector<int>& placement, const SimConfig& sim_config,
                                           const GraphTrainingConfig& c) {
@@ -27,7 +39,9 @@ GraphTrainingResult EvaluateGraphTraining(Simulator* sim, const graphs::ComputeG
   out.oom = r.oom;
   const int nd = static_cast<int>(sim_config.devices.size());
   std::vector<double> params(nd, 0.0);
-  for (int o = 0; o < graph.num_ops(); ++o) params[placement[o]] += graph.param_bytes[o];
+  const bool graph_updates = HasUpdateOps(graph);
+  for (int o = 0; o < graph.num_ops(); ++o)
+    if (!IsUpdateOp(graph, o)) params[placement[o]] += graph.param_bytes[o];
   out.grad_bytes.assign(nd, 0.0);
   const Ring ring{c.replicas, c.ring_bw, c.ring_hop_latency, c.bidirectional};
   for (int d = 0; d < nd; ++d) {
@@ -35,7 +49,7 @@ GraphTrainingResult EvaluateGraphTraining(Simulator* sim, const graphs::ComputeG
     if (c.replicas > 1 && out.grad_bytes[d] > 0)
       out.allreduce_s = std::max(out.allreduce_s, RingTime(Collective::kAllReduce, ring, out.grad_bytes[d]));
     const DeviceRates& rates = sim_config.devices[d].rates;
-    if (params[d] > 0)
+    if (params[d] > 0 && !graph_updates)
       out.optimizer_s = std::max(out.optimizer_s, params[d] * c.optimizer_traffic / (rates.hbm_bw * rates.eff_memory));
   }
   out.step_s = out.compute_s + out.allreduce_s + out.optimizer_s;
@@ -173,10 +187,11 @@ GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& g, const Mesh& me
   }
 
   // Per device of the replica: weights, backward time (for overlap).
-  std::vector<double> param_bytes(k, 0.0), bwd_s(k, 0.0);
+  std::vector<double> param_bytes(k, 0.0), bwd_s(k, 0.0), graph_opt_state(k, 0.0);
+  const bool graph_updates = HasUpdateOps(g);
   double flops = 0;
   for (int o = 0; o < g.num_ops(); ++o) {
-    param_bytes[placement[o]] += g.param_bytes[o];
+    (IsUpdateOp(g, o) ? graph_opt_state : param_bytes)[placement[o]] += g.param_bytes[o];
     flops += g.flops[o];
     if (g.names[o].rfind("grad/", 0) == 0) bwd_s[placement[o]] += s.op_end[o] - s.op_start[o];
   }
@@ -204,15 +219,17 @@ GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& g, const Mesh& me
         comm = coll(Collective::kAllReduce, grads);
       }
     }
-    const double update = OpTime(rates, OpKind::kElementwise, 0,
-                                 update_elems * OptimizerTrafficPerParam(plan.optimizer, pb, gb));
+    const double update = graph_updates ? 0.0  // the graph's update/ ops ran inside the step
+                                        : OpTime(rates, OpKind::kElementwise, 0,
+                                                 update_elems * OptimizerTrafficPerParam(plan.optimizer, pb, gb));
     const double exposed = plan.grad_reduce_after_backward ? comm : std::max(0.0, comm - bwd_s[d]);
     r.dp_comm_s = std::max(r.dp_comm_s, comm);
     r.exposed_dp_s = std::max(r.exposed_dp_s, exposed);
     r.optimizer_s = std::max(r.optimizer_s, update);
     const double opt_state =
-        (plan.shard_optimizer ? elems / r.replicas : elems) * OptimizerBytesPerParam(plan.optimizer, pb, 1e9, 1e9);
-    const double activations = std::max(0.0, s.peak_memory[d] - param_bytes[d]);
+        graph_updates ? graph_opt_state[d]
+                      : (plan.shard_optimizer ? elems / r.replicas : elems) * OptimizerBytesPerParam(plan.optimizer, pb, 1e9, 1e9);
+    const double activations = std::max(0.0, s.peak_memory[d] - param_bytes[d] - graph_opt_state[d]);
     const double total = param_bytes[d] + act_factor * activations + grads + opt_state;
     if (total > hbm) {
       hbm = total;

@@ -5,6 +5,9 @@
 // replicas, then every device updates its parameters (a memory-bound stream). No overlap of
 // the all-reduce with the backward ops (a plain bucketed all-reduce after the step):
 //   step = makespan(placed graph) + max_d AR_ring(grad bytes on d) + max_d optimizer_d
+// Graphs that carry their own optimizer ops ("update/<op>", datasets/graphs/training_graph.h)
+// get no second update (optimizer_d = 0), and those ops' param_bytes (optimizer state) are
+// not gradients. The same holds for the mesh evaluator below.
 #pragma once
 
 #include <vector>

@@ -6,6 +6,7 @@
 
 #include "cost_models/tpu/catalog.h"
 #include "datasets/graphs/graph_spec.h"
+#include "datasets/graphs/training_graph.h"
 #include "datasets/util/errors.h"
 
 namespace placerl::perf {
@@ -59,6 +60,30 @@ chip { name: "toy" peak { dtype: BF16 flops_per_s: 1e12 } hbm_bytes: 1e9 hbm_bw:
        ici { topology: RING links_per_chip: 2 link_bw_one_way: 1e10 hop_latency_s: 1e-6
              wrap_min_axis: 0 max_chips_per_domain: 64 } })",
                       "toy.pbtxt");
+}
+
+TEST(GraphTraining, GraphsWithUpdateOpsAreNotUpdatedTwice) {
+  // a (4 MB params) → b (2 MB params) + grad/ and update/ ops (AddTrainingOps): the update runs
+  // inside the simulated step, and the update ops' Adam state (2 × 6 MB) is no gradient.
+  std::vector<graphs::OpInfo> ops(2);
+  ops[0].name = "a";
+  ops[0].time_s = 10e-6;
+  ops[0].param_bytes = 4e6;
+  ops[0].output_bytes = 1e3;
+  ops[1].name = "b";
+  ops[1].time_s = 20e-6;
+  ops[1].param_bytes = 2e6;
+  ops[1].inputs = {0};
+  const graphs::ComputeGraph g = graphs::BuildComputeGraph(graphs::AddTrainingOps(ops));
+  ASSERT_EQ(g.num_ops(), 6);
+  const SimConfig cfg = BaechiConfig({PlainDevice(1e12, 1e11)});
+  Simulator sim(g, cfg);
+  GraphTrainingConfig c;
+  c.replicas = 2;
+  const GraphTrainingResult r = EvaluateGraphTraining(&sim, g, std::vector<int>(6, 0), cfg, c);
+  EXPECT_DOUBLE_EQ(r.optimizer_s, 0);
+  EXPECT_DOUBLE_EQ(r.grad_bytes[0], 6e6);
+  EXPECT_NEAR(r.step_s, r.compute_s + r.allreduce_s, 1e-15);
 }
 
 TEST(GraphOnMesh, DataParallelStepByHand) {
