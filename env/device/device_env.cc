@@ -178,7 +178,6 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
 
   state_.node_dynamic_names = {"placed", "current"};
   for (int d = 0; d < nd_; ++d) state_.node_dynamic_names.push_back("on_device_" + std::to_string(d));
-  state_.node_dynamic_names.push_back("device_memory_used");
   state_.node_dynamic_dim = static_cast<int32_t>(state_.node_dynamic_names.size());
   state_.node_dynamic.assign(static_cast<size_t>(ng) * state_.node_dynamic_dim, 0.f);
   state_.action_feature_names = {"relative_speed", "log_capacity_gb", "memory_used_fraction", "fits"};
@@ -293,22 +292,20 @@ double DeviceEnv::Simulate() {
   return eff;
 }
 
-void DeviceEnv::UpdateDynamic() {
-  const int32_t dim = state_.node_dynamic_dim;
-  const auto& devs = inst_->machine.sim.devices;
-  std::fill(state_.node_dynamic.begin(), state_.node_dynamic.end(), 0.f);
-  for (size_t n = 0; n < node_dev_.size(); ++n) {
-    float* f = &state_.node_dynamic[n * dim];
-    const int32_t d = node_dev_[n];
-    if (d >= 0) {
-      f[0] = 1.f;
-      f[2 + d] = 1.f;
-      const double cap = devs[d].memory_capacity;
-      f[2 + nd_] = std::isfinite(cap) && cap > 0 ? static_cast<float>(used_[d] / cap) : 0.f;
-    }
+void DeviceEnv::WriteNodeRow(int32_t node) {
+  float* f = &state_.node_dynamic[static_cast<size_t>(node) * state_.node_dynamic_dim];
+  std::fill(f, f + state_.node_dynamic_dim, 0.f);
+  const int32_t d = node_dev_[node];
+  if (d >= 0) {
+    f[0] = 1.f;
+    f[2 + d] = 1.f;
   }
+  f[1] = node == state_.current_node ? 1.f : 0.f;
+}
+
+void DeviceEnv::UpdateDynamic() {
+  const auto& devs = inst_->machine.sim.devices;
   const int32_t cur = state_.current_node;
-  if (cur >= 0) state_.node_dynamic[static_cast<size_t>(cur) * dim + 1] = 1.f;
   double fastest = 0;
   for (const auto& dv : devs) fastest = std::max(fastest, dv.rates.peak_flops);
   for (int d = 0; d < nd_; ++d) {
@@ -352,6 +349,7 @@ void DeviceEnv::Reset(uint64_t seed) {
     info_[6] = n;
     last_f_ = Transform(Simulate());
   }
+  for (int32_t node = 0; node < n; ++node) WriteNodeRow(node);
   UpdateDynamic();
   if (!iterative_ && o_.memory_mask &&
       std::find(state_.action_mask.begin(), state_.action_mask.end(), 1) == state_.action_mask.end())
@@ -359,7 +357,9 @@ void DeviceEnv::Reset(uint64_t seed) {
 }
 
 void DeviceEnv::EndEpisode() {
+  const int32_t cur = state_.current_node;
   state_.current_node = -1;
+  if (cur >= 0) WriteNodeRow(cur);
   UpdateDynamic();
 }
 
@@ -388,6 +388,8 @@ StepResult DeviceEnv::Step(int32_t action) {
       r.reward = -Transform(Simulate());
     }
   }
+  WriteNodeRow(node);
+  if (state_.current_node >= 0) WriteNodeRow(state_.current_node);
   UpdateDynamic();
   if (!iterative_ && state_.current_node >= 0 && o_.memory_mask &&
       std::find(state_.action_mask.begin(), state_.action_mask.end(), 1) == state_.action_mask.end()) {

@@ -30,9 +30,10 @@
 // group data edges, weight log10(1 + bytes) (each producer output counted once per consumer
 // group). Metadata: devices, CPU/accelerator counts, log10 link bandwidth, latency µs, op gap
 // µs, log10 total FLOPs, log10 ops, log10 groups, log10 single-device step time (µs).
-// Dynamic per node: placed, current, one-hot device, memory used on its device ÷ capacity.
-// Action features per device: relative peak speed, log10 capacity (GB), used memory ÷
-// capacity, the current group fits (0/1).
+// Dynamic per node: placed, current, one-hot device (a step rewrites O(1) rows). Action
+// features per device: relative peak speed, log10 capacity (GB; 6 when unlimited), estimated
+// used memory ÷ capacity, the current group fits (0/1) — the memory state lives here, per
+// device, so that a step costs O(devices) besides the simulation.
 // info: step_time_s, effective_time_s (OOM-penalised), oom, oom_device, bytes_transferred,
 // transfers, placed_groups, moves, single_device_time_s, then utilisation_<d> and
 // peak_memory_<d> (bytes) per device; all simulated values are 0 until a placement is complete.
@@ -106,7 +107,8 @@ class DeviceEnv : public Environment {
 
  private:
   double Simulate();  // simulates the current (complete) placement, fills info_, returns effective time
-  void UpdateDynamic();
+  void UpdateDynamic();            // mask and action features: O(devices)
+  void WriteNodeRow(int32_t node);  // one row of node_dynamic
   void SetNodeDevice(int32_t node, int32_t d);
   bool Fits(int32_t node, int32_t d) const;
   void EndEpisode();
