@@ -171,6 +171,7 @@ std::string Si(double v, const char* unit) {
 
 std::string TimeLabel(double s) {
   char buf[48];
+  if (s == 0) return "0";
   if (s >= 1) {
     std::snprintf(buf, sizeof buf, "%.3g s", s);
   } else if (s >= 1e-3) {
