@@ -1,6 +1,7 @@
 #include "env/device/device_env.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -92,8 +93,21 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
         if (!m.CanRun(d, g.kinds[op])) inst->allowed[static_cast<size_t>(n) * nd_ + d] = 0;
     }
     inst->need[n] += temp;
-    for (int d = 0; d < nd_; ++d) any |= inst->allowed[static_cast<size_t>(n) * nd_ + d] != 0;
-    if (!any) throw ConfigError("device: no device can run every op of group " + std::to_string(n));
+    double room = 0;
+    for (int d = 0; d < nd_; ++d)
+      if (inst->allowed[static_cast<size_t>(n) * nd_ + d]) {
+        any = true;
+        room = std::max(room, m.sim.devices[d].memory_capacity);
+      }
+    const int op0 = inst->group_ops[inst->order[n]].front();
+    const std::string group = g.colocation[op0].empty() ? g.names[op0] : g.colocation[op0];
+    if (!any) throw ConfigError("device: no device of the machine can run every op of group '" + group + "'");
+    if (o_.memory_mask && inst->need[n] > room) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, " needs %.4g bytes; the largest device it may use holds %.4g (memory_mask=true)",
+                    inst->need[n], room);
+      throw ConfigError("device: group '" + group + "'" + buf);
+    }
   }
 
   // Single-device reference time (every op on the fastest device, memory ignored).

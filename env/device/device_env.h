@@ -21,7 +21,8 @@
 //    its ops (training keeps forward activations until the backward pass, so all outputs are
 //    counted); used = Σ need of the groups on the device (one-shot: placed so far; iterative:
 //    every other group). When no device fits, the episode ends early (infeasible) with the
-//    OOM reward. A machine's CPU-only op kinds restrict their groups to CPU devices always.
+//    OOM reward; a group larger than every device it may use is a ConfigError up front. A
+//    machine's CPU-only op kinds restrict their groups to CPU devices always.
 //
 // Observation: nodes = co-location groups; static features (log10 of 1 + x): flops, bytes,
 // output bytes, param bytes, temp bytes, op count, time on the fastest device (µs), the group's

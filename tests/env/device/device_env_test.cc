@@ -237,6 +237,13 @@ TEST(DeviceEnv, BadParametersAreConfigErrors) {
     EXPECT_THROW(MakeEnvironment(g + bad), Error) << bad;
   }
   EXPECT_THROW(MakeEnvironment("device(graph=no/such/file.graph)"), Error);
+  // With the memory mask, a group larger than every device is refused up front (it names the group).
+  try {
+    MakeEnvironment(g + ",machine='baechi(gpus=2,memory_fraction=0.001)',memory_mask=true)");
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
