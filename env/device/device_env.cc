@@ -190,7 +190,7 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   info_names_ = names;
   inst_ = inst;
 
-  state_.node_dynamic_names = {"placed", "current"};
+  state_.node_dynamic_names = {"decided", "current", "start_time"};
   for (int d = 0; d < nd_; ++d) state_.node_dynamic_names.push_back("on_device_" + std::to_string(d));
   state_.node_dynamic_dim = static_cast<int32_t>(state_.node_dynamic_names.size());
   state_.node_dynamic.assign(static_cast<size_t>(ng) * state_.node_dynamic_dim, 0.f);
@@ -210,6 +210,7 @@ DeviceEnv::DeviceEnv(const DeviceEnv& o)
       nd_(o.nd_),
       op_dev_(o.op_dev_),
       node_dev_(o.node_dev_),
+      start_frac_(o.start_frac_),
       used_(o.used_),
       last_f_(o.last_f_),
       state_(o.state_),
@@ -303,18 +304,25 @@ double DeviceEnv::Simulate() {
     info_[9 + d] = r.utilisation[d];
     info_[9 + nd_ + d] = r.peak_memory[d];
   }
+  // Start of each group (its earliest op) ÷ step time: Placeto's start-time feature.
+  const int32_t dim = state_.node_dynamic_dim;
+  for (size_t n = 0; n < start_frac_.size(); ++n) {
+    double t = r.makespan;
+    for (int op : inst_->group_ops[inst_->order[n]]) t = std::min(t, r.op_start[op]);
+    start_frac_[n] = r.makespan > 0 ? static_cast<float>(t / r.makespan) : 0.f;
+    state_.node_dynamic[n * dim + 2] = start_frac_[n];
+  }
   return eff;
 }
 
 void DeviceEnv::WriteNodeRow(int32_t node) {
   float* f = &state_.node_dynamic[static_cast<size_t>(node) * state_.node_dynamic_dim];
   std::fill(f, f + state_.node_dynamic_dim, 0.f);
-  const int32_t d = node_dev_[node];
-  if (d >= 0) {
-    f[0] = 1.f;
-    f[2 + d] = 1.f;
-  }
+  f[0] = node < state_.step ? 1.f : 0.f;
   f[1] = node == state_.current_node ? 1.f : 0.f;
+  f[2] = start_frac_[node];
+  const int32_t d = node_dev_[node];
+  if (d >= 0) f[3 + d] = 1.f;
 }
 
 void DeviceEnv::UpdateDynamic() {
@@ -337,6 +345,7 @@ void DeviceEnv::UpdateDynamic() {
 void DeviceEnv::Reset(uint64_t seed) {
   const int32_t n = episode_length();
   node_dev_.assign(n, -1);
+  start_frac_.assign(n, 0.f);
   used_.assign(nd_, 0.0);
   op_dev_.assign(inst_->graph.num_ops(), 0);
   info_.assign(info_names_->size(), 0.0);

@@ -31,7 +31,9 @@
 // group data edges, weight log10(1 + bytes) (each producer output counted once per consumer
 // group). Metadata: devices, CPU/accelerator counts, log10 link bandwidth, latency µs, op gap
 // µs, log10 total FLOPs, log10 ops, log10 groups, log10 single-device step time (µs).
-// Dynamic per node: placed, current, one-hot device (a step rewrites O(1) rows). Action
+// Dynamic per node: decided (visited this episode), current, start time of the group ÷ step
+// time in the last simulation (Placeto's feature; iterative: every step, one-shot: at the end),
+// one-hot device (-: unplaced). A step rewrites O(1) rows besides the start times. Action
 // features per device: relative peak speed, log10 capacity (GB; 6 when unlimited), estimated
 // used memory ÷ capacity, the current group fits (0/1) — the memory state lives here, per
 // device, so that a step costs O(devices) besides the simulation.
@@ -123,6 +125,7 @@ class DeviceEnv : public Environment {
   std::unique_ptr<perf::Simulator> sim_;  // per copy (buffers); built on first use
   std::vector<int> op_dev_;               // op → device of the current placement
   std::vector<int32_t> node_dev_;
+  std::vector<float> start_frac_;        // per node: start ÷ step time of the last simulation
   std::vector<double> used_;              // per device: Σ need of the nodes placed there
   double last_f_ = 0;                     // iterative: f(effective time) of the current placement
   DynamicState state_;

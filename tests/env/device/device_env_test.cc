@@ -209,6 +209,40 @@ TEST(DeviceEnv, IterativeStartsAndDeterminism) {
   EXPECT_NE(a->node_device(), b->node_device());
 }
 
+TEST(DeviceEnv, DynamicFeaturesFollowTheEpisode) {
+  auto env = Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=2)',mode=iterative,start=round_robin)");
+  const DynamicState& s = env->state();
+  ASSERT_EQ(s.node_dynamic_names, (std::vector<std::string>{"decided", "current", "start_time", "on_device_0",
+                                                              "on_device_1", "on_device_2"}));
+  const int32_t dim = s.node_dynamic_dim;
+  auto at = [&](int32_t node, int col) { return s.node_dynamic[static_cast<size_t>(node) * dim + col]; };
+  for (int32_t n = 0; n < env->episode_length(); ++n) {
+    EXPECT_EQ(at(n, 0), 0.f);
+    EXPECT_EQ(at(n, 1), n == 0 ? 1.f : 0.f);
+    EXPECT_GE(at(n, 2), 0.f);
+    EXPECT_LE(at(n, 2), 1.f);
+    for (int d = 0; d < 3; ++d) EXPECT_EQ(at(n, 3 + d), d == n % 3 ? 1.f : 0.f);
+  }
+  EXPECT_EQ(at(0, 2), 0.f);  // the input starts the step
+  float last_start = 0;
+  for (int32_t n = 0; n < env->episode_length(); ++n) last_start = std::max(last_start, at(n, 2));
+  EXPECT_GT(last_start, 0.f);
+  env->Step(1);  // node 0 moves to gpu:1
+  EXPECT_EQ(at(0, 0), 1.f);
+  EXPECT_EQ(at(0, 1), 0.f);
+  EXPECT_EQ(at(0, 4), 1.f);
+  EXPECT_EQ(at(0, 3), 0.f);
+  EXPECT_EQ(at(1, 1), 1.f);
+  // One-shot: undecided nodes have no device until chosen.
+  auto one = Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=2)')");
+  const DynamicState& o = one->state();
+  for (size_t k = 0; k < o.node_dynamic.size(); ++k) {
+    if (k % o.node_dynamic_dim != 1) {
+      EXPECT_EQ(o.node_dynamic[k], 0.f);
+    }
+  }
+}
+
 TEST(DeviceEnv, CpuOnlyKindsAreMasked) {
   const std::string path = ::testing::TempDir() + "/cpu_only.pbtxt";
   {
