@@ -371,7 +371,7 @@ int Run(const Options& o, int argc, char** argv) {
 
   perf::Simulator sim(g, machine.sim);
   std::vector<int> best;
-  double best_eff = 0, placing_s = 0, simulating_s = 0;
+  double best_eff = 0, best_time = 0, placing_s = 0, simulating_s = 0;
   bool best_oom = true;
   int64_t evaluations = 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -399,9 +399,12 @@ int Run(const Options& o, int argc, char** argv) {
     simulating_s += since(ts);
     const double eff = env.EffectiveTime(r);
     ++evaluations;
-    if (best.empty() || (best_oom && !r.oom) || (best_oom == r.oom && eff < best_eff)) {
+    // Feasible before OOM, then the effective time, then (equal OOM penalties) the step time.
+    if (best.empty() || (best_oom && !r.oom) ||
+        (best_oom == r.oom && (eff < best_eff || (eff == best_eff && r.makespan < best_time)))) {
       best = p;
       best_eff = eff;
+      best_time = r.makespan;
       best_oom = r.oom;
     }
     dir.Log(k, {{"charts/step_time_s", r.makespan},
