@@ -167,13 +167,22 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
     sg->edge_weight.push_back(Log10p(b));
   }
   int cpus = 0;
-  for (const std::string& t : m.device_types) cpus += t == "cpu";
+  double fastest_flops = 0, slowest_flops = std::numeric_limits<double>::infinity(), memory = 0;
+  for (int d = 0; d < nd_; ++d) {
+    cpus += m.device_types[d] == "cpu";
+    fastest_flops = std::max(fastest_flops, m.sim.devices[d].rates.peak_flops);
+    slowest_flops = std::min(slowest_flops, m.sim.devices[d].rates.peak_flops);
+    const double cap = m.sim.devices[d].memory_capacity;
+    memory += std::isfinite(cap) ? cap : 1e15;  // unlimited counts as 1 PB
+  }
   sg->metadata = {static_cast<float>(nd_), static_cast<float>(cpus), static_cast<float>(nd_ - cpus),
                   Log10p(m.sim.link.bandwidth), static_cast<float>(m.sim.link.latency_s * 1e6),
                   static_cast<float>(m.sim.op_gap_s * 1e6), Log10p(total_flops), Log10p(g.num_ops()),
-                  Log10p(ng), Log10p(inst->single_device_time * 1e6)};
+                  Log10p(ng), Log10p(inst->single_device_time * 1e6), Log10p(fastest_flops / 1e9),
+                  fastest_flops > 0 ? static_cast<float>(slowest_flops / fastest_flops) : 0.f, Log10p(memory / 1e9)};
   sg->metadata_names = {"devices", "cpus", "accelerators", "log_link_bandwidth", "link_latency_us", "op_gap_us",
-                        "log_total_flops", "log_ops", "log_groups", "log_single_device_time_us"};
+                        "log_total_flops", "log_ops", "log_groups", "log_single_device_time_us",
+                        "log_fastest_gflops", "slowest_to_fastest_speed", "log_total_memory_gb"};
   sg->node_names.resize(ng);
   for (int n = 0; n < ng; ++n) {
     const int op0 = inst->group_ops[inst->order[n]].front();

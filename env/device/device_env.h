@@ -30,7 +30,8 @@
 // softmax, norm, embedding, other); position in the decision order. Edges: directed group →
 // group data edges, weight log10(1 + bytes) (each producer output counted once per consumer
 // group). Metadata: devices, CPU/accelerator counts, log10 link bandwidth, latency µs, op gap
-// µs, log10 total FLOPs, log10 ops, log10 groups, log10 single-device step time (µs).
+// µs, log10 total FLOPs, log10 ops, log10 groups, log10 single-device step time (µs), log10
+// fastest GFLOP/s, slowest ÷ fastest peak, log10 total memory (GB; unlimited = 1 PB).
 // Dynamic per node: decided (visited this episode), current, start time of the group ÷ step
 // time in the last simulation (Placeto's feature; iterative: every step, one-shot: at the end),
 // one-hot device (-: unplaced). A step rewrites O(1) rows besides the start times. Action

@@ -48,6 +48,16 @@ TEST(DeviceEnv, NodesAreColocationGroupsAndEdgesAreDirected) {
   EXPECT_GT(g->num_edges(), 0);
   for (float f : g->node_features) EXPECT_TRUE(std::isfinite(f));
   EXPECT_EQ(g->node_names[0], "input");
+  ASSERT_EQ(g->metadata.size(), g->metadata_names.size());
+  auto meta = [&](const std::string& name) {
+    for (size_t k = 0; k < g->metadata_names.size(); ++k)
+      if (g->metadata_names[k] == name) return g->metadata[k];
+    ADD_FAILURE() << "no metadata " << name;
+    return 0.f;
+  };
+  EXPECT_EQ(meta("devices"), 3.f);
+  EXPECT_EQ(meta("cpus"), 1.f);
+  EXPECT_NEAR(meta("slowest_to_fastest_speed"), 650e9 / 4.37e12, 1e-6);
   // Decision order follows the topological order of each group's first op: input first,
   // softmax (the last forward op) last.
   EXPECT_EQ(g->node_names.back(), "softmax");
