@@ -77,6 +77,32 @@ std::vector<int> PlaceRoundRobin(const PlacerInput& in) {
   return FromNodes(inst, nodes);
 }
 
+// Groups in the environment's order cut into one contiguous block per accelerator, blocks of
+// about equal compute time on the fastest device (perf-model simulate's `blocks`, by time): a
+// pipeline-style split, the shape of ColocRL's experts (contiguous layers per GPU).
+std::vector<int> PlaceBlocks(const PlacerInput& in) {
+  const env::DeviceInstance& inst = in.env->instance();
+  const std::vector<int> acc = Accelerators(in.machine);
+  const int fastest = in.machine.FastestDevice();
+  perf::Simulator sim(in.graph, in.machine.sim);
+  const size_t n = inst.order.size();
+  std::vector<double> w(n, 0);
+  double total = 0;
+  for (size_t k = 0; k < n; ++k) {
+    for (int op : inst.group_ops[inst.order[k]]) w[k] += sim.OpTimeOn(op, fastest);
+    total += w[k];
+  }
+  std::vector<int> nodes(n);
+  double before = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const double mid = total > 0 ? (before + w[k] / 2) / total : static_cast<double>(k) / n;
+    const size_t b = std::min(acc.size() - 1, static_cast<size_t>(mid * acc.size()));
+    nodes[k] = FirstAllowed(inst, static_cast<int>(k), {acc[b]});
+    before += w[k];
+  }
+  return FromNodes(inst, nodes);
+}
+
 // One random legal one-shot episode of the environment (uniform over the mask: every device
 // that can run the group and, with --memory-aware, whose memory estimate still fits).
 std::vector<int> PlaceRandom(const PlacerInput& in) {
@@ -511,6 +537,8 @@ const std::vector<Placer>& Placers() {
   static const std::vector<Placer> placers = {
       {"single", "every op on the fastest device (CPU-only ops on a CPU)", false, PlaceSingle},
       {"round_robin", "co-location groups in topological order dealt to the accelerators in turn", false, PlaceRoundRobin},
+      {"blocks", "contiguous blocks of groups (topological order), one per accelerator, of equal compute time", false,
+       PlaceBlocks},
       {"random", "uniform device per group among the legal ones (--memory-aware: that fit), best of --samples", true,
        PlaceRandom},
   };

@@ -26,7 +26,7 @@ int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begi
 TEST(PlaceBaselineDeviceCli, EveryMethodWritesTheRunDirectoryAndPerfModelAgrees) {
   testing::TempDir tmp;
   double single = 0;
-  for (const std::string method : {"single", "round_robin", "random"}) {
+  for (const std::string method : {"single", "round_robin", "blocks", "random"}) {
     const std::string out = tmp / ("runs/" + method);
     const auto r = Sh("(" + kBin + " --env device --graph " + kGraph + " --machine 'k80(gpus=2,cpu=0)' --method " +
                       method + " --samples 20 --seed 4 --json --out " + out + " 2>/dev/null)");
