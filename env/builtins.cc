@@ -1,5 +1,6 @@
 // The built-in environments, registered explicitly (see registry.h).
 #include "env/chip/chip_env.h"
+#include "env/device/device_env.h"
 #include "env/registry.h"
 #include "env/toy/partition_env.h"
 
@@ -13,6 +14,10 @@ void RegisterBuiltinEnvironments(EnvRegistry* r) {
   r->Register({"partition",
                "tiny graph partitioning onto devices (kDevice), optimum known by enumeration",
                "partition(nodes=8,devices=2)", PartitionEnv::Make});
+  r->Register({"device",
+               "device placement: co-location groups of a training graph onto a machine's devices (kDevice), "
+               "simulated step time; one-shot (ColocRL/HDP/GDP) or iterative (Placeto) episodes",
+               "device(graph=tests/data/device/mlp_training.graph,machine='k80(gpus=2)')", DeviceEnv::Make});
 }
 
 }  // namespace placerl::env

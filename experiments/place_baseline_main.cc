@@ -18,6 +18,7 @@
 #include "experiments/lib/render.h"
 #include "experiments/lib/run_dir.h"
 #include "experiments/lib/stop_signal.h"
+#include "experiments/place_baseline_device.h"
 #include "search/chip/baselines.h"
 
 using namespace placerl;
@@ -138,6 +139,8 @@ int PlaceBaseline(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --env device: the device placers (experiments/place_baseline_device.cc).
+  if (device_baseline::SelectsDeviceEnv(argc, argv)) return device_baseline::PlaceBaselineDeviceMain(argc, argv);
   argc_ = argc;
   argv_ = argv;
   return RunMain("place-baseline", [&] {
@@ -145,6 +148,9 @@ int main(int argc, char** argv) {
                  "force-directed soft macros) on the exact Circuit Training proxy cost, within a time budget, "
                  "and writes a run directory (best.plc, pictures, metrics.csv, TensorBoard events)."};
     Options o;
+    std::string env_name = "chip";
+    app.add_option("--env", env_name, "chip (default: this help) | device (see --env device --help)")
+        ->check(CLI::IsMember({"chip", "device"}));
     app.add_option("--method", o.method, "random | greedy | sa | fd | cd (default sa)");
     app.add_flag("--refine-cd", o.refine_cd, "run coordinate descent on the best placement at the end");
     app.add_option("--netlist", o.netlist, "netlist.pb.txt[.gz]; default: the built-in synthetic chip")

@@ -51,6 +51,11 @@ std::vector<std::string> Specs() {
   s.push_back("chip(netlist=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/netlist.pb.txt,"
               "plc=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/initial.plc)");
   s.push_back("partition(nodes=10,devices=3,extra_edges=5,graph_seed=7)");
+  s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='baechi(gpus=3,memory_fraction=0.02)',"
+              "memory_mask=true)");
+  s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='k80(gpus=2)',mode=iterative,start=random)");
+  s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='tpu(type=v3,chips=2)',"
+              "mode=iterative,memory_mask=true,oom=placeto)");
   return s;
 }
 

@@ -1,0 +1,136 @@
+// device(graph=…,machine=…,mode=oneshot|iterative,…): place the co-location groups of a
+// computation graph onto the devices of a machine (docs/device_placement.md). Rewards come from
+// the placed-graph simulator (cost_models/tpu/placed_graph_sim.h); every op of a group gets the
+// group's device, so a placement never splits a co-location group.
+//
+//  * mode=oneshot (ColocRL, HDP, GDP): one decision per group, groups in order of their first
+//    op in the graph's topological order (groups of op + gradient + update form cycles, so a
+//    true topological order of groups need not exist). Reward 0 until the last decision, then
+//    −f(T) with T the simulated step time (f = sqrt by default) or, on OOM, the failing time.
+//  * mode=iterative (Placeto): the episode starts from a complete placement (start=single:
+//    every group on the fastest device, random: uniform from the reset seed, round_robin) and
+//    visits every group once in the same order; each step sets the current group's device
+//    (the same device = no move) and simulates: r_t = f(T_{t−1}) − f(T_t) (f = identity by
+//    default), so the rewards of an episode sum to f(T_start) − f(T_end).
+//  * OOM (a device's simulated peak over its capacity): oom=relative (default) counts the step
+//    as oom_factor × the single-device step time (scale-free); oom=fixed as failing_time_s
+//    (HDP/grappler's failing_signal: 100 s, so −sqrt gives −10); oom=placeto adds
+//    placeto_s_per_gb × (GB over capacity, summed over devices), capped at placeto_cap_s.
+//  * memory_mask=true: only devices whose estimated used memory + the group's need fit its
+//    capacity are legal. A group's need = Σ param_bytes + Σ output_bytes + max temp_bytes of
+//    its ops (training keeps forward activations until the backward pass, so all outputs are
+//    counted); used = Σ need of the groups on the device (one-shot: placed so far; iterative:
+//    every other group). When no device fits, the episode ends early (infeasible) with the
+//    OOM reward; a group larger than every device it may use is a ConfigError up front. A
+//    machine's CPU-only op kinds restrict their groups to CPU devices always.
+//
+// Observation: nodes = co-location groups; static features (log10 of 1 + x): flops, bytes,
+// output bytes, param bytes, temp bytes, op count, time on the fastest device (µs), the group's
+// memory need; the fraction of its ops of each kind (matmul, conv, elementwise, reduction,
+// softmax, norm, embedding, other); position in the decision order. Edges: directed group →
+// group data edges, weight log10(1 + bytes) (each producer output counted once per consumer
+// group). Metadata: devices, CPU/accelerator counts, log10 link bandwidth, latency µs, op gap
+// µs, log10 total FLOPs, log10 ops, log10 groups, log10 single-device step time (µs), log10
+// fastest GFLOP/s, slowest ÷ fastest peak, log10 total memory (GB; unlimited = 1 PB).
+// Dynamic per node: decided (visited this episode), current, start time of the group ÷ step
+// time in the last simulation (Placeto's feature; iterative: every step, one-shot: at the end),
+// one-hot device (-: unplaced). A step rewrites O(1) rows besides the start times. Action
+// features per device: relative peak speed, log10 capacity (GB; 6 when unlimited), estimated
+// used memory ÷ capacity, the current group fits (0/1) — the memory state lives here, per
+// device, so that a step costs O(devices) besides the simulation.
+// info: step_time_s, effective_time_s (OOM-penalised), oom, oom_device, bytes_transferred,
+// transfers, placed_groups, moves, single_device_time_s, then utilisation_<d> and
+// peak_memory_<d> (bytes) per device; all simulated values are 0 until a placement is complete.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cost_models/tpu/machine.h"
+#include "cost_models/tpu/placed_graph_sim.h"
+#include "datasets/graphs/compute_graph.h"
+#include "env/environment.h"
+#include "env/registry.h"
+
+namespace placerl::env {
+
+struct DeviceEnvOptions {
+  std::string graph = "layered(ops=60,width=6,fan_in=2,seed=1)";  // graphs::GraphFromSpec
+  std::string machine = "k80(gpus=2,cpu=1,memory_fraction=1)";     // perf::MachineFromSpec
+  std::string mode = "oneshot";      // oneshot | iterative
+  bool memory_mask = false;
+  std::string reward = "";           // sqrt | id | log (log1p of µs); "" = sqrt for oneshot, id for iterative
+  std::string oom = "relative";      // relative | fixed | placeto
+  double oom_factor = 10;            // relative
+  double failing_time_s = 100;       // fixed
+  double placeto_s_per_gb = 2, placeto_cap_s = 10;  // placeto
+  std::string start = "single";      // iterative: single | random | round_robin
+};
+
+// What every copy of one environment shares (read-only).
+struct DeviceInstance {
+  graphs::ComputeGraph graph;
+  perf::Machine machine;
+  std::vector<std::vector<int>> group_ops;  // group → ops (ascending)
+  std::vector<int> order;                   // decision order: group ids
+  std::vector<int> node_of_group;           // group → node index (position in `order`)
+  std::vector<double> need;                 // per node: memory estimate, bytes
+  std::vector<uint8_t> allowed;             // [node * D + d]: CPU-only kinds respected
+  double single_device_time = 0;            // step time with every op on the fastest device
+};
+
+class DeviceEnv : public Environment {
+ public:
+  explicit DeviceEnv(const DeviceEnvOptions& o);
+  static std::unique_ptr<Environment> Make(EnvParams& p);
+  DeviceEnv(const DeviceEnv& other);
+
+  std::string name() const override;
+  ActionSpec action_spec() const override { return ActionSpec::Device(nd_); }
+  int32_t episode_length() const override { return static_cast<int32_t>(inst_->order.size()); }
+  void Reset(uint64_t seed) override;
+  StepResult Step(int32_t action) override;
+  bool done() const override { return state_.current_node < 0; }
+  std::shared_ptr<const StaticGraph> static_graph() const override { return graph_; }
+  const DynamicState& state() const override { return state_; }
+  const std::vector<std::string>& info_names() const override { return *info_names_; }
+  const std::vector<double>& info() const override { return info_; }
+  std::unique_ptr<Environment> Clone() const override { return std::make_unique<DeviceEnv>(*this); }
+
+  const DeviceEnvOptions& options() const { return o_; }
+  const DeviceInstance& instance() const { return *inst_; }
+  // Device of each node (-1 = not placed yet) and the op → device placement it implies (ops
+  // of unplaced groups on device 0).
+  const std::vector<int32_t>& node_device() const { return node_dev_; }
+  std::vector<int> OpPlacement() const;
+  // The reward transform f and the OOM-penalised time of a simulation result.
+  double Transform(double seconds) const;
+  double EffectiveTime(const perf::SimResult& r) const;
+
+ private:
+  double Simulate();  // simulates the current (complete) placement, fills info_, returns effective time
+  void UpdateDynamic();            // mask and action features: O(devices)
+  void WriteNodeRow(int32_t node);  // one row of node_dynamic
+  void SetNodeDevice(int32_t node, int32_t d);
+  bool Fits(int32_t node, int32_t d) const;
+  void EndEpisode();
+
+  DeviceEnvOptions o_;
+  bool iterative_ = false;
+  std::shared_ptr<const DeviceInstance> inst_;
+  std::shared_ptr<const StaticGraph> graph_;
+  std::shared_ptr<const std::vector<std::string>> info_names_;
+  int32_t nd_ = 0;
+  std::unique_ptr<perf::Simulator> sim_;  // per copy (buffers); built on first use
+  std::vector<int> op_dev_;               // op → device of the current placement
+  std::vector<int32_t> node_dev_;
+  std::vector<float> start_frac_;        // per node: start ÷ step time of the last simulation
+  std::vector<double> used_;              // per device: Σ need of the nodes placed there
+  double last_f_ = 0;                     // iterative: f(effective time) of the current placement
+  DynamicState state_;
+  std::vector<double> info_;
+};
+
+}  // namespace placerl::env

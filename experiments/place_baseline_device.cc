@@ -1,0 +1,588 @@
+#include "experiments/place_baseline_device.h"
+
+#include <CLI/CLI.hpp>
+#include <cairo-svg.h>
+#include <cairo.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+
+#include "cost_models/tpu/placed_graph_sim.h"
+#include "datasets/graphs/graph_spec.h"
+#include "datasets/proto/device_placement.pb.h"
+#include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+#include "experiments/lib/cli.h"
+#include "experiments/lib/config.h"
+#include "experiments/lib/plot.h"
+#include "experiments/lib/progress.h"
+#include "experiments/lib/run_dir.h"
+#include "experiments/lib/stop_signal.h"
+
+namespace placerl::device_baseline {
+namespace {
+
+using nlohmann::json;
+
+// Accelerators (every device when the machine has only CPUs): round-robin spreads over these.
+std::vector<int> Accelerators(const perf::Machine& m) {
+  std::vector<int> a;
+  for (int d = 0; d < m.num_devices(); ++d)
+    if (m.device_types[d] != "cpu") a.push_back(d);
+  if (a.empty())
+    for (int d = 0; d < m.num_devices(); ++d) a.push_back(d);
+  return a;
+}
+
+// The group's device (every op of a group gets it) → op placement.
+std::vector<int> FromNodes(const env::DeviceInstance& inst, const std::vector<int>& node_device) {
+  std::vector<int> p(inst.graph.num_ops(), 0);
+  for (size_t n = 0; n < node_device.size(); ++n)
+    for (int op : inst.group_ops[inst.order[n]]) p[op] = node_device[n];
+  return p;
+}
+
+// First device of `preferred` (then of all) that can run the node's ops.
+int FirstAllowed(const env::DeviceInstance& inst, int node, const std::vector<int>& preferred) {
+  const int nd = inst.machine.num_devices();
+  for (int d : preferred)
+    if (inst.allowed[static_cast<size_t>(node) * nd + d]) return d;
+  for (int d = 0; d < nd; ++d)
+    if (inst.allowed[static_cast<size_t>(node) * nd + d]) return d;
+  return 0;
+}
+
+std::vector<int> PlaceSingle(const PlacerInput& in) {
+  const env::DeviceInstance& inst = in.env->instance();
+  std::vector<int> nodes(inst.order.size());
+  for (size_t n = 0; n < nodes.size(); ++n) nodes[n] = FirstAllowed(inst, static_cast<int>(n), {in.machine.FastestDevice()});
+  return FromNodes(inst, nodes);
+}
+
+// Groups in the environment's order (first op in topological order) dealt to the accelerators in turn.
+std::vector<int> PlaceRoundRobin(const PlacerInput& in) {
+  const env::DeviceInstance& inst = in.env->instance();
+  const std::vector<int> acc = Accelerators(in.machine);
+  std::vector<int> nodes(inst.order.size());
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    std::vector<int> pref = {acc[n % acc.size()]};
+    nodes[n] = FirstAllowed(inst, static_cast<int>(n), pref);
+  }
+  return FromNodes(inst, nodes);
+}
+
+// Groups in the environment's order cut into one contiguous block per accelerator, blocks of
+// about equal compute time on the fastest device (perf-model simulate's `blocks`, by time): a
+// pipeline-style split, the shape of ColocRL's experts (contiguous layers per GPU).
+std::vector<int> PlaceBlocks(const PlacerInput& in) {
+  const env::DeviceInstance& inst = in.env->instance();
+  const std::vector<int> acc = Accelerators(in.machine);
+  const int fastest = in.machine.FastestDevice();
+  perf::Simulator sim(in.graph, in.machine.sim);
+  const size_t n = inst.order.size();
+  std::vector<double> w(n, 0);
+  double total = 0;
+  for (size_t k = 0; k < n; ++k) {
+    for (int op : inst.group_ops[inst.order[k]]) w[k] += sim.OpTimeOn(op, fastest);
+    total += w[k];
+  }
+  std::vector<int> nodes(n);
+  double before = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const double mid = total > 0 ? (before + w[k] / 2) / total : static_cast<double>(k) / n;
+    const size_t b = std::min(acc.size() - 1, static_cast<size_t>(mid * acc.size()));
+    nodes[k] = FirstAllowed(inst, static_cast<int>(k), {acc[b]});
+    before += w[k];
+  }
+  return FromNodes(inst, nodes);
+}
+
+// One random legal one-shot episode of the environment (uniform over the mask: every device
+// that can run the group and, with --memory-aware, whose memory estimate still fits).
+std::vector<int> PlaceRandom(const PlacerInput& in) {
+  env::DeviceEnv& e = *in.env;
+  e.Reset(in.seed);
+  std::mt19937_64 rng(in.seed);
+  std::vector<int32_t> legal;
+  while (!e.done()) {
+    legal.clear();
+    for (int32_t a = 0; a < e.num_actions(); ++a)
+      if (e.action_mask()[a]) legal.push_back(a);
+    e.Step(legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)]);
+  }
+  return e.OpPlacement();  // groups left unplaced by a dead end stay on device 0 (and run out of memory)
+}
+
+struct Options {
+  std::string env = "device", method, graph, machine;
+  int64_t seed = -1, samples = -1;
+  double minutes = 0;
+  bool memory_aware = false, json = false, verbose = false;
+  run::RunDirFlags dir;
+};
+
+config::DevicePlaceBaselineConfig DefaultConfig() {
+  config::DevicePlaceBaselineConfig c;
+  c.set_method("round_robin");
+  c.set_graph("layered(ops=1000,width=100,fan_in=3,seed=1)");
+  c.set_machine("k80(gpus=4)");
+  c.set_seed(1);
+  c.set_samples(100);
+  c.set_minutes(1);
+  c.set_memory_aware(false);
+  c.set_oom_factor(10);
+  return c;
+}
+
+const Placer& FindPlacer(const std::string& name) {
+  std::string names;
+  for (const Placer& p : Placers()) {
+    if (p.name == name) return p;
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  throw ConfigError("method '" + name + "' is not a device placer (" + names + ")");
+}
+
+config::DevicePlaceBaselineConfig ResolveConfig(const Options& o) {
+  config::DevicePlaceBaselineConfig c = DefaultConfig();
+  if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
+  if (!o.method.empty()) c.set_method(o.method);
+  if (!o.graph.empty()) c.set_graph(o.graph);
+  if (!o.machine.empty()) c.set_machine(o.machine);
+  if (o.seed >= 0) c.set_seed(static_cast<uint64_t>(o.seed));
+  if (o.samples > 0) c.set_samples(o.samples);
+  if (o.minutes > 0) c.set_minutes(o.minutes);
+  if (o.memory_aware) c.set_memory_aware(true);
+  run::ApplyOverrides(o.dir.sets, &c);
+  FindPlacer(c.method());
+  if (c.samples() < 1 || c.samples() > cli::kMaxCount) throw ConfigError("samples must be in [1, " + std::to_string(cli::kMaxCount) + "]");
+  if (!(c.minutes() > 0) || c.minutes() > cli::kMaxSeconds / 60) throw ConfigError("minutes must be positive and finite");
+  if (!(c.oom_factor() >= 0) || !std::isfinite(c.oom_factor())) throw ConfigError("oom_factor must be >= 0");
+  if (c.graph().empty()) throw ConfigError("graph is empty");
+  if (c.machine().empty()) throw ConfigError("machine is empty");
+  return c;
+}
+
+// ------------------------------------------------------------------ picture
+
+struct Rgb {
+  double r, g, b;
+};
+const Rgb kPalette[] = {{0.12, 0.47, 0.71}, {1.00, 0.50, 0.05}, {0.17, 0.63, 0.17}, {0.84, 0.15, 0.16},
+                        {0.58, 0.40, 0.74}, {0.55, 0.34, 0.29}, {0.89, 0.47, 0.76}, {0.50, 0.50, 0.50},
+                        {0.74, 0.74, 0.13}, {0.09, 0.75, 0.81}};
+
+cairo_status_t Append(void* closure, const unsigned char* data, unsigned int length) {
+  static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
+  return CAIRO_STATUS_SUCCESS;
+}
+
+std::string Si(double v, const char* unit) {
+  const char* prefixes[] = {"", "k", "M", "G", "T"};
+  int k = 0;
+  while (std::fabs(v) >= 1000 && k < 4) {
+    v /= 1000;
+    ++k;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3g %s%s", v, prefixes[k], unit);
+  return buf;
+}
+
+std::string TimeLabel(double s) {
+  char buf[48];
+  if (s == 0) return "0";
+  if (s >= 1) {
+    std::snprintf(buf, sizeof buf, "%.3g s", s);
+  } else if (s >= 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+  }
+  return buf;
+}
+
+// Memory of device d over time, sampled at `samples` times (plus its peak), from the last Run.
+void MemoryCurve(const perf::Simulator& sim, const perf::SimResult& r, int d, int samples, std::vector<double>* t,
+                 std::vector<double>* bytes) {
+  std::vector<double> times;
+  for (int k = 0; k <= samples; ++k) times.push_back(r.makespan * k / samples);
+  times.push_back(r.peak_time[d]);
+  std::sort(times.begin(), times.end());
+  for (double x : times) {
+    double b = 0;
+    for (const auto& live : sim.LiveAt(d, x)) b += live.bytes;
+    t->push_back(x);
+    bytes->push_back(b);
+  }
+}
+
+// Per-device timeline (one bar per op, coloured by kind) above per-device memory over time.
+void DrawTimeline(const std::string& path, const std::string& title, const graphs::ComputeGraph& g,
+                  const perf::Machine& m, const std::vector<int>& placement, const perf::Simulator& sim,
+                  const perf::SimResult& r) {
+  const std::string lower = [&] {
+    std::string s = path;
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  }();
+  const bool png = lower.size() > 4 && lower.compare(lower.size() - 4, 4, ".png") == 0;
+  const int nd = m.num_devices();
+  const int width = 1000, left = 90, right = 20, top = 50, row = 28, gap = 50, mem_h = 220, bottom = 60;
+  const int gantt_h = row * nd;
+  const int height = top + gantt_h + gap + mem_h + bottom;
+  const double span = r.makespan > 0 ? r.makespan : 1;
+  const double plot_w = width - left - right;
+  auto X = [&](double t) { return left + plot_w * t / span; };
+
+  std::string bytes;
+  cairo_surface_t* surface = png ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height)
+                                 : cairo_svg_surface_create_for_stream(Append, &bytes, width, height);
+  if (!png) cairo_svg_surface_set_document_unit(surface, CAIRO_SVG_UNIT_PX);
+  cairo_t* cr = cairo_create(surface);
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size(cr, 13);
+  cairo_set_source_rgb(cr, 0, 0, 0);
+  cairo_move_to(cr, left, 22);
+  cairo_show_text(cr, title.c_str());
+  cairo_set_font_size(cr, 11);
+
+  // Kinds → colours, in order of first appearance.
+  std::map<std::string, int> kind_colour;
+  std::vector<std::string> kinds;
+  for (int i = 0; i < g.num_ops(); ++i)
+    if (kind_colour.emplace(g.kinds[i], static_cast<int>(kind_colour.size()) % 10).second) kinds.push_back(g.kinds[i]);
+
+  for (int d = 0; d < nd; ++d) {
+    const double y = top + row * d;
+    cairo_set_source_rgb(cr, 0.95, 0.95, 0.95);
+    cairo_rectangle(cr, left, y + 3, plot_w, row - 6);
+    cairo_fill(cr);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_move_to(cr, 8, y + row / 2.0 + 4);
+    cairo_show_text(cr, m.device_names[d].c_str());
+  }
+  for (int i = 0; i < g.num_ops(); ++i) {
+    const int d = placement[i];
+    const Rgb c = kPalette[kind_colour[g.kinds[i]]];
+    cairo_set_source_rgb(cr, c.r, c.g, c.b);
+    const double x0 = X(r.op_start[i]), x1 = X(r.op_end[i]);
+    cairo_rectangle(cr, x0, top + row * d + 4, std::max(0.6, x1 - x0 - 0.5), row - 8);  // a gap between ops
+    cairo_fill(cr);
+  }
+  // Legend of kinds under the title.
+  double lx = left;
+  for (const std::string& k : kinds) {
+    const Rgb c = kPalette[kind_colour[k]];
+    cairo_set_source_rgb(cr, c.r, c.g, c.b);
+    cairo_rectangle(cr, lx, 30, 10, 10);
+    cairo_fill(cr);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_move_to(cr, lx + 14, 39);
+    cairo_show_text(cr, k.c_str());
+    cairo_text_extents_t ext;
+    cairo_text_extents(cr, k.c_str(), &ext);
+    lx += 24 + ext.x_advance;
+    if (lx > width - 80) break;
+  }
+
+  // Memory over time.
+  const double my = top + gantt_h + gap;
+  std::vector<std::vector<double>> mt(nd), mb(nd);
+  double peak = 0;
+  for (int d = 0; d < nd; ++d) {
+    MemoryCurve(sim, r, d, 200, &mt[d], &mb[d]);
+    for (double b : mb[d]) peak = std::max(peak, b);
+  }
+  double cap_shown = 0;  // capacities drawn when within 2× of the peak
+  for (int d = 0; d < nd; ++d) {
+    const double cap = m.sim.devices[d].memory_capacity;
+    if (std::isfinite(cap) && cap <= 2 * std::max(peak, 1.0)) cap_shown = std::max(cap_shown, cap);
+  }
+  const double ymax = std::max({peak, cap_shown, 1.0}) * 1.05;
+  auto Y = [&](double b) { return my + mem_h - mem_h * b / ymax; };
+  cairo_set_source_rgb(cr, 0, 0, 0);
+  cairo_set_line_width(cr, 1);
+  cairo_rectangle(cr, left, my, plot_w, mem_h);
+  cairo_stroke(cr);
+  for (int k = 0; k <= 4; ++k) {
+    const double b = ymax * k / 4;
+    cairo_move_to(cr, 8, Y(b) + 4);
+    cairo_show_text(cr, Si(b, "B").c_str());
+  }
+  for (int k = 0; k <= 5; ++k) {
+    const double t = span * k / 5;
+    const std::string s = TimeLabel(t);
+    cairo_move_to(cr, X(t) - 15, my + mem_h + 16);
+    cairo_show_text(cr, s.c_str());
+  }
+  cairo_move_to(cr, left + plot_w / 2 - 60, my + mem_h + 34);
+  cairo_show_text(cr, "time; memory per device");
+  for (int d = 0; d < nd; ++d) {
+    const Rgb c = kPalette[d % 10];
+    cairo_set_source_rgb(cr, c.r, c.g, c.b);
+    cairo_set_line_width(cr, 1.5);
+    for (size_t k = 0; k < mt[d].size(); ++k) {
+      if (k == 0) {
+        cairo_move_to(cr, X(mt[d][k]), Y(mb[d][k]));
+      } else {
+        cairo_line_to(cr, X(mt[d][k]), Y(mb[d][k - 1]));  // steps
+        cairo_line_to(cr, X(mt[d][k]), Y(mb[d][k]));
+      }
+    }
+    cairo_stroke(cr);
+    const double cap = m.sim.devices[d].memory_capacity;
+    if (std::isfinite(cap) && cap <= ymax) {
+      const double dash[] = {5, 4};
+      cairo_set_dash(cr, dash, 2, 0);
+      cairo_move_to(cr, left, Y(cap));
+      cairo_line_to(cr, left + plot_w, Y(cap));
+      cairo_stroke(cr);
+      cairo_set_dash(cr, nullptr, 0, 0);
+    }
+    cairo_move_to(cr, left + 10 + 90 * d, my + mem_h + 52);
+    cairo_show_text(cr, (m.device_names[d] + (r.oom && r.peak_memory[d] > cap ? " OOM" : "")).c_str());
+  }
+  cairo_destroy(cr);
+  cairo_status_t status = CAIRO_STATUS_SUCCESS;
+  if (png) {
+    cairo_surface_flush(surface);
+    status = cairo_surface_write_to_png_stream(surface, Append, &bytes);
+  } else {
+    cairo_surface_finish(surface);
+    status = cairo_surface_status(surface);
+  }
+  cairo_surface_destroy(surface);
+  if (status != CAIRO_STATUS_SUCCESS) throw IoError(path + ": cairo cannot draw (" + cairo_status_to_string(status) + ")");
+  WriteFileAtomic(path, bytes);
+}
+
+// ------------------------------------------------------------------ the run
+
+int Run(const Options& o, int argc, char** argv) {
+  const config::DevicePlaceBaselineConfig cfg = ResolveConfig(o);
+  if (!o.dir.resume.empty()) throw ConfigError("place-baseline runs cannot be resumed; start a new one with --out");
+  if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+  const Placer& placer = FindPlacer(cfg.method());
+  // The environment (graph, machine, groups) before the directory: bad input leaves nothing.
+  env::DeviceEnvOptions eo;
+  eo.graph = cfg.graph();
+  eo.machine = cfg.machine();
+  eo.memory_mask = cfg.memory_aware();
+  eo.oom = "relative";
+  eo.oom_factor = cfg.oom_factor();
+  env::DeviceEnv env(eo);
+  const env::DeviceInstance& inst = env.instance();
+  const graphs::ComputeGraph& g = inst.graph;
+  const perf::Machine& machine = inst.machine;
+
+  run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
+  dir.WriteConfig(cfg, run::CommandLineText(argc, argv));
+  run::InstallStopOnSignal();
+  run::ProgressOptions po;
+  po.label = cfg.method();
+  po.unit = "placements";
+  const int64_t draws = placer.stochastic ? cfg.samples() : 1;
+  po.total = static_cast<double>(draws);
+  po.budget_seconds = placer.stochastic ? cfg.minutes() * 60 : 0;
+  run::Progress progress(po);
+
+  perf::Simulator sim(g, machine.sim);
+  std::vector<int> best;
+  double best_eff = 0, best_time = 0, placing_s = 0, simulating_s = 0;
+  bool best_oom = true;
+  int64_t evaluations = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since = [](std::chrono::steady_clock::time_point a) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+  };
+  for (int64_t k = 0; k < draws; ++k) {
+    if (k > 0 && (run::StopRequested() || since(t0) > cfg.minutes() * 60)) break;
+    const auto tp = std::chrono::steady_clock::now();
+    std::vector<int> p = placer.place({g, machine, cfg.seed() + static_cast<uint64_t>(k), &env});
+    placing_s += since(tp);
+    if (static_cast<int>(p.size()) != g.num_ops())
+      throw Error("method " + placer.name + " returned " + std::to_string(p.size()) + " devices for " +
+                  std::to_string(g.num_ops()) + " ops");
+    for (int i = 0; i < g.num_ops(); ++i) {
+      if (p[i] < 0 || p[i] >= machine.num_devices())
+        throw Error("method " + placer.name + " put op '" + g.names[i] + "' on device " + std::to_string(p[i]));
+      if (!machine.CanRun(p[i], g.kinds[i]))
+        throw Error("method " + placer.name + " put CPU-only op '" + g.names[i] + "' on " + machine.device_names[p[i]]);
+    }
+    const std::string split = graphs::ColocationViolation(g, p);
+    if (!split.empty()) throw Error("method " + placer.name + " split a group: " + split);
+    const auto ts = std::chrono::steady_clock::now();
+    const perf::SimResult& r = sim.Run(p);
+    simulating_s += since(ts);
+    const double eff = env.EffectiveTime(r);
+    ++evaluations;
+    // Feasible before OOM, then the effective time, then (equal OOM penalties) the step time.
+    if (best.empty() || (best_oom && !r.oom) ||
+        (best_oom == r.oom && (eff < best_eff || (eff == best_eff && r.makespan < best_time)))) {
+      best = p;
+      best_eff = eff;
+      best_time = r.makespan;
+      best_oom = r.oom;
+    }
+    dir.Log(k, {{"charts/step_time_s", r.makespan},
+                {"charts/effective_time_s", eff},
+                {"charts/oom", r.oom ? 1.0 : 0.0},
+                {"charts/best_effective_time_s", best_eff},
+                {"charts/elapsed_s", since(t0)}});
+    progress.Update(static_cast<double>(k + 1), {{"best", best_eff}});
+  }
+  const double elapsed = since(t0);
+
+  const perf::SimResult r = sim.Run(best);  // a copy: DrawTimeline reads sim's last run too
+  char summary[160];
+  std::snprintf(summary, sizeof summary, "best step time %s%s", TimeLabel(r.makespan).c_str(), r.oom ? " (OOM)" : "");
+  progress.Finish(summary);
+
+  // best.placement: the text perf-model simulate --placement reads (device indices of this machine).
+  dir.WriteFile("best.placement", "# place-baseline --env device --method " + cfg.method() + "\n# graph " + cfg.graph() +
+                                      "\n# machine " + machine.spec + " (" + std::to_string(machine.num_devices()) +
+                                      " devices: " + [&] {
+                                        std::string s;
+                                        for (int d = 0; d < machine.num_devices(); ++d)
+                                          s += (d ? ", " : "") + std::to_string(d) + "=" + machine.device_names[d];
+                                        return s;
+                                      }() + ")\n" + graphs::PlacementToText(g, best));
+  const std::string title = cfg.method() + " on " + cfg.graph() + ", " + machine.spec + ": step " +
+                            TimeLabel(r.makespan) + (r.oom ? " (OOM)" : "");
+  const std::string picture = dir.PicturePath("best");
+  DrawTimeline(picture, title, g, machine, best, sim, r);
+  if (placer.stochastic && evaluations > 1) {
+    viz::PlotOptions plot;
+    plot.title = "best effective step time, " + cfg.method();
+    plot.x_label = "placements";
+    plot.y_label = "step time (s)";
+    dir.PlotMetrics("curve", "step", {"charts/best_effective_time_s", "charts/effective_time_s"}, plot,
+                    {"best", "drawn"});
+  }
+
+  json devices = json::array();
+  std::vector<int> ops_on(machine.num_devices(), 0);
+  for (int d : best) ++ops_on[d];
+  for (int d = 0; d < machine.num_devices(); ++d) {
+    const double cap = machine.sim.devices[d].memory_capacity;
+    devices.push_back({{"name", machine.device_names[d]},
+                       {"type", machine.device_types[d]},
+                       {"ops", ops_on[d]},
+                       {"busy_s", r.busy[d]},
+                       {"utilisation", r.utilisation[d]},
+                       {"peak_memory_bytes", r.peak_memory[d]},
+                       {"capacity_bytes", std::isfinite(cap) ? json(cap) : json(nullptr)},
+                       {"oom", r.peak_memory[d] > cap}});
+  }
+  json j;
+  j["env"] = "device";
+  j["method"] = cfg.method();
+  j["graph"] = cfg.graph();
+  j["machine"] = machine.spec;
+  j["ops"] = g.num_ops();
+  j["groups"] = env.episode_length();
+  j["seed"] = cfg.seed();
+  j["memory_aware"] = cfg.memory_aware();
+  j["best"] = {{"step_time_s", r.makespan},
+               {"effective_time_s", best_eff},
+               {"oom", r.oom},
+               {"oom_device", r.oom ? json(machine.device_names[r.oom_device]) : json(nullptr)},
+               {"bytes_transferred", r.bytes_transferred},
+               {"transfers", r.num_transfers},
+               {"reward", -std::sqrt(best_eff)},
+               {"devices", devices}};
+  j["single_device_time_s"] = inst.single_device_time;
+  j["speedup_vs_single"] = r.makespan > 0 ? inst.single_device_time / r.makespan : 0.0;
+  j["placement_wall_s"] = placing_s;
+  j["simulation_wall_s"] = simulating_s;
+  j["seconds"] = elapsed;
+  j["evaluations"] = evaluations;
+  j["stopped_by_signal"] = run::StopRequested();
+  j["out"] = dir.path();
+  j["wrote"] = {"config.pbtxt", "metrics.csv", "best.placement", "best." + o.dir.pictures, "result.json"};
+  dir.WriteFile("result.json", j.dump(2) + "\n");
+  if (o.json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("%s on %s (%d ops, %d groups), %s: step time %s%s, %.3gx single device (%s); placing %.3g s, %lld "
+                "placement(s)\n",
+                cfg.method().c_str(), cfg.graph().c_str(), g.num_ops(), env.episode_length(), machine.spec.c_str(),
+                TimeLabel(r.makespan).c_str(), r.oom ? " OUT OF MEMORY" : "",
+                r.makespan > 0 ? inst.single_device_time / r.makespan : 0.0, TimeLabel(inst.single_device_time).c_str(),
+                placing_s, static_cast<long long>(evaluations));
+    for (int d = 0; d < machine.num_devices(); ++d)
+      std::printf("  %-10s %6d ops  utilisation %5.1f %%  peak %s%s\n", machine.device_names[d].c_str(), ops_on[d],
+                  100 * r.utilisation[d], Si(r.peak_memory[d], "B").c_str(),
+                  r.peak_memory[d] > machine.sim.devices[d].memory_capacity ? " > capacity" : "");
+    std::printf("wrote %s (best.placement, best.%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
+                dir.path().c_str(), o.dir.pictures.c_str());
+  }
+  return r.oom ? kExitInfeasible : kExitOk;
+}
+
+}  // namespace
+
+const std::vector<Placer>& Placers() {
+  // One line per method. search/device/ placers (helper h8) plug in as
+  //   {"heft", "HEFT ...", false, [](const PlacerInput& in) { return search::PlaceHeft(in.graph, in.machine.sim, {}); }},
+  static const std::vector<Placer> placers = {
+      {"single", "every op on the fastest device (CPU-only ops on a CPU)", false, PlaceSingle},
+      {"round_robin", "co-location groups in topological order dealt to the accelerators in turn", false, PlaceRoundRobin},
+      {"blocks", "contiguous blocks of groups (topological order), one per accelerator, of equal compute time", false,
+       PlaceBlocks},
+      {"random", "uniform device per group among the legal ones (--memory-aware: that fit), best of --samples", true,
+       PlaceRandom},
+  };
+  return placers;
+}
+
+bool SelectsDeviceEnv(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--env=device") == 0) return true;
+    if (std::strcmp(argv[i], "--env") == 0 && i + 1 < argc && std::strcmp(argv[i + 1], "device") == 0) return true;
+  }
+  return false;
+}
+
+int PlaceBaselineDeviceMain(int argc, char** argv) {
+  return RunMain("place-baseline", [&] {
+    std::string methods;
+    for (const Placer& p : Placers()) methods += "\n  " + p.name + ": " + p.description;
+    CLI::App app{"Places the ops of a computation graph onto a machine's devices with a classic placer, scores the "
+                 "placement with the placed-graph simulator and writes a run directory (best.placement, best.png "
+                 "timeline + memory, metrics.csv, TensorBoard events, result.json)."};
+    Options o;
+    app.add_option("--env", o.env, "device (this help) | chip (the chip macro baselines)")
+        ->check(CLI::IsMember({"device"}));
+    app.add_option("--method", o.method, "placer (default round_robin):" + methods);
+    app.add_option("--graph", o.graph,
+                   "graph: layered(ops=,width=,fan_in=,seed=) | chain(ops=) | resnet(depth=,batch=,...) | a "
+                   "compute-graph file (default layered(ops=1000))")
+        ->check(cli::NonEmpty());
+    app.add_option("--machine", o.machine,
+                   "machine: k80(gpus=4,cpu=1,memory_fraction=1) | baechi(gpus=4,memory_fraction=1) | "
+                   "tpu(type=v4,chips=4) | gpu(type=a100,gpus=8) | a machine .pbtxt (default k80(gpus=4))")
+        ->check(cli::NonEmpty());
+    app.add_option("--seed", o.seed, "random seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
+    app.add_option("--samples", o.samples, "random: placements drawn (default 100)")->check(cli::IntRange(1, cli::kMaxCount));
+    app.add_option("--minutes", o.minutes, "random: time budget (default 1)")
+        ->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
+    app.add_flag("--memory-aware", o.memory_aware, "random: draw only devices where the group's memory estimate fits");
+    app.add_flag("--json", o.json, "print one JSON document with the result");
+    app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
+    run::AddRunDirFlags(app, &o.dir);
+    cli::Parse(app, argc, argv);
+    return Run(o, argc, argv);
+  });
+}
+
+}  // namespace placerl::device_baseline

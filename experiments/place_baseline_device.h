@@ -1,0 +1,46 @@
+// place-baseline --env device: classic device placers (single device, round-robin, random;
+// HEFT, m-ETF, m-SCT, METIS, Scotch plug in with one line each in the method table of
+// place_baseline_device.cc) on a computation graph and a machine, scored by the placed-graph
+// simulator, writing the run directory of docs/conventions.md: config.pbtxt, metrics.csv,
+// TensorBoard events, result.json, best.placement (the `<op> <device>` text that
+// `perf-model simulate --placement` reads) and best.png|svg (per-device timeline + memory).
+//   place-baseline --env device --graph 'resnet(depth=50)' --machine 'k80(gpus=4)' --method round_robin --out DIR
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cost_models/tpu/machine.h"
+#include "datasets/graphs/compute_graph.h"
+#include "env/device/device_env.h"
+
+namespace placerl::device_baseline {
+
+// What a placer sees. `seed` differs per draw for stochastic methods. `env` is a one-shot
+// device environment on the same graph and machine (its memory mask on when --memory-aware),
+// for placers that decide group by group through its mask; others ignore it.
+struct PlacerInput {
+  const graphs::ComputeGraph& graph;
+  const perf::Machine& machine;
+  uint64_t seed;
+  env::DeviceEnv* env;
+};
+
+struct Placer {
+  std::string name;
+  std::string description;
+  bool stochastic = false;  // drawn repeatedly within the budget, best kept
+  // op → device; must keep every co-location group on one device.
+  std::function<std::vector<int>(const PlacerInput&)> place;
+};
+
+// The method table (single, round_robin, random, …).
+const std::vector<Placer>& Placers();
+
+// True when argv selects `--env device` (or `--env=device`): main dispatches on it before parsing.
+bool SelectsDeviceEnv(int argc, char** argv);
+// The whole `place-baseline --env device` program (parsing included); returns the exit code.
+int PlaceBaselineDeviceMain(int argc, char** argv);
+
+}  // namespace placerl::device_baseline
