@@ -4,12 +4,14 @@
 #include <map>
 
 #include "datasets/graphs/model_graphs.h"
+#include "datasets/graphs/onnx_import.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 
 namespace placerl::graphs {
 
 NamedGraph GraphFromSpec(const std::string& spec) {
+  if (IsOnnxSpec(spec)) return GraphFromOnnxSpec(spec);  // model.onnx[?batch=32,seq=128,backward=0]
   const size_t open = spec.find('(');
   const std::string name = spec.substr(0, open);
   const std::map<std::string, std::map<std::string, long>> defaults = {

@@ -2,6 +2,7 @@
 //   layered(ops=1000,width=100,fan_in=3,seed=1)   random layered DAG (benchmarks)
 //   chain(ops=10)                                 a chain of equal matmuls
 //   resnet(depth=50,batch=32,image=224,classes=1000,backward=1,fused=0)  torchvision ResNet v1.5
+//   <path>.onnx[?batch=32,seq=128,backward=0]     ONNX model (onnx_import.h)
 //   <path>                                        graph text file (compute_graph.h)
 #pragma once
 
