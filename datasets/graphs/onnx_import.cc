@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <exception>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -30,6 +31,7 @@ enum class Rule {
   kConvTranspose,
   kGemm,
   kMatMul,
+  kEinsum,      // 2·∏(sizes of all subscripts) for two or more operands
   kNorm,
   kSoftmax,
   kPool,        // |Y| · ∏kernel_shape
@@ -52,30 +54,35 @@ const std::unordered_map<std::string, OpRule>& Rules() {
     for (const char* op : {"Identity", "Dropout"}) r[op] = {Rule::kAlias};
     for (const char* op : {"Relu", "Neg", "Abs", "Sqrt", "Exp", "Log", "Erf", "Reciprocal", "Floor", "Ceil",
                            "Round", "Sign", "Not", "Cast", "Clip", "Sin", "Cos", "Tanh", "Sigmoid",
-                           "IsNaN", "IsInf", "ConstantOfShape", "Range", "Trilu"})
+                           "IsNaN", "IsInf", "ConstantOfShape", "Range", "Trilu", "Tan", "Asin", "Acos", "Atan",
+                           "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "CastLike", "Shrink", "CumSum", "EyeLike",
+                           "Resize", "Upsample"})
       r[op] = {Rule::kElementwise, 1};
     for (const char* op : {"LeakyRelu", "Elu", "HardSigmoid", "Softplus", "Softsign", "Celu", "ThresholdedRelu"})
       r[op] = {Rule::kElementwise, 2};
     for (const char* op : {"Selu", "HardSwish"}) r[op] = {Rule::kElementwise, 3};
     for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Equal", "Less",
                            "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Where", "Mod",
-                           "PRelu"})
+                           "PRelu", "BitShift"})
       r[op] = {Rule::kElementwise, 0};
     for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) r[op] = {Rule::kView};
     for (const char* op : {"Transpose", "Concat", "Split", "Slice", "Pad", "Expand", "Tile", "GatherElements",
-                           "GatherND", "DepthToSpace", "SpaceToDepth"})
+                           "GatherND", "DepthToSpace", "SpaceToDepth", "OneHot", "Scatter", "ScatterElements",
+                           "ScatterND"})
       r[op] = {Rule::kCopy};
     r["Conv"] = {Rule::kConv};
     r["ConvTranspose"] = {Rule::kConvTranspose};
     r["Gemm"] = {Rule::kGemm};
     r["MatMul"] = {Rule::kMatMul};
-    for (const char* op : {"BatchNormalization", "LayerNormalization", "InstanceNormalization"})
+    r["Einsum"] = {Rule::kEinsum};
+    for (const char* op : {"BatchNormalization", "LayerNormalization", "InstanceNormalization", "LRN"})
       r[op] = {Rule::kNorm};
-    for (const char* op : {"Softmax", "LogSoftmax"}) r[op] = {Rule::kSoftmax};
+    for (const char* op : {"Softmax", "LogSoftmax", "SoftmaxCrossEntropyLoss"}) r[op] = {Rule::kSoftmax};
     for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) r[op] = {Rule::kPool};
     for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "ReduceMean", "ReduceSum",
                            "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
-                           "ReduceLogSumExp", "ArgMax", "ArgMin"})
+                           "ReduceLogSumExp", "ReduceLogSum", "ArgMax", "ArgMin", "Hardmax", "TopK",
+                           "NegativeLogLikelihoodLoss"})
       r[op] = {Rule::kReduceAll};
     r["Gather"] = {Rule::kGather};
     r["LSTM"] = {Rule::kLstm};
@@ -106,6 +113,7 @@ bool IsFloat(int elem_type) {
 // A tensor's inferred type: element size and dims (known = every dim has a value ≥ 0).
 struct Tensor {
   double element_bytes = 4;
+  int elem_type = onnx::TensorProto::FLOAT;
   std::vector<int64_t> dims;
   bool known = false;
   double elements() const {
@@ -119,7 +127,8 @@ struct Tensor {
 Tensor FromTypeProto(const onnx::TypeProto& t) {
   Tensor out;
   if (!t.has_tensor_type()) return out;
-  out.element_bytes = ElementBytes(t.tensor_type().elem_type());
+  out.elem_type = t.tensor_type().elem_type();
+  out.element_bytes = ElementBytes(out.elem_type);
   if (!t.tensor_type().has_shape()) return out;
   out.known = true;
   for (const auto& d : t.tensor_type().shape().dim()) {
@@ -127,6 +136,417 @@ Tensor FromTypeProto(const onnx::TypeProto& t) {
     out.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
   }
   return out;
+}
+
+// Values of small integer tensors computed at import time (shape arithmetic).
+struct IntTensor {
+  std::vector<int64_t> dims;
+  std::vector<int64_t> data;
+};
+
+constexpr size_t kMaxFoldedElements = 1 << 16;  // shape tensors are tiny; larger ones stay ops
+
+bool IsIntegerType(int t) {
+  using T = onnx::TensorProto;
+  return t == T::INT64 || t == T::INT32 || t == T::INT16 || t == T::INT8 || t == T::UINT8 || t == T::UINT16 ||
+         t == T::UINT32 || t == T::BOOL;
+}
+
+// An integer TensorProto's values (typed fields or little-endian raw_data); false when it is
+// not an integer tensor, too large, or its data are external / inconsistent.
+bool ReadIntTensor(const onnx::TensorProto& t, IntTensor* out) {
+  using T = onnx::TensorProto;
+  if (!IsIntegerType(t.data_type()) || t.data_location() == T::EXTERNAL) return false;
+  size_t n = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0) return false;
+    n *= static_cast<size_t>(d);
+    if (n > kMaxFoldedElements) return false;
+  }
+  out->dims.assign(t.dims().begin(), t.dims().end());
+  out->data.clear();
+  if (t.has_raw_data()) {
+    const std::string& raw = t.raw_data();
+    const size_t width = t.data_type() == T::INT64 ? 8 : t.data_type() == T::INT32 || t.data_type() == T::UINT32 ? 4
+                         : t.data_type() == T::INT16 || t.data_type() == T::UINT16                              ? 2
+                                                                                                                : 1;
+    if (raw.size() != n * width) return false;
+    const bool is_signed = t.data_type() == T::INT64 || t.data_type() == T::INT32 || t.data_type() == T::INT16 ||
+                           t.data_type() == T::INT8;
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t v = 0;
+      for (size_t b = 0; b < width; ++b) v |= static_cast<uint64_t>(static_cast<unsigned char>(raw[i * width + b])) << (8 * b);
+      if (is_signed && width < 8 && (v >> (8 * width - 1)) & 1) v |= ~uint64_t(0) << (8 * width);  // sign-extend
+      out->data.push_back(static_cast<int64_t>(v));
+    }
+  } else if (t.data_type() == T::INT64) {
+    out->data.assign(t.int64_data().begin(), t.int64_data().end());
+  } else if (t.data_type() == T::UINT32 || t.data_type() == T::UINT64) {
+    out->data.assign(t.uint64_data().begin(), t.uint64_data().end());
+  } else {
+    out->data.assign(t.int32_data().begin(), t.int32_data().end());
+  }
+  return out->data.size() == n;
+}
+
+const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t IntAttribute(const onnx::NodeProto& n, const std::string& name, int64_t fallback) {
+  const auto* a = FindAttribute(n, name);
+  return a ? a->i() : fallback;
+}
+
+// Evaluates the integer shape arithmetic of exported models (Shape, Size, Constant, Gather,
+// Unsqueeze, Squeeze, Concat, Slice, Cast, Reshape, Identity, ConstantOfShape, Range and
+// element-wise Add/Sub/Mul/Div/Mod/Max/Min/Neg/Abs/Equal/Less/Greater/Where with
+// broadcasting) over values already known; anything else leaves its outputs unknown.
+class IntFolder {
+ public:
+  // `values`: known tensors (integer initializers to start); `shape_of` gives the fully known
+  // dims of a tensor or nullptr.
+  template <typename ShapeOf>
+  void Run(const onnx::GraphProto& g, ShapeOf shape_of) {
+    for (const auto& n : g.node()) {
+      std::vector<const IntTensor*> in;
+      for (const std::string& x : n.input()) {
+        auto it = values.find(x);
+        in.push_back(x.empty() || it == values.end() ? nullptr : &it->second);
+      }
+      IntTensor out;
+      if (n.output_size() == 0 || n.output(0).empty() || values.count(n.output(0))) continue;
+      if (Eval(n, in, shape_of, &out) && out.data.size() <= kMaxFoldedElements) values[n.output(0)] = std::move(out);
+    }
+  }
+  std::unordered_map<std::string, IntTensor> values;
+
+ private:
+  static size_t Count(const std::vector<int64_t>& dims) {
+    size_t n = 1;
+    for (int64_t d : dims) n *= static_cast<size_t>(d);
+    return n;
+  }
+  static bool Axes(const onnx::NodeProto& n, const std::vector<const IntTensor*>& in, size_t input,
+                   std::vector<int64_t>* axes) {
+    if (const auto* a = FindAttribute(n, "axes")) {
+      axes->assign(a->ints().begin(), a->ints().end());
+      return true;
+    }
+    if (input < in.size()) {
+      if (!in[input]) return false;
+      *axes = in[input]->data;
+      return true;
+    }
+    axes->clear();
+    return true;
+  }
+  template <typename ShapeOf>
+  static bool Eval(const onnx::NodeProto& n, const std::vector<const IntTensor*>& in, ShapeOf shape_of,
+                   IntTensor* out) {
+    const std::string& op = n.op_type();
+    auto all_in = [&](size_t k) {
+      if (in.size() < k) return false;
+      for (size_t i = 0; i < k; ++i)
+        if (!in[i]) return false;
+      return true;
+    };
+    if (op == "Constant") {
+      if (const auto* a = FindAttribute(n, "value")) return ReadIntTensor(a->t(), out);
+      if (const auto* a = FindAttribute(n, "value_int")) {
+        *out = {{}, {a->i()}};
+        return true;
+      }
+      if (const auto* a = FindAttribute(n, "value_ints")) {
+        out->data.assign(a->ints().begin(), a->ints().end());
+        out->dims = {static_cast<int64_t>(out->data.size())};
+        return true;
+      }
+      return false;
+    }
+    if (op == "Shape" || op == "Size") {
+      const std::vector<int64_t>* dims = n.input_size() > 0 ? shape_of(n.input(0)) : nullptr;
+      if (!dims) return false;
+      if (op == "Size") {
+        *out = {{}, {static_cast<int64_t>(Count(*dims))}};
+        return true;
+      }
+      const int64_t r = static_cast<int64_t>(dims->size());
+      int64_t start = IntAttribute(n, "start", 0), end = IntAttribute(n, "end", r);
+      if (start < 0) start += r;
+      if (end < 0) end += r;
+      start = std::clamp<int64_t>(start, 0, r);
+      end = std::clamp<int64_t>(end, 0, r);
+      for (int64_t i = start; i < end; ++i) out->data.push_back((*dims)[i]);
+      out->dims = {static_cast<int64_t>(out->data.size())};
+      return true;
+    }
+    if (op == "Identity" || op == "Cast") {
+      if (!all_in(1)) return false;
+      if (op == "Cast" && !IsIntegerType(static_cast<int>(IntAttribute(n, "to", 0)))) return false;
+      *out = *in[0];
+      if (op == "Cast" && IntAttribute(n, "to", 0) == onnx::TensorProto::BOOL)
+        for (int64_t& v : out->data) v = v != 0;
+      return true;
+    }
+    if (op == "Unsqueeze" || op == "Squeeze") {
+      if (!all_in(1)) return false;
+      std::vector<int64_t> axes;
+      if (!Axes(n, in, 1, &axes)) return false;
+      *out = *in[0];
+      if (op == "Unsqueeze") {
+        const int64_t r = static_cast<int64_t>(out->dims.size() + axes.size());
+        for (int64_t& a : axes) a = a < 0 ? a + r : a;
+        std::sort(axes.begin(), axes.end());
+        for (int64_t a : axes) {
+          if (a < 0 || a > static_cast<int64_t>(out->dims.size())) return false;
+          out->dims.insert(out->dims.begin() + a, 1);
+        }
+      } else {
+        const int64_t r = static_cast<int64_t>(out->dims.size());
+        std::vector<int64_t> dims;
+        for (int64_t i = 0; i < r; ++i) {
+          const bool listed = std::find_if(axes.begin(), axes.end(), [&](int64_t a) { return (a < 0 ? a + r : a) == i; }) != axes.end();
+          if ((axes.empty() && out->dims[i] == 1) || listed) continue;
+          dims.push_back(out->dims[i]);
+        }
+        out->dims = dims;
+      }
+      return true;
+    }
+    if (op == "Reshape") {
+      if (!all_in(2)) return false;
+      std::vector<int64_t> dims = in[1]->data;
+      int64_t known = 1, infer = -1;
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] == 0 && i < in[0]->dims.size()) dims[i] = in[0]->dims[i];
+        if (dims[i] == -1) {
+          infer = static_cast<int64_t>(i);
+        } else {
+          known *= dims[i];
+        }
+      }
+      if (infer >= 0) dims[infer] = known == 0 ? 0 : static_cast<int64_t>(in[0]->data.size()) / known;
+      if (Count(dims) != in[0]->data.size()) return false;
+      *out = {dims, in[0]->data};
+      return true;
+    }
+    if (op == "Concat") {
+      if (!all_in(n.input_size())) return false;
+      for (const IntTensor* t : in)
+        if (t->dims.size() != 1) return false;
+      for (const IntTensor* t : in) out->data.insert(out->data.end(), t->data.begin(), t->data.end());
+      out->dims = {static_cast<int64_t>(out->data.size())};
+      return true;
+    }
+    if (op == "Gather") {
+      if (!all_in(2) || in[0]->dims.empty()) return false;
+      int64_t axis = IntAttribute(n, "axis", 0);
+      if (axis != 0 && axis != -static_cast<int64_t>(in[0]->dims.size())) return false;
+      const int64_t rows = in[0]->dims[0];
+      const size_t row = in[0]->data.size() / static_cast<size_t>(std::max<int64_t>(rows, 1));
+      out->dims = in[1]->dims;
+      out->dims.insert(out->dims.end(), in[0]->dims.begin() + 1, in[0]->dims.end());
+      for (int64_t i : in[1]->data) {
+        if (i < 0) i += rows;
+        if (i < 0 || i >= rows) return false;
+        out->data.insert(out->data.end(), in[0]->data.begin() + i * row, in[0]->data.begin() + (i + 1) * row);
+      }
+      return true;
+    }
+    if (op == "Slice") {
+      if (!all_in(3) || in[0]->dims.size() != 1 || in[1]->data.size() != 1 || in[2]->data.size() != 1) return false;
+      if (in.size() > 3 && in[3] && (in[3]->data.size() != 1 || (in[3]->data[0] != 0 && in[3]->data[0] != -1)))
+        return false;
+      int64_t step = 1;
+      if (in.size() > 4 && in[4]) {
+        if (in[4]->data.size() != 1 || in[4]->data[0] == 0) return false;
+        step = in[4]->data[0];
+      }
+      const int64_t len = in[0]->dims[0];
+      int64_t start = in[1]->data[0], end = in[2]->data[0];
+      if (start < 0) start += len;
+      if (end < 0) end += len;
+      if (step > 0) {
+        start = std::clamp<int64_t>(start, 0, len);
+        end = std::clamp<int64_t>(end, 0, len);
+        for (int64_t i = start; i < end; i += step) out->data.push_back(in[0]->data[i]);
+      } else {
+        start = std::clamp<int64_t>(start, -1, len - 1);
+        end = std::clamp<int64_t>(end, -1, len - 1);
+        for (int64_t i = start; i > end; i += step) out->data.push_back(in[0]->data[i]);
+      }
+      out->dims = {static_cast<int64_t>(out->data.size())};
+      return true;
+    }
+    if (op == "ConstantOfShape") {
+      if (!all_in(1)) return false;
+      int64_t fill = 0;
+      if (const auto* a = FindAttribute(n, "value")) {
+        IntTensor v;
+        if (!ReadIntTensor(a->t(), &v) || v.data.size() != 1) return false;
+        fill = v.data[0];
+      }
+      for (int64_t d : in[0]->data)
+        if (d < 0) return false;
+      out->dims = in[0]->data;
+      if (Count(out->dims) > kMaxFoldedElements) return false;
+      out->data.assign(Count(out->dims), fill);
+      return true;
+    }
+    if (op == "Range") {
+      if (!all_in(3) || in[0]->data.size() != 1 || in[1]->data.size() != 1 || in[2]->data.size() != 1 ||
+          in[2]->data[0] == 0)
+        return false;
+      const int64_t start = in[0]->data[0], limit = in[1]->data[0], delta = in[2]->data[0];
+      for (int64_t v = start; delta > 0 ? v < limit : v > limit; v += delta) {
+        out->data.push_back(v);
+        if (out->data.size() > kMaxFoldedElements) return false;
+      }
+      out->dims = {static_cast<int64_t>(out->data.size())};
+      return true;
+    }
+    if (op == "Neg" || op == "Abs" || op == "Not") {
+      if (!all_in(1)) return false;
+      *out = *in[0];
+      for (int64_t& v : out->data) v = op == "Neg" ? -v : op == "Abs" ? std::abs(v) : !v;
+      return true;
+    }
+    static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min",
+                                                  "Equal", "Less", "Greater", "Where"};
+    if (kBinary.count(op)) {
+      const size_t k = op == "Where" ? 3 : 2;
+      if (n.input_size() != static_cast<int>(k) || !all_in(k)) return false;
+      // Numpy broadcasting of k inputs.
+      size_t rank = 0;
+      for (size_t i = 0; i < k; ++i) rank = std::max(rank, in[i]->dims.size());
+      std::vector<int64_t> dims(rank, 1);
+      for (size_t i = 0; i < k; ++i)
+        for (size_t d = 0; d < in[i]->dims.size(); ++d) {
+          const int64_t x = in[i]->dims[d];
+          int64_t& y = dims[rank - in[i]->dims.size() + d];
+          if (y == 1) y = x;
+          else if (x != 1 && x != y) return false;
+        }
+      const size_t total = Count(dims);
+      out->dims = dims;
+      out->data.resize(total);
+      std::vector<int64_t> index(rank, 0);
+      for (size_t e = 0; e < total; ++e) {
+        int64_t v[3] = {0, 0, 0};
+        for (size_t i = 0; i < k; ++i) {
+          size_t flat = 0;
+          const size_t r = in[i]->dims.size();
+          for (size_t d = 0; d < r; ++d) {
+            const int64_t extent = in[i]->dims[d];
+            flat = flat * static_cast<size_t>(extent) + static_cast<size_t>(extent == 1 ? 0 : index[rank - r + d]);
+          }
+          v[i] = in[i]->data[flat];
+        }
+        int64_t r = 0;
+        if (op == "Add") r = v[0] + v[1];
+        else if (op == "Sub") r = v[0] - v[1];
+        else if (op == "Mul") r = v[0] * v[1];
+        else if (op == "Div" || op == "Mod") {
+          if (v[1] == 0) return false;
+          r = op == "Div" ? v[0] / v[1] : v[0] % v[1];
+        } else if (op == "Max") r = std::max(v[0], v[1]);
+        else if (op == "Min") r = std::min(v[0], v[1]);
+        else if (op == "Equal") r = v[0] == v[1];
+        else if (op == "Less") r = v[0] < v[1];
+        else if (op == "Greater") r = v[0] > v[1];
+        else r = v[0] ? v[1] : v[2];
+        out->data[e] = r;
+        for (size_t d = rank; d-- > 0;) {  // next multi-index
+          if (++index[d] < dims[d]) break;
+          index[d] = 0;
+        }
+      }
+      return true;
+    }
+    return false;
+  }
+};
+
+// Einsum ("bij,jk->bik", "...ij,...jk", implicit output): the output dims and the number of
+// points of the iteration space (∏ sizes of all subscripts × broadcast '...' dims). Returns ""
+// or what does not fit.
+std::string EinsumShape(const std::string& equation, const std::vector<std::vector<int64_t>>& inputs,
+                        std::vector<int64_t>* out_dims, double* iterations) {
+  std::string eq;
+  for (char c : equation)
+    if (c != ' ') eq += c;
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t pos = 0;;) {
+    const size_t comma = lhs.find(',', pos);
+    terms.push_back(lhs.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  if (terms.size() != inputs.size()) return "equation '" + equation + "' has " + std::to_string(terms.size()) +
+                                            " operands, the node " + std::to_string(inputs.size());
+  std::map<char, int64_t> sizes;
+  std::map<char, int> uses;
+  std::vector<int64_t> ellipsis;  // broadcast dims of '...', right-aligned
+  for (size_t k = 0; k < terms.size(); ++k) {
+    const std::string& term = terms[k];
+    const size_t dots = term.find("...");
+    std::string letters;
+    for (char c : term)
+      if (std::isalpha(static_cast<unsigned char>(c))) letters += c;
+    const std::vector<int64_t>& dims = inputs[k];
+    if (letters.size() > dims.size() || (dots == std::string::npos && letters.size() != dims.size()))
+      return "equation '" + equation + "' does not match the rank of input " + std::to_string(k);
+    const size_t before = dots == std::string::npos ? letters.size() : dots;
+    const size_t extra = dims.size() - letters.size();
+    std::vector<int64_t> e(dims.begin() + before, dims.begin() + before + extra);
+    if (e.size() > ellipsis.size()) ellipsis.insert(ellipsis.begin(), e.size() - ellipsis.size(), 1);
+    for (size_t d = 0; d < e.size(); ++d) {
+      int64_t& y = ellipsis[ellipsis.size() - e.size() + d];
+      y = std::max(y, e[d]);
+    }
+    for (size_t li = 0; li < letters.size(); ++li) {
+      const int64_t size = dims[li < before ? li : li + extra];
+      sizes[letters[li]] = std::max(sizes[letters[li]], size);
+      ++uses[letters[li]];
+    }
+  }
+  std::string rhs;
+  bool rhs_dots = false;
+  if (arrow != std::string::npos) {
+    rhs = eq.substr(arrow + 2);
+    rhs_dots = rhs.find("...") != std::string::npos;
+  } else {  // implicit: the letters used once, in alphabetical order, after '...'
+    rhs_dots = !ellipsis.empty();
+    for (const auto& [c, n] : uses)
+      if (n == 1) rhs += c;
+  }
+  out_dims->clear();
+  for (size_t i = 0; i < rhs.size(); ++i) {
+    if (rhs[i] == '.') {
+      if (rhs.compare(i, 3, "...") == 0) {
+        out_dims->insert(out_dims->end(), ellipsis.begin(), ellipsis.end());
+        i += 2;
+      }
+      continue;
+    }
+    auto it = sizes.find(rhs[i]);
+    if (it == sizes.end()) return "output subscript '" + std::string(1, rhs[i]) + "' is in no input";
+    out_dims->push_back(it->second);
+  }
+  if (arrow == std::string::npos && rhs_dots) {
+    std::vector<int64_t> dims = ellipsis;
+    dims.insert(dims.end(), out_dims->begin(), out_dims->end());
+    *out_dims = dims;
+  }
+  *iterations = 1;
+  for (int64_t e : ellipsis) *iterations *= static_cast<double>(e);
+  for (const auto& [c, size] : sizes) *iterations *= static_cast<double>(size);
+  return "";
 }
 
 // A dim_param that names the batch ("batch", "batch_size", "N", "Batch"): takes options.batch
@@ -174,8 +594,7 @@ class Importer {
     CheckNodes();
     SortNodes();
     FixInputDims();
-    InferShapesFoldingShapeData();
-    CollectTensors();
+    InferShapesFoldingShapeData();  // leaves the final shapes in tensors_
     return BuildOps();
   }
 
@@ -302,44 +721,91 @@ class Importer {
     g->clear_value_info();
   }
 
-  // ONNX's data propagation computes the values of shape subgraphs (Shape → Gather →
-  // Unsqueeze → Concat), but ONNX 1.12's Reshape (and Expand, Tile, …) only reads constant
-  // inputs. So each round feeds the propagated values of such inputs back as int64
-  // initializers and infers again, until nothing changes (one round per dependent chain).
+  // ONNX 1.12's Reshape (and Expand, Tile, ConstantOfShape, …) infers its output shape only
+  // from a constant shape input, but exported models compute it (Shape → Gather → Unsqueeze →
+  // Concat → Reshape). So each round infers shapes, evaluates the integer shape arithmetic
+  // (IntFolder, else ONNX's data propagation) and feeds the values of such inputs back as
+  // int64 initializers; rounds repeat until nothing changes (one per dependent chain).
   void InferShapesFoldingShapeData() {
     // (op_type, input index) pairs whose shape inference needs the input's values.
     static const std::set<std::pair<std::string, int>> kDataInputs = {
-        {"Reshape", 1}, {"Expand", 1}, {"Tile", 1}, {"ConstantOfShape", 0}, {"Pad", 1}, {"Slice", 1},
-        {"Slice", 2},   {"Slice", 3},  {"Slice", 4}, {"Unsqueeze", 1},      {"Squeeze", 1}, {"Split", 1}};
+        {"Reshape", 1}, {"Expand", 1},    {"Tile", 1},    {"ConstantOfShape", 0}, {"Pad", 1},
+        {"Slice", 1},   {"Slice", 2},     {"Slice", 3},   {"Slice", 4},           {"Unsqueeze", 1},
+        {"Squeeze", 1}, {"Split", 1},     {"Range", 0},   {"Range", 1},           {"Range", 2},
+        {"ReduceSum", 1}, {"OneHot", 1},  {"TopK", 1},    {"Resize", 3}};
     std::unordered_map<std::string, std::string> folded;  // tensor → initializer holding its values
+    std::map<std::string, std::pair<int, std::vector<int64_t>>> own_shapes;  // name → (elem type, dims)
     auto* g = model_.mutable_graph();
     for (;;) {  // ends: every round rewires at least one more input
-
       std::unordered_map<std::string, onnx::TensorShapeProto> data;
-      g->clear_value_info();  // rebuilt by each round
+      g->clear_value_info();  // rebuilt by each round, from the shapes ONNX cannot infer
+      for (const auto& [name, dims] : own_shapes) {
+        auto* v = g->add_value_info();
+        v->set_name(name);
+        auto* t = v->mutable_type()->mutable_tensor_type();
+        t->set_elem_type(dims.first);
+        auto* shape = t->mutable_shape();
+        for (int64_t d : dims.second) shape->add_dim()->set_dim_value(d);
+      }
       try {
         onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(),
                                            onnx::ShapeInferenceOptions(false, 1, true), &data);
       } catch (const std::exception& e) {
         Fail(std::string("ONNX shape inference failed: ") + e.what());
       }
+      CollectTensors();
+      IntFolder fold;
+      for (const auto& t : g->initializer()) {
+        IntTensor v;
+        if (ReadIntTensor(t, &v)) fold.values[t.name()] = std::move(v);
+      }
+      fold.Run(*g, [&](const std::string& name) -> const std::vector<int64_t>* {
+        auto it = tensors_.find(name);
+        return it != tensors_.end() && it->second.known ? &it->second.dims : nullptr;
+      });
       int rewired = 0;
+      // ONNX 1.12 infers only the rank of an Einsum's output.
+      for (const auto& n : g->node()) {
+        if (n.op_type() != "Einsum" || n.output_size() == 0 || own_shapes.count(n.output(0))) continue;
+        const auto* eq = FindAttribute(n, "equation");
+        std::vector<std::vector<int64_t>> dims;
+        for (const std::string& x : n.input()) {
+          auto it = tensors_.find(x);
+          if (it == tensors_.end() || !it->second.known) break;
+          dims.push_back(it->second.dims);
+        }
+        std::vector<int64_t> out_dims;
+        double iterations = 0;
+        if (!eq || static_cast<int>(dims.size()) != n.input_size() ||
+            !EinsumShape(eq->s(), dims, &out_dims, &iterations).empty())
+          continue;
+        own_shapes[n.output(0)] = {tensors_[n.input(0)].elem_type, out_dims};
+        ++rewired;
+      }
       for (auto& n : *g->mutable_node())
         for (int k = 0; k < n.input_size(); ++k) {
           const std::string& in = n.input(k);
           if (in.empty() || !kDataInputs.count({n.op_type(), k}) || initializers_.count(in)) continue;
           auto known = folded.find(in);
           if (known == folded.end()) {
-            auto it = data.find(in);
-            if (it == data.end()) continue;
-            bool all = true;
-            for (const auto& d : it->second.dim()) all = all && d.has_dim_value();
-            if (!all) continue;
+            IntTensor v;
+            if (auto f = fold.values.find(in); f != fold.values.end()) {
+              v = f->second;
+            } else if (auto d = data.find(in); d != data.end()) {
+              for (const auto& x : d->second.dim()) {
+                if (!x.has_dim_value()) break;
+                v.data.push_back(x.dim_value());
+              }
+              if (static_cast<int>(v.data.size()) != d->second.dim_size()) continue;
+              v.dims = {static_cast<int64_t>(v.data.size())};
+            } else {
+              continue;
+            }
             auto* t = g->add_initializer();
             t->set_name("placerl.folded/" + in);
             t->set_data_type(onnx::TensorProto::INT64);
-            t->add_dims(it->second.dim_size());
-            for (const auto& d : it->second.dim()) t->add_int64_data(d.dim_value());
+            for (int64_t x : v.dims) t->add_dims(x);
+            for (int64_t x : v.data) t->add_int64_data(x);
             known = folded.emplace(in, t->name()).first;
           }
           n.set_input(k, known->second);
@@ -353,16 +819,24 @@ class Importer {
 
   void CollectTensors() {
     const auto& g = model_.graph();
+    tensors_.clear();
     for (const auto& v : g.input()) tensors_[v.name()] = FromTypeProto(v.type());
     for (const auto& v : g.value_info()) tensors_[v.name()] = FromTypeProto(v.type());
     for (const auto& v : g.output()) tensors_[v.name()] = FromTypeProto(v.type());
     for (const auto& t : g.initializer()) {
       Tensor x;
+      x.elem_type = t.data_type();
       x.element_bytes = ElementBytes(t.data_type());
       x.dims.assign(t.dims().begin(), t.dims().end());
       x.known = true;
       tensors_[t.name()] = x;
     }
+  }
+
+  const std::string& FirstOutput(int node) const {
+    for (const std::string& o : model_.graph().node(node).output())
+      if (!o.empty()) return o;
+    FailNode(node, "has no outputs");
   }
 
   const Tensor& Shape(int node, const std::string& name) const {
@@ -379,11 +853,18 @@ class Importer {
     std::unordered_map<std::string, Value> values;
     std::vector<double> weight_bytes;
     std::vector<bool> weight_claimed;
+    // Float inputs that configure an op rather than hold learnt values.
+    static const std::set<std::pair<std::string, int>> kSettingInputs = {
+        {"Resize", 1}, {"Resize", 2}, {"Upsample", 1}, {"Pad", 2}, {"Clip", 1}, {"Clip", 2}};
+    std::unordered_set<std::string> weight_inputs;  // consumed where a weight can be
+    for (const auto& n : g.node())
+      for (int k = 0; k < n.input_size(); ++k)
+        if (!kSettingInputs.count({n.op_type(), k})) weight_inputs.insert(n.input(k));
     for (const auto& t : g.initializer()) {
       Value v;
       v.constant = true;
       const Tensor& x = tensors_[t.name()];
-      if (IsFloat(t.data_type()) && x.elements() > 1) {
+      if (IsFloat(t.data_type()) && x.elements() > 1 && weight_inputs.count(t.name())) {
         v.weights.push_back(static_cast<int>(weight_bytes.size()));
         weight_bytes.push_back(x.bytes());
         weight_claimed.push_back(false);
@@ -449,7 +930,7 @@ class Importer {
         if (!o.empty()) values[o] = Value{index, false, {}};
       out.ops.push_back(std::move(op));
       out.op_types.push_back(n.op_type());
-      out.output_shapes.push_back(Shape(i, n.output(0)).dims);
+      out.output_shapes.push_back(Shape(i, FirstOutput(i)).dims);
     }
     if (out.ops.empty()) Fail("the model has no compute ops (every node folds to a constant)");
     return out;
@@ -473,7 +954,7 @@ class Importer {
       out_bytes += b;
       if (consumed_.count(o)) used_out_bytes += b;
     }
-    const Tensor& y = Shape(i, n.output(0));
+    const Tensor& y = Shape(i, FirstOutput(i));
     OpInfo op;
     op.kind = "elementwise";
     op.bytes = in_bytes + out_bytes;
@@ -528,6 +1009,19 @@ class Importer {
         rank_at_least(a, 1, "input A");
         op.kind = "matmul";
         op.flops = 2 * outs * static_cast<double>(a.dims.back());
+        break;
+      }
+      case Rule::kEinsum: {
+        const auto* eq = FindAttribute(n, "equation");
+        if (!eq) FailNode(i, "has no equation");
+        std::vector<std::vector<int64_t>> dims;
+        for (int k = 0; k < n.input_size(); ++k) dims.push_back(in(k).dims);
+        std::vector<int64_t> out_dims;
+        double iterations = 0;
+        const std::string error = EinsumShape(eq->s(), dims, &out_dims, &iterations);
+        if (!error.empty()) FailNode(i, error);
+        op.kind = "matmul";
+        op.flops = (dims.size() >= 2 ? 2 : 1) * iterations;
         break;
       }
       case Rule::kNorm: op.kind = "norm"; op.flops = 8 * in(0).elements(); break;

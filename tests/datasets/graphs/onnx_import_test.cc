@@ -318,6 +318,53 @@ TEST(OnnxImport, AttentionFoldsShapeSubgraphAndCountsBatchedMatMul) {
   EXPECT_EQ(g.num_ops(), 10 + 10 + 4);
 }
 
+// Shape arithmetic ONNX 1.12 cannot propagate (ConstantOfShape, as in the expanded
+// LayerNormalization function) is evaluated by the importer; Einsum counts like MatMul;
+// Resize's scales configure the op and are no weight.
+TEST(OnnxImport, FoldsConstantOfShapeEinsumAndResizeScales) {
+  ModelBuilder m;
+  m.Input("x", {"batch", "4", "8"});
+  m.Weight("w", {8, 5});
+  m.Ints("zero", {0});
+  m.Ints("one", {1});
+  m.Node("Shape", "shape", {"x"}, {"xs"});
+  m.Node("Slice", "prefix", {"xs", "zero", "one"}, {"b"});
+  auto* fill = m.Node("ConstantOfShape", "minus_one", {"one"}, {"m1"});
+  auto* value = fill->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(-1);
+  auto* cat = m.Node("Concat", "target", {"b", "m1"}, {"target_shape"});
+  ModelBuilder::Int(cat, "axis", 0);
+  auto* es = m.Node("Einsum", "proj", {"x", "w"}, {"p"});
+  ModelBuilder::Str(es, "equation", "bij,jk->bik");
+  m.Node("Reshape", "flat", {"p", "target_shape"}, {"f"});
+  m.Node("Unsqueeze", "as_image", {"f", "one"}, {"img"});  // [batch, 1, 20]
+  m.Node("Unsqueeze", "as_image2", {"img", "one"}, {"img2"});  // [batch, 1, 1, 20]
+  auto* scales = m.graph()->add_initializer();
+  scales->set_name("scales");
+  scales->set_data_type(onnx::TensorProto::FLOAT);
+  scales->add_dims(4);
+  for (float v : {1.f, 1.f, 2.f, 2.f}) scales->add_float_data(v);
+  m.Node("Resize", "up", {"img2", "", "scales"}, {"y"});
+  m.Output("y");
+  OnnxImportOptions o;
+  o.batch = 3;
+  const OnnxForward f = ReadOnnxForward(m.Bytes(), "fold.onnx", o);
+  std::map<std::string, int> at;
+  for (size_t i = 0; i < f.ops.size(); ++i) at[f.ops[i].name] = static_cast<int>(i);
+  EXPECT_EQ(f.ops.size(), 5u);  // proj, flat, as_image, as_image2, up
+  EXPECT_EQ(f.folded_nodes, 4);
+  EXPECT_EQ(f.output_shapes[at["flat"]], (std::vector<int64_t>{3, 20}));
+  EXPECT_DOUBLE_EQ(f.ops[at["proj"]].flops, 2.0 * 3 * 4 * 8 * 5);
+  EXPECT_EQ(f.ops[at["proj"]].kind, "matmul");
+  EXPECT_EQ(f.output_shapes[at["up"]], (std::vector<int64_t>{3, 1, 2, 40}));
+  EXPECT_DOUBLE_EQ(f.ops[at["up"]].param_bytes, 0);
+  EXPECT_DOUBLE_EQ(f.weight_bytes, 8 * 5 * 4);
+}
+
 TEST(OnnxImport, SymbolicDimsNeedValues) {
   OnnxImportOptions o;
   try {
@@ -498,9 +545,12 @@ TEST(OnnxImport, FilesSpecsAndSizeLimit) {
 
 // Debian's libonnx-testdata (optional): a few of its toy node models import when present.
 TEST(OnnxImport, DebianTestDataSmoke) {
-  const std::string root = "/usr/share/onnx/testdata/node";
-  const std::vector<std::string> models = {"test_conv_with_strides_padding", "test_gemm_default_single_elem_vector_bias",
-                                           "test_matmul_3d", "test_relu", "test_softmax_example"};
+  const std::string root = "/usr/share/libonnx-testdata/data";
+  const std::vector<std::string> models = {
+      "node/test_conv_with_strides_padding", "node/test_gemm_default_single_elem_vector_bias", "node/test_matmul_3d",
+      "node/test_lstm_with_initial_bias", "node/test_layer_normalization_4d_axis_negative_1_expanded",
+      "node/test_einsum_batch_matmul", "pytorch-converted/test_Conv2d_depthwise_strided",
+      "pytorch-converted/test_Embedding"};
   int imported = 0;
   for (const std::string& m : models) {
     const std::string path = root + "/" + m + "/model.onnx";
