@@ -61,6 +61,7 @@ const std::unordered_map<std::string, OpRule>& Rules() {
     for (const char* op : {"LeakyRelu", "Elu", "HardSigmoid", "Softplus", "Softsign", "Celu", "ThresholdedRelu"})
       r[op] = {Rule::kElementwise, 2};
     for (const char* op : {"Selu", "HardSwish"}) r[op] = {Rule::kElementwise, 3};
+    r["Gelu"] = {Rule::kElementwise, 5};  // x/√2, erf, +1, ·x, ·½ (opset 20; shape: the importer's)
     for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Equal", "Less",
                            "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Where", "Mod",
                            "PRelu", "BitShift"})
@@ -764,21 +765,24 @@ class Importer {
         return it != tensors_.end() && it->second.known ? &it->second.dims : nullptr;
       });
       int rewired = 0;
-      // ONNX 1.12 infers only the rank of an Einsum's output.
+      // ONNX 1.12 infers only the rank of an Einsum's output and knows no Gelu (opset 20).
       for (const auto& n : g->node()) {
-        if (n.op_type() != "Einsum" || n.output_size() == 0 || own_shapes.count(n.output(0))) continue;
-        const auto* eq = FindAttribute(n, "equation");
+        if ((n.op_type() != "Einsum" && n.op_type() != "Gelu") || n.output_size() == 0 || n.output(0).empty() ||
+            own_shapes.count(n.output(0)))
+          continue;
         std::vector<std::vector<int64_t>> dims;
         for (const std::string& x : n.input()) {
           auto it = tensors_.find(x);
           if (it == tensors_.end() || !it->second.known) break;
           dims.push_back(it->second.dims);
         }
-        std::vector<int64_t> out_dims;
-        double iterations = 0;
-        if (!eq || static_cast<int>(dims.size()) != n.input_size() ||
-            !EinsumShape(eq->s(), dims, &out_dims, &iterations).empty())
-          continue;
+        if (dims.empty() || static_cast<int>(dims.size()) != n.input_size()) continue;
+        std::vector<int64_t> out_dims = dims[0];
+        if (n.op_type() == "Einsum") {
+          const auto* eq = FindAttribute(n, "equation");
+          double iterations = 0;
+          if (!eq || !EinsumShape(eq->s(), dims, &out_dims, &iterations).empty()) continue;
+        }
         own_shapes[n.output(0)] = {tensors_[n.input(0)].elem_type, out_dims};
         ++rewired;
       }
@@ -811,6 +815,7 @@ class Importer {
           n.set_input(k, known->second);
           ++rewired;
         }
+      ++shape_rounds_;
       if (rewired == 0) break;
       initializers_.clear();
       for (const auto& t : g->initializer()) initializers_.emplace(t.name(), &t);
@@ -850,6 +855,7 @@ class Importer {
     const auto& g = model_.graph();
     OnnxForward out;
     out.num_nodes = g.node_size();
+    out.shape_rounds = shape_rounds_;
     std::unordered_map<std::string, Value> values;
     std::vector<double> weight_bytes;
     std::vector<bool> weight_claimed;
@@ -1077,6 +1083,7 @@ class Importer {
   std::vector<std::vector<int>> node_inputs_;  // producer node indices (before sorting)
   std::unordered_map<std::string, Tensor> tensors_;
   std::unordered_set<std::string> consumed_;  // values some node reads or the graph returns
+  int shape_rounds_ = 0;
 };
 
 }  // namespace
@@ -1116,6 +1123,8 @@ NamedGraph GraphFromOnnxSpec(const std::string& spec) {
         throw ConfigError("graph: expected key=non-negative integer after '.onnx?', got '" + kv + "'");
       if (k == "backward") {
         options.training = x != 0;
+      } else if (k == "update") {
+        options.training_ops.update = x != 0;
       } else if (x == 0) {
         throw ConfigError("graph: " + k + " must be >= 1, got '" + kv + "'");
       } else if (k == "batch") {

@@ -71,6 +71,7 @@ struct OnnxForward {
   int num_nodes = 0;                                // nodes in the ONNX graph
   int folded_nodes = 0;                             // constant / shape / Identity / Dropout nodes
   double weight_bytes = 0;                          // Σ weight initializers
+  int shape_rounds = 0;                             // shape inference passes (onnx_import.cc)
 };
 
 // `bytes` is a serialized ModelProto; `label` names it in errors (the path).
@@ -82,9 +83,10 @@ ComputeGraph ImportOnnxBytes(const std::string& bytes, const std::string& label,
 ComputeGraph ImportOnnx(const std::string& path, const OnnxImportOptions& options = {});
 
 // Graph specs naming an ONNX file: `model.onnx` or `model.onnx?batch=32,seq=128,backward=0`
-// (keys: batch, backward = 0/1 for the training ops, any other key a dim_param name; values
-// non-negative integers, batch and dims ≥ 1). True when `spec` ends in ".onnx" or has
-// ".onnx?" in it.
+// (keys: batch; backward = 0/1: grad/ and update/ ops; update = 0/1: only the update/ ops —
+// 0 with perf-model's training-step line, which adds the update itself; any other key a
+// dim_param name; values non-negative integers, batch and dims ≥ 1). True when `spec` ends
+// in ".onnx" or has ".onnx?" in it.
 bool IsOnnxSpec(const std::string& spec);
 // Imports the file; examples = batch. Throws ConfigError on a bad key or value.
 NamedGraph GraphFromOnnxSpec(const std::string& spec);

@@ -293,6 +293,7 @@ TEST(OnnxImport, AttentionFoldsShapeSubgraphAndCountsBatchedMatMul) {
   // 15 nodes: Shape, Gather, Unsqueeze, Concat and Dropout fold; 10 ops remain.
   EXPECT_EQ(f.num_nodes, 15);
   EXPECT_EQ(f.folded_nodes, 5);
+  EXPECT_EQ(f.shape_rounds, 2);  // the second sees the computed Reshape target
   ASSERT_EQ(f.ops.size(), 10u);
   std::map<std::string, int> at;
   for (size_t i = 0; i < f.ops.size(); ++i) at[f.ops[i].name] = static_cast<int>(i);
@@ -363,6 +364,27 @@ TEST(OnnxImport, FoldsConstantOfShapeEinsumAndResizeScales) {
   EXPECT_EQ(f.output_shapes[at["up"]], (std::vector<int64_t>{3, 1, 2, 40}));
   EXPECT_DOUBLE_EQ(f.ops[at["up"]].param_bytes, 0);
   EXPECT_DOUBLE_EQ(f.weight_bytes, 8 * 5 * 4);
+}
+
+// Gelu (ONNX opset 20, newer than Debian's libonnx 1.12): the importer gives its output the
+// input's shape.
+TEST(OnnxImport, GeluWithoutAnOnnxSchema) {
+  ModelBuilder m;
+  m.Input("x", {"batch", "8"});
+  m.Weight("w", {8, 8});
+  m.Node("MatMul", "fc", {"x", "w"}, {"h"});
+  m.Node("Gelu", "gelu", {"h"}, {"g"});
+  m.Node("MatMul", "fc2", {"g", "w"}, {"y"});
+  m.Output("y");
+  OnnxImportOptions o;
+  o.batch = 4;
+  const OnnxForward f = ReadOnnxForward(m.Bytes(), "gelu.onnx", o);
+  ASSERT_EQ(f.ops.size(), 3u);
+  EXPECT_EQ(f.output_shapes[1], (std::vector<int64_t>{4, 8}));
+  EXPECT_DOUBLE_EQ(f.ops[1].flops, 5 * 32);
+  EXPECT_EQ(f.output_shapes[2], (std::vector<int64_t>{4, 8}));
+  EXPECT_DOUBLE_EQ(f.ops[0].param_bytes, 256);  // tied: the first reader holds the weight
+  EXPECT_DOUBLE_EQ(f.ops[2].param_bytes, 0);
 }
 
 TEST(OnnxImport, SymbolicDimsNeedValues) {
@@ -532,6 +554,7 @@ TEST(OnnxImport, FilesSpecsAndSizeLimit) {
   EXPECT_DOUBLE_EQ(a.graph.flops[IndexOf(a.graph, "mm1")], 2.0 * 4 * 32 * 16);
   const NamedGraph b = GraphFromSpec(path + "?batch=4,backward=0");
   EXPECT_EQ(b.graph.num_ops(), 5);
+  EXPECT_EQ(GraphFromSpec(path + "?update=0").graph.num_ops(), 5 + 5);
   EXPECT_DOUBLE_EQ(GraphFromSpec(path).examples, 1);
   EXPECT_THROW(GraphFromSpec(path + "?batch=x"), ConfigError);
   EXPECT_THROW(GraphFromSpec(path + "?batch=0"), ConfigError);
