@@ -622,6 +622,15 @@ class Importer {
             a.graphs_size() > 0)
           FailNode(i, "subgraphs (control flow: If, Loop, Scan) are not supported");
       if (Rules().count(n.op_type()) == 0) FailNode(i, "unsupported operator '" + n.op_type() + "'");
+      // libonnx 1.12's conv/pool shape inference divides by strides and trusts the rest.
+      for (const auto& a : n.attribute()) {
+        const bool positive = a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape";
+        if (!positive && a.name() != "pads") continue;
+        for (int64_t v : a.ints())
+          if (positive ? v < 1 : v < 0)
+            FailNode(i, "attribute '" + a.name() + "' has " + std::to_string(v) + " (must be " +
+                            (positive ? ">= 1)" : ">= 0)"));
+      }
       for (const std::string& out : n.output()) {
         if (out.empty()) continue;
         if (initializers_.count(out) || graph_inputs_.count(out))
@@ -685,7 +694,16 @@ class Importer {
     auto* g = model_.mutable_graph();
     std::set<std::string> used, seen;
     for (auto& in : *g->mutable_input()) {
-      if (initializers_.count(in.name())) continue;
+      if (auto init = initializers_.find(in.name()); init != initializers_.end()) {
+        // An initializer listed as an input (IR < 4): its declared type is the initializer's
+        // (libonnx 1.12 crashes merging some malformed declared shapes).
+        auto* t = in.mutable_type()->mutable_tensor_type();
+        t->set_elem_type(init->second->data_type());
+        t->clear_shape();
+        auto* shape = t->mutable_shape();
+        for (int64_t d : init->second->dims()) shape->add_dim()->set_dim_value(d);
+        continue;
+      }
       if (!in.type().has_tensor_type()) Fail("graph input '" + in.name() + "' is not a tensor");
       if (!in.type().tensor_type().has_shape()) Fail("graph input '" + in.name() + "' has no shape");
       auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
@@ -718,6 +736,22 @@ class Importer {
         throw ConfigError(label_ + ": the model has no symbolic input dimension '" + name + "' (it has: " +
                           (names.empty() ? "none" : names) + ")");
       }
+    // libonnx 1.12's Gemm inference (opsets before 7 above all) indexes A's and B's dims
+    // unchecked: their ranks, when declared here, must be 2.
+    std::unordered_map<std::string, int> declared_rank;
+    for (const auto& in : g->input())
+      if (in.type().has_tensor_type() && in.type().tensor_type().has_shape())
+        declared_rank[in.name()] = in.type().tensor_type().shape().dim_size();
+    for (const auto& t : g->initializer()) declared_rank[t.name()] = t.dims_size();
+    for (int i = 0; i < g->node_size(); ++i) {
+      const auto& n = g->node(i);
+      if (n.op_type() != "Gemm") continue;
+      for (int k = 0; k < std::min(2, n.input_size()); ++k) {
+        auto it = declared_rank.find(n.input(k));
+        if (it != declared_rank.end() && it->second != 2)
+          FailNode(i, "input '" + n.input(k) + "' has rank " + std::to_string(it->second) + ", Gemm needs 2");
+      }
+    }
     // Declared intermediate shapes may carry the old symbols; inference recomputes them.
     g->clear_value_info();
   }
@@ -748,13 +782,49 @@ class Importer {
         auto* shape = t->mutable_shape();
         for (int64_t d : dims.second) shape->add_dim()->set_dim_value(d);
       }
+      // libonnx 1.12 sizes LayerNormalization's optional Mean/InvStdDev outputs with an
+      // unchecked axis (an axis < −rank crashes it): ONNX infers Y only, the importer the rest.
+      std::vector<std::pair<int, std::vector<std::string>>> layer_norm_stats;
+      for (int i = 0; i < g->node_size(); ++i) {
+        auto* n = g->mutable_node(i);
+        if (n->op_type() != "LayerNormalization" || n->output_size() <= 1) continue;
+        layer_norm_stats.push_back({i, std::vector<std::string>(n->output().begin() + 1, n->output().end())});
+        while (n->output_size() > 1) n->mutable_output()->RemoveLast();
+      }
       try {
         onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(),
                                            onnx::ShapeInferenceOptions(false, 1, true), &data);
       } catch (const std::exception& e) {
         Fail(std::string("ONNX shape inference failed: ") + e.what());
       }
+      for (const auto& [i, outputs] : layer_norm_stats)
+        for (const std::string& o : outputs) g->mutable_node(i)->add_output(o);
       CollectTensors();
+      int rewired = 0;
+      for (const auto& [i, outputs] : layer_norm_stats) {
+        const auto& n = g->node(i);
+        auto x = tensors_.find(n.input_size() > 0 ? n.input(0) : "");
+        if (x == tensors_.end() || !x->second.known) continue;
+        const int64_t rank = static_cast<int64_t>(x->second.dims.size());
+        int64_t axis = IntAttribute(n, "axis", -1);
+        if (axis < 0) axis += rank;
+        if (axis < 0 || axis >= rank)
+          FailNode(i, "axis " + std::to_string(IntAttribute(n, "axis", -1)) + " is out of range for rank " +
+                          std::to_string(rank));
+        std::vector<int64_t> dims = x->second.dims;
+        for (int64_t d = axis; d < rank; ++d) dims[d] = 1;
+        const int type = static_cast<int>(IntAttribute(n, "stash_type", onnx::TensorProto::FLOAT));
+        for (const std::string& o : outputs) {
+          if (o.empty()) continue;
+          Tensor t;
+          t.elem_type = type;
+          t.element_bytes = ElementBytes(type);
+          t.dims = dims;
+          t.known = true;
+          tensors_[o] = t;
+          if (own_shapes.emplace(o, std::make_pair(type, dims)).second) ++rewired;
+        }
+      }
       IntFolder fold;
       for (const auto& t : g->initializer()) {
         IntTensor v;
@@ -764,7 +834,6 @@ class Importer {
         auto it = tensors_.find(name);
         return it != tensors_.end() && it->second.known ? &it->second.dims : nullptr;
       });
-      int rewired = 0;
       // ONNX 1.12 infers only the rank of an Einsum's output and knows no Gelu (opset 20).
       for (const auto& n : g->node()) {
         if ((n.op_type() != "Einsum" && n.op_type() != "Gelu") || n.output_size() == 0 || n.output(0).empty() ||

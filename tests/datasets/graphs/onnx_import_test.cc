@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -533,6 +535,32 @@ TEST(OnnxImport, MalformedModelsNameTheNode) {
     m.model().clear_opset_import();
     ExpectParseError(m.Bytes(), {"opset"});
   }
+  // Values libonnx 1.12's shape inference would divide by or index with (found by fuzzing).
+  {
+    ModelBuilder m = Cnn();
+    m.graph()->mutable_node(2)->mutable_attribute(1)->set_ints(1, 0);  // pool strides {2, 0}
+    ExpectParseError(m.Bytes(), {"node #2 'pool' (MaxPool)", "'strides' has 0"});
+  }
+  {
+    ModelBuilder m = Cnn();
+    m.graph()->mutable_initializer(2)->clear_dims();
+    m.graph()->mutable_initializer(2)->add_dims(640);  // fc.w of rank 1
+    ExpectParseError(m.Bytes(), {"node #4 'fc' (Gemm)", "rank 1"});
+  }
+  {
+    ModelBuilder m(17);
+    m.Input("x", {"2", "3", "4"});
+    m.Weight("gamma", {4});
+    auto* ln = m.Node("LayerNormalization", "ln", {"x", "gamma"}, {"y", "mean"});
+    ModelBuilder::Int(ln, "axis", -5);
+    m.Output("y");
+    m.Output("mean");
+    ExpectParseError(m.Bytes(), {"node #0 'ln' (LayerNormalization)", "axis -5 is out of range for rank 3"});
+    ln->mutable_attribute(0)->set_i(-1);  // valid: Mean is [2, 3, 1]
+    const OnnxForward f = ReadOnnxForward(m.Bytes(), "ln.onnx");
+    ASSERT_EQ(f.ops.size(), 1u);
+    EXPECT_DOUBLE_EQ(f.ops[0].output_bytes, (24 + 6) * 4);
+  }
 }
 
 TEST(OnnxImport, FilesSpecsAndSizeLimit) {
@@ -564,6 +592,39 @@ TEST(OnnxImport, FilesSpecsAndSizeLimit) {
   EXPECT_THROW(ImportOnnx(path, small), ParseError);
   EXPECT_THROW(ImportOnnx((dir / "missing.onnx").string()), IoError);
   fs::remove_all(dir);
+}
+
+// Corrupted models (bytes flipped, inserted, cut) end in a graph or a placerl::Error — never
+// another exception or a crash (ONNX's shape inference sees the corrupted graphs too).
+TEST(OnnxImport, CorruptedBytesGiveAGraphOrAnError) {
+  std::mt19937 rng(15);
+  int graphs = 0, errors = 0;
+  for (const std::string& good : {Cnn().Bytes(), Mlp().Bytes(), Attention().Bytes(), Lstm().Bytes()}) {
+    for (int trial = 0; trial < 300; ++trial) {
+      std::string bytes = good;
+      const int edits = 1 + static_cast<int>(rng() % 4);
+      for (int e = 0; e < edits && !bytes.empty(); ++e) {
+        const size_t at = rng() % bytes.size();
+        switch (rng() % 3) {
+          case 0: bytes[at] = static_cast<char>(rng()); break;
+          case 1: bytes.insert(bytes.begin() + static_cast<long>(at), static_cast<char>(rng())); break;
+          default: bytes.resize(at); break;
+        }
+      }
+      OnnxImportOptions o;
+      o.batch = 2;
+      o.dims["seq"] = 4;
+      try {
+        const ComputeGraph g = ImportOnnxBytes(bytes, "bad.onnx", o);
+        for (int i = 0; i < g.num_ops(); ++i) ASSERT_TRUE(g.flops[i] >= 0 && std::isfinite(g.flops[i]));
+        ++graphs;
+      } catch (const Error&) {
+        ++errors;
+      }
+    }
+  }
+  EXPECT_GT(errors, 0);
+  EXPECT_EQ(graphs + errors, 4 * 300);
 }
 
 // Debian's libonnx-testdata (optional): a few of its toy node models import when present.
