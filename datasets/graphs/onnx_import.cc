@@ -736,8 +736,9 @@ class Importer {
         throw ConfigError(label_ + ": the model has no symbolic input dimension '" + name + "' (it has: " +
                           (names.empty() ? "none" : names) + ")");
       }
-    // libonnx 1.12's Gemm inference (opsets before 7 above all) indexes A's and B's dims
-    // unchecked: their ranks, when declared here, must be 2.
+    // libonnx 1.12's Gemm, Conv, ConvTranspose, pool and RNN inference index their inputs'
+    // dims unchecked (found by fuzzing): ranks declared on graph inputs and initializers must
+    // fit. (Ranks ONNX infers for intermediate tensors come from its own checked rules.)
     std::unordered_map<std::string, int> declared_rank;
     for (const auto& in : g->input())
       if (in.type().has_tensor_type() && in.type().tensor_type().has_shape())
@@ -745,11 +746,31 @@ class Importer {
     for (const auto& t : g->initializer()) declared_rank[t.name()] = t.dims_size();
     for (int i = 0; i < g->node_size(); ++i) {
       const auto& n = g->node(i);
-      if (n.op_type() != "Gemm") continue;
-      for (int k = 0; k < std::min(2, n.input_size()); ++k) {
+      const std::string& op = n.op_type();
+      auto rank = [&](int k) {
+        if (k >= n.input_size()) return -1;
         auto it = declared_rank.find(n.input(k));
-        if (it != declared_rank.end() && it->second != 2)
-          FailNode(i, "input '" + n.input(k) + "' has rank " + std::to_string(it->second) + ", Gemm needs 2");
+        return it == declared_rank.end() ? -1 : it->second;
+      };
+      auto need = [&](int k, bool ok, const std::string& what) {
+        if (rank(k) >= 0 && !ok)
+          FailNode(i, "input '" + n.input(k) + "' has rank " + std::to_string(rank(k)) + ", " + op + " needs " + what);
+      };
+      if (op == "Gemm") {
+        need(0, rank(0) == 2, "2");
+        need(1, rank(1) == 2, "2");
+      } else if (op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+        need(0, rank(0) >= 3, "at least 3");
+        if (op == "Conv" || op == "ConvTranspose") {
+          need(1, rank(1) >= 3, "at least 3");
+          need(1, rank(0) < 0 || rank(1) == rank(0), "the rank of X (" + std::to_string(rank(0)) + ")");
+        }
+        const auto* k = FindAttribute(n, "kernel_shape");
+        if (k && rank(0) >= 3 && k->ints_size() != rank(0) - 2)
+          FailNode(i, "kernel_shape has " + std::to_string(k->ints_size()) + " values for an input of rank " +
+                          std::to_string(rank(0)));
+      } else if (op == "LSTM" || op == "GRU" || op == "RNN") {
+        for (int k = 0; k < 3; ++k) need(k, rank(k) == 3, "3");
       }
     }
     // Declared intermediate shapes may carry the old symbols; inference recomputes them.
