@@ -3,14 +3,17 @@
 // AddTrainingOps (training_graph.h) → ComputeGraph. Uses Debian's libonnx (protobuf schema and
 // shape inference with data propagation); ONNX types never appear in this header.
 //
-// Conventions (docs/formats.md "ONNX import"):
+// Conventions (docs/simulator.md "ONNX import" has the full operator table):
 //  * Symbolic dimensions of graph inputs are fixed before shape inference: a dimension whose
-//    dim_param is named in `dims` takes that value, any other symbolic dimension 0 takes
-//    `batch`; any remaining symbolic dimension is an error. Every tensor an op reads or writes
-//    must have a fully known shape after inference.
+//    dim_param is named in `dims` takes that value, else `batch` when it is dimension 0 or its
+//    name contains "batch" (or is "N"); any remaining symbolic dimension is an error. Every
+//    tensor an op reads or writes must have a fully known shape after inference. Integer shape
+//    arithmetic libonnx 1.12 does not propagate into Reshape/Expand/… and the output shapes of
+//    Einsum, Gelu and LayerNormalization's Mean/InvStdDev are computed by the importer.
 //  * Weights are not ops: a floating-point initializer with more than one element is a weight;
 //    its bytes become param_bytes of the first op (in topological order) that consumes it,
-//    directly or through folded nodes. Integer and scalar initializers are constants.
+//    directly or through folded nodes (tied weights count once). Integer and scalar
+//    initializers, and float settings (Resize scales, Pad values, Clip bounds), are constants.
 //  * Constant folding: Constant nodes, Shape/Size, and every node whose inputs are all
 //    constants (the Shape→Gather→Unsqueeze→Concat→Reshape chains of exported models) are
 //    folded away — no op, no cost, no edge. Identity and Dropout are folded too: their output
@@ -22,10 +25,12 @@
 //                   enter through |Y|                                               "conv"
 //      ConvTranspose 2·|X|·(Cout/group)·∏kernel (+|Y| with bias)                    "conv"
 //      Gemm, MatMul 2·|Y|·K (batched MatMul broadcasts; +|Y| for Gemm's C)         "matmul"
+//      Einsum       2·∏(sizes of all subscripts and '...' dims)                     "matmul"
 //      LSTM         dirs·seq·(2·B·(I+H)·4H + 10·B·H), one op for the whole sequence
 //                   (not unrolled per step); GRU 3H and 8·B·H; RNN H and 2·B·H      "matmul"
 //      elementwise  |Y|·max(1, inputs−1) (Add/Sub/Mul/Div/Relu/Sigmoid/Tanh/Erf/Clip/Cast/
-//                   Where/…; one flop per elementary function and element)     "elementwise"
+//                   Where/…; one flop per elementary function and element; Gelu 5)
+//                                                                            "elementwise"
 //      BatchNormalization, LayerNormalization, InstanceNormalization 8·|X|          "norm"
 //      Softmax, LogSoftmax 5·|X|                                                 "softmax"
 //      MaxPool/AveragePool |Y|·∏kernel; Global*Pool, Reduce*, ArgMax/ArgMin |X|  "reduction"
@@ -38,7 +43,9 @@
 // Errors: a malformed protobuf, a file larger than max_bytes, a node with an unknown or
 // unsupported operator (or another domain), a subgraph attribute (If/Loop/Scan), an input
 // nothing produces, an output produced twice, a cycle, a failed shape inference or a missing
-// shape → ParseError(label or path, 0, reason naming the node as `node #i 'name' (OpType)`);
+// shape, attribute values and declared ranks libonnx 1.12's inference would crash on
+// (strides < 1, a LayerNormalization axis out of range, Gemm inputs of rank ≠ 2, …) →
+// ParseError(label or path, 0, reason naming the node as `node #i 'name' (OpType)`);
 // bad options (batch < 1, a dims name the model does not have) → ConfigError.
 #pragma once
 
