@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "datasets/graphs/graph_spec.h"
+#include "datasets/graphs/model_graphs.h"
 #include "datasets/util/errors.h"
 
 namespace placerl::graphs {
@@ -319,6 +320,94 @@ TEST(OnnxImport, AttentionFoldsShapeSubgraphAndCountsBatchedMatMul) {
   const ComputeGraph g = ImportOnnxBytes(Attention().Bytes(), "attn.onnx", o);
   EXPECT_EQ(IndexOf(g, "shape"), -1);
   EXPECT_EQ(g.num_ops(), 10 + 10 + 4);
+}
+
+// A torchvision ResNet-18 as PyTorch exports it in eval mode (BatchNorm folded into the
+// convolutions' biases), at batch 2, 64×64 images, 10 classes.
+ModelBuilder ResNet18Onnx() {
+  ModelBuilder m;
+  m.Input("image", {"batch", "3", "64", "64"});
+  int id = 0;
+  auto conv = [&](const std::string& x, int cin, int cout, int k, int stride) {
+    const std::string w = "w" + std::to_string(id), b = "b" + std::to_string(id), y = "conv" + std::to_string(id);
+    ++id;
+    m.Weight(w, {cout, cin, k, k});
+    m.Weight(b, {cout});
+    auto* n = m.Node("Conv", y, {x, w, b}, {y});
+    ModelBuilder::IntList(n, "kernel_shape", {k, k});
+    ModelBuilder::IntList(n, "strides", {stride, stride});
+    ModelBuilder::IntList(n, "pads", {k / 2, k / 2, k / 2, k / 2});
+    return y;
+  };
+  auto relu = [&](const std::string& x) {
+    m.Node("Relu", x + ".relu", {x}, {x + ".relu"});
+    return x + ".relu";
+  };
+  std::string x = relu(conv("image", 3, 64, 7, 2));
+  auto* pool = m.Node("MaxPool", "maxpool", {x}, {"pooled"});
+  ModelBuilder::IntList(pool, "kernel_shape", {3, 3});
+  ModelBuilder::IntList(pool, "strides", {2, 2});
+  ModelBuilder::IntList(pool, "pads", {1, 1, 1, 1});
+  x = "pooled";
+  int channels = 64;
+  for (int stage = 0; stage < 4; ++stage) {
+    const int width = 64 << stage;
+    for (int block = 0; block < 2; ++block) {
+      const int stride = stage > 0 && block == 0 ? 2 : 1;
+      const std::string h = conv(relu(conv(x, channels, width, 3, stride)), width, width, 3, 1);
+      const std::string skip = stride != 1 || channels != width ? conv(x, channels, width, 1, stride) : x;
+      m.Node("Add", h + ".add", {h, skip}, {h + ".add"});
+      x = relu(h + ".add");
+      channels = width;
+    }
+  }
+  m.Node("GlobalAveragePool", "avgpool", {x}, {"gap"});
+  m.Node("Flatten", "flatten", {"gap"}, {"flat"});
+  m.Weight("fc.w", {10, 512});
+  m.Weight("fc.b", {10});
+  auto* fc = m.Node("Gemm", "fc", {"flat", "fc.w", "fc.b"}, {"logits"});
+  ModelBuilder::Int(fc, "transB", 1);
+  m.Output("logits");
+  return m;
+}
+
+// The importer and the ResNet generator (model_graphs.h) count the same convolution and
+// fully-connected FLOPs; the export's extra are exactly the folded biases (|Y| per conv/fc).
+TEST(OnnxImport, ResNet18AgreesWithTheGenerator) {
+  OnnxImportOptions o;
+  o.batch = 2;
+  const OnnxForward f = ReadOnnxForward(ResNet18Onnx().Bytes(), "resnet18.onnx", o);
+  double dense = 0, biases = 0, weights = 0;
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    weights += f.ops[i].param_bytes;
+    if (f.ops[i].kind != "conv" && f.ops[i].kind != "matmul") continue;
+    dense += f.ops[i].flops;
+    double y = 1;
+    for (int64_t d : f.output_shapes[i]) y *= static_cast<double>(d);
+    biases += y;
+  }
+  EXPECT_EQ(f.output_shapes.back(), (std::vector<int64_t>{2, 10}));
+  ResNetConfig c;
+  c.depth = 18;
+  c.batch = 2;
+  c.image = 64;
+  c.classes = 10;
+  c.backward = false;
+  const ComputeGraph g = MakeResNetGraph(c);
+  double generator_dense = 0, generator_params = 0, bn_params = 0;
+  for (int i = 0; i < g.num_ops(); ++i) {
+    generator_params += g.param_bytes[i];
+    if (g.kinds[i] == "conv" || g.kinds[i] == "matmul") generator_dense += g.flops[i];
+    if (g.kinds[i] == "norm") bn_params += g.param_bytes[i];
+  }
+  EXPECT_NEAR(dense - biases, generator_dense, 1e-9 * generator_dense);
+  // Weights: the generator's BatchNorm γ, β (2 per channel) become one conv bias per channel
+  // in the export; the convolution and fc weights are the same.
+  double conv_bias_bytes = 0;
+  for (size_t i = 0; i < f.ops.size(); ++i)
+    if (f.ops[i].kind == "conv") conv_bias_bytes += 4.0 * static_cast<double>(f.output_shapes[i][1]);
+  EXPECT_DOUBLE_EQ(conv_bias_bytes, bn_params / 2);
+  EXPECT_DOUBLE_EQ(generator_params - bn_params, weights - conv_bias_bytes);
 }
 
 // Shape arithmetic ONNX 1.12 cannot propagate (ConstantOfShape, as in the expanded
