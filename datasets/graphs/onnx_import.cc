@@ -693,6 +693,13 @@ class Importer {
   void FixInputDims() {
     auto* g = model_.mutable_graph();
     std::set<std::string> used, seen;
+    // When some input names its batch dimension, dimension 0 is not assumed to be the batch
+    // (a time-major [seq, batch] input would otherwise take the batch size as its length).
+    bool has_batch_name = false;
+    for (const auto& in : g->input())
+      if (in.type().has_tensor_type() && in.type().tensor_type().has_shape())
+        for (const auto& dim : in.type().tensor_type().shape().dim())
+          has_batch_name = has_batch_name || (dim.has_dim_param() && IsBatchName(dim.dim_param()));
     for (auto& in : *g->mutable_input()) {
       if (auto init = initializers_.find(in.name()); init != initializers_.end()) {
         // An initializer listed as an input (IR < 4): its declared type is the initializer's
@@ -719,7 +726,7 @@ class Importer {
         if (!param.empty() && it != options_.dims.end()) {
           dim->set_dim_value(it->second);
           used.insert(param);
-        } else if (d == 0 || IsBatchName(param)) {
+        } else if (IsBatchName(param) || (d == 0 && !has_batch_name)) {
           dim->set_dim_value(options_.batch);
         } else {
           throw ConfigError(label_ + ": graph input '" + in.name() + "' dimension " + std::to_string(d) +

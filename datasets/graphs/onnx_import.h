@@ -5,8 +5,9 @@
 //
 // Conventions (docs/simulator.md "ONNX import" has the full operator table):
 //  * Symbolic dimensions of graph inputs are fixed before shape inference: a dimension whose
-//    dim_param is named in `dims` takes that value, else `batch` when it is dimension 0 or its
-//    name contains "batch" (or is "N"); any remaining symbolic dimension is an error. Every
+//    dim_param is named in `dims` takes that value, else `batch` when its name contains
+//    "batch" (or is "N"), or when it is dimension 0 and no input names a batch dimension; any
+//    remaining symbolic dimension is an error. Every
 //    tensor an op reads or writes must have a fully known shape after inference. Integer shape
 //    arithmetic libonnx 1.12 does not propagate into Reshape/Expand/… and the output shapes of
 //    Einsum, Gelu and LayerNormalization's Mean/InvStdDev are computed by the importer.

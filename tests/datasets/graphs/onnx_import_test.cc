@@ -522,6 +522,16 @@ TEST(OnnxImport, LstmIsOneOpWithThePapersFormula) {
   EXPECT_DOUBLE_EQ(f.ops[0].param_bytes, (32 * 4 + 32 * 8 + 64) * 4);
   EXPECT_EQ(f.output_shapes[0], (std::vector<int64_t>{5, 1, 3, 8}));
   EXPECT_DOUBLE_EQ(f.ops[0].output_bytes, 5 * 3 * 8 * 4);  // only Y is consumed
+  {
+    // Time-major with a named length: 'seq' at dimension 0 must be given (not the batch).
+    ModelBuilder m = Lstm();
+    m.graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param(
+        "seq");
+    EXPECT_THROW(ReadOnnxForward(m.Bytes(), "lstm.onnx", o), ConfigError);
+    OnnxImportOptions with_seq = o;
+    with_seq.dims["seq"] = 5;
+    EXPECT_DOUBLE_EQ(ReadOnnxForward(m.Bytes(), "lstm.onnx", with_seq).ops[0].flops, 12720);
+  }
   const OnnxForward bi = ReadOnnxForward(Lstm("bidirectional").Bytes(), "lstm.onnx", o);
   EXPECT_DOUBLE_EQ(bi.ops[0].flops, 2 * 12720);
   const ComputeGraph g = ImportOnnxBytes(Lstm().Bytes(), "lstm.onnx", o);
