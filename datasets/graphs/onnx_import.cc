@@ -145,7 +145,24 @@ struct IntTensor {
   std::vector<int64_t> data;
 };
 
-constexpr size_t kMaxFoldedElements = 1 << 16;  // shape tensors are tiny; larger ones stay ops
+// Shape tensors are tiny; larger integer values are not computed (their nodes still fold).
+constexpr size_t kMaxFoldedElements = 1 << 16;
+
+// Elements of a tensor of `dims`, or false when a dim is negative or there are more than
+// kMaxFoldedElements (checked before multiplying on: no overflow).
+bool SmallCount(const std::vector<int64_t>& dims, size_t* n) {
+  *n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return false;
+    if (d == 0) {
+      *n = 0;
+      continue;
+    }
+    if (*n > kMaxFoldedElements / static_cast<size_t>(d) + 1) return false;
+    *n *= static_cast<size_t>(d);
+  }
+  return *n <= kMaxFoldedElements;
+}
 
 bool IsIntegerType(int t) {
   using T = onnx::TensorProto;
@@ -158,13 +175,9 @@ bool IsIntegerType(int t) {
 bool ReadIntTensor(const onnx::TensorProto& t, IntTensor* out) {
   using T = onnx::TensorProto;
   if (!IsIntegerType(t.data_type()) || t.data_location() == T::EXTERNAL) return false;
-  size_t n = 1;
-  for (int64_t d : t.dims()) {
-    if (d < 0) return false;
-    n *= static_cast<size_t>(d);
-    if (n > kMaxFoldedElements) return false;
-  }
   out->dims.assign(t.dims().begin(), t.dims().end());
+  size_t n = 0;
+  if (!SmallCount(out->dims, &n)) return false;
   out->data.clear();
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
@@ -219,16 +232,18 @@ class IntFolder {
       }
       IntTensor out;
       if (n.output_size() == 0 || n.output(0).empty() || values.count(n.output(0))) continue;
-      if (Eval(n, in, shape_of, &out) && out.data.size() <= kMaxFoldedElements) values[n.output(0)] = std::move(out);
+      // Every value kept has as many elements as its dims say: the evaluators index by dims.
+      size_t count = 0;
+      if (Eval(n, in, shape_of, &out) && SmallCount(out.dims, &count) && count == out.data.size())
+        values[n.output(0)] = std::move(out);
     }
   }
   std::unordered_map<std::string, IntTensor> values;
 
  private:
-  static size_t Count(const std::vector<int64_t>& dims) {
-    size_t n = 1;
-    for (int64_t d : dims) n *= static_cast<size_t>(d);
-    return n;
+  static size_t Count(const std::vector<int64_t>& dims) {  // kMaxFoldedElements + 1 when too many
+    size_t n = 0;
+    return SmallCount(dims, &n) ? n : kMaxFoldedElements + 1;
   }
   static bool Axes(const onnx::NodeProto& n, const std::vector<const IntTensor*>& in, size_t input,
                    std::vector<int64_t>* axes) {
@@ -271,7 +286,12 @@ class IntFolder {
       const std::vector<int64_t>* dims = n.input_size() > 0 ? shape_of(n.input(0)) : nullptr;
       if (!dims) return false;
       if (op == "Size") {
-        *out = {{}, {static_cast<int64_t>(Count(*dims))}};
+        int64_t size = 1;
+        for (int64_t d : *dims) {
+          if (d < 0 || (d > 0 && size > (int64_t(1) << 62) / d)) return false;
+          size *= d;
+        }
+        *out = {{}, {size}};
         return true;
       }
       const int64_t r = static_cast<int64_t>(dims->size());
@@ -350,6 +370,7 @@ class IntFolder {
       const size_t row = in[0]->data.size() / static_cast<size_t>(std::max<int64_t>(rows, 1));
       out->dims = in[1]->dims;
       out->dims.insert(out->dims.end(), in[0]->dims.begin() + 1, in[0]->dims.end());
+      if (in[1]->data.size() * row > kMaxFoldedElements) return false;
       for (int64_t i : in[1]->data) {
         if (i < 0) i += rows;
         if (i < 0 || i >= rows) return false;
@@ -393,8 +414,9 @@ class IntFolder {
       for (int64_t d : in[0]->data)
         if (d < 0) return false;
       out->dims = in[0]->data;
-      if (Count(out->dims) > kMaxFoldedElements) return false;
-      out->data.assign(Count(out->dims), fill);
+      const size_t count = Count(out->dims);
+      if (count > kMaxFoldedElements) return false;
+      out->data.assign(count, fill);
       return true;
     }
     if (op == "Range") {
@@ -432,6 +454,7 @@ class IntFolder {
           else if (x != 1 && x != y) return false;
         }
       const size_t total = Count(dims);
+      if (total > kMaxFoldedElements) return false;
       out->dims = dims;
       out->data.resize(total);
       std::vector<int64_t> index(rank, 0);

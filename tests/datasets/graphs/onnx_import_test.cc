@@ -457,6 +457,27 @@ TEST(OnnxImport, FoldsConstantOfShapeEinsumAndResizeScales) {
   EXPECT_DOUBLE_EQ(f.weight_bytes, 8 * 5 * 4);
 }
 
+// Integer shape values beyond the folding limit: Size of a large tensor is exact; a huge
+// ConstantOfShape is not evaluated (its node still folds) and costs no memory.
+TEST(OnnxImport, LargeShapeValues) {
+  ModelBuilder m;
+  m.Input("x", {"batch", "1000", "1000"});
+  m.Ints("axes0", {0});
+  m.Node("Size", "size", {"x"}, {"n"});
+  m.Node("Unsqueeze", "as_list", {"n", "axes0"}, {"shape1"});
+  m.Node("Reshape", "flatten_all", {"x", "shape1"}, {"flat"});
+  m.Ints("huge", {int64_t(1) << 32, int64_t(1) << 32});
+  m.Node("ConstantOfShape", "zeros", {"huge"}, {"z"});
+  m.Node("Relu", "relu", {"flat"}, {"y"});
+  m.Output("y");
+  OnnxImportOptions o;
+  o.batch = 3;
+  const OnnxForward f = ReadOnnxForward(m.Bytes(), "big.onnx", o);
+  ASSERT_EQ(f.ops.size(), 2u);
+  EXPECT_EQ(f.output_shapes[0], (std::vector<int64_t>{3000000}));
+  EXPECT_EQ(f.folded_nodes, 3);
+}
+
 // Gelu (ONNX opset 20, newer than Debian's libonnx 1.12): the importer gives its output the
 // input's shape.
 TEST(OnnxImport, GeluWithoutAnOnnxSchema) {
