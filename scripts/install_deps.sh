@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
-  libprotobuf-dev protobuf-compiler
+  libprotobuf-dev protobuf-compiler libonnx-dev
   libboost-graph-dev libmetis-dev libglpk-dev libscotch-dev
   libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev

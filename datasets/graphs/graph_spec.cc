@@ -9,6 +9,7 @@
 #include "datasets/graphs/model_graphs.h"
 #include "datasets/graphs/rnn_graphs.h"
 #include "datasets/graphs/transformer_graphs.h"
+#include "datasets/graphs/onnx_import.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 
@@ -35,6 +36,11 @@ bool MayBeZero(const std::string& k) {
 }  // namespace
 
 NamedGraph GraphFromSpec(const std::string& spec) {
+  if (IsOnnxSpec(spec)) {  // model.onnx[?batch=32,seq=128,backward=0]
+    NamedGraph g = GraphFromOnnxSpec(spec);
+    if (g.canonical.empty()) g.canonical = spec;
+    return g;
+  }
   const size_t open = spec.find('(');
   const std::string name = spec.substr(0, open);
   const Keys rnn = {{"layers", 2}, {"hidden", 1024}, {"batch", 64}, {"steps", 40}, {"vocab", 40000}, {"update", 1}, {"dtype_bytes", 4}};

@@ -15,6 +15,7 @@
 //   moe_graph(... the same keys ..., experts=8, moe_every=2)                GShard-style MoE
 //   enas_cell(family=cifar10|ptb|nmt,seed=1,nodes=5,cells=2,channels=20,image=32,classes=10,
 //             hidden=256,steps=20,vocab=10000,batch=32,update=1)            enas_graphs.h
+//   <path>.onnx[?batch=32,seq=128,backward=0]     ONNX model (onnx_import.h)
 //   <path>                                        graph text file (compute_graph.h)
 // (transformer_graph / moe_graph are op graphs; perf-model's transformer(...) / moe(...) MODEL
 // strings are analytic models of cost_models/tpu/spec.h.)
