@@ -34,7 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (back.names != g.names || back.kinds != g.kinds || back.flops != g.flops || back.bytes != g.bytes ||
       back.output_bytes != g.output_bytes || back.param_bytes != g.param_bytes ||
       back.temp_bytes != g.temp_bytes || back.time_s != g.time_s || back.in_sources != g.in_sources ||
-      back.in_offsets != g.in_offsets || back.out_targets != g.out_targets || back.topo_order != g.topo_order)
+      back.in_offsets != g.in_offsets || back.out_targets != g.out_targets || back.topo_order != g.topo_order ||
+      back.colocation != g.colocation || back.coloc_group != g.coloc_group)
     placerl::fuzz::Finding("graph changed in a write -> read round trip");
   if (g.num_ops() == 0 || g.num_ops() > 512) return 0;
   const int nd = 1 + in.Byte() % 4;
