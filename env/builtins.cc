@@ -1,4 +1,5 @@
 // The built-in environments, registered explicitly (see registry.h).
+#include "env/block/block_env.h"
 #include "env/chip/chip_env.h"
 #include "env/registry.h"
 #include "env/toy/partition_env.h"
@@ -13,6 +14,9 @@ void RegisterBuiltinEnvironments(EnvRegistry* r) {
   r->Register({"partition",
                "tiny graph partitioning onto devices (kDevice), optimum known by enumeration",
                "partition(nodes=8,devices=2)", PartitionEnv::Make});
+  r->Register({"block",
+               "architecture search: one decision of a search space per step (kChoice), quality minus a step-time penalty",
+               "block(space=nb201)", BlockEnv::Make});
 }
 
 }  // namespace placerl::env

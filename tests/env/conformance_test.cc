@@ -51,6 +51,11 @@ std::vector<std::string> Specs() {
   s.push_back("chip(netlist=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/netlist.pb.txt,"
               "plc=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/initial.plc)");
   s.push_back("partition(nodes=10,devices=3,extra_edges=5,graph_seed=7)");
+  s.push_back("block(space=nas_bench_macro,budget=60,penalty=0.5)");
+  s.push_back("block(space=nb201,dataset=imagenet16-120,budget=100)");
+  s.push_back("block(space=enas_macro)");
+  s.push_back("block(space=enas_micro,seed=3)");
+  s.push_back("block(space=brainformer)");
   return s;
 }
 
