@@ -81,7 +81,7 @@ NasSearchResult RunNasSearch(const nas::SearchSpace& space, const NasObjective& 
     while (more()) evaluate(RandomArchitecture(space, rng));
   } else {
     std::deque<NasEvaluation> population;  // oldest first
-    while (more() && static_cast<int32_t>(population.size()) < o.population)
+    while (static_cast<int32_t>(population.size()) < o.population && more())
       population.push_back(evaluate(RandomArchitecture(space, rng)));
     while (more()) {
       const NasEvaluation* parent = nullptr;
