@@ -39,7 +39,7 @@ void Nb201Ops(int32_t code, int32_t* ops);
 // Multiply-accumulates of the CIFAR-10 network built from the cell (3 stages × 5 cells with 16,
 // 32, 64 channels at 32², 16², 8², the ResNet reduction blocks, stem and classifier), in
 // millions: convolutions and pooling windows; BN/ReLU not counted. From 7.78 (all none/skip)
-// to 220.11 (all conv 3×3), the range the NAS-Bench-201 API reports as "flops" [M]. The
+// to 220.12 (all conv 3×3), the range the NAS-Bench-201 API reports as "flops" [M]. The
 // step-time proxy of the nb201 space when no performance model applies.
 double Nb201MegaMacs(const int32_t* ops);
 
