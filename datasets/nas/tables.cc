@@ -221,17 +221,19 @@ MacroTable ReadNasBenchMacroJson(const std::string& path, const TableReadOptions
   t.std_accuracy.assign(kMacroNetworks, kNaN);
   t.params.assign(kMacroNetworks, -1);
   t.flops.assign(kMacroNetworks, -1);
-  size_t search_from = 0;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
-    // nlohmann sorts keys; find this key's place in the text for the error line.
-    size_t at = text.find("\"" + key + "\"");
-    if (at == std::string::npos) at = search_from;
-    const int line = LineAt(text, at);
-    auto fail = [&](const std::string& what) { throw ParseError(path, line, "architecture \"" + key + "\": " + what); };
+    // The key's line, looked up only for an error (nlohmann keeps keys sorted, not in file order).
+    auto line = [&] {
+      const size_t at = text.find("\"" + key + "\"");
+      return at == std::string::npos ? 0 : LineAt(text, at);
+    };
+    auto fail = [&](const std::string& what) {
+      throw ParseError(path, line(), "architecture \"" + key + "\": " + what);
+    };
     int32_t choices[kMacroLayers];
     const std::string why = ParseMacroArchString(key, choices);
-    if (!why.empty()) throw ParseError(path, line, why);
+    if (!why.empty()) throw ParseError(path, line(), why);
     const nlohmann::json& v = it.value();
     if (!v.is_object()) fail("the value is not an object");
     auto number = [&](const char* field, double lo, double hi, bool required, double* out) {
