@@ -92,6 +92,10 @@ TEST(FashionMnist, TheDebianPackageWhenInstalled) {
   EXPECT_EQ(test.count, 10000);
   EXPECT_EQ(train.rows, 28);
   EXPECT_EQ(train.cols, 28);
+  std::vector<int> per_class(10, 0);
+  for (uint8_t l : train.labels) ++per_class[l];
+  EXPECT_EQ(per_class, std::vector<int>(10, 6000));  // Fashion-MNIST's training set is balanced
+  EXPECT_EQ(train.labels[0], 9);                      // the first training image is an ankle boot
 }
 
 }  // namespace
