@@ -22,7 +22,9 @@ namespace pb = google::protobuf;
 constexpr int32_t kMaxChoices = 4096;
 constexpr int32_t kMaxRepeat = 4096;
 constexpr size_t kMaxDecisions = 100000;
-constexpr double kMaxDeadEndCombinations = 1e6;
+constexpr size_t kMaxTotalChoices = 1000000;        // Σ choices over all decisions
+constexpr double kMaxDeadEndCombinations = 1e6;     // per decision
+constexpr double kMaxDeadEndWork = 1e7;             // Σ combinations × rules over the space
 
 // Keeps the first error (protobuf lines are 0-based; ours are 1-based).
 class FirstError : public pb::io::ErrorCollector {
@@ -132,6 +134,7 @@ SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& tex
 
   std::map<std::string, int32_t> node_index, decision_index, kind_index;
   int32_t max_repeat = 1;
+  size_t total_choices = 0;
   for (int n = 0; n < def.node_size(); ++n) {
     const NodeDef& nd = def.node(n);
     const int node_line = LineOf(tree, def, "node", n);
@@ -203,17 +206,21 @@ SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& tex
           d.node = node_id;
           d.choices = choices;
           decision_index[d.name] = static_cast<int32_t>(s.decisions_.size());
+          total_choices += d.choices.size();
           s.decisions_.push_back(std::move(d));
           if (s.decisions_.size() > kMaxDecisions) fail("the space has more than 100000 decisions");
+          if (total_choices > kMaxTotalChoices) fail("the space has more than 1000000 choices in all");
         }
       }
     }
   }
   if (s.decisions_.empty()) throw ParseError(file, 0, "the space has no decision");
+  s.decision_index_ = decision_index;
   for (const Decision& d : s.decisions_) s.max_choices_ = std::max(s.max_choices_, d.num_choices());
 
   // Rules.
   std::vector<int> rule_lines;
+  size_t rule_mask_bytes = 0;
   for (int r = 0; r < def.rule_size(); ++r) {
     const RuleDef& rd = def.rule(r);
     const int line = LineOf(tree, def, "rule", r);
@@ -256,6 +263,8 @@ SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& tex
           allowed[it - db.choices.begin()] = allow ? 1 : 0;
         }
         if (std::find(allowed.begin(), allowed.end(), 1) == allowed.end()) fail("leaves " + db.name + " no choice");
+        rule_mask_bytes += if_mask.size() + allowed.size();
+        if (rule_mask_bytes > kMaxTotalChoices * 4) fail("the rules expand to more than 4000000 choices in all");
         s.rules_.push_back({a, if_mask, b, allowed});
         rule_lines.push_back(line);
       }
@@ -283,7 +292,9 @@ SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& tex
   }
 
   // No dead ends: for every decision with rules, every combination of the decisions its rules
-  // read leaves it a choice (so a walk in order never gets stuck).
+  // read leaves it a choice (so a walk in order never gets stuck). Bounded work: a space whose
+  // check would take more is refused, not accepted unchecked.
+  double dead_end_work = 0;
   for (int32_t d = 0; d < s.num_decisions(); ++d) {
     const auto [b, e] = s.rule_range_[d];
     if (b == e) continue;
@@ -293,9 +304,10 @@ SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& tex
     readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
     double combos = 1;
     for (int32_t r : readers) combos *= s.decisions_[r].num_choices();
-    if (combos > kMaxDeadEndCombinations)
+    dead_end_work += combos * (e - b);
+    if (combos > kMaxDeadEndCombinations || dead_end_work > kMaxDeadEndWork)
       throw ParseError(file, sorted_lines[b], "rule: " + s.decisions_[d].name +
-                                                  " depends on too many combinations to check (> 1e6)");
+                                                  " depends on too many combinations to check (> 1e6, or 1e7 for the space)");
     std::vector<int32_t> prefix(d, 0), digit(readers.size(), 0);
     std::vector<uint8_t> mask(s.max_choices_);
     while (true) {
@@ -337,9 +349,8 @@ SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& tex
 }
 
 int32_t SearchSpace::DecisionIndex(const std::string& name) const {
-  for (int32_t d = 0; d < num_decisions(); ++d)
-    if (decisions_[d].name == name) return d;
-  return -1;
+  auto it = decision_index_.find(name);
+  return it == decision_index_.end() ? -1 : it->second;
 }
 
 double SearchSpace::Log10Size() const {

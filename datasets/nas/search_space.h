@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,6 +81,7 @@ class SearchSpace {
  private:
   std::string name_, description_, table_;
   std::vector<Decision> decisions_;
+  std::map<std::string, int32_t> decision_index_;  // by full name
   std::vector<std::string> node_names_, kinds_;
   std::vector<Rule> rules_;                        // sorted by then_decision
   std::vector<std::pair<int32_t, int32_t>> rule_range_;  // per decision: [begin, end) in rules_

@@ -30,7 +30,9 @@ TEST(BlockEnv, AnEpisodeOnNb201EndsWithTheTableAccuracy) {
     EXPECT_EQ(env.state().current_node, d);
     r = env.Step(ops[d]);
     EXPECT_EQ(r.done, d == 5);
-    if (d < 5) EXPECT_EQ(r.reward, 0.0);
+    if (d < 5) {
+      EXPECT_EQ(r.reward, 0.0);
+    }
     // Dynamic features: decided + one-hot of the choice.
     const float* dyn = &env.state().node_dynamic[d * env.state().node_dynamic_dim];
     EXPECT_EQ(dyn[0], 1.f);
