@@ -214,6 +214,8 @@ MacroTable ReadNasBenchMacroJson(const std::string& path, const TableReadOptions
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw ParseError(path, LineAt(text, e.byte > 0 ? e.byte - 1 : 0), std::string("not JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {  // a number too large for a double (fuzzing found it)
+    throw ParseError(path, 0, std::string("not readable JSON: ") + e.what());
   }
   if (!j.is_object()) throw ParseError(path, 1, "expected one JSON object keyed by architecture");
   MacroTable t;

@@ -130,6 +130,8 @@ TEST(Macro, MalformedEntriesFailWithTheirLine) {
   EXPECT_EQ(MacroErrorLine("{\n" + good + ",\n  \"00000001\": 5\n}\n"), 3);
   EXPECT_EQ(MacroErrorLine("{\n" + good + ",\n\n  \"00000001\": {\"mean_acc\": 1,, }\n}\n"), 4);  // JSON syntax
   EXPECT_EQ(MacroErrorLine("[1, 2]"), 1);
+  // A number that overflows a double is an error, not an escaping exception (found by nas_tables_fuzz).
+  EXPECT_EQ(MacroErrorLine("{\"02024200\": {\"test_acc\": [88.9577777777777777E77777]}}"), 0);
 }
 
 }  // namespace
