@@ -130,7 +130,10 @@ std::unique_ptr<env::BlockEnv> MakeEnv(const config::NasSearchConfig& c) {
   const nas::SearchSpace probe = nas::LoadSearchSpace(c.space());
   if (probe.table() == "nb201") eo.table = c.nb201_table();
   if (probe.table() == "nas_bench_macro") eo.table = c.macro_table();
-  return std::make_unique<env::BlockEnv>(eo);
+  auto e = std::make_unique<env::BlockEnv>(eo);
+  if (c.cost_budget() > 0 && e->step_time_model().unit() == "none")
+    throw ConfigError("space " + e->space().name() + " has no step-time model yet: a cost budget would have no effect");
+  return e;
 }
 
 // The best architecture of the table (all of it evaluated), for the regret.
