@@ -187,19 +187,26 @@ SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& tex
         if (dd.per_earlier() != Contains(dd.name(), "{j}"))
           fail(dd.per_earlier() ? "per_earlier needs {j} in the name" : "{j} in the name needs per_earlier");
         std::vector<std::string> names;
+        std::vector<int32_t> earlier;  // node index of instance j
         if (dd.per_earlier()) {
-          for (int32_t j = 0; j < i; ++j) names.push_back(Replace(dd.name(), "{j}", std::to_string(j)));
+          for (int32_t j = 0; j < i; ++j) {
+            names.push_back(Replace(dd.name(), "{j}", std::to_string(j)));
+            earlier.push_back(node_id - i + j);
+          }
         } else {
           names.push_back(dd.name());
+          earlier.push_back(-1);
         }
         const std::string kind = nd.name() + "/" + dd.name();
         if (!kind_index.count(kind)) {
           kind_index[kind] = static_cast<int32_t>(s.kinds_.size());
           s.kinds_.push_back(kind);
         }
-        for (const std::string& dn : names) {
+        for (size_t q = 0; q < names.size(); ++q) {
+          const std::string& dn = names[q];
           Decision d;
           d.name = node_name + "/" + dn;
+          d.earlier_node = earlier[q];
           if (decision_index.count(d.name)) fail("decision '" + d.name + "' defined twice");
           d.kind = kind;
           d.kind_index = kind_index[kind];

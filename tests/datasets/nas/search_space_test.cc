@@ -51,6 +51,10 @@ TEST(SearchSpace, BuiltinSpacesHaveTheirSizes) {
   EXPECT_GE(enas_macro.DecisionIndex("layer11/skip10"), 0);
   EXPECT_EQ(enas_macro.DecisionIndex("layer0/skip0"), -1);
   EXPECT_EQ(enas_macro.kinds().size(), 2u);
+  const Decision& skip = enas_macro.decisions()[enas_macro.DecisionIndex("layer5/skip2")];
+  EXPECT_EQ(enas_macro.node_names()[skip.node], "layer5");
+  EXPECT_EQ(enas_macro.node_names()[skip.earlier_node], "layer2");
+  EXPECT_EQ(enas_macro.decisions()[enas_macro.DecisionIndex("layer5/op")].earlier_node, -1);
   const SearchSpace micro = LoadSearchSpace("enas_micro");
   EXPECT_EQ(micro.num_decisions(), 2 * 5 * 4);
   EXPECT_EQ(micro.max_choices(), 6);  // node 4 reads inputs 0..5

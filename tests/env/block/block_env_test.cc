@@ -4,6 +4,7 @@
 // decision with the choices made so far.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "datasets/nas/tables.h"
@@ -110,6 +111,15 @@ TEST(BlockEnv, ObservationIsOneNodePerDecision) {
   EXPECT_NO_THROW(g->Validate());
   // Chain edges plus each decision to the first of its node: 39 + 3 per node instance.
   EXPECT_EQ(g->num_edges(), 39 + 10 * 2);  // (first, +2), (first, +3) are new; (first, +1) is a chain edge
+  // ENAS macro: a skip flag is linked to the layer it skips from.
+  auto macro = MakeEnvironment("block(space=enas_macro)");
+  const auto gm = macro->static_graph();
+  const auto& names = gm->node_names;
+  const int32_t from = static_cast<int32_t>(std::find(names.begin(), names.end(), "layer2/op") - names.begin());
+  const int32_t skip = static_cast<int32_t>(std::find(names.begin(), names.end(), "layer5/skip2") - names.begin());
+  bool linked = false;
+  for (int32_t e = 0; e < gm->num_edges(); ++e) linked |= gm->edge_src[e] == from && gm->edge_dst[e] == skip;
+  EXPECT_TRUE(linked);
 }
 
 TEST(BlockEnv, NamesAndErrors) {
