@@ -158,6 +158,23 @@ TableOptimum FindTableOptimum(const env::BlockEnv& e) {
   return t;
 }
 
+// The architectures no other evaluated one beats in both quality (higher) and cost (lower),
+// by increasing cost; repeats kept once.
+struct ParetoFront {
+  std::vector<search::NasEvaluation> points;
+  void Add(const search::NasEvaluation& e) {
+    for (const auto& p : points)
+      if (p.score.cost <= e.score.cost && p.score.quality >= e.score.quality) return;  // dominated or equal
+    std::vector<search::NasEvaluation> kept;
+    for (auto& p : points)
+      if (!(e.score.cost <= p.score.cost && e.score.quality >= p.score.quality)) kept.push_back(std::move(p));
+    auto at = std::lower_bound(kept.begin(), kept.end(), e.score.cost,
+                               [](const search::NasEvaluation& p, double c) { return p.score.cost < c; });
+    kept.insert(at, e);
+    points = std::move(kept);
+  }
+};
+
 nlohmann::json ArchJson(const env::BlockEnv& e, const search::NasEvaluation& x) {
   return {{"encoding", e.Encoding(x.arch)}, {"quality", x.score.quality}, {"cost", x.score.cost},
           {"penalty", x.score.penalty}, {"reward", x.score.reward}, {"architecture", e.space().Describe(x.arch)}};
@@ -197,6 +214,8 @@ int NasSearch(const Options& o) {
   bool have_overall = false;
   nlohmann::json per_seed = nlohmann::json::array();
   double done_before = 0;
+  const bool has_cost = env->step_time_model().unit() != "none";
+  ParetoFront pareto;
   for (size_t k = 0; k < seeds.size() && !run::StopRequested(); ++k) {
     search::NasSearchOptions so;
     so.method = cfg.method();
@@ -207,6 +226,7 @@ int NasSearch(const Options& o) {
     double best_quality_so_far = -1e300;
     auto on_eval = [&](int64_t i, const search::NasEvaluation& e, const search::NasEvaluation& best) {
       progress.Update(done_before + i + 1, {{"best", best.score.reward}});
+      if (has_cost) pareto.Add(e);
       if (many) return;
       best_quality_so_far = best.score.quality;
       dir.Log(i, {{"charts/reward", e.score.reward},
@@ -267,6 +287,19 @@ int NasSearch(const Options& o) {
   plot.y_label = tabular && cfg.cost_budget() == 0 ? "best test accuracy / 100" : "best reward";
   plot.markers = curve.x.size() < 3;
   viz::PlotCurves({curve}, plot, dir.PicturePath("curve"));
+  if (has_cost) {  // quality against cost: the non-dominated architectures among those evaluated
+    viz::PlotSeries front{"non-dominated (" + std::to_string(pareto.points.size()) + ")", {}, {}};
+    for (const auto& p : pareto.points) {
+      front.x.push_back(p.score.cost);
+      front.y.push_back(p.score.quality);
+    }
+    viz::PlotOptions po2;
+    po2.title = "quality vs cost of the architectures evaluated, " + cfg.method() + ", " + env->space().name();
+    po2.x_label = "cost, " + env->step_time_model().unit();
+    po2.y_label = "quality";
+    po2.markers = true;
+    viz::PlotCurves({front}, po2, dir.PicturePath("pareto"));
+  }
 
   nlohmann::json j;
   j["space"] = env->space().name();
@@ -290,6 +323,11 @@ int NasSearch(const Options& o) {
   }
   const TableOptimum opt = FindTableOptimum(*env);
   if (opt.known) j["table_optimum"] = ArchJson(*env, opt.best);
+  if (has_cost) {
+    nlohmann::json front = nlohmann::json::array();
+    for (const auto& p : pareto.points) front.push_back(ArchJson(*env, p));
+    j["pareto"] = front;
+  }
   j["unique_mean"] = Mean(unique);
   j["search_seconds"] = total_seconds;
   j["evaluations_per_second"] = total_seconds > 0 ? done_before / total_seconds : 0;
@@ -309,8 +347,8 @@ int NasSearch(const Options& o) {
       std::printf("%s on %s, %zu seed(s) x %lld archs: best reward %.6g +- %.3g; best %s\n", cfg.method().c_str(),
                   env->space().name().c_str(), best_reward.size(), static_cast<long long>(cfg.budget()),
                   Mean(best_reward), Std(best_reward), env->space().Describe(overall.arch).c_str());
-    std::printf("wrote %s (best.pbtxt, curve.%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
-                dir.path().c_str(), o.dir.pictures.c_str());
+    std::printf("wrote %s (best.pbtxt, curve.%s%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
+                dir.path().c_str(), o.dir.pictures.c_str(), has_cost ? (", pareto." + o.dir.pictures).c_str() : "");
   }
   return kExitOk;
 }

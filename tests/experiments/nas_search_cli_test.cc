@@ -36,8 +36,16 @@ TEST(NasSearchCli, Nb201EndToEnd) {
   EXPECT_GT(acc, 85);
   EXPECT_LE(acc, j["table_optimum"]["quality"].get<double>() * 100 + 1e-9);
   EXPECT_NEAR(j["table_optimum"]["quality"].get<double>(), 0.943733, 1e-5);
-  for (const char* f : {"config.pbtxt", "best.pbtxt", "curve.png", "metrics.csv", "result.json"})
+  for (const char* f : {"config.pbtxt", "best.pbtxt", "curve.png", "pareto.png", "metrics.csv", "result.json"})
     EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  // The Pareto front: by increasing cost, strictly increasing quality; it holds the best.
+  const auto& front = j["pareto"];
+  ASSERT_GE(front.size(), 1u);
+  for (size_t k = 1; k < front.size(); ++k) {
+    EXPECT_GT(front[k]["cost"].get<double>(), front[k - 1]["cost"].get<double>());
+    EXPECT_GT(front[k]["quality"].get<double>(), front[k - 1]["quality"].get<double>());
+  }
+  EXPECT_EQ(front.back()["quality"], j["best"]["quality"]);
   const std::string best = testing::Slurp(out + "/best.pbtxt");
   EXPECT_NE(best.find("encoding: \"" + j["best"]["encoding"].get<std::string>() + "\""), std::string::npos) << best;
   EXPECT_EQ(CountLines(testing::Slurp(out + "/metrics.csv")), 31);  // header + one row per architecture
@@ -61,6 +69,7 @@ TEST(NasSearchCli, SeveralSeedsAndOtherSpaces) {
   const auto bf = ShSplit(kBin + " --space brainformer --budget 40 --json --out " + tmp / "bf");
   ASSERT_EQ(bf.status, 0) << bf.err;
   EXPECT_EQ(nlohmann::json::parse(bf.out)["quality"], "synthetic additive quality (seed 1)");
+  EXPECT_FALSE(fs::exists(tmp / "bf/pareto.png")) << "no cost model, no Pareto plot";
   EXPECT_EQ(ShSplit(kBin + " --space nb201 --table-dataset imagenet16-120 --budget 20 --cost-budget 50 --out " +
                     tmp / "in16").status, 0);
 }
