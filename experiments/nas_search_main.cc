@@ -373,7 +373,8 @@ int main(int argc, char** argv) {
     app.add_option("--seeds", o.seeds, "seeds: 7 | 1,2,5 | 1-100 (default 1)")->check(cli::NonEmpty());
     app.add_option("--population", o.population, "evolution: population P (default 10)")->check(cli::IntRange(2, 1000000));
     app.add_option("--tournament", o.tournament, "evolution: tournament size S (default 3)")->check(cli::IntRange(1, 1000000));
-    app.add_option("--cost-budget", o.cost_budget, "penalise cost above this (its unit: the space's cost model; 0 = off)")
+    app.add_option("--step-time-budget,--cost-budget", o.cost_budget,
+                   "penalise a step time (or its proxy: nb201 MMACs, nas_bench_macro MFLOPs) above this; 0 = off")
         ->check(cli::FiniteRange(0, 1e18));
     app.add_option("--penalty", o.penalty, "penalty weight (default 1)")->check(cli::FiniteRange(0, 1e9));
     app.add_option("--nb201-table", o.nb201_table, "nats_bench_tss.csv (default ../shared/datasets/nas/…)")->check(cli::NonEmpty());

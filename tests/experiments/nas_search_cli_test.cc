@@ -70,7 +70,7 @@ TEST(NasSearchCli, SeveralSeedsAndOtherSpaces) {
   ASSERT_EQ(bf.status, 0) << bf.err;
   EXPECT_EQ(nlohmann::json::parse(bf.out)["quality"], "synthetic additive quality (seed 1)");
   EXPECT_FALSE(fs::exists(tmp / "bf/pareto.png")) << "no cost model, no Pareto plot";
-  EXPECT_EQ(ShSplit(kBin + " --space nb201 --table-dataset imagenet16-120 --budget 20 --cost-budget 50 --out " +
+  EXPECT_EQ(ShSplit(kBin + " --space nb201 --table-dataset imagenet16-120 --budget 20 --step-time-budget 50 --out " +
                     tmp / "in16").status, 0);
 }
 
