@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "datasets/nas/search_space.h"
 #include "datasets/nas/tables.h"
 #include "datasets/proto/nas_search.pb.h"
 #include "datasets/util/errors.h"
@@ -41,6 +42,7 @@ struct Options {
   double cost_budget = -1, penalty = -1;
   bool json = false;
   bool verbose = false;
+  std::string print_space;
   run::RunDirFlags dir;
 };
 
@@ -190,6 +192,10 @@ double Std(const std::vector<double>& v) {  // sample standard deviation (n − 
 }
 
 int NasSearch(const Options& o) {
+  if (!o.print_space.empty()) {  // the text of a built-in space, to copy and change
+    std::printf("%s", nas::BuiltinSpaceText(o.print_space).c_str());
+    return kExitOk;
+  }
   const config::NasSearchConfig cfg = ResolveConfig(o);
   if (!o.dir.resume.empty()) throw ConfigError("nas-search runs cannot be resumed yet; start a new one with --out");
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
@@ -379,6 +385,8 @@ int main(int argc, char** argv) {
     app.add_option("--penalty", o.penalty, "penalty weight (default 1)")->check(cli::FiniteRange(0, 1e9));
     app.add_option("--nb201-table", o.nb201_table, "nats_bench_tss.csv (default ../shared/datasets/nas/…)")->check(cli::NonEmpty());
     app.add_option("--macro-table", o.macro_table, "nas_bench_macro_cifar10.json (default ../shared/datasets/nas/…)")
+        ->check(cli::NonEmpty());
+    app.add_option("--print-space", o.print_space, "print the .pbtxt of a built-in space and exit (no --out needed)")
         ->check(cli::NonEmpty());
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");

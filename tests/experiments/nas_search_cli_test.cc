@@ -96,6 +96,14 @@ TEST(NasSearchCli, NotBuiltYetAndBadInputAreOneLineExitOne) {
   EXPECT_NE(Sh(kBin + " --method enas --out " + out).out.find("not built yet"), std::string::npos);
   EXPECT_NE(Sh(kBin + " --nb201-table " + tmp / "bad.csv" + " --out " + out).out.find("bad.csv:2:"), std::string::npos);
   EXPECT_EQ(Sh(kBin + " --help").status, 0);
+  // A built-in space's text, which reads back as a file.
+  const auto text = ShSplit(kBin + " --print-space enas_micro");
+  ASSERT_EQ(text.status, 0) << text.err;
+  testing::Spit(tmp / "micro.pbtxt", text.out);
+  EXPECT_EQ(Sh(kBin + " --space " + tmp / "micro.pbtxt" + " --budget 5 --out " + tmp / "m" + " >/dev/null 2>&1").status, 0);
+  const auto none = Sh(kBin + " --print-space nb202");
+  EXPECT_EQ(none.status, 1);
+  EXPECT_EQ(CountLines(none.out), 1) << none.out;
 }
 
 }  // namespace
