@@ -135,6 +135,12 @@ SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& tex
   std::map<std::string, int32_t> node_index, decision_index, kind_index;
   int32_t max_repeat = 1;
   size_t total_choices = 0;
+  struct PendingSource {
+    int32_t decision;
+    std::string node;
+    int line;
+  };
+  std::vector<PendingSource> pending_sources;
   for (int n = 0; n < def.node_size(); ++n) {
     const NodeDef& nd = def.node(n);
     const int node_line = LineOf(tree, def, "node", n);
@@ -206,7 +212,12 @@ SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& tex
           const std::string& dn = names[q];
           Decision d;
           d.name = node_name + "/" + dn;
-          d.earlier_node = earlier[q];
+          d.source_node = earlier[q];
+          if (!dd.source_node().empty()) {
+            if (dd.per_earlier()) fail("source_node with per_earlier (its source is instance j already)");
+            pending_sources.push_back({static_cast<int32_t>(s.decisions_.size()),
+                                       Replace(dd.source_node(), "{i}", std::to_string(i)), line});
+          }
           if (decision_index.count(d.name)) fail("decision '" + d.name + "' defined twice");
           d.kind = kind;
           d.kind_index = kind_index[kind];
@@ -222,6 +233,14 @@ SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& tex
     }
   }
   if (s.decisions_.empty()) throw ParseError(file, 0, "the space has no decision");
+  for (const PendingSource& p : pending_sources) {
+    auto it = node_index.find(p.node);
+    if (it == node_index.end())
+      throw ParseError(file, p.line, "decision " + s.decisions_[p.decision].name + ": no node '" + p.node + "' (source_node)");
+    if (it->second == s.decisions_[p.decision].node)
+      throw ParseError(file, p.line, "decision " + s.decisions_[p.decision].name + ": source_node is its own node");
+    s.decisions_[p.decision].source_node = it->second;
+  }
   s.decision_index_ = decision_index;
   for (const Decision& d : s.decisions_) s.max_choices_ = std::max(s.max_choices_, d.num_choices());
 

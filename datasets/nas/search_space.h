@@ -27,7 +27,7 @@ struct Decision {
   std::string kind;                  // the template it came from: "layer{i}/skip{j}"
   int32_t kind_index = 0;            // index into SearchSpace::kinds()
   int32_t node = 0;                  // index into SearchSpace::node_names()
-  int32_t earlier_node = -1;         // per_earlier decisions: the earlier node instance j it is about
+  int32_t source_node = -1;          // the node instance it acts on (per_earlier: j; source_node), or -1
   std::vector<std::string> choices;  // at least 1
   int32_t num_choices() const { return static_cast<int32_t>(choices.size()); }
 };

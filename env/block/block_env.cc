@@ -126,8 +126,8 @@ void BlockEnv::BuildGraph() {
     g->node_names.push_back(s.decisions()[d].name);
   }
   // Edges: the order decisions are taken in, each decision to the first of its layer/cell node,
-  // every rule (the decision it reads → the one it restricts), and each per-earlier decision
-  // to the earlier node it is about.
+  // every rule (the decision it reads → the one it restricts), and each decision to the node
+  // it acts on (source_node).
   std::set<std::pair<int32_t, int32_t>> edges;
   std::vector<int32_t> first_of_node(s.node_names().size(), -1);
   for (int32_t d = 0; d < n; ++d) {
@@ -137,10 +137,12 @@ void BlockEnv::BuildGraph() {
     else if (first != d) edges.insert({first, d});
   }
   for (const nas::Rule& r : s.rules()) edges.insert({r.if_decision, r.then_decision});
-  // A per-earlier decision (ENAS macro's skip flag from layer j) to the first decision of node j.
+  // A decision to the first decision of the node it acts on (ENAS macro's skip flag from layer
+  // j, NB201's edge from node j).
   for (int32_t d = 0; d < n; ++d) {
-    const int32_t j = s.decisions()[d].earlier_node;
-    if (j >= 0 && first_of_node[j] >= 0 && first_of_node[j] != d) edges.insert({first_of_node[j], d});
+    const int32_t j = s.decisions()[d].source_node;
+    if (j >= 0 && first_of_node[j] >= 0 && first_of_node[j] != d)
+      edges.insert({std::min(first_of_node[j], d), std::max(first_of_node[j], d)});
   }
   for (const auto& [a, b] : edges) {
     g->edge_src.push_back(a);

@@ -41,6 +41,8 @@ TEST(SearchSpace, BuiltinSpacesHaveTheirSizes) {
   EXPECT_EQ(nb201.table(), "nb201");
   EXPECT_EQ(nb201.decisions()[2].name, "node2/from1");
   EXPECT_NEAR(std::pow(10, nb201.Log10Size()), 15625, 1e-6);
+  EXPECT_EQ(nb201.node_names()[nb201.decisions()[nb201.DecisionIndex("node3/from2")].source_node], "node2");
+  EXPECT_EQ(nb201.decisions()[nb201.DecisionIndex("node3/from0")].source_node, -1);  // the cell input
   const SearchSpace macro = LoadSearchSpace("nas_bench_macro");
   EXPECT_EQ(macro.num_decisions(), 8);
   EXPECT_EQ(macro.max_choices(), 3);
@@ -53,8 +55,8 @@ TEST(SearchSpace, BuiltinSpacesHaveTheirSizes) {
   EXPECT_EQ(enas_macro.kinds().size(), 2u);
   const Decision& skip = enas_macro.decisions()[enas_macro.DecisionIndex("layer5/skip2")];
   EXPECT_EQ(enas_macro.node_names()[skip.node], "layer5");
-  EXPECT_EQ(enas_macro.node_names()[skip.earlier_node], "layer2");
-  EXPECT_EQ(enas_macro.decisions()[enas_macro.DecisionIndex("layer5/op")].earlier_node, -1);
+  EXPECT_EQ(enas_macro.node_names()[skip.source_node], "layer2");
+  EXPECT_EQ(enas_macro.decisions()[enas_macro.DecisionIndex("layer5/op")].source_node, -1);
   const SearchSpace micro = LoadSearchSpace("enas_micro");
   EXPECT_EQ(micro.num_decisions(), 2 * 5 * 4);
   EXPECT_EQ(micro.max_choices(), 6);  // node 4 reads inputs 0..5
@@ -175,6 +177,12 @@ TEST(SearchSpace, MalformedSpacesFailWithTheirLine) {
                 .find("no choice when a/x=p"),
             std::string::npos);
   EXPECT_EQ(ErrorLine(two + "rule { if_decision: \"a/x\" if_choice: \"p\" then_decision: \"b/y\" allow: \"u\" deny: \"v\" }\n"), 4);
+  // source_node: unknown, its own node, with per_earlier.
+  EXPECT_EQ(ErrorLine(head + "node { name: \"a\"\n decision { name: \"x\" choice: \"p\" source_node: \"b\" } }\n"), 3);
+  EXPECT_EQ(ErrorLine(head + "node { name: \"a\"\n decision { name: \"x\" choice: \"p\" source_node: \"a\" } }\n"), 3);
+  EXPECT_EQ(ErrorLine(head + "node { name: \"l{i}\" repeat: 2\n decision { name: \"s{j}\" per_earlier: true choice: \"p\" "
+                             "source_node: \"l0\" } }\n"),
+            3);
   // A table's layout.
   EXPECT_EQ(ErrorLine(two + "table: \"nb201\"\n"), 4);
   EXPECT_EQ(ErrorLine(two + "table: \"nb101\"\n"), 4);

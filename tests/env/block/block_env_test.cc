@@ -22,6 +22,8 @@ TEST(BlockEnv, AnEpisodeOnNb201EndsWithTheTableAccuracy) {
   EXPECT_EQ(env.action_spec(), ActionSpec::Choice(5));
   EXPECT_EQ(env.episode_length(), 6);
   EXPECT_EQ(env.static_graph()->num_nodes, 6);
+  // 5 order edges, node3/from0–node3/from2, and the edges from nodes 1 and 2 to their sources.
+  EXPECT_EQ(env.static_graph()->num_edges(), 5 + 1 + 3);
   const std::string arch = "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|skip_connect~2|";
   int32_t ops[6];
   ASSERT_EQ(nas::ParseNb201ArchString(arch, ops), "");
