@@ -104,7 +104,7 @@ SearchSpace ParseSearchSpace(const std::string& text, const std::string& file) {
   SearchSpaceDef def;
   pb::TextFormat::ParseInfoTree tree;
   ParseNasText(text, file, &def, &tree);
-  return SearchSpace::Build(def, text, file, &tree);
+  return SearchSpace::Build(def, file, &tree);
 }
 
 SearchSpace LoadSearchSpace(const std::string& name_or_path) {
@@ -114,9 +114,8 @@ SearchSpace LoadSearchSpace(const std::string& name_or_path) {
   return ParseSearchSpace(ReadFile(name_or_path, size_t(64) << 20), name_or_path);
 }
 
-SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& text, const std::string& file,
+SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& file,
                                const pb::TextFormat::ParseInfoTree* tree) {
-  (void)text;
   SearchSpace s;
   if (BadName(def.name())) throw ParseError(file, LineOf(tree, def, "name", 0), "the space needs a name without spaces, '=' or ','");
   s.name_ = def.name();

@@ -76,7 +76,7 @@ class SearchSpace {
 
   // Builds the space from its parsed definition; `tree` (the parser's locations, may be null)
   // and `file` give error lines.
-  static SearchSpace Build(const SearchSpaceDef& def, const std::string& text, const std::string& file,
+  static SearchSpace Build(const SearchSpaceDef& def, const std::string& file,
                            const google::protobuf::TextFormat::ParseInfoTree* tree);
 
  private:
@@ -95,7 +95,8 @@ std::vector<std::string> BuiltinSpaceNames();
 const std::string& BuiltinSpaceText(const std::string& name);
 // Parses a space's text; throws ParseError `file:line: what` (line 0 = the whole text).
 SearchSpace ParseSearchSpace(const std::string& text, const std::string& file);
-// A built-in space by name, or else a .pbtxt file (ReadFile: regular file, gz ok).
+// A built-in space by name, or else a .pbtxt file (ReadFile: regular file, gz ok). A name
+// without '/' or '.' is taken as a built-in name (ConfigError listing them when unknown).
 SearchSpace LoadSearchSpace(const std::string& name_or_path);
 
 // Parses protobuf text into `msg` (cleared first): unknown fields are errors; throws
