@@ -1,4 +1,5 @@
 // The built-in environments, registered explicitly (see registry.h).
+#include "env/block/block_env.h"
 #include "env/chip/chip_env.h"
 #include "env/device/device_env.h"
 #include "env/registry.h"
@@ -18,6 +19,9 @@ void RegisterBuiltinEnvironments(EnvRegistry* r) {
                "device placement: co-location groups of a training graph onto a machine's devices (kDevice), "
                "simulated step time; one-shot (ColocRL/HDP/GDP) or iterative (Placeto) episodes",
                "device(graph=tests/data/device/mlp_training.graph,machine='k80(gpus=2)')", DeviceEnv::Make});
+  r->Register({"block",
+               "architecture search: one decision of a search space per step (kChoice), quality minus a step-time penalty",
+               "block(space=nb201)", BlockEnv::Make});
 }
 
 }  // namespace placerl::env

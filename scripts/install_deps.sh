@@ -12,6 +12,7 @@ PACKAGES=(
   zlib1g-dev libcairo2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libopenblas0-openmp libgloo-dev
+  dataset-fashion-mnist
 )
 
 missing=()

@@ -56,6 +56,11 @@ std::vector<std::string> Specs() {
   s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='k80(gpus=2)',mode=iterative,start=random)");
   s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='tpu(type=v3,chips=2)',"
               "mode=iterative,memory_mask=true,oom=placeto)");
+  s.push_back("block(space=nas_bench_macro,budget=60,penalty=0.5)");
+  s.push_back("block(space=nb201,dataset=imagenet16-120,budget=100)");
+  s.push_back("block(space=enas_macro)");
+  s.push_back("block(space=enas_micro,seed=3)");
+  s.push_back("block(space=brainformer)");
   return s;
 }
 

@@ -1,0 +1,26 @@
+# Build step (cmake -P): wraps the built-in search spaces (datasets/nas/spaces/*.pbtxt) into one
+# C++ source defining placerl::nas::BuiltinSpaceTexts() — {name, text} pairs, the name being the
+# file's stem — so that binaries carry them without a committed copy to keep in step. Usage:
+#   cmake -DINPUTS="a.pbtxt;b.pbtxt" -DOUTPUT=<file.cc> -P embed_spaces.cmake
+foreach(var INPUTS OUTPUT)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "embed_spaces.cmake: -D${var}= is required")
+  endif()
+endforeach()
+set(entries "")
+foreach(input ${INPUTS})
+  get_filename_component(stem ${input} NAME_WE)
+  file(READ "${input}" text)
+  if(text MATCHES "\\)PBTXT\"")
+    message(FATAL_ERROR "embed_spaces.cmake: ${input} contains the delimiter )PBTXT\"")
+  endif()
+  string(APPEND entries "      {\"${stem}\", R\"PBTXT(${text})PBTXT\"},\n")
+endforeach()
+set(content "// Generated at build time by datasets/nas/embed_spaces.cmake from datasets/nas/spaces/*.pbtxt.\n#include <string>\n#include <utility>\n#include <vector>\nnamespace placerl::nas {\nconst std::vector<std::pair<std::string, std::string>>& BuiltinSpaceTexts() {\n  static const std::vector<std::pair<std::string, std::string>> texts = {\n${entries}  };\n  return texts;\n}\n}  // namespace placerl::nas\n")
+if(EXISTS "${OUTPUT}")
+  file(READ "${OUTPUT}" old)
+  if(old STREQUAL content)
+    return()
+  endif()
+endif()
+file(WRITE "${OUTPUT}" "${content}")

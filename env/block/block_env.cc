@@ -1,0 +1,228 @@
+#include "env/block/block_env.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <utility>
+
+#include "datasets/util/errors.h"
+
+namespace placerl::env {
+
+namespace {
+
+const std::vector<std::string> kInfoNames = {"quality", "cost", "cost_budget", "penalty", "reward", "decided"};
+
+std::string Num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.15g", v);
+  if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+std::string Quoted(const std::string& v) {
+  if (v.find_first_of(",()='\" ") == std::string::npos) return v;
+  return v.find('\'') == std::string::npos ? "'" + v + "'" : "\"" + v + "\"";
+}
+
+// The space and its two models from the options (options.quality / table resolved in place).
+struct Parts {
+  std::shared_ptr<const nas::SearchSpace> space;
+  std::shared_ptr<const QualityModel> quality;
+  std::shared_ptr<const StepTimeModel> step_time;
+};
+
+Parts MakeParts(BlockEnvOptions* o) {
+  Parts p;
+  p.space = std::make_shared<const nas::SearchSpace>(nas::LoadSearchSpace(o->space));
+  const std::string& table = p.space->table();
+  if (o->quality.empty()) o->quality = table.empty() ? "synthetic" : "table";
+  if (o->quality != "table" && o->quality != "synthetic")
+    throw ConfigError("block: quality must be table or synthetic, not '" + o->quality + "'");
+  if (o->quality == "table" && table.empty())
+    throw ConfigError("block: space " + p.space->name() + " has no table (use quality=synthetic)");
+  if (o->table.empty() && o->quality == "table")
+    o->table = table == "nb201" ? kDefaultNb201Table : kDefaultMacroTable;
+  if (table == "nb201") {
+    const nas::Nb201Dataset d = nas::Nb201DatasetFromName(o->dataset);
+    if (o->quality == "table") p.quality = std::make_shared<Nb201Quality>(CachedNb201Table(o->table), d);
+    p.step_time = std::make_shared<Nb201MacsCost>();
+  } else if (table == "nas_bench_macro") {
+    if (o->dataset != "cifar10") throw ConfigError("block: NAS-Bench-Macro has only dataset=cifar10");
+    if (o->quality == "table") {
+      auto t = CachedMacroTable(o->table);
+      p.quality = std::make_shared<MacroQuality>(t);
+      p.step_time = std::make_shared<MacroFlopsCost>(t);
+    } else {
+      p.step_time = std::make_shared<NoCost>();
+    }
+  } else {
+    p.step_time = std::make_shared<NoCost>();
+  }
+  if (o->quality == "synthetic") p.quality = std::make_shared<SyntheticQuality>(*p.space, o->seed);
+  return p;
+}
+
+}  // namespace
+
+BlockEnv::BlockEnv(const BlockEnvOptions& options) : o_(options) {
+  Parts p = MakeParts(&o_);
+  space_ = p.space;
+  quality_ = p.quality;
+  step_time_ = p.step_time;
+  if (!(o_.cost_budget >= 0 && std::isfinite(o_.cost_budget))) throw ConfigError("block: budget must be finite and >= 0");
+  if (!(o_.penalty >= 0 && std::isfinite(o_.penalty))) throw ConfigError("block: penalty must be finite and >= 0");
+  BuildGraph();
+}
+
+BlockEnv::BlockEnv(std::shared_ptr<const nas::SearchSpace> space, std::shared_ptr<const QualityModel> quality,
+                   std::shared_ptr<const StepTimeModel> step_time, const BlockEnvOptions& options)
+    : o_(options), space_(std::move(space)), quality_(std::move(quality)), step_time_(std::move(step_time)) {
+  if (!space_ || !quality_ || !step_time_) throw ConfigError("block: space, quality and step-time models are required");
+  if (!(o_.cost_budget >= 0 && std::isfinite(o_.cost_budget))) throw ConfigError("block: budget must be finite and >= 0");
+  if (!(o_.penalty >= 0 && std::isfinite(o_.penalty))) throw ConfigError("block: penalty must be finite and >= 0");
+  o_.space = space_->name();
+  BuildGraph();
+}
+
+std::unique_ptr<Environment> BlockEnv::Make(EnvParams& p) {
+  BlockEnvOptions o;
+  o.space = p.GetString("space", o.space);
+  o.quality = p.GetString("quality", "");
+  o.dataset = p.GetString("dataset", o.dataset);
+  o.table = p.GetString("table", "");
+  o.cost_budget = p.GetDouble("budget", o.cost_budget);
+  o.penalty = p.GetDouble("penalty", o.penalty);
+  const int64_t seed = p.GetInt("seed", 1);
+  if (seed < 0) throw ConfigError("block: seed must be >= 0");
+  o.seed = static_cast<uint64_t>(seed);
+  return std::make_unique<BlockEnv>(o);
+}
+
+std::string BlockEnv::name() const {
+  return "block(space=" + Quoted(o_.space) + ",quality=" + o_.quality + ",dataset=" + Quoted(o_.dataset) +
+         ",table=" + (o_.table.empty() ? "''" : Quoted(o_.table)) + ",budget=" + Num(o_.cost_budget) +
+         ",penalty=" + Num(o_.penalty) + ",seed=" + std::to_string(o_.seed) + ")";
+}
+
+const std::vector<std::string>& BlockEnv::info_names() const { return kInfoNames; }
+
+void BlockEnv::BuildGraph() {
+  const nas::SearchSpace& s = *space_;
+  const int32_t n = s.num_decisions();
+  const int32_t kinds = static_cast<int32_t>(s.kinds().size());
+  auto g = std::make_shared<StaticGraph>();
+  g->num_nodes = n;
+  g->node_feature_dim = 2 + kinds;
+  g->node_feature_names = {"position", "choices"};
+  for (const std::string& k : s.kinds()) g->node_feature_names.push_back("kind:" + k);
+  g->node_features.assign(static_cast<size_t>(n) * g->node_feature_dim, 0.f);
+  for (int32_t d = 0; d < n; ++d) {
+    float* f = &g->node_features[static_cast<size_t>(d) * g->node_feature_dim];
+    f[0] = n > 1 ? static_cast<float>(d) / (n - 1) : 0.f;
+    f[1] = static_cast<float>(s.decisions()[d].num_choices()) / s.max_choices();
+    f[2 + s.decisions()[d].kind_index] = 1.f;
+    g->node_names.push_back(s.decisions()[d].name);
+  }
+  // Edges: the order decisions are taken in, each decision to the first of its layer/cell node,
+  // every rule (the decision it reads → the one it restricts), and each decision to the node
+  // it acts on (source_node).
+  std::set<std::pair<int32_t, int32_t>> edges;
+  std::vector<int32_t> first_of_node(s.node_names().size(), -1);
+  for (int32_t d = 0; d < n; ++d) {
+    if (d + 1 < n) edges.insert({d, d + 1});
+    int32_t& first = first_of_node[s.decisions()[d].node];
+    if (first < 0) first = d;
+    else if (first != d) edges.insert({first, d});
+  }
+  for (const nas::Rule& r : s.rules()) edges.insert({r.if_decision, r.then_decision});
+  // A decision to the first decision of the node it acts on (ENAS macro's skip flag from layer
+  // j, NB201's edge from node j).
+  for (int32_t d = 0; d < n; ++d) {
+    const int32_t j = s.decisions()[d].source_node;
+    if (j >= 0 && first_of_node[j] >= 0 && first_of_node[j] != d)
+      edges.insert({std::min(first_of_node[j], d), std::max(first_of_node[j], d)});
+  }
+  for (const auto& [a, b] : edges) {
+    g->edge_src.push_back(a);
+    g->edge_dst.push_back(b);
+    g->edge_weight.push_back(1.f);
+  }
+  g->metadata = {static_cast<float>(n) / 1000.f, static_cast<float>(s.max_choices()) / 100.f,
+                 static_cast<float>(s.Log10Size()) / 100.f, o_.cost_budget > 0 ? 1.f : 0.f};
+  g->metadata_names = {"decisions", "max_choices", "log10_size", "has_cost_budget"};
+  g->Validate();
+  graph_ = g;
+  state_.node_dynamic_dim = 1 + s.max_choices();
+  state_.node_dynamic_names = {"decided"};
+  for (int32_t c = 0; c < s.max_choices(); ++c) state_.node_dynamic_names.push_back("choice_" + std::to_string(c));
+  state_.node_dynamic.assign(static_cast<size_t>(n) * state_.node_dynamic_dim, 0.f);
+  state_.action_mask.assign(s.max_choices(), 0);
+  info_.assign(kInfoNames.size(), 0.0);
+  Reset(0);
+}
+
+void BlockEnv::Reset(uint64_t) {
+  arch_.assign(space_->num_decisions(), -1);
+  std::fill(state_.node_dynamic.begin(), state_.node_dynamic.end(), 0.f);
+  state_.current_node = 0;
+  state_.step = 0;
+  std::fill(info_.begin(), info_.end(), 0.0);
+  info_[2] = o_.cost_budget;
+  UpdateMask();
+}
+
+void BlockEnv::UpdateMask() {
+  if (state_.current_node < 0) {
+    std::fill(state_.action_mask.begin(), state_.action_mask.end(), 0);
+    return;
+  }
+  space_->AllowedChoices(arch_.data(), state_.current_node, state_.action_mask.data());
+}
+
+StepResult BlockEnv::Step(int32_t action) {
+  if (done()) throw InfeasibleAction("block: the episode is over");
+  const int32_t d = state_.current_node;
+  if (action < 0 || action >= space_->max_choices() || !state_.action_mask[action])
+    throw InfeasibleAction("block: choice " + std::to_string(action) + " is not allowed for decision " +
+                           space_->decisions()[d].name);
+  arch_[d] = action;
+  float* dyn = &state_.node_dynamic[static_cast<size_t>(d) * state_.node_dynamic_dim];
+  dyn[0] = 1.f;
+  dyn[1 + action] = 1.f;
+  ++state_.step;
+  state_.current_node = d + 1 < space_->num_decisions() ? d + 1 : -1;
+  UpdateMask();
+  info_[5] = state_.step;
+  StepResult r;
+  if (done()) {
+    const BlockScore s = Evaluate(arch_);
+    info_[0] = s.quality;
+    info_[1] = s.cost;
+    info_[3] = s.penalty;
+    info_[4] = s.reward;
+    r.reward = s.reward;
+    r.done = true;
+  }
+  return r;
+}
+
+BlockScore BlockEnv::Evaluate(const nas::Architecture& a) const {
+  const std::string why = space_->Check(a);
+  if (!why.empty()) throw ConfigError("block: the architecture " + why);
+  BlockScore s;
+  s.quality = quality_->Quality(a);
+  s.cost = step_time_->StepTime(a);
+  if (o_.cost_budget > 0) s.penalty = o_.penalty * std::max(0.0, s.cost / o_.cost_budget - 1.0);
+  s.reward = s.quality - s.penalty;
+  return s;
+}
+
+std::string BlockEnv::Encoding(const nas::Architecture& a) const {
+  if (space_->table() == "nb201") return nas::Nb201ArchString(a.data());
+  if (space_->table() == "nas_bench_macro") return nas::MacroArchString(a.data());
+  return "";
+}
+
+}  // namespace placerl::env

@@ -1,0 +1,397 @@
+// nas-search: architecture search on the block environment (env/block/, docs/nas.md) with
+// random search or regularised evolution, on the tabular benchmarks (NAS-Bench-201,
+// NAS-Bench-Macro) or any space with a synthetic quality, over one or many seeds, writing a run
+// directory (docs/conventions.md):
+//   nas-search --space nb201 --method evolution --dataset table --budget 100 --seeds 1-100 --out runs/rea
+// One seed: metrics.csv has one row per evaluated architecture. Several seeds: one row per seed
+// (its best), and result.json has mean ± std over the seeds. ENAS / PPO and Fashion-MNIST
+// training come with the shared agents (issue 16, part 2): asking for them is an error for now.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "datasets/nas/search_space.h"
+#include "datasets/nas/tables.h"
+#include "datasets/proto/nas_search.pb.h"
+#include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+#include "env/block/block_env.h"
+#include "experiments/lib/cli.h"
+#include "experiments/lib/config.h"
+#include "experiments/lib/plot.h"
+#include "experiments/lib/progress.h"
+#include "experiments/lib/run_dir.h"
+#include "experiments/lib/stop_signal.h"
+#include "search/nas/nas_search.h"
+
+using namespace placerl;
+
+namespace {
+
+int argc_ = 0;
+char** argv_ = nullptr;
+
+struct Options {
+  std::string space, method, dataset, table_dataset, seeds, nb201_table, macro_table;
+  int64_t budget = 0;
+  int32_t population = 0, tournament = 0;
+  double cost_budget = -1, penalty = -1;
+  bool json = false;
+  bool verbose = false;
+  std::string print_space;
+  run::RunDirFlags dir;
+};
+
+config::NasSearchConfig DefaultConfig() {
+  config::NasSearchConfig c;
+  c.set_space("nb201");
+  c.set_method("evolution");
+  c.set_dataset("table");
+  c.set_table_dataset("cifar10");
+  c.set_budget(100);
+  c.add_seeds(1);
+  c.set_population(10);
+  c.set_tournament(3);
+  c.set_cost_budget(0);
+  c.set_penalty(1);
+  c.set_nb201_table(env::kDefaultNb201Table);
+  c.set_macro_table(env::kDefaultMacroTable);
+  return c;
+}
+
+// "1-100", "1,2,7", "3": at most 100,000 seeds.
+std::vector<uint64_t> ParseSeeds(const std::string& text) {
+  std::vector<uint64_t> seeds;
+  for (const std::string& part : SplitCommaList(text)) {
+    const size_t dash = part.find('-', 1);
+    auto number = [&](const std::string& s) {
+      if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 18)
+        throw UsageError("--seeds: '" + part + "' is not a seed or a range a-b of seeds");
+      return static_cast<uint64_t>(std::stoull(s));
+    };
+    const uint64_t lo = number(part.substr(0, dash));
+    const uint64_t hi = dash == std::string::npos ? lo : number(part.substr(dash + 1));
+    if (hi < lo || hi - lo >= 100000) throw UsageError("--seeds: range '" + part + "' is empty or longer than 100000");
+    for (uint64_t s = lo; s <= hi; ++s) seeds.push_back(s);
+    if (seeds.size() > 100000) throw UsageError("--seeds: more than 100000 seeds");
+  }
+  if (seeds.empty()) throw UsageError("--seeds: no seed given");
+  return seeds;
+}
+
+// Defaults, then --config, then the named flags, then --set.
+config::NasSearchConfig ResolveConfig(const Options& o) {
+  config::NasSearchConfig c = DefaultConfig();
+  if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
+  if (!o.space.empty()) c.set_space(o.space);
+  if (!o.method.empty()) c.set_method(o.method);
+  if (!o.dataset.empty()) c.set_dataset(o.dataset);
+  if (!o.table_dataset.empty()) c.set_table_dataset(o.table_dataset);
+  if (o.budget > 0) c.set_budget(o.budget);
+  if (!o.seeds.empty()) {
+    c.clear_seeds();
+    for (uint64_t s : ParseSeeds(o.seeds)) c.add_seeds(s);
+  }
+  if (o.population > 0) c.set_population(o.population);
+  if (o.tournament > 0) c.set_tournament(o.tournament);
+  if (o.cost_budget >= 0) c.set_cost_budget(o.cost_budget);
+  if (o.penalty >= 0) c.set_penalty(o.penalty);
+  if (!o.nb201_table.empty()) c.set_nb201_table(o.nb201_table);
+  if (!o.macro_table.empty()) c.set_macro_table(o.macro_table);
+  run::ApplyOverrides(o.dir.sets, &c);
+  // Checks of meaning.
+  if (c.method() == "enas" || c.method() == "ppo")
+    throw ConfigError("--method " + c.method() +
+                      " is not built yet (it needs the shared agents: issue 16, part 2); use random or evolution");
+  if (c.method() != "random" && c.method() != "evolution")
+    throw ConfigError("unknown method '" + c.method() + "' (random, evolution; enas, ppo later)");
+  if (c.dataset() == "fashion-mnist")
+    throw ConfigError("--dataset fashion-mnist is not built yet (child training comes with the LibTorch part of "
+                      "issue 16); use --dataset table");
+  if (c.dataset() != "table") throw ConfigError("unknown dataset '" + c.dataset() + "' (table; fashion-mnist later)");
+  if (c.budget() < 1 || c.budget() > cli::kMaxCount) throw ConfigError("budget must be in [1, 1e9] architectures");
+  if (c.seeds_size() < 1 || c.seeds_size() > 100000) throw ConfigError("seeds: between 1 and 100000 seeds");
+  if (c.population() < 2 || c.population() > 1000000) throw ConfigError("population must be in [2, 1e6]");
+  if (c.tournament() < 1 || c.tournament() > c.population()) throw ConfigError("tournament must be in [1, population]");
+  if (!(c.cost_budget() >= 0 && std::isfinite(c.cost_budget()))) throw ConfigError("cost_budget must be finite and >= 0");
+  if (!(c.penalty() >= 0 && std::isfinite(c.penalty()))) throw ConfigError("penalty must be finite and >= 0");
+  return c;
+}
+
+std::unique_ptr<env::BlockEnv> MakeEnv(const config::NasSearchConfig& c) {
+  env::BlockEnvOptions eo;
+  eo.space = c.space();
+  eo.dataset = c.table_dataset();
+  eo.cost_budget = c.cost_budget();
+  eo.penalty = c.penalty();
+  // The table of the space's benchmark (the environment picks table or synthetic quality).
+  const nas::SearchSpace probe = nas::LoadSearchSpace(c.space());
+  if (probe.table() == "nb201") eo.table = c.nb201_table();
+  if (probe.table() == "nas_bench_macro") eo.table = c.macro_table();
+  auto e = std::make_unique<env::BlockEnv>(eo);
+  if (c.cost_budget() > 0 && e->step_time_model().unit() == "none")
+    throw ConfigError("space " + e->space().name() + " has no step-time model yet: a cost budget would have no effect");
+  return e;
+}
+
+// The best architecture of the table (all of it evaluated), for the regret.
+struct TableOptimum {
+  bool known = false;
+  search::NasEvaluation best;
+};
+
+TableOptimum FindTableOptimum(const env::BlockEnv& e) {
+  TableOptimum t;
+  const nas::SearchSpace& s = e.space();
+  if (s.table().empty() || s.Log10Size() > 6) return t;
+  nas::Architecture a(s.num_decisions(), 0);
+  while (true) {
+    const env::BlockScore score = e.Evaluate(a);
+    if (!t.known || score.reward > t.best.score.reward) t.best = {a, score};
+    t.known = true;
+    int32_t d = s.num_decisions() - 1;
+    while (d >= 0 && ++a[d] == s.decisions()[d].num_choices()) a[d--] = 0;
+    if (d < 0) break;
+  }
+  return t;
+}
+
+// The architectures no other evaluated one beats in both quality (higher) and cost (lower),
+// by increasing cost; repeats kept once.
+struct ParetoFront {
+  std::vector<search::NasEvaluation> points;
+  void Add(const search::NasEvaluation& e) {
+    for (const auto& p : points)
+      if (p.score.cost <= e.score.cost && p.score.quality >= e.score.quality) return;  // dominated or equal
+    std::vector<search::NasEvaluation> kept;
+    for (auto& p : points)
+      if (!(e.score.cost <= p.score.cost && e.score.quality >= p.score.quality)) kept.push_back(std::move(p));
+    auto at = std::lower_bound(kept.begin(), kept.end(), e.score.cost,
+                               [](const search::NasEvaluation& p, double c) { return p.score.cost < c; });
+    kept.insert(at, e);
+    points = std::move(kept);
+  }
+};
+
+nlohmann::json ArchJson(const env::BlockEnv& e, const search::NasEvaluation& x) {
+  return {{"encoding", e.Encoding(x.arch)}, {"quality", x.score.quality}, {"cost", x.score.cost},
+          {"penalty", x.score.penalty}, {"reward", x.score.reward}, {"architecture", e.space().Describe(x.arch)}};
+}
+
+double Mean(const std::vector<double>& v) { return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
+double Std(const std::vector<double>& v) {  // sample standard deviation (n − 1)
+  if (v.size() < 2) return 0;
+  const double m = Mean(v);
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return std::sqrt(s / (v.size() - 1));
+}
+
+int NasSearch(const Options& o) {
+  if (!o.print_space.empty()) {  // the text of a built-in space, to copy and change
+    std::printf("%s", nas::BuiltinSpaceText(o.print_space).c_str());
+    return kExitOk;
+  }
+  const config::NasSearchConfig cfg = ResolveConfig(o);
+  if (!o.dir.resume.empty()) throw ConfigError("nas-search runs cannot be resumed yet; start a new one with --out");
+  if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+  const auto env = MakeEnv(cfg);  // before the directory: bad input leaves nothing
+  run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
+  dir.WriteConfig(cfg, run::CommandLineText(argc_, argv_));
+
+  const std::vector<uint64_t> seeds(cfg.seeds().begin(), cfg.seeds().end());
+  const bool many = seeds.size() > 1;
+  run::InstallStopOnSignal();
+  run::ProgressOptions po;
+  po.label = cfg.method();
+  po.unit = "archs";
+  po.total = static_cast<double>(cfg.budget()) * seeds.size();
+  run::Progress progress(po);
+
+  const bool tabular = !env->space().table().empty() && env->options().quality == "table";
+  std::vector<double> best_quality, best_reward, unique, seconds;
+  std::vector<double> mean_curve(cfg.budget(), 0.0);
+  std::vector<int64_t> curve_count(cfg.budget(), 0);
+  search::NasEvaluation overall;
+  bool have_overall = false;
+  nlohmann::json per_seed = nlohmann::json::array();
+  double done_before = 0;
+  const bool has_cost = env->step_time_model().unit() != "none";
+  ParetoFront pareto;
+  for (size_t k = 0; k < seeds.size() && !run::StopRequested(); ++k) {
+    search::NasSearchOptions so;
+    so.method = cfg.method();
+    so.budget = cfg.budget();
+    so.seed = seeds[k];
+    so.population = cfg.population();
+    so.tournament = cfg.tournament();
+    double best_quality_so_far = -1e300;
+    auto on_eval = [&](int64_t i, const search::NasEvaluation& e, const search::NasEvaluation& best) {
+      progress.Update(done_before + i + 1, {{"best", best.score.reward}});
+      if (has_cost) pareto.Add(e);
+      if (many) return;
+      best_quality_so_far = best.score.quality;
+      dir.Log(i, {{"charts/reward", e.score.reward},
+                  {"charts/quality", e.score.quality},
+                  {"charts/cost", e.score.cost},
+                  {"charts/best_reward", best.score.reward},
+                  {"charts/best_quality", best_quality_so_far}});
+    };
+    const search::NasSearchResult r = search::RunNasSearch(
+        env->space(), [&](const nas::Architecture& a) { return env->Evaluate(a); }, so,
+        [] { return run::StopRequested(); }, on_eval);
+    done_before += r.evaluations;
+    for (size_t i = 0; i < r.best_reward.size(); ++i) {
+      mean_curve[i] += r.best_reward[i];
+      ++curve_count[i];
+    }
+    best_quality.push_back(r.best.score.quality);
+    best_reward.push_back(r.best.score.reward);
+    unique.push_back(static_cast<double>(r.unique));
+    seconds.push_back(r.seconds);
+    if (many)
+      dir.Log(static_cast<int64_t>(k), {{"charts/seed", static_cast<double>(seeds[k])},
+                                        {"charts/best_reward", r.best.score.reward},
+                                        {"charts/best_quality", r.best.score.quality},
+                                        {"charts/best_cost", r.best.score.cost},
+                                        {"charts/unique", static_cast<double>(r.unique)}});
+    nlohmann::json sj = ArchJson(*env, r.best);
+    sj["seed"] = seeds[k];
+    sj["evaluations"] = r.evaluations;
+    sj["unique"] = r.unique;
+    per_seed.push_back(sj);
+    if (!have_overall || r.best.score.reward > overall.score.reward) overall = r.best;
+    have_overall = true;
+  }
+  const double total_seconds = std::accumulate(seconds.begin(), seconds.end(), 0.0);
+  char summary[200];
+  std::snprintf(summary, sizeof(summary), "best reward %.6g over %zu seed(s)", overall.score.reward, best_reward.size());
+  progress.Finish(summary);
+  if (!have_overall) throw ConfigError("stopped before the first architecture was evaluated");
+
+  // Best architecture (.pbtxt), the curve, result.json.
+  nas::ArchitectureDef best_def = env->space().ToDef(overall.arch);
+  best_def.set_encoding(env->Encoding(overall.arch));
+  best_def.set_quality(overall.score.quality);
+  best_def.set_cost(overall.score.cost);
+  best_def.set_reward(overall.score.reward);
+  dir.WriteFile("best.pbtxt", "# nas-search " + cfg.method() + " on " + env->name() + "\n" +
+                                  run::ResolvedConfigText(best_def));
+  viz::PlotSeries curve{cfg.method() + (many ? " (mean of " + std::to_string(best_reward.size()) + " seeds)" : ""), {}, {}};
+  for (size_t i = 0; i < mean_curve.size(); ++i)
+    if (curve_count[i] > 0) {
+      curve.x.push_back(static_cast<double>(i + 1));
+      curve.y.push_back(mean_curve[i] / curve_count[i]);
+    }
+  viz::PlotOptions plot;
+  plot.title = "best reward, " + cfg.method() + ", " + env->space().name();
+  plot.x_label = "architectures evaluated";
+  plot.y_label = tabular && cfg.cost_budget() == 0 ? "best test accuracy / 100" : "best reward";
+  plot.markers = curve.x.size() < 3;
+  viz::PlotCurves({curve}, plot, dir.PicturePath("curve"));
+  if (has_cost) {  // quality against cost: the non-dominated architectures among those evaluated
+    viz::PlotSeries front{"non-dominated (" + std::to_string(pareto.points.size()) + ")", {}, {}};
+    for (const auto& p : pareto.points) {
+      front.x.push_back(p.score.cost);
+      front.y.push_back(p.score.quality);
+    }
+    viz::PlotOptions po2;
+    po2.title = "quality vs cost of the architectures evaluated, " + cfg.method() + ", " + env->space().name();
+    po2.x_label = "cost, " + env->step_time_model().unit();
+    po2.y_label = "quality";
+    po2.markers = true;
+    viz::PlotCurves({front}, po2, dir.PicturePath("pareto"));
+  }
+
+  nlohmann::json j;
+  j["space"] = env->space().name();
+  j["environment"] = env->name();
+  j["method"] = cfg.method();
+  j["dataset"] = cfg.dataset();
+  if (env->space().table() == "nb201") j["table_dataset"] = cfg.table_dataset();
+  j["quality"] = env->quality_model().Describe();
+  j["cost_unit"] = env->step_time_model().unit();
+  j["budget"] = cfg.budget();
+  j["population"] = cfg.population();
+  j["tournament"] = cfg.tournament();
+  j["seeds"] = seeds.size();
+  j["best"] = ArchJson(*env, overall);
+  j["best_quality"] = {{"mean", Mean(best_quality)}, {"std", Std(best_quality)}};
+  j["best_reward"] = {{"mean", Mean(best_reward)}, {"std", Std(best_reward)}};
+  if (tabular) {
+    std::vector<double> acc;
+    for (double q : best_quality) acc.push_back(100 * q);
+    j["best_test_accuracy"] = {{"mean", Mean(acc)}, {"std", Std(acc)}};
+  }
+  const TableOptimum opt = FindTableOptimum(*env);
+  if (opt.known) j["table_optimum"] = ArchJson(*env, opt.best);
+  if (has_cost) {
+    nlohmann::json front = nlohmann::json::array();
+    for (const auto& p : pareto.points) front.push_back(ArchJson(*env, p));
+    j["pareto"] = front;
+  }
+  j["unique_mean"] = Mean(unique);
+  j["search_seconds"] = total_seconds;
+  j["evaluations_per_second"] = total_seconds > 0 ? done_before / total_seconds : 0;
+  j["stopped_by_signal"] = run::StopRequested();
+  if (many) j["per_seed"] = per_seed;
+  j["out"] = dir.path();
+  dir.WriteFile("result.json", j.dump(2) + "\n");
+  if (o.json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    if (tabular)
+      std::printf("%s on %s (%s), %zu seed(s) x %lld archs: best test accuracy %.2f +- %.2f %%; best %s %.2f %%\n",
+                  cfg.method().c_str(), env->space().name().c_str(), env->quality_model().Describe().c_str(),
+                  best_quality.size(), static_cast<long long>(cfg.budget()), 100 * Mean(best_quality),
+                  100 * Std(best_quality), env->Encoding(overall.arch).c_str(), 100 * overall.score.quality);
+    else
+      std::printf("%s on %s, %zu seed(s) x %lld archs: best reward %.6g +- %.3g; best %s\n", cfg.method().c_str(),
+                  env->space().name().c_str(), best_reward.size(), static_cast<long long>(cfg.budget()),
+                  Mean(best_reward), Std(best_reward), env->space().Describe(overall.arch).c_str());
+    std::printf("wrote %s (best.pbtxt, curve.%s%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
+                dir.path().c_str(), o.dir.pictures.c_str(), has_cost ? (", pareto." + o.dir.pictures).c_str() : "");
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  argc_ = argc;
+  argv_ = argv;
+  return RunMain("nas-search", [&] {
+    CLI::App app{"Searches a block / cell architecture space (nb201, nas_bench_macro, enas_macro, enas_micro, "
+                 "brainformer or a .pbtxt) with random search or regularised evolution on the tabular benchmarks "
+                 "(or a synthetic quality), over one or many seeds, and writes a run directory."};
+    Options o;
+    app.add_option("--space", o.space, "nb201 | nas_bench_macro | enas_macro | enas_micro | brainformer | FILE.pbtxt "
+                                       "(default nb201)")->check(cli::NonEmpty());
+    app.add_option("--method", o.method, "random | evolution (default); enas | ppo: not built yet")->check(cli::NonEmpty());
+    app.add_option("--dataset", o.dataset, "table (default); fashion-mnist: not built yet")->check(cli::NonEmpty());
+    app.add_option("--table-dataset", o.table_dataset, "nb201: cifar10 (default) | cifar100 | imagenet16-120")
+        ->check(cli::NonEmpty());
+    app.add_option("--budget", o.budget, "evaluated architectures per seed (default 100)")->check(cli::IntRange(1, cli::kMaxCount));
+    app.add_option("--seeds", o.seeds, "seeds: 7 | 1,2,5 | 1-100 (default 1)")->check(cli::NonEmpty());
+    app.add_option("--population", o.population, "evolution: population P (default 10)")->check(cli::IntRange(2, 1000000));
+    app.add_option("--tournament", o.tournament, "evolution: tournament size S (default 3)")->check(cli::IntRange(1, 1000000));
+    app.add_option("--step-time-budget,--cost-budget", o.cost_budget,
+                   "penalise a step time (or its proxy: nb201 MMACs, nas_bench_macro MFLOPs) above this; 0 = off")
+        ->check(cli::FiniteRange(0, 1e18));
+    app.add_option("--penalty", o.penalty, "penalty weight (default 1)")->check(cli::FiniteRange(0, 1e9));
+    app.add_option("--nb201-table", o.nb201_table, "nats_bench_tss.csv (default ../shared/datasets/nas/…)")->check(cli::NonEmpty());
+    app.add_option("--macro-table", o.macro_table, "nas_bench_macro_cifar10.json (default ../shared/datasets/nas/…)")
+        ->check(cli::NonEmpty());
+    app.add_option("--print-space", o.print_space, "print the .pbtxt of a built-in space and exit (no --out needed)")
+        ->check(cli::NonEmpty());
+    app.add_flag("--json", o.json, "print one JSON document with the result");
+    app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
+    run::AddRunDirFlags(app, &o.dir);
+    cli::Parse(app, argc, argv);
+    return NasSearch(o);
+  });
+}

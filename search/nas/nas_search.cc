@@ -1,0 +1,102 @@
+#include "search/nas/nas_search.h"
+
+#include <chrono>
+#include <deque>
+#include <set>
+
+#include "datasets/util/errors.h"
+
+namespace placerl::search {
+
+namespace {
+
+int32_t PickAllowed(const std::vector<uint8_t>& mask, int32_t exclude, std::mt19937_64& rng) {
+  int32_t count = 0;
+  for (size_t c = 0; c < mask.size(); ++c) count += mask[c] && static_cast<int32_t>(c) != exclude;
+  if (count == 0) return -1;
+  int32_t k = std::uniform_int_distribution<int32_t>(0, count - 1)(rng);
+  for (size_t c = 0; c < mask.size(); ++c)
+    if (mask[c] && static_cast<int32_t>(c) != exclude && k-- == 0) return static_cast<int32_t>(c);
+  return -1;
+}
+
+}  // namespace
+
+nas::Architecture RandomArchitecture(const nas::SearchSpace& space, std::mt19937_64& rng) {
+  nas::Architecture a(space.num_decisions(), 0);
+  std::vector<uint8_t> mask(space.max_choices());
+  for (int32_t d = 0; d < space.num_decisions(); ++d) {
+    space.AllowedChoices(a.data(), d, mask.data());
+    a[d] = PickAllowed(mask, -1, rng);
+  }
+  return a;
+}
+
+nas::Architecture Mutate(const nas::SearchSpace& space, const nas::Architecture& parent, std::mt19937_64& rng) {
+  std::vector<uint8_t> mask(space.max_choices());
+  std::vector<int32_t> mutable_decisions;
+  for (int32_t d = 0; d < space.num_decisions(); ++d) {
+    space.AllowedChoices(parent.data(), d, mask.data());
+    if (PickAllowed(mask, parent[d], rng) >= 0) mutable_decisions.push_back(d);
+  }
+  if (mutable_decisions.empty()) return parent;
+  nas::Architecture child = parent;
+  const int32_t d = mutable_decisions[std::uniform_int_distribution<size_t>(0, mutable_decisions.size() - 1)(rng)];
+  space.AllowedChoices(child.data(), d, mask.data());
+  child[d] = PickAllowed(mask, parent[d], rng);
+  for (int32_t later = d + 1; later < space.num_decisions(); ++later)
+    if (!space.IsAllowed(child.data(), later, child[later])) {
+      space.AllowedChoices(child.data(), later, mask.data());
+      child[later] = PickAllowed(mask, -1, rng);
+    }
+  return child;
+}
+
+NasSearchResult RunNasSearch(const nas::SearchSpace& space, const NasObjective& objective,
+                             const NasSearchOptions& o, const std::function<bool()>& stop,
+                             const std::function<void(int64_t, const NasEvaluation&, const NasEvaluation&)>& on_evaluation) {
+  if (o.method != "random" && o.method != "evolution")
+    throw ConfigError("nas search: unknown method '" + o.method + "' (random, evolution)");
+  if (o.budget < 1) throw ConfigError("nas search: the budget must be >= 1 architecture");
+  if (o.method == "evolution" && (o.population < 2 || o.tournament < 1 || o.tournament > o.population))
+    throw ConfigError("nas search: evolution needs population >= 2 and 1 <= tournament <= population");
+  const auto start = std::chrono::steady_clock::now();
+  std::mt19937_64 rng(o.seed);
+  NasSearchResult r;
+  r.best.score.reward = -1e300;
+  std::set<nas::Architecture> seen;
+  auto evaluate = [&](const nas::Architecture& a) {
+    NasEvaluation e{a, objective(a)};
+    r.reward.push_back(e.score.reward);
+    if (r.evaluations == 0 || e.score.reward > r.best.score.reward) r.best = e;
+    r.best_reward.push_back(r.best.score.reward);
+    seen.insert(a);
+    if (on_evaluation) on_evaluation(r.evaluations, e, r.best);
+    ++r.evaluations;
+    return e;
+  };
+  auto more = [&] { return r.evaluations < o.budget && !(stop && stop()); };
+
+  if (o.method == "random") {
+    while (more()) evaluate(RandomArchitecture(space, rng));
+  } else {
+    std::deque<NasEvaluation> population;  // oldest first
+    while (static_cast<int32_t>(population.size()) < o.population && more())
+      population.push_back(evaluate(RandomArchitecture(space, rng)));
+    while (more()) {
+      const NasEvaluation* parent = nullptr;
+      for (int32_t k = 0; k < o.tournament; ++k) {
+        const NasEvaluation& c = population[std::uniform_int_distribution<size_t>(0, population.size() - 1)(rng)];
+        if (parent == nullptr || c.score.reward > parent->score.reward) parent = &c;
+      }
+      NasEvaluation child = evaluate(Mutate(space, parent->arch, rng));
+      population.push_back(std::move(child));
+      population.pop_front();
+    }
+  }
+  r.unique = static_cast<int64_t>(seen.size());
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace placerl::search

@@ -1,0 +1,61 @@
+// Architecture search without gradients on a block environment's space (docs/nas.md): random
+// search and regularised evolution (Real, Aggarwal, Huang, Le, AAAI 2019, Algorithm 1: a
+// population of P architectures, each cycle a tournament of S drawn with replacement from the
+// population, the winner's child — one decision mutated — joins and the OLDEST member leaves).
+// Defaults P = 10, S = 3 as NAS-Bench-201 / NATS-Bench ran REA (AutoDL-Projects
+// `regularized_ea.py --ea_population 10 --ea_sample_size 3`). The budget counts evaluated
+// architectures, repeats included (a tabular lookup stands for a training run). Deterministic
+// for a seed. No LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "datasets/nas/search_space.h"
+#include "env/block/block_env.h"
+
+namespace placerl::search {
+
+struct NasSearchOptions {
+  std::string method = "evolution";  // random | evolution
+  int64_t budget = 100;              // evaluated architectures (the initial population included)
+  uint64_t seed = 1;
+  int32_t population = 10;           // evolution: P
+  int32_t tournament = 3;            // evolution: S (1 ≤ S ≤ P)
+};
+
+struct NasEvaluation {
+  nas::Architecture arch;
+  env::BlockScore score;
+};
+
+struct NasSearchResult {
+  NasEvaluation best;                // highest reward (the first one found on ties)
+  int64_t evaluations = 0;
+  int64_t unique = 0;                // distinct architectures among them
+  std::vector<double> reward;        // per evaluation, in order
+  std::vector<double> best_reward;   // best so far after each evaluation
+  double seconds = 0;
+};
+
+using NasObjective = std::function<env::BlockScore(const nas::Architecture&)>;
+
+// Decision by decision in order, each choice uniform among the allowed ones (uniform over the
+// space when it has no rules).
+nas::Architecture RandomArchitecture(const nas::SearchSpace& space, std::mt19937_64& rng);
+// One decision, uniform among those with another allowed choice, set to another allowed choice
+// (uniform); later decisions that a rule then forbids are redrawn among their allowed choices.
+// Returns the parent unchanged when no decision has an alternative.
+nas::Architecture Mutate(const nas::SearchSpace& space, const nas::Architecture& parent, std::mt19937_64& rng);
+
+// Throws ConfigError for an unknown method or option out of range. `stop` (may be empty) ends
+// the search early; `on_evaluation` (may be empty) sees every evaluation and the best so far.
+NasSearchResult RunNasSearch(const nas::SearchSpace& space, const NasObjective& objective,
+                             const NasSearchOptions& options, const std::function<bool()>& stop = {},
+                             const std::function<void(int64_t, const NasEvaluation&, const NasEvaluation&)>&
+                                 on_evaluation = {});
+
+}  // namespace placerl::search

@@ -1,0 +1,194 @@
+// Search spaces as data: every built-in space parses with the documented sizes, masks follow
+// the rules (Brainformer's per-type settings, ENAS micro's input indices), architectures round
+// trip through their message, and malformed spaces fail with the line that is wrong.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "datasets/nas/search_space.h"
+#include "datasets/util/errors.h"
+#include "tests/experiments/test_dir.h"
+
+namespace placerl::nas {
+namespace {
+
+int ErrorLine(const std::string& text) {
+  try {
+    ParseSearchSpace(text, "bad.pbtxt");
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.file(), "bad.pbtxt");
+    return e.line();
+  }
+  ADD_FAILURE() << "no error for:\n" << text;
+  return -1;
+}
+
+std::string ErrorText(const std::string& text) {
+  try {
+    ParseSearchSpace(text, "bad.pbtxt");
+  } catch (const ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SearchSpace, BuiltinSpacesHaveTheirSizes) {
+  EXPECT_EQ(BuiltinSpaceNames(),
+            (std::vector<std::string>{"brainformer", "enas_macro", "enas_micro", "nas_bench_macro", "nb201"}));
+  const SearchSpace nb201 = LoadSearchSpace("nb201");
+  EXPECT_EQ(nb201.num_decisions(), 6);
+  EXPECT_EQ(nb201.max_choices(), 5);
+  EXPECT_EQ(nb201.table(), "nb201");
+  EXPECT_EQ(nb201.decisions()[2].name, "node2/from1");
+  EXPECT_NEAR(std::pow(10, nb201.Log10Size()), 15625, 1e-6);
+  EXPECT_EQ(nb201.node_names()[nb201.decisions()[nb201.DecisionIndex("node3/from2")].source_node], "node2");
+  EXPECT_EQ(nb201.decisions()[nb201.DecisionIndex("node3/from0")].source_node, -1);  // the cell input
+  const SearchSpace macro = LoadSearchSpace("nas_bench_macro");
+  EXPECT_EQ(macro.num_decisions(), 8);
+  EXPECT_EQ(macro.max_choices(), 3);
+  EXPECT_EQ(macro.decisions()[7].name, "layer7/block");
+  const SearchSpace enas_macro = LoadSearchSpace("enas_macro");
+  EXPECT_EQ(enas_macro.num_decisions(), 12 + 12 * 11 / 2);  // ops + skip flags to earlier layers
+  EXPECT_EQ(enas_macro.max_choices(), 6);
+  EXPECT_GE(enas_macro.DecisionIndex("layer11/skip10"), 0);
+  EXPECT_EQ(enas_macro.DecisionIndex("layer0/skip0"), -1);
+  EXPECT_EQ(enas_macro.kinds().size(), 2u);
+  const Decision& skip = enas_macro.decisions()[enas_macro.DecisionIndex("layer5/skip2")];
+  EXPECT_EQ(enas_macro.node_names()[skip.node], "layer5");
+  EXPECT_EQ(enas_macro.node_names()[skip.source_node], "layer2");
+  EXPECT_EQ(enas_macro.decisions()[enas_macro.DecisionIndex("layer5/op")].source_node, -1);
+  const SearchSpace micro = LoadSearchSpace("enas_micro");
+  EXPECT_EQ(micro.num_decisions(), 2 * 5 * 4);
+  EXPECT_EQ(micro.max_choices(), 6);  // node 4 reads inputs 0..5
+  EXPECT_EQ(micro.decisions()[micro.DecisionIndex("normal0/input0")].num_choices(), 2);
+  EXPECT_EQ(micro.decisions()[micro.DecisionIndex("reduce3/input1")].num_choices(), 5);
+  const SearchSpace bf = LoadSearchSpace("brainformer");
+  EXPECT_EQ(bf.num_decisions(), 1 + 8 * 6);
+  EXPECT_EQ(bf.max_choices(), 7);
+  EXPECT_EQ(bf.rules().size(), 8u * 10);  // 8 sub-layers × (2 heads + 2 ffn + 2 × 3 MoE settings) rules
+}
+
+TEST(SearchSpace, MasksFollowTheRulesAndTheRealNumberOfChoices) {
+  const SearchSpace bf = LoadSearchSpace("brainformer");
+  Architecture a(bf.num_decisions(), 0);
+  std::vector<uint8_t> mask(bf.max_choices());
+  const int32_t type = bf.DecisionIndex("sub2/type"), heads = bf.DecisionIndex("sub2/heads"),
+                ffn = bf.DecisionIndex("sub2/ffn_ratio"), experts = bf.DecisionIndex("sub2/experts");
+  a[type] = 0;  // attention: heads must be set, FFN settings are "-"
+  bf.AllowedChoices(a.data(), heads, mask.data());
+  EXPECT_EQ(mask, (std::vector<uint8_t>{0, 1, 1, 1, 0, 0, 0}));
+  bf.AllowedChoices(a.data(), ffn, mask.data());
+  EXPECT_EQ(mask, (std::vector<uint8_t>{1, 0, 0, 0, 0, 0, 0}));
+  a[type] = 2;  // MoE FFN: no heads, an expansion ratio, experts
+  bf.AllowedChoices(a.data(), heads, mask.data());
+  EXPECT_EQ(mask, (std::vector<uint8_t>{1, 0, 0, 0, 0, 0, 0}));
+  bf.AllowedChoices(a.data(), ffn, mask.data());
+  EXPECT_EQ(mask, (std::vector<uint8_t>{0, 1, 1, 1, 1, 1, 1}));
+  bf.AllowedChoices(a.data(), experts, mask.data());
+  EXPECT_EQ(mask, (std::vector<uint8_t>{0, 1, 1, 1, 1, 0, 0}));
+  EXPECT_FALSE(bf.IsAllowed(a.data(), experts, 0));
+  EXPECT_TRUE(bf.IsAllowed(a.data(), experts, 4));
+  EXPECT_FALSE(bf.IsAllowed(a.data(), experts, 5));  // beyond this decision's 5 choices
+  // Another sub-layer is not affected.
+  bf.AllowedChoices(a.data(), bf.DecisionIndex("sub3/heads"), mask.data());
+  EXPECT_EQ(mask, (std::vector<uint8_t>{0, 1, 1, 1, 0, 0, 0})) << "sub3 is attention (choice 0) in `a`";
+  // ENAS micro: node 1 of a cell reads one of the 2 cell inputs or node 0.
+  const SearchSpace micro = LoadSearchSpace("enas_micro");
+  Architecture m(micro.num_decisions(), 0);
+  micro.AllowedChoices(m.data(), micro.DecisionIndex("normal1/input1"), mask.data());
+  EXPECT_EQ(std::vector<uint8_t>(mask.begin(), mask.begin() + 6), (std::vector<uint8_t>{1, 1, 1, 0, 0, 0}));
+  // Check() names what is wrong.
+  EXPECT_EQ(micro.Check(m), "");
+  m[micro.DecisionIndex("normal1/input1")] = 3;
+  EXPECT_NE(micro.Check(m).find("normal1/input1"), std::string::npos);
+  EXPECT_NE(micro.Check(Architecture(3, 0)).find("40 decisions"), std::string::npos);
+}
+
+TEST(SearchSpace, ArchitectureMessagesRoundTrip) {
+  const SearchSpace bf = LoadSearchSpace("brainformer");
+  Architecture a(bf.num_decisions(), 0);
+  for (int32_t i = 0; i < 8; ++i) {
+    a[bf.DecisionIndex("sub" + std::to_string(i) + "/type")] = 0;
+    a[bf.DecisionIndex("sub" + std::to_string(i) + "/heads")] = 1 + i % 3;
+  }
+  ASSERT_EQ(bf.Check(a), "");
+  const ArchitectureDef def = bf.ToDef(a);
+  EXPECT_EQ(def.choice_size(), bf.num_decisions());
+  EXPECT_EQ(bf.FromDef(def), a);
+  ArchitectureDef other = def;
+  other.set_space("nb201");
+  EXPECT_THROW(bf.FromDef(other), ConfigError);
+  ArchitectureDef missing = def;
+  missing.mutable_choice()->RemoveLast();
+  EXPECT_THROW(bf.FromDef(missing), ConfigError);
+  ArchitectureDef forbidden = def;
+  forbidden.mutable_choice(2)->set_choice("-");  // sub0/heads "-" for an attention sub-layer
+  ASSERT_EQ(forbidden.choice(2).decision(), "sub0/heads");
+  EXPECT_THROW(bf.FromDef(forbidden), ConfigError);
+  ArchitectureDef unknown = def;
+  unknown.mutable_choice(0)->set_choice("4096");
+  EXPECT_THROW(bf.FromDef(unknown), ConfigError);
+}
+
+TEST(SearchSpace, LoadsFilesAndNamesTheBuiltinsForAnUnknownName) {
+  testing::TempDir tmp;
+  testing::Spit(tmp / "tiny.pbtxt", "name: \"tiny\"\nnode { name: \"a\" decision { name: \"x\" choice: [\"p\", \"q\"] } }\n");
+  const SearchSpace s = LoadSearchSpace(tmp / "tiny.pbtxt");
+  EXPECT_EQ(s.name(), "tiny");
+  EXPECT_EQ(s.num_decisions(), 1);
+  try {
+    LoadSearchSpace("nb202");
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("enas_micro"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(LoadSearchSpace(tmp / "none.pbtxt"), IoError);
+}
+
+TEST(SearchSpace, MalformedSpacesFailWithTheirLine) {
+  const std::string head = "name: \"t\"\n";
+  // Syntax and unknown fields (protobuf's own errors, 1-based).
+  EXPECT_EQ(ErrorLine(head + "node {\n  nmae: \"a\"\n}\n"), 3);
+  EXPECT_EQ(ErrorLine(head + "node { name: \"a\"\n"), 0 + 3);
+  // A decision with no choices / two sources / an unknown list.
+  EXPECT_EQ(ErrorLine(head + "node {\n name: \"a\"\n decision { name: \"x\" }\n}\n"), 4);
+  EXPECT_EQ(ErrorLine(head + "node {\n name: \"a\"\n decision { name: \"x\" choice: \"p\" choices: \"l\" }\n}\n"), 4);
+  EXPECT_EQ(ErrorLine(head + "node { name: \"a\"\n decision { name: \"x\" choices: \"nolist\" } }\n"), 3);
+  EXPECT_EQ(ErrorLine(head + "node { name: \"a\" decision { name: \"x\" choice: [\"p\", \"p\"] } }\n"), 2);
+  // Repeat without {i}; a node defined twice.
+  EXPECT_EQ(ErrorLine(head + "\nnode { name: \"a\" repeat: 3 decision { name: \"x\" choice: \"p\" } }\n"), 3);
+  EXPECT_EQ(ErrorLine(head + "node { name: \"a\" decision { name: \"x\" choice: \"p\" } }\n"
+                             "node { name: \"a\" decision { name: \"y\" choice: \"p\" } }\n"),
+            3);
+  // per_earlier without {j}.
+  EXPECT_EQ(ErrorLine(head + "node { name: \"l{i}\" repeat: 2\n decision { name: \"s\" per_earlier: true choice: \"p\" } }\n"), 3);
+  const std::string two = head + "node { name: \"a\" decision { name: \"x\" choice: [\"p\", \"q\"] } }\n"
+                                 "node { name: \"b\" decision { name: \"y\" choice: [\"u\", \"v\"] } }\n";
+  // Rules: unknown decision, unknown choice, wrong order, empty allow, dead end.
+  EXPECT_EQ(ErrorLine(two + "rule { if_decision: \"a/z\" if_choice: \"p\" then_decision: \"b/y\" allow: \"u\" }\n"), 4);
+  EXPECT_EQ(ErrorLine(two + "\nrule { if_decision: \"a/x\" if_choice: \"r\" then_decision: \"b/y\" allow: \"u\" }\n"), 5);
+  EXPECT_EQ(ErrorLine(two + "rule { if_decision: \"b/y\" if_choice: \"u\" then_decision: \"a/x\" allow: \"p\" }\n"), 4);
+  EXPECT_EQ(ErrorLine(two + "rule { if_decision: \"a/x\" if_choice: \"p\" then_decision: \"b/y\" deny: [\"u\", \"v\"] }\n"), 4);
+  EXPECT_EQ(ErrorLine(two + "rule { if_decision: \"a/x\" if_choice: \"p\" then_decision: \"b/y\" allow: \"u\" }\n"
+                            "rule { if_decision: \"a/x\" if_choice: \"p\" then_decision: \"b/y\" allow: \"v\" }\n"),
+            4);
+  EXPECT_NE(ErrorText(two + "rule { if_decision: \"a/x\" if_choice: \"p\" then_decision: \"b/y\" allow: \"u\" }\n"
+                            "rule { if_decision: \"a/x\" if_choice: \"p\" then_decision: \"b/y\" allow: \"v\" }\n")
+                .find("no choice when a/x=p"),
+            std::string::npos);
+  EXPECT_EQ(ErrorLine(two + "rule { if_decision: \"a/x\" if_choice: \"p\" then_decision: \"b/y\" allow: \"u\" deny: \"v\" }\n"), 4);
+  // source_node: unknown, its own node, with per_earlier.
+  EXPECT_EQ(ErrorLine(head + "node { name: \"a\"\n decision { name: \"x\" choice: \"p\" source_node: \"b\" } }\n"), 3);
+  EXPECT_EQ(ErrorLine(head + "node { name: \"a\"\n decision { name: \"x\" choice: \"p\" source_node: \"a\" } }\n"), 3);
+  EXPECT_EQ(ErrorLine(head + "node { name: \"l{i}\" repeat: 2\n decision { name: \"s{j}\" per_earlier: true choice: \"p\" "
+                             "source_node: \"l0\" } }\n"),
+            3);
+  // A table's layout.
+  EXPECT_EQ(ErrorLine(two + "table: \"nb201\"\n"), 4);
+  EXPECT_EQ(ErrorLine(two + "table: \"nb101\"\n"), 4);
+  EXPECT_EQ(ErrorLine("name: \"t\"\n"), 0);  // no decision
+  EXPECT_EQ(ErrorLine("name: \"a b\"\nnode { name: \"a\" decision { name: \"x\" choice: \"p\" } }\n"), 1);
+}
+
+}  // namespace
+}  // namespace placerl::nas

@@ -1,0 +1,110 @@
+// nas-search as a user runs it: a small NB201 search writes the whole run directory and one JSON
+// document whose best architecture is the table's; several seeds give mean ± std; methods and
+// datasets not built yet, bad options and bad tables fail with one line, exit 1, and leave no
+// directory.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/experiments/run_command.h"
+#include "tests/experiments/test_dir.h"
+
+namespace placerl {
+namespace {
+
+using testing::Sh;
+using testing::ShSplit;
+namespace fs = std::filesystem;
+
+const std::string kBin = std::string(PLACERL_BIN_DIR) + "/nas-search";
+
+int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(NasSearchCli, Nb201EndToEnd) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "runs/rea";
+  const auto r = ShSplit(kBin + " --space nb201 --method evolution --dataset table --budget 30 --seeds 4 --json --out " + out);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["space"], "nb201");
+  EXPECT_EQ(j["method"], "evolution");
+  EXPECT_EQ(j["budget"], 30);
+  EXPECT_EQ(j["population"], 10);
+  EXPECT_EQ(j["tournament"], 3);
+  const double acc = j["best_test_accuracy"]["mean"].get<double>();
+  EXPECT_GT(acc, 85);
+  EXPECT_LE(acc, j["table_optimum"]["quality"].get<double>() * 100 + 1e-9);
+  EXPECT_NEAR(j["table_optimum"]["quality"].get<double>(), 0.943733, 1e-5);
+  for (const char* f : {"config.pbtxt", "best.pbtxt", "curve.png", "pareto.png", "metrics.csv", "result.json"})
+    EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  // The Pareto front: by increasing cost, strictly increasing quality; it holds the best.
+  const auto& front = j["pareto"];
+  ASSERT_GE(front.size(), 1u);
+  for (size_t k = 1; k < front.size(); ++k) {
+    EXPECT_GT(front[k]["cost"].get<double>(), front[k - 1]["cost"].get<double>());
+    EXPECT_GT(front[k]["quality"].get<double>(), front[k - 1]["quality"].get<double>());
+  }
+  EXPECT_EQ(front.back()["quality"], j["best"]["quality"]);
+  const std::string best = testing::Slurp(out + "/best.pbtxt");
+  EXPECT_NE(best.find("encoding: \"" + j["best"]["encoding"].get<std::string>() + "\""), std::string::npos) << best;
+  EXPECT_EQ(CountLines(testing::Slurp(out + "/metrics.csv")), 31);  // header + one row per architecture
+  EXPECT_NE(testing::Slurp(out + "/config.pbtxt").find("budget: 30"), std::string::npos);
+  // The same search again gives the same result (deterministic per seed).
+  const auto again = ShSplit(kBin + " --budget 30 --seeds 4 --json --force --out " + out);
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["best"], j["best"]);
+}
+
+TEST(NasSearchCli, SeveralSeedsAndOtherSpaces) {
+  testing::TempDir tmp;
+  const auto r = ShSplit(kBin + " --space nas_bench_macro --method random --budget 20 --seeds 1-5 --json --out " +
+                         tmp / "macro");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["seeds"], 5);
+  EXPECT_EQ(j["per_seed"].size(), 5u);
+  EXPECT_GT(j["best_test_accuracy"]["std"].get<double>(), 0);
+  EXPECT_EQ(CountLines(testing::Slurp(tmp / "macro/metrics.csv")), 6);  // header + one row per seed
+  const auto bf = ShSplit(kBin + " --space brainformer --budget 40 --json --out " + tmp / "bf");
+  ASSERT_EQ(bf.status, 0) << bf.err;
+  EXPECT_EQ(nlohmann::json::parse(bf.out)["quality"], "synthetic additive quality (seed 1)");
+  EXPECT_FALSE(fs::exists(tmp / "bf/pareto.png")) << "no cost model, no Pareto plot";
+  EXPECT_EQ(ShSplit(kBin + " --space nb201 --table-dataset imagenet16-120 --budget 20 --step-time-budget 50 --out " +
+                    tmp / "in16").status, 0);
+}
+
+TEST(NasSearchCli, NotBuiltYetAndBadInputAreOneLineExitOne) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "never";
+  testing::Spit(tmp / "bad.csv", "CIFAR10TestAccuracy200Epochs,CIFAR100TestAccuracy200Epochs,ImageNetTestAccuracy200Epochs,"
+                                 "ArchitectureString\n1,2,3,|none~0|\n");
+  for (const std::string& args :
+       {std::string("--method enas"), std::string("--method ppo"), std::string("--dataset fashion-mnist"),
+        std::string("--method bayes"), std::string("--budget 0"), std::string("--budget 1.5"),
+        std::string("--seeds 5-1"), std::string("--seeds x"), std::string("--space nb202"),
+        std::string("--tournament 20"), std::string("--cost-budget nan"), std::string("--table-dataset imagenet"),
+        std::string("--nb201-table ") + tmp / "bad.csv", std::string("--set population=1"),
+        std::string("--set nosuch=1"), std::string("--space ''"), std::string("--bogus"),
+        std::string("--space enas_micro --cost-budget 5")}) {
+    const auto r = Sh(kBin + " " + args + " --out " + out);
+    EXPECT_EQ(r.status, 1) << args << ": " << r.out;
+    EXPECT_EQ(CountLines(r.out), 1) << args << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("nas-search: error: ", 0), 0u) << r.out;
+    EXPECT_FALSE(fs::exists(out)) << args;
+  }
+  EXPECT_NE(Sh(kBin + " --method enas --out " + out).out.find("not built yet"), std::string::npos);
+  EXPECT_NE(Sh(kBin + " --nb201-table " + tmp / "bad.csv" + " --out " + out).out.find("bad.csv:2:"), std::string::npos);
+  EXPECT_EQ(Sh(kBin + " --help").status, 0);
+  // A built-in space's text, which reads back as a file.
+  const auto text = ShSplit(kBin + " --print-space enas_micro");
+  ASSERT_EQ(text.status, 0) << text.err;
+  testing::Spit(tmp / "micro.pbtxt", text.out);
+  EXPECT_EQ(Sh(kBin + " --space " + tmp / "micro.pbtxt" + " --budget 5 --out " + tmp / "m" + " >/dev/null 2>&1").status, 0);
+  const auto none = Sh(kBin + " --print-space nb202");
+  EXPECT_EQ(none.status, 1);
+  EXPECT_EQ(CountLines(none.out), 1) << none.out;
+}
+
+}  // namespace
+}  // namespace placerl
