@@ -294,8 +294,9 @@ P(f"| Scotch / Expert, NMT 2 / 4 GPUs (ColocRL) | 2.84 / 2.37 [D] | {fmt(ratio('
 for label, gpus in [("NMT-2", "2"), ("NMT-4", "4")]:
     t, k = best_of(label, gpus, ["heft", "m_etf", "m_sct", "m_etf_sched", "m_sct_sched", "metis", "scotch", "m_topo"])
     e = step(data[(label, gpus, "expert")]) if feasible(data[(label, gpus, "expert")]) else None
-    P(f"| Expert / best placer, {label} {gpus} GPUs (RL in the papers: ColocRL 1.24 / 1.21, HDP 2.54 / 2.15) | "
-      f"RL only | {fmt(e / t if e and t else None)} (best: {k}) |")
+    pub = "ColocRL 1.24, HDP 2.54" if label == "NMT-2" else "ColocRL 1.21 (NMT, 4 GPUs), HDP 2.15"
+    P(f"| Expert / best baseline, {label} {gpus} GPUs (published: Expert / RL) | {pub} [M] | "
+      f"{fmt(e / t if e and t else None)} (best: {k}; no RL yet) |")
 P(f"| Baechi m-ETF, m-SCT, m-TOPO / 1-GPU, Inception (measured, §5.4) | 1.02, 1.01, 1.17 [V] | {fmt(ratio('Inception-V3','4','m_etf'))}, {fmt(ratio('Inception-V3','4','m_sct'))}, {fmt(ratio('Inception-V3','4','m_topo'))} (4 GPUs) |")
 P("")
 
@@ -318,6 +319,20 @@ for label, gpus in BROWS:
     s = bload(label, gpus, "single")
     r = (step(s) if s else None, "1-GPU")
     P(f"| {label} | {gpus} | " + " | ".join(cell(bload(label, gpus, k), r) for k, _ in BCOLS) + " |")
+P("")
+P("Static accounting reserves every byte of a group when it places it, so it refuses early (the 2-GPU rows "
+  "above) but never runs out later; Baechi's schedule accounting admits the forward pass op by op and frees "
+  "outputs after their consumers, but the forward activations it keeps for the backward pass can fill every "
+  "GPU before the backward pass starts, and then no ready op fits anywhere (the reasons below).")
+P("")
+P("### Infeasible runs and their reasons")
+P("")
+P("| run | reason (place-baseline, exit 2) |")
+P("|---|---|")
+for id_ in sorted(f[:-5] for f in os.listdir(work) if f.endswith(".json")):
+    j = load(id_)
+    if j is not None and "infeasible" in j:
+        P(f"| {id_} | {j['infeasible']} |")
 P("")
 
 # ------------------------------------------------------------------ §5.6 checks
