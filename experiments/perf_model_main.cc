@@ -6,7 +6,8 @@
 //   bench     plan evaluations per second of the training-run evaluator
 //   calibrate-host  measure this machine (LibTorch, Gloo) and write a catalogue with `host`
 //   simulate  placed-graph simulator: a compute graph + op → device placement → step time,
-//             per-device utilisation and peak memory, OOM (Placeto or Baechi semantics)
+//             per-device utilisation and peak memory, OOM (Placeto or Baechi semantics over
+//             identical devices, or --machine SPEC: place-baseline --env device's machine)
 // The shape every placerl binary follows (docs/conventions.md): one options struct per
 // subcommand, filled by the parser (every number checked by a cli:: validator); one function
 // per subcommand taking it; `--json` prints exactly one JSON document that includes the

@@ -697,6 +697,7 @@ int Run(const Options& o, int argc, char** argv) {
       std::printf("  %-10s %6d ops  utilisation %5.1f %%  peak %s%s\n", machine.device_names[d].c_str(), ops_on[d],
                   100 * r.utilisation[d], Si(r.peak_memory[d], "B").c_str(),
                   r.peak_memory[d] > machine.sim.devices[d].memory_capacity ? " > capacity" : "");
+    for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
     std::printf("wrote %s (best.placement, best.%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
                 dir.path().c_str(), o.dir.pictures.c_str());
   }

@@ -146,6 +146,7 @@ TEST(PlaceBaselineDeviceCli, SearchPlacersAndExpertKeepGroupsAndPerfModelReprodu
                                          {"m_etf", "--set memory_accounting=schedule"},
                                          {"m_sct", ""},
                                          {"m_sct", "--set fuse=true --set sct_lp_window_ops=0"},
+                                         {"m_etf", "--set fuse=true --set fuse_target_groups=4"},
                                          {"metis", ""},
                                          {"scotch", "--set devices=all"}}) {
     const std::string label = c.method + " " + c.sets;
@@ -170,6 +171,8 @@ TEST(PlaceBaselineDeviceCli, SearchPlacersAndExpertKeepGroupsAndPerfModelReprodu
     if (c.sets.find("fuse") != std::string::npos) {
       ASSERT_EQ(j["notes"].size(), 1u) << j.dump();
       EXPECT_NE(j["notes"][0].get<std::string>().find("fused graph"), std::string::npos);
+      if (c.sets.find("fuse_target_groups=4") != std::string::npos)
+        EXPECT_NE(j["notes"][0].get<std::string>().find(", 4 placement groups"), std::string::npos) << j.dump();
     }
     int status = -1;
     const auto sim = SimulateOnMachine(kGraph, "k80(gpus=2)", out + "/best.placement", &status);
