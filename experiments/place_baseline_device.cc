@@ -143,7 +143,8 @@ int MoveCpuOnlyGroupsToCpu(const graphs::ComputeGraph& g, const perf::Machine& m
 
 void NoteCpuOnlyMoves(const PlacerInput& in, int moved) {
   if (moved > 0 && in.notes)
-    in.notes->push_back(std::to_string(moved) + " co-location group(s) with CPU-only ops moved to the CPU after placing");
+    in.notes->push_back(std::to_string(moved) +
+                        " co-location group(s) with CPU-only ops moved to the CPU after placing");
 }
 
 // The papers' expert placement (graphs::ExpertPlacement) over the accelerators.
@@ -162,8 +163,9 @@ search::MemoryAccounting Accounting(const config::DevicePlaceBaselineConfig& c) 
   return c.memory_accounting() == "schedule" ? search::MemoryAccounting::kSchedule : search::MemoryAccounting::kStatic;
 }
 
-using SearchPlacer = std::function<std::vector<int>(const graphs::ComputeGraph&, const perf::SimConfig&,
-                                                    const config::DevicePlaceBaselineConfig&)>;
+using BaselineConfig = config::DevicePlaceBaselineConfig;
+using SearchPlacer =
+    std::function<std::vector<int>(const graphs::ComputeGraph&, const perf::SimConfig&, const BaselineConfig&)>;
 
 // A search/device placer on the machine's devices selected by `devices` (a SimConfig of their
 // own, indices mapped back), on the fused graph when `fuse` (expanded to ops), then CPU-only
@@ -201,33 +203,33 @@ std::function<std::vector<int>(const PlacerInput&)> Search(SearchPlacer place) {
   return [place](const PlacerInput& in) { return RunSearchPlacer(in, place); };
 }
 
-std::vector<int> SearchHeft(const graphs::ComputeGraph& g, const perf::SimConfig& s, const config::DevicePlaceBaselineConfig& c) {
+std::vector<int> SearchHeft(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig& c) {
   search::HeftOptions o;
   o.insertion = c.heft_insertion();
   return search::PlaceHeft(g, s, o);
 }
-std::vector<int> SearchMTopo(const graphs::ComputeGraph& g, const perf::SimConfig& s, const config::DevicePlaceBaselineConfig&) {
+std::vector<int> SearchMTopo(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig&) {
   return search::PlaceMTopo(g, s);
 }
-std::vector<int> SearchMEtf(const graphs::ComputeGraph& g, const perf::SimConfig& s, const config::DevicePlaceBaselineConfig& c) {
+std::vector<int> SearchMEtf(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig& c) {
   search::MEtfOptions o;
   o.memory = Accounting(c);
   return search::PlaceMEtf(g, s, o);
 }
-std::vector<int> SearchMSct(const graphs::ComputeGraph& g, const perf::SimConfig& s, const config::DevicePlaceBaselineConfig& c) {
+std::vector<int> SearchMSct(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig& c) {
   search::MSctOptions o;
   o.threshold = c.sct_threshold();
   o.lp_window_ops = c.sct_lp_window_ops();
   o.memory = Accounting(c);
   return search::PlaceMSct(g, s, o);
 }
-std::vector<int> SearchMetis(const graphs::ComputeGraph& g, const perf::SimConfig& s, const config::DevicePlaceBaselineConfig& c) {
+std::vector<int> SearchMetis(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig& c) {
   search::MetisOptions o;
   o.seed = c.seed();
   o.imbalance = c.partition_imbalance();
   return search::PlaceMetis(g, s, o);
 }
-std::vector<int> SearchScotch(const graphs::ComputeGraph& g, const perf::SimConfig& s, const config::DevicePlaceBaselineConfig& c) {
+std::vector<int> SearchScotch(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig& c) {
   search::ScotchOptions o;
   o.seed = c.seed();
   o.imbalance = c.partition_imbalance();
@@ -721,7 +723,8 @@ const std::vector<Placer>& Placers() {
                  "equal-FLOP parts)", false, PlaceExpert},
       {"heft", "HEFT: upward rank, earliest finish time with insertion (heft_insertion); not memory-aware", false,
        Search(SearchHeft)},
-      {"m_topo", "Baechi m-TOPO: topological order fills devices up to an equal memory share", false, Search(SearchMTopo)},
+      {"m_topo", "Baechi m-TOPO: topological order fills devices up to an equal memory share", false,
+       Search(SearchMTopo)},
       {"m_etf", "Baechi m-ETF: earliest start first within memory (memory_accounting static|schedule)", false,
        Search(SearchMEtf)},
       {"m_sct", "Baechi m-SCT: favourite-child LP (GLPK, sct_threshold, sct_lp_window_ops) then m-ETF", false,
