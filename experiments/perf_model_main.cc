@@ -6,7 +6,8 @@
 //   bench     plan evaluations per second of the training-run evaluator
 //   calibrate-host  measure this machine (LibTorch, Gloo) and write a catalogue with `host`
 //   simulate  placed-graph simulator: a compute graph + op → device placement → step time,
-//             per-device utilisation and peak memory, OOM (Placeto or Baechi semantics)
+//             per-device utilisation and peak memory, OOM (Placeto or Baechi semantics over
+//             identical devices, or --machine SPEC: place-baseline --env device's machine)
 // The shape every placerl binary follows (docs/conventions.md): one options struct per
 // subcommand, filled by the parser (every number checked by a cli:: validator); one function
 // per subcommand taking it; `--json` prints exactly one JSON document that includes the
@@ -25,6 +26,7 @@
 
 #include "cost_models/tpu/catalog.h"
 #include "cost_models/tpu/graph_training.h"
+#include "cost_models/tpu/machine.h"
 #include "cost_models/tpu/placed_graph_sim.h"
 #include "cost_models/tpu/plan_search.h"
 #include "cost_models/tpu/spec.h"
@@ -79,6 +81,7 @@ struct ValidateOptions {
 struct SimulateOptions {
   std::string graph = "layered(ops=1000,width=100,fan_in=3,seed=1)", placement = "round_robin";
   std::string preset = "baechi", device = "plain:4.37e12,2.4e11", trace;
+  std::string machine;  // "" = --devices × --device with --preset; else a machine spec (machine.h)
   int devices = 2;
   double memory = 0;  // 0 = not given: unlimited for plain devices, HBM for chips
   double bench_seconds = 0;
@@ -92,6 +95,10 @@ struct CalibrateOptions {
 };
 
 json ToJson(const SimulateOptions& o) {
+  if (!o.machine.empty())
+    return {{"graph", o.graph}, {"placement", o.placement}, {"machine", o.machine}, {"trace", o.trace},
+            {"bench_seconds", o.bench_seconds}, {"replicas", o.training.replicas}, {"ring_bw", o.training.ring_bw},
+            {"ring_latency", o.training.ring_hop_latency}};
   return {{"graph", o.graph},     {"placement", o.placement}, {"preset", o.preset},
           {"device", o.device},   {"devices", o.devices},     {"memory", o.memory > 0 ? json(o.memory) : json(nullptr)},
           {"trace", o.trace},     {"bench_seconds", o.bench_seconds},
@@ -443,9 +450,24 @@ int RunValidate(const ValidateOptions& o, const Catalog& catalog) {
 
 int Simulate(const SimulateOptions& o, const Catalog& catalog) {
   const graphs::ComputeGraph g = graphs::GraphFromSpec(o.graph).graph;
-  const std::vector<int> placement = LoadPlacement(o.placement, g, o.devices);
-  const std::vector<SimDevice> devs(o.devices, MakeSimDevice(o.device, catalog, o.memory));
-  const SimConfig cfg = o.preset == "placeto" ? PlacetoConfig(devs) : BaechiConfig(devs);
+  // --machine: the machine place-baseline --env device used (its devices, link and op gap), so
+  // that a run's best.placement reproduces its result.json exactly; else identical devices.
+  SimConfig cfg;
+  Machine machine;
+  if (!o.machine.empty()) {
+    machine = MachineFromSpec(o.machine);
+    cfg = machine.sim;
+  } else {
+    const std::vector<SimDevice> devs(o.devices, MakeSimDevice(o.device, catalog, o.memory));
+    cfg = o.preset == "placeto" ? PlacetoConfig(devs) : BaechiConfig(devs);
+  }
+  const int num_devices = static_cast<int>(cfg.devices.size());
+  const std::vector<int> placement = LoadPlacement(o.placement, g, num_devices);
+  if (!o.machine.empty())
+    for (int i = 0; i < g.num_ops(); ++i)
+      if (!machine.CanRun(placement[i], g.kinds[i]))
+        throw ConfigError("placement puts CPU-only op '" + g.names[i] + "' (" + g.kinds[i] + ") on " +
+                          machine.device_names[placement[i]]);
   const json options = ToJson(o);
   PrintVerbose(o.verbose, o.json, options);
   Simulator sim(g, cfg);
@@ -472,7 +494,7 @@ int Simulate(const SimulateOptions& o, const Catalog& catalog) {
     }
     WriteFileAtomic(o.trace, csv);
   }
-  std::vector<int> ops_on(o.devices, 0);
+  std::vector<int> ops_on(num_devices, 0);
   for (int d : placement) ++ops_on[d];
   const int status = r.oom ? kExitInfeasible : kExitOk;
   if (o.json) {
@@ -480,15 +502,20 @@ int Simulate(const SimulateOptions& o, const Catalog& catalog) {
     j["options"] = options;
     j["ops"] = g.num_ops();
     j["edges"] = g.num_edges();
-    j["preset"] = o.preset;
+    if (o.machine.empty()) {
+      j["preset"] = o.preset;
+    } else {
+      j["machine"] = machine.spec;
+    }
     j["makespan_s"] = r.makespan;
     j["busy_until_s"] = r.busy_until;
     j["transfers"] = r.num_transfers;
     j["bytes_transferred"] = r.bytes_transferred;
     j["oom"] = r.oom;
     j["oom_device"] = r.oom_device;
-    for (int d = 0; d < o.devices; ++d)
-      j["devices"].push_back({{"ops", ops_on[d]}, {"busy_s", r.busy[d]}, {"utilisation", r.utilisation[d]},
+    for (int d = 0; d < num_devices; ++d)
+      j["devices"].push_back({{"name", o.machine.empty() ? std::to_string(d) : machine.device_names[d]},
+                              {"ops", ops_on[d]}, {"busy_s", r.busy[d]}, {"utilisation", r.utilisation[d]},
                               {"peak_memory_bytes", r.peak_memory[d]},
                               {"capacity_bytes", std::isfinite(cfg.devices[d].memory_capacity)
                                                      ? json(cfg.devices[d].memory_capacity)
@@ -510,20 +537,25 @@ int Simulate(const SimulateOptions& o, const Catalog& catalog) {
     std::cout << j.dump(2) << "\n";
     return status;
   }
-  std::printf("graph  %s: %d ops, %d edges\npreset %s, %d devices (%s)\n\n", o.graph.c_str(), g.num_ops(),
-              g.num_edges(), o.preset.c_str(), o.devices, o.device.c_str());
+  if (o.machine.empty()) {
+    std::printf("graph  %s: %d ops, %d edges\npreset %s, %d devices (%s)\n\n", o.graph.c_str(), g.num_ops(),
+                g.num_edges(), o.preset.c_str(), o.devices, o.device.c_str());
+  } else {
+    std::printf("graph   %s: %d ops, %d edges\nmachine %s, %d devices\n\n", o.graph.c_str(), g.num_ops(),
+                g.num_edges(), machine.spec.c_str(), num_devices);
+  }
   std::printf("step time (last op end)   %.6g s\nbusy until (gaps, links)   %.6g s\n", r.makespan, r.busy_until);
   std::printf("transfers                 %lld (%.4g bytes)\n", static_cast<long long>(r.num_transfers),
               r.bytes_transferred);
   std::printf("training step, %d replica(s) %.6g s = graph %.6g + gradient all-reduce %.6g + update %.6g\n\n",
               o.training.replicas, train.step_s, train.compute_s, train.allreduce_s, train.optimizer_s);
   std::printf("%6s %8s %12s %7s %14s %s\n", "device", "ops", "busy (s)", "util", "peak mem (B)", "");
-  for (int d = 0; d < o.devices; ++d) {
+  for (int d = 0; d < num_devices; ++d) {
     const bool over = r.peak_memory[d] > cfg.devices[d].memory_capacity;
     std::printf("%6d %8d %12.6g %6.1f%% %14.6g %s\n", d, ops_on[d], r.busy[d], 100 * r.utilisation[d],
                 r.peak_memory[d], over ? "OOM" : "");
   }
-  for (int d = 0; d < o.devices; ++d) {
+  for (int d = 0; d < num_devices; ++d) {
     if (!(r.peak_memory[d] > cfg.devices[d].memory_capacity)) continue;
     const auto live = sim.LiveAt(d, r.peak_time[d]);
     std::printf("\nOUT OF MEMORY on device %d: peak %.4g bytes at t = %.6g s, capacity %.4g; %zu live "
@@ -651,15 +683,20 @@ int main(int argc, char** argv) {
     simulate->add_option("--placement", sim_o.placement,
                          "placement file ('<op> <device>' lines) or round_robin | single | blocks")
         ->capture_default_str();
+    CLI::Option* sim_machine = simulate->add_option(
+        "--machine", sim_o.machine,
+        "a machine: k80(gpus=4,cpu=1,memory_fraction=1) | baechi(...) | tpu(...) | gpu(...) | a machine .pbtxt "
+        "(place-baseline --env device's; replaces --devices/--preset/--device/--memory)");
+    sim_machine->check(cli::NonEmpty());
     simulate->add_option("--devices", sim_o.devices, "number of devices")
-        ->capture_default_str()->check(cli::IntRange(1, 4096));
+        ->capture_default_str()->check(cli::IntRange(1, 4096))->excludes(sim_machine);
     simulate->add_option("--preset", sim_o.preset, "link and scheduling semantics: baechi | placeto")
-        ->capture_default_str()->check(CLI::IsMember({"baechi", "placeto"}));
+        ->capture_default_str()->check(CLI::IsMember({"baechi", "placeto"}))->excludes(sim_machine);
     simulate->add_option("--device", sim_o.device,
                          "plain:FLOPS,BYTES_PER_S (default: one K80 die) or a catalogue chip (bf16 roofline)")
-        ->capture_default_str();
+        ->capture_default_str()->excludes(sim_machine);
     simulate->add_option("--memory", sim_o.memory, "bytes per device (default: unlimited for plain, HBM for chips)")
-        ->check(cli::FiniteRange(1, 1e18));
+        ->check(cli::FiniteRange(1, 1e18))->excludes(sim_machine);
     simulate->add_option("--trace", sim_o.trace, "write a per-op CSV trace (op,device,start_s,end_s)");
     simulate->add_option("--bench", sim_o.bench_seconds, "also time repeated runs for this many seconds (ops/s)")
         ->check(cli::FiniteRange(0, cli::kMaxSeconds));

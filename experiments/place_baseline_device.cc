@@ -14,6 +14,8 @@
 #include <random>
 
 #include "cost_models/tpu/placed_graph_sim.h"
+#include "datasets/graphs/expert_placement.h"
+#include "datasets/graphs/fusion.h"
 #include "datasets/graphs/graph_spec.h"
 #include "datasets/proto/device_placement.pb.h"
 #include "datasets/util/errors.h"
@@ -24,6 +26,7 @@
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
 #include "experiments/lib/stop_signal.h"
+#include "search/device/baselines.h"
 
 namespace placerl::device_baseline {
 namespace {
@@ -119,6 +122,120 @@ std::vector<int> PlaceRandom(const PlacerInput& in) {
   return e.OpPlacement();  // groups left unplaced by a dead end stay on device 0 (and run out of memory)
 }
 
+// Groups holding an op of a CPU-only kind (machine.cpu_only_kinds) move to the first CPU, the
+// rest of the placement unchanged: the search placers and the expert know nothing of op kinds.
+// Returns how many groups moved.
+int MoveCpuOnlyGroupsToCpu(const graphs::ComputeGraph& g, const perf::Machine& m, std::vector<int>* placement) {
+  if (m.cpu_only_kinds.empty()) return 0;
+  int cpu = -1;
+  for (int d = 0; d < m.num_devices() && cpu < 0; ++d)
+    if (m.device_types[d] == "cpu") cpu = d;
+  int moved = 0;
+  for (const std::vector<int>& ops : graphs::ColocationMembers(g)) {
+    bool cpu_only = false;
+    for (int op : ops) cpu_only |= !m.CanRun((*placement)[op], g.kinds[op]);
+    if (!cpu_only) continue;
+    for (int op : ops) (*placement)[op] = cpu;
+    ++moved;
+  }
+  return moved;
+}
+
+void NoteCpuOnlyMoves(const PlacerInput& in, int moved) {
+  if (moved > 0 && in.notes)
+    in.notes->push_back(std::to_string(moved) +
+                        " co-location group(s) with CPU-only ops moved to the CPU after placing");
+}
+
+// The papers' expert placement (graphs::ExpertPlacement) over the accelerators.
+std::vector<int> PlaceExpert(const PlacerInput& in) {
+  const std::vector<int> acc = Accelerators(in.machine);
+  graphs::ExpertOptions eo;
+  eo.split_unlayered = in.config.expert_split_unlayered();
+  eo.spread_experts = in.config.expert_spread_experts();
+  std::vector<int> p = graphs::ExpertPlacement(in.graph, static_cast<int>(acc.size()), eo);
+  for (int& d : p) d = acc[d];
+  NoteCpuOnlyMoves(in, MoveCpuOnlyGroupsToCpu(in.graph, in.machine, &p));
+  return p;
+}
+
+search::MemoryAccounting Accounting(const config::DevicePlaceBaselineConfig& c) {
+  return c.memory_accounting() == "schedule" ? search::MemoryAccounting::kSchedule : search::MemoryAccounting::kStatic;
+}
+
+using BaselineConfig = config::DevicePlaceBaselineConfig;
+using SearchPlacer =
+    std::function<std::vector<int>(const graphs::ComputeGraph&, const perf::SimConfig&, const BaselineConfig&)>;
+
+// A search/device placer on the machine's devices selected by `devices` (a SimConfig of their
+// own, indices mapped back), on the fused graph when `fuse` (expanded to ops), then CPU-only
+// groups moved to the CPU.
+std::vector<int> RunSearchPlacer(const PlacerInput& in, const SearchPlacer& place) {
+  const config::DevicePlaceBaselineConfig& c = in.config;
+  std::vector<int> index;
+  if (c.devices() == "all") {
+    for (int d = 0; d < in.machine.num_devices(); ++d) index.push_back(d);
+  } else {
+    index = Accelerators(in.machine);
+  }
+  perf::SimConfig sub = in.machine.sim;
+  sub.devices.clear();
+  for (int d : index) sub.devices.push_back(in.machine.sim.devices[d]);
+  std::vector<int> p;
+  if (c.fuse()) {
+    graphs::FusionOptions fo;
+    fo.target_groups = c.fuse_target_groups();
+    const graphs::FusedGraph fused = graphs::FuseGraph(in.graph, fo);
+    p = graphs::ExpandPlacement(fused, place(fused.coarse, sub, c));
+    if (in.notes)
+      in.notes->push_back("placed the fused graph: " + std::to_string(fused.coarse.num_ops()) + " nodes, " +
+                          std::to_string(fused.num_groups) + " placement groups");
+  } else {
+    p = place(in.graph, sub, c);
+  }
+  for (int& d : p) d = index[d];
+  NoteCpuOnlyMoves(in, MoveCpuOnlyGroupsToCpu(in.graph, in.machine, &p));
+  return p;
+}
+
+// One Placers() entry for a search/device placer.
+std::function<std::vector<int>(const PlacerInput&)> Search(SearchPlacer place) {
+  return [place](const PlacerInput& in) { return RunSearchPlacer(in, place); };
+}
+
+std::vector<int> SearchHeft(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig& c) {
+  search::HeftOptions o;
+  o.insertion = c.heft_insertion();
+  return search::PlaceHeft(g, s, o);
+}
+std::vector<int> SearchMTopo(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig&) {
+  return search::PlaceMTopo(g, s);
+}
+std::vector<int> SearchMEtf(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig& c) {
+  search::MEtfOptions o;
+  o.memory = Accounting(c);
+  return search::PlaceMEtf(g, s, o);
+}
+std::vector<int> SearchMSct(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig& c) {
+  search::MSctOptions o;
+  o.threshold = c.sct_threshold();
+  o.lp_window_ops = c.sct_lp_window_ops();
+  o.memory = Accounting(c);
+  return search::PlaceMSct(g, s, o);
+}
+std::vector<int> SearchMetis(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig& c) {
+  search::MetisOptions o;
+  o.seed = c.seed();
+  o.imbalance = c.partition_imbalance();
+  return search::PlaceMetis(g, s, o);
+}
+std::vector<int> SearchScotch(const graphs::ComputeGraph& g, const perf::SimConfig& s, const BaselineConfig& c) {
+  search::ScotchOptions o;
+  o.seed = c.seed();
+  o.imbalance = c.partition_imbalance();
+  return search::PlaceScotch(g, s, o);
+}
+
 struct Options {
   std::string env = "device", method, graph, machine;
   int64_t seed = -1, samples = -1;
@@ -137,6 +254,16 @@ config::DevicePlaceBaselineConfig DefaultConfig() {
   c.set_minutes(1);
   c.set_memory_aware(false);
   c.set_oom_factor(10);
+  c.set_devices("accelerators");
+  c.set_memory_accounting("static");
+  c.set_heft_insertion(true);
+  c.set_sct_threshold(0.1);
+  c.set_sct_lp_window_ops(500);
+  c.set_partition_imbalance(0.05);
+  c.set_fuse(false);
+  c.set_fuse_target_groups(0);
+  c.set_expert_split_unlayered(false);
+  c.set_expert_spread_experts(true);
   return c;
 }
 
@@ -166,6 +293,15 @@ config::DevicePlaceBaselineConfig ResolveConfig(const Options& o) {
   if (!(c.oom_factor() >= 0) || !std::isfinite(c.oom_factor())) throw ConfigError("oom_factor must be >= 0");
   if (c.graph().empty()) throw ConfigError("graph is empty");
   if (c.machine().empty()) throw ConfigError("machine is empty");
+  if (c.devices() != "accelerators" && c.devices() != "all")
+    throw ConfigError("devices must be accelerators or all, not '" + c.devices() + "'");
+  if (c.memory_accounting() != "static" && c.memory_accounting() != "schedule")
+    throw ConfigError("memory_accounting must be static or schedule, not '" + c.memory_accounting() + "'");
+  if (!(c.sct_threshold() >= 0 && c.sct_threshold() <= 1)) throw ConfigError("sct_threshold must be in [0, 1]");
+  if (c.sct_lp_window_ops() < 0) throw ConfigError("sct_lp_window_ops must be >= 0");
+  if (!(c.partition_imbalance() > 0 && c.partition_imbalance() <= 1))
+    throw ConfigError("partition_imbalance must be in (0, 1]");
+  if (c.fuse_target_groups() < 0) throw ConfigError("fuse_target_groups must be >= 0");
   return c;
 }
 
@@ -367,6 +503,35 @@ void DrawTimeline(const std::string& path, const std::string& title, const graph
 
 // ------------------------------------------------------------------ the run
 
+// The method could not place within memory (InfeasibleAction): result.json says why, exit 2.
+int ReportInfeasible(const Options& o, const config::DevicePlaceBaselineConfig& cfg, const graphs::ComputeGraph& g,
+                     const perf::Machine& machine, const env::DeviceEnv& env, run::RunDirectory& dir,
+                     const std::string& reason, double placing_s, double elapsed) {
+  json j;
+  j["env"] = "device";
+  j["method"] = cfg.method();
+  j["graph"] = cfg.graph();
+  j["machine"] = machine.spec;
+  j["ops"] = g.num_ops();
+  j["groups"] = env.episode_length();
+  j["seed"] = cfg.seed();
+  j["infeasible"] = reason;
+  j["single_device_time_s"] = env.instance().single_device_time;
+  j["placement_wall_s"] = placing_s;
+  j["seconds"] = elapsed;
+  j["out"] = dir.path();
+  j["wrote"] = {"config.pbtxt", "metrics.csv", "result.json"};
+  dir.WriteFile("result.json", j.dump(2) + "\n");
+  if (o.json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("%s on %s, %s: infeasible: %s\nwrote %s (result.json, config.pbtxt)\n", cfg.method().c_str(),
+                cfg.graph().c_str(), machine.spec.c_str(), reason.c_str(), dir.path().c_str());
+  }
+  std::fprintf(stderr, "place-baseline: infeasible: %s\n", reason.c_str());
+  return kExitInfeasible;
+}
+
 int Run(const Options& o, int argc, char** argv) {
   const config::DevicePlaceBaselineConfig cfg = ResolveConfig(o);
   if (!o.dir.resume.empty()) throw ConfigError("place-baseline runs cannot be resumed; start a new one with --out");
@@ -400,6 +565,7 @@ int Run(const Options& o, int argc, char** argv) {
   double best_eff = 0, best_time = 0, placing_s = 0, simulating_s = 0;
   bool best_oom = true;
   int64_t evaluations = 0;
+  std::vector<std::string> notes;
   const auto t0 = std::chrono::steady_clock::now();
   auto since = [](std::chrono::steady_clock::time_point a) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
@@ -407,7 +573,15 @@ int Run(const Options& o, int argc, char** argv) {
   for (int64_t k = 0; k < draws; ++k) {
     if (k > 0 && (run::StopRequested() || since(t0) > cfg.minutes() * 60)) break;
     const auto tp = std::chrono::steady_clock::now();
-    std::vector<int> p = placer.place({g, machine, cfg.seed() + static_cast<uint64_t>(k), &env});
+    std::vector<int> p;
+    try {
+      p = placer.place({g, machine, cfg.seed() + static_cast<uint64_t>(k), &env, cfg, &notes});
+    } catch (const InfeasibleAction& e) {
+      placing_s += since(tp);
+      if (k > 0 && !best.empty()) break;  // a stochastic method keeps what it found
+      progress.Finish("infeasible");
+      return ReportInfeasible(o, cfg, g, machine, env, dir, e.what(), placing_s, since(t0));
+    }
     placing_s += since(tp);
     if (static_cast<int>(p.size()) != g.num_ops())
       throw Error("method " + placer.name + " returned " + std::to_string(p.size()) + " devices for " +
@@ -434,6 +608,7 @@ int Run(const Options& o, int argc, char** argv) {
       best_oom = r.oom;
     }
     dir.Log(k, {{"charts/step_time_s", r.makespan},
+                {"charts/placement_wall_s", placing_s},
                 {"charts/effective_time_s", eff},
                 {"charts/oom", r.oom ? 1.0 : 0.0},
                 {"charts/best_effective_time_s", best_eff},
@@ -506,6 +681,7 @@ int Run(const Options& o, int argc, char** argv) {
   j["simulation_wall_s"] = simulating_s;
   j["seconds"] = elapsed;
   j["evaluations"] = evaluations;
+  j["notes"] = notes;
   j["stopped_by_signal"] = run::StopRequested();
   j["out"] = dir.path();
   j["wrote"] = {"config.pbtxt", "metrics.csv", "best.placement", "best." + o.dir.pictures, "result.json"};
@@ -523,6 +699,7 @@ int Run(const Options& o, int argc, char** argv) {
       std::printf("  %-10s %6d ops  utilisation %5.1f %%  peak %s%s\n", machine.device_names[d].c_str(), ops_on[d],
                   100 * r.utilisation[d], Si(r.peak_memory[d], "B").c_str(),
                   r.peak_memory[d] > machine.sim.devices[d].memory_capacity ? " > capacity" : "");
+    for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
     std::printf("wrote %s (best.placement, best.%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
                 dir.path().c_str(), o.dir.pictures.c_str());
   }
@@ -532,8 +709,8 @@ int Run(const Options& o, int argc, char** argv) {
 }  // namespace
 
 const std::vector<Placer>& Placers() {
-  // One line per method. search/device/ placers (helper h8) plug in as
-  //   {"heft", "HEFT ...", false, [](const PlacerInput& in) { return search::PlaceHeft(in.graph, in.machine.sim, {}); }},
+  // One line per method: name, description, stochastic, op → device. The search/device placers
+  // run through Search() (device subset, fusion, CPU-only groups; options from the config).
   static const std::vector<Placer> placers = {
       {"single", "every op on the fastest device (CPU-only ops on a CPU)", false, PlaceSingle},
       {"round_robin", "co-location groups in topological order dealt to the accelerators in turn", false, PlaceRoundRobin},
@@ -541,6 +718,21 @@ const std::vector<Placer>& Placers() {
        PlaceBlocks},
       {"random", "uniform device per group among the legal ones (--memory-aware: that fit), best of --samples", true,
        PlaceRandom},
+      {"expert", "the papers' hand placement: one layer (block of layers) per accelerator, embedding with the first, "
+                 "attention/softmax with the last; unlayered graphs on one accelerator (expert_split_unlayered: "
+                 "equal-FLOP parts)", false, PlaceExpert},
+      {"heft", "HEFT: upward rank, earliest finish time with insertion (heft_insertion); not memory-aware", false,
+       Search(SearchHeft)},
+      {"m_topo", "Baechi m-TOPO: topological order fills devices up to an equal memory share", false,
+       Search(SearchMTopo)},
+      {"m_etf", "Baechi m-ETF: earliest start first within memory (memory_accounting static|schedule)", false,
+       Search(SearchMEtf)},
+      {"m_sct", "Baechi m-SCT: favourite-child LP (GLPK, sct_threshold, sct_lp_window_ops) then m-ETF", false,
+       Search(SearchMSct)},
+      {"metis", "METIS k-way partition of the symmetrised group graph (partition_imbalance, seed)", false,
+       Search(SearchMetis)},
+      {"scotch", "Scotch mapping onto a complete weighted architecture (partition_imbalance, seed)", false,
+       Search(SearchScotch)},
   };
   return placers;
 }

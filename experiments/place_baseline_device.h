@@ -1,6 +1,7 @@
-// place-baseline --env device: classic device placers (single device, round-robin, random;
-// HEFT, m-ETF, m-SCT, METIS, Scotch plug in with one line each in the method table of
-// place_baseline_device.cc) on a computation graph and a machine, scored by the placed-graph
+// place-baseline --env device: classic device placers (single device, round-robin, blocks,
+// random, the papers' expert placement, and search/device's HEFT, m-TOPO, m-ETF, m-SCT, METIS,
+// Scotch — one line each in the method table of place_baseline_device.cc; their options come
+// from the config, `--set key=value`) on a computation graph and a machine, scored by the placed-graph
 // simulator, writing the run directory of docs/conventions.md: config.pbtxt, metrics.csv,
 // TensorBoard events, result.json, best.placement (the `<op> <device>` text that
 // `perf-model simulate --placement` reads) and best.png|svg (per-device timeline + memory).
@@ -13,18 +14,23 @@
 
 #include "cost_models/tpu/machine.h"
 #include "datasets/graphs/compute_graph.h"
+#include "datasets/proto/device_placement.pb.h"
 #include "env/device/device_env.h"
 
 namespace placerl::device_baseline {
 
 // What a placer sees. `seed` differs per draw for stochastic methods. `env` is a one-shot
 // device environment on the same graph and machine (its memory mask on when --memory-aware),
-// for placers that decide group by group through its mask; others ignore it.
+// for placers that decide group by group through its mask; others ignore it. `config` carries
+// the method options; a placer may append what the reader should know to `notes` (result.json).
+// A placer that cannot place within memory throws InfeasibleAction (exit 2 with its reason).
 struct PlacerInput {
   const graphs::ComputeGraph& graph;
   const perf::Machine& machine;
   uint64_t seed;
   env::DeviceEnv* env;
+  const config::DevicePlaceBaselineConfig& config;
+  std::vector<std::string>* notes;
 };
 
 struct Placer {

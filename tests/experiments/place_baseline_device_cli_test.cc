@@ -1,14 +1,18 @@
 // place-baseline --env device as a user runs it: each method writes the run directory
 // (config, metrics, TensorBoard events, best.placement, the timeline picture, result.json) and
 // one JSON document; best.placement is what perf-model simulate reads and gives the same step
-// time; out of memory is exit 2 with the report written; bad input is one line, exit 1, no
-// directory.
+// time (perf-model simulate --machine: exactly, with the CPU); the search placers and the
+// expert keep co-location groups whole and CPU-only ops on the CPU; out of memory is exit 2
+// with the report written, a placer that finds no room (InfeasibleAction) exit 2 with its
+// reason; bad input is one line, exit 1, no directory.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "datasets/graphs/compute_graph.h"
+#include "datasets/graphs/graph_spec.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -16,6 +20,7 @@ namespace placerl {
 namespace {
 
 using testing::Sh;
+using testing::ShSplit;
 namespace fs = std::filesystem;
 
 const std::string kBin = std::string(PLACERL_BIN_DIR) + "/place-baseline";
@@ -91,7 +96,9 @@ TEST(PlaceBaselineDeviceCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   testing::TempDir tmp;
   const std::string out = tmp / "never";
   for (const std::string& args :
-       {std::string("--method heft"), std::string("--machine 'k80(gpus=x)'"), std::string("--machine ''"),
+       {std::string("--method nosuch"), std::string("--method m_etf --set memory_accounting=tight"),
+        std::string("--method heft --set devices=gpus"), std::string("--method m_sct --set sct_threshold=2"),
+        std::string("--method metis --set partition_imbalance=0"), std::string("--machine 'k80(gpus=x)'"), std::string("--machine ''"),
         std::string("--graph no/such.graph"), std::string("--samples 0"), std::string("--minutes nan"),
         std::string("--set nosuch=1"), std::string("--graph 'layered(ops=0)'"), std::string("--resume " + out)}) {
     const auto r = Sh(kBin + " --env device --graph " + kGraph + " " + args + " --out " + out);
@@ -107,7 +114,162 @@ TEST(PlaceBaselineDeviceCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   const auto h = Sh(kBin + " --env device --help");
   EXPECT_EQ(h.status, 0);
   EXPECT_NE(h.out.find("round_robin"), std::string::npos);
+  EXPECT_NE(h.out.find("m_sct"), std::string::npos);
   EXPECT_NE(h.out.find("--machine"), std::string::npos);
+}
+
+// One device per op of the run's best.placement (indices of `devices` devices).
+std::vector<int> ReadBest(const std::string& dir, const graphs::ComputeGraph& g, int devices) {
+  return graphs::ReadPlacement(dir + "/best.placement", g, devices);
+}
+
+nlohmann::json SimulateOnMachine(const std::string& graph, const std::string& machine, const std::string& placement,
+                                 int* status) {
+  const auto p = ShSplit(std::string(PLACERL_BIN_DIR) + "/perf-model simulate --json --machine '" + machine +
+                         "' --graph '" + graph + "' --placement " + placement);
+  *status = p.status;
+  return p.out.empty() ? nlohmann::json() : nlohmann::json::parse(p.out);
+}
+
+TEST(PlaceBaselineDeviceCli, SearchPlacersAndExpertKeepGroupsAndPerfModelReproducesTheStepTime) {
+  testing::TempDir tmp;
+  const graphs::ComputeGraph g = graphs::GraphFromSpec(kGraph).graph;
+  struct Case {
+    std::string method, sets;
+  };
+  // The machine has a CPU (device 2): perf-model --machine must reproduce the step time exactly.
+  for (const Case& c : std::vector<Case>{{"expert", ""},
+                                         {"heft", ""},
+                                         {"heft", "--set heft_insertion=false"},
+                                         {"m_topo", ""},
+                                         {"m_etf", ""},
+                                         {"m_etf", "--set memory_accounting=schedule"},
+                                         {"m_sct", ""},
+                                         {"m_sct", "--set fuse=true --set sct_lp_window_ops=0"},
+                                         {"m_etf", "--set fuse=true --set fuse_target_groups=4"},
+                                         {"metis", ""},
+                                         {"scotch", "--set devices=all"}}) {
+    const std::string label = c.method + " " + c.sets;
+    const std::string out = tmp / ("runs/" + c.method + std::to_string(c.sets.size()));
+    const auto r = ShSplit(kBin + " --env device --graph " + kGraph + " --machine 'k80(gpus=2)' --method " + c.method +
+                           " " + c.sets + " --json --out " + out);
+    ASSERT_EQ(r.status, 0) << label << ": " << r.out << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["method"], c.method);
+    EXPECT_EQ(j["evaluations"], 1);
+    EXPECT_GE(j["placement_wall_s"].get<double>(), 0) << label;
+    EXPECT_FALSE(j["best"]["oom"].get<bool>()) << label;
+    const double t = j["best"]["step_time_s"].get<double>();
+    EXPECT_GT(t, 0);
+    const std::vector<int> p = ReadBest(out, g, 3);
+    EXPECT_EQ(graphs::ColocationViolation(g, p), "") << label;
+    int on_cpu = 0;
+    for (int d : p) on_cpu += d == 2;
+    if (c.sets.find("devices=all") == std::string::npos) EXPECT_EQ(on_cpu, 0) << label;  // accelerators only
+    EXPECT_EQ(j["best"]["devices"][2]["ops"], on_cpu) << label;
+    if (c.method == "expert") EXPECT_DOUBLE_EQ(t, j["single_device_time_s"].get<double>());  // unlayered: one GPU
+    if (c.sets.find("fuse") != std::string::npos) {
+      ASSERT_EQ(j["notes"].size(), 1u) << j.dump();
+      EXPECT_NE(j["notes"][0].get<std::string>().find("fused graph"), std::string::npos);
+      if (c.sets.find("fuse_target_groups=4") != std::string::npos)
+        EXPECT_NE(j["notes"][0].get<std::string>().find(", 4 placement groups"), std::string::npos) << j.dump();
+    }
+    int status = -1;
+    const auto sim = SimulateOnMachine(kGraph, "k80(gpus=2)", out + "/best.placement", &status);
+    ASSERT_EQ(status, 0) << label;
+    EXPECT_EQ(sim["makespan_s"].get<double>(), t) << label;  // bit-identical: same machine, same simulator
+    EXPECT_EQ(sim["machine"], "k80(gpus=2,cpu=1,memory_fraction=1)");
+    EXPECT_EQ(sim["devices"][2]["name"], "cpu:0");
+    // metrics.csv has the placement wall time column.
+    std::ifstream metrics(out + "/metrics.csv");
+    std::string header;
+    std::getline(metrics, header);
+    EXPECT_NE(header.find("charts/placement_wall_s"), std::string::npos) << header;
+  }
+  // The two-tower MLP splits: HEFT beats one GPU on it.
+  int status = -1;
+  const auto single = SimulateOnMachine(kGraph, "k80(gpus=2)", "single", &status);
+  const auto heft = nlohmann::json::parse(std::ifstream(tmp / "runs/heft0/result.json"));
+  EXPECT_LT(heft["best"]["step_time_s"].get<double>(), single["makespan_s"].get<double>());
+}
+
+TEST(PlaceBaselineDeviceCli, ExpertPutsOneLstmLayerPerGpuAndCpuOnlyOpsOnTheCpu) {
+  testing::TempDir tmp;
+  const std::string spec = "rnnlm(layers=2,hidden=32,batch=2,steps=3,vocab=50)";
+  const graphs::ComputeGraph g = graphs::GraphFromSpec(spec).graph;
+  const std::string out = tmp / "expert";
+  const auto r = ShSplit(kBin + " --env device --graph '" + spec + "' --machine 'k80(gpus=2)' --method expert --json --out " +
+                         out);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::vector<int> p = ReadBest(out, g, 3);
+  EXPECT_EQ(graphs::ColocationViolation(g, p), "");
+  int l1 = 0, l2 = 0;
+  for (int i = 0; i < g.num_ops(); ++i) {
+    const std::string& n = g.names[i];
+    const bool grad = n.rfind("grad/", 0) == 0, update = n.rfind("update/", 0) == 0;
+    const std::string fwd = grad ? n.substr(5) : update ? n.substr(7) : n;
+    if (fwd.rfind("l1/", 0) == 0) {
+      EXPECT_EQ(p[i], 0) << n;
+      ++l1;
+    }
+    if (fwd.rfind("l2/", 0) == 0) {
+      EXPECT_EQ(p[i], 1) << n;
+      ++l2;
+    }
+    if (fwd.rfind("emb/", 0) == 0) EXPECT_EQ(p[i], 0) << n;       // embedding with the first layer
+    if (fwd.rfind("softmax/", 0) == 0) EXPECT_EQ(p[i], 1) << n;   // softmax with the last
+  }
+  EXPECT_GT(l1, 20);
+  EXPECT_GT(l2, 20);
+
+  // A machine whose gather (embedding lookup) ops may run only on the CPU: the expert and HEFT
+  // move those groups there and say so; perf-model --machine FILE agrees and refuses a
+  // placement that puts a gather on a GPU.
+  const std::string machine = tmp / "k80_cpu_embedding.pbtxt";
+  std::ofstream(machine) << "name: \"k80_cpu_embedding\"\n"
+                            "device { name: \"gpu\" type: \"gpu\" count: 2 flops_per_s: 4.37e12 bytes_per_s: 2.4e11 "
+                            "memory_bytes: 12e9 }\n"
+                            "device { name: \"cpu:0\" type: \"cpu\" flops_per_s: 6.5e11 bytes_per_s: 3.2e10 }\n"
+                            "link { preset: \"placeto\" }\n"
+                            "cpu_only_kind: \"gather\"\n";
+  for (const std::string method : {"expert", "heft"}) {
+    const std::string run = tmp / ("cpu_" + method);
+    const auto c = ShSplit(kBin + " --env device --graph '" + spec + "' --machine " + machine + " --method " + method +
+                           " --json --out " + run);
+    ASSERT_EQ(c.status, 0) << c.out << c.err;
+    const auto j = nlohmann::json::parse(c.out);
+    ASSERT_EQ(j["notes"].size(), 1u) << j.dump();
+    EXPECT_NE(j["notes"][0].get<std::string>().find("moved to the CPU"), std::string::npos);
+    const std::vector<int> q = ReadBest(run, g, 3);
+    EXPECT_EQ(graphs::ColocationViolation(g, q), "");
+    for (int i = 0; i < g.num_ops(); ++i)
+      if (g.kinds[i] == "gather") EXPECT_EQ(q[i], 2) << g.names[i];
+    int status = -1;
+    const auto sim = SimulateOnMachine(spec, machine, run + "/best.placement", &status);
+    ASSERT_EQ(status, 0);
+    EXPECT_EQ(sim["makespan_s"].get<double>(), j["best"]["step_time_s"].get<double>()) << method;
+  }
+  const auto bad = ShSplit(std::string(PLACERL_BIN_DIR) + "/perf-model simulate --machine " + machine + " --graph '" +
+                           spec + "' --placement single");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("CPU-only op"), std::string::npos) << bad.err;
+  // --machine replaces the uniform-device flags.
+  const auto both = ShSplit(std::string(PLACERL_BIN_DIR) + "/perf-model simulate --machine 'k80(gpus=2)' --devices 2");
+  EXPECT_EQ(both.status, 1);
+  EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
+}
+
+TEST(PlaceBaselineDeviceCli, APlacerWithoutRoomIsExitTwoWithItsReason) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "m_etf";
+  const auto r = ShSplit(kBin + " --env device --graph " + kGraph +
+                         " --machine 'baechi(gpus=2,memory_fraction=0.001)' --method m_etf --json --out " + out);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["infeasible"].get<std::string>().find("fits on no device"), std::string::npos) << j.dump();
+  EXPECT_NE(r.err.find("place-baseline: infeasible: m-ETF"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(out + "/result.json"));
+  EXPECT_FALSE(fs::exists(out + "/best.placement"));
 }
 
 }  // namespace
