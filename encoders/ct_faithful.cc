@@ -107,6 +107,25 @@ std::pair<torch::Tensor, torch::Tensor> CtFaithfulNetImpl::Forward(const StaticE
   if (spec.kind == env::ActionKind::kGrid && (spec.cols > kGridSize || spec.rows > kGridSize))
     throw ConfigError("policy (ct_faithful): grid " + std::to_string(spec.cols) + "x" + std::to_string(spec.rows) +
                       " exceeds CT's 128x128 policy head");
+  const int64_t total = batch.current_node.size(0);
+  if (total > kChunk) {
+    // Chunks keep every per-edge tensor [chunk, E, D] below glibc's mmap threshold (32 MB at
+    // most): a 128-sample minibatch on Ariane133 would otherwise map and fault in ~40 MB per
+    // tensor on every op (measured: half the CPU time in the kernel).
+    std::vector<torch::Tensor> logits, values;
+    for (int64_t begin = 0; begin < total; begin += kChunk) {
+      const int64_t end = std::min(total, begin + kChunk);
+      StepBatch part;
+      part.spec = spec;
+      part.current_node = batch.current_node.slice(0, begin, end);
+      if (batch.node_dynamic.defined()) part.node_dynamic = batch.node_dynamic.slice(0, begin, end);
+      part.illegal = batch.illegal.slice(0, begin, end);
+      auto [l, v] = Forward(emb, part);
+      logits.push_back(l);
+      values.push_back(v);
+    }
+    return {torch::cat(logits), torch::cat(values)};
+  }
   const torch::Tensor r = EncodeSteps(emb, batch).readout;
   const int64_t b = r.size(0);
   const torch::Tensor value = value3_(torch::relu(value2_(torch::relu(value1_(r))))).squeeze(1);

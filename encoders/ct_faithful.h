@@ -34,6 +34,7 @@ namespace placerl::encoders {
 class CtFaithfulNetImpl : public torch::nn::Module {
  public:
   static constexpr int32_t kGridSize = 128;  // CT's max_grid_size: the deconvolution's output
+  static constexpr int64_t kChunk = 32;       // steps per GCN pass in a large batch (see Forward)
 
   CtFaithfulNetImpl(const PolicyOptions& options, const FeatureLayout& layout);
 

@@ -357,10 +357,19 @@ torch::Tensor PolicyNetImpl::ActionPositions(const env::ActionSpec& spec) {
   return pos_cache_;
 }
 
+// From this batch size on, the placed-state summary is one GEMM rather than a loop per step
+// (measured on Ariane133: ~10 % faster ActBatch for B = 4…16; the loop wins for B = 1).
+constexpr int64_t kGemmSummaryBatch = 2;
+
 torch::Tensor PolicyNetImpl::PlacedSummary(const StaticEmbedding& emb, const torch::Tensor& node_dynamic) {
   const int64_t b = node_dynamic.size(0), n = emb.node.size(0), d = emb.node.size(1), c = node_dynamic.size(2);
   if (torch::GradMode::is_enabled() || !node_dynamic.is_contiguous() || !emb.node.is_contiguous())
     return emb.node_t.matmul(node_dynamic) / static_cast<double>(n);  // [B, D, C]
+  if (b >= kGemmSummaryBatch) {
+    // Several steps: one GEMM [D, N]·[N, B·C] (the packing of [D, N] is shared by the batch).
+    const torch::Tensor x = node_dynamic.permute({1, 0, 2}).reshape({n, b * c});
+    return (emb.node_t.matmul(x) / static_cast<double>(n)).reshape({d, b, c}).permute({1, 0, 2});
+  }
   // Inference: a plain loop per step beats BLAS here (it would repack the [D, N] matrix on
   // every call) and skips the zero entries (unplaced nodes). Same layout and value as the
   // LibTorch line above (tested).
@@ -628,9 +637,14 @@ PolicyStep Sample(const float* logits, int64_t a, const env::Environment& env, f
       best = static_cast<int32_t>(i);
     }
   if (best < 0) throw InfeasibleAction("policy: no legal action in " + env.name());
+  // exp(logit − top) of every legal action once (sampling walks them again).
+  thread_local std::vector<double> weight;
+  weight.resize(static_cast<size_t>(a));
   double sum = 0;
-  for (int64_t i = 0; i < a; ++i)
-    if (mask[i]) sum += std::exp(logits[i] - top);
+  for (int64_t i = 0; i < a; ++i) {
+    weight[i] = mask[i] ? std::exp(logits[i] - top) : 0.0;
+    sum += weight[i];
+  }
   const double log_z = top + std::log(sum);
   PolicyStep step;
   step.value = value;
@@ -640,7 +654,7 @@ PolicyStep Sample(const float* logits, int64_t a, const env::Environment& env, f
     for (int64_t i = 0; i < a; ++i) {
       if (!mask[i]) continue;
       step.action = static_cast<int32_t>(i);  // the last legal one if rounding leaves u > 0
-      u -= std::exp(logits[i] - top);
+      u -= weight[i];
       if (u <= 0) break;
     }
   }

@@ -168,6 +168,30 @@ TEST_F(CtFaithfulTest, PerStepGcnIsPermutationInvariant) {
   EXPECT_FALSE(torch::allclose(b.node, c2.node, 1e-4, 1e-5));
 }
 
+// A batch larger than the GCN's chunk (every state of one episode) gives the logits and values
+// of the steps one at a time.
+TEST_F(CtFaithfulTest, ChunkedBatchEqualsSingleSteps) {
+  auto env = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  Policy policy(PolicyOptions::CtFaithful(), FeatureLayout::Of(*env));
+  std::mt19937_64 rng(6);
+  std::vector<std::unique_ptr<env::Environment>> states;
+  while (!env->done()) {
+    states.push_back(env->Clone());
+    env->Step(policy.Act(*env, &rng).action);
+  }
+  ASSERT_GT(static_cast<int64_t>(states.size()), CtFaithfulNetImpl::kChunk);
+  std::vector<const env::Environment*> envs;
+  for (const auto& e : states) envs.push_back(e.get());
+  std::vector<float> values;
+  const auto logits = policy.LogitsBatch(envs, &values);
+  for (size_t i = 0; i < envs.size(); ++i) {
+    float v = 0;
+    const std::vector<float> one = policy.Logits(*envs[i], &v);
+    EXPECT_NEAR(values[i], v, 1e-5f + 1e-5f * std::abs(v)) << i;
+    for (size_t a = 0; a < one.size(); ++a) ASSERT_NEAR(logits[i][a], one[a], 1e-4f + 1e-5f * std::abs(one[a])) << i;
+  }
+}
+
 double GreedyCut(Policy& policy, env::Environment& env) {
   std::mt19937_64 rng(0);
   env.Reset(0);
