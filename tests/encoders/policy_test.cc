@@ -95,7 +95,9 @@ TEST_F(PolicyTest, DeviceHeadAndAMinibatchOfSteps) {
     ASSERT_EQ(l.size(), 3u);
     // A near-uniform start: the first policy's logits are small.
     for (size_t d = 0; d < 3; ++d)
-      if (env->action_mask()[d]) EXPECT_LT(std::abs(l[d]), 1.0f);
+      if (env->action_mask()[d]) {
+        EXPECT_LT(std::abs(l[d]), 1.0f);
+      }
     const PolicyStep s = policy.Act(*env, &rng);
     EXPECT_TRUE(env->action_mask()[s.action]);
     total += std::exp(s.log_prob);
@@ -232,8 +234,11 @@ void ExpectActBatchEqualsAct(Policy& policy, const std::vector<std::unique_ptr<e
     EXPECT_NEAR(batch_values[i], value, 1e-5f + 1e-5f * std::abs(value)) << i;
     float worst = 0;
     for (size_t a = 0; a < logits.size(); ++a)
-      if (envs[i]->action_mask()[a]) worst = std::max(worst, std::abs(batch_logits[i][a] - logits[a]) / (1.f + std::abs(logits[a])));
-      else EXPECT_LE(batch_logits[i][a], -1e8f);
+      if (envs[i]->action_mask()[a]) {
+        worst = std::max(worst, std::abs(batch_logits[i][a] - logits[a]) / (1.f + std::abs(logits[a])));
+      } else {
+        EXPECT_LE(batch_logits[i][a], -1e8f);
+      }
     EXPECT_LT(worst, 1e-5f) << "environment " << i;
   }
   for (const bool greedy : {false, true}) {
