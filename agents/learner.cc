@@ -305,6 +305,7 @@ void Learner::LoadCheckpoint(const std::string& path) {
   const std::string ours = encoders::LayoutText(impl_->policy->options(), impl_->policy->layout());
   if (encoders::LayoutText(o, l) != ours) {
     std::string what = l.Mismatch(impl_->policy->layout());
+    if (what.empty()) what = encoders::OptionsMismatch(o, impl_->policy->options());  // e.g. the preset
     if (what.empty()) what = "encoder options differ";
     throw ConfigError(path + ": the checkpoint does not match this policy: " + what);
   }

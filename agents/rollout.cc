@@ -121,12 +121,16 @@ void CollectEpisodes(encoders::Policy& policy, env::VectorEnv& venv, int32_t epi
   venv.Reset(&out);
   std::vector<RolloutBuffer> open(b);  // the running episode of each environment
   std::vector<int32_t> actions(b);
+  std::vector<const env::Environment*> envs(b);
+  for (int32_t i = 0; i < b; ++i) envs[i] = &venv.env(i);
+  std::vector<encoders::PolicyStep> steps(b);
   int32_t finished = 0;
   while (finished < episodes) {
+    // One batched head forward per instance; the same actions as Act per environment in turn.
+    policy.ActBatch(envs.data(), b, rng, /*greedy=*/false, steps.data());
     for (int32_t i = 0; i < b; ++i) {
-      const encoders::PolicyStep step = policy.Act(venv.env(i), rng);
-      open[i].Record(venv.env(i), step);
-      actions[i] = step.action;
+      open[i].Record(venv.env(i), steps[i]);
+      actions[i] = steps[i].action;
     }
     venv.Step(actions.data(), &out);
     for (int32_t i = 0; i < b; ++i) {

@@ -76,7 +76,8 @@ void CollectEpisodes(encoders::Policy& policy, env::Environment& env, int32_t ep
                      std::mt19937_64* rng, RolloutBuffer* buffer);
 
 // Resets `venv` (its seeds advance on every reset) and steps all its environments together
-// (OpenMP) until at least `episodes` episodes have ended; records those complete episodes
+// (OpenMP; the policy acts for all of them in one batched forward, Policy::ActBatch) until at
+// least `episodes` episodes have ended; records those complete episodes
 // (each contiguous in `buffer`) and drops the unfinished ones.
 void CollectEpisodes(encoders::Policy& policy, env::VectorEnv& venv, int32_t episodes, std::mt19937_64* rng,
                      RolloutBuffer* buffer);

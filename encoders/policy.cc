@@ -3,6 +3,7 @@
 #include "encoders/policy_net.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <mutex>
 #include <sstream>
@@ -12,8 +13,41 @@
 
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "encoders/ct_faithful.h"
 
 namespace placerl::encoders {
+
+// ---------------------------------------------------------------- presets and options
+
+const char* PolicyPresetName(PolicyPreset p) { return p == PolicyPreset::kCtFaithful ? "ct_faithful" : "default"; }
+
+PolicyPreset ParsePolicyPreset(const std::string& name) {
+  if (name == "default") return PolicyPreset::kDefault;
+  if (name == "ct_faithful") return PolicyPreset::kCtFaithful;
+  throw ConfigError("policy preset must be default or ct_faithful (got '" + name + "')");
+}
+
+PolicyOptions PolicyOptions::CtFaithful() {
+  PolicyOptions o;
+  o.preset = PolicyPreset::kCtFaithful;
+  o.embedding_dim = 8;
+  o.gcn_layers = 3;
+  return o;
+}
+
+std::string OptionsMismatch(const PolicyOptions& a, const PolicyOptions& b) {
+  if (a.preset != b.preset) return std::string("preset: ") + PolicyPresetName(a.preset) + " vs " + PolicyPresetName(b.preset);
+  auto differ = [](const char* what, int64_t x, int64_t y) {
+    return x == y ? std::string() : std::string(what) + ": " + std::to_string(x) + " vs " + std::to_string(y);
+  };
+  for (const std::string& m : {differ("embedding_dim", a.embedding_dim, b.embedding_dim),
+                               differ("gcn_layers", a.gcn_layers, b.gcn_layers),
+                               differ("hidden_dim", a.hidden_dim, b.hidden_dim),
+                               differ("action_hidden_dim", a.action_hidden_dim, b.action_hidden_dim),
+                               differ("init_seed", static_cast<int64_t>(a.init_seed), static_cast<int64_t>(b.init_seed))})
+    if (!m.empty()) return m;
+  return "";
+}
 
 // ---------------------------------------------------------------- layout and metadata text
 
@@ -69,8 +103,9 @@ std::string FeatureLayout::Mismatch(const FeatureLayout& e) const {
 std::string LayoutText(const PolicyOptions& o, const FeatureLayout& l) {
   std::ostringstream s;
   s << "format=placerl-policy-v1\n"
-    << "encoder=edge_gcn\n"
-    << "embedding_dim=" << o.embedding_dim << "\n"
+    << "encoder=edge_gcn\n";
+  if (o.preset != PolicyPreset::kDefault) s << "preset=" << PolicyPresetName(o.preset) << "\n";
+  s << "embedding_dim=" << o.embedding_dim << "\n"
     << "gcn_layers=" << o.gcn_layers << "\n"
     << "hidden_dim=" << o.hidden_dim << "\n"
     << "action_hidden_dim=" << o.action_hidden_dim << "\n"
@@ -113,6 +148,8 @@ void ParseLayoutText(const std::string& text, PolicyOptions* o, FeatureLayout* l
   if (get("format") != "placerl-policy-v1")
     throw ConfigError("checkpoint metadata: unknown format '" + get("format") + "'");
   if (get("encoder") != "edge_gcn") throw ConfigError("checkpoint metadata: unknown encoder '" + get("encoder") + "'");
+  // No preset line: written by the default policy (or before presets existed).
+  o->preset = kv.count("preset") ? ParsePolicyPreset(kv["preset"]) : PolicyPreset::kDefault;
   o->embedding_dim = static_cast<int32_t>(get_int("embedding_dim"));
   o->gcn_layers = static_cast<int32_t>(get_int("gcn_layers"));
   o->hidden_dim = static_cast<int32_t>(get_int("hidden_dim"));
@@ -201,6 +238,10 @@ void NeighbourDynamic(const GraphTensors& g, int32_t node, const float* dyn, int
 PolicyNetImpl::PolicyNetImpl(const PolicyOptions& o, const FeatureLayout& l) : opt_(o), layout_(l) {
   if (o.embedding_dim < 1 || o.gcn_layers < 0 || o.hidden_dim < 1 || o.action_hidden_dim < 1)
     throw ConfigError("policy: embedding_dim, hidden_dim, action_hidden_dim must be >= 1 and gcn_layers >= 0");
+  if (o.preset == PolicyPreset::kCtFaithful) {  // CT's network only; parameters named "ct.*"
+    ct_ = register_module("ct", std::make_shared<CtFaithfulNetImpl>(o, l));
+    return;
+  }
   torch::manual_seed(o.init_seed);
   const int64_t d = o.embedding_dim, k = o.action_hidden_dim;
   const int64_t f = std::max<int64_t>(1, static_cast<int64_t>(l.node_feature_names.size()));
@@ -259,6 +300,7 @@ PolicyNetImpl::PolicyNetImpl(const PolicyOptions& o, const FeatureLayout& l) : o
 }
 
 StaticEmbedding PolicyNetImpl::Encode(const GraphTensors& g) {
+  if (ct_) return ct_->Encode(g);
   torch::Tensor h = torch::relu(node_in_(g.node_features));
   for (size_t l = 0; l < edge_self_.size(); ++l) {
     const torch::Tensor a = edge_self_[l](h), b = edge_other_[l](h), c = edge_weight_[l](g.edge_input);
@@ -285,6 +327,7 @@ torch::Tensor PolicyNetImpl::Readout(const StaticEmbedding& emb, const torch::Te
 }
 
 void PolicyNetImpl::PrecomputeForInference(StaticEmbedding* emb, const env::ActionSpec& spec) {
+  if (ct_) return;  // CT's GCN depends on the step: nothing to precompute
   // The readout depends only on which node is current: compute it for every node once, in
   // blocks so that the [block, N] scores stay small.
   // O(N²·D): worth it up to a few thousand nodes (Ariane133: 929 → ~5 ms once per update).
@@ -314,34 +357,47 @@ torch::Tensor PolicyNetImpl::ActionPositions(const env::ActionSpec& spec) {
   return pos_cache_;
 }
 
+// From this batch size on, the placed-state summary is one GEMM rather than a loop per step
+// (measured on Ariane133: ~10 % faster ActBatch for B = 4…16; the loop wins for B = 1).
+constexpr int64_t kGemmSummaryBatch = 2;
+
 torch::Tensor PolicyNetImpl::PlacedSummary(const StaticEmbedding& emb, const torch::Tensor& node_dynamic) {
-  const int64_t n = emb.node.size(0), d = emb.node.size(1), c = node_dynamic.size(2);
-  if (torch::GradMode::is_enabled() || node_dynamic.size(0) != 1 || !node_dynamic.is_contiguous() ||
-      !emb.node.is_contiguous())
+  const int64_t b = node_dynamic.size(0), n = emb.node.size(0), d = emb.node.size(1), c = node_dynamic.size(2);
+  if (torch::GradMode::is_enabled() || !node_dynamic.is_contiguous() || !emb.node.is_contiguous())
     return emb.node_t.matmul(node_dynamic) / static_cast<double>(n);  // [B, D, C]
-  // Inference, one step: a plain loop beats BLAS here (it would repack the [D, N] matrix on
-  // every call). Same layout and value as the LibTorch line above (tested).
-  torch::Tensor out = torch::zeros({1, d, c});
-  float* o = out.data_ptr<float>();
-  const float* h = emb.node.data_ptr<float>();
-  const float* dyn = node_dynamic.data_ptr<float>();
-  std::vector<float> acc(static_cast<size_t>(c * d), 0.f);  // [C, D], contiguous in D
-  for (int64_t i = 0; i < n; ++i) {
-    const float* hi = h + i * d;
-    for (int64_t k = 0; k < c; ++k) {
-      const float w = dyn[i * c + k];
-      if (w == 0.f) continue;
-      float* row = acc.data() + k * d;
-      for (int64_t j = 0; j < d; ++j) row[j] += w * hi[j];
-    }
+  if (b >= kGemmSummaryBatch) {
+    // Several steps: one GEMM [D, N]·[N, B·C] (the packing of [D, N] is shared by the batch).
+    const torch::Tensor x = node_dynamic.permute({1, 0, 2}).reshape({n, b * c});
+    return (emb.node_t.matmul(x) / static_cast<double>(n)).reshape({d, b, c}).permute({1, 0, 2});
   }
+  // Inference: a plain loop per step beats BLAS here (it would repack the [D, N] matrix on
+  // every call) and skips the zero entries (unplaced nodes). Same layout and value as the
+  // LibTorch line above (tested).
+  torch::Tensor out = torch::empty({b, d, c});
+  const float* h = emb.node.data_ptr<float>();
   const float inv_n = 1.f / static_cast<float>(n);
-  for (int64_t k = 0; k < c; ++k)
-    for (int64_t j = 0; j < d; ++j) o[j * c + k] = acc[k * d + j] * inv_n;
+  std::vector<float> acc(static_cast<size_t>(c * d));  // [C, D], contiguous in D
+  for (int64_t s = 0; s < b; ++s) {
+    float* o = out.data_ptr<float>() + s * d * c;
+    const float* dyn = node_dynamic.data_ptr<float>() + s * n * c;
+    std::fill(acc.begin(), acc.end(), 0.f);
+    for (int64_t i = 0; i < n; ++i) {
+      const float* hi = h + i * d;
+      for (int64_t k = 0; k < c; ++k) {
+        const float w = dyn[i * c + k];
+        if (w == 0.f) continue;
+        float* row = acc.data() + k * d;
+        for (int64_t j = 0; j < d; ++j) row[j] += w * hi[j];
+      }
+    }
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t j = 0; j < d; ++j) o[j * c + k] = acc[k * d + j] * inv_n;
+  }
   return out;
 }
 
 std::pair<torch::Tensor, torch::Tensor> PolicyNetImpl::Forward(const StaticEmbedding& emb, const StepBatch& batch) {
+  if (ct_) return ct_->Forward(emb, batch);
   const int64_t b = batch.current_node.size(0), d = opt_.embedding_dim, a = batch.spec.num_actions();
   const torch::Tensor h_cur = emb.node.index_select(0, batch.current_node);  // [B, D]
   const torch::Tensor readout =
@@ -388,6 +444,36 @@ StepBatch StepBatchOf(const GraphTensors& g, const env::Environment& env, std::v
   b.illegal = torch::from_blob(const_cast<uint8_t*>(s.action_mask.data()), {1, a}, torch::kUInt8).eq(0);
   if (s.action_feature_dim > 0)
     b.action_features = torch::from_blob(const_cast<float*>(s.action_features.data()), {1, s.action_feature_dim, a});
+  return b;
+}
+
+StepBatch StepBatchOf(const GraphTensors& g, const env::Environment* const* envs, int32_t count) {
+  const env::DynamicState& first = envs[0]->state();
+  StepBatch b;
+  b.spec = envs[0]->action_spec();
+  const int64_t n = g.num_nodes, c = first.node_dynamic_dim, a = b.spec.num_actions(), ca = first.action_feature_dim;
+  b.current_node = torch::empty({count}, torch::kLong);
+  torch::Tensor mask = torch::empty({count, a}, torch::kUInt8);
+  if (c > 0) {
+    b.node_dynamic = torch::empty({count, n, c});
+    b.neighbour_dynamic = torch::empty({count, c});
+  }
+  if (ca > 0) b.action_features = torch::empty({count, ca, a});
+  for (int32_t k = 0; k < count; ++k) {
+    const env::DynamicState& s = envs[k]->state();
+    if (s.node_dynamic_dim != c || s.action_feature_dim != ca || static_cast<int64_t>(s.action_mask.size()) != a)
+      throw ConfigError("policy: a batch mixes environments of different shapes on one instance");
+    b.current_node.data_ptr<int64_t>()[k] = std::max(0, s.current_node);
+    std::copy(s.action_mask.begin(), s.action_mask.end(), mask.data_ptr<uint8_t>() + k * a);
+    if (c > 0) {
+      std::copy(s.node_dynamic.begin(), s.node_dynamic.end(), b.node_dynamic.data_ptr<float>() + k * n * c);
+      NeighbourDynamic(g, s.current_node, s.node_dynamic.data(), static_cast<int32_t>(c),
+                       b.neighbour_dynamic.data_ptr<float>() + k * c);
+    }
+    if (ca > 0)
+      std::copy(s.action_features.begin(), s.action_features.end(), b.action_features.data_ptr<float>() + k * ca * a);
+  }
+  b.illegal = mask.eq(0);
   return b;
 }
 
@@ -455,6 +541,55 @@ struct Policy::Impl {
     const StepBatch batch = StepBatchOf(c.tensors, env, &scratch);
     return net->Forward(c.embedding, batch);
   }
+  // The head for `count` environments, one forward per instance (a group of the environments
+  // sharing a static graph). Row i of the result is envs[i]: logits [count rows, each A_i
+  // floats] and values [count].
+  struct BatchResult {
+    std::vector<torch::Tensor> group_logits;  // contiguous [B_g, A_g] per group
+    std::vector<const float*> logits;         // per environment, into group_logits
+    std::vector<int64_t> num_actions;
+    std::vector<float> values;
+  };
+  BatchResult EvaluateBatch(const env::Environment* const* envs, int32_t count) {
+    torch::NoGradGuard no_grad;
+    BatchResult r;
+    r.logits.resize(count);
+    r.num_actions.resize(count);
+    r.values.resize(count);
+    // Groups in order of first appearance (Lookup may evict cache entries: one group at a time).
+    std::vector<std::shared_ptr<const env::StaticGraph>> graphs;
+    std::vector<std::vector<int32_t>> members;
+    for (int32_t i = 0; i < count; ++i) {
+      const auto g = envs[i]->static_graph();
+      size_t k = 0;
+      while (k < graphs.size() && graphs[k] != g) ++k;
+      if (k == graphs.size()) {
+        graphs.push_back(g);
+        members.emplace_back();
+      }
+      members[k].push_back(i);
+    }
+    std::vector<const env::Environment*> group_envs;
+    for (const std::vector<int32_t>& group : members) {
+      Cached& c = Lookup(*envs[group[0]]);
+      group_envs.clear();
+      for (int32_t i : group) group_envs.push_back(envs[i]);
+      const int32_t b = static_cast<int32_t>(group.size());
+      const StepBatch batch = b == 1 ? StepBatchOf(c.tensors, *group_envs[0], &scratch)
+                                     : StepBatchOf(c.tensors, group_envs.data(), b);
+      auto [logits, values] = net->Forward(c.embedding, batch);
+      logits = logits.contiguous();
+      values = values.contiguous();
+      const int64_t a = logits.size(1);
+      for (int32_t k = 0; k < b; ++k) {
+        r.logits[group[k]] = logits.data_ptr<float>() + k * a;
+        r.num_actions[group[k]] = a;
+        r.values[group[k]] = values.data_ptr<float>()[k];
+      }
+      r.group_logits.push_back(std::move(logits));
+    }
+    return r;
+  }
   PolicyNet net;
   std::vector<Cached> cache;
   std::vector<float> scratch;
@@ -488,11 +623,11 @@ void Policy::ClearCache() {
   }
 }
 
-PolicyStep Policy::Act(const env::Environment& env, std::mt19937_64* rng, bool greedy) {
-  auto [logits_raw, value_t] = impl_->Evaluate(env);
-  const torch::Tensor logits_t = logits_raw.contiguous();
-  const float* logits = logits_t.data_ptr<float>();
-  const int64_t a = logits_t.size(1);
+namespace {
+// Samples from masked logits (the most likely legal action when `greedy`): one uniform draw
+// from `rng` when sampling, none when greedy.
+PolicyStep Sample(const float* logits, int64_t a, const env::Environment& env, float value, std::mt19937_64* rng,
+                  bool greedy) {
   const auto& mask = env.action_mask();
   double top = -1e300;
   int32_t best = -1;
@@ -502,24 +637,49 @@ PolicyStep Policy::Act(const env::Environment& env, std::mt19937_64* rng, bool g
       best = static_cast<int32_t>(i);
     }
   if (best < 0) throw InfeasibleAction("policy: no legal action in " + env.name());
+  // exp(logit − top) of every legal action once (sampling walks them again).
+  thread_local std::vector<double> weight;
+  weight.resize(static_cast<size_t>(a));
   double sum = 0;
-  for (int64_t i = 0; i < a; ++i)
-    if (mask[i]) sum += std::exp(logits[i] - top);
+  for (int64_t i = 0; i < a; ++i) {
+    weight[i] = mask[i] ? std::exp(logits[i] - top) : 0.0;
+    sum += weight[i];
+  }
   const double log_z = top + std::log(sum);
   PolicyStep step;
-  step.value = value_t.item<float>();
+  step.value = value;
   step.action = best;
   if (!greedy) {
     double u = std::uniform_real_distribution<double>(0.0, sum)(*rng);
     for (int64_t i = 0; i < a; ++i) {
       if (!mask[i]) continue;
       step.action = static_cast<int32_t>(i);  // the last legal one if rounding leaves u > 0
-      u -= std::exp(logits[i] - top);
+      u -= weight[i];
       if (u <= 0) break;
     }
   }
   step.log_prob = static_cast<float>(logits[step.action] - log_z);
   return step;
+}
+}  // namespace
+
+PolicyStep Policy::Act(const env::Environment& env, std::mt19937_64* rng, bool greedy) {
+  auto [logits_raw, value_t] = impl_->Evaluate(env);
+  const torch::Tensor logits = logits_raw.contiguous();
+  return Sample(logits.data_ptr<float>(), logits.size(1), env, value_t.item<float>(), rng, greedy);
+}
+
+void Policy::ActBatch(const env::Environment* const* envs, int32_t count, std::mt19937_64* rng, bool greedy,
+                      PolicyStep* out) {
+  if (count <= 0) return;
+  const Impl::BatchResult r = impl_->EvaluateBatch(envs, count);
+  for (int32_t i = 0; i < count; ++i) out[i] = Sample(r.logits[i], r.num_actions[i], *envs[i], r.values[i], rng, greedy);
+}
+
+void Policy::ActBatch(const std::vector<const env::Environment*>& envs, std::mt19937_64* rng, bool greedy,
+                      std::vector<PolicyStep>* out) {
+  out->resize(envs.size());
+  ActBatch(envs.data(), static_cast<int32_t>(envs.size()), rng, greedy, out->data());
 }
 
 std::vector<float> Policy::Logits(const env::Environment& env, float* value) {
@@ -527,6 +687,16 @@ std::vector<float> Policy::Logits(const env::Environment& env, float* value) {
   if (value) *value = v.item<float>();
   logits = logits.contiguous();
   return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
+}
+
+std::vector<std::vector<float>> Policy::LogitsBatch(const std::vector<const env::Environment*>& envs,
+                                                    std::vector<float>* values) {
+  std::vector<std::vector<float>> out;
+  if (envs.empty()) return out;
+  const Impl::BatchResult r = impl_->EvaluateBatch(envs.data(), static_cast<int32_t>(envs.size()));
+  for (size_t i = 0; i < envs.size(); ++i) out.emplace_back(r.logits[i], r.logits[i] + r.num_actions[i]);
+  if (values) *values = r.values;
+  return out;
 }
 
 std::unique_ptr<Policy> Policy::Load(const std::string& path, const env::Environment& env) {

@@ -20,13 +20,30 @@ namespace placerl::encoders {
 
 class PolicyNet;  // LibTorch module (encoders/policy_net.h)
 
+// Which network: kDefault is the fast one above (static GCN cached per instance, a head over
+// the real actions); kCtFaithful is Circuit Training's (reference notes §1.8, encoders/
+// ct_faithful.h): the GCN recomputed at every step with the dynamic node inputs, CT's readout,
+// value head and 128×128 deconvolution policy head — for comparison, 100× slower on CPU.
+enum class PolicyPreset : uint8_t { kDefault, kCtFaithful };
+const char* PolicyPresetName(PolicyPreset p);  // "default", "ct_faithful"
+// Throws ConfigError naming the known presets.
+PolicyPreset ParsePolicyPreset(const std::string& name);
+
 struct PolicyOptions {
   int32_t embedding_dim = 32;      // GCN node embedding size (CT: 8)
   int32_t gcn_layers = 3;          // CT: 3
-  int32_t hidden_dim = 64;         // width of the head MLP on the step summary
-  int32_t action_hidden_dim = 32;  // width of the per-action (per-cell) MLP
+  int32_t hidden_dim = 64;         // width of the head MLP on the step summary (kDefault only)
+  int32_t action_hidden_dim = 32;  // width of the per-action (per-cell) MLP (kDefault only)
   uint64_t init_seed = 1;          // weight initialisation
+  PolicyPreset preset = PolicyPreset::kDefault;
+
+  // CT's values (notes §1.8): the ct_faithful preset, 8-dimensional embedding, 3 GCN layers.
+  static PolicyOptions CtFaithful();
 };
+
+// "" when two option sets make the same network, else the first difference ("preset:
+// ct_faithful vs default").
+std::string OptionsMismatch(const PolicyOptions& a, const PolicyOptions& b);
 
 // What a policy's weights are tied to: the feature names and the action kind (for devices and
 // choices also their number; a grid policy runs on any cols × rows). Written into checkpoints;
@@ -64,8 +81,18 @@ class Policy {
   // `greedy`). The static embedding of env's graph is computed once and cached; throws
   // ConfigError when env's layout does not match and InfeasibleAction when no action is legal.
   PolicyStep Act(const env::Environment& env, std::mt19937_64* rng, bool greedy = false);
+  // Act for `count` environments (of one instance or several) in one forward of the head per
+  // instance: out[i] is what Act(*envs[i], rng, greedy) would give when called for i = 0, 1, …
+  // in turn (same RNG draws; logits equal to float rounding).
+  void ActBatch(const env::Environment* const* envs, int32_t count, std::mt19937_64* rng, bool greedy,
+                PolicyStep* out);
+  void ActBatch(const std::vector<const env::Environment*>& envs, std::mt19937_64* rng, bool greedy,
+                std::vector<PolicyStep>* out);
   // The masked logits (−1e9 where illegal) of the current state, and its value.
   std::vector<float> Logits(const env::Environment& env, float* value = nullptr);
+  // Logits of several environments from the batched forward (what ActBatch samples from).
+  std::vector<std::vector<float>> LogitsBatch(const std::vector<const env::Environment*>& envs,
+                                              std::vector<float>* values = nullptr);
 
   // Cached static embeddings become stale when the weights change: learners call this after
   // every update (and loading does).
@@ -88,6 +115,8 @@ class Policy {
 void TuneAllocatorForTorch();
 
 // Metadata text of a checkpoint: options and layout as `key=value` lines (lists comma-joined).
+// The default preset's text has no `preset` line (checkpoints written before presets existed
+// read as kDefault); other presets add `preset=<name>`.
 std::string LayoutText(const PolicyOptions& o, const FeatureLayout& l);
 void ParseLayoutText(const std::string& text, PolicyOptions* o, FeatureLayout* l);
 

@@ -15,6 +15,10 @@
 //   action_features); devices / choices: logit_a = (Q·z)·E_a + M_a·neighbour, E_a a learned
 //   action embedding (plus the MLP term when they have action_features); −1e9 where mask = 0.
 // Inference caches (PrecomputeForInference): every node's readout and the P·pos term.
+//
+// With PolicyOptions::preset = kCtFaithful the module holds CT's network instead
+// (encoders/ct_faithful.h, registered as "ct"), behind the same Encode / Forward, so that
+// Policy, the rollouts and the learners run either.
 #pragma once
 
 #include <torch/torch.h>
@@ -52,6 +56,8 @@ struct StaticEmbedding {
   // Inference only (PrecomputeForInference; no gradient): the attention readout of every node
   // as the current one [N, D], and the grid cells' position term [A, K].
   torch::Tensor readout, pos_hidden;
+  // ct_faithful: the graph itself (its GCN runs per step on the step's node inputs).
+  torch::Tensor node_static, edge_src, edge_dst, edge_input, inv_degree, metadata;
 };
 
 // B decisions on one instance.
@@ -63,6 +69,8 @@ struct StepBatch {
   torch::Tensor action_features;    // [B, Ca, A] (undefined when Ca = 0)
   env::ActionSpec spec;
 };
+
+class CtFaithfulNetImpl;  // encoders/ct_faithful.h
 
 class PolicyNetImpl : public torch::nn::Module {
  public:
@@ -77,6 +85,8 @@ class PolicyNetImpl : public torch::nn::Module {
 
   const PolicyOptions& options() const { return opt_; }
   const FeatureLayout& layout() const { return layout_; }
+  // CT's network when options().preset is kCtFaithful, else null.
+  CtFaithfulNetImpl* ct_faithful() const { return ct_.get(); }
 
  private:
   torch::Tensor ActionPositions(const env::ActionSpec& spec);  // [A, 2] for grids, cached
@@ -97,12 +107,16 @@ class PolicyNetImpl : public torch::nn::Module {
   torch::Tensor action_dynamic_;    // [n, C]: logit_a += Σ_c M[a, c] · neighbour_dynamic_c
   int32_t pos_cols_ = -1, pos_rows_ = -1;
   torch::Tensor pos_cache_;
+  std::shared_ptr<CtFaithfulNetImpl> ct_;
 };
 TORCH_MODULE(PolicyNet);
 
 // Builds a one-step batch from an environment's current state (tensors view env's buffers:
 // valid until its next step).
 StepBatch StepBatchOf(const GraphTensors& g, const env::Environment& env, std::vector<float>* neighbour_scratch);
+// A batch of the current states of `count` environments of the SAME instance (graph `g`),
+// copied into new tensors.
+StepBatch StepBatchOf(const GraphTensors& g, const env::Environment* const* envs, int32_t count);
 
 // Named parameters as an archive, and back (checking names and shapes).
 void SaveWeights(PolicyNetImpl& net, torch::serialize::OutputArchive& archive);

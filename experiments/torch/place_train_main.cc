@@ -53,6 +53,7 @@ config::PlaceTrainConfig DefaultPlaceTrainConfig() {
   c.mutable_policy()->set_gcn_layers(p.gcn_layers);
   c.mutable_policy()->set_hidden_dim(p.hidden_dim);
   c.mutable_policy()->set_action_hidden_dim(p.action_hidden_dim);
+  c.mutable_policy()->set_preset(encoders::PolicyPresetName(p.preset));
   const agents::AgentOptions a;
   config::AgentConfig* ac = c.mutable_agent();
   ac->set_algorithm(a.algorithm == agents::Algorithm::kPpo ? "ppo" : "reinforce");
@@ -85,6 +86,7 @@ void CheckPlaceTrainConfig(const config::PlaceTrainConfig& c) {
   if (p.embedding_dim() < 1 || p.embedding_dim() > 1024 || p.gcn_layers() < 0 || p.gcn_layers() > 16 ||
       p.hidden_dim() < 1 || p.hidden_dim() > 4096 || p.action_hidden_dim() < 1 || p.action_hidden_dim() > 4096)
     throw ConfigError("policy sizes out of range (embedding_dim, hidden_dim, action_hidden_dim in [1, 1024/4096], gcn_layers in [0, 16])");
+  if (!p.preset().empty()) encoders::ParsePolicyPreset(p.preset());  // "policy preset must be default or ct_faithful"
   const auto& a = c.agent();
   if (a.algorithm() != "ppo" && a.algorithm() != "reinforce")
     throw ConfigError("agent.algorithm must be ppo or reinforce (got '" + a.algorithm() + "')");
@@ -131,6 +133,7 @@ encoders::PolicyOptions PolicyOptionsFrom(const config::PlaceTrainConfig& c) {
   o.gcn_layers = c.policy().gcn_layers();
   o.hidden_dim = c.policy().hidden_dim();
   o.action_hidden_dim = c.policy().action_hidden_dim();
+  if (!c.policy().preset().empty()) o.preset = encoders::ParsePolicyPreset(c.policy().preset());
   o.init_seed = c.seed();
   return o;
 }

@@ -1,7 +1,9 @@
 // Speed of the learning core on Ariane133 (one intra-op thread): the static GCN embedding, a
-// policy step with the embedding cached (head only), a PPO minibatch (forward + backward
-// through the static GCN), and a simple single-process train loop (collect + PPO update) in
-// episodes per hour. Run: build/bench/learner_bench [--benchmark_filter=…]
+// policy step with the embedding cached (head only), batched policy steps (ActBatch over B
+// environments vs B calls of Act), a PPO minibatch of 128 (forward + backward through the GCN),
+// each for the default policy and the ct_faithful preset (CT's per-step GCN and 128×128 head),
+// and a simple single-process train loop (collect + PPO update) in episodes per hour.
+// Run: build/bench/learner_bench [--benchmark_filter=…]
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
@@ -13,6 +15,7 @@
 #include "encoders/policy.h"
 #include "encoders/policy_net.h"
 #include "env/registry.h"
+#include "env/vector_env.h"
 
 namespace placerl {
 namespace {
@@ -60,22 +63,95 @@ void BM_PolicyStep(benchmark::State& state) {
 }
 BENCHMARK(BM_PolicyStep)->Arg(8)->Arg(32)->Unit(benchmark::kMicrosecond);
 
-// One PPO minibatch of one Ariane133 episode's decisions (133): static GCN + head forward,
-// backward through both, clipping, Adam.
+encoders::PolicyOptions PresetOptions(int64_t ct_faithful) {
+  return ct_faithful ? encoders::PolicyOptions::CtFaithful() : encoders::PolicyOptions{};
+}
+
+// B Ariane133 environments at different steps (around half placed), for batched inference.
+std::vector<std::unique_ptr<env::Environment>> HalfPlaced(encoders::Policy& policy, int32_t b) {
+  std::vector<std::unique_ptr<env::Environment>> envs;
+  std::mt19937_64 rng(1);
+  for (int32_t i = 0; i < b; ++i) {
+    envs.push_back(Ariane(kAriane).Clone());
+    envs.back()->Reset(static_cast<uint64_t>(i));
+    const int32_t steps = envs.back()->episode_length() / 2 - b / 2 + i;
+    for (int32_t k = 0; k < steps && !envs.back()->done(); ++k) envs.back()->Step(policy.Act(*envs.back(), &rng).action);
+  }
+  return envs;
+}
+
+// Policy steps per second for B environments of one instance: one ActBatch (args: preset,
+// B) vs B calls of Act (BM_ActLoop). Items = decisions.
+void BM_ActBatch(benchmark::State& state) {
+  torch::set_num_threads(1);
+  const int32_t b = static_cast<int32_t>(state.range(1));
+  encoders::Policy policy(PresetOptions(state.range(0)), encoders::FeatureLayout::Of(Ariane(kAriane)));
+  const auto owned = HalfPlaced(policy, b);
+  std::vector<const env::Environment*> envs;
+  for (const auto& e : owned) envs.push_back(e.get());
+  std::vector<encoders::PolicyStep> out(b);
+  std::mt19937_64 rng(1);
+  for (auto _ : state) {
+    policy.ActBatch(envs.data(), b, &rng, false, out.data());
+    benchmark::DoNotOptimize(out[0].action);
+  }
+  state.SetItemsProcessed(state.iterations() * b);
+}
+void BM_ActLoop(benchmark::State& state) {
+  torch::set_num_threads(1);
+  const int32_t b = static_cast<int32_t>(state.range(1));
+  encoders::Policy policy(PresetOptions(state.range(0)), encoders::FeatureLayout::Of(Ariane(kAriane)));
+  const auto envs = HalfPlaced(policy, b);
+  std::mt19937_64 rng(1);
+  for (auto _ : state)
+    for (const auto& e : envs) benchmark::DoNotOptimize(policy.Act(*e, &rng).action);
+  state.SetItemsProcessed(state.iterations() * b);
+}
+BENCHMARK(BM_ActBatch)->ArgsProduct({{0}, {1, 4, 8, 16}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ActLoop)->ArgsProduct({{0}, {1, 4, 8, 16}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ActBatch)->ArgsProduct({{1}, {1, 8}})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ActLoop)->ArgsProduct({{1}, {1, 8}})->Unit(benchmark::kMillisecond);
+
+// Collection through a VectorEnv of B Ariane133 copies (soft=keep; policy ActBatch + batched
+// environment step), B episodes per iteration; items = decisions. Run with OMP_NUM_THREADS=1
+// for the single-threaded rate.
+void BM_CollectVectorEnv(benchmark::State& state) {
+  torch::set_num_threads(1);
+  const int32_t b = static_cast<int32_t>(state.range(0));
+  encoders::Policy policy(encoders::PolicyOptions{}, encoders::FeatureLayout::Of(Ariane(kAriane)));
+  env::VectorEnv venv = env::VectorEnv::Replicate(Ariane(kAriane), b, 0);
+  std::mt19937_64 rng(1);
+  agents::RolloutBuffer buffer;
+  int64_t steps = 0;
+  for (auto _ : state) {
+    buffer.Clear();
+    agents::CollectEpisodes(policy, venv, b, &rng, &buffer);
+    steps += buffer.size();
+  }
+  state.SetItemsProcessed(steps);
+}
+BENCHMARK(BM_CollectVectorEnv)->Arg(1)->Arg(4)->Arg(8)->Arg(16)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// One PPO minibatch of 128 Ariane133 decisions (arg: 0 default, 1 ct_faithful): GCN + head
+// forward, backward through both (for ct_faithful the GCN of every sample), clipping, Adam.
 void BM_PpoMinibatch(benchmark::State& state) {
   torch::set_num_threads(1);
   env::Environment& env = Ariane(kAriane);
-  encoders::Policy policy(encoders::PolicyOptions{}, encoders::FeatureLayout::Of(env));
+  encoders::Policy policy(PresetOptions(state.range(0)), encoders::FeatureLayout::Of(env));
   agents::AgentOptions o;
   o.epochs = 1;
-  o.minibatch_size = env.episode_length();
+  o.minibatch_size = 128;
   agents::Learner learner(&policy, o);
   agents::RolloutBuffer buffer;
   agents::CollectEpisodes(policy, env, 1, 0, &learner.rng(), &buffer);
+  // Exactly one minibatch: the first 128 decisions as one (shortened) episode.
+  buffer.transitions.resize(std::min<size_t>(128, buffer.transitions.size()));
+  buffer.transitions.back().done = true;
   for (auto _ : state) benchmark::DoNotOptimize(learner.Update(&buffer));
   state.counters["minibatch"] = buffer.size();
 }
-BENCHMARK(BM_PpoMinibatch)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PpoMinibatch)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PpoMinibatch)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(2);
 
 // A simple single-process loop: collect 8 episodes, one PPO update (4 epochs, minibatch 128).
 void TrainLoop(benchmark::State& state, const char* spec) {

@@ -1,5 +1,6 @@
 // The GCN encoder and policy head: output shapes on a chip and a device environment, masking,
-// permutation invariance of the static embedding, the layout check and the metadata text.
+// permutation invariance of the static embedding, the layout check and the metadata text;
+// batched inference (ActBatch) equals one Act per environment.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -94,7 +95,9 @@ TEST_F(PolicyTest, DeviceHeadAndAMinibatchOfSteps) {
     ASSERT_EQ(l.size(), 3u);
     // A near-uniform start: the first policy's logits are small.
     for (size_t d = 0; d < 3; ++d)
-      if (env->action_mask()[d]) EXPECT_LT(std::abs(l[d]), 1.0f);
+      if (env->action_mask()[d]) {
+        EXPECT_LT(std::abs(l[d]), 1.0f);
+      }
     const PolicyStep s = policy.Act(*env, &rng);
     EXPECT_TRUE(env->action_mask()[s.action]);
     total += std::exp(s.log_prob);
@@ -186,6 +189,111 @@ TEST_F(PolicyTest, LayoutTextRoundTripsAndRejectsGarbage) {
   EXPECT_THROW(ParseLayoutText("format=placerl-policy-v1\nno equals sign\n", &o2, &l2), ParseError);
   EXPECT_THROW(ParseLayoutText("format=placerl-policy-v1\n", &o2, &l2), ConfigError);
   EXPECT_THROW(ParseLayoutText("format=other\n", &o2, &l2), ConfigError);
+  // The default preset's text is the one of checkpoints written before presets existed (no
+  // preset line); other presets name themselves, and an unknown one is rejected.
+  EXPECT_EQ(LayoutText(o, l).find("preset"), std::string::npos);
+  EXPECT_EQ(o2.preset, PolicyPreset::kDefault);
+  const std::string ct = LayoutText(PolicyOptions::CtFaithful(), l);
+  EXPECT_NE(ct.find("preset=ct_faithful\n"), std::string::npos);
+  ParseLayoutText(ct, &o2, &l2);
+  EXPECT_EQ(o2.preset, PolicyPreset::kCtFaithful);
+  EXPECT_EQ(o2.embedding_dim, 8);
+  std::string bogus = ct;
+  bogus.replace(bogus.find("ct_faithful"), 11, "alphachip");
+  EXPECT_THROW(ParseLayoutText(bogus, &o2, &l2), ConfigError);
+  EXPECT_EQ(OptionsMismatch(PolicyOptions::CtFaithful(), PolicyOptions{}), "preset: ct_faithful vs default");
+  EXPECT_EQ(OptionsMismatch(PolicyOptions{}, PolicyOptions{}), "");
+}
+
+// Environments of two instances (chip grids of different sizes) at different steps, interleaved.
+std::vector<std::unique_ptr<env::Environment>> MixedChipEnvs(Policy* policy) {
+  std::vector<std::unique_ptr<env::Environment>> envs;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 6; ++i) {
+    envs.push_back(env::MakeEnvironment(
+        i % 3 == 1 ? "chip(netlist=../shared/datasets/chip/circuit_training/macro_tiles_10x10/netlist.pb.txt,soft=keep)"
+                   : "chip(seed=1,soft=keep)"));
+    envs.back()->Reset(static_cast<uint64_t>(i));
+    for (int k = 0; k < 2 * i && !envs.back()->done(); ++k) envs.back()->Step(policy->Act(*envs.back(), &rng).action);
+  }
+  return envs;
+}
+
+// ActBatch on B environments (several instances) = B calls of Act in turn: the same logits and
+// values (float rounding) and, with the same RNG stream, the same actions.
+void ExpectActBatchEqualsAct(Policy& policy, const std::vector<std::unique_ptr<env::Environment>>& owned) {
+  std::vector<const env::Environment*> envs;
+  for (const auto& e : owned) envs.push_back(e.get());
+  std::vector<float> batch_values;
+  const std::vector<std::vector<float>> batch_logits = policy.LogitsBatch(envs, &batch_values);
+  ASSERT_EQ(batch_logits.size(), envs.size());
+  for (size_t i = 0; i < envs.size(); ++i) {
+    float value = 0;
+    const std::vector<float> logits = policy.Logits(*envs[i], &value);
+    ASSERT_EQ(batch_logits[i].size(), logits.size()) << i;
+    EXPECT_NEAR(batch_values[i], value, 1e-5f + 1e-5f * std::abs(value)) << i;
+    float worst = 0;
+    for (size_t a = 0; a < logits.size(); ++a)
+      if (envs[i]->action_mask()[a]) {
+        worst = std::max(worst, std::abs(batch_logits[i][a] - logits[a]) / (1.f + std::abs(logits[a])));
+      } else {
+        EXPECT_LE(batch_logits[i][a], -1e8f);
+      }
+    EXPECT_LT(worst, 1e-5f) << "environment " << i;
+  }
+  for (const bool greedy : {false, true}) {
+    std::mt19937_64 rng_one(42), rng_batch(42);
+    std::vector<PolicyStep> batch;
+    policy.ActBatch(envs, &rng_batch, greedy, &batch);
+    ASSERT_EQ(batch.size(), envs.size());
+    for (size_t i = 0; i < envs.size(); ++i) {
+      const PolicyStep one = policy.Act(*envs[i], &rng_one, greedy);
+      EXPECT_EQ(batch[i].action, one.action) << i;
+      EXPECT_NEAR(batch[i].log_prob, one.log_prob, 1e-5f) << i;
+      EXPECT_NEAR(batch[i].value, one.value, 1e-5f + 1e-5f * std::abs(one.value)) << i;
+    }
+    EXPECT_EQ(rng_one(), rng_batch());  // the same number of draws
+  }
+}
+
+TEST_F(PolicyTest, ActBatchEqualsActAcrossInstancesAndSteps) {
+  auto probe = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  Policy policy(PolicyOptions{}, FeatureLayout::Of(*probe));
+  const auto envs = MixedChipEnvs(&policy);
+  // The environments really differ (otherwise equal rows would prove little).
+  ASSERT_NE(envs[0]->num_actions(), envs[1]->num_actions());
+  ASSERT_NE(envs[0]->state().node_dynamic, envs[3]->state().node_dynamic);
+  ExpectActBatchEqualsAct(policy, envs);
+}
+
+TEST_F(PolicyTest, ActBatchEqualsActOnADeviceHead) {
+  std::vector<std::unique_ptr<env::Environment>> envs;
+  for (int i = 0; i < 5; ++i) envs.push_back(env::MakeEnvironment("partition(nodes=10,devices=3,extra_edges=5,graph_seed=7)"));
+  PolicyOptions o;
+  o.init_seed = 3;
+  Policy policy(o, FeatureLayout::Of(*envs[0]));
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 5; ++i)
+    for (int k = 0; k < i; ++k) envs[i]->Step(policy.Act(*envs[i], &rng).action);
+  ExpectActBatchEqualsAct(policy, envs);
+}
+
+TEST_F(PolicyTest, ActBatchEqualsActForTheCtFaithfulPreset) {
+  auto probe = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  Policy policy(PolicyOptions::CtFaithful(), FeatureLayout::Of(*probe));
+  ExpectActBatchEqualsAct(policy, MixedChipEnvs(&policy));
+}
+
+TEST_F(PolicyTest, ActBatchRejectsAnotherLayoutAndADoneEnvironment) {
+  auto chip = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  auto part = env::MakeEnvironment("partition(nodes=8,devices=2)");
+  Policy policy(PolicyOptions{}, FeatureLayout::Of(*chip));
+  std::mt19937_64 rng(1);
+  std::vector<PolicyStep> out;
+  EXPECT_THROW(policy.ActBatch({chip.get(), part.get()}, &rng, false, &out), ConfigError);
+  auto done = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  while (!done->done()) done->Step(policy.Act(*done, &rng).action);
+  EXPECT_THROW(policy.ActBatch({chip.get(), done.get()}, &rng, false, &out), InfeasibleAction);
 }
 
 TEST_F(PolicyTest, LoadingAFileThatIsNoCheckpointIsAClearError) {
