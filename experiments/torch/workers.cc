@@ -73,7 +73,9 @@ struct ProcessGroup::Impl {
     try {
       work->wait();
     } catch (const std::exception& e) {
-      throw Error("rank " + std::to_string(r.rank) + ": " + what + " failed (a peer died or hung?): " + Short(e));
+      // A moment's delay: the rank that failed first exits first, and the launcher names it.
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      throw PeerFailure("rank " + std::to_string(r.rank) + ": " + what + " failed (a peer died or hung?): " + Short(e));
     }
   }
   template <typename T>
@@ -191,6 +193,28 @@ double Now() {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
+volatile sig_atomic_t g_launcher_signal = 0;
+void RecordSignal(int sig) { g_launcher_signal = sig; }
+
+// While the launcher waits: Ctrl-C reaches the ranks directly (same process group) and they
+// stop cleanly together, so the launcher must not die of it; a SIGTERM sent to the launcher
+// alone is passed on. The previous handlers come back afterwards.
+struct LauncherSignals {
+  struct sigaction old_int{}, old_term{};
+  LauncherSignals() {
+    g_launcher_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = RecordSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~LauncherSignals() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
 struct Children {
   std::vector<pid_t> pids;
   std::vector<bool> alive;
@@ -210,6 +234,7 @@ struct Children {
 
 void Launch(const LaunchOptions& o) {
   if (access(o.exe.c_str(), X_OK) != 0) throw IoError("worker binary " + o.exe + " is not executable");
+  LauncherSignals signals;
   Children ch;
   const double start = Now();
   for (int r = 0; r < o.world_size; ++r) {
@@ -233,6 +258,11 @@ void Launch(const LaunchOptions& o) {
   std::string failure;
   double kill_at = -1;
   for (;;) {
+    if (g_launcher_signal == SIGTERM) {
+      g_launcher_signal = 0;
+      for (size_t i = 0; i < ch.pids.size(); ++i)
+        if (ch.alive[i]) kill(ch.pids[i], SIGTERM);
+    }
     bool any_alive = false;
     for (int r = 0; r < o.world_size; ++r) {
       if (!ch.alive[r]) continue;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "agents/distributed.h"
+#include "datasets/util/errors.h"
 
 namespace c10d {
 class ProcessGroupGloo;
@@ -34,6 +35,12 @@ struct Rendezvous {
 // set (then `r` is filled, timeout_s untouched), false when none is; ConfigError when only
 // some are or one is malformed.
 bool RendezvousFromEnvironment(Rendezvous* r);
+
+// A collective failed: a peer died, hung past the timeout, or left.
+class PeerFailure : public Error {
+ public:
+  explicit PeerFailure(const std::string& what) : Error(what) {}
+};
 
 class ProcessGroup : public agents::Collective {
  public:
