@@ -257,6 +257,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
       envs.push_back(MakeChipEnv(c, cfg.maps()));
     }
   }
+  if (launched) workers::Heartbeat(o.rendezvous, rank);  // loading large designs takes a while
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0]);
   for (size_t i = 1; i < envs.size(); ++i) {
     const std::string why = layout.Mismatch(encoders::FeatureLayout::Of(*envs[i]));
@@ -446,6 +447,7 @@ int PlaceTrain(const Options& o) {
     // Longer than the launcher's heartbeat timeout: a hung rank is named by the launcher.
     rv.timeout_s = 1.5 * o.worker_timeout + 10;
     launched = true;
+    workers::Heartbeat(o.rendezvous, o.rank);
   } else if (workers::RendezvousFromEnvironment(&rv)) {
     if (o.workers != 1 && o.workers != rv.world_size)
       throw ConfigError("--workers " + std::to_string(o.workers) + " contradicts WORLD_SIZE=" + std::to_string(rv.world_size) +
@@ -458,6 +460,10 @@ int PlaceTrain(const Options& o) {
   }
   if (rv.world_size == 1) return Train(o, nullptr, false);
   workers::ProcessGroup group(rv);
+  if (launched) {
+    workers::Heartbeat(o.rendezvous, rv.rank);
+    group.SetHeartbeat([&] { workers::Heartbeat(o.rendezvous, rv.rank); });
+  }
   try {
     return Train(o, &group, launched);
   } catch (const workers::PeerFailure&) {

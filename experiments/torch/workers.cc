@@ -12,6 +12,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -69,8 +70,23 @@ struct ProcessGroup::Impl {
   c10::intrusive_ptr<::c10d::Store> store;
   c10::intrusive_ptr<::c10d::ProcessGroupGloo> pg;
 
+  std::function<void()> heartbeat;
+
   void Wait(const c10::intrusive_ptr<::c10d::Work>& work, const char* what) const {
     try {
+      if (heartbeat) {  // a rank waiting for its peers is alive: keep its heartbeat fresh
+        auto last = std::chrono::steady_clock::now();
+        int64_t sleep_us = 5;
+        while (!work->isCompleted()) {
+          std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+          sleep_us = std::min<int64_t>(2 * sleep_us, 2000);
+          const auto now = std::chrono::steady_clock::now();
+          if (now - last > std::chrono::seconds(1)) {
+            heartbeat();
+            last = now;
+          }
+        }
+      }
       work->wait();
     } catch (const std::exception& e) {
       // A moment's delay: the rank that failed first exits first, and the launcher names it.
@@ -140,6 +156,8 @@ void ProcessGroup::AllReduceSum(double* values, int64_t n) {
 void ProcessGroup::AllReduceMax(double* values, int64_t n) {
   impl_->AllReduce(values, n, torch::kFloat64, ::c10d::ReduceOp::MAX, "all-reduce");
 }
+
+void ProcessGroup::SetHeartbeat(std::function<void()> heartbeat) { impl_->heartbeat = std::move(heartbeat); }
 
 void ProcessGroup::Barrier() {
   if (impl_->r.world_size > 1) impl_->Wait(impl_->pg->barrier(), "barrier");

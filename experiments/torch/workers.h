@@ -61,6 +61,10 @@ class ProcessGroup : public agents::Collective {
   // Every rank's `bytes`, in rank order, on every rank.
   std::vector<std::string> AllGather(const std::string& bytes);
 
+  // Called about once a second while this rank waits in a collective (launched ranks pass
+  // their Heartbeat: waiting for a slow or hung peer is progress; the peer is the one named).
+  void SetHeartbeat(std::function<void()> heartbeat);
+
   c10d::ProcessGroupGloo& gloo();  // for code with tensors of its own (gloo-train)
 
  private:
