@@ -120,32 +120,33 @@ class Sync {
   void Max(std::vector<double>* v) {
     if (c_ && !v->empty()) c_->AllReduceMax(v->data(), static_cast<int64_t>(v->size()));
   }
-  // Sums the gradients over the ranks (one flat all-reduce). A parameter whose gradient is
-  // defined on some rank gets a zero gradient where it is not (so that Adam steps it on every
-  // rank, as the single process would on the combined minibatch).
+  // Sums the gradients over the ranks: one flat all-reduce of every gradient (zeros where
+  // undefined) followed by one flag per parameter. A parameter whose gradient is defined on
+  // some rank gets the summed gradient on every rank (Adam steps it, as the single process
+  // would on the combined minibatch); one defined nowhere stays undefined.
   void Gradients(PolicyNetImpl& net) {
     if (!c_) return;
-    std::vector<torch::Tensor> params = net.parameters();
-    std::vector<double> defined(params.size());
-    for (size_t i = 0; i < params.size(); ++i) defined[i] = params[i].grad().defined() ? 1 : 0;
     const auto t0 = std::chrono::steady_clock::now();
-    Sum(&defined);
-    std::vector<torch::Tensor> grads;
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (defined[i] == 0) continue;
-      if (!params[i].grad().defined()) params[i].mutable_grad() = torch::zeros_like(params[i]);
-      grads.push_back(params[i].grad());
+    std::vector<torch::Tensor> params = net.parameters();
+    std::vector<torch::Tensor> parts;
+    int64_t numel = 0;
+    for (const auto& p : params) {
+      parts.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}));
+      numel += p.numel();
     }
-    if (!grads.empty()) {
-      std::vector<torch::Tensor> flat_parts;
-      for (const auto& g : grads) flat_parts.push_back(g.reshape({-1}));
-      torch::Tensor flat = torch::cat(flat_parts).contiguous();
-      c_->AllReduceSum(flat.data_ptr<float>(), flat.numel());
-      int64_t off = 0;
-      for (auto& g : grads) {
-        g.copy_(flat.narrow(0, off, g.numel()).view_as(g));
-        off += g.numel();
+    torch::Tensor flags = torch::empty({static_cast<int64_t>(params.size())});
+    for (size_t i = 0; i < params.size(); ++i) flags.data_ptr<float>()[i] = params[i].grad().defined() ? 1.0f : 0.0f;
+    parts.push_back(flags);
+    torch::Tensor flat = torch::cat(parts).contiguous();
+    c_->AllReduceSum(flat.data_ptr<float>(), flat.numel());
+    int64_t off = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const int64_t n = params[i].numel();
+      if (flat.data_ptr<float>()[numel + static_cast<int64_t>(i)] > 0) {
+        if (!params[i].grad().defined()) params[i].mutable_grad() = torch::empty_like(params[i]);
+        params[i].mutable_grad().copy_(flat.narrow(0, off, n).view_as(params[i]));
       }
+      off += n;
     }
     allreduce_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
@@ -187,24 +188,27 @@ Stats PpoUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCache& g
   int32_t minibatches = 0;
   for (int32_t epoch = 0; epoch < o.epochs; ++epoch) {
     std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    // Global moments of every minibatch of this epoch (one all-reduce): count, Σ advantage,
+    // Σ advantage².
+    std::vector<double> epoch_moments(3 * parts, 0.0);
+    for (int64_t part = 0; part < parts; ++part)
+      for (int64_t k = part * n / parts; k < (part + 1) * n / parts; ++k) {
+        const double a = buf.advantages[shuffled[k]];
+        epoch_moments[3 * part] += 1, epoch_moments[3 * part + 1] += a, epoch_moments[3 * part + 2] += a * a;
+      }
+    sync.Sum(&epoch_moments);
     for (int64_t part = 0; part < parts; ++part) {
       const int64_t begin = part * n / parts, end = (part + 1) * n / parts;
       const std::vector<int32_t> idx(shuffled.begin() + begin, shuffled.begin() + end);
       Evaluated now;
       torch::Tensor advantages, returns, old_log_prob;
-      // Global moments of this minibatch: count, Σ advantage, Σ advantage².
-      std::vector<double> moments(3, 0.0);
       if (!idx.empty()) {
         now = EvaluateTransitions(net, graphs, buf, idx);
         old_log_prob = OldLogProbs(buf, now.order);
         advantages = Gather(buf.advantages, now.order);
         returns = Gather(buf.returns, now.order);
-        for (int32_t i : idx) {
-          const double a = buf.advantages[i];
-          moments[0] += 1, moments[1] += a, moments[2] += a * a;
-        }
       }
-      sync.Sum(&moments);
+      const double* moments = &epoch_moments[3 * part];
       const double count = moments[0];
       optimizer.zero_grad();
       if (!idx.empty()) {

@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -70,23 +72,50 @@ struct ProcessGroup::Impl {
   c10::intrusive_ptr<::c10d::Store> store;
   c10::intrusive_ptr<::c10d::ProcessGroupGloo> pg;
 
+  // While the main thread waits in a collective, a helper thread keeps the heartbeat fresh
+  // (about once a second): waiting for a slow or hung peer is progress of this rank.
   std::function<void()> heartbeat;
+  std::thread beater;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool waiting = false, quit = false;
 
-  void Wait(const c10::intrusive_ptr<::c10d::Work>& work, const char* what) const {
-    try {
-      if (heartbeat) {  // a rank waiting for its peers is alive: keep its heartbeat fresh
-        auto last = std::chrono::steady_clock::now();
-        int64_t sleep_us = 5;
-        while (!work->isCompleted()) {
-          std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
-          sleep_us = std::min<int64_t>(2 * sleep_us, 2000);
-          const auto now = std::chrono::steady_clock::now();
-          if (now - last > std::chrono::seconds(1)) {
-            heartbeat();
-            last = now;
-          }
-        }
+  void StartBeater() {
+    beater = std::thread([this] {
+      std::unique_lock<std::mutex> lock(mu);
+      while (!quit) {
+        cv.wait_for(lock, std::chrono::milliseconds(500));
+        if (waiting && !quit) heartbeat();
       }
+    });
+  }
+  ~Impl() {
+    if (beater.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        quit = true;
+      }
+      cv.notify_all();
+      beater.join();
+    }
+  }
+  struct Waiting {
+    Impl* impl;
+    explicit Waiting(Impl* i) : impl(i) {
+      if (!impl->beater.joinable()) return;
+      std::lock_guard<std::mutex> lock(impl->mu);
+      impl->waiting = true;
+    }
+    ~Waiting() {
+      if (!impl->beater.joinable()) return;
+      std::lock_guard<std::mutex> lock(impl->mu);
+      impl->waiting = false;
+    }
+  };
+
+  void Wait(const c10::intrusive_ptr<::c10d::Work>& work, const char* what) {
+    try {
+      const Waiting waiting_now(this);
       work->wait();
     } catch (const std::exception& e) {
       // A moment's delay: the rank that failed first exits first, and the launcher names it.
@@ -157,7 +186,11 @@ void ProcessGroup::AllReduceMax(double* values, int64_t n) {
   impl_->AllReduce(values, n, torch::kFloat64, ::c10d::ReduceOp::MAX, "all-reduce");
 }
 
-void ProcessGroup::SetHeartbeat(std::function<void()> heartbeat) { impl_->heartbeat = std::move(heartbeat); }
+void ProcessGroup::SetHeartbeat(std::function<void()> heartbeat) {
+  if (impl_->beater.joinable() || !heartbeat) throw Error("ProcessGroup::SetHeartbeat: call it once, with a function");
+  impl_->heartbeat = std::move(heartbeat);
+  impl_->StartBeater();
+}
 
 void ProcessGroup::Barrier() {
   if (impl_->r.world_size > 1) impl_->Wait(impl_->pg->barrier(), "barrier");
