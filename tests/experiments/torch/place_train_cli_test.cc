@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
@@ -99,6 +100,25 @@ TEST(PlaceTrainCli, TwoWorkersTrainEndToEndAndResumeWithOne) {
   EXPECT_EQ(j2["episodes"].get<int>(), 4 * more);
   EXPECT_EQ(Lines(out + "/metrics.csv"), 1 + more);
   EXPECT_LE(j2["designs"][0]["best_proxy_cost"].get<double>(), j["designs"][0]["best_proxy_cost"].get<double>());
+}
+
+TEST(PlaceTrainCli, RanksStartedByHandMeetByMasterAddrAndPort) {
+  testing::TempDir tmp;
+  // Without the launcher, as on several machines: one process per rank; rank 0 serves the TCPStore.
+  const std::string port = std::to_string(20000 + ::getpid() % 20000);
+  const std::string env = "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " WORLD_SIZE=2 ";
+  const std::string args = " --minutes 10 --max-updates 2 --seed 4 --set episodes_per_update=4 --json";
+  const auto r = Sh("(" + env + "RANK=1 " + kBin + args + " --out " + (tmp / "rank1") + " > " + (tmp / "rank1.out") +
+                    " 2>&1 & p=$!; " + env + "RANK=0 " + kBin + args + " --out " + (tmp / "run") +
+                    " 2>/dev/null; s=$?; wait $p || s=1; exit $s)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["workers"].get<int>(), 2);
+  EXPECT_EQ(j["updates"].get<int>(), 2);
+  EXPECT_EQ(j["episodes"].get<int>(), 8);
+  EXPECT_TRUE(fs::exists(tmp / "run/checkpoints/latest.ckpt"));
+  EXPECT_FALSE(fs::exists(tmp / "rank1")) << "only rank 0 writes the run directory";
+  EXPECT_EQ(Lines(tmp / "rank1.out"), 0);
 }
 
 TEST(PlaceTrainCli, AWorkerThatDiesOrHangsStopsTheRunNamingIt) {
