@@ -270,9 +270,10 @@ Stats ReinforceUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCa
   std::vector<double> both(2 * T, 0.0);  // Σ returns at t, then counts at t
   for (size_t t = 0; t < sum.size(); ++t) both[t] = sum[t], both[T + t] = count[t];
   sync.Sum(&both);
+  sum.assign(both.begin(), both.begin() + T);
+  count.assign(both.begin() + T, both.end());
   double global_n = 0;
-  for (size_t t = 0; t < T; ++t) sum[t] = both[t], count.resize(T), count[t] = both[T + t], global_n += count[t];
-  sum.resize(T);
+  for (double c : count) global_n += c;
   for (size_t t = baseline->size(); t < T; ++t) baseline->push_back(count[t] > 0 ? sum[t] / count[t] : 0.0);
 
   optimizer.zero_grad();

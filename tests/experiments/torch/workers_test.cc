@@ -2,7 +2,7 @@
 // hook): 2 processes on loopback (FileStore in a temp dir), each with half of a fixed batch of
 // partition(nodes=8,devices=2) episodes, take one PPO update (2 epochs, one minibatch each)
 // and one REINFORCE update; their weights equal the single-process update on the combined
-// batch. The two ranks are this test binary re-executed (by workers::Launch) with a filter
+// batch; so does a rank with no episodes at all. The two ranks are this test binary re-executed (by workers::Launch) with a filter
 // naming one of the WorkersRank tests, which do nothing in a normal run. Also: a rank that
 // exits makes Launch fail naming it; the byte collectives; the environment rendezvous.
 #include <gtest/gtest.h>
@@ -47,8 +47,10 @@ struct Setup {
     o.minibatch_size = 1000;  // one minibatch per epoch: the same minibatch in both set-ups
     learner = std::make_unique<agents::Learner>(policy.get(), o);
   }
-  // Half `half` of the fixed batch: 4 episodes with their own seeds and sampling RNG.
-  void Collect(int half, agents::RolloutBuffer* buffer) {
+  // Half `half` of the fixed batch: 4 episodes with their own seeds and sampling RNG (none
+  // for half 1 when `empty_second`: a rank without episodes still takes part in the update).
+  void Collect(int half, agents::RolloutBuffer* buffer, bool empty_second = false) {
+    if (half == 1 && empty_second) return;
     std::mt19937_64 rng(77 + half);
     agents::CollectEpisodes(*policy, *env, 4, 100 + 4 * half, &rng, buffer);
   }
@@ -100,7 +102,7 @@ void RunRank(int rank) {
   Setup s(AlgorithmFromName(std::getenv(kAlgoVar)));
   s.learner->SetCollective(&group);
   agents::RolloutBuffer buffer;
-  s.Collect(rank, &buffer);
+  s.Collect(rank, &buffer, mode == "empty");
   s.learner->Update(&buffer);
   const std::vector<double> w = s.Weights();
   WriteFileAtomic(WeightsPath(dir, rank), std::string(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(double)));
@@ -137,16 +139,16 @@ std::vector<double> ReadWeights(const std::string& path) {
   return w;
 }
 
-void ExpectTwoRanksEqualOneProcess(const std::string& algorithm) {
+void ExpectTwoRanksEqualOneProcess(const std::string& algorithm, bool empty_second = false) {
   const workers::TempDirectory dir("workers_test");
-  LaunchRanks(dir.path(), algorithm, "update");
+  LaunchRanks(dir.path(), algorithm, empty_second ? "empty" : "update");
   const std::vector<double> w0 = ReadWeights(WeightsPath(dir.path(), 0)), w1 = ReadWeights(WeightsPath(dir.path(), 1));
 
   Setup single(AlgorithmFromName(algorithm));
   const std::vector<double> initial = single.Weights();
   agents::RolloutBuffer both, second;
   single.Collect(0, &both);
-  single.Collect(1, &second);
+  single.Collect(1, &second, empty_second);
   both.Append(std::move(second));
   single.learner->Update(&both);
   const std::vector<double> expected = single.Weights();
@@ -172,6 +174,11 @@ TEST(WorkersTest, TwoRanksPpoUpdateEqualsOneProcessOnTheCombinedBatch) { ExpectT
 
 TEST(WorkersTest, TwoRanksReinforceUpdateEqualsOneProcessOnTheCombinedBatch) {
   ExpectTwoRanksEqualOneProcess("reinforce");
+}
+
+TEST(WorkersTest, ARankWithoutEpisodesTakesTheSameStep) {
+  ExpectTwoRanksEqualOneProcess("ppo", /*empty_second=*/true);
+  ExpectTwoRanksEqualOneProcess("reinforce", /*empty_second=*/true);
 }
 
 TEST(WorkersTest, BroadcastAndAllGatherCarryBytes) {
