@@ -225,7 +225,8 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
     } else if (!o.netlists.empty() || !o.plcs.empty() || o.seed >= 0 || !o.algorithm.empty()) {
       throw ConfigError("--resume keeps the run's designs, seed and algorithm; change the budget with --minutes or --set");
     }
-    run::ResolveRunConfig(o.dir, *dir, &cfg, run::CommandLineText(g_argc, g_argv));
+    // (A launched rank's command line is the user's plus the launcher's 6 hidden arguments.)
+    run::ResolveRunConfig(o.dir, *dir, &cfg, run::CommandLineText(launched ? g_argc - 6 : g_argc, g_argv));
     if (dir->resuming() && o.minutes > 0) cfg.set_minutes(o.minutes);
     CheckPlaceTrainConfig(cfg);
     if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
