@@ -423,6 +423,7 @@ int LaunchWorkers(const Options& o) {
   const workers::TempDirectory rendezvous("place-train");
   workers::LaunchOptions lo;
   lo.exe = "/proc/self/exe";
+  lo.argv0 = g_argv[0];
   lo.world_size = o.workers;
   lo.args = [&](int rank) {
     std::vector<std::string> a(g_argv + 1, g_argv + g_argc);

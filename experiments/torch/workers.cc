@@ -290,7 +290,7 @@ void Launch(const LaunchOptions& o) {
   const double start = Now();
   for (int r = 0; r < o.world_size; ++r) {
     std::vector<std::string> args = o.args(r);
-    args.insert(args.begin(), o.exe);
+    args.insert(args.begin(), o.argv0.empty() ? o.exe : o.argv0);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

@@ -78,6 +78,7 @@ void Heartbeat(const std::string& dir, int rank);
 
 struct LaunchOptions {
   std::string exe;  // the binary to run once per rank (e.g. /proc/self/exe)
+  std::string argv0;  // the ranks' argv[0] ("" = exe)
   int world_size = 2;
   std::function<std::vector<std::string>(int rank)> args;  // argv[1..] of rank r
   std::string heartbeat_dir;  // where the ranks call Heartbeat
