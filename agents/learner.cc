@@ -2,6 +2,7 @@
 #include "agents/learner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -40,7 +41,7 @@ struct Evaluated {
 };
 
 Evaluated EvaluateTransitions(PolicyNetImpl& net, GraphCache& graphs, const RolloutBuffer& buf,
-                              const std::vector<int32_t>& idx) {
+                              const std::vector<int32_t>& idx) {  // idx not empty
   std::vector<int32_t> order(idx);
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     return buf.transitions[a].instance < buf.transitions[b].instance;
@@ -107,82 +108,155 @@ torch::Tensor OldLogProbs(const RolloutBuffer& buf, const std::vector<int32_t>& 
   return t;
 }
 
-// 1 − Var(returns − values) / Var(returns) over the buffer (CleanRL's explained variance).
-double ExplainedVariance(const RolloutBuffer& buf) {
-  const size_t n = buf.returns.size();
+// The cross-rank sums of an update (a no-op in one process): every rank calls the same
+// sequence of these, whatever its local batch holds.
+class Sync {
+ public:
+  explicit Sync(Collective* c) : c_(c && c->world_size() > 1 ? c : nullptr) {}
+  bool distributed() const { return c_ != nullptr; }
+  void Sum(std::vector<double>* v) {
+    if (c_ && !v->empty()) c_->AllReduceSum(v->data(), static_cast<int64_t>(v->size()));
+  }
+  void Max(std::vector<double>* v) {
+    if (c_ && !v->empty()) c_->AllReduceMax(v->data(), static_cast<int64_t>(v->size()));
+  }
+  // Sums the gradients over the ranks: one flat all-reduce of every gradient (zeros where
+  // undefined) followed by one flag per parameter. A parameter whose gradient is defined on
+  // some rank gets the summed gradient on every rank (Adam steps it, as the single process
+  // would on the combined minibatch); one defined nowhere stays undefined.
+  void Gradients(PolicyNetImpl& net) {
+    if (!c_) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<torch::Tensor> params = net.parameters();
+    std::vector<torch::Tensor> parts;
+    int64_t numel = 0;
+    for (const auto& p : params) {
+      parts.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}));
+      numel += p.numel();
+    }
+    torch::Tensor flags = torch::empty({static_cast<int64_t>(params.size())});
+    for (size_t i = 0; i < params.size(); ++i) flags.data_ptr<float>()[i] = params[i].grad().defined() ? 1.0f : 0.0f;
+    parts.push_back(flags);
+    torch::Tensor flat = torch::cat(parts).contiguous();
+    c_->AllReduceSum(flat.data_ptr<float>(), flat.numel());
+    int64_t off = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const int64_t n = params[i].numel();
+      if (flat.data_ptr<float>()[numel + static_cast<int64_t>(i)] > 0) {
+        if (!params[i].grad().defined()) params[i].mutable_grad() = torch::empty_like(params[i]);
+        params[i].mutable_grad().copy_(flat.narrow(0, off, n).view_as(params[i]));
+      }
+      off += n;
+    }
+    allreduce_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  double allreduce_s = 0;
+
+ private:
+  Collective* c_;
+};
+
+// 1 − Var(returns − values) / Var(returns) over the combined buffers (CleanRL's explained
+// variance), from global sums.
+double ExplainedVariance(const RolloutBuffer& buf, Sync& sync) {
+  std::vector<double> m(5, 0.0);  // n, Σr, Σr², Σd, Σd²
+  for (size_t i = 0; i < buf.returns.size(); ++i) {
+    const double r = buf.returns[i], d = buf.advantages[i];
+    m[0] += 1, m[1] += r, m[2] += r * r, m[3] += d, m[4] += d * d;
+  }
+  sync.Sum(&m);
+  const double n = m[0];
   if (n < 2) return 0;
-  double mr = 0, md = 0;
-  for (size_t i = 0; i < n; ++i) {
-    mr += buf.returns[i];
-    md += buf.advantages[i];
-  }
-  mr /= n;
-  md /= n;
-  double vr = 0, vd = 0;
-  for (size_t i = 0; i < n; ++i) {
-    vr += (buf.returns[i] - mr) * (buf.returns[i] - mr);
-    vd += (buf.advantages[i] - md) * (buf.advantages[i] - md);
-  }
+  const double vr = m[2] - m[1] * m[1] / n, vd = m[4] - m[3] * m[3] / n;
   return vr > 0 ? 1.0 - vd / vr : 0.0;
 }
 
 // PPO-clip, one call per batch of complete episodes (CleanRL ppo.py's update loop; CT §1.9).
+// Every epoch splits the (local) shuffled batch into M near-equal minibatches, M = ⌈N / size⌉
+// for the global transition count N; distributed, minibatch k is the union of the ranks'
+// k-th parts, with its advantage normalisation and loss means over that union.
 Stats PpoUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCache& graphs, const RolloutBuffer& buf,
-                const AgentOptions& o, std::mt19937_64& rng) {
+                const AgentOptions& o, std::mt19937_64& rng, Sync& sync) {
   const int32_t n = buf.size();
+  std::vector<double> total = {static_cast<double>(n)};
+  sync.Sum(&total);
+  const int64_t global_n = static_cast<int64_t>(total[0]);
+  const int64_t parts = std::max<int64_t>(1, (global_n + o.minibatch_size - 1) / o.minibatch_size);
   std::vector<int32_t> shuffled(n);
   std::iota(shuffled.begin(), shuffled.end(), 0);
-  double sum_pg = 0, sum_v = 0, sum_ent = 0, sum_kl = 0, sum_clip = 0;
+  std::vector<double> sums(5, 0.0);  // policy loss, value loss, entropy, approx kl, clip fraction
   int32_t minibatches = 0;
   for (int32_t epoch = 0; epoch < o.epochs; ++epoch) {
     std::shuffle(shuffled.begin(), shuffled.end(), rng);
-    for (int32_t start = 0; start < n; start += o.minibatch_size) {
-      const std::vector<int32_t> idx(shuffled.begin() + start, shuffled.begin() + std::min(n, start + o.minibatch_size));
-      const Evaluated now = EvaluateTransitions(net, graphs, buf, idx);
-      const torch::Tensor old_log_prob = OldLogProbs(buf, now.order);
-      torch::Tensor advantages = Gather(buf.advantages, now.order);
-      const torch::Tensor returns = Gather(buf.returns, now.order);
-
-      const torch::Tensor log_ratio = now.log_prob - old_log_prob;
-      const torch::Tensor ratio = log_ratio.exp();
-      {
-        torch::NoGradGuard no_grad;
-        sum_kl += ((ratio - 1) - log_ratio).mean().item<double>();  // the k3 estimator of KL(old‖new)
-        sum_clip += ((ratio - 1).abs() > o.clip).to(torch::kFloat).mean().item<double>();
+    // Global moments of every minibatch of this epoch (one all-reduce): count, Σ advantage,
+    // Σ advantage².
+    std::vector<double> epoch_moments(3 * parts, 0.0);
+    for (int64_t part = 0; part < parts; ++part)
+      for (int64_t k = part * n / parts; k < (part + 1) * n / parts; ++k) {
+        const double a = buf.advantages[shuffled[k]];
+        epoch_moments[3 * part] += 1, epoch_moments[3 * part + 1] += a, epoch_moments[3 * part + 2] += a * a;
       }
-      if (o.normalize_advantages && idx.size() > 1)
-        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8);
-
-      const torch::Tensor pg_loss =
-          torch::max(-advantages * ratio, -advantages * torch::clamp(ratio, 1 - o.clip, 1 + o.clip)).mean();
-      const torch::Tensor value_loss = 0.5 * (now.value - returns).pow(2).mean();
-      const torch::Tensor entropy = now.entropy.mean();
-      const torch::Tensor loss = pg_loss - o.entropy_coef * entropy + o.value_coef * value_loss;
-
+    sync.Sum(&epoch_moments);
+    for (int64_t part = 0; part < parts; ++part) {
+      const int64_t begin = part * n / parts, end = (part + 1) * n / parts;
+      const std::vector<int32_t> idx(shuffled.begin() + begin, shuffled.begin() + end);
+      Evaluated now;
+      torch::Tensor advantages, returns, old_log_prob;
+      if (!idx.empty()) {
+        now = EvaluateTransitions(net, graphs, buf, idx);
+        old_log_prob = OldLogProbs(buf, now.order);
+        advantages = Gather(buf.advantages, now.order);
+        returns = Gather(buf.returns, now.order);
+      }
+      const double* moments = &epoch_moments[3 * part];
+      const double count = moments[0];
       optimizer.zero_grad();
-      loss.backward();
+      if (!idx.empty()) {
+        if (o.normalize_advantages && count > 1) {
+          const double mean = moments[1] / count;
+          const double var = std::max(0.0, (moments[2] - count * mean * mean) / (count - 1));  // unbiased, as torch's std
+          advantages = (advantages - mean) / (std::sqrt(var) + 1e-8);
+        }
+        const torch::Tensor log_ratio = now.log_prob - old_log_prob;
+        const torch::Tensor ratio = log_ratio.exp();
+        {
+          torch::NoGradGuard no_grad;
+          sums[3] += ((ratio - 1) - log_ratio).sum().item<double>() / count;  // the k3 estimator of KL(old‖new)
+          sums[4] += ((ratio - 1).abs() > o.clip).to(torch::kFloat).sum().item<double>() / count;
+        }
+        // Means over the global minibatch: local sums divided by the global count.
+        const torch::Tensor pg_loss =
+            torch::max(-advantages * ratio, -advantages * torch::clamp(ratio, 1 - o.clip, 1 + o.clip)).sum() / count;
+        const torch::Tensor value_loss = 0.5 * (now.value - returns).pow(2).sum() / count;
+        const torch::Tensor entropy = now.entropy.sum() / count;
+        const torch::Tensor loss = pg_loss - o.entropy_coef * entropy + o.value_coef * value_loss;
+        loss.backward();
+        sums[0] += pg_loss.item<double>();
+        sums[1] += value_loss.item<double>();
+        sums[2] += entropy.item<double>();
+      }
+      sync.Gradients(net);
       torch::nn::utils::clip_grad_norm_(net.parameters(), o.max_grad_norm);
       optimizer.step();
-
-      sum_pg += pg_loss.item<double>();
-      sum_v += value_loss.item<double>();
-      sum_ent += entropy.item<double>();
       ++minibatches;
     }
   }
+  sync.Sum(&sums);
   const double m = std::max(1, minibatches);
-  return {{"losses/policy_loss", sum_pg / m},  {"losses/value_loss", sum_v / m},
-          {"losses/entropy", sum_ent / m},     {"losses/approx_kl", sum_kl / m},
-          {"losses/clipfrac", sum_clip / m},   {"losses/explained_variance", ExplainedVariance(buf)},
-          {"charts/learning_rate", o.learning_rate}};
+  Stats stats = {{"losses/policy_loss", sums[0] / m},  {"losses/value_loss", sums[1] / m},
+                 {"losses/entropy", sums[2] / m},      {"losses/approx_kl", sums[3] / m},
+                 {"losses/clipfrac", sums[4] / m},     {"losses/explained_variance", ExplainedVariance(buf, sync)},
+                 {"charts/learning_rate", o.learning_rate}};
+  return stats;
 }
 
 // REINFORCE: ∇ Σ_t (G_t − b_t) log π(a_t|s_t), one optimiser step per batch; b_t is a moving
-// average of the returns at decision t (one per episode step, so dense rewards work too).
+// average of the returns at decision t (one per episode step, so dense rewards work too), from
+// the global batch's per-step means.
 Stats ReinforceUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCache& graphs, const RolloutBuffer& buf,
-                      const AgentOptions& o, std::vector<double>* baseline) {
+                      const AgentOptions& o, std::vector<double>* baseline, Sync& sync) {
   const int32_t n = buf.size();
-  // Batch means of the return at each step index; a step seen for the first time starts there.
+  // Batch sums of the return at each step index; a step seen for the first time starts there.
   std::vector<double> sum, count;
   for (int32_t i = 0; i < n; ++i) {
     const size_t t = buf.transitions[i].step;
@@ -190,10 +264,20 @@ Stats ReinforceUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCa
     sum[t] += buf.returns[i];
     count[t] += 1;
   }
-  for (size_t t = baseline->size(); t < sum.size(); ++t) baseline->push_back(sum[t] / count[t]);
+  std::vector<double> steps = {static_cast<double>(sum.size())};
+  sync.Max(&steps);
+  const size_t T = static_cast<size_t>(steps[0]);
+  std::vector<double> both(2 * T, 0.0);  // Σ returns at t, then counts at t
+  for (size_t t = 0; t < sum.size(); ++t) both[t] = sum[t], both[T + t] = count[t];
+  sync.Sum(&both);
+  sum.assign(both.begin(), both.begin() + T);
+  count.assign(both.begin() + T, both.end());
+  double global_n = 0;
+  for (double c : count) global_n += c;
+  for (size_t t = baseline->size(); t < T; ++t) baseline->push_back(count[t] > 0 ? sum[t] / count[t] : 0.0);
 
   optimizer.zero_grad();
-  double sum_pg = 0, sum_ent = 0;
+  std::vector<double> sums(2, 0.0);  // policy loss, entropy
   std::vector<int32_t> all(n);
   std::iota(all.begin(), all.end(), 0);
   for (int32_t start = 0; start < n; start += o.minibatch_size) {
@@ -205,18 +289,20 @@ Stats ReinforceUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCa
       adv[k] = static_cast<float>(buf.returns[i] - (*baseline)[buf.transitions[i].step]);
     }
     const torch::Tensor advantages = torch::from_blob(adv.data(), {static_cast<int64_t>(adv.size())}).clone();
-    const torch::Tensor pg_loss = -(advantages * now.log_prob).sum() / n;
-    const torch::Tensor entropy = now.entropy.sum() / n;
+    const torch::Tensor pg_loss = -(advantages * now.log_prob).sum() / global_n;
+    const torch::Tensor entropy = now.entropy.sum() / global_n;
     (pg_loss - o.entropy_coef * entropy).backward();  // gradients accumulate over the chunks
-    sum_pg += pg_loss.item<double>();
-    sum_ent += entropy.item<double>();
+    sums[0] += pg_loss.item<double>();
+    sums[1] += entropy.item<double>();
   }
+  sync.Gradients(net);
   torch::nn::utils::clip_grad_norm_(net.parameters(), o.max_grad_norm);
   optimizer.step();
-  for (size_t t = 0; t < sum.size(); ++t)
+  for (size_t t = 0; t < T; ++t)
     if (count[t] > 0) (*baseline)[t] = o.baseline_decay * (*baseline)[t] + (1 - o.baseline_decay) * sum[t] / count[t];
-  return {{"losses/policy_loss", sum_pg},
-          {"losses/entropy", sum_ent},
+  sync.Sum(&sums);
+  return {{"losses/policy_loss", sums[0]},
+          {"losses/entropy", sums[1]},
           {"charts/baseline", baseline->empty() ? 0.0 : (*baseline)[0]},
           {"charts/learning_rate", o.learning_rate}};
 }
@@ -238,6 +324,7 @@ struct Learner::Impl {
   GraphCache graphs;
   std::vector<double> baseline;  // REINFORCE
   int64_t updates = 0;
+  Collective* collective = nullptr;
 
   std::string AgentText() const {
     std::ostringstream s;
@@ -260,19 +347,47 @@ int64_t Learner::updates() const { return impl_->updates; }
 const AgentOptions& Learner::options() const { return impl_->o; }
 encoders::Policy& Learner::policy() { return *impl_->policy; }
 
+void Learner::SetCollective(Collective* collective) { impl_->collective = collective; }
+
+double Learner::WeightChecksum() const {
+  torch::NoGradGuard no_grad;
+  double sum = 0;
+  for (const auto& p : impl_->policy->net()->parameters()) sum += p.to(torch::kFloat64).sum().item<double>();
+  return sum;
+}
+
 Stats Learner::Update(RolloutBuffer* buffer) {
-  if (buffer->size() == 0) throw ConfigError("agent: the rollout buffer is empty");
+  Sync sync(impl_->collective);
+  std::vector<double> total = {static_cast<double>(buffer->size())};
+  sync.Sum(&total);
+  if (total[0] == 0) throw ConfigError("agent: the rollout buffer is empty");
   buffer->ComputeReturns(impl_->o.gamma);
   PolicyNetImpl& net = *impl_->policy->net();
   Stats stats = impl_->o.algorithm == Algorithm::kPpo
-                    ? PpoUpdate(net, impl_->optimizer, impl_->graphs, *buffer, impl_->o, impl_->rng)
-                    : ReinforceUpdate(net, impl_->optimizer, impl_->graphs, *buffer, impl_->o, &impl_->baseline);
+                    ? PpoUpdate(net, impl_->optimizer, impl_->graphs, *buffer, impl_->o, impl_->rng, sync)
+                    : ReinforceUpdate(net, impl_->optimizer, impl_->graphs, *buffer, impl_->o, &impl_->baseline, sync);
   impl_->policy->ClearCache();
   ++impl_->updates;
+  if (sync.distributed()) {
+    stats["perf/allreduce_s"] = sync.allreduce_s;
+    // Every rank took the same step: the weights must agree (max and −min of the checksums).
+    const double c = WeightChecksum();
+    std::vector<double> range = {c, -c};
+    sync.Max(&range);
+    if (range[0] != -range[1]) {
+      std::ostringstream what;
+      what.precision(17);
+      what << "rank " << impl_->collective->rank() << ": the weights differ across ranks after update " << impl_->updates
+           << " (checksums from " << -range[1] << " to " << range[0] << ")";
+      throw Error(what.str());
+    }
+  }
   return stats;
 }
 
-void Learner::SaveCheckpoint(const std::string& path) const {
+void Learner::SaveCheckpoint(const std::string& path) const { WriteFileAtomic(path, CheckpointBytes()); }
+
+std::string Learner::CheckpointBytes() const {
   torch::serialize::OutputArchive root;
   const std::string metadata = encoders::LayoutText(impl_->policy->options(), impl_->policy->layout());
   encoders::WriteString(root, "metadata", metadata);
@@ -287,11 +402,12 @@ void Learner::SaveCheckpoint(const std::string& path) const {
   root.write("optimizer", optimizer);
   std::ostringstream out;
   root.save_to(out);
-  WriteFileAtomic(path, out.str());
+  return out.str();
 }
 
-void Learner::LoadCheckpoint(const std::string& path) {
-  const std::string bytes = ReadFile(path);
+void Learner::LoadCheckpoint(const std::string& path) { LoadCheckpointBytes(ReadFile(path), path); }
+
+void Learner::LoadCheckpointBytes(const std::string& bytes, const std::string& path) {
   torch::serialize::InputArchive root;
   try {
     std::istringstream in(bytes);

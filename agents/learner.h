@@ -2,7 +2,11 @@
 // defaults — reference notes §1.9) and REINFORCE with a moving-average baseline (the 2017
 // device-placement / ENAS style), plus checkpoints (weights, optimiser state, RNG state, agent
 // state and the policy's metadata) written atomically. Torch-free header; learner.cc holds
-// the two update functions.
+// the two update functions. With a Collective (agents/distributed.h) attached, an update on
+// each rank's local buffer equals the single-process update on the ranks' combined buffers:
+// counts, advantage moments, losses and the REINFORCE baseline statistics are global, the
+// gradients are summed over the ranks before the global-norm clip, and every rank takes the
+// same optimiser step.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +15,7 @@
 #include <random>
 #include <string>
 
+#include "agents/distributed.h"
 #include "agents/rollout.h"
 #include "encoders/policy.h"
 
@@ -46,8 +51,16 @@ class Learner {
   ~Learner();
 
   // One update from a buffer of complete episodes (computes its returns with options.gamma).
-  // Clears the policy's embedding cache (the weights changed).
+  // Clears the policy's embedding cache (the weights changed). Distributed: every rank calls
+  // it once per update with its own buffer (which may be empty when others are not); the
+  // stats are global, plus perf/allreduce_s (this rank's time in the gradient all-reduces),
+  // and the weights are checked identical on all ranks afterwards (a checksum; Error if not).
   Stats Update(RolloutBuffer* buffer);
+
+  // Attaches the ranks' collective operations (null: one process). Not owned.
+  void SetCollective(Collective* collective);
+  // Σ of all weights in double precision (equal on every rank of a distributed run).
+  double WeightChecksum() const;
 
   std::mt19937_64& rng();
   int64_t updates() const;
@@ -56,9 +69,13 @@ class Learner {
 
   // Weights + optimiser + RNG + agent state + metadata, to `path` atomically.
   void SaveCheckpoint(const std::string& path) const;
+  // The same checkpoint as bytes (what SaveCheckpoint writes).
+  std::string CheckpointBytes() const;
   // Restores all of it; throws ConfigError when the checkpoint's metadata (encoder, sizes,
   // feature layout, action kind, algorithm) does not match this learner's policy.
   void LoadCheckpoint(const std::string& path);
+  // … from bytes; `name` names them in errors.
+  void LoadCheckpointBytes(const std::string& bytes, const std::string& name);
 
  private:
   struct Impl;

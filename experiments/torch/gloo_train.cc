@@ -1,13 +1,5 @@
 #include "experiments/torch/gloo_train.h"
 
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <dirent.h>
-
-#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/torch.h>
 
@@ -28,6 +20,7 @@
 #include "cost_models/tpu/training_eval.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "experiments/torch/workers.h"
 
 namespace placerl {
 
@@ -166,19 +159,10 @@ int64_t Count(const std::vector<torch::Tensor>& params) {
 
 // ---------------------------------------------------------------- heartbeat / files
 
-std::string ProgressPath(const std::string& dir, int rank) {
-  return dir + "/progress." + std::to_string(rank);
-}
 std::string ResultPath(const std::string& dir, int rank) {
   return dir + "/result." + std::to_string(rank) + ".json";
 }
-void Heartbeat(const std::string& dir, int rank, int step) {
-  if (dir.empty()) return;
-  if (FILE* f = std::fopen(ProgressPath(dir, rank).c_str(), "w")) {
-    std::fprintf(f, "%d\n", step);
-    std::fclose(f);
-  }
-}
+void Heartbeat(const std::string& dir, int rank, int /*step*/) { workers::Heartbeat(dir, rank); }
 
 void DebugFault(const GlooTrainOptions& o, int rank, int step) {
   if (step != 0) return;
@@ -220,7 +204,7 @@ struct Trainer {
   perf::TransformerModel m;
   int rank, world;
   std::string dir;  // rendezvous dir ("" = single)
-  c10::intrusive_ptr<::c10d::ProcessGroupGloo> pg;
+  ::c10d::ProcessGroupGloo* pg = nullptr;  // the 2-process modes (experiments/torch/workers.h)
 
   Trainer(const GlooTrainOptions& opts, int r, int w, const std::string& d)
       : o(opts), m(perf::ParseModelSpec(opts.model)), rank(r), world(w), dir(d) {}
@@ -401,44 +385,6 @@ struct Trainer {
 
 // ---------------------------------------------------------------- launcher
 
-struct Children {
-  std::vector<pid_t> pids;
-  std::vector<bool> alive;
-  ~Children() { KillAll(SIGKILL); }
-  void KillAll(int sig) {
-    for (size_t i = 0; i < pids.size(); ++i)
-      if (alive[i]) kill(pids[i], sig);
-    for (size_t i = 0; i < pids.size(); ++i)
-      if (alive[i] && sig == SIGKILL) {
-        waitpid(pids[i], nullptr, 0);
-        alive[i] = false;
-      }
-  }
-};
-
-double Mtime(const std::string& path, double fallback) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return fallback;
-  return double(st.st_mtim.tv_sec) + 1e-9 * double(st.st_mtim.tv_nsec);
-}
-
-double Now() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
-
-void RemoveTree(const std::string& dir) {
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if (n != "." && n != "..") unlink((dir + "/" + n).c_str());
-    }
-    closedir(d);
-  }
-  rmdir(dir.c_str());
-}
-
 std::string FormatDouble(double v) {
   std::ostringstream s;
   s.precision(17);
@@ -460,82 +406,25 @@ std::vector<std::string> WorkerArgs(const GlooTrainOptions& o, const std::string
 }
 
 std::vector<GlooRankResult> LaunchTwo(const GlooTrainOptions& o, const std::string& exe) {
-  if (access(exe.c_str(), X_OK) != 0) throw IoError("worker binary " + exe + " is not executable");
-  char tmpl[] = "/tmp/gloo-train.XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) throw IoError(std::string("mkdtemp: ") + std::strerror(errno));
-  const std::string dir = tmpl;
-  struct Cleanup {
-    std::string d;
-    ~Cleanup() { RemoveTree(d); }
-  } cleanup{dir};
-
-  std::vector<GlooRankResult> results;
-  {
-    Children ch;
-    const double start = Now();
-    for (int r = 0; r < 2; ++r) {
-      const std::vector<std::string> args = WorkerArgs(o, exe, r, dir);
-      std::vector<char*> argv;
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      std::fflush(nullptr);
-      const pid_t pid = fork();
-      if (pid < 0) throw Error(std::string("fork: ") + std::strerror(errno));
-      if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        execv(exe.c_str(), argv.data());
-        std::fprintf(stderr, "gloo-train: error: exec %s: %s\n", exe.c_str(), std::strerror(errno));
-        std::_Exit(127);
-      }
-      ch.pids.push_back(pid);
-      ch.alive.push_back(true);
-    }
-    std::string failure;
-    double kill_at = -1;
-    for (;;) {
-      bool any_alive = false;
-      for (int r = 0; r < 2; ++r) {
-        if (!ch.alive[r]) continue;
-        int status = 0;
-        const pid_t got = waitpid(ch.pids[r], &status, WNOHANG);
-        if (got == ch.pids[r]) {
-          ch.alive[r] = false;
-          const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-          if (!ok && failure.empty()) {
-            failure = "rank " + std::to_string(r) +
-                      (WIFEXITED(status) ? " exited with status " + std::to_string(WEXITSTATUS(status))
-                                         : " was killed by signal " + std::to_string(WTERMSIG(status)));
-            kill_at = Now() + 3.0;  // give the peer a moment to report its own error
-          }
-        } else {
-          any_alive = true;
-        }
-      }
-      if (!any_alive) break;
-      const double now = Now();
-      if (kill_at > 0 && now >= kill_at) {
-        ch.KillAll(SIGKILL);
-        break;
-      }
-      if (failure.empty()) {
-        for (int r = 0; r < 2; ++r) {
-          if (!ch.alive[r]) continue;
-          const double last = Mtime(ProgressPath(dir, r), start);
-          if (now - last > o.timeout_s) {
-            failure = "rank " + std::to_string(r) + " made no progress for " +
-                      FormatDouble(std::round(now - last)) + " s (hung peer?); killed both ranks";
-            ch.KillAll(SIGKILL);
-            break;
-          }
-        }
-        if (!failure.empty()) break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (!failure.empty()) throw Error(std::string(GlooModeName(o.mode)) + " run failed: " + failure);
+  const workers::TempDirectory dir("gloo-train");
+  workers::LaunchOptions lo;
+  lo.exe = exe;
+  lo.world_size = 2;
+  lo.args = [&](int rank) {
+    std::vector<std::string> a = WorkerArgs(o, exe, rank, dir.path());
+    a.erase(a.begin());  // the executable
+    return a;
+  };
+  lo.heartbeat_dir = dir.path();
+  lo.timeout_s = o.timeout_s;
+  try {
+    workers::Launch(lo);
+  } catch (const Error& e) {
+    throw Error(std::string(GlooModeName(o.mode)) + " run failed: " + e.what());
   }
+  std::vector<GlooRankResult> results;
   for (int r = 0; r < 2; ++r) {
-    const std::string path = ResultPath(dir, r);
+    const std::string path = ResultPath(dir.path(), r);
     try {
       results.push_back(RankFromJson(nlohmann::json::parse(ReadFile(path))));
     } catch (const nlohmann::json::exception& e) {
@@ -646,20 +535,13 @@ void RunGlooWorker(const GlooTrainOptions& o, int rank, const std::string& dir) 
   if (rank != 0 && rank != 1) throw ConfigError("--rank must be 0 or 1");
   Heartbeat(dir, rank, -1);
   Trainer t(o, rank, 2, dir);
-  const auto timeout = std::chrono::milliseconds(int64_t(o.timeout_s * 1000));
-  try {
-    auto store = c10::make_intrusive<::c10d::FileStore>(dir + "/store", 2);
-    store->setTimeout(timeout);
-    auto opts = ::c10d::ProcessGroupGloo::Options::create(timeout);
-    opts->devices.push_back(::c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    opts->threads = 1;
-    t.pg = c10::make_intrusive<::c10d::ProcessGroupGloo>(store, rank, 2, opts);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Error("rank " + std::to_string(rank) + ": Gloo rendezvous failed: " +
-                std::string(e.what()).substr(0, 300));
-  }
+  workers::Rendezvous rv;
+  rv.rank = rank;
+  rv.world_size = 2;
+  rv.store_dir = dir;
+  rv.timeout_s = o.timeout_s;
+  workers::ProcessGroup group(rv);
+  t.pg = &group.gloo();
   GlooRankResult r;
   try {
     r = t.Run();

@@ -11,8 +11,9 @@
 // mesh of the catalogue chip `host` (host:1 or host:2).
 //
 // The 2-process modes re-execute the binary (`worker_exe`) once per rank with the hidden
-// flags --rank and --rendezvous; the launcher reaps both children, kills them when one
-// fails or stops making progress for `timeout_s`, and turns that into an Error.
+// flags --rank and --rendezvous; the launcher (experiments/torch/workers.h, shared with
+// place-train --workers) reaps both children, kills them when one fails or stops making
+// progress for `timeout_s`, and turns that into an Error.
 // No torch include here: the binary's main and the tests use plain types only.
 #pragma once
 

@@ -3,13 +3,19 @@
 // at random) — and writes a run directory (docs/conventions.md "Run directories"): the resolved
 // config, metrics.csv and TensorBoard events (CleanRL tags), checkpoints/ (resumable with
 // --resume DIR; `place` loads them), best.plc per design, pictures of the best placement and of
-// the learning curve.
+// the learning curve. --workers N trains with N processes (decentralised PPO over c10d Gloo,
+// experiments/torch/workers.h; docs/learning.md "Workers and resume").
 //   place-train --netlist N.pb.txt.gz --plc initial.plc --minutes 60 --out runs/ariane_ppo
 //   place-train --resume runs/ariane_ppo --set minutes=120
+//   place-train --workers 2 --minutes 60 --out runs/ariane_ppo2
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <csignal>
+#include <cstring>
+#include <sstream>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -32,6 +38,7 @@
 #include "experiments/lib/run_dir.h"
 #include "experiments/lib/stop_signal.h"
 #include "experiments/torch/chip_training.h"
+#include "experiments/torch/workers.h"
 
 using namespace placerl;
 
@@ -138,11 +145,15 @@ encoders::PolicyOptions PolicyOptionsFrom(const config::PlaceTrainConfig& c) {
   return o;
 }
 
-// The run's progress that a checkpoint carries besides the learner (state.json).
-nlohmann::json StateJson(const ChipTrainingState& s) {
+// The run's progress that a checkpoint carries besides the learner (state.json): counters,
+// best costs, and the sampling RNG of every rank but 0 (rank 0's is in the checkpoint).
+nlohmann::json StateJson(const ChipTrainingState& s, const std::vector<std::string>& rank_rngs) {
   nlohmann::json best = nlohmann::json::array();
   for (double b : s.best_cost) best.push_back(std::isfinite(b) ? nlohmann::json(b) : nlohmann::json(nullptr));
-  return {{"iteration", s.iteration}, {"episodes", s.episodes}, {"steps", s.steps}, {"elapsed_s", s.elapsed_s}, {"best_cost", best}};
+  nlohmann::json j = {{"iteration", s.iteration}, {"episodes", s.episodes}, {"steps", s.steps},
+                      {"elapsed_s", s.elapsed_s}, {"best_cost", best}};
+  if (rank_rngs.size() > 1) j["rank_rng"] = std::vector<std::string>(rank_rngs.begin() + 1, rank_rngs.end());
+  return j;
 }
 
 struct Options {
@@ -151,29 +162,92 @@ struct Options {
   int64_t seed = -1;
   std::string algorithm;
   int workers = 1;
+  int64_t max_updates = 0;
+  double worker_timeout = 120;
   bool json = false, verbose = false;
   run::RunDirFlags dir;
+  // Hidden: a rank started by the launcher, and failure injection for tests.
+  int rank = -1, world = 0;
+  std::string rendezvous;
+  int test_fail_rank = -1, test_hang_rank = -1;
+  int test_kill_after_checkpoints = 0;
 };
 
-int PlaceTrain(const Options& o) {
-  if (o.workers != 1)
-    throw ConfigError("--workers " + std::to_string(o.workers) +
-                      ": training over several c10d processes is not built yet (issue 14); use --workers 1");
-  run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
+// A best placement as bytes (to rank 0 from the rank that found it).
+std::string SolutionBytes(const search::ChipSolution& s) {
+  std::vector<double> v = {static_cast<double>(s.x.size()), s.cost.hpwl, s.cost.wirelength_cost, s.cost.density_cost,
+                           s.cost.congestion_cost, s.cost.proxy_cost, s.valid ? 1.0 : 0.0};
+  v.insert(v.end(), s.x.begin(), s.x.end());
+  v.insert(v.end(), s.y.begin(), s.y.end());
+  for (auto o : s.orientation) v.push_back(static_cast<double>(o));
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+}
+
+search::ChipSolution SolutionFromBytes(const std::string& bytes) {
+  std::vector<double> v(bytes.size() / sizeof(double));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(double));
+  search::ChipSolution s;
+  const size_t n = static_cast<size_t>(v.at(0));
+  if (v.size() < 7 + 2 * n) throw Error("a worker sent a malformed placement");
+  s.cost.hpwl = v[1], s.cost.wirelength_cost = v[2], s.cost.density_cost = v[3], s.cost.congestion_cost = v[4];
+  s.cost.proxy_cost = v[5];
+  s.valid = v[6] != 0;
+  s.x.assign(v.begin() + 7, v.begin() + 7 + n);
+  s.y.assign(v.begin() + 7 + n, v.begin() + 7 + 2 * n);
+  for (size_t i = 7 + 2 * n; i < v.size(); ++i) s.orientation.push_back(static_cast<chip::Orientation>(v[i]));
+  return s;
+}
+
+// Fails when the ranks' weights differ (they start from one seed or one checkpoint).
+void CheckSameWeights(agents::Learner& learner, workers::ProcessGroup* group, const char* when) {
+  if (!group) return;
+  const double c = learner.WeightChecksum();
+  std::vector<double> range = {c, -c};
+  group->AllReduceMax(range.data(), 2);
+  if (range[0] != -range[1])
+    throw Error("rank " + std::to_string(group->rank()) + ": the workers' weights differ " + when);
+}
+
+// One rank's training (the whole run when `group` is null). Rank 0 owns the run directory:
+// it resolves the config and reads the checkpoint, the others receive both; every rank
+// builds the same policy; rank 0 logs the global rows, writes the checkpoints (with every
+// rank's sampling RNG) and, at the end, the best placement over all ranks.
+int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
+  const int rank = group ? group->rank() : 0, world = group ? group->world_size() : 1;
+  std::unique_ptr<run::RunDirectory> dir;
   config::PlaceTrainConfig cfg = DefaultPlaceTrainConfig();
-  if (!dir.resuming()) {
-    for (const auto& n : o.netlists) cfg.add_netlists(n);
-    for (const auto& p : o.plcs) cfg.add_plcs(p);
-    if (o.minutes > 0) cfg.set_minutes(o.minutes);
-    if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
-    if (!o.algorithm.empty()) cfg.mutable_agent()->set_algorithm(o.algorithm);
-  } else if (!o.netlists.empty() || !o.plcs.empty() || o.seed >= 0 || !o.algorithm.empty()) {
-    throw ConfigError("--resume keeps the run's designs, seed and algorithm; change the budget with --minutes or --set");
+  std::string config_text, checkpoint_bytes, state_text;
+  if (rank == 0) {
+    dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
+    if (!dir->resuming()) {
+      for (const auto& n : o.netlists) cfg.add_netlists(n);
+      for (const auto& p : o.plcs) cfg.add_plcs(p);
+      if (o.minutes > 0) cfg.set_minutes(o.minutes);
+      if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
+      if (!o.algorithm.empty()) cfg.mutable_agent()->set_algorithm(o.algorithm);
+    } else if (!o.netlists.empty() || !o.plcs.empty() || o.seed >= 0 || !o.algorithm.empty()) {
+      throw ConfigError("--resume keeps the run's designs, seed and algorithm; change the budget with --minutes or --set");
+    }
+    // (A launched rank's command line is the user's plus the launcher's 6 hidden arguments.)
+    run::ResolveRunConfig(o.dir, *dir, &cfg, run::CommandLineText(launched ? g_argc - 6 : g_argc, g_argv));
+    if (dir->resuming() && o.minutes > 0) cfg.set_minutes(o.minutes);
+    CheckPlaceTrainConfig(cfg);
+    if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+    config_text = run::ResolvedConfigText(cfg);
+    if (dir->resuming()) {
+      const std::string ckpt = dir->CheckpointPath("latest.ckpt");
+      if (!std::filesystem::exists(ckpt)) throw ConfigError(dir->path() + ": no checkpoint to resume from (" + ckpt + ")");
+      checkpoint_bytes = ReadFile(ckpt);
+      state_text = ReadFile(dir->CheckpointPath("state.json"));
+    }
   }
-  run::ResolveRunConfig(o.dir, dir, &cfg, run::CommandLineText(g_argc, g_argv));
-  if (dir.resuming() && o.minutes > 0) cfg.set_minutes(o.minutes);
-  CheckPlaceTrainConfig(cfg);
-  if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+  if (group) {
+    group->Broadcast(&config_text, 0);
+    group->Broadcast(&checkpoint_bytes, 0);
+    group->Broadcast(&state_text, 0);
+    if (rank != 0) run::ParseConfigText(config_text, "config from rank 0", &cfg);
+  }
+  const bool resuming = !checkpoint_bytes.empty();
 
   // The designs.
   std::vector<std::unique_ptr<env::ChipEnv>> envs;
@@ -187,66 +261,127 @@ int PlaceTrain(const Options& o) {
       envs.push_back(MakeChipEnv(c, cfg.maps()));
     }
   }
+  if (launched) workers::Heartbeat(o.rendezvous, rank);  // loading large designs takes a while
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0]);
   for (size_t i = 1; i < envs.size(); ++i) {
     const std::string why = layout.Mismatch(encoders::FeatureLayout::Of(*envs[i]));
     if (!why.empty()) throw ConfigError("design " + std::to_string(i) + " has another feature layout: " + why);
   }
-  encoders::Policy policy(PolicyOptionsFrom(cfg), layout);
-  agents::Learner learner(&policy, AgentOptionsFrom(cfg));
+  encoders::Policy policy(PolicyOptionsFrom(cfg), layout);  // the same initial weights on every rank
+  agents::AgentOptions agent_options = AgentOptionsFrom(cfg);
+  agent_options.seed = cfg.seed() + 1000003ULL * static_cast<uint64_t>(rank);  // each rank samples its own episodes
+  agents::Learner learner(&policy, agent_options);
+  learner.SetCollective(group);
   ChipTrainingState st;
   st.best_cost.assign(envs.size(), INFINITY);
   st.best.resize(envs.size());
-  const std::string ckpt = dir.CheckpointPath("latest.ckpt"), state_path = dir.CheckpointPath("state.json");
-  if (dir.resuming()) {
-    if (!std::filesystem::exists(ckpt)) throw ConfigError(dir.path() + ": no checkpoint to resume from (" + ckpt + ")");
-    learner.LoadCheckpoint(ckpt);
-    const auto j = nlohmann::json::parse(ReadFile(state_path));
+  if (resuming) {
+    learner.LoadCheckpointBytes(checkpoint_bytes, "checkpoints/latest.ckpt");
+    const auto j = nlohmann::json::parse(state_text);
     st.iteration = j.at("iteration");
     st.episodes = j.at("episodes");
     st.steps = j.at("steps");
     st.elapsed_s = j.at("elapsed_s");
-    dir.ResumeFrom(st.iteration + 1);  // the next update's step: rows logged after the checkpoint go
     // Best placements of the earlier run stay in best*.plc; their costs are the bar to beat.
     for (size_t i = 0; i < envs.size() && i < j.at("best_cost").size(); ++i)
       if (!j.at("best_cost")[i].is_null()) st.best_cost[i] = j.at("best_cost")[i];
+    if (rank > 0) {  // the checkpoint holds rank 0's RNG; the others' are in state.json (same worker count)
+      const nlohmann::json rngs = j.value("rank_rng", nlohmann::json::array());
+      if (static_cast<size_t>(rank) <= rngs.size()) {
+        std::istringstream in(rngs[rank - 1].get<std::string>());
+        in >> learner.rng();
+        if (!in) throw ConfigError("checkpoints/state.json: the RNG state of rank " + std::to_string(rank) + " is unreadable");
+      } else {
+        learner.rng().seed(agent_options.seed + 7919ULL * static_cast<uint64_t>(st.iteration));
+      }
+    }
+    if (rank == 0) dir->ResumeFrom(st.iteration + 1);  // the next update's step: rows logged after the checkpoint go
   }
+  CheckSameWeights(learner, group, resuming ? "after loading the checkpoint" : "at the start");
 
   const double budget = cfg.minutes() * 60;
   run::InstallStopOnSignal();
-  run::ProgressOptions po;
-  po.label = "place-train";
-  po.unit = "episodes";
-  po.budget_seconds = std::max(1e-3, budget - st.elapsed_s);
-  run::Progress progress(po);
+  std::unique_ptr<run::Progress> progress;
+  if (rank == 0) {
+    run::ProgressOptions po;
+    po.label = "place-train";
+    po.unit = "episodes";
+    po.budget_seconds = std::max(1e-3, budget - st.elapsed_s);
+    progress = std::make_unique<run::Progress>(po);
+  }
+  const std::string ckpt = rank == 0 ? dir->CheckpointPath("latest.ckpt") : "";
+  const std::string state_path = rank == 0 ? dir->CheckpointPath("state.json") : "";
   double last_ckpt = st.elapsed_s;
+  int checkpoints = 0;
+  // Collective: every rank calls it together (its RNG goes into state.json).
   auto checkpoint = [&](const ChipTrainingState& s, double elapsed_s) {
-    learner.SaveCheckpoint(ckpt);
-    ChipTrainingState copy = s;
-    copy.elapsed_s = elapsed_s;
-    WriteFileAtomic(state_path, StateJson(copy).dump(2) + "\n");
+    std::ostringstream rng_text;
+    rng_text << learner.rng();
+    const std::vector<std::string> rngs = group ? group->AllGather(rng_text.str()) : std::vector<std::string>{};
+    if (rank == 0) {
+      learner.SaveCheckpoint(ckpt);
+      ChipTrainingState copy = s;
+      copy.elapsed_s = elapsed_s;
+      WriteFileAtomic(state_path, StateJson(copy, rngs).dump(2) + "\n");
+    }
     last_ckpt = elapsed_s;
+    if (o.test_kill_after_checkpoints > 0 && ++checkpoints == o.test_kill_after_checkpoints && rank == 0)
+      std::raise(SIGKILL);  // tests: a crash right after a checkpoint
   };
-  TrainChip(envs, learner, cfg.episodes_per_update(), cfg.seed(), budget, &st, [] { return run::StopRequested(); },
-            [&](int64_t step, const run::Scalars& row) { dir.Log(step, row); },
+  ChipTrainingOptions to;
+  to.episodes_per_update = cfg.episodes_per_update();
+  to.seed = cfg.seed();
+  to.budget_s = budget;
+  to.max_updates = o.max_updates;
+  to.collective = group;
+  if (launched) to.heartbeat = [&] { workers::Heartbeat(o.rendezvous, rank); };
+  TrainChip(envs, learner, to, &st, [] { return run::StopRequested(); },
+            [&](int64_t step, const run::Scalars& row) {
+              if (rank == 0) dir->Log(step, row);
+            },
             [&](const ChipTrainingState& s, double elapsed_s) {
+              if (rank == o.test_fail_rank) {
+                std::fprintf(stderr, "place-train: rank %d exits on purpose (--test-fail-rank)\n", rank);
+                std::_Exit(3);
+              }
+              if (rank == o.test_hang_rank)
+                for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
               double best_all = INFINITY;
               for (double b : s.best_cost) best_all = std::min(best_all, b);
-              progress.Update(static_cast<double>(s.episodes), {{"best", best_all}});
-              if (elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
+              if (progress) progress->Update(static_cast<double>(s.episodes), {{"best", best_all}});
+              std::vector<double> due = {rank == 0 && elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60 ? 1.0 : 0.0};
+              if (group) group->AllReduceMax(due.data(), 1);
+              if (due[0] > 0) checkpoint(s, elapsed_s);
             });
   checkpoint(st, st.elapsed_s);
+  // The best placement of each design over the ranks, to rank 0.
+  if (group) {
+    for (size_t k = 0; k < envs.size(); ++k) {
+      const double mine = st.best[k].valid ? st.best[k].cost.proxy_cost : INFINITY;
+      std::vector<double> costs(world, -INFINITY);
+      costs[rank] = -mine;
+      group->AllReduceMax(costs.data(), world);
+      int winner = 0;
+      for (int r = 1; r < world; ++r)
+        if (costs[r] > costs[winner]) winner = r;
+      if (winner == 0 || !std::isfinite(costs[winner])) continue;
+      std::string bytes = rank == winner ? SolutionBytes(st.best[k]) : "";
+      group->Broadcast(&bytes, winner);
+      if (rank == 0) st.best[k] = SolutionFromBytes(bytes);
+    }
+  }
+  if (rank != 0) return kExitOk;
   double best_all = INFINITY;
   for (double b : st.best_cost) best_all = std::min(best_all, b);
   char summary[200];
   std::snprintf(summary, sizeof(summary), "best proxy cost %.6f after %lld episodes", best_all, static_cast<long long>(st.episodes));
-  progress.Finish(summary);
+  progress->Finish(summary);
 
   // Best placements of this run (a resumed run keeps the earlier best files when it found none better).
   nlohmann::json designs = nlohmann::json::array();
   for (size_t k = 0; k < envs.size(); ++k) {
     const std::string stem = envs.size() == 1 ? "best" : "best_" + std::to_string(k);
-    nlohmann::json d = WriteBestPlacement(dir, *envs[k], st.best[k], stem, "place-train: " + envs[k]->instance().design.label);
+    nlohmann::json d = WriteBestPlacement(*dir, *envs[k], st.best[k], stem, "place-train: " + envs[k]->instance().design.label);
     d["best_proxy_cost"] = std::isfinite(st.best_cost[k]) ? nlohmann::json(st.best_cost[k]) : nlohmann::json(nullptr);
     designs.push_back(d);
   }
@@ -255,7 +390,7 @@ int PlaceTrain(const Options& o) {
     plot.title = "place-train: proxy cost of sampled placements";
     plot.x_label = "time (s)";
     plot.y_label = "proxy cost";
-    dir.PlotMetrics("curve", "time_s", {"charts/best_proxy_cost", "charts/mean_proxy_cost"}, plot, {"best so far", "mean of the update's episodes"});
+    dir->PlotMetrics("curve", "time_s", {"charts/best_proxy_cost", "charts/mean_proxy_cost"}, plot, {"best so far", "mean of the update's episodes"});
   }
   auto elapsed = [&] { return st.elapsed_s; };
   nlohmann::json j = {{"designs", designs},
@@ -265,19 +400,81 @@ int PlaceTrain(const Options& o) {
                       {"seconds", elapsed()},
                       {"episodes_per_hour", st.episodes / std::max(1e-9, elapsed()) * 3600},
                       {"algorithm", cfg.agent().algorithm()},
+                      {"workers", world},
                       {"checkpoint", ckpt},
                       {"stopped_by_signal", run::StopRequested()},
-                      {"out", dir.path()}};
-  dir.WriteFile("result.json", j.dump(2) + "\n");
+                      {"out", dir->path()}};
+  dir->WriteFile("result.json", j.dump(2) + "\n");
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("place-train: %lld episodes, %lld updates in %.1f s (%.0f episodes/hour); best proxy cost %.6f\n",
+    std::printf("place-train: %lld episodes, %lld updates in %.1f s (%.0f episodes/hour)%s; best proxy cost %.6f\n",
                 static_cast<long long>(st.episodes), static_cast<long long>(st.iteration), elapsed(),
-                st.episodes / std::max(1e-9, elapsed()) * 3600, best_all);
-    std::printf("wrote %s (best.plc, pictures, metrics.csv, TensorBoard events, checkpoints/)\n", dir.path().c_str());
+                st.episodes / std::max(1e-9, elapsed()) * 3600,
+                world > 1 ? (" with " + std::to_string(world) + " workers").c_str() : "", best_all);
+    std::printf("wrote %s (best.plc, pictures, metrics.csv, TensorBoard events, checkpoints/)\n", dir->path().c_str());
   }
   return kExitOk;
+}
+
+// --workers N > 1 on this machine: re-executes this binary once per rank (hidden --rank,
+// --world, --rendezvous: a FileStore in a fresh temporary directory that also holds the
+// heartbeats), and waits; when one rank fails or stops making progress the others are killed
+// and the run fails with one line naming the rank.
+int LaunchWorkers(const Options& o) {
+  run::ResolveRunDirFlags(o.dir);  // bad directory flags fail here, once
+  const workers::TempDirectory rendezvous("place-train");
+  workers::LaunchOptions lo;
+  lo.exe = "/proc/self/exe";
+  lo.argv0 = g_argv[0];
+  lo.world_size = o.workers;
+  lo.args = [&](int rank) {
+    std::vector<std::string> a(g_argv + 1, g_argv + g_argc);
+    for (const std::string& s : {std::string("--rank"), std::to_string(rank), std::string("--world"),
+                                 std::to_string(o.workers), std::string("--rendezvous"), rendezvous.path()})
+      a.push_back(s);
+    return a;
+  };
+  lo.heartbeat_dir = rendezvous.path();
+  lo.timeout_s = o.worker_timeout;
+  workers::Launch(lo);
+  return kExitOk;
+}
+
+int PlaceTrain(const Options& o) {
+  workers::Rendezvous rv;
+  bool launched = false;
+  if (o.rank >= 0 || !o.rendezvous.empty()) {
+    if (o.rank < 0 || o.rendezvous.empty() || o.world < 1) throw ConfigError("--rank, --world and --rendezvous go together");
+    rv.rank = o.rank;
+    rv.world_size = o.world;
+    rv.store_dir = o.rendezvous;
+    // Longer than the launcher's heartbeat timeout: a hung rank is named by the launcher.
+    rv.timeout_s = 1.5 * o.worker_timeout + 10;
+    launched = true;
+    workers::Heartbeat(o.rendezvous, o.rank);
+  } else if (workers::RendezvousFromEnvironment(&rv)) {
+    if (o.workers != 1 && o.workers != rv.world_size)
+      throw ConfigError("--workers " + std::to_string(o.workers) + " contradicts WORLD_SIZE=" + std::to_string(rv.world_size) +
+                        " (with MASTER_ADDR etc. set, start one process per rank yourself)");
+    rv.timeout_s = o.worker_timeout;
+  } else if (o.workers > 1) {
+    return LaunchWorkers(o);
+  } else {
+    return Train(o, nullptr, false);
+  }
+  if (rv.world_size == 1) return Train(o, nullptr, false);
+  workers::ProcessGroup group(rv);
+  if (launched) {
+    workers::Heartbeat(o.rendezvous, rv.rank);
+    group.SetHeartbeat([&] { workers::Heartbeat(o.rendezvous, rv.rank); });
+  }
+  try {
+    return Train(o, &group, launched);
+  } catch (const workers::PeerFailure&) {
+    if (launched) throw ExitRequest{kExitError};  // the launcher names the rank that failed first
+    throw;
+  }
 }
 
 }  // namespace
@@ -297,7 +494,21 @@ int main(int argc, char** argv) {
         ->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
     app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
     app.add_option("--algorithm", o.algorithm, "ppo | reinforce (default ppo)");
-    app.add_option("--workers", o.workers, "training processes (c10d; only 1 for now)")->check(cli::IntRange(1, 1024));
+    app.add_option("--workers", o.workers,
+                   "training processes on this machine (c10d Gloo; gradients all-reduced). Across machines: set "
+                   "MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE and start one process per rank")
+        ->check(cli::IntRange(1, 1024));
+    app.add_option("--max-updates", o.max_updates, "stop after this many updates in total (default: no limit)")
+        ->check(cli::IntRange(1, INT64_MAX));
+    app.add_option("--worker-timeout", o.worker_timeout,
+                   "seconds without progress of a worker, or in one collective, before the run fails (default 120)")
+        ->check(cli::FiniteRange(1, cli::kMaxSeconds));
+    app.add_option("--rank", o.rank)->group("");
+    app.add_option("--world", o.world)->group("");
+    app.add_option("--rendezvous", o.rendezvous)->group("");
+    app.add_option("--test-fail-rank", o.test_fail_rank)->group("");
+    app.add_option("--test-hang-rank", o.test_hang_rank)->group("");
+    app.add_option("--test-kill-after-checkpoints", o.test_kill_after_checkpoints)->group("");
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);
