@@ -19,6 +19,7 @@ config::ChipEnvConfig DefaultChipEnvConfig() {
   c.set_reward("sparse");        // CT
   c.set_soft("fd");              // CT's force-directed schedule
   c.set_infeasible_reward(-4.0); // CT HEAD
+  c.set_off_canvas_nets("clamp"); // TILOS's rule; "skip" = Google's (docs/proxy_cost.md)
   return c;
 }
 
@@ -54,6 +55,8 @@ void CheckChipEnvConfig(const config::ChipEnvConfig& c) {
     throw ConfigError("chip.reward must be sparse or dense (got '" + c.reward() + "')");
   if (c.soft() != "fd" && c.soft() != "keep") throw ConfigError("chip.soft must be fd or keep (got '" + c.soft() + "')");
   if (!std::isfinite(c.infeasible_reward())) throw ConfigError("chip.infeasible_reward must be finite");
+  if (!c.off_canvas_nets().empty() && c.off_canvas_nets() != "clamp" && c.off_canvas_nets() != "skip")
+    throw ConfigError("chip.off_canvas_nets must be clamp or skip (got '" + c.off_canvas_nets() + "')");
 }
 
 void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
@@ -90,7 +93,10 @@ std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool m
   inst->synthetic_seed = c.synthetic_seed();
   inst->design = chip::LoadChipDesign(c.netlist(), c.plc(), c.synthetic_seed());
   env::ChipEnvOptions o;
-  o.weights = {c.wirelength_weight(), c.density_weight(), c.congestion_weight()};
+  o.weights.wirelength = c.wirelength_weight();
+  o.weights.density = c.density_weight();
+  o.weights.congestion = c.congestion_weight();
+  if (!c.off_canvas_nets().empty()) o.weights.off_canvas_nets = chip::ParseOffCanvasNets(c.off_canvas_nets(), "chip.off_canvas_nets");
   o.reward = c.reward() == "dense" ? env::ChipReward::kDense : env::ChipReward::kSparse;
   o.soft = c.soft() == "keep" ? env::SoftMacroPlacement::kKeep : env::SoftMacroPlacement::kForceDirected;
   o.infeasible_reward = c.infeasible_reward();
