@@ -38,6 +38,8 @@ config::PlaceBaselineConfig DefaultPlaceBaselineConfig() {
   sa->set_actions_per_step(d.sa_actions_per_step);
   sa->set_fd_every_steps(d.sa_fd_every_steps);
   sa->set_init(d.sa_init);
+  sa->set_soft_move_prob(d.sa_soft_move_prob);
+  sa->set_soft_move_cells(d.sa_soft_move_cells);
   return c;
 }
 
@@ -81,8 +83,11 @@ void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
   if (!(sum > 0)) throw ConfigError("sa.action_probs must not all be 0");
   if (sa.actions_per_step() < 0 || sa.actions_per_step() > 100000000) throw ConfigError("sa.actions_per_step must be in [0, 1e8]");
   if (sa.fd_every_steps() < 0) throw ConfigError("sa.fd_every_steps must be >= 0");
-  if (sa.init() != "greedy" && sa.init() != "random" && sa.init() != "input")
-    throw ConfigError("sa.init must be greedy, random or input (got '" + sa.init() + "')");
+  if (!(sa.soft_move_prob() >= 0 && sa.soft_move_prob() <= 1)) throw ConfigError("sa.soft_move_prob must be in [0, 1]");
+  if (!(sa.soft_move_cells() > 0 && sa.soft_move_cells() <= 1e6))
+    throw ConfigError("sa.soft_move_cells must be in (0, 1e6]");
+  if (sa.init() != "greedy" && sa.init() != "random" && sa.init() != "input" && sa.init() != "snapped")
+    throw ConfigError("sa.init must be greedy, random, input or snapped (got '" + sa.init() + "')");
 }
 
 std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool maps) {
@@ -115,6 +120,8 @@ search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselin
   o.sa_actions_per_step = c.sa().actions_per_step();
   o.sa_fd_every_steps = c.sa().fd_every_steps();
   o.sa_init = c.sa().init();
+  o.sa_soft_move_prob = c.sa().soft_move_prob();
+  o.sa_soft_move_cells = c.sa().soft_move_cells();
   o.refine_cd = c.refine_cd();
   return o;
 }

@@ -31,6 +31,7 @@ TEST(PlaceBaselineCli, WritesTheRunDirectoryAndOneJsonDocument) {
   EXPECT_EQ(j["method"], "sa");
   EXPECT_EQ(j["seed"], 3);
   EXPECT_GT(j["best"]["proxy_cost"].get<double>(), 0);
+  EXPECT_EQ(j["legal"], true);  // hard macros inside the canvas, no overlap
   for (const char* f : {"config.pbtxt", "best.plc", "best.png", "curve.png", "metrics.csv", "result.json"})
     EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
   bool events = false;
