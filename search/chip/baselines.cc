@@ -379,6 +379,7 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
     }
     ProxyCost pc = env->cost();
     if (o.sa_init == "snapped") ok = SnapToLegalCells(env->netlist(), env->settings(), env->order(), &pc);
+    if (o.sa_init == "input" || o.sa_init == "snapped") ++run.result().episodes;  // the start is a complete placement
     if (!ok) throw InfeasibleAction("sa: the initial placement (" + o.sa_init + ") did not complete");
     run.Offer(pc, pc.Cost());
     Anneal(env, &pc, o, rng, &run);
