@@ -395,6 +395,15 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
     // round) until a round no longer improves or the budget is spent.
     env->Reset(0);
     ProxyCost pc = env->cost();
+    {
+      // An illegal input (hard macros off the canvas or overlapping, as some initial.plc
+      // files have) is snapped to legal cells first: descent alone may leave them illegal.
+      ChipSolution input;
+      CopyPlacement(pc, &input);
+      if (!IsLegalPlacement(env->netlist(), env->settings(), input) &&
+          !SnapToLegalCells(env->netlist(), env->settings(), env->order(), &pc))
+        throw InfeasibleAction("cd: the input placement is illegal and its hard macros do not all fit on legal cells");
+    }
     run.Offer(pc, pc.Cost());
     CoordinateDescentOptions co;
     co.epochs = 1000;

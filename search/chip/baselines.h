@@ -10,7 +10,8 @@
 //             the soft macros after every step — on the incremental cost;
 //   fd      — the input's hard macros kept, soft macros placed by force-directed placement;
 //   cd      — Circuit Training's coordinate descent (search/chip/coordinate_descent.h) from the
-//             input placement, rounds until one no longer improves or the budget is spent.
+//             input placement (if its hard macros are illegal: snapped to the nearest legal
+//             cells first, as sa.init=snapped), rounds until one no longer improves or the budget is spent.
 // `refine_cd` runs coordinate descent on any method's best placement at the end.
 // Every result is a complete placement (soft macros included) scored by a full evaluation.
 #pragma once

@@ -150,6 +150,12 @@ TEST(Baselines, SnappedInputIsALegalStartAndIllegalPlacementsAreNamed) {
   int kept = 0;
   for (int32_t m : nl.soft_macros) kept += r.best.x[m] == input.x[m] && r.best.y[m] == input.y[m];
   EXPECT_GT(kept, static_cast<int>(nl.soft_macros.size()) / 2);
+  // Coordinate descent snaps the illegal input first and ends legal too.
+  ChipBaselineOptions co;
+  co.seconds = 0.05;
+  const BaselineResult cd = RunChipBaseline("cd", env.get(), co, {}, {});
+  ASSERT_TRUE(cd.best.valid);
+  EXPECT_TRUE(IsLegalPlacement(nl, env->settings(), cd.best));
   // One hard macro onto another: illegal.
   ChipSolution bad = r.best;
   bad.x[nl.hard_macros[1]] = bad.x[nl.hard_macros[0]];
