@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "datasets/util/errors.h"
 #include "env/registry.h"
@@ -140,16 +141,21 @@ TEST(Baselines, SnappedInputIsALegalStartAndIllegalPlacementsAreNamed) {
   ChipBaselineOptions o;
   o.seconds = 0.3;
   o.sa_init = "snapped";
-  o.sa_fd_every_steps = 0;
-  o.sa_soft_move_prob = 0.5;
+  o.sa_fd_every_steps = 0;  // and no soft moves: the soft macros stay where the input has them
   const BaselineResult r = RunChipBaseline("sa", env.get(), o, {}, {});
   ASSERT_TRUE(r.best.valid);
   ExpectLegal(*env, r.best);
   EXPECT_TRUE(IsLegalPlacement(nl, env->settings(), r.best));
-  // Soft macros start where the input has them (not re-placed by FD): most are still there.
+  // Soft macros start where the input has them (not re-placed by FD) and nothing moved them.
   int kept = 0;
   for (int32_t m : nl.soft_macros) kept += r.best.x[m] == input.x[m] && r.best.y[m] == input.y[m];
-  EXPECT_GT(kept, static_cast<int>(nl.soft_macros.size()) / 2);
+  EXPECT_EQ(kept, static_cast<int>(nl.soft_macros.size()));
+  // The snapped hard macros sit on cell centres.
+  const double gw = env->settings().canvas_width / env->settings().cols;
+  for (int32_t m : nl.hard_macros) {
+    const double c = r.best.x[m] / gw - 0.5;
+    EXPECT_NEAR(c, std::round(c), 1e-9) << nl.name[m];
+  }
   // Coordinate descent snaps the illegal input first and ends legal too.
   ChipBaselineOptions co;
   co.seconds = 0.05;
