@@ -125,9 +125,11 @@ bool GreedyEpisode(env::ChipEnv* env, int top_k, std::mt19937_64& rng, Run* run)
 
 // The input placement made legal: each hard macro in `order` onto the free legal cell centre
 // nearest (Euclidean) its input centre. Soft macros, ports and orientations are kept. False
-// if a macro finds no legal cell.
+// if a macro finds no legal cell. Fixed hard macros (not in `order`) stay and block.
 bool SnapToLegalCells(const Netlist& nl, const PlacementSettings& s, const std::vector<int32_t>& order, ProxyCost* pc) {
   GridMask gm(nl, s);
+  for (int32_t m : nl.hard_macros)
+    if (nl.fixed[m]) gm.Place(m, pc->x(m), pc->y(m), pc->orientation(m));
   std::vector<uint8_t> mask(static_cast<size_t>(s.cols) * s.rows);
   for (int32_t m : order) {
     if (nl.type[m] != NodeType::kHardMacro) continue;
