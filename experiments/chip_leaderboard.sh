@@ -11,7 +11,11 @@
 #                                   [--bin build/bin] [--out docs/chip_leaderboard.md] [--keep DIR]
 #
 # With --keep DIR, results of earlier calls in DIR are kept in the table (run more methods or
-# seeds later). The issue's protocol is --minutes 60 --seeds "1 2 3" (≈ 60 h of CPU for 4 methods × 5 designs);
+# seeds later). Besides place-baseline's methods, --methods takes the variant `sa-soft`: SA from
+# the input with its hard macros snapped to the nearest legal cells, soft macros moved by SA
+# itself instead of FD (sa.init=snapped, sa.fd_every_steps=0, sa.soft_move_prob=0.5; beyond
+# TILOS, see docs/chip_leaderboard.md). Text below the line `<!-- kept by chip_leaderboard.sh -->`
+# of the output file is kept when the table is rewritten. The issue's protocol is --minutes 60 --seeds "1 2 3" (≈ 60 h of CPU for 4 methods × 5 designs);
 # the default here is a short budget that fits a session. --jobs runs that many placers at once
 # (each is single-threaded; the table records the budget, not the CPU share each run got).
 set -euo pipefail
@@ -35,7 +39,7 @@ while [[ $# -gt 0 ]]; do
     --bin) BIN="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --keep) KEEP="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "chip_leaderboard.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -72,9 +76,16 @@ for d in $DESIGNS; do
 done
 
 # The placer runs, JOBS at a time.
+# Variants: a name for place-baseline with fixed settings.
+declare -A VARIANT_ARGS=(
+  [sa-soft]="--method sa --set sa.init=snapped --set sa.fd_every_steps=0 --set sa.soft_move_prob=0.5 --set sa.soft_move_cells=1"
+)
 run_one() {
   local d=$1 m=$2 s=$3
-  "$BIN/place-baseline" --method "$m" --netlist "${NETLIST[$d]}" --plc "${INITIAL[$d]}" \
+  local args="--method $m"
+  [[ -n "${VARIANT_ARGS[$m]:-}" ]] && args="${VARIANT_ARGS[$m]}"
+  # shellcheck disable=SC2086
+  "$BIN/place-baseline" $args --netlist "${NETLIST[$d]}" --plc "${INITIAL[$d]}" \
     --minutes "$MINUTES" --seed "$s" --json --out "$WORK/$d/runs/$m.s$s" \
     > "$WORK/$d/$m.s$s.json" 2> "$WORK/$d/$m.s$s.log" || \
     echo "{\"error\": \"exit $?: $(tail -c 300 "$WORK/$d/$m.s$s.log" | tr -d '"\n')\"}" > "$WORK/$d/$m.s$s.json"
@@ -95,7 +106,7 @@ import json, os, sys, statistics, datetime, platform
 work, out, minutes, seeds, methods, designs, jobs = sys.argv[1:8]
 seeds, methods, designs = seeds.split(), methods.split(), designs.split()
 # Methods run now or by an earlier call with the same --keep directory, in a fixed order.
-order = ["random", "greedy", "sa", "fd", "cd"]
+order = ["random", "greedy", "sa", "sa-soft", "fd", "cd"]
 found = set(methods)
 for d in designs:
     if os.path.isdir(os.path.join(work, d)):
@@ -132,16 +143,20 @@ for d in designs:
     for m in methods:
         rs = [load(os.path.join(work, d, "%s.s%s.json" % (m, s))) for s in seeds]
         ok = [r for r in rs if "best" in r]
+        m_label = m
         if not ok:
             lines.append("| %s | %s | failed: %s | | | | | | |" % (d, m, rs[0].get("error", "?")[:120]))
             continue
+        if any(r.get("legal") is False for r in ok):
+            m_label = m + " (ILLEGAL placements)"
         costs = [r["best"]["proxy_cost"] for r in ok]
         b = min(ok, key=lambda r: r["best"]["proxy_cost"])["best"]
         sd = " ± %.4f" % statistics.stdev(costs) if len(costs) > 1 else ""
         eps = statistics.mean(r["evaluations_per_second"] for r in ok)
-        eps_unit = {"random": "episodes", "greedy": "cost reads", "sa": "moves", "fd": "runs", "cd": "cost reads"}.get(m, "")
+        eps_unit = {"random": "episodes", "greedy": "cost reads", "sa": "moves", "sa-soft": "moves", "fd": "runs",
+                    "cd": "cost reads"}.get(m, "")
         lines.append("| %s | %s | **%.4f** | %.4f%s (%d seeds) | %.4f | %.4f | %.4f | %.4g %s | %d |" % (
-            d, m, min(costs), statistics.mean(costs), sd, len(ok), b["wirelength_cost"], b["density_cost"],
+            d, m_label, min(costs), statistics.mean(costs), sd, len(ok), b["wirelength_cost"], b["density_cost"],
             b["congestion_cost"], eps, eps_unit, sum(r["episodes"] for r in ok)))
 lines.append("")
 lines.append("Notes: `sa` is TILOS's simulated annealing (swap/shift/mirror/move/shuffle, 2N actions per step, "
@@ -151,10 +166,20 @@ lines.append("Notes: `sa` is TILOS's simulated annealing (swap/shift/mirror/move
              "uniformly; `fd` keeps the input's hard macros and places the soft macros by force-directed "
              "placement with CT's schedule; `cd` is CT's coordinate descent (k = 5 cells, orientations, FD of the "
              "soft macros per epoch) from `initial.plc`, repeated until a round no longer improves. Every "
-             "placer places soft macros by that FD at the end of an episode. Budgets are wall time: each run is "
+             "placer places soft macros by that FD at the end of an episode. `sa-soft` (opt-in, beyond TILOS): "
+             "SA from the input with each hard macro snapped to the nearest free legal cell, half of the actions "
+             "moving one soft macro by up to one cell per axis, no FD (`--set sa.init=snapped --set "
+             "sa.fd_every_steps=0 --set sa.soft_move_prob=0.5`). Budgets are wall time: each run is "
              "single-threaded, and with --jobs J > 1 (or other work on the machine) a run gets less than a core, "
              "so evaluations/s are lower bounds of the placers' speed.")
-open(out + ".tmp", "w").write("\n".join(lines) + "\n")
+# Hand-written text below the marker in the existing file is kept.
+marker = "<!-- kept by chip_leaderboard.sh -->"
+kept = ""
+if os.path.exists(out):
+    old = open(out).read()
+    if marker in old:
+        kept = "\n" + old[old.index(marker):]
+open(out + ".tmp", "w").write("\n".join(lines) + "\n" + kept)
 os.replace(out + ".tmp", out)
 print("wrote " + out)
 EOF

@@ -115,6 +115,9 @@ int PlaceBaseline(const Options& o) {
   j["seed"] = cfg.seed();
   j["best"] = {{"proxy_cost", c.proxy_cost}, {"wirelength_cost", c.wirelength_cost}, {"density_cost", c.density_cost},
                {"congestion_cost", c.congestion_cost}, {"hpwl", c.hpwl}};
+  std::string why;
+  j["legal"] = search::IsLegalPlacement(env->netlist(), env->settings(), r.best, &why);
+  if (!why.empty()) j["illegal"] = why;
   j["seconds"] = r.seconds;
   j["evaluations"] = r.evaluations;
   j["evaluations_per_second"] = r.evaluations_per_second();

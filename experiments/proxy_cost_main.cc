@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   return RunMain("proxy-cost", [&] {
     CLI::App app{"Scores a chip placement with the Circuit Training proxy cost "
                  "(wirelength + density + congestion, exactly as Google's plc_wrapper_main)."};
-    std::string netlist_path, plc_path, weights_str = "1,0.5,0.5", out_plc;
+    std::string netlist_path, plc_path, weights_str = "1,0.5,0.5", out_plc, off_canvas = "clamp";
     bool json = false, allow_slow = false;
     long long bench = 0;
     uint64_t seed = 1;
@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
     app.add_option("--plc", plc_path, "placement .plc (canvas, grid and routing from its header); default: the netlist's own positions and the Circuit Training defaults")
         ->check(cli::NonEmpty());
     app.add_option("--weights", weights_str, "wirelength,density,congestion weights, each in [0, 1e6]")->capture_default_str();
+    app.add_option("--off-canvas-nets", off_canvas,
+                   "congestion of nets with a pin outside the canvas: clamp (pins in the border cells, TILOS) | skip (not routed, Google)")
+        ->check(CLI::IsMember({"clamp", "skip"}))->capture_default_str();
     app.add_flag("--json", json, "print one JSON document: hpwl, wirelength_cost, density_cost, congestion_cost, proxy_cost, weights, inputs (and bench, written)");
     app.add_option("--bench", bench, "time K full evaluations and K incremental one-macro moves; print the mean of each")
         ->check(cli::IntRange(0, cli::kMaxCount));
@@ -61,7 +64,8 @@ int main(int argc, char** argv) {
         ->check(cli::NonEmpty());
     app.add_flag("--allow-slow", allow_slow, "run even when the work is estimated above 60 s or 8 GiB (huge grid or smoothing)");
     placerl::cli::Parse(app, argc, argv);
-    const CostWeights weights = ParseCostWeights(weights_str);
+    CostWeights weights = ParseCostWeights(weights_str);
+    weights.off_canvas_nets = ParseOffCanvasNets(off_canvas);
     if (!out_plc.empty()) CheckOutputPath(out_plc);  // refuse before the work, not after
 
     const auto t0 = std::chrono::steady_clock::now();
@@ -81,6 +85,7 @@ int main(int argc, char** argv) {
     j["congestion_cost"] = c.congestion_cost;
     j["proxy_cost"] = c.proxy_cost;
     j["weights"] = {{"wirelength", weights.wirelength}, {"density", weights.density}, {"congestion", weights.congestion}};
+    j["off_canvas_nets"] = OffCanvasNetsName(weights.off_canvas_nets);
     j["inputs"] = ChipInputJson(in, netlist_path, plc_path);
     if (!json) {
       std::printf("netlist      %s (%d nodes: %d hard macros, %d soft macros, %d ports, %d std cells; %d nets)\n",
@@ -95,8 +100,8 @@ int main(int argc, char** argv) {
       std::printf("wirelength_cost  %.9f\n", c.wirelength_cost);
       std::printf("density_cost     %.9f\n", c.density_cost);
       std::printf("congestion_cost  %.9f\n", c.congestion_cost);
-      std::printf("proxy_cost       %.9f   (= %g*wl + %g*density + %g*congestion)\n", c.proxy_cost,
-                  weights.wirelength, weights.density, weights.congestion);
+      std::printf("proxy_cost       %.9f   (= %g*wl + %g*density + %g*congestion; off-canvas nets: %s)\n", c.proxy_cost,
+                  weights.wirelength, weights.density, weights.congestion, OffCanvasNetsName(weights.off_canvas_nets));
       if (plc.header_wirelength_cost || plc.header_density_cost || plc.header_congestion_cost) {
         std::printf("plc header       wirelength_cost %s  density_cost %s  congestion_cost %s\n",
                     plc.header_wirelength_cost ? std::to_string(*plc.header_wirelength_cost).c_str() : "-",

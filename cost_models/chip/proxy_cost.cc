@@ -142,6 +142,7 @@ ProxyCost::ProxyCost(const Netlist& nl, const PlacementSettings& settings, CostW
   cols_ = s_.cols;
   rows_ = s_.rows;
   k_ = EffectiveSmoothingRange(s_);  // bit-identical to floor(smooth_range), see the header
+  skip_off_canvas_nets_ = w_.off_canvas_nets == OffCanvasNets::kSkip;
   gw_ = s_.canvas_width / cols_;
   gh_ = s_.canvas_height / rows_;
   inv_gw_ = 1.0 / gw_;
@@ -318,7 +319,7 @@ void ProxyCost::UpdatePins(int32_t i) {
 // Distinct cells of the net's pins, sorted, encoded row<<16 | col (sorting codes = sorting
 // (row, col); decoding needs no division). Returns the count; *src = the driver's cell;
 // *hpwl (if given) = the net's HPWL, measured in the same pass over the pin slots.
-int ProxyCost::NetCells(int32_t net, int* cells, int* src, double* hpwl) const {
+int ProxyCost::NetCells(int32_t net, int* cells, int* src, double* hpwl, bool* on_canvas) const {
   const int32_t b = nl_.net_start[net], e = nl_.net_start[net + 1];
   *src = slot_code_[b];
   double xmin = slot_x_[b], xmax = xmin, ymin = slot_y_[b], ymax = ymin;
@@ -340,6 +341,7 @@ int ProxyCost::NetCells(int32_t net, int* cells, int* src, double* hpwl) const {
   }
   if (large) std::sort(cells, cells + m);
   if (hpwl) *hpwl = (xmax - xmin) + (ymax - ymin);
+  if (on_canvas) *on_canvas = xmin >= 0 && ymin >= 0 && xmax <= s_.canvas_width && ymax <= s_.canvas_height;
   int u = 1;
   for (int q = 1; q < m; ++q) {
     if (cells[q] != cells[u - 1]) cells[u++] = cells[q];
@@ -352,7 +354,12 @@ void ProxyCost::RouteNet(int32_t net, double sign) {
   if (e - b < 2) return;
   // The cells of the last route are kept per net: removing a route replays them.
   int* cells = &net_cells_[b];
-  if (sign > 0) net_ncells_[net] = NetCells(net, cells, &net_src_[net], nullptr);
+  if (sign > 0) {
+    bool on_canvas = true;
+    net_ncells_[net] = NetCells(net, cells, &net_src_[net], nullptr, skip_off_canvas_nets_ ? &on_canvas : nullptr);
+    net_routed_[net] = on_canvas;
+  }
+  if (!net_routed_[net]) return;
   RouteCells(cells, net_ncells_[net], net_src_[net], sign * NetRouteWeight(net));
 }
 
@@ -369,7 +376,19 @@ double ProxyCost::RerouteNet(int32_t net) {
   int* fresh = new_cells_.data();
   int src_new;
   double h;
-  const int n_new = NetCells(net, fresh, &src_new, &h);
+  bool on_canvas = true;
+  const int n_new = NetCells(net, fresh, &src_new, &h, skip_off_canvas_nets_ ? &on_canvas : nullptr);
+  if (skip_off_canvas_nets_ && !(net_routed_[net] && on_canvas)) {
+    // Google's rule: a pin crossed the canvas boundary (or the net stays off it): its route
+    // leaves or joins the demand as a whole.
+    if (net_routed_[net]) RouteCells(old_cells, n_old, src_old, -w);
+    if (on_canvas) RouteCells(fresh, n_new, src_new, w);
+    std::copy(fresh, fresh + n_new, old_cells);
+    net_ncells_[net] = n_new;
+    net_src_[net] = src_new;
+    net_routed_[net] = on_canvas;
+    return h;
+  }
   if (src_new == src_old && n_new == n_old && std::equal(fresh, fresh + n_new, old_cells)) return h;
   if (src_new == src_old && n_old > 3 && n_new > 3) {
     const int sr = src_old >> 16, sc = src_old & 0xffff;
@@ -618,6 +637,7 @@ void ProxyCost::ResetArrays() {
   net_cells_.assign(nl_.net_pins.size(), 0);
   net_ncells_.assign(nl_.num_nets(), 0);
   net_src_.assign(nl_.num_nets(), 0);
+  net_routed_.assign(nl_.num_nets(), 1);
   slot_x_.assign(nl_.net_pins.size(), 0);
   slot_y_.assign(nl_.net_pins.size(), 0);
   slot_code_.assign(nl_.net_pins.size(), 0);
@@ -773,6 +793,14 @@ void ProxyCost::CopyPlacementTo(Netlist* nl) const {
   nl->orientation = orient_;
 }
 
+OffCanvasNets ParseOffCanvasNets(const std::string& s, const std::string& what) {
+  if (s == "clamp") return OffCanvasNets::kClamp;
+  if (s == "skip") return OffCanvasNets::kSkip;
+  throw ConfigError(what + " must be clamp or skip (got '" + s + "')");
+}
+
+const char* OffCanvasNetsName(OffCanvasNets rule) { return rule == OffCanvasNets::kSkip ? "skip" : "clamp"; }
+
 CostWeights ParseCostWeights(const std::string& s, const std::string& what) {
   const auto parts = SplitCommaList(s);
   if (parts.size() != 3 || s.back() == ',')
@@ -784,7 +812,11 @@ CostWeights ParseCostWeights(const std::string& s, const std::string& what) {
     if (end != parts[i].c_str() + parts[i].size() || !std::isfinite(v[i]) || v[i] < 0 || v[i] > 1e6)
       throw ConfigError(what + ": '" + parts[i] + "' is not a number in [0, 1e6]");
   }
-  return {v[0], v[1], v[2]};
+  CostWeights w;
+  w.wirelength = v[0];
+  w.density = v[1];
+  w.congestion = v[2];
+  return w;
 }
 
 CostBreakdown EvaluateProxyCost(const Netlist& nl, const PlacementSettings& settings, CostWeights weights) {

@@ -16,13 +16,29 @@
 
 namespace placerl::chip {
 
+// How congestion treats a net with a pin outside the canvas [0, W] × [0, H]:
+//   kClamp — the pin counts in the nearest border cell and the net is routed (TILOS's
+//            plc_client_os.py; the default, which the golden tests check);
+//   kSkip  — the net is not routed at all (Google's plc_wrapper_main: docs/grouping.md shows
+//            the published headers' congestion follows this rule). Its wirelength counts
+//            either way. Moving a pin across the canvas boundary routes or unroutes its nets.
+enum class OffCanvasNets { kClamp, kSkip };
+
+// "clamp" | "skip" → the rule. Throws ConfigError naming `what`.
+OffCanvasNets ParseOffCanvasNets(const std::string& s, const std::string& what = "--off-canvas-nets");
+const char* OffCanvasNetsName(OffCanvasNets rule);
+
+// The weights of the three terms, and the one rule in which the cost definitions of Google
+// and TILOS differ (it travels with the weights to every place a cost is made).
 struct CostWeights {
   double wirelength = 1.0;
   double density = 0.5;     // Google-internal and all published comparisons (CT HEAD code: 1.0)
   double congestion = 0.5;
+  OffCanvasNets off_canvas_nets = OffCanvasNets::kClamp;
 };
 
-// "1,0.5,0.5" → weights; each a number in [0, 1e6]. Throws ConfigError naming `what`.
+// "1,0.5,0.5" → weights (off-canvas rule: clamp); each a number in [0, 1e6]. Throws
+// ConfigError naming `what`.
 CostWeights ParseCostWeights(const std::string& s, const std::string& what = "--weights");
 
 struct CostBreakdown {
@@ -99,7 +115,8 @@ class ProxyCost {
   void RouteNet(int32_t net, double sign);
   double RerouteNet(int32_t net);  // returns the net's new (unweighted) HPWL
   void RouteCells(const int* cells, int ncells, int src, double w);
-  int NetCells(int32_t net, int* cells, int* src, double* hpwl) const;  // hpwl may be null
+  // hpwl and on_canvas may be null; *on_canvas: every pin inside [0, W] × [0, H].
+  int NetCells(int32_t net, int* cells, int* src, double* hpwl, bool* on_canvas = nullptr) const;
   double NetRouteWeight(int32_t net) const {
     const double nw = nl_.net_weight[net];
     return nw > 1 ? nw : 1.0;  // the routing load of a net: its weight if above 1
@@ -116,6 +133,7 @@ class ProxyCost {
   PlacementSettings s_;
   CostWeights w_;
   int cols_, rows_, k_;
+  bool skip_off_canvas_nets_ = false;  // weights.off_canvas_nets == kSkip
   double gw_, gh_, inv_gw_, inv_gh_, grid_v_routes_, grid_h_routes_;
   double net_weight_sum_;
   std::vector<double> x_, y_;
@@ -173,6 +191,7 @@ class ProxyCost {
   double Smoothed(const double* line, int pos, int len, int stride) const;
   std::vector<int> net_cells_;    // per net (CSR like net_pins): distinct cells of its last route
   std::vector<int> net_ncells_, net_src_;
+  std::vector<uint8_t> net_routed_;  // per net: its route is in the demand (skip rule: all pins on the canvas)
   std::vector<int> new_cells_;     // scratch of RerouteNet
 };
 

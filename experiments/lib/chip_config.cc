@@ -19,6 +19,7 @@ config::ChipEnvConfig DefaultChipEnvConfig() {
   c.set_reward("sparse");        // CT
   c.set_soft("fd");              // CT's force-directed schedule
   c.set_infeasible_reward(-4.0); // CT HEAD
+  c.set_off_canvas_nets("clamp"); // TILOS's rule; "skip" = Google's (docs/proxy_cost.md)
   return c;
 }
 
@@ -37,6 +38,8 @@ config::PlaceBaselineConfig DefaultPlaceBaselineConfig() {
   sa->set_actions_per_step(d.sa_actions_per_step);
   sa->set_fd_every_steps(d.sa_fd_every_steps);
   sa->set_init(d.sa_init);
+  sa->set_soft_move_prob(d.sa_soft_move_prob);
+  sa->set_soft_move_cells(d.sa_soft_move_cells);
   return c;
 }
 
@@ -54,6 +57,8 @@ void CheckChipEnvConfig(const config::ChipEnvConfig& c) {
     throw ConfigError("chip.reward must be sparse or dense (got '" + c.reward() + "')");
   if (c.soft() != "fd" && c.soft() != "keep") throw ConfigError("chip.soft must be fd or keep (got '" + c.soft() + "')");
   if (!std::isfinite(c.infeasible_reward())) throw ConfigError("chip.infeasible_reward must be finite");
+  if (!c.off_canvas_nets().empty() && c.off_canvas_nets() != "clamp" && c.off_canvas_nets() != "skip")
+    throw ConfigError("chip.off_canvas_nets must be clamp or skip (got '" + c.off_canvas_nets() + "')");
 }
 
 void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
@@ -78,8 +83,11 @@ void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
   if (!(sum > 0)) throw ConfigError("sa.action_probs must not all be 0");
   if (sa.actions_per_step() < 0 || sa.actions_per_step() > 100000000) throw ConfigError("sa.actions_per_step must be in [0, 1e8]");
   if (sa.fd_every_steps() < 0) throw ConfigError("sa.fd_every_steps must be >= 0");
-  if (sa.init() != "greedy" && sa.init() != "random" && sa.init() != "input")
-    throw ConfigError("sa.init must be greedy, random or input (got '" + sa.init() + "')");
+  if (!(sa.soft_move_prob() >= 0 && sa.soft_move_prob() <= 1)) throw ConfigError("sa.soft_move_prob must be in [0, 1]");
+  if (!(sa.soft_move_cells() > 0 && sa.soft_move_cells() <= 1e6))
+    throw ConfigError("sa.soft_move_cells must be in (0, 1e6]");
+  if (sa.init() != "greedy" && sa.init() != "random" && sa.init() != "input" && sa.init() != "snapped")
+    throw ConfigError("sa.init must be greedy, random, input or snapped (got '" + sa.init() + "')");
 }
 
 std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool maps) {
@@ -90,7 +98,10 @@ std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool m
   inst->synthetic_seed = c.synthetic_seed();
   inst->design = chip::LoadChipDesign(c.netlist(), c.plc(), c.synthetic_seed());
   env::ChipEnvOptions o;
-  o.weights = {c.wirelength_weight(), c.density_weight(), c.congestion_weight()};
+  o.weights.wirelength = c.wirelength_weight();
+  o.weights.density = c.density_weight();
+  o.weights.congestion = c.congestion_weight();
+  if (!c.off_canvas_nets().empty()) o.weights.off_canvas_nets = chip::ParseOffCanvasNets(c.off_canvas_nets(), "chip.off_canvas_nets");
   o.reward = c.reward() == "dense" ? env::ChipReward::kDense : env::ChipReward::kSparse;
   o.soft = c.soft() == "keep" ? env::SoftMacroPlacement::kKeep : env::SoftMacroPlacement::kForceDirected;
   o.infeasible_reward = c.infeasible_reward();
@@ -109,6 +120,8 @@ search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselin
   o.sa_actions_per_step = c.sa().actions_per_step();
   o.sa_fd_every_steps = c.sa().fd_every_steps();
   o.sa_init = c.sa().init();
+  o.sa_soft_move_prob = c.sa().soft_move_prob();
+  o.sa_soft_move_cells = c.sa().soft_move_cells();
   o.refine_cd = c.refine_cd();
   return o;
 }

@@ -123,6 +123,36 @@ bool GreedyEpisode(env::ChipEnv* env, int top_k, std::mt19937_64& rng, Run* run)
   return true;
 }
 
+// The input placement made legal: each hard macro in `order` onto the free legal cell centre
+// nearest (Euclidean) its input centre. Soft macros, ports and orientations are kept. False
+// if a macro finds no legal cell. Fixed hard macros (not in `order`) stay and block.
+bool SnapToLegalCells(const Netlist& nl, const PlacementSettings& s, const std::vector<int32_t>& order, ProxyCost* pc) {
+  GridMask gm(nl, s);
+  for (int32_t m : nl.hard_macros)
+    if (nl.fixed[m]) gm.Place(m, pc->x(m), pc->y(m), pc->orientation(m));
+  std::vector<uint8_t> mask(static_cast<size_t>(s.cols) * s.rows);
+  for (int32_t m : order) {
+    if (nl.type[m] != NodeType::kHardMacro) continue;
+    gm.Compute(m, mask.data(), pc->orientation(m));
+    int32_t best = -1;
+    double best_d = 0;
+    for (int32_t a = 0; a < static_cast<int32_t>(mask.size()); ++a) {
+      if (!mask[a]) continue;
+      const double dx = gm.CellCentreX(a % s.cols) - pc->x(m), dy = gm.CellCentreY(a / s.cols) - pc->y(m);
+      const double d = dx * dx + dy * dy;
+      if (best < 0 || d < best_d) {
+        best = a;
+        best_d = d;
+      }
+    }
+    if (best < 0) return false;
+    const double x = gm.CellCentreX(best % s.cols), y = gm.CellCentreY(best / s.cols);
+    gm.Place(m, x, y, pc->orientation(m));
+    pc->MoveNode(m, x, y);
+  }
+  return true;
+}
+
 bool SwapsFootprint(Orientation o) {
   return o == Orientation::kE || o == Orientation::kFE || o == Orientation::kW || o == Orientation::kFW;
 }
@@ -143,6 +173,13 @@ void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std:
   std::uniform_int_distribution<int32_t> pick(0, n - 1);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   const int per_step = o.sa_actions_per_step > 0 ? o.sa_actions_per_step : 2 * n;
+  const std::vector<int32_t>& soft = nl.soft_macros;
+  const double soft_prob = soft.empty() ? 0.0 : o.sa_soft_move_prob;
+  if (!(soft_prob >= 0 && soft_prob <= 1)) throw ConfigError("sa: soft_move_prob must be in [0, 1]");
+  if (!(o.sa_soft_move_cells > 0) || !std::isfinite(o.sa_soft_move_cells))
+    throw ConfigError("sa: soft_move_cells must be > 0");
+  std::uniform_int_distribution<int32_t> pick_soft(0, std::max<int32_t>(0, static_cast<int32_t>(soft.size()) - 1));
+  std::uniform_real_distribution<double> soft_step(-o.sa_soft_move_cells, o.sa_soft_move_cells);
   const double gw = s.canvas_width / s.cols, gh = s.canvas_height / s.rows;
   std::vector<uint8_t> mask(static_cast<size_t>(s.cols) * s.rows);
   double cur = pc->Cost().proxy_cost;
@@ -177,6 +214,26 @@ void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std:
   while (!run->Over()) {
     const double t = o.sa_t_max * std::exp(log_ratio * std::min(1.0, run->Elapsed() / o.seconds));
     for (int i = 0; i < per_step && !run->Over(); ++i) {
+      if (soft_prob > 0 && unit(rng) < soft_prob) {
+        // A soft macro by a few cells (continuous), its rectangle kept inside the canvas.
+        const int32_t m = soft[pick_soft(rng)];
+        const double x0 = pc->x(m), y0 = pc->y(m);
+        const double hw = std::min(nl.width[m], s.canvas_width) / 2, hh = std::min(nl.height[m], s.canvas_height) / 2;
+        const double x1 = std::clamp(x0 + soft_step(rng) * gw, hw, s.canvas_width - hw);
+        const double y1 = std::clamp(y0 + soft_step(rng) * gh, hh, s.canvas_height - hh);
+        if (x1 == x0 && y1 == y0) continue;
+        pc->MoveNode(m, x1, y1);
+        ++run->result().evaluations;
+        const CostBreakdown c = pc->Cost();
+        if (c.proxy_cost <= cur || unit(rng) < std::exp((cur - c.proxy_cost) / t)) {
+          cur = c.proxy_cost;
+          ++run->result().accepted;
+          run->Offer(*pc, c);
+        } else {
+          pc->MoveNode(m, x0, y0);
+        }
+        continue;
+      }
       const int kind = action_kind(rng);
       ms.clear();
       from.clear();
@@ -271,6 +328,21 @@ void CopyPlacement(const ProxyCost& pc, ChipSolution* b) {
   for (int32_t i = 0; i < n; ++i) copy(i);
 }
 
+bool IsLegalPlacement(const Netlist& nl, const PlacementSettings& s, const ChipSolution& solution, std::string* why) {
+  if (solution.x.size() != static_cast<size_t>(nl.num_nodes())) throw ConfigError("solution does not match the netlist");
+  GridMask gm(nl, s);
+  for (int32_t m : nl.hard_macros) gm.Place(m, solution.x[m], solution.y[m], solution.orientation[m]);
+  for (int32_t m : nl.hard_macros) {
+    if (gm.IsLegal(m, solution.x[m], solution.y[m], solution.orientation[m])) continue;
+    if (why) {
+      *why = "hard macro '" + nl.name[m] + "' at (" + std::to_string(solution.x[m]) + ", " + std::to_string(solution.y[m]) +
+             ") is outside the canvas, on a blockage or overlaps another";
+    }
+    return false;
+  }
+  return true;
+}
+
 Netlist PlacedNetlist(const Netlist& nl, const ChipSolution& solution) {
   Netlist placed = nl;
   if (solution.x.size() != static_cast<size_t>(nl.num_nodes())) throw ConfigError("solution does not match the netlist");
@@ -301,12 +373,15 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
     bool ok = false;
     if (o.sa_init == "greedy") ok = GreedyEpisode(env, 1, rng, &run);
     else if (o.sa_init == "random") ok = RandomEpisode(env, o.seed, rng, &run);
-    else if (o.sa_init != "input") throw ConfigError("sa: init must be greedy, random or input");
-    if (o.sa_init == "input") {
+    else if (o.sa_init != "input" && o.sa_init != "snapped")
+      throw ConfigError("sa: init must be greedy, random, input or snapped");
+    if (o.sa_init == "input" || o.sa_init == "snapped") {
       env->Reset(0);
       ok = true;
     }
     ProxyCost pc = env->cost();
+    if (o.sa_init == "snapped") ok = SnapToLegalCells(env->netlist(), env->settings(), env->order(), &pc);
+    if (o.sa_init == "input" || o.sa_init == "snapped") ++run.result().episodes;  // the start is a complete placement
     if (!ok) throw InfeasibleAction("sa: the initial placement (" + o.sa_init + ") did not complete");
     run.Offer(pc, pc.Cost());
     Anneal(env, &pc, o, rng, &run);
@@ -322,6 +397,15 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
     // round) until a round no longer improves or the budget is spent.
     env->Reset(0);
     ProxyCost pc = env->cost();
+    {
+      // An illegal input (hard macros off the canvas or overlapping, as some initial.plc
+      // files have) is snapped to legal cells first: descent alone may leave them illegal.
+      ChipSolution input;
+      CopyPlacement(pc, &input);
+      if (!IsLegalPlacement(env->netlist(), env->settings(), input) &&
+          !SnapToLegalCells(env->netlist(), env->settings(), env->order(), &pc))
+        throw InfeasibleAction("cd: the input placement is illegal and its hard macros do not all fit on legal cells");
+    }
     run.Offer(pc, pc.Cost());
     CoordinateDescentOptions co;
     co.epochs = 1000;

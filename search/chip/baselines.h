@@ -10,7 +10,8 @@
 //             the soft macros after every step — on the incremental cost;
 //   fd      — the input's hard macros kept, soft macros placed by force-directed placement;
 //   cd      — Circuit Training's coordinate descent (search/chip/coordinate_descent.h) from the
-//             input placement, rounds until one no longer improves or the budget is spent.
+//             input placement (if its hard macros are illegal: snapped to the nearest legal
+//             cells first, as sa.init=snapped), rounds until one no longer improves or the budget is spent.
 // `refine_cd` runs coordinate descent on any method's best placement at the end.
 // Every result is a complete placement (soft macros included) scored by a full evaluation.
 #pragma once
@@ -38,7 +39,17 @@ struct ChipBaselineOptions {
   std::vector<double> sa_action_probs{0.2, 0.2, 0.2, 0.2, 0.2};
   int sa_actions_per_step = 0;     // 0 = 2 × #hard macros (TILOS)
   int sa_fd_every_steps = 1;       // force-directed soft macros after every k steps (0 = never)
-  std::string sa_init = "greedy";  // greedy | random | input
+  // Beyond TILOS: this fraction of the actions moves one soft macro (a standard-cell cluster)
+  // by up to sa_soft_move_cells grid cells per axis (uniform; kept inside the canvas; soft
+  // macros may overlap), accepted by the same Metropolis rule on the exact cost. FD restarts
+  // the soft macros from the canvas centre, so with soft moves FD every k steps undoes them:
+  // use sa_fd_every_steps = 0 (the start's FD then gives the soft macros' first positions).
+  double sa_soft_move_prob = 0;
+  double sa_soft_move_cells = 1;
+  // greedy | random | input (as it is, legal or not) | snapped (the input with each hard
+  // macro, in CT order, on the free legal cell centre nearest its input centre; soft macros
+  // where the input has them)
+  std::string sa_init = "greedy";
   bool refine_cd = false;          // coordinate descent on the best result at the end
 };
 
@@ -84,6 +95,11 @@ const std::vector<std::string>& ChipBaselineMethods();
 // When `solution` already holds a placement of the same netlist only the macros are copied:
 // ports, pins and standard cells never move.
 void CopyPlacement(const chip::ProxyCost& pc, ChipSolution* solution);
+
+// Whether the hard macros of `solution` are legal (GridMask's rules: inside the canvas, no
+// two overlap, off the blockages); if not and `why` is given, the first violation.
+bool IsLegalPlacement(const chip::Netlist& nl, const chip::PlacementSettings& s, const ChipSolution& solution,
+                      std::string* why = nullptr);
 
 // Writes `solution` into a copy of the netlist (for .plc files and pictures).
 chip::Netlist PlacedNetlist(const chip::Netlist& nl, const ChipSolution& solution);

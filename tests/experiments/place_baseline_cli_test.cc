@@ -31,6 +31,7 @@ TEST(PlaceBaselineCli, WritesTheRunDirectoryAndOneJsonDocument) {
   EXPECT_EQ(j["method"], "sa");
   EXPECT_EQ(j["seed"], 3);
   EXPECT_GT(j["best"]["proxy_cost"].get<double>(), 0);
+  EXPECT_EQ(j["legal"], true);  // hard macros inside the canvas, no overlap
   for (const char* f : {"config.pbtxt", "best.plc", "best.png", "curve.png", "metrics.csv", "result.json"})
     EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
   bool events = false;
@@ -40,6 +41,7 @@ TEST(PlaceBaselineCli, WritesTheRunDirectoryAndOneJsonDocument) {
   std::ifstream cfg(out + "/config.pbtxt");
   const std::string text((std::istreambuf_iterator<char>(cfg)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("fd_every_steps: 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("off_canvas_nets: \"clamp\""), std::string::npos) << text;  // TILOS's rule by default
   // The .plc scores to the reported cost.
   const auto p = Sh(std::string(PLACERL_BIN_DIR) + "/proxy-cost --json --seed 1 --plc " + out + "/best.plc");
   ASSERT_EQ(p.status, 0) << p.out;
@@ -59,6 +61,7 @@ TEST(PlaceBaselineCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
        {std::string("--method tabu"), std::string("--minutes -1"), std::string("--minutes nan"),
         std::string("--set sa.t_max=-1"), std::string("--set sa.nosuch=1"), std::string("--netlist ''"),
         std::string("--netlist /nonexistent/netlist.pb.txt"), std::string("--set chip.reward=often"),
+        std::string("--set chip.off_canvas_nets=drop"),
         std::string("--config /nonexistent.pbtxt"), std::string("--bogus")}) {
     const auto r = Sh(kBin + " " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
@@ -67,6 +70,28 @@ TEST(PlaceBaselineCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
     EXPECT_FALSE(fs::exists(out)) << args;
   }
   EXPECT_EQ(Sh(kBin + " --help").status, 0);
+}
+
+// chip.off_canvas_nets=skip scores with Google's rule: on Ariane133's initial.plc (620 nets
+// with a pin off the canvas) FD keeps those pins where they are, and the reported cost is
+// what proxy-cost gives the written best.plc with --off-canvas-nets skip, not with clamp.
+TEST(PlaceBaselineCli, OffCanvasNetsSkipIsTheCostOfTheRun) {
+  testing::TempDir tmp;
+  const std::string net = "../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz";
+  const std::string plc = "../shared/datasets/chip/ariane133_ng45/initial.plc";
+  const std::string out = tmp / "fd";
+  const auto r = Sh("(" + kBin + " --method fd --minutes 0.05 --json --set chip.off_canvas_nets=skip --netlist " + net +
+                    " --plc " + plc + " --out " + out + " 2>/dev/null)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const double reported = nlohmann::json::parse(r.out)["best"]["proxy_cost"].get<double>();
+  auto score = [&](const std::string& rule) {
+    const auto p = Sh("(" + std::string(PLACERL_BIN_DIR) + "/proxy-cost --json --off-canvas-nets " + rule + " --netlist " +
+                      net + " --plc " + out + "/best.plc 2>/dev/null)");
+    EXPECT_EQ(p.status, 0) << p.out;
+    return nlohmann::json::parse(p.out)["proxy_cost"].get<double>();
+  };
+  EXPECT_NEAR(score("skip"), reported, 1e-6);
+  EXPECT_GT(score("clamp") - reported, 1e-4);  // the off-canvas nets do count when clamped
 }
 
 }  // namespace

@@ -40,14 +40,33 @@ TEST(ProxyCostCli, JsonHasDocumentedKeysAndReferenceValues) {
   const auto r = ShSplit(kBin + " --json --netlist " + kNet + " --plc " + kPlc);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.size(), 7u) << j.dump();
-  for (const char* k : {"hpwl", "wirelength_cost", "density_cost", "congestion_cost", "proxy_cost", "weights", "inputs"}) {
+  ASSERT_EQ(j.size(), 8u) << j.dump();
+  for (const char* k : {"hpwl", "wirelength_cost", "density_cost", "congestion_cost", "proxy_cost", "weights",
+                        "off_canvas_nets", "inputs"}) {
     ASSERT_TRUE(j.contains(k)) << k;
   }
   EXPECT_NEAR(j["wirelength_cost"].get<double>(), 0.049722, 1e-6);
   EXPECT_NEAR(j["density_cost"].get<double>(), 0.606735, 1e-6);
   EXPECT_NEAR(j["congestion_cost"].get<double>(), 0.715673, 1e-6);
   EXPECT_NEAR(j["proxy_cost"].get<double>(), 0.049722 + 0.5 * 0.606735 + 0.5 * 0.715673, 2e-6);
+  EXPECT_EQ(j["off_canvas_nets"], "clamp");  // TILOS's rule is the default
+}
+
+// Google's rule: the 620 nets of initial.plc with a pin off the canvas are not routed
+// (docs/grouping.md: congestion 0.712777, header 0.7128); wirelength and density unchanged.
+TEST(ProxyCostCli, OffCanvasNetsSkipGivesGooglesCongestion) {
+  const auto r = ShSplit(kBin + " --json --off-canvas-nets skip --netlist " + kNet + " --plc " + kPlc);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["off_canvas_nets"], "skip");
+  EXPECT_NEAR(j["congestion_cost"].get<double>(), 0.712777, 1e-6);
+  EXPECT_NEAR(j["wirelength_cost"].get<double>(), 0.049722, 1e-6);
+  EXPECT_NEAR(j["density_cost"].get<double>(), 0.606735, 1e-6);
+  const CmdResult bad = Sh(kBin + " --off-canvas-nets drop --netlist " + kNet + " --plc " + kPlc);
+  EXPECT_EQ(bad.status, 1) << bad.out;
+  EXPECT_EQ(bad.out.rfind("proxy-cost: error: ", 0), 0u) << bad.out;
+  EXPECT_NE(bad.out.find("off-canvas-nets"), std::string::npos) << bad.out;
+  EXPECT_EQ(std::count(bad.out.begin(), bad.out.end(), '\n'), 1);
 }
 
 TEST(ProxyCostCli, WeightsChangeTheSum) {

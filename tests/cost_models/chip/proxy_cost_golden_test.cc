@@ -27,7 +27,10 @@ TEST(ProxyCostGolden, EveryCaseMatchesReferenceImplementation) {
     Netlist nl = netlists.at(netlist_path);
     const PlcFile plc = ReadPlc(plc_path);
     ApplyPlc(plc, &nl, plc_path);
-    const CostWeights w{c.at("weights")[0], c.at("weights")[1], c.at("weights")[2]};
+    CostWeights w;
+    w.wirelength = c.at("weights")[0];
+    w.density = c.at("weights")[1];
+    w.congestion = c.at("weights")[2];
     const CostBreakdown got = EvaluateProxyCost(nl, ResolveDefaults(plc.settings, nl), w);
     const double hpwl = c.at("hpwl");
     EXPECT_NEAR(got.hpwl, hpwl, 1e-9 * std::max(1.0, hpwl));

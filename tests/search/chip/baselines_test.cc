@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "datasets/util/errors.h"
 #include "env/registry.h"
@@ -91,6 +92,83 @@ TEST(Baselines, AnnealingNeverEndsWorseThanItsGreedyStartAndImprovesIt) {
   EXPECT_GT(sa.accepted, 0);
 }
 
+// Soft-macro moves (beyond TILOS): the soft macros leave the FD positions of the greedy start,
+// stay inside the canvas, the result stays legal and scored by a full evaluation, and the run
+// ends no worse than its start.
+TEST(Baselines, AnnealingWithSoftMovesKeepsSoftMacrosOnTheCanvasAndImproves) {
+  auto env = Env("chip(seed=3)");
+  ASSERT_FALSE(env->netlist().soft_macros.empty());
+  ChipBaselineOptions o;
+  o.seconds = 1.0;
+  o.sa_fd_every_steps = 0;
+  o.sa_soft_move_prob = 0.5;
+  o.sa_soft_move_cells = 2;
+  const BaselineResult sa = RunChipBaseline("sa", env.get(), o, {}, {});
+  ASSERT_TRUE(sa.best.valid);
+  ExpectLegal(*env, sa.best);
+  const CostBreakdown fresh = EvaluateProxyCost(PlacedNetlist(env->netlist(), sa.best), env->settings(), env->options().weights);
+  EXPECT_NEAR(sa.best.cost.proxy_cost, fresh.proxy_cost, 1e-12);
+  EXPECT_LT(sa.best.cost.proxy_cost, sa.curve.front().second);
+  // The greedy start's soft macros (one FD) against the best's.
+  o.seconds = 1e-3;
+  o.sa_soft_move_prob = 0;
+  const BaselineResult start = RunChipBaseline("sa", env.get(), o, {}, {});
+  const Netlist& nl = env->netlist();
+  const PlacementSettings& st = env->settings();
+  int moved = 0;
+  for (int32_t m : nl.soft_macros) {
+    moved += sa.best.x[m] != start.best.x[m] || sa.best.y[m] != start.best.y[m];
+    EXPECT_GE(sa.best.x[m] - nl.width[m] / 2, -1e-9);
+    EXPECT_LE(sa.best.x[m] + nl.width[m] / 2, st.canvas_width + 1e-9);
+    EXPECT_GE(sa.best.y[m] - nl.height[m] / 2, -1e-9);
+    EXPECT_LE(sa.best.y[m] + nl.height[m] / 2, st.canvas_height + 1e-9);
+  }
+  EXPECT_GT(moved, 0);
+}
+
+// Ariane133's initial.plc has hard macros off the canvas: as it is it is not a legal start;
+// `snapped` moves each hard macro to the nearest free legal cell and SA keeps it legal.
+TEST(Baselines, SnappedInputIsALegalStartAndIllegalPlacementsAreNamed) {
+  auto env = Env("chip(netlist=../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz,"
+                 "plc=../shared/datasets/chip/ariane133_ng45/initial.plc)");
+  const Netlist& nl = env->netlist();
+  ChipSolution input;
+  env->Reset(0);
+  CopyPlacement(env->cost(), &input);
+  std::string why;
+  EXPECT_FALSE(IsLegalPlacement(nl, env->settings(), input, &why));
+  EXPECT_NE(why.find("hard macro '"), std::string::npos) << why;
+  ChipBaselineOptions o;
+  o.seconds = 0.3;
+  o.sa_init = "snapped";
+  o.sa_fd_every_steps = 0;  // and no soft moves: the soft macros stay where the input has them
+  const BaselineResult r = RunChipBaseline("sa", env.get(), o, {}, {});
+  ASSERT_TRUE(r.best.valid);
+  ExpectLegal(*env, r.best);
+  EXPECT_TRUE(IsLegalPlacement(nl, env->settings(), r.best));
+  // Soft macros start where the input has them (not re-placed by FD) and nothing moved them.
+  int kept = 0;
+  for (int32_t m : nl.soft_macros) kept += r.best.x[m] == input.x[m] && r.best.y[m] == input.y[m];
+  EXPECT_EQ(kept, static_cast<int>(nl.soft_macros.size()));
+  // The snapped hard macros sit on cell centres.
+  const double gw = env->settings().canvas_width / env->settings().cols;
+  for (int32_t m : nl.hard_macros) {
+    const double c = r.best.x[m] / gw - 0.5;
+    EXPECT_NEAR(c, std::round(c), 1e-9) << nl.name[m];
+  }
+  // Coordinate descent snaps the illegal input first and ends legal too.
+  ChipBaselineOptions co;
+  co.seconds = 0.05;
+  const BaselineResult cd = RunChipBaseline("cd", env.get(), co, {}, {});
+  ASSERT_TRUE(cd.best.valid);
+  EXPECT_TRUE(IsLegalPlacement(nl, env->settings(), cd.best));
+  // One hard macro onto another: illegal.
+  ChipSolution bad = r.best;
+  bad.x[nl.hard_macros[1]] = bad.x[nl.hard_macros[0]];
+  bad.y[nl.hard_macros[1]] = bad.y[nl.hard_macros[0]];
+  EXPECT_FALSE(IsLegalPlacement(nl, env->settings(), bad));
+}
+
 TEST(Baselines, AStopRequestEndsTheRunWithItsBestSoFar) {
   auto env = Env("chip(seed=1)");
   ChipBaselineOptions o;
@@ -115,6 +193,12 @@ TEST(Baselines, RefusesUnknownMethodsAndOptions) {
   EXPECT_THROW(RunChipBaseline("sa", env.get(), o, {}, {}), ConfigError);
   o.sa_action_probs = {1, 1, 1, 1, 1};
   o.sa_init = "spiral";
+  EXPECT_THROW(RunChipBaseline("sa", env.get(), o, {}, {}), ConfigError);
+  o.sa_init = "greedy";
+  o.sa_soft_move_prob = 1.5;
+  EXPECT_THROW(RunChipBaseline("sa", env.get(), o, {}, {}), ConfigError);
+  o.sa_soft_move_prob = 0.5;
+  o.sa_soft_move_cells = 0;
   EXPECT_THROW(RunChipBaseline("sa", env.get(), o, {}, {}), ConfigError);
 }
 
