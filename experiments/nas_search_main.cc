@@ -1,17 +1,21 @@
 // nas-search: architecture search on the block environment (env/block/, docs/nas.md) with
-// random search or regularised evolution, on the tabular benchmarks (NAS-Bench-201,
-// NAS-Bench-Macro) or any space with a synthetic quality, over one or many seeds, writing a run
-// directory (docs/conventions.md):
+// random search, regularised evolution, or — in LibTorch builds — REINFORCE (the ENAS
+// controller's algorithm) or PPO with the shared GNN policy and learner (experiments/torch/
+// nas_rl.h), on the tabular benchmarks (NAS-Bench-201, NAS-Bench-Macro) or any space with a
+// synthetic quality, over one or many seeds, writing a run directory (docs/conventions.md):
 //   nas-search --space nb201 --method evolution --dataset table --budget 100 --seeds 1-100 --out runs/rea
-// One seed: metrics.csv has one row per evaluated architecture. Several seeds: one row per seed
-// (its best), and result.json has mean ± std over the seeds. ENAS / PPO and Fashion-MNIST
-// training come with the shared agents (issue 16, part 2): asking for them is an error for now.
+//   nas-search --space nb201 --method reinforce --budget 100 --seeds 1-20 --out runs/reinforce
+// Every method spends the same budget: evaluated architectures, repeats included (for the
+// learned methods one episode = one architecture). One seed: metrics.csv has one row per
+// evaluated architecture. Several seeds: one row per seed (its best), and result.json has
+// mean ± std over the seeds. Fashion-MNIST training (weight sharing) comes later.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <numeric>
 
 #include "datasets/nas/search_space.h"
@@ -19,6 +23,8 @@
 #include "datasets/proto/nas_search.pb.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "encoders/policy.h"
+#include "agents/learner.h"
 #include "env/block/block_env.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
@@ -27,6 +33,9 @@
 #include "experiments/lib/run_dir.h"
 #include "experiments/lib/stop_signal.h"
 #include "search/nas/nas_search.h"
+#if PLACERL_HAVE_TORCH
+#include "experiments/torch/nas_rl.h"
+#endif
 
 using namespace placerl;
 
@@ -38,7 +47,7 @@ char** argv_ = nullptr;
 struct Options {
   std::string space, method, dataset, table_dataset, seeds, nb201_table, macro_table;
   int64_t budget = 0;
-  int32_t population = 0, tournament = 0;
+  int32_t population = 0, tournament = 0, episodes_per_update = 0;
   double cost_budget = -1, penalty = -1;
   bool json = false;
   bool verbose = false;
@@ -46,10 +55,13 @@ struct Options {
   run::RunDirFlags dir;
 };
 
-config::NasSearchConfig DefaultConfig() {
+bool Learned(const std::string& method) { return method == "reinforce" || method == "ppo"; }
+
+// The defaults of `method` (the learned methods add their policy and learner blocks).
+config::NasSearchConfig DefaultConfig(const std::string& method = "evolution") {
   config::NasSearchConfig c;
   c.set_space("nb201");
-  c.set_method("evolution");
+  c.set_method(method);
   c.set_dataset("table");
   c.set_table_dataset("cifar10");
   c.set_budget(100);
@@ -60,6 +72,43 @@ config::NasSearchConfig DefaultConfig() {
   c.set_penalty(1);
   c.set_nb201_table(env::kDefaultNb201Table);
   c.set_macro_table(env::kDefaultMacroTable);
+  if (Learned(method)) {
+    // The shared policy's defaults (encoders/policy.h).
+    const encoders::PolicyOptions p;
+    c.mutable_policy()->set_embedding_dim(p.embedding_dim);
+    c.mutable_policy()->set_gcn_layers(p.gcn_layers);
+    c.mutable_policy()->set_hidden_dim(p.hidden_dim);
+    c.mutable_policy()->set_action_hidden_dim(p.action_hidden_dim);
+    // The shared learner's defaults (CT's PPO, agents/learner.h), then per method:
+    const agents::AgentOptions a;
+    config::AgentConfig* ac = c.mutable_agent();
+    ac->set_algorithm(method);
+    ac->set_learning_rate(a.learning_rate);
+    ac->set_adam_eps(a.adam_eps);
+    ac->set_max_grad_norm(a.max_grad_norm);
+    ac->set_entropy_coef(a.entropy_coef);
+    ac->set_gamma(a.gamma);
+    ac->set_clip(a.clip);
+    ac->set_value_coef(a.value_coef);
+    ac->set_epochs(a.epochs);
+    ac->set_minibatch_size(a.minibatch_size);
+    ac->set_normalize_advantages(a.normalize_advantages);
+    ac->set_baseline_decay(a.baseline_decay);
+    if (method == "reinforce") {
+      // The ENAS controller (nas_notes.md §4.1): Adam lr 1e-3, entropy bonus 1e-4; the
+      // moving-average baseline decays with 0.9 (NAS-Bench-201's REINFORCE, EMA momentum 0.9;
+      // ENAS's 0.99 would barely move in a 100-architecture budget). Rewards in percent as
+      // NAS-Bench-201's REINFORCE has them.
+      ac->set_learning_rate(1e-3);
+      ac->set_entropy_coef(1e-4);
+      ac->set_baseline_decay(0.9);
+      c.set_episodes_per_update(10);  // ENAS micro: 10 samples per update; tuned on seeds 101-130
+      c.set_reward_scale(100);
+    } else {
+      c.set_episodes_per_update(10);
+      c.set_reward_scale(1);  // PPO normalises its advantages
+    }
+  }
   return c;
 }
 
@@ -83,9 +132,18 @@ std::vector<uint64_t> ParseSeeds(const std::string& text) {
   return seeds;
 }
 
-// Defaults, then --config, then the named flags, then --set.
+// Defaults (of the method asked for), then --config, then the named flags, then --set.
 config::NasSearchConfig ResolveConfig(const Options& o) {
-  config::NasSearchConfig c = DefaultConfig();
+  std::string method = DefaultConfig().method();
+  {  // the method decides the defaults: find it first
+    config::NasSearchConfig probe;
+    if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &probe);
+    if (!probe.method().empty()) method = probe.method();
+    if (!o.method.empty()) method = o.method;
+    for (const std::string& a : o.dir.sets)
+      if (a.rfind("method=", 0) == 0) method = a.substr(7);
+  }
+  config::NasSearchConfig c = DefaultConfig(method);
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
   if (!o.space.empty()) c.set_space(o.space);
   if (!o.method.empty()) c.set_method(o.method);
@@ -102,13 +160,40 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
   if (o.penalty >= 0) c.set_penalty(o.penalty);
   if (!o.nb201_table.empty()) c.set_nb201_table(o.nb201_table);
   if (!o.macro_table.empty()) c.set_macro_table(o.macro_table);
+  if (o.episodes_per_update > 0) c.set_episodes_per_update(o.episodes_per_update);
   run::ApplyOverrides(o.dir.sets, &c);
   // Checks of meaning.
-  if (c.method() == "enas" || c.method() == "ppo")
-    throw ConfigError("--method " + c.method() +
-                      " is not built yet (it needs the shared agents: issue 16, part 2); use random or evolution");
-  if (c.method() != "random" && c.method() != "evolution")
-    throw ConfigError("unknown method '" + c.method() + "' (random, evolution; enas, ppo later)");
+  if (c.method() == "enas")
+    throw ConfigError("--method enas: use --method reinforce (the ENAS controller's algorithm on the shared GNN "
+                      "policy; the LSTM controller is not built)");
+  if (c.method() != "random" && c.method() != "evolution" && !Learned(c.method()))
+    throw ConfigError("unknown method '" + c.method() + "' (random, evolution, reinforce, ppo)");
+#if !PLACERL_HAVE_TORCH
+  if (Learned(c.method()))
+    throw ConfigError("--method " + c.method() + " needs a build with LibTorch (PLACERL_WITH_TORCH=ON)");
+#endif
+  if (Learned(c.method())) {
+    if (c.agent().algorithm() != c.method())
+      throw ConfigError("agent.algorithm '" + c.agent().algorithm() + "' differs from method '" + c.method() + "'");
+    const config::AgentConfig& a = c.agent();
+    if (!(a.learning_rate() > 0 && a.learning_rate() < 1)) throw ConfigError("agent.learning_rate must be in (0, 1)");
+    if (!(a.entropy_coef() >= 0 && std::isfinite(a.entropy_coef()))) throw ConfigError("agent.entropy_coef must be >= 0");
+    if (!(a.baseline_decay() >= 0 && a.baseline_decay() < 1)) throw ConfigError("agent.baseline_decay must be in [0, 1)");
+    if (!(a.gamma() > 0 && a.gamma() <= 1)) throw ConfigError("agent.gamma must be in (0, 1]");
+    if (!(a.clip() > 0 && a.clip() < 1)) throw ConfigError("agent.clip must be in (0, 1)");
+    if (!(a.max_grad_norm() > 0 && std::isfinite(a.max_grad_norm()))) throw ConfigError("agent.max_grad_norm must be > 0");
+    if (!(a.adam_eps() > 0 && std::isfinite(a.adam_eps()))) throw ConfigError("agent.adam_eps must be > 0");
+    if (!(a.value_coef() >= 0 && std::isfinite(a.value_coef()))) throw ConfigError("agent.value_coef must be >= 0");
+    if (a.epochs() < 1 || a.epochs() > 1000) throw ConfigError("agent.epochs must be in [1, 1000]");
+    if (a.minibatch_size() < 1) throw ConfigError("agent.minibatch_size must be >= 1");
+    const config::PolicyConfig& p = c.policy();
+    if (p.embedding_dim() < 1 || p.gcn_layers() < 0 || p.hidden_dim() < 1 || p.action_hidden_dim() < 1 ||
+        p.embedding_dim() > 4096 || p.gcn_layers() > 64 || p.hidden_dim() > 4096 || p.action_hidden_dim() > 4096)
+      throw ConfigError("policy: sizes must be >= 1 (gcn_layers >= 0) and at most 4096 (64 layers)");
+    if (c.episodes_per_update() < 1 || c.episodes_per_update() > 1000000)
+      throw ConfigError("episodes_per_update must be in [1, 1e6]");
+    if (!(c.reward_scale() > 0 && std::isfinite(c.reward_scale()))) throw ConfigError("reward_scale must be > 0");
+  }
   if (c.dataset() == "fashion-mnist")
     throw ConfigError("--dataset fashion-mnist is not built yet (child training comes with the LibTorch part of "
                       "issue 16); use --dataset table");
@@ -191,6 +276,42 @@ double Std(const std::vector<double>& v) {  // sample standard deviation (n − 
   return std::sqrt(s / (v.size() - 1));
 }
 
+// One seed of reinforce / ppo (experiments/torch/nas_rl.h).
+search::NasSearchResult RunLearned(
+    const env::BlockEnv& env, const config::NasSearchConfig& c, uint64_t seed,
+    const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_eval,
+    std::map<std::string, double>* last_stats) {
+#if PLACERL_HAVE_TORCH
+  NasRlOptions o;
+  const config::AgentConfig& a = c.agent();
+  o.agent.algorithm = c.method() == "ppo" ? agents::Algorithm::kPpo : agents::Algorithm::kReinforce;
+  o.agent.learning_rate = a.learning_rate();
+  o.agent.adam_eps = a.adam_eps();
+  o.agent.max_grad_norm = a.max_grad_norm();
+  o.agent.entropy_coef = a.entropy_coef();
+  o.agent.gamma = a.gamma();
+  o.agent.clip = a.clip();
+  o.agent.value_coef = a.value_coef();
+  o.agent.epochs = a.epochs();
+  o.agent.minibatch_size = a.minibatch_size();
+  o.agent.normalize_advantages = a.normalize_advantages();
+  o.agent.baseline_decay = a.baseline_decay();
+  o.policy.embedding_dim = c.policy().embedding_dim();
+  o.policy.gcn_layers = c.policy().gcn_layers();
+  o.policy.hidden_dim = c.policy().hidden_dim();
+  o.policy.action_hidden_dim = c.policy().action_hidden_dim();
+  o.budget = c.budget();
+  o.episodes_per_update = c.episodes_per_update();
+  o.reward_scale = c.reward_scale();
+  o.seed = seed;
+  return RunNasRl(env, o, [] { return run::StopRequested(); }, on_eval,
+                  [&](int64_t, const NasRlStats& s) { *last_stats = s; });
+#else
+  (void)env, (void)c, (void)seed, (void)on_eval, (void)last_stats;
+  throw ConfigError("--method " + c.method() + " needs a build with LibTorch");
+#endif
+}
+
 int NasSearch(const Options& o) {
   if (!o.print_space.empty()) {  // the text of a built-in space, to copy and change
     std::printf("%s", nas::BuiltinSpaceText(o.print_space).c_str());
@@ -230,20 +351,28 @@ int NasSearch(const Options& o) {
     so.population = cfg.population();
     so.tournament = cfg.tournament();
     double best_quality_so_far = -1e300;
+    std::map<std::string, double> last_stats;
     auto on_eval = [&](int64_t i, const search::NasEvaluation& e, const search::NasEvaluation& best) {
       progress.Update(done_before + i + 1, {{"best", best.score.reward}});
       if (has_cost) pareto.Add(e);
       if (many) return;
       best_quality_so_far = best.score.quality;
-      dir.Log(i, {{"charts/reward", e.score.reward},
-                  {"charts/quality", e.score.quality},
-                  {"charts/cost", e.score.cost},
-                  {"charts/best_reward", best.score.reward},
-                  {"charts/best_quality", best_quality_so_far}});
+      run::Scalars row = {{"charts/reward", e.score.reward},
+                          {"charts/quality", e.score.quality},
+                          {"charts/cost", e.score.cost},
+                          {"charts/best_reward", best.score.reward},
+                          {"charts/best_quality", best_quality_so_far}};
+      if (Learned(cfg.method()))  // the learner's last update (empty before the first)
+        for (const char* key : {"losses/policy_loss", "losses/entropy"}) {
+          const auto it = last_stats.find(key);
+          row.emplace_back(key, it == last_stats.end() ? NAN : it->second);
+        }
+      dir.Log(i, row);
     };
-    const search::NasSearchResult r = search::RunNasSearch(
-        env->space(), [&](const nas::Architecture& a) { return env->Evaluate(a); }, so,
-        [] { return run::StopRequested(); }, on_eval);
+    const search::NasSearchResult r = Learned(cfg.method())
+        ? RunLearned(*env, cfg, seeds[k], on_eval, &last_stats)
+        : search::RunNasSearch(env->space(), [&](const nas::Architecture& a) { return env->Evaluate(a); }, so,
+                               [] { return run::StopRequested(); }, on_eval);
     done_before += r.evaluations;
     for (size_t i = 0; i < r.best_reward.size(); ++i) {
       mean_curve[i] += r.best_reward[i];
@@ -316,8 +445,17 @@ int NasSearch(const Options& o) {
   j["quality"] = env->quality_model().Describe();
   j["cost_unit"] = env->step_time_model().unit();
   j["budget"] = cfg.budget();
-  j["population"] = cfg.population();
-  j["tournament"] = cfg.tournament();
+  if (cfg.method() == "evolution") {
+    j["population"] = cfg.population();
+    j["tournament"] = cfg.tournament();
+  }
+  if (Learned(cfg.method())) {
+    j["episodes_per_update"] = cfg.episodes_per_update();
+    j["learning_rate"] = cfg.agent().learning_rate();
+    j["entropy_coef"] = cfg.agent().entropy_coef();
+    j["reward_scale"] = cfg.reward_scale();
+    if (cfg.method() == "reinforce") j["baseline_decay"] = cfg.agent().baseline_decay();
+  }
   j["seeds"] = seeds.size();
   j["best"] = ArchJson(*env, overall);
   j["best_quality"] = {{"mean", Mean(best_quality)}, {"std", Std(best_quality)}};
@@ -366,12 +504,14 @@ int main(int argc, char** argv) {
   argv_ = argv;
   return RunMain("nas-search", [&] {
     CLI::App app{"Searches a block / cell architecture space (nb201, nas_bench_macro, enas_macro, enas_micro, "
-                 "brainformer or a .pbtxt) with random search or regularised evolution on the tabular benchmarks "
-                 "(or a synthetic quality), over one or many seeds, and writes a run directory."};
+                 "brainformer or a .pbtxt) with random search, regularised evolution, REINFORCE (the ENAS "
+                 "controller's algorithm) or PPO on the tabular benchmarks (or a synthetic quality), over one or "
+                 "many seeds, and writes a run directory."};
     Options o;
     app.add_option("--space", o.space, "nb201 | nas_bench_macro | enas_macro | enas_micro | brainformer | FILE.pbtxt "
                                        "(default nb201)")->check(cli::NonEmpty());
-    app.add_option("--method", o.method, "random | evolution (default); enas | ppo: not built yet")->check(cli::NonEmpty());
+    app.add_option("--method", o.method, "random | evolution (default) | reinforce | ppo (the shared GNN policy; "
+                                         "learner options with --set agent.learning_rate=…)")->check(cli::NonEmpty());
     app.add_option("--dataset", o.dataset, "table (default); fashion-mnist: not built yet")->check(cli::NonEmpty());
     app.add_option("--table-dataset", o.table_dataset, "nb201: cifar10 (default) | cifar100 | imagenet16-120")
         ->check(cli::NonEmpty());
@@ -379,6 +519,8 @@ int main(int argc, char** argv) {
     app.add_option("--seeds", o.seeds, "seeds: 7 | 1,2,5 | 1-100 (default 1)")->check(cli::NonEmpty());
     app.add_option("--population", o.population, "evolution: population P (default 10)")->check(cli::IntRange(2, 1000000));
     app.add_option("--tournament", o.tournament, "evolution: tournament size S (default 3)")->check(cli::IntRange(1, 1000000));
+    app.add_option("--episodes-per-update", o.episodes_per_update,
+                   "reinforce / ppo: architectures per learner update")->check(cli::IntRange(1, 1000000));
     app.add_option("--step-time-budget,--cost-budget", o.cost_budget,
                    "penalise a step time (or its proxy: nb201 MMACs, nas_bench_macro MFLOPs) above this; 0 = off")
         ->check(cli::FiniteRange(0, 1e18));

@@ -74,13 +74,59 @@ TEST(NasSearchCli, SeveralSeedsAndOtherSpaces) {
                     tmp / "in16").status, 0);
 }
 
+// The learned methods (LibTorch builds): same run directory and budget meaning as evolution;
+// metrics rows carry the learner's last losses; the resolved config has the policy and agent.
+TEST(NasSearchCli, PpoAndReinforceEndToEnd) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "runs/ppo";
+  const auto r = ShSplit(kBin + " --space nb201 --method ppo --dataset table --budget 12 --episodes-per-update 4 "
+                         "--seeds 2 --json --out " + out);
+  if (r.status == 1 && r.err.find("needs a build with LibTorch") != std::string::npos) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "ppo");
+  EXPECT_EQ(j["budget"], 12);
+  EXPECT_EQ(j["episodes_per_update"], 4);
+  EXPECT_FALSE(j.contains("population")) << "evolution's options only for evolution";
+  const double acc = j["best_test_accuracy"]["mean"].get<double>();
+  EXPECT_GT(acc, 50);
+  EXPECT_LE(acc, j["table_optimum"]["quality"].get<double>() * 100 + 1e-9);
+  EXPECT_NEAR(acc, 100 * j["best"]["quality"].get<double>(), 1e-9);
+  for (const char* f : {"config.pbtxt", "best.pbtxt", "curve.png", "pareto.png", "metrics.csv", "result.json"})
+    EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  const std::string metrics = testing::Slurp(out + "/metrics.csv");
+  EXPECT_EQ(CountLines(metrics), 13);  // header + one row per architecture
+  EXPECT_NE(metrics.find("losses/entropy"), std::string::npos) << metrics;
+  const std::string config = testing::Slurp(out + "/config.pbtxt");
+  EXPECT_NE(config.find("algorithm: \"ppo\""), std::string::npos) << config;
+  EXPECT_NE(config.find("embedding_dim: 32"), std::string::npos) << config;
+  // Deterministic for a seed.
+  const auto again = ShSplit(kBin + " --method ppo --budget 12 --episodes-per-update 4 --seeds 2 --json --force --out " + out);
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["best"], j["best"]);
+  // REINFORCE over several seeds, with its ENAS-style defaults and a learner option from --set.
+  const auto re = ShSplit(kBin + " --space nas_bench_macro --method reinforce --budget 10 --seeds 1-3 "
+                          "--set agent.entropy_coef=0.001 --json --out " + tmp / "re");
+  ASSERT_EQ(re.status, 0) << re.err;
+  const auto jr = nlohmann::json::parse(re.out);
+  EXPECT_EQ(jr["per_seed"].size(), 3u);
+  EXPECT_EQ(jr["episodes_per_update"], 10);
+  EXPECT_EQ(jr["reward_scale"], 100);
+  EXPECT_EQ(jr["baseline_decay"], 0.9);
+  EXPECT_EQ(jr["entropy_coef"], 0.001);
+  for (const auto& s : jr["per_seed"]) EXPECT_EQ(s["evaluations"], 10);
+}
+
 TEST(NasSearchCli, NotBuiltYetAndBadInputAreOneLineExitOne) {
   testing::TempDir tmp;
   const std::string out = tmp / "never";
   testing::Spit(tmp / "bad.csv", "CIFAR10TestAccuracy200Epochs,CIFAR100TestAccuracy200Epochs,ImageNetTestAccuracy200Epochs,"
                                  "ArchitectureString\n1,2,3,|none~0|\n");
   for (const std::string& args :
-       {std::string("--method enas"), std::string("--method ppo"), std::string("--dataset fashion-mnist"),
+       {std::string("--method enas"), std::string("--dataset fashion-mnist"),
+        std::string("--method ppo --set agent.learning_rate=2"), std::string("--method reinforce --episodes-per-update 0"),
+        std::string("--method ppo --set agent.algorithm=reinforce"), std::string("--method reinforce --set reward_scale=0"),
+        std::string("--method ppo --set policy.embedding_dim=0"), std::string("--method reinforce --set agent.baseline_decay=1"),
         std::string("--method bayes"), std::string("--budget 0"), std::string("--budget 1.5"),
         std::string("--seeds 5-1"), std::string("--seeds x"), std::string("--space nb202"),
         std::string("--tournament 20"), std::string("--cost-budget nan"), std::string("--table-dataset imagenet"),
@@ -93,7 +139,7 @@ TEST(NasSearchCli, NotBuiltYetAndBadInputAreOneLineExitOne) {
     EXPECT_EQ(r.out.rfind("nas-search: error: ", 0), 0u) << r.out;
     EXPECT_FALSE(fs::exists(out)) << args;
   }
-  EXPECT_NE(Sh(kBin + " --method enas --out " + out).out.find("not built yet"), std::string::npos);
+  EXPECT_NE(Sh(kBin + " --method enas --out " + out).out.find("use --method reinforce"), std::string::npos);
   EXPECT_NE(Sh(kBin + " --nb201-table " + tmp / "bad.csv" + " --out " + out).out.find("bad.csv:2:"), std::string::npos);
   EXPECT_EQ(Sh(kBin + " --help").status, 0);
   // A built-in space's text, which reads back as a file.
