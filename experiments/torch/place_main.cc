@@ -23,6 +23,8 @@
 #include "experiments/lib/run_dir.h"
 #include "experiments/lib/stop_signal.h"
 #include "experiments/torch/chip_training.h"
+#include "experiments/place_baseline_device.h"
+#include "experiments/torch/device_training.h"
 #include "search/chip/baselines.h"
 
 using namespace placerl;
@@ -209,6 +211,7 @@ int Place(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (device_baseline::SelectsDeviceEnv(argc, argv)) return DevicePlaceMain(argc, argv);  // device_training.h
   g_argc = argc;
   g_argv = argv;
   return RunMain("place", [&] {

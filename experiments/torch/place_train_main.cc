@@ -32,6 +32,8 @@
 #include "experiments/lib/run_dir.h"
 #include "experiments/lib/stop_signal.h"
 #include "experiments/torch/chip_training.h"
+#include "experiments/place_baseline_device.h"
+#include "experiments/torch/device_training.h"
 
 using namespace placerl;
 
@@ -280,6 +282,7 @@ int PlaceTrain(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (device_baseline::SelectsDeviceEnv(argc, argv)) return DevicePlaceTrainMain(argc, argv);  // device_training.h
   g_argc = argc;
   g_argv = argv;
   return RunMain("place-train", [&] {
