@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "cost_models/tpu/placed_graph_sim.h"
 #include "datasets/proto/chip_placement.pb.h"
 #include "datasets/proto/device_placement.pb.h"
@@ -22,8 +24,51 @@
 
 namespace placerl {
 
-double PlayDeviceEpisode(encoders::Policy& policy, env::DeviceEnv& env, uint64_t seed, std::mt19937_64* rng,
+std::vector<int> DeviceTask::OpPlacement() const {
+  return fused ? graphs::ExpandPlacement(*fused, env->OpPlacement()) : env->OpPlacement();
+}
+
+double DeviceTask::Score() {
+  if (!fused) {
+    last_oom = env->info_value("oom") != 0;
+    return env->info_value("effective_time_s");
+  }
+  const perf::SimResult& r = sim->Run(OpPlacement());
+  last_oom = r.oom;
+  return scoring->EffectiveTime(r);
+}
+
+DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_groups, int fuse_target_groups) {
+  DeviceTask t;
+  t.label = options.graph;
+  t.env = std::make_unique<env::DeviceEnv>(options);
+  if (fuse_above_groups <= 0 || t.env->episode_length() <= fuse_above_groups) return t;
+  t.scoring = std::move(t.env);
+  graphs::FusionOptions fo;
+  fo.target_groups = fuse_target_groups;
+  t.fused = std::make_shared<const graphs::FusedGraph>(graphs::FuseGraph(t.scoring->instance().graph, fo));
+  // The device env reads graphs from specs or files: the coarse graph goes through a temporary file.
+  static int counter = 0;
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("placerl_fused_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".graph"))
+                               .string();
+  graphs::WriteComputeGraph(path, t.fused->coarse);
+  env::DeviceEnvOptions fo_env = options;
+  fo_env.graph = path;
+  try {
+    t.env = std::make_unique<env::DeviceEnv>(fo_env);
+  } catch (...) {
+    std::filesystem::remove(path);
+    throw;
+  }
+  std::filesystem::remove(path);
+  t.sim = std::make_unique<perf::Simulator>(t.scoring->instance().graph, t.scoring->instance().machine.sim);
+  return t;
+}
+
+double PlayDeviceEpisode(encoders::Policy& policy, DeviceTask& task, uint64_t seed, std::mt19937_64* rng,
                          bool greedy, agents::RolloutBuffer* buffer) {
+  env::DeviceEnv& env = *task.env;
   env.Reset(seed);
   bool infeasible = false;
   while (!env.done()) {
@@ -33,16 +78,16 @@ double PlayDeviceEpisode(encoders::Policy& policy, env::DeviceEnv& env, uint64_t
     infeasible |= r.infeasible;
     if (buffer) buffer->SetOutcome(env, r.reward, r.done, r.infeasible);
   }
-  return infeasible ? INFINITY : env.info_value("effective_time_s");
+  return infeasible ? INFINITY : task.Score();
 }
 
-void OfferBestDevice(const env::DeviceEnv& env, size_t k, double time, DeviceTrainingState* st) {
+void OfferBestDevice(const DeviceTask& task, size_t k, double time, DeviceTrainingState* st) {
   if (!(time < st->best_time[k])) return;
   st->best_time[k] = time;
-  st->best[k] = env.OpPlacement();
+  st->best[k] = task.OpPlacement();
 }
 
-void TrainDevice(std::vector<std::unique_ptr<env::DeviceEnv>>& envs, agents::Learner& learner, int episodes_per_update,
+void TrainDevice(std::vector<DeviceTask>& tasks, agents::Learner& learner, int episodes_per_update,
                  uint64_t seed, double budget_s, DeviceTrainingState* st, const std::function<bool()>& stop,
                  const std::function<void(int64_t, const run::Scalars&)>& log,
                  const std::function<void(const DeviceTrainingState&, double)>& every_update) {
@@ -59,19 +104,20 @@ void TrainDevice(std::vector<std::unique_ptr<env::DeviceEnv>>& envs, agents::Lea
     double sum_time = 0, sum_speedup = 0;
     int complete = 0, infeasible = 0, oom = 0;
     for (int e = 0; e < episodes_per_update && !(stop && stop()); ++e) {
-      const size_t k = envs.size() == 1 ? 0 : std::uniform_int_distribution<size_t>(0, envs.size() - 1)(rng);
-      env::DeviceEnv& env = *envs[k];
-      const double t = PlayDeviceEpisode(policy, env, seed + static_cast<uint64_t>(st->episodes), &rng, false, &buffer);
+      const size_t k = tasks.size() == 1 ? 0 : std::uniform_int_distribution<size_t>(0, tasks.size() - 1)(rng);
+      DeviceTask& task = tasks[k];
+      const double t = PlayDeviceEpisode(policy, task, seed + static_cast<uint64_t>(st->episodes), &rng, false, &buffer);
       ++st->episodes;
       if (!std::isfinite(t)) {
         ++infeasible;
         continue;
       }
       ++complete;
-      oom += env.info_value("oom") != 0;
+      const double single = task.original().instance().single_device_time;
+      oom += task.last_oom;
       sum_time += t;
-      sum_speedup += env.instance().single_device_time / t;
-      OfferBestDevice(env, k, t, st);
+      sum_speedup += single / t;
+      OfferBestDevice(task, k, t, st);
     }
     if (buffer.transitions.empty()) break;
     const int64_t steps = buffer.size();
@@ -83,15 +129,15 @@ void TrainDevice(std::vector<std::unique_ptr<env::DeviceEnv>>& envs, agents::Lea
     ++st->iteration;
     double best_speedup = 0;
     int with_best = 0;
-    for (size_t k = 0; k < envs.size(); ++k)
-      if (std::isfinite(st->best_time[k])) best_speedup += envs[k]->instance().single_device_time / st->best_time[k], ++with_best;
+    for (size_t k = 0; k < tasks.size(); ++k)
+      if (std::isfinite(st->best_time[k])) best_speedup += tasks[k].original().instance().single_device_time / st->best_time[k], ++with_best;
     run::Scalars row = {{"time_s", elapsed()},
                         {"charts/episodes", static_cast<double>(st->episodes)},
                         {"charts/episodic_return", buffer.MeanEpisodeReturn()},
                         {"charts/mean_step_time_s", complete ? sum_time / complete : NAN},
                         {"charts/mean_speedup_vs_single", complete ? sum_speedup / complete : NAN},
                         {"charts/best_speedup_vs_single", with_best ? best_speedup / with_best : NAN},
-                        {"charts/best_step_time_s", envs.size() == 1 && with_best ? st->best_time[0] : NAN},
+                        {"charts/best_step_time_s", tasks.size() == 1 && with_best ? st->best_time[0] : NAN},
                         {"charts/oom_episodes", static_cast<double>(oom)},
                         {"charts/infeasible_episodes", static_cast<double>(infeasible)},
                         {"charts/SPS", steps / std::max(1e-9, collect_s + update_s)},
@@ -176,15 +222,17 @@ agents::AgentOptions AgentOptionsFrom(const config::AgentConfig& a, uint64_t see
   return o;
 }
 
-void CheckEnvOptions(const std::string& reward, const std::string& oom, double oom_factor) {
+void CheckEnvOptions(const std::string& reward, const std::string& oom, double oom_factor, int fuse_above, int fuse_target) {
+  if (fuse_above < 0) throw ConfigError("fuse_above_groups must be >= 0 (0 = never fuse)");
+  if (fuse_above > 0 && fuse_target < 1) throw ConfigError("fuse_target_groups must be >= 1");
   if (reward != "sqrt" && reward != "id" && reward != "log") throw ConfigError("reward must be sqrt, id or log (got '" + reward + "')");
   if (oom != "relative" && oom != "fixed" && oom != "placeto")
     throw ConfigError("oom must be relative, fixed or placeto (got '" + oom + "')");
   if (!std::isfinite(oom_factor) || oom_factor < 0) throw ConfigError("oom_factor must be >= 0");
 }
 
-std::unique_ptr<env::DeviceEnv> MakeDeviceEnv(const std::string& graph, const std::string& machine, bool memory_mask,
-                                              const std::string& reward, const std::string& oom, double oom_factor) {
+DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool memory_mask, const std::string& reward,
+                    const std::string& oom, double oom_factor, int fuse_above_groups, int fuse_target_groups) {
   env::DeviceEnvOptions eo;
   eo.graph = graph;
   eo.machine = machine;
@@ -193,17 +241,19 @@ std::unique_ptr<env::DeviceEnv> MakeDeviceEnv(const std::string& graph, const st
   eo.reward = reward;
   eo.oom = oom;
   eo.oom_factor = oom_factor;
-  return std::make_unique<env::DeviceEnv>(eo);
+  return MakeDeviceTask(eo, fuse_above_groups, fuse_target_groups);
 }
 
 // best.placement (the text perf-model simulate --placement reads), the timeline picture, and
 // the graph's entry of result.json: the placement simulated again from scratch.
-json WriteDeviceBest(run::RunDirectory& dir, const env::DeviceEnv& env, const std::vector<int>& placement,
+json WriteDeviceBest(run::RunDirectory& dir, const DeviceTask& task, const std::vector<int>& placement,
                      const std::string& stem, const std::string& who) {
+  const env::DeviceEnv& env = task.original();
   const env::DeviceInstance& inst = env.instance();
   const graphs::ComputeGraph& g = inst.graph;
   const perf::Machine& m = inst.machine;
   json j = {{"graph", env.options().graph}, {"ops", g.num_ops()}, {"groups", env.episode_length()},
+            {"placed_groups", task.env->episode_length()}, {"fused", task.fused != nullptr},
             {"single_device_time_s", inst.single_device_time}};
   if (placement.empty()) {
     j["step_time_s"] = nullptr;
@@ -260,6 +310,8 @@ config::DevicePlaceTrainConfig DefaultTrainConfig() {
   c.set_reward("sqrt");
   c.set_oom("relative");
   c.set_oom_factor(10);
+  c.set_fuse_above_groups(300);
+  c.set_fuse_target_groups(128);
   const encoders::PolicyOptions p;
   c.mutable_policy()->set_embedding_dim(p.embedding_dim);
   c.mutable_policy()->set_gcn_layers(p.gcn_layers);
@@ -293,14 +345,15 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
       p.hidden_dim() > 4096 || p.action_hidden_dim() < 1 || p.action_hidden_dim() > 4096)
     throw ConfigError("policy sizes out of range (embedding_dim in [1, 1024], hidden sizes in [1, 4096], gcn_layers in [0, 16])");
   CheckAgentConfig(cfg.agent());
-  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor());
+  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups());
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
 
   // The graphs before the directory: bad input leaves nothing.
-  std::vector<std::unique_ptr<env::DeviceEnv>> envs;
+  std::vector<DeviceTask> envs;
   for (const std::string& g : cfg.graphs())
-    envs.push_back(MakeDeviceEnv(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor()));
-  const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0]);
+    envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
+                            cfg.fuse_above_groups(), cfg.fuse_target_groups()));
+  const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
   encoders::PolicyOptions po;
   po.embedding_dim = p.embedding_dim();
   po.gcn_layers = p.gcn_layers();
@@ -338,7 +391,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   json graphs = json::array();
   for (size_t k = 0; k < envs.size(); ++k) {
     const std::string stem = envs.size() == 1 ? "best" : "best_" + std::to_string(k);
-    graphs.push_back(WriteDeviceBest(dir, *envs[k], st.best[k], stem, "place-train --env device"));
+    graphs.push_back(WriteDeviceBest(dir, envs[k], st.best[k], stem, "place-train --env device"));
   }
   if (st.iteration > 0) {
     viz::PlotOptions plot;
@@ -349,7 +402,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
                     {"best so far", "mean of the update's episodes"});
   }
   json j = {{"env", "device"},
-            {"machine", envs[0]->instance().machine.spec},
+            {"machine", envs[0].original().instance().machine.spec},
             {"graphs", graphs},
             {"episodes", st.episodes},
             {"updates", st.iteration},
@@ -369,7 +422,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
       if (!st.best[k].empty())
         std::printf("  %s: step time %s (%s single device)%s\n", cfg.graphs(static_cast<int>(k)).c_str(),
                     device_baseline::StepTimeLabel(graphs[k]["step_time_s"].get<double>()).c_str(),
-                    Ratio(envs[k]->instance().single_device_time, graphs[k]["step_time_s"].get<double>()).c_str(),
+                    Ratio(envs[k].original().instance().single_device_time, graphs[k]["step_time_s"].get<double>()).c_str(),
                     graphs[k]["oom"].get<bool>() ? " OUT OF MEMORY" : "");
     std::printf("wrote %s (best.placement, pictures, metrics.csv, TensorBoard events, checkpoints/, result.json)\n",
                 dir.path().c_str());
@@ -409,6 +462,8 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   cfg.set_reward("sqrt");
   cfg.set_oom("relative");
   cfg.set_oom_factor(10);
+  cfg.set_fuse_above_groups(300);
+  cfg.set_fuse_target_groups(128);
   *cfg.mutable_agent() = DefaultAgentConfig();
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
   if (!o.checkpoint.empty()) cfg.set_checkpoint(o.checkpoint);
@@ -425,13 +480,15 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
     throw ConfigError("finetune_minutes must be in [0, a week]");
   if (cfg.episodes_per_update() < 1 || cfg.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
   CheckAgentConfig(cfg.agent());
-  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor());
+  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups());
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   const std::string ckpt = CheckpointFile(cfg.checkpoint());
-  std::vector<std::unique_ptr<env::DeviceEnv>> envs;
-  envs.push_back(MakeDeviceEnv(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor()));
-  env::DeviceEnv& env = *envs[0];
-  std::unique_ptr<encoders::Policy> policy = encoders::Policy::Load(ckpt, env);  // checks the layout (device count)
+  std::vector<DeviceTask> envs;
+  envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
+                          cfg.fuse_above_groups(), cfg.fuse_target_groups()));
+  DeviceTask& task = envs[0];
+  const env::DeviceEnv& env = task.original();
+  std::unique_ptr<encoders::Policy> policy = encoders::Policy::Load(ckpt, *task.env);  // checks the layout (device count)
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(argc, argv));
   run::InstallStopOnSignal();
@@ -446,15 +503,15 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   json stages = json::object();
   // 1. Zero-shot: the most likely placement, then K samples.
   std::mt19937_64 rng(cfg.seed());
-  const double greedy = PlayDeviceEpisode(*policy, env, cfg.seed(), &rng, /*greedy=*/true, nullptr);
-  OfferBestDevice(env, 0, greedy, &st);
+  const double greedy = PlayDeviceEpisode(*policy, task, cfg.seed(), &rng, /*greedy=*/true, nullptr);
+  OfferBestDevice(task, 0, greedy, &st);
   int64_t logged = 0;
   dir.Log(logged++, {{"time_s", elapsed()}, {"charts/effective_time_s", greedy}, {"charts/best_effective_time_s", st.best_time[0]}});
   double sum = 0;
   int complete = 0;
   for (int k = 0; k < cfg.samples() && !run::StopRequested(); ++k) {
-    const double t = PlayDeviceEpisode(*policy, env, cfg.seed() + 1 + k, &rng, false, nullptr);
-    OfferBestDevice(env, 0, t, &st);
+    const double t = PlayDeviceEpisode(*policy, task, cfg.seed() + 1 + k, &rng, false, nullptr);
+    OfferBestDevice(task, 0, t, &st);
     if (std::isfinite(t)) sum += t, ++complete;
     dir.Log(logged++, {{"time_s", elapsed()}, {"charts/effective_time_s", t}, {"charts/best_effective_time_s", st.best_time[0]}});
   }
@@ -488,7 +545,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
     std::fprintf(stderr, "place: the policy found no complete placement (the memory mask left a group no device)\n");
     return kExitInfeasible;
   }
-  json best = WriteDeviceBest(dir, env, st.best[0], "best", "place --env device");
+  json best = WriteDeviceBest(dir, task, st.best[0], "best", "place --env device");
   viz::PlotOptions plot;
   plot.title = "place --env device: " + cfg.graph() + " (zero-shot samples, fine-tuning)";
   plot.x_label = "time (s)";

@@ -19,10 +19,36 @@
 #include "agents/learner.h"
 #include "agents/rollout.h"
 #include "encoders/policy.h"
+#include "cost_models/tpu/placed_graph_sim.h"
+#include "datasets/graphs/fusion.h"
 #include "env/device/device_env.h"
 #include "experiments/lib/tensorboard.h"
 
 namespace placerl {
+
+// One graph to place. Big graphs (more co-location groups than a threshold) are placed as their
+// fused graph (datasets/graphs/fusion.h, Baechi's merge + grouping down to a target): the
+// policy acts on `env` over the coarse graph, and every complete placement is expanded to the
+// ops and simulated on the original graph (`scoring`), which is what best.placement holds.
+struct DeviceTask {
+  std::string label;                          // the graph spec as given
+  std::unique_ptr<env::DeviceEnv> env;        // what the policy places
+  std::unique_ptr<env::DeviceEnv> scoring;    // the original graph when fused, else null
+  std::shared_ptr<const graphs::FusedGraph> fused;
+  std::unique_ptr<perf::Simulator> sim;       // over scoring's graph (when fused)
+  bool last_oom = false;                      // of the last Score()
+
+  const env::DeviceEnv& original() const { return scoring ? *scoring : *env; }
+  // The op placement of env's current placement on the original graph.
+  std::vector<int> OpPlacement() const;
+  // Effective time of env's current complete placement on the original graph (the env's own
+  // value when not fused).
+  double Score();
+};
+
+// Builds the task of `options.graph`; fused when the graph has more than `fuse_above_groups`
+// groups (0 = never), down to `fuse_target_groups` placement groups.
+DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_groups, int fuse_target_groups);
 
 struct DeviceTrainingState {
   int64_t iteration = 0, episodes = 0, steps = 0;
@@ -32,18 +58,18 @@ struct DeviceTrainingState {
 };
 
 // Plays one one-shot episode of `env` (sampling, or the most likely legal device when `greedy`),
-// recording into `buffer` when given. Returns the effective step time of the placement (OOM
-// penalised as the env's `oom` option says), +inf when the memory mask left a group no device.
-double PlayDeviceEpisode(encoders::Policy& policy, env::DeviceEnv& env, uint64_t seed, std::mt19937_64* rng,
+// recording into `buffer` when given. Returns the effective step time of the placement on the
+// original graph (OOM penalised as the env's `oom` option says), +inf when the memory mask left a group no device.
+double PlayDeviceEpisode(encoders::Policy& policy, DeviceTask& task, uint64_t seed, std::mt19937_64* rng,
                          bool greedy, agents::RolloutBuffer* buffer);
 
-// Keeps env's current (complete) placement as graph k's best when `time` is lower.
-void OfferBestDevice(const env::DeviceEnv& env, size_t k, double time, DeviceTrainingState* st);
+// Keeps the task's current (complete) placement as graph k's best when `time` is lower.
+void OfferBestDevice(const DeviceTask& task, size_t k, double time, DeviceTrainingState* st);
 
 // Trains until `budget_s` (st->elapsed_s included) or `stop()`: each update collects
 // `episodes_per_update` episodes, each on a graph drawn uniformly (pretraining when several),
 // then one learner update. `log` gets one metrics row per update; `every_update` may be empty.
-void TrainDevice(std::vector<std::unique_ptr<env::DeviceEnv>>& envs, agents::Learner& learner,
+void TrainDevice(std::vector<DeviceTask>& tasks, agents::Learner& learner,
                  int episodes_per_update, uint64_t seed, double budget_s, DeviceTrainingState* st,
                  const std::function<bool()>& stop, const std::function<void(int64_t, const run::Scalars&)>& log,
                  const std::function<void(const DeviceTrainingState&, double elapsed_s)>& every_update);
