@@ -575,6 +575,8 @@ const char* kMachineHelp = "machine: k80(gpus=2,memory_fraction=0.39) | baechi(.
 
 }  // namespace
 
+bool DeviceEnvSelected(int argc, char** argv) { return device_baseline::SelectsDeviceEnv(argc, argv); }
+
 int DevicePlaceTrainMain(int argc, char** argv) {
   return RunMain("place-train", [&] {
     CLI::App app{"Learns to place a computation graph's co-location groups onto a machine's devices with the shared GNN "

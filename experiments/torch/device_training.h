@@ -77,6 +77,9 @@ void TrainDevice(std::vector<DeviceTask>& tasks, agents::Learner& learner,
 // Splits "a(x=1,y=2),b" at top-level commas: {"a(x=1,y=2)", "b"}.
 std::vector<std::string> SplitGraphSpecs(const std::string& text);
 
+// True when argv selects `--env device` (place-baseline's rule): the two mains dispatch on it.
+bool DeviceEnvSelected(int argc, char** argv);
+
 // The whole `place-train --env device` / `place --env device` programs (parsing included);
 // return the exit code.
 int DevicePlaceTrainMain(int argc, char** argv);

@@ -15,6 +15,7 @@
 #include "datasets/proto/chip_placement.pb.h"
 #include "datasets/util/errors.h"
 #include "encoders/policy.h"
+#include "experiments/torch/device_training.h"  // --env device
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
@@ -23,8 +24,6 @@
 #include "experiments/lib/run_dir.h"
 #include "experiments/lib/stop_signal.h"
 #include "experiments/torch/chip_training.h"
-#include "experiments/place_baseline_device.h"
-#include "experiments/torch/device_training.h"
 #include "search/chip/baselines.h"
 
 using namespace placerl;
@@ -211,7 +210,7 @@ int Place(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (device_baseline::SelectsDeviceEnv(argc, argv)) return DevicePlaceMain(argc, argv);  // device_training.h
+  if (DeviceEnvSelected(argc, argv)) return DevicePlaceMain(argc, argv);  // device_training.h
   g_argc = argc;
   g_argv = argv;
   return RunMain("place", [&] {

@@ -23,6 +23,7 @@
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "encoders/policy.h"
+#include "experiments/torch/device_training.h"  // --env device
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
@@ -32,8 +33,6 @@
 #include "experiments/lib/run_dir.h"
 #include "experiments/lib/stop_signal.h"
 #include "experiments/torch/chip_training.h"
-#include "experiments/place_baseline_device.h"
-#include "experiments/torch/device_training.h"
 
 using namespace placerl;
 
@@ -282,7 +281,7 @@ int PlaceTrain(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (device_baseline::SelectsDeviceEnv(argc, argv)) return DevicePlaceTrainMain(argc, argv);  // device_training.h
+  if (DeviceEnvSelected(argc, argv)) return DevicePlaceTrainMain(argc, argv);  // device_training.h
   g_argc = argc;
   g_argv = argv;
   return RunMain("place-train", [&] {
