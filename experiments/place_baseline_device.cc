@@ -737,6 +737,14 @@ const std::vector<Placer>& Placers() {
   return placers;
 }
 
+void WriteTimelinePicture(const std::string& path, const std::string& title, const graphs::ComputeGraph& g,
+                          const perf::Machine& m, const std::vector<int>& placement, const perf::Simulator& sim,
+                          const perf::SimResult& r) {
+  DrawTimeline(path, title, g, m, placement, sim, r);
+}
+
+std::string StepTimeLabel(double seconds) { return TimeLabel(seconds); }
+
 bool SelectsDeviceEnv(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--env=device") == 0) return true;

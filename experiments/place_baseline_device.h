@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cost_models/tpu/machine.h"
+#include "cost_models/tpu/placed_graph_sim.h"
 #include "datasets/graphs/compute_graph.h"
 #include "datasets/proto/device_placement.pb.h"
 #include "env/device/device_env.h"
@@ -43,6 +44,15 @@ struct Placer {
 
 // The method table (single, round_robin, random, …).
 const std::vector<Placer>& Placers();
+
+// The run directory's picture of a placement (also place-train/place --env device): per-device
+// timeline (one bar per op, coloured by kind) above per-device memory over time; `r` is the
+// result of sim's last run of `placement`. .png or .svg by the path's extension.
+void WriteTimelinePicture(const std::string& path, const std::string& title, const graphs::ComputeGraph& g,
+                          const perf::Machine& m, const std::vector<int>& placement, const perf::Simulator& sim,
+                          const perf::SimResult& r);
+// "1.23 ms"-style label of a duration in seconds.
+std::string StepTimeLabel(double seconds);
 
 // True when argv selects `--env device` (or `--env=device`): main dispatches on it before parsing.
 bool SelectsDeviceEnv(int argc, char** argv);

@@ -15,6 +15,7 @@
 #include "datasets/proto/chip_placement.pb.h"
 #include "datasets/util/errors.h"
 #include "encoders/policy.h"
+#include "experiments/torch/device_training.h"  // --env device
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
@@ -209,6 +210,7 @@ int Place(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (DeviceEnvSelected(argc, argv)) return DevicePlaceMain(argc, argv);  // device_training.h
   g_argc = argc;
   g_argv = argv;
   return RunMain("place", [&] {

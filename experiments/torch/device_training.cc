@@ -1,0 +1,624 @@
+#include "experiments/torch/device_training.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "cost_models/tpu/placed_graph_sim.h"
+#include "datasets/proto/chip_placement.pb.h"
+#include "datasets/proto/device_placement.pb.h"
+#include "datasets/util/errors.h"
+#include "experiments/lib/cli.h"
+#include "experiments/lib/config.h"
+#include "experiments/lib/plot.h"
+#include "experiments/lib/progress.h"
+#include "experiments/lib/run_dir.h"
+#include "experiments/lib/stop_signal.h"
+#include "experiments/place_baseline_device.h"
+
+namespace placerl {
+
+std::vector<int> DeviceTask::OpPlacement() const {
+  return fused ? graphs::ExpandPlacement(*fused, env->OpPlacement()) : env->OpPlacement();
+}
+
+double DeviceTask::Score() {
+  if (!fused) {
+    last_oom = env->info_value("oom") != 0;
+    return env->info_value("effective_time_s");
+  }
+  const perf::SimResult& r = sim->Run(OpPlacement());
+  last_oom = r.oom;
+  return scoring->EffectiveTime(r);
+}
+
+DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_groups, int fuse_target_groups) {
+  DeviceTask t;
+  t.label = options.graph;
+  t.env = std::make_unique<env::DeviceEnv>(options);
+  if (fuse_above_groups <= 0 || t.env->episode_length() <= fuse_above_groups) return t;
+  t.scoring = std::move(t.env);
+  graphs::FusionOptions fo;
+  fo.target_groups = fuse_target_groups;
+  t.fused = std::make_shared<const graphs::FusedGraph>(graphs::FuseGraph(t.scoring->instance().graph, fo));
+  // The device env reads graphs from specs or files: the coarse graph goes through a temporary file.
+  static int counter = 0;
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("placerl_fused_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".graph"))
+                               .string();
+  graphs::WriteComputeGraph(path, t.fused->coarse);
+  env::DeviceEnvOptions fo_env = options;
+  fo_env.graph = path;
+  try {
+    t.env = std::make_unique<env::DeviceEnv>(fo_env);
+  } catch (...) {
+    std::filesystem::remove(path);
+    throw;
+  }
+  std::filesystem::remove(path);
+  t.sim = std::make_unique<perf::Simulator>(t.scoring->instance().graph, t.scoring->instance().machine.sim);
+  return t;
+}
+
+double PlayDeviceEpisode(encoders::Policy& policy, DeviceTask& task, uint64_t seed, std::mt19937_64* rng,
+                         bool greedy, agents::RolloutBuffer* buffer) {
+  env::DeviceEnv& env = *task.env;
+  env.Reset(seed);
+  bool infeasible = false;
+  while (!env.done()) {
+    const encoders::PolicyStep a = policy.Act(env, rng, greedy);
+    if (buffer) buffer->Record(env, a);
+    const env::StepResult r = env.Step(a.action);
+    infeasible |= r.infeasible;
+    if (buffer) buffer->SetOutcome(env, r.reward, r.done, r.infeasible);
+  }
+  return infeasible ? INFINITY : task.Score();
+}
+
+void OfferBestDevice(const DeviceTask& task, size_t k, double time, DeviceTrainingState* st) {
+  if (!(time < st->best_time[k])) return;
+  st->best_time[k] = time;
+  st->best[k] = task.OpPlacement();
+}
+
+void TrainDevice(std::vector<DeviceTask>& tasks, agents::Learner& learner, int episodes_per_update,
+                 uint64_t seed, double budget_s, DeviceTrainingState* st, const std::function<bool()>& stop,
+                 const std::function<void(int64_t, const run::Scalars&)>& log,
+                 const std::function<void(const DeviceTrainingState&, double)>& every_update) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  auto elapsed = [&] { return st->elapsed_s + std::chrono::duration<double>(Clock::now() - t0).count(); };
+  agents::RolloutBuffer buffer;
+  std::mt19937_64& rng = learner.rng();
+  encoders::Policy& policy = learner.policy();
+  while (elapsed() < budget_s && !(stop && stop())) {
+    buffer.Clear();
+    const auto c0 = Clock::now();
+    // Graphs differ in scale: the update's quality is the mean speed-up over single device.
+    double sum_time = 0, sum_speedup = 0;
+    int complete = 0, infeasible = 0, oom = 0;
+    for (int e = 0; e < episodes_per_update && !(stop && stop()); ++e) {
+      const size_t k = tasks.size() == 1 ? 0 : std::uniform_int_distribution<size_t>(0, tasks.size() - 1)(rng);
+      DeviceTask& task = tasks[k];
+      const double t = PlayDeviceEpisode(policy, task, seed + static_cast<uint64_t>(st->episodes), &rng, false, &buffer);
+      ++st->episodes;
+      if (!std::isfinite(t)) {
+        ++infeasible;
+        continue;
+      }
+      ++complete;
+      const double single = task.original().instance().single_device_time;
+      oom += task.last_oom;
+      sum_time += t;
+      sum_speedup += single / t;
+      OfferBestDevice(task, k, t, st);
+    }
+    if (buffer.transitions.empty()) break;
+    const int64_t steps = buffer.size();
+    const double collect_s = std::chrono::duration<double>(Clock::now() - c0).count();
+    const auto u0 = Clock::now();
+    const agents::Stats stats = learner.Update(&buffer);
+    const double update_s = std::chrono::duration<double>(Clock::now() - u0).count();
+    st->steps += steps;
+    ++st->iteration;
+    double best_speedup = 0;
+    int with_best = 0;
+    for (size_t k = 0; k < tasks.size(); ++k)
+      if (std::isfinite(st->best_time[k])) best_speedup += tasks[k].original().instance().single_device_time / st->best_time[k], ++with_best;
+    run::Scalars row = {{"time_s", elapsed()},
+                        {"charts/episodes", static_cast<double>(st->episodes)},
+                        {"charts/episodic_return", buffer.MeanEpisodeReturn()},
+                        {"charts/mean_step_time_s", complete ? sum_time / complete : NAN},
+                        {"charts/mean_speedup_vs_single", complete ? sum_speedup / complete : NAN},
+                        {"charts/best_speedup_vs_single", with_best ? best_speedup / with_best : NAN},
+                        {"charts/best_step_time_s", tasks.size() == 1 && with_best ? st->best_time[0] : NAN},
+                        {"charts/oom_episodes", static_cast<double>(oom)},
+                        {"charts/infeasible_episodes", static_cast<double>(infeasible)},
+                        {"charts/SPS", steps / std::max(1e-9, collect_s + update_s)},
+                        {"perf/collect_s", collect_s},
+                        {"perf/update_s", update_s}};
+    for (const auto& [key, v] : stats) row.emplace_back(key, v);
+    if (log) log(st->iteration, row);
+    if (every_update) every_update(*st, elapsed());
+  }
+  st->elapsed_s = elapsed();
+}
+
+std::vector<std::string> SplitGraphSpecs(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  for (char c : text) {
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+namespace {
+
+using nlohmann::json;
+
+config::AgentConfig DefaultAgentConfig() {
+  const agents::AgentOptions a;
+  config::AgentConfig ac;
+  ac.set_algorithm(a.algorithm == agents::Algorithm::kPpo ? "ppo" : "reinforce");
+  ac.set_learning_rate(a.learning_rate);
+  ac.set_adam_eps(a.adam_eps);
+  ac.set_max_grad_norm(a.max_grad_norm);
+  ac.set_entropy_coef(a.entropy_coef);
+  ac.set_gamma(a.gamma);
+  ac.set_clip(a.clip);
+  ac.set_value_coef(a.value_coef);
+  ac.set_epochs(a.epochs);
+  ac.set_minibatch_size(a.minibatch_size);
+  ac.set_normalize_advantages(a.normalize_advantages);
+  ac.set_baseline_decay(a.baseline_decay);
+  return ac;
+}
+
+void CheckAgentConfig(const config::AgentConfig& a) {
+  if (a.algorithm() != "ppo" && a.algorithm() != "reinforce")
+    throw ConfigError("agent.algorithm must be ppo or reinforce (got '" + a.algorithm() + "')");
+  for (auto [v, n] : {std::pair{a.learning_rate(), "learning_rate"}, {a.adam_eps(), "adam_eps"},
+                      {a.max_grad_norm(), "max_grad_norm"}, {a.clip(), "clip"}})
+    if (!std::isfinite(v) || v <= 0) throw ConfigError(std::string("agent.") + n + " must be > 0");
+  for (auto [v, n] : {std::pair{a.entropy_coef(), "entropy_coef"}, {a.value_coef(), "value_coef"}})
+    if (!std::isfinite(v) || v < 0) throw ConfigError(std::string("agent.") + n + " must be >= 0");
+  if (!(a.gamma() >= 0 && a.gamma() <= 1)) throw ConfigError("agent.gamma must be in [0, 1]");
+  if (!(a.baseline_decay() >= 0 && a.baseline_decay() < 1)) throw ConfigError("agent.baseline_decay must be in [0, 1)");
+  if (a.epochs() < 1 || a.epochs() > 1000) throw ConfigError("agent.epochs must be in [1, 1000]");
+  if (a.minibatch_size() < 1 || a.minibatch_size() > 1000000) throw ConfigError("agent.minibatch_size must be in [1, 1e6]");
+}
+
+agents::AgentOptions AgentOptionsFrom(const config::AgentConfig& a, uint64_t seed) {
+  agents::AgentOptions o;
+  o.algorithm = a.algorithm() == "ppo" ? agents::Algorithm::kPpo : agents::Algorithm::kReinforce;
+  o.learning_rate = a.learning_rate();
+  o.adam_eps = a.adam_eps();
+  o.max_grad_norm = a.max_grad_norm();
+  o.entropy_coef = a.entropy_coef();
+  o.gamma = a.gamma();
+  o.clip = a.clip();
+  o.value_coef = a.value_coef();
+  o.epochs = a.epochs();
+  o.minibatch_size = a.minibatch_size();
+  o.normalize_advantages = a.normalize_advantages();
+  o.baseline_decay = a.baseline_decay();
+  o.seed = seed;
+  return o;
+}
+
+void CheckEnvOptions(const std::string& reward, const std::string& oom, double oom_factor, int fuse_above, int fuse_target) {
+  if (fuse_above < 0) throw ConfigError("fuse_above_groups must be >= 0 (0 = never fuse)");
+  if (fuse_above > 0 && fuse_target < 1) throw ConfigError("fuse_target_groups must be >= 1");
+  if (reward != "sqrt" && reward != "id" && reward != "log") throw ConfigError("reward must be sqrt, id or log (got '" + reward + "')");
+  if (oom != "relative" && oom != "fixed" && oom != "placeto")
+    throw ConfigError("oom must be relative, fixed or placeto (got '" + oom + "')");
+  if (!std::isfinite(oom_factor) || oom_factor < 0) throw ConfigError("oom_factor must be >= 0");
+}
+
+DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool memory_mask, const std::string& reward,
+                    const std::string& oom, double oom_factor, int fuse_above_groups, int fuse_target_groups) {
+  env::DeviceEnvOptions eo;
+  eo.graph = graph;
+  eo.machine = machine;
+  eo.mode = "oneshot";
+  eo.memory_mask = memory_mask;
+  eo.reward = reward;
+  eo.oom = oom;
+  eo.oom_factor = oom_factor;
+  return MakeDeviceTask(eo, fuse_above_groups, fuse_target_groups);
+}
+
+// best.placement (the text perf-model simulate --placement reads), the timeline picture, and
+// the graph's entry of result.json: the placement simulated again from scratch.
+json WriteDeviceBest(run::RunDirectory& dir, const DeviceTask& task, const std::vector<int>& placement,
+                     const std::string& stem, const std::string& who) {
+  const env::DeviceEnv& env = task.original();
+  const env::DeviceInstance& inst = env.instance();
+  const graphs::ComputeGraph& g = inst.graph;
+  const perf::Machine& m = inst.machine;
+  json j = {{"graph", env.options().graph}, {"ops", g.num_ops()}, {"groups", env.episode_length()},
+            {"placed_groups", task.env->episode_length()}, {"fused", task.fused != nullptr},
+            {"single_device_time_s", inst.single_device_time}};
+  if (placement.empty()) {
+    j["step_time_s"] = nullptr;
+    return j;
+  }
+  perf::Simulator sim(g, m.sim);
+  const perf::SimResult r = sim.Run(placement);
+  std::string devices;
+  for (int d = 0; d < m.num_devices(); ++d) devices += (d ? ", " : "") + std::to_string(d) + "=" + m.device_names[d];
+  dir.WriteFile(stem + ".placement", "# " + who + "\n# graph " + env.options().graph + "\n# machine " + m.spec + " (" +
+                                         std::to_string(m.num_devices()) + " devices: " + devices + ")\n" +
+                                         graphs::PlacementToText(g, placement));
+  const std::string title = who + " on " + env.options().graph + ", " + m.spec + ": step " +
+                            device_baseline::StepTimeLabel(r.makespan) + (r.oom ? " (OOM)" : "");
+  device_baseline::WriteTimelinePicture(dir.PicturePath(stem), title, g, m, placement, sim, r);
+  json per_device = json::array();
+  for (int d = 0; d < m.num_devices(); ++d)
+    per_device.push_back({{"name", m.device_names[d]}, {"utilisation", r.utilisation[d]}, {"peak_memory_bytes", r.peak_memory[d]}});
+  j["placement"] = stem + ".placement";
+  j["step_time_s"] = r.makespan;
+  j["effective_time_s"] = env.EffectiveTime(r);
+  j["oom"] = r.oom;
+  j["speedup_vs_single"] = r.makespan > 0 ? inst.single_device_time / r.makespan : 0.0;
+  j["bytes_transferred"] = r.bytes_transferred;
+  j["devices"] = per_device;
+  return j;
+}
+
+std::string Ratio(double single, double t) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3gx", t > 0 ? single / t : 0.0);
+  return b;
+}
+
+// ------------------------------------------------------------------ place-train --env device
+
+struct TrainOptions {
+  std::string env = "device", machine, algorithm;
+  std::vector<std::string> graphs;
+  double minutes = 0;
+  int64_t seed = -1;
+  bool json = false, verbose = false;
+  run::RunDirFlags dir;
+};
+
+config::DevicePlaceTrainConfig DefaultTrainConfig() {
+  config::DevicePlaceTrainConfig c;
+  c.set_machine("k80(gpus=2)");
+  c.set_minutes(10);
+  c.set_seed(1);
+  c.set_episodes_per_update(16);
+  c.set_checkpoint_minutes(5);
+  c.set_memory_mask(false);
+  c.set_reward("sqrt");
+  c.set_oom("relative");
+  c.set_oom_factor(10);
+  c.set_fuse_above_groups(300);
+  c.set_fuse_target_groups(128);
+  const encoders::PolicyOptions p;
+  c.mutable_policy()->set_embedding_dim(p.embedding_dim);
+  c.mutable_policy()->set_gcn_layers(p.gcn_layers);
+  c.mutable_policy()->set_hidden_dim(p.hidden_dim);
+  c.mutable_policy()->set_action_hidden_dim(p.action_hidden_dim);
+  *c.mutable_agent() = DefaultAgentConfig();
+  return c;
+}
+
+int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
+  if (!o.dir.resume.empty()) throw ConfigError("place-train --env device runs cannot be resumed yet; start a new one with --out");
+  config::DevicePlaceTrainConfig cfg = DefaultTrainConfig();
+  if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
+  if (!o.graphs.empty()) {
+    cfg.clear_graphs();
+    for (const std::string& g : o.graphs)
+      for (const std::string& s : SplitGraphSpecs(g)) cfg.add_graphs(s);
+  }
+  if (!o.machine.empty()) cfg.set_machine(o.machine);
+  if (o.minutes > 0) cfg.set_minutes(o.minutes);
+  if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
+  if (!o.algorithm.empty()) cfg.mutable_agent()->set_algorithm(o.algorithm);
+  run::ApplyOverrides(o.dir.sets, &cfg);
+  if (cfg.graphs().empty()) throw ConfigError("give at least one graph (--graph SPEC[,SPEC2,...])");
+  if (!std::isfinite(cfg.minutes()) || cfg.minutes() <= 0 || cfg.minutes() * 60 > cli::kMaxSeconds)
+    throw ConfigError("minutes must be in (0, a week]");
+  if (cfg.episodes_per_update() < 1 || cfg.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
+  if (!std::isfinite(cfg.checkpoint_minutes()) || cfg.checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
+  const auto& p = cfg.policy();
+  if (p.embedding_dim() < 1 || p.embedding_dim() > 1024 || p.gcn_layers() < 0 || p.gcn_layers() > 16 || p.hidden_dim() < 1 ||
+      p.hidden_dim() > 4096 || p.action_hidden_dim() < 1 || p.action_hidden_dim() > 4096)
+    throw ConfigError("policy sizes out of range (embedding_dim in [1, 1024], hidden sizes in [1, 4096], gcn_layers in [0, 16])");
+  CheckAgentConfig(cfg.agent());
+  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups());
+  if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+
+  // The graphs before the directory: bad input leaves nothing.
+  std::vector<DeviceTask> envs;
+  for (const std::string& g : cfg.graphs())
+    envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
+                            cfg.fuse_above_groups(), cfg.fuse_target_groups()));
+  const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
+  encoders::PolicyOptions po;
+  po.embedding_dim = p.embedding_dim();
+  po.gcn_layers = p.gcn_layers();
+  po.hidden_dim = p.hidden_dim();
+  po.action_hidden_dim = p.action_hidden_dim();
+  po.init_seed = cfg.seed();
+  encoders::Policy policy(po, layout);
+  agents::Learner learner(&policy, AgentOptionsFrom(cfg.agent(), cfg.seed()));
+
+  run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
+  dir.WriteConfig(cfg, run::CommandLineText(argc, argv));
+  const std::string ckpt = dir.CheckpointPath("latest.ckpt");
+  DeviceTrainingState st;
+  st.best_time.assign(envs.size(), INFINITY);
+  st.best.resize(envs.size());
+  run::InstallStopOnSignal();
+  run::ProgressOptions pgo;
+  pgo.label = "place-train";
+  pgo.unit = "episodes";
+  pgo.budget_seconds = cfg.minutes() * 60;
+  run::Progress progress(pgo);
+  double last_ckpt = 0;
+  TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, &st,
+              [] { return run::StopRequested(); }, [&](int64_t step, const run::Scalars& row) { dir.Log(step, row); },
+              [&](const DeviceTrainingState& s, double elapsed_s) {
+                progress.Update(static_cast<double>(s.episodes));
+                if (elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) {
+                  learner.SaveCheckpoint(ckpt);
+                  last_ckpt = elapsed_s;
+                }
+              });
+  learner.SaveCheckpoint(ckpt);
+  progress.Finish();
+
+  json graphs = json::array();
+  for (size_t k = 0; k < envs.size(); ++k) {
+    const std::string stem = envs.size() == 1 ? "best" : "best_" + std::to_string(k);
+    graphs.push_back(WriteDeviceBest(dir, envs[k], st.best[k], stem, "place-train --env device"));
+  }
+  if (st.iteration > 0) {
+    viz::PlotOptions plot;
+    plot.title = "place-train --env device: speed-up over single device";
+    plot.x_label = "time (s)";
+    plot.y_label = "single-device step time / step time";
+    dir.PlotMetrics("curve", "time_s", {"charts/best_speedup_vs_single", "charts/mean_speedup_vs_single"}, plot,
+                    {"best so far", "mean of the update's episodes"});
+  }
+  json j = {{"env", "device"},
+            {"machine", envs[0].original().instance().machine.spec},
+            {"graphs", graphs},
+            {"episodes", st.episodes},
+            {"updates", st.iteration},
+            {"steps", st.steps},
+            {"seconds", st.elapsed_s},
+            {"algorithm", cfg.agent().algorithm()},
+            {"checkpoint", ckpt},
+            {"stopped_by_signal", run::StopRequested()},
+            {"out", dir.path()}};
+  dir.WriteFile("result.json", j.dump(2) + "\n");
+  if (o.json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("place-train --env device: %lld episodes, %lld updates in %.1f s\n", static_cast<long long>(st.episodes),
+                static_cast<long long>(st.iteration), st.elapsed_s);
+    for (size_t k = 0; k < envs.size(); ++k)
+      if (!st.best[k].empty())
+        std::printf("  %s: step time %s (%s single device)%s\n", cfg.graphs(static_cast<int>(k)).c_str(),
+                    device_baseline::StepTimeLabel(graphs[k]["step_time_s"].get<double>()).c_str(),
+                    Ratio(envs[k].original().instance().single_device_time, graphs[k]["step_time_s"].get<double>()).c_str(),
+                    graphs[k]["oom"].get<bool>() ? " OUT OF MEMORY" : "");
+    std::printf("wrote %s (best.placement, pictures, metrics.csv, TensorBoard events, checkpoints/, result.json)\n",
+                dir.path().c_str());
+  }
+  return kExitOk;
+}
+
+// ------------------------------------------------------------------ place --env device
+
+struct PlaceOptions {
+  std::string env = "device", checkpoint, graph, machine;
+  int samples = -1;
+  double finetune_minutes = -1;
+  int64_t seed = -1;
+  bool json = false, verbose = false;
+  run::RunDirFlags dir;
+};
+
+std::string CheckpointFile(const std::string& path) {
+  if (std::filesystem::is_directory(path)) {
+    const std::string f = path + "/checkpoints/latest.ckpt";
+    if (!std::filesystem::exists(f)) throw ConfigError(path + ": no checkpoints/latest.ckpt in this directory");
+    return f;
+  }
+  if (!std::filesystem::exists(path)) throw ConfigError(path + ": no such checkpoint");
+  return path;
+}
+
+int RunPlace(const PlaceOptions& o, int argc, char** argv) {
+  if (!o.dir.resume.empty()) throw ConfigError("place runs cannot be resumed; start a new one with --out");
+  config::DevicePlaceConfig cfg;
+  cfg.set_machine("k80(gpus=2)");
+  cfg.set_samples(16);
+  cfg.set_finetune_minutes(0);
+  cfg.set_episodes_per_update(16);
+  cfg.set_seed(1);
+  cfg.set_reward("sqrt");
+  cfg.set_oom("relative");
+  cfg.set_oom_factor(10);
+  cfg.set_fuse_above_groups(300);
+  cfg.set_fuse_target_groups(128);
+  *cfg.mutable_agent() = DefaultAgentConfig();
+  if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
+  if (!o.checkpoint.empty()) cfg.set_checkpoint(o.checkpoint);
+  if (!o.graph.empty()) cfg.set_graph(o.graph);
+  if (!o.machine.empty()) cfg.set_machine(o.machine);
+  if (o.samples >= 0) cfg.set_samples(o.samples);
+  if (o.finetune_minutes >= 0) cfg.set_finetune_minutes(o.finetune_minutes);
+  if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
+  run::ApplyOverrides(o.dir.sets, &cfg);
+  if (cfg.checkpoint().empty()) throw ConfigError("a checkpoint is needed (--checkpoint FILE or run directory)");
+  if (cfg.graph().empty()) throw ConfigError("a graph is needed (--graph SPEC)");
+  if (cfg.samples() < 0 || cfg.samples() > 1000000) throw ConfigError("samples must be in [0, 1e6]");
+  if (!std::isfinite(cfg.finetune_minutes()) || cfg.finetune_minutes() < 0 || cfg.finetune_minutes() * 60 > cli::kMaxSeconds)
+    throw ConfigError("finetune_minutes must be in [0, a week]");
+  if (cfg.episodes_per_update() < 1 || cfg.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
+  CheckAgentConfig(cfg.agent());
+  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups());
+  if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+  const std::string ckpt = CheckpointFile(cfg.checkpoint());
+  std::vector<DeviceTask> envs;
+  envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
+                          cfg.fuse_above_groups(), cfg.fuse_target_groups()));
+  DeviceTask& task = envs[0];
+  const env::DeviceEnv& env = task.original();
+  std::unique_ptr<encoders::Policy> policy = encoders::Policy::Load(ckpt, *task.env);  // checks the layout (device count)
+  run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
+  dir.WriteConfig(cfg, run::CommandLineText(argc, argv));
+  run::InstallStopOnSignal();
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  auto nullable = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+
+  DeviceTrainingState st;
+  st.best_time.assign(1, INFINITY);
+  st.best.resize(1);
+  json stages = json::object();
+  // 1. Zero-shot: the most likely placement, then K samples.
+  std::mt19937_64 rng(cfg.seed());
+  const double greedy = PlayDeviceEpisode(*policy, task, cfg.seed(), &rng, /*greedy=*/true, nullptr);
+  OfferBestDevice(task, 0, greedy, &st);
+  int64_t logged = 0;
+  dir.Log(logged++, {{"time_s", elapsed()}, {"charts/effective_time_s", greedy}, {"charts/best_effective_time_s", st.best_time[0]}});
+  double sum = 0;
+  int complete = 0;
+  for (int k = 0; k < cfg.samples() && !run::StopRequested(); ++k) {
+    const double t = PlayDeviceEpisode(*policy, task, cfg.seed() + 1 + k, &rng, false, nullptr);
+    OfferBestDevice(task, 0, t, &st);
+    if (std::isfinite(t)) sum += t, ++complete;
+    dir.Log(logged++, {{"time_s", elapsed()}, {"charts/effective_time_s", t}, {"charts/best_effective_time_s", st.best_time[0]}});
+  }
+  stages["zero_shot"] = {{"greedy_effective_time_s", nullable(greedy)},
+                         {"samples", cfg.samples()},
+                         {"mean_sampled_effective_time_s", complete ? json(sum / complete) : json(nullptr)},
+                         {"best_effective_time_s", nullable(st.best_time[0])},
+                         {"seconds", elapsed()}};
+  // 2. Fine-tuning on this graph (fresh optimiser, the config's agent options).
+  if (cfg.finetune_minutes() > 0 && !run::StopRequested()) {
+    agents::Learner learner(policy.get(), AgentOptionsFrom(cfg.agent(), cfg.seed()));
+    const double start = elapsed();
+    DeviceTrainingState ft = st;
+    TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.seed() + 1000000, cfg.finetune_minutes() * 60, &ft,
+                [] { return run::StopRequested(); },
+                [&](int64_t, const run::Scalars& row) {
+                  double mean = NAN;
+                  for (const auto& [k, v] : row)
+                    if (k == "charts/mean_step_time_s") mean = v;
+                  dir.Log(logged++, {{"time_s", start + row[0].second},
+                                     {"charts/effective_time_s", mean},
+                                     {"charts/best_effective_time_s", ft.best_time[0]}});
+                },
+                {});
+    st.best_time = ft.best_time;
+    st.best = ft.best;
+    stages["finetune"] = {{"episodes", ft.episodes}, {"updates", ft.iteration},
+                          {"best_effective_time_s", nullable(st.best_time[0])}, {"seconds", elapsed() - start}};
+  }
+  if (st.best[0].empty()) {
+    std::fprintf(stderr, "place: the policy found no complete placement (the memory mask left a group no device)\n");
+    return kExitInfeasible;
+  }
+  json best = WriteDeviceBest(dir, task, st.best[0], "best", "place --env device");
+  viz::PlotOptions plot;
+  plot.title = "place --env device: " + cfg.graph() + " (zero-shot samples, fine-tuning)";
+  plot.x_label = "time (s)";
+  plot.y_label = "effective step time (s)";
+  plot.markers = true;
+  dir.PlotMetrics("curve", "time_s", {"charts/effective_time_s", "charts/best_effective_time_s"}, plot,
+                  {"placement", "best so far"});
+  json j = {{"env", "device"}, {"checkpoint", ckpt}, {"machine", env.instance().machine.spec}, {"best", best},
+            {"stages", stages}, {"seconds", elapsed()}, {"out", dir.path()}};
+  dir.WriteFile("result.json", j.dump(2) + "\n");
+  if (o.json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("place --env device on %s: step time %s (%s single device)%s in %.1f s\n", cfg.graph().c_str(),
+                device_baseline::StepTimeLabel(best["step_time_s"].get<double>()).c_str(),
+                Ratio(env.instance().single_device_time, best["step_time_s"].get<double>()).c_str(),
+                best["oom"].get<bool>() ? " OUT OF MEMORY" : "", elapsed());
+    std::printf("wrote %s (best.placement, best and curve pictures, metrics.csv, TensorBoard events, result.json)\n",
+                dir.path().c_str());
+  }
+  return best["oom"].get<bool>() ? kExitInfeasible : kExitOk;
+}
+
+const char* kGraphHelp =
+    "graph spec (rnnlm, nmt(layers=2), enas_cell(family=cifar10,seed=1), layered(...), a compute-graph file)";
+const char* kMachineHelp = "machine: k80(gpus=2,memory_fraction=0.39) | baechi(...) | tpu(...) | a machine .pbtxt (default k80(gpus=2))";
+
+}  // namespace
+
+bool DeviceEnvSelected(int argc, char** argv) { return device_baseline::SelectsDeviceEnv(argc, argv); }
+
+int DevicePlaceTrainMain(int argc, char** argv) {
+  return RunMain("place-train", [&] {
+    CLI::App app{"Learns to place a computation graph's co-location groups onto a machine's devices with the shared GNN "
+                 "policy and PPO (one-shot episodes, reward -sqrt(simulated step time)); several graphs = pretraining. "
+                 "Writes a run directory (checkpoints, best.placement + timeline per graph, curve, metrics.csv, "
+                 "TensorBoard events, result.json)."};
+    TrainOptions o;
+    app.add_option("--env", o.env, "device (this help) | chip")->check(CLI::IsMember({"device"}));
+    app.add_option("--graph", o.graphs, std::string(kGraphHelp) + "; several: comma-separated or repeated")
+        ->check(cli::NonEmpty());
+    app.add_option("--machine", o.machine, kMachineHelp)->check(cli::NonEmpty());
+    app.add_option("--minutes", o.minutes, "training budget (default 10)")->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
+    app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
+    app.add_option("--algorithm", o.algorithm, "ppo | reinforce (default ppo)");
+    app.add_flag("--json", o.json, "print one JSON document with the result");
+    app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
+    run::AddRunDirFlags(app, &o.dir);
+    cli::Parse(app, argc, argv);
+    return RunPlaceTrain(o, argc, argv);
+  });
+}
+
+int DevicePlaceMain(int argc, char** argv) {
+  return RunMain("place", [&] {
+    CLI::App app{"Places a computation graph onto a machine's devices with a trained device policy (place-train --env "
+                 "device checkpoint): best of a greedy and K sampled placements (zero-shot), optional PPO fine-tuning; "
+                 "writes a run directory."};
+    PlaceOptions o;
+    app.add_option("--env", o.env, "device (this help) | chip")->check(CLI::IsMember({"device"}));
+    app.add_option("--checkpoint", o.checkpoint, "checkpoint file, or a place-train run directory")->check(cli::NonEmpty());
+    app.add_option("--graph", o.graph, kGraphHelp)->check(cli::NonEmpty());
+    app.add_option("--machine", o.machine, kMachineHelp)->check(cli::NonEmpty());
+    app.add_option("--samples", o.samples, "sampled placements besides the greedy one (default 16)")->check(cli::IntRange(0, 1000000));
+    app.add_option("--finetune-minutes", o.finetune_minutes, "PPO fine-tuning on this graph (default 0)")
+        ->check(cli::FiniteRange(0, cli::kMaxSeconds / 60));
+    app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
+    app.add_flag("--json", o.json, "print one JSON document with the result");
+    app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
+    run::AddRunDirFlags(app, &o.dir);
+    cli::Parse(app, argc, argv);
+    return RunPlace(o, argc, argv);
+  });
+}
+
+}  // namespace placerl
