@@ -28,6 +28,7 @@
 #include "env/block/block_env.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
+#include "experiments/lib/learner_config.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
@@ -74,26 +75,11 @@ config::NasSearchConfig DefaultConfig(const std::string& method = "evolution") {
   c.set_macro_table(env::kDefaultMacroTable);
   if (Learned(method)) {
     // The shared policy's defaults (encoders/policy.h).
-    const encoders::PolicyOptions p;
-    c.mutable_policy()->set_embedding_dim(p.embedding_dim);
-    c.mutable_policy()->set_gcn_layers(p.gcn_layers);
-    c.mutable_policy()->set_hidden_dim(p.hidden_dim);
-    c.mutable_policy()->set_action_hidden_dim(p.action_hidden_dim);
+    FillDefaultPolicyConfig(c.mutable_policy());
     // The shared learner's defaults (CT's PPO, agents/learner.h), then per method:
-    const agents::AgentOptions a;
     config::AgentConfig* ac = c.mutable_agent();
+    FillDefaultAgentConfig(ac);
     ac->set_algorithm(method);
-    ac->set_learning_rate(a.learning_rate);
-    ac->set_adam_eps(a.adam_eps);
-    ac->set_max_grad_norm(a.max_grad_norm);
-    ac->set_entropy_coef(a.entropy_coef);
-    ac->set_gamma(a.gamma);
-    ac->set_clip(a.clip);
-    ac->set_value_coef(a.value_coef);
-    ac->set_epochs(a.epochs);
-    ac->set_minibatch_size(a.minibatch_size);
-    ac->set_normalize_advantages(a.normalize_advantages);
-    ac->set_baseline_decay(a.baseline_decay);
     if (method == "reinforce") {
       // The ENAS controller (nas_notes.md §4.1): Adam lr 1e-3, entropy bonus 1e-4; the
       // moving-average baseline decays with 0.9 (NAS-Bench-201's REINFORCE, EMA momentum 0.9;
@@ -175,21 +161,8 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
   if (Learned(c.method())) {
     if (c.agent().algorithm() != c.method())
       throw ConfigError("agent.algorithm '" + c.agent().algorithm() + "' differs from method '" + c.method() + "'");
-    const config::AgentConfig& a = c.agent();
-    if (!(a.learning_rate() > 0 && a.learning_rate() < 1)) throw ConfigError("agent.learning_rate must be in (0, 1)");
-    if (!(a.entropy_coef() >= 0 && std::isfinite(a.entropy_coef()))) throw ConfigError("agent.entropy_coef must be >= 0");
-    if (!(a.baseline_decay() >= 0 && a.baseline_decay() < 1)) throw ConfigError("agent.baseline_decay must be in [0, 1)");
-    if (!(a.gamma() > 0 && a.gamma() <= 1)) throw ConfigError("agent.gamma must be in (0, 1]");
-    if (!(a.clip() > 0 && a.clip() < 1)) throw ConfigError("agent.clip must be in (0, 1)");
-    if (!(a.max_grad_norm() > 0 && std::isfinite(a.max_grad_norm()))) throw ConfigError("agent.max_grad_norm must be > 0");
-    if (!(a.adam_eps() > 0 && std::isfinite(a.adam_eps()))) throw ConfigError("agent.adam_eps must be > 0");
-    if (!(a.value_coef() >= 0 && std::isfinite(a.value_coef()))) throw ConfigError("agent.value_coef must be >= 0");
-    if (a.epochs() < 1 || a.epochs() > 1000) throw ConfigError("agent.epochs must be in [1, 1000]");
-    if (a.minibatch_size() < 1) throw ConfigError("agent.minibatch_size must be >= 1");
-    const config::PolicyConfig& p = c.policy();
-    if (p.embedding_dim() < 1 || p.gcn_layers() < 0 || p.hidden_dim() < 1 || p.action_hidden_dim() < 1 ||
-        p.embedding_dim() > 4096 || p.gcn_layers() > 64 || p.hidden_dim() > 4096 || p.action_hidden_dim() > 4096)
-      throw ConfigError("policy: sizes must be >= 1 (gcn_layers >= 0) and at most 4096 (64 layers)");
+    CheckAgentConfig(c.agent());
+    CheckPolicyConfig(c.policy());
     if (c.episodes_per_update() < 1 || c.episodes_per_update() > 1000000)
       throw ConfigError("episodes_per_update must be in [1, 1e6]");
     if (!(c.reward_scale() > 0 && std::isfinite(c.reward_scale()))) throw ConfigError("reward_scale must be > 0");
@@ -283,23 +256,8 @@ search::NasSearchResult RunLearned(
     std::map<std::string, double>* last_stats) {
 #if PLACERL_HAVE_TORCH
   NasRlOptions o;
-  const config::AgentConfig& a = c.agent();
-  o.agent.algorithm = c.method() == "ppo" ? agents::Algorithm::kPpo : agents::Algorithm::kReinforce;
-  o.agent.learning_rate = a.learning_rate();
-  o.agent.adam_eps = a.adam_eps();
-  o.agent.max_grad_norm = a.max_grad_norm();
-  o.agent.entropy_coef = a.entropy_coef();
-  o.agent.gamma = a.gamma();
-  o.agent.clip = a.clip();
-  o.agent.value_coef = a.value_coef();
-  o.agent.epochs = a.epochs();
-  o.agent.minibatch_size = a.minibatch_size();
-  o.agent.normalize_advantages = a.normalize_advantages();
-  o.agent.baseline_decay = a.baseline_decay();
-  o.policy.embedding_dim = c.policy().embedding_dim();
-  o.policy.gcn_layers = c.policy().gcn_layers();
-  o.policy.hidden_dim = c.policy().hidden_dim();
-  o.policy.action_hidden_dim = c.policy().action_hidden_dim();
+  o.agent = AgentOptionsFrom(c.agent(), seed);
+  o.policy = PolicyOptionsFrom(c.policy());
   o.budget = c.budget();
   o.episodes_per_update = c.episodes_per_update();
   o.reward_scale = c.reward_scale();

@@ -16,6 +16,7 @@
 #include "datasets/util/errors.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
+#include "experiments/lib/learner_config.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
@@ -172,56 +173,6 @@ namespace {
 
 using nlohmann::json;
 
-config::AgentConfig DefaultAgentConfig() {
-  const agents::AgentOptions a;
-  config::AgentConfig ac;
-  ac.set_algorithm(a.algorithm == agents::Algorithm::kPpo ? "ppo" : "reinforce");
-  ac.set_learning_rate(a.learning_rate);
-  ac.set_adam_eps(a.adam_eps);
-  ac.set_max_grad_norm(a.max_grad_norm);
-  ac.set_entropy_coef(a.entropy_coef);
-  ac.set_gamma(a.gamma);
-  ac.set_clip(a.clip);
-  ac.set_value_coef(a.value_coef);
-  ac.set_epochs(a.epochs);
-  ac.set_minibatch_size(a.minibatch_size);
-  ac.set_normalize_advantages(a.normalize_advantages);
-  ac.set_baseline_decay(a.baseline_decay);
-  return ac;
-}
-
-void CheckAgentConfig(const config::AgentConfig& a) {
-  if (a.algorithm() != "ppo" && a.algorithm() != "reinforce")
-    throw ConfigError("agent.algorithm must be ppo or reinforce (got '" + a.algorithm() + "')");
-  for (auto [v, n] : {std::pair{a.learning_rate(), "learning_rate"}, {a.adam_eps(), "adam_eps"},
-                      {a.max_grad_norm(), "max_grad_norm"}, {a.clip(), "clip"}})
-    if (!std::isfinite(v) || v <= 0) throw ConfigError(std::string("agent.") + n + " must be > 0");
-  for (auto [v, n] : {std::pair{a.entropy_coef(), "entropy_coef"}, {a.value_coef(), "value_coef"}})
-    if (!std::isfinite(v) || v < 0) throw ConfigError(std::string("agent.") + n + " must be >= 0");
-  if (!(a.gamma() >= 0 && a.gamma() <= 1)) throw ConfigError("agent.gamma must be in [0, 1]");
-  if (!(a.baseline_decay() >= 0 && a.baseline_decay() < 1)) throw ConfigError("agent.baseline_decay must be in [0, 1)");
-  if (a.epochs() < 1 || a.epochs() > 1000) throw ConfigError("agent.epochs must be in [1, 1000]");
-  if (a.minibatch_size() < 1 || a.minibatch_size() > 1000000) throw ConfigError("agent.minibatch_size must be in [1, 1e6]");
-}
-
-agents::AgentOptions AgentOptionsFrom(const config::AgentConfig& a, uint64_t seed) {
-  agents::AgentOptions o;
-  o.algorithm = a.algorithm() == "ppo" ? agents::Algorithm::kPpo : agents::Algorithm::kReinforce;
-  o.learning_rate = a.learning_rate();
-  o.adam_eps = a.adam_eps();
-  o.max_grad_norm = a.max_grad_norm();
-  o.entropy_coef = a.entropy_coef();
-  o.gamma = a.gamma();
-  o.clip = a.clip();
-  o.value_coef = a.value_coef();
-  o.epochs = a.epochs();
-  o.minibatch_size = a.minibatch_size();
-  o.normalize_advantages = a.normalize_advantages();
-  o.baseline_decay = a.baseline_decay();
-  o.seed = seed;
-  return o;
-}
-
 void CheckEnvOptions(const std::string& reward, const std::string& oom, double oom_factor, int fuse_above, int fuse_target) {
   if (fuse_above < 0) throw ConfigError("fuse_above_groups must be >= 0 (0 = never fuse)");
   if (fuse_above > 0 && fuse_target < 1) throw ConfigError("fuse_target_groups must be >= 1");
@@ -312,12 +263,8 @@ config::DevicePlaceTrainConfig DefaultTrainConfig() {
   c.set_oom_factor(10);
   c.set_fuse_above_groups(300);
   c.set_fuse_target_groups(128);
-  const encoders::PolicyOptions p;
-  c.mutable_policy()->set_embedding_dim(p.embedding_dim);
-  c.mutable_policy()->set_gcn_layers(p.gcn_layers);
-  c.mutable_policy()->set_hidden_dim(p.hidden_dim);
-  c.mutable_policy()->set_action_hidden_dim(p.action_hidden_dim);
-  *c.mutable_agent() = DefaultAgentConfig();
+  FillDefaultPolicyConfig(c.mutable_policy());
+  FillDefaultAgentConfig(c.mutable_agent());
   return c;
 }
 
@@ -340,10 +287,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     throw ConfigError("minutes must be in (0, a week]");
   if (cfg.episodes_per_update() < 1 || cfg.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
   if (!std::isfinite(cfg.checkpoint_minutes()) || cfg.checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
-  const auto& p = cfg.policy();
-  if (p.embedding_dim() < 1 || p.embedding_dim() > 1024 || p.gcn_layers() < 0 || p.gcn_layers() > 16 || p.hidden_dim() < 1 ||
-      p.hidden_dim() > 4096 || p.action_hidden_dim() < 1 || p.action_hidden_dim() > 4096)
-    throw ConfigError("policy sizes out of range (embedding_dim in [1, 1024], hidden sizes in [1, 4096], gcn_layers in [0, 16])");
+  CheckPolicyConfig(cfg.policy());
   CheckAgentConfig(cfg.agent());
   CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups());
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
@@ -354,11 +298,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
                             cfg.fuse_above_groups(), cfg.fuse_target_groups()));
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
-  encoders::PolicyOptions po;
-  po.embedding_dim = p.embedding_dim();
-  po.gcn_layers = p.gcn_layers();
-  po.hidden_dim = p.hidden_dim();
-  po.action_hidden_dim = p.action_hidden_dim();
+  encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
   po.init_seed = cfg.seed();
   encoders::Policy policy(po, layout);
   agents::Learner learner(&policy, AgentOptionsFrom(cfg.agent(), cfg.seed()));
@@ -464,7 +404,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   cfg.set_oom_factor(10);
   cfg.set_fuse_above_groups(300);
   cfg.set_fuse_target_groups(128);
-  *cfg.mutable_agent() = DefaultAgentConfig();
+  FillDefaultAgentConfig(cfg.mutable_agent());
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
   if (!o.checkpoint.empty()) cfg.set_checkpoint(o.checkpoint);
   if (!o.graph.empty()) cfg.set_graph(o.graph);

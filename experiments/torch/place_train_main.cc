@@ -32,6 +32,7 @@
 #include "experiments/torch/device_training.h"  // --env device
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/cli.h"
+#include "experiments/lib/learner_config.h"
 #include "experiments/lib/config.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
@@ -56,26 +57,9 @@ config::PlaceTrainConfig DefaultPlaceTrainConfig() {
   c.set_episodes_per_update(16);
   c.set_checkpoint_minutes(5);
   c.set_maps(true);
-  const encoders::PolicyOptions p;
-  c.mutable_policy()->set_embedding_dim(p.embedding_dim);
-  c.mutable_policy()->set_gcn_layers(p.gcn_layers);
-  c.mutable_policy()->set_hidden_dim(p.hidden_dim);
-  c.mutable_policy()->set_action_hidden_dim(p.action_hidden_dim);
-  c.mutable_policy()->set_preset(encoders::PolicyPresetName(p.preset));
-  const agents::AgentOptions a;
-  config::AgentConfig* ac = c.mutable_agent();
-  ac->set_algorithm(a.algorithm == agents::Algorithm::kPpo ? "ppo" : "reinforce");
-  ac->set_learning_rate(a.learning_rate);
-  ac->set_adam_eps(a.adam_eps);
-  ac->set_max_grad_norm(a.max_grad_norm);
-  ac->set_entropy_coef(a.entropy_coef);
-  ac->set_gamma(a.gamma);
-  ac->set_clip(a.clip);
-  ac->set_value_coef(a.value_coef);
-  ac->set_epochs(a.epochs);
-  ac->set_minibatch_size(a.minibatch_size);
-  ac->set_normalize_advantages(a.normalize_advantages);
-  ac->set_baseline_decay(a.baseline_decay);
+  FillDefaultPolicyConfig(c.mutable_policy());
+  c.mutable_policy()->set_preset(encoders::PolicyPresetName(encoders::PolicyOptions().preset));
+  FillDefaultAgentConfig(c.mutable_agent());
   return c;
 }
 
@@ -90,57 +74,13 @@ void CheckPlaceTrainConfig(const config::PlaceTrainConfig& c) {
     throw ConfigError("minutes must be in (0, " + std::to_string(static_cast<int>(cli::kMaxSeconds / 60)) + "]");
   if (c.episodes_per_update() < 1 || c.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
   if (!std::isfinite(c.checkpoint_minutes()) || c.checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
-  const auto& p = c.policy();
-  if (p.embedding_dim() < 1 || p.embedding_dim() > 1024 || p.gcn_layers() < 0 || p.gcn_layers() > 16 ||
-      p.hidden_dim() < 1 || p.hidden_dim() > 4096 || p.action_hidden_dim() < 1 || p.action_hidden_dim() > 4096)
-    throw ConfigError("policy sizes out of range (embedding_dim, hidden_dim, action_hidden_dim in [1, 1024/4096], gcn_layers in [0, 16])");
-  if (!p.preset().empty()) encoders::ParsePolicyPreset(p.preset());  // "policy preset must be default or ct_faithful"
-  const auto& a = c.agent();
-  if (a.algorithm() != "ppo" && a.algorithm() != "reinforce")
-    throw ConfigError("agent.algorithm must be ppo or reinforce (got '" + a.algorithm() + "')");
-  auto positive = [](double v, const char* n) {
-    if (!std::isfinite(v) || v <= 0) throw ConfigError(std::string("agent.") + n + " must be > 0");
-  };
-  auto nonneg = [](double v, const char* n) {
-    if (!std::isfinite(v) || v < 0) throw ConfigError(std::string("agent.") + n + " must be >= 0");
-  };
-  positive(a.learning_rate(), "learning_rate");
-  positive(a.adam_eps(), "adam_eps");
-  positive(a.max_grad_norm(), "max_grad_norm");
-  positive(a.clip(), "clip");
-  nonneg(a.entropy_coef(), "entropy_coef");
-  nonneg(a.value_coef(), "value_coef");
-  if (!(a.gamma() >= 0 && a.gamma() <= 1)) throw ConfigError("agent.gamma must be in [0, 1]");
-  if (!(a.baseline_decay() >= 0 && a.baseline_decay() < 1)) throw ConfigError("agent.baseline_decay must be in [0, 1)");
-  if (a.epochs() < 1 || a.epochs() > 1000) throw ConfigError("agent.epochs must be in [1, 1000]");
-  if (a.minibatch_size() < 1 || a.minibatch_size() > 1000000) throw ConfigError("agent.minibatch_size must be in [1, 1e6]");
+  CheckPolicyConfig(c.policy());
+  if (!c.policy().preset().empty()) encoders::ParsePolicyPreset(c.policy().preset());  // "policy preset must be default or ct_faithful"
+  CheckAgentConfig(c.agent());
 }
 
-agents::AgentOptions AgentOptionsFrom(const config::PlaceTrainConfig& c) {
-  agents::AgentOptions o;
-  const auto& a = c.agent();
-  o.algorithm = a.algorithm() == "ppo" ? agents::Algorithm::kPpo : agents::Algorithm::kReinforce;
-  o.learning_rate = a.learning_rate();
-  o.adam_eps = a.adam_eps();
-  o.max_grad_norm = a.max_grad_norm();
-  o.entropy_coef = a.entropy_coef();
-  o.gamma = a.gamma();
-  o.clip = a.clip();
-  o.value_coef = a.value_coef();
-  o.epochs = a.epochs();
-  o.minibatch_size = a.minibatch_size();
-  o.normalize_advantages = a.normalize_advantages();
-  o.baseline_decay = a.baseline_decay();
-  o.seed = c.seed();
-  return o;
-}
-
-encoders::PolicyOptions PolicyOptionsFrom(const config::PlaceTrainConfig& c) {
-  encoders::PolicyOptions o;
-  o.embedding_dim = c.policy().embedding_dim();
-  o.gcn_layers = c.policy().gcn_layers();
-  o.hidden_dim = c.policy().hidden_dim();
-  o.action_hidden_dim = c.policy().action_hidden_dim();
+encoders::PolicyOptions ChipPolicyOptions(const config::PlaceTrainConfig& c) {
+  encoders::PolicyOptions o = PolicyOptionsFrom(c.policy());
   if (!c.policy().preset().empty()) o.preset = encoders::ParsePolicyPreset(c.policy().preset());
   o.init_seed = c.seed();
   return o;
@@ -268,8 +208,8 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
     const std::string why = layout.Mismatch(encoders::FeatureLayout::Of(*envs[i]));
     if (!why.empty()) throw ConfigError("design " + std::to_string(i) + " has another feature layout: " + why);
   }
-  encoders::Policy policy(PolicyOptionsFrom(cfg), layout);  // the same initial weights on every rank
-  agents::AgentOptions agent_options = AgentOptionsFrom(cfg);
+  encoders::Policy policy(ChipPolicyOptions(cfg), layout);  // the same initial weights on every rank
+  agents::AgentOptions agent_options = AgentOptionsFrom(cfg.agent(), cfg.seed());
   agent_options.seed = cfg.seed() + 1000003ULL * static_cast<uint64_t>(rank);  // each rank samples its own episodes
   agents::Learner learner(&policy, agent_options);
   learner.SetCollective(group);
