@@ -83,6 +83,7 @@ std::string ChipEnv::name() const {
   p.GetString("soft", SoftName(opt_.soft));
   p.GetString("infeasible_reward", num(opt_.infeasible_reward));
   p.GetBool("maps", opt_.maps);
+  p.GetString("off_canvas_nets", OffCanvasNetsName(opt_.weights.off_canvas_nets));
   return p.Canonical("chip");
 }
 
@@ -103,6 +104,7 @@ std::unique_ptr<Environment> ChipEnv::Make(EnvParams& p) {
   else throw ConfigError("chip: soft must be fd or keep, got '" + soft + "'");
   o.infeasible_reward = p.GetDouble("infeasible_reward", o.infeasible_reward);
   o.maps = p.GetBool("maps", o.maps);
+  o.weights.off_canvas_nets = ParseOffCanvasNets(p.GetString("off_canvas_nets", "clamp"), "chip: off_canvas_nets");
   inst->design = LoadChipDesign(inst->netlist_path, inst->plc_path, inst->synthetic_seed);
   return std::make_unique<ChipEnv>(inst, o);
 }

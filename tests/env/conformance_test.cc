@@ -48,6 +48,7 @@ std::vector<std::string> Specs() {
   s.push_back("chip(netlist=../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz,"
               "plc=../shared/datasets/chip/ariane133_ng45/initial.plc,reward=dense)");
   s.push_back("chip(seed=3,reward=dense,soft=keep)");
+  s.push_back("chip(seed=4,reward=dense,soft=keep,off_canvas_nets=skip)");
   s.push_back("chip(netlist=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/netlist.pb.txt,"
               "plc=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/initial.plc)");
   s.push_back("partition(nodes=10,devices=3,extra_edges=5,graph_seed=7)");
@@ -232,7 +233,9 @@ TEST(Registry, NamePrintsDefaultedValues) {
   auto env = MakeEnvironment("partition");
   EXPECT_EQ(env->name(), "partition(nodes=8,devices=2,capacity=4,extra_edges=8,graph_seed=1)");
   auto chip = MakeEnvironment("chip(seed=2)");
-  EXPECT_EQ(chip->name(), "chip(netlist='',plc='',seed=2,weights='1,0.5,0.5',reward=sparse,soft=fd,infeasible_reward=-4,maps=true)");
+  EXPECT_EQ(chip->name(), "chip(netlist='',plc='',seed=2,weights='1,0.5,0.5',reward=sparse,soft=fd,infeasible_reward=-4,maps=true,off_canvas_nets=clamp)");
+  EXPECT_NE(MakeEnvironment("chip(seed=2,off_canvas_nets=skip)")->name().find("off_canvas_nets=skip"), std::string::npos);
+  EXPECT_THROW(MakeEnvironment("chip(seed=2,off_canvas_nets=never)"), ConfigError);
 }
 
 }  // namespace
