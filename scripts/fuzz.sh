@@ -22,7 +22,7 @@ MAX_LEN=${FUZZ_MAX_LEN:-65536}
 RSS_MB=${FUZZ_RSS_MB:-2048}
 TIMEOUT=${FUZZ_TIMEOUT:-10}
 ALL_TARGETS="netlist_fuzz plc_fuzz bookshelf_fuzz compute_graph_fuzz placement_fuzz graph_spec_fuzz
-  perf_spec_fuzz perf_pbtxt_fuzz catalog_fuzz measurements_fuzz machine_fuzz nas_space_fuzz nas_tables_fuzz idx_fuzz"
+  perf_spec_fuzz perf_pbtxt_fuzz catalog_fuzz measurements_fuzz machine_fuzz nas_space_fuzz nas_tables_fuzz idx_fuzz onnx_fuzz"
 TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 
 if ! [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || [ "$SECONDS_PER_TARGET" -lt 1 ]; then

@@ -766,5 +766,39 @@ TEST(OnnxImport, DebianTestDataSmoke) {
   if (imported == 0) GTEST_SKIP() << "libonnx-testdata not installed (" << root << ")";
 }
 
+// onnx_fuzz regressions (tests/fuzz/corpus/onnx_fuzz/regression_*.onnx): shape arithmetic
+// that overflowed int64 while folding (a Reshape shape of 3.3e15 · 4.5e15, a Mul of 1.4e17 ·
+// 1.4e17 — undefined behaviour that ASan/UBSan caught) and a Gemm that crashed libonnx. Such
+// values are no longer folded: each file gives a graph with finite sizes or an error naming it.
+TEST(OnnxImport, FuzzRegressionsGiveAGraphOrAnErrorNamingTheFile) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("tests/fuzz/corpus/onnx_fuzz")) {
+    const std::string path = entry.path().string();
+    if (entry.path().filename().string().rfind("regression_", 0) != 0) continue;
+    ++files;
+    try {
+      const ComputeGraph g = ImportOnnx(path);
+      for (int i = 0; i < g.num_ops(); ++i)
+        EXPECT_TRUE(std::isfinite(g.flops[i]) && g.flops[i] >= 0 && std::isfinite(g.output_bytes[i])) << path;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(entry.path().filename().string()), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GE(files, 3);
+}
+
+// onnx_fuzz (tests/fuzz/corpus/onnx_fuzz/regression_gemm_rank1_constant.onnx): a Gemm whose B
+// is a rank-1 Constant crashed libonnx 1.12's Gemm inference (SEGV); the rank a Constant
+// declares is now checked before inference: an error naming the node.
+TEST(OnnxImport, FuzzRegressionGemmOfARankOneConstant) {
+  try {
+    ImportOnnx("tests/fuzz/corpus/onnx_fuzz/regression_gemm_rank1_constant.onnx");
+    FAIL() << "a Gemm of a rank-1 Constant was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Gemm"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has rank 1"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace placerl::graphs
