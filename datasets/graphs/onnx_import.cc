@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <exception>
 #include <limits>
@@ -15,6 +18,9 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "datasets/util/errors.h"
 
@@ -141,6 +147,81 @@ Tensor FromTypeProto(const onnx::TypeProto& t) {
 }
 
 // Values of small integer tensors computed at import time (shape arithmetic).
+// libonnx 1.12's shape inference indexes the dims of some inputs unchecked (Gemm, Conv, pool,
+// RNN rules): a malformed model whose wrong rank only shows in an intermediate tensor crashes
+// it (onnx_fuzz). It therefore runs in a forked child; the inferred model and the propagated
+// shape data come back through a pipe, and a child killed by a signal becomes an error.
+// Result bytes: 'E' + message, or 'M' + u64 size + ModelProto + GraphProto whose value_info
+// carries the data map (name → shape).
+void InferShapesIsolated(onnx::ModelProto* model, std::unordered_map<std::string, onnx::TensorShapeProto>* data,
+                         const std::string& label) {
+  int fds[2];
+  if (pipe(fds) != 0) throw IoError(label + ": pipe: " + std::strerror(errno));
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw IoError(label + ": fork: " + std::strerror(errno));
+  }
+  if (pid == 0) {  // child: infer, write, _exit (no destructors, no atexit handlers)
+    close(fds[0]);
+    std::string out;
+    try {
+      std::unordered_map<std::string, onnx::TensorShapeProto> d;
+      onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(false, 1, true), &d);
+      onnx::GraphProto carrier;
+      for (const auto& [name, shape] : d) {
+        auto* v = carrier.add_value_info();
+        v->set_name(name);
+        *v->mutable_type()->mutable_tensor_type()->mutable_shape() = shape;
+      }
+      const std::string m = model->SerializeAsString();
+      const uint64_t size = m.size();
+      out = "M" + std::string(reinterpret_cast<const char*>(&size), sizeof(size)) + m + carrier.SerializeAsString();
+    } catch (const std::exception& e) {
+      out = std::string("E") + e.what();
+    }
+    size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t w = write(fds[1], out.data() + done, out.size() - done);
+      if (w <= 0) _exit(3);
+      done += static_cast<size_t>(w);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string in;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t r = read(fds[0], buf, sizeof(buf));
+    if (r > 0) in.append(buf, static_cast<size_t>(r));
+    else if (r == 0 || errno != EINTR) break;
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    throw ParseError(label, 0, "ONNX shape inference (libonnx) crashed on this model (signal " +
+                                   std::to_string(WTERMSIG(status)) + "): a malformed model — check the ranks of its "
+                                   "Gemm/Conv/pool/RNN inputs");
+  if (in.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw ParseError(label, 0, "ONNX shape inference failed (no result from the inference process)");
+  if (in[0] == 'E') throw ParseError(label, 0, "ONNX shape inference failed: " + in.substr(1));
+  uint64_t size = 0;
+  if (in[0] != 'M' || in.size() < 1 + sizeof(size)) throw ParseError(label, 0, "ONNX shape inference: bad result");
+  std::memcpy(&size, in.data() + 1, sizeof(size));
+  const size_t at = 1 + sizeof(size);
+  onnx::GraphProto carrier;
+  if (size > in.size() - at || !model->ParseFromArray(in.data() + at, static_cast<int>(size)) ||
+      !carrier.ParseFromArray(in.data() + at + size, static_cast<int>(in.size() - at - size)))
+    throw ParseError(label, 0, "ONNX shape inference: bad result");
+  data->clear();
+  for (const auto& v : carrier.value_info()) (*data)[v.name()] = v.type().tensor_type().shape();
+}
+
 struct IntTensor {
   std::vector<int64_t> dims;
   std::vector<int64_t> data;
@@ -864,12 +945,7 @@ class Importer {
         layer_norm_stats.push_back({i, std::vector<std::string>(n->output().begin() + 1, n->output().end())});
         while (n->output_size() > 1) n->mutable_output()->RemoveLast();
       }
-      try {
-        onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(),
-                                           onnx::ShapeInferenceOptions(false, 1, true), &data);
-      } catch (const std::exception& e) {
-        Fail(std::string("ONNX shape inference failed: ") + e.what());
-      }
+      InferShapesIsolated(&model_, &data, label_);
       for (const auto& [i, outputs] : layer_norm_stats)
         for (const std::string& o : outputs) g->mutable_node(i)->add_output(o);
       CollectTensors();
