@@ -242,7 +242,7 @@ P("## Step time (s) and ratio to the reference")
 P("")
 P("Ratio = T / T_ref, with T_ref = 1-GPU where the model fits one GPU, else the expert (marked `ref: Expert`) — "
   "ColocRL's and HDP's within-row convention (§5.1); < 1 is faster. \"OOM\" = the simulated peak exceeds a "
-  "GPU's memory; \"infeasible\" = the placer found no device with room (exit 2). RL placers are not built yet.")
+  "GPU's memory; \"infeasible\" = the placer found no device with room (exit 2). The RL placer (place-train --env device) is not run by this script: its measured cells are added by hand and marked ¹ (docs/device_placement.md).")
 P("")
 P("| Model | #GPU | 1-GPU peak (GB) | ref | " + " | ".join(n for _, n in MAIN) + " | RL | sim ✓ |")
 P("|---|---|---|---|" + "---|" * len(MAIN) + "---|---|")
@@ -253,7 +253,7 @@ for label, graph, gpus in rows:
              for k, _ in MAIN + VARIANTS for j in [data[(label, gpus, k)]] if j is not None and step(j) is not None)
     sj = data[(label, gpus, "single")]
     peak = max(d["peak_memory_bytes"] for d in sj["best"]["devices"]) / 1e9 if sj and "best" in sj else None
-    P(f"| {label} | {gpus} | {fmt(peak)} | {r[1]} | " + " | ".join(cells) + " | —, not built yet | " + ("✓" if ok else "✗") + " |")
+    P(f"| {label} | {gpus} | {fmt(peak)} | {r[1]} | " + " | ".join(cells) + " | —, not run | " + ("✓" if ok else "✗") + " |")
 P("")
 P("## Variants")
 P("")
@@ -359,7 +359,7 @@ for label in ["RNNLM", "Inception-V3"]:
         if sr is None or not (3 <= sr <= 9):
             fails.append(f"{label} {gpus} GPUs: Scotch(+CPU)/1-GPU = {fmt(sr)}")
 checks.append(("1. RNNLM, Inception on the K80 preset: 1-GPU ≈ RL ≤ Expert ≪ Scotch (Expert/1-GPU ≈ 2–3, "
-               "Scotch/1-GPU ≈ 3–9; RL not built, the rest checked)", fails,
+               "Scotch/1-GPU ≈ 3–9; RL not run by the script, the rest checked)", fails,
                "the simulator's transfers are far cheaper than the papers' TensorFlow runtime's — see "
                "\"Why the simulator ranks the expert above one GPU\" below"))
 refs = []
