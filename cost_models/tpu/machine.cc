@@ -122,34 +122,32 @@ int Machine::FastestDevice() const {
   return best;
 }
 
-Machine K80Machine(int gpus, int cpus, double memory_fraction) {
+namespace {
+// k80(...) and baechi(...): K80-like GPUs (per-GPU memory `gpu_memory` × fraction) + CPUs,
+// with the link of the paper the preset is named after.
+Machine GpuCpuMachine(const char* name, int gpus, int cpus, double memory_fraction, double gpu_memory,
+                      SimConfig (*link)(std::vector<SimDevice>)) {
   CheckCount("gpus", gpus, 0);
   CheckCount("cpu", cpus, 0);
   CheckFraction(memory_fraction);
-  if (gpus + cpus < 1) throw ConfigError("machine: k80 needs at least one device");
+  if (gpus + cpus < 1) throw ConfigError(std::string("machine: ") + name + " needs at least one device");
   Machine m;
-  m.name = "k80";
-  m.spec = "k80(gpus=" + std::to_string(gpus) + ",cpu=" + std::to_string(cpus) +
+  m.name = name;
+  m.spec = m.name + "(gpus=" + std::to_string(gpus) + ",cpu=" + std::to_string(cpus) +
            ",memory_fraction=" + Num(memory_fraction) + ")";
-  AddDevices(&m, "gpu", "gpu", gpus, PlainDevice(kK80Flops, kK80Bandwidth, kK80Memory * memory_fraction));
+  AddDevices(&m, "gpu", "gpu", gpus, PlainDevice(kK80Flops, kK80Bandwidth, gpu_memory * memory_fraction));
   AddDevices(&m, "cpu", "cpu", cpus, CpuDevice());
-  m.sim = PlacetoConfig(m.sim.devices);
+  m.sim = link(m.sim.devices);
   return m;
+}
+}  // namespace
+
+Machine K80Machine(int gpus, int cpus, double memory_fraction) {
+  return GpuCpuMachine("k80", gpus, cpus, memory_fraction, kK80Memory, PlacetoConfig);
 }
 
 Machine BaechiMachine(int gpus, int cpus, double memory_fraction) {
-  CheckCount("gpus", gpus, 0);
-  CheckCount("cpu", cpus, 0);
-  CheckFraction(memory_fraction);
-  if (gpus + cpus < 1) throw ConfigError("machine: baechi needs at least one device");
-  Machine m;
-  m.name = "baechi";
-  m.spec = "baechi(gpus=" + std::to_string(gpus) + ",cpu=" + std::to_string(cpus) +
-           ",memory_fraction=" + Num(memory_fraction) + ")";
-  AddDevices(&m, "gpu", "gpu", gpus, PlainDevice(kK80Flops, kK80Bandwidth, kBaechiGpuMemory * memory_fraction));
-  AddDevices(&m, "cpu", "cpu", cpus, CpuDevice());
-  m.sim = BaechiConfig(m.sim.devices);
-  return m;
+  return GpuCpuMachine("baechi", gpus, cpus, memory_fraction, kBaechiGpuMemory, BaechiConfig);
 }
 
 Machine ChipMachine(const std::string& type, int chips, int cpus, double memory_fraction) {
