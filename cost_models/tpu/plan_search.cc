@@ -31,11 +31,13 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
     if (fix_tensor && tp != base.tensor) continue;
     // 1-D tensor parallelism over heads; from 16 devices on also 2-D layouts tp_x × tp/tp_x
     // (d_model split tp_x-way, heads (tp/tp_x)-way), tp_x from 2 to tp/2.
+    // Block models: every attention sub-layer's heads (their gcd, tensor_heads()).
     std::vector<int> txs;
-    if (m.heads() % tp == 0) txs.push_back(1);
-    if (tp >= 16 && m.num_experts() == 0)
+    const int heads = ev.tensor_heads();
+    if (heads % tp == 0) txs.push_back(1);
+    if (tp >= 16 && !ev.has_experts())
       for (int tx : Divisors(tp))
-        if (tx >= 2 && tx <= tp / 2 && m.heads() % (tp / tx) == 0 && m.d_model() % tx == 0)
+        if (tx >= 2 && tx <= tp / 2 && heads % (tp / tx) == 0 && m.d_model() % tx == 0)
           txs.push_back(tx);
     if (fix_tx) txs.assign(tp % base.tensor_x == 0 ? 1 : 0, base.tensor_x);
     if (txs.empty()) continue;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <sstream>
 #include <unordered_set>
 
@@ -76,6 +78,7 @@ void CopyFields(const google::protobuf::Message& src, const std::vector<std::str
           case FieldDescriptor::CPPTYPE_INT64: out->AddInt64(dst, f, in->GetRepeatedInt64(src, f, i)); break;
           case FieldDescriptor::CPPTYPE_DOUBLE: out->AddDouble(dst, f, in->GetRepeatedDouble(src, f, i)); break;
           case FieldDescriptor::CPPTYPE_STRING: out->AddString(dst, f, in->GetRepeatedString(src, f, i)); break;
+          case FieldDescriptor::CPPTYPE_MESSAGE: out->AddMessage(dst, f)->CopyFrom(in->GetRepeatedMessage(src, f, i)); break;
           default: throw ConfigError("field " + key + ": unsupported repeated type");
         }
       }
@@ -246,6 +249,20 @@ TransformerModel CheckedModel(const TransformerModel& m, const std::vector<std::
              {"head_dim", "kv_heads", "vocab", "num_experts", "top_k", "moe_every"}, 0, kMaxModelSize);
   if (!std::isfinite(m.capacity_factor()) || m.capacity_factor() < 0 || m.capacity_factor() > 1e6)
     source.Fail(keys, "capacity_factor", "model: capacity_factor must be finite and in [0, 1e6]");
+  if (m.block_size() > kMaxBlockSubLayers)
+    source.Fail(keys, "block", "model: block has " + std::to_string(m.block_size()) + " sub-layers (at most " +
+                                   std::to_string(kMaxBlockSubLayers) + ")");
+  for (int i = 0; i < m.block_size(); ++i) {
+    const SubLayer& b = m.block(i);
+    const std::string at = "model: block sub-layer " + std::to_string(i + 1) + ": ";
+    for (long long v : {(long long)b.heads(), (long long)b.kv_heads(), (long long)b.head_dim(), (long long)b.d_ff(),
+                        (long long)b.num_experts(), (long long)b.top_k()})
+      if (v < 0 || v > kMaxModelSize)
+        source.Fail(keys, "block", at + std::to_string(v) + " is outside [0, " + std::to_string(kMaxModelSize) + "]");
+    if (!std::isfinite(b.capacity_factor()) || b.capacity_factor() < 0 || b.capacity_factor() > 1e6 ||
+        !std::isfinite(b.ffn_ratio()) || b.ffn_ratio() < 0 || b.ffn_ratio() > 1e4)
+      source.Fail(keys, "block", at + "capacity_factor must be in [0, 1e6] and ffn_ratio in [0, 1e4]");
+  }
   try {
     return NormalizedModel(m);
   } catch (const ConfigError& e) {
@@ -271,7 +288,28 @@ TransformerModel ParseModelSpec(const std::string& spec) {
   const std::string name = Trim(spec.substr(0, open));
   if (name != "transformer" && name != "moe")
     throw ConfigError("model \"" + spec + "\": unknown model family \"" + name + "\" (transformer, moe)");
-  SetFieldsFromString(spec.substr(open + 1, spec.size() - open - 2), "model", &m, &keys);
+  // `block=…` is a repeated message: parsed here, the other keys by reflection.
+  std::string rest, block;
+  bool has_block = false;
+  {
+    std::stringstream in(spec.substr(open + 1, spec.size() - open - 2));
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      const size_t eq = item.find('=');
+      if (eq != std::string::npos && Trim(item.substr(0, eq)) == "block") {
+        if (has_block) throw ConfigError("model: key \"block\" given twice");
+        has_block = true;
+        block = Trim(item.substr(eq + 1));
+      } else {
+        rest += (rest.empty() ? "" : ",") + item;
+      }
+    }
+  }
+  SetFieldsFromString(rest, "model", &m, &keys);
+  if (has_block) {
+    for (const SubLayer& s : ParseBlockSpec(block)) *m.add_block() = s;
+    keys.push_back("block");
+  }
   if (name == "moe" && !Given(keys, "num_experts")) m.set_num_experts(8);
   if (name == "moe" && m.num_experts() == 0) throw ConfigError("model: moe(...) needs num_experts >= 1");
   return CheckedModel(m, keys, source);
@@ -405,7 +443,120 @@ std::string ResolvedPlanString(const PlanC& p, int microbatches) {
 }
 
 std::string ModelToString(const TransformerModel& model) {
-  return (model.num_experts() > 0 ? "moe(" : "transformer(") + FieldsToString(model) + ")";
+  const std::string block = model.block_size() > 0 ? ",block=" + BlockToString(model) : "";
+  return (model.num_experts() > 0 ? "moe(" : "transformer(") + FieldsToString(model) + block + ")";
+}
+
+std::vector<SubLayer> ParseBlockSpec(const std::string& text) {
+  std::vector<SubLayer> out;
+  if (Trim(text).empty()) throw ConfigError("model block: empty (expected e.g. attn:h16+moe:e64:k2+ffn:r4)");
+  std::stringstream in(text);
+  std::string sub;
+  while (std::getline(in, sub, '+')) {
+    const int index = int(out.size()) + 1;
+    sub = Trim(sub);
+    std::stringstream parts(sub);
+    std::string tok;
+    std::getline(parts, tok, ':');
+    const std::string where = "model block: sub-layer " + std::to_string(index) + " \"" + sub + "\"";
+    SubLayer s;
+    if (tok == "attn" || tok == "attention") s.set_type(ATTENTION);
+    else if (tok == "ffn" || tok == "dense" || tok == "dense_ffn") s.set_type(DENSE_FFN);
+    else if (tok == "moe" || tok == "moe_ffn") s.set_type(MOE_FFN);
+    else throw ConfigError(where + ": bad token \"" + tok + "\" (sub-layer types: attn, ffn, moe)");
+    std::unordered_set<std::string> seen;
+    while (std::getline(parts, tok, ':')) {
+      tok = Trim(tok);
+      auto bad = [&](const std::string& why) -> ConfigError {
+        return ConfigError(where + ": bad token \"" + tok + "\" (" + why + ")");
+      };
+      // Longest prefixes first: kv before k, hd before h, cf before f, ec.
+      std::string key, value;
+      for (const char* k : {"kv", "hd", "cf", "ec", "h", "r", "f", "e", "k"}) {
+        const size_t n = std::strlen(k);
+        if (tok.compare(0, n, k) == 0) {
+          key = k;
+          value = tok.substr(n);
+          break;
+        }
+      }
+      const bool attn = s.type() == ATTENTION, moe = s.type() == MOE_FFN;
+      const bool ok = (attn && (key == "h" || key == "kv" || key == "hd")) ||
+                      (!attn && (key == "r" || key == "f")) ||
+                      (moe && (key == "e" || key == "k" || key == "cf" || key == "ec"));
+      if (!ok)
+        throw bad(attn ? "attn takes h<heads>, kv<kv_heads>, hd<head_dim>"
+                       : moe ? "moe takes r<ffn_ratio>, f<d_ff>, e<experts>, k<top_k>, ec, cf<capacity_factor>"
+                             : "ffn takes r<ffn_ratio>, f<d_ff>");
+      if (!seen.insert(key).second) throw bad("given twice");
+      if (key == "ec") {
+        if (!value.empty()) throw bad("ec takes no value");
+        s.set_gating(GATING_EXPERT_CHOICE);
+        continue;
+      }
+      if (value.empty()) throw bad("missing value");
+      if (key == "r" || key == "cf") {
+        double x = 0;
+        try {
+          x = ToDouble(value, where);
+        } catch (const ConfigError&) {
+          throw bad("not a number");
+        }
+        if (!(x > 0) || x > (key == "r" ? 1e4 : 1e6)) throw bad("must be > 0 and at most " + std::string(key == "r" ? "1e4" : "1e6"));
+        if (key == "r") s.set_ffn_ratio(x);
+        else s.set_capacity_factor(x);
+        continue;
+      }
+      long long v = 0;
+      try {
+        v = ToInt(value, where);
+      } catch (const ConfigError&) {
+        throw bad("not an integer");
+      }
+      if (v < 1 || v > kMaxModelSize) throw bad("outside [1, " + std::to_string(kMaxModelSize) + "]");
+      if (key == "h") s.set_heads(int(v));
+      else if (key == "kv") s.set_kv_heads(int(v));
+      else if (key == "hd") s.set_head_dim(int(v));
+      else if (key == "f") s.set_d_ff(int(v));
+      else if (key == "e") s.set_num_experts(int(v));
+      else s.set_top_k(int(v));
+    }
+    if (seen.count("k") && s.gating() == GATING_EXPERT_CHOICE)
+      throw ConfigError(where + ": bad token \"ec\" (expert choice has no top_k: give k or ec, not both)");
+    out.push_back(s);
+    if (int(out.size()) > kMaxBlockSubLayers)
+      throw ConfigError("model block: more than " + std::to_string(kMaxBlockSubLayers) + " sub-layers");
+  }
+  if (!text.empty() && text.back() == '+') throw ConfigError("model block: bad token \"+\" at the end (empty sub-layer)");
+  return out;
+}
+
+std::string BlockToString(const TransformerModel& model) {
+  std::string out;
+  auto num = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.15g", x);
+    return std::string(buf);
+  };
+  for (const SubLayer& s : model.block()) {
+    if (!out.empty()) out += "+";
+    if (s.type() == ATTENTION) {
+      out += "attn";
+      if (s.heads() > 0) out += ":h" + std::to_string(s.heads());
+      if (s.kv_heads() > 0) out += ":kv" + std::to_string(s.kv_heads());
+      if (s.head_dim() > 0) out += ":hd" + std::to_string(s.head_dim());
+      continue;
+    }
+    out += s.type() == DENSE_FFN ? "ffn" : "moe";
+    if (s.ffn_ratio() > 0) out += ":r" + num(s.ffn_ratio());
+    if (s.d_ff() > 0) out += ":f" + std::to_string(s.d_ff());
+    if (s.type() == DENSE_FFN) continue;
+    if (s.num_experts() > 0) out += ":e" + std::to_string(s.num_experts());
+    if (s.gating() == GATING_EXPERT_CHOICE) out += ":ec";
+    else if (s.top_k() > 0) out += ":k" + std::to_string(s.top_k());
+    if (s.capacity_factor() > 0) out += ":cf" + num(s.capacity_factor());
+  }
+  return out;
 }
 
 std::string MeshToString(const Mesh& mesh) {

@@ -1,6 +1,8 @@
 // Short-string and file forms of the perf-model inputs (OpenSpiel-style `name(k=v,...)`):
 //   model: "transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048,vocab=32000)",
 //          "moe(layers=..., num_experts=64, top_k=2)", or a .pbtxt TransformerModel file;
+//          a heterogeneous block: "transformer(layers=4,d_model=1024,block=attn:h16+moe:e64:k2:cf1.25+ffn:r4)"
+//          (ParseBlockSpec; in .pbtxt `block { type: MOE_FFN num_experts: 64 }`);
 //   mesh:  "tpu_v5p:4x4x4" or "tpu_v5p:4x4x4,slices=2", or a .pbtxt Mesh file;
 //   plan:  "fsdp=16,tensor=4,remat=minimal,global_batch=384", or a .pbtxt Plan file.
 // Keys are the proto field names; enum values are case-insensitive with or without their
@@ -36,12 +38,24 @@ namespace placerl::perf {
 constexpr long long kMaxGlobalBatch = 1LL << 30;      // sequences per step
 constexpr long long kMaxModelSize = 1LL << 24;        // any one model dimension
 constexpr long long kDefaultGlobalBatch = 512;        // sequences, when the plan gives none
+constexpr int kMaxBlockSubLayers = 64;                // sub-layers of one heterogeneous block
 
 // transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048,vocab=32000,
 // flash_attention=true); moe(...) adds num_experts=8 when not given.
 TransformerModel DefaultModel();
 
 TransformerModel ParseModelSpec(const std::string& spec);
+
+// The value of a model string's `block=` key: sub-layers joined by '+', each a type with
+// ':'-separated options (unset fields take the model's values, NormalizedModel):
+//   attn[:h<heads>][:kv<kv_heads>][:hd<head_dim>]
+//   ffn[:r<ffn_ratio>|:f<d_ff>]
+//   moe[:r<ffn_ratio>|:f<d_ff>][:e<experts>][:k<top_k>|:ec][:cf<capacity_factor>]
+// (`ec` = expert-choice gating; attention/dense/dense_ffn/moe_ffn are accepted as type names).
+// A bad token → ConfigError "model block: sub-layer 2 "moe:x3": bad token "x3" (...)".
+std::vector<SubLayer> ParseBlockSpec(const std::string& text);
+// The block of a model in that syntax ("" when uniform); ParseBlockSpec reads it back.
+std::string BlockToString(const TransformerModel& model);
 Mesh ParseMeshSpec(const std::string& spec);
 
 // A plan as written, with the keys it gives (proto field names, in the order written).

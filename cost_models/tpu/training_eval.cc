@@ -144,7 +144,62 @@ TransformerModel NormalizedModel(const TransformerModel& in) {
     need(m.top_k() <= m.num_experts(), "top_k must be <= num_experts");
     need(m.capacity_factor() > 0, "capacity_factor must be > 0");
   }
+  for (int i = 0; i < m.block_size(); ++i) {
+    SubLayer& s = *m.mutable_block(i);
+    const std::string at = "block sub-layer " + std::to_string(i + 1) + ": ";
+    auto need_sub = [&](bool ok, const char* what) {
+      if (!ok) throw ConfigError("model: " + at + what);
+    };
+    switch (s.type()) {
+      case ATTENTION:
+        need_sub(s.heads() >= 0 && s.kv_heads() >= 0 && s.head_dim() >= 0, "heads, kv_heads and head_dim must be >= 0");
+        if (s.heads() == 0) {
+          s.set_heads(m.heads());
+          if (s.kv_heads() == 0) s.set_kv_heads(m.kv_heads());
+          if (s.head_dim() == 0) s.set_head_dim(m.head_dim());
+        }
+        if (s.kv_heads() == 0) s.set_kv_heads(s.heads());
+        if (s.head_dim() == 0) s.set_head_dim(std::max(1, m.d_model() / s.heads()));
+        need_sub(s.kv_heads() <= s.heads(), "kv_heads must be <= heads");
+        break;
+      case DENSE_FFN:
+      case MOE_FFN:
+        need_sub(s.d_ff() >= 0, "d_ff must be >= 0");
+        need_sub(std::isfinite(s.ffn_ratio()) && s.ffn_ratio() >= 0 && s.ffn_ratio() <= 1e4,
+                 "ffn_ratio must be finite and in [0, 1e4]");
+        if (s.d_ff() == 0)
+          s.set_d_ff(s.ffn_ratio() > 0 ? std::max(1, int(std::lround(s.ffn_ratio() * m.d_model()))) : m.d_ff());
+        if (s.type() == DENSE_FFN) break;
+        need_sub(s.num_experts() >= 0 && s.top_k() >= 0, "num_experts and top_k must be >= 0");
+        if (s.num_experts() == 0) s.set_num_experts(m.num_experts());
+        need_sub(s.num_experts() > 0, "an MoE sub-layer needs num_experts > 0 (its own or the model's)");
+        if (s.top_k() == 0) s.set_top_k(m.top_k() > 0 ? m.top_k() : 2);
+        if (s.capacity_factor() == 0) s.set_capacity_factor(m.capacity_factor() > 0 ? m.capacity_factor() : 1.25);
+        need_sub(std::isfinite(s.capacity_factor()) && s.capacity_factor() > 0, "capacity_factor must be > 0");
+        if (s.gating() == GATING_TOP_K) need_sub(s.top_k() <= s.num_experts(), "top_k must be <= num_experts");
+        break;
+      default: need_sub(false, "unknown sub-layer type");
+    }
+  }
   return m;
+}
+
+std::vector<SubLayerC> BlockSubLayers(const TransformerModel& m) {
+  std::vector<SubLayerC> out;
+  for (const SubLayer& s : m.block()) {
+    SubLayerC c;
+    c.type = s.type();
+    c.heads = s.heads();
+    c.kv_heads = s.kv_heads();
+    c.head_dim = s.head_dim();
+    c.d_ff = s.d_ff();
+    c.experts = s.num_experts();
+    c.top_k = s.top_k();
+    c.capacity_factor = s.capacity_factor();
+    c.expert_choice = s.gating() == GATING_EXPERT_CHOICE;
+    out.push_back(c);
+  }
+  return out;
 }
 
 TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& mesh,
@@ -164,6 +219,29 @@ TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& 
   total_params_ = m.layers() * p_attn + (m.layers() - n_moe) * p_ffn +
                   n_moe * (m.num_experts() * p_ffn + d * m.num_experts()) +
                   double(m.vocab()) * d * (m.tied_embeddings() ? 1 : 2);
+  tensor_heads_ = m.heads();
+  has_experts_ = m.num_experts() > 0;
+  if (m.block_size() > 0) {
+    block_ = BlockSubLayers(m);
+    // Per block: attention, dense FFN and MoE parameters (experts + router), summed in the
+    // uniform layer's order so that an [attention, dense_ffn] block gives the same total.
+    double pa = 0, pf = 0, pm = 0;
+    tensor_heads_ = 0;
+    has_experts_ = false;
+    for (const SubLayerC& s : block_) {
+      if (s.type == ATTENTION) {
+        pa += d * (s.heads + 2 * s.kv_heads) * s.head_dim + s.heads * s.head_dim * d;
+        tensor_heads_ = std::gcd(tensor_heads_, int(s.heads));
+      } else if (s.type == DENSE_FFN) {
+        pf += d * s.d_ff * g + s.d_ff * d;
+      } else {
+        pm += s.experts * (d * s.d_ff * g + s.d_ff * d) + d * s.experts;
+        has_experts_ = true;
+      }
+    }
+    total_params_ = m.layers() * pa + m.layers() * pf + m.layers() * pm +
+                    double(m.vocab()) * d * (m.tied_embeddings() ? 1 : 2);
+  }
 }
 
 void TrainingEvaluator::MapAxes(const int sizes[4], AxisGroup groups[4]) const {
@@ -171,6 +249,7 @@ void TrainingEvaluator::MapAxes(const int sizes[4], AxisGroup groups[4]) const {
 }
 
 StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
+  if (!block_.empty()) return EvaluateBlock(p);
   StepBreakdown r;
   const TransformerModel& m = model_;
   auto invalid = [&r](const char* why) {
@@ -395,6 +474,260 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   return r;
 }
 
+StepBreakdown TrainingEvaluator::EvaluateBlock(const PlanC& p) const {
+  // The uniform Evaluate() with the layer replaced by the block. Every sum below runs in the
+  // order of the uniform layer's expressions (attention, then FFN, then the block's layer
+  // norms and elementwise work as one op each), so that a block [attention, dense_ffn]
+  // reproduces the uniform model bit for bit (tests/cost_models/tpu/block_model_test.cc).
+  StepBreakdown r;
+  const TransformerModel& m = model_;
+  auto invalid = [&r](const char* why) {
+    r.valid = false;
+    r.invalid_reason = why;
+    return r;
+  };
+  if (p.data < 1 || p.fsdp < 1 || p.tensor < 1 || p.pipeline < 1 || p.expert < 1)
+    return invalid("degrees must be >= 1");
+  if (double(p.data) * p.fsdp * p.tensor * p.pipeline != num_devices_)
+    return invalid("data*fsdp*tensor*pipeline != devices");
+  const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
+  if (tx > 1) {
+    if (p.tensor % tx != 0) return invalid("tensor_x does not divide tensor");
+    if (m.d_model() % tx != 0) return invalid("tensor_x does not divide d_model");
+    if (has_experts_) return invalid("2-D tensor parallelism is modelled for dense models only");
+  }
+  for (const SubLayerC& s : block_) {
+    if (s.type == ATTENTION && int(s.heads) % ty != 0)
+      return invalid(tx > 1 ? "tensor/tensor_x does not divide a sub-layer's heads"
+                            : "tensor does not divide a sub-layer's heads");
+    if (s.type == MOE_FFN && p.expert > 1 && int(s.experts) % p.expert != 0)
+      return invalid("expert must divide data*fsdp and num_experts");
+  }
+  if (p.pipeline > m.layers()) return invalid("pipeline > layers");
+  if (p.interleave > 1 && (p.pipeline == 1 || m.layers() % (static_cast<long long>(p.pipeline) * p.interleave) != 0))
+    return invalid("interleave needs pipeline > 1 and layers divisible by pipeline*interleave");
+  if (!has_experts_ && p.expert > 1) return invalid("expert > 1 on a dense model");
+  if (p.expert > 1 && (p.data * p.fsdp) % p.expert != 0) return invalid("expert must divide data*fsdp and num_experts");
+  const int bs = p.data * p.fsdp;
+  if (p.global_batch < bs) return invalid("global batch < data*fsdp");
+  const int K = p.pipeline;
+  const double seqs_per_shard = p.global_batch / bs;
+  int M = p.microbatches;
+  if (M <= 0) M = K == 1 ? 1 : int(std::min(4.0 * K, std::floor(seqs_per_shard)));
+  if (M < 1 || seqs_per_shard / M < 1) return invalid("fewer than one sequence per microbatch");
+  r.microbatches = M;
+
+  const Efficiency& e = eff_;
+  const DeviceRates rates = MakeDeviceRates(chip_, p.compute_dtype, e);
+  const double ab = BytesPerElement(p.compute_dtype), wb = ab;
+  const double pb = BytesPerElement(p.param_dtype), gb = BytesPerElement(p.grad_dtype);
+  const double d = m.d_model(), S = m.seq(), V = m.vocab(), tp = p.tensor;
+  const double g = m.gated_ffn() ? 2 : 1;
+  const double t = seqs_per_shard / M * S;  // tokens per microbatch per device
+  const double Ls = std::ceil(double(m.layers()) / K);  // blocks per stage
+
+  AxisGroup ax[5], tp_g;
+  MapPlanAxes(p, ax, &tp_g);
+  const AxisGroup &tpy_g = ax[0], &tpx_g = ax[1], &fsdp_g = ax[2], &dp_g = ax[3], &pp_g = ax[4];
+  AxisGroup ep_g;
+  if (p.expert > 1) {
+    AxisGroup tmp[4];
+    const int es[4] = {p.tensor, p.expert, 1, 1};
+    MapAxes(es, tmp);
+    ep_g = tmp[1];
+  }
+  const double bw_eff = e.collective_bw(), floor = e.latency_floor_s();
+  auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
+    return CollectiveTime(c, grp, bytes, bw_eff, floor, e.dcn_bw());
+  };
+  auto mm = [&](double mm_m, double k, double n, double weight_copies) {
+    return MatmulOpTime(rates, std::min({mm_m, k, n}), MatmulFlops(mm_m, k, n),
+                        (mm_m * k + mm_m * n) * ab + weight_copies * k * n * wb);
+  };
+
+  // ---- one block, one microbatch, forward; per-block sums ----
+  double fwd = 0;           // matmuls and attention of every sub-layer
+  double t_attn_sum = 0;    // attention scores (recomputed under REMAT_MINIMAL)
+  double norm_units = 0;    // layer norm + residual + dropout work per token, in units of d (5 per sub-layer)
+  double ffn_units = 0;     // FFN activation work per token ((g+1)·d_ff per FFN, × routed for MoE)
+  double ew_flops = 0;      // t·ffn_units/tp, summed per sub-layer as the uniform layer writes it
+  double tp_fwd = 0;        // tensor-parallel traffic of the forward pass (s)
+  double n_tp_y = 0;        // 2-D: all-gathers of [t, d/x] over y (2 per sub-layer)
+  double a2a = 0;           // expert all-to-alls of the forward pass (s)
+  double p_attn = 0, p_ffn = 0, p_router = 0, p_experts = 0;  // params per block
+  double act_attn = 0, act_ffn = 0, act_moe = 0;  // active (per-token) matmul params per block
+  double attn_per_token = 0;                      // 4·S·H·dh summed over attention sub-layers
+  double act_sharded = 0, score_units = 0, min_units = 0;  // activation memory per token (below)
+  double max_d_ff = 0;
+  for (const SubLayerC& s : block_) {
+    norm_units += 5;
+    n_tp_y += 2;
+    if (s.type == ATTENTION) {
+      const double H = s.heads, KV = s.kv_heads, dh = s.head_dim;
+      const double attn_flops = 4 * t * S * H * dh / tp;
+      const double attn_bytes = t * (2 * H + 2 * KV) * dh / tp * ab +
+                                (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
+      const double t_attn = MatmulOpTime(rates, std::min<double>(S, dh), attn_flops, attn_bytes);
+      fwd = fwd + mm(t, d, (H + 2 * KV) * dh / tp, 1) + mm(t, H * dh / tp, d, 1) + t_attn;
+      t_attn_sum += t_attn;
+      if (tp > 1 && tx == 1) tp_fwd += coll(Collective::kAllReduce, tp_g, t * d * ab);
+      const double pa = d * (H + 2 * KV) * dh + H * dh * d;
+      p_attn += pa;
+      act_attn += pa;
+      attn_per_token += 4 * S * H * dh;
+      act_sharded += 8 * d;
+      score_units += 5 * H;
+      min_units += (H + 2 * KV) * dh;
+      continue;
+    }
+    const double f = s.d_ff;
+    const double pf = d * f * g + f * d;
+    max_d_ff = std::max(max_d_ff, f);
+    if (tp > 1 && tx == 1) tp_fwd += coll(Collective::kAllReduce, tp_g, t * d * ab);
+    if (s.type == DENSE_FFN) {
+      fwd += mm(t, d, f * g / tp, 1) + mm(t, f / tp, d, 1);
+      ffn_units += (g + 1) * f;
+      ew_flops += t * (g + 1) * f / tp;
+      p_ffn += pf;
+      act_ffn += pf;
+      act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1);
+      min_units += f * g;
+      continue;
+    }
+    // MoE FFN: the routed capacity slots over the local experts, the router, dispatch, combine.
+    const double E = s.experts, per_token = s.RoutedPerToken(), routed = t * per_token;
+    const double local_experts = E / p.expert;
+    fwd += mm(routed, d, f * g / tp, local_experts) + mm(routed, f / tp, d, local_experts) + mm(t, d, E, 1) +
+           OpTime(rates, OpKind::kMoeDispatch, 0, 2 * routed * d / tp * ab) +
+           OpTime(rates, OpKind::kMoeCombine, routed * d / tp, 2 * routed * d / tp * ab);
+    a2a += 2 * coll(Collective::kAllToAll, ep_g, routed * d / tp * ab * p.expert);
+    ffn_units += (g + 1) * f * per_token;
+    ew_flops += t * (g + 1) * f * per_token / tp;
+    p_router += d * E;
+    p_experts += E * pf;
+    act_moe += s.ActiveExperts() * pf + d * E;
+    act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1) * per_token;
+    min_units += f * g * per_token;
+  }
+  const double t_ew_norm = OpTime(rates, OpKind::kNorm, t * norm_units * d / tp, t * norm_units * d / tp * ab);
+  const double ew_bytes = t * (norm_units * d + ffn_units) / tp * ab;
+  const double t_ew_ffn = ffn_units > 0 ? OpTime(rates, OpKind::kElementwise, ew_flops,
+                                                 ew_bytes - t * norm_units * d / tp * ab)
+                                        : 0;
+  fwd = fwd + t_ew_norm + t_ew_ffn;
+  const double remat_min = t_attn_sum + t_ew_norm + t_ew_ffn;
+  if (tx > 1) {
+    // 2-D weight-stationary layout, per sub-layer: 2 all-gathers of [t, d/x] over y, then the
+    // wide output's reduce-scatter and the wide input's all-gather over x.
+    tp_fwd = n_tp_y * coll(Collective::kAllGather, tpy_g, t * d / tx * ab);
+    for (const SubLayerC& s : block_) {
+      if (s.type == ATTENTION) {
+        tp_fwd = tp_fwd + coll(Collective::kReduceScatter, tpx_g, t * (s.heads + 2 * s.kv_heads) * s.head_dim / ty * ab) +
+                 coll(Collective::kAllGather, tpx_g, t * s.heads * s.head_dim / ty * ab);
+      } else {
+        tp_fwd = tp_fwd + coll(Collective::kReduceScatter, tpx_g, t * g * s.d_ff / ty * ab) +
+                 coll(Collective::kAllGather, tpx_g, t * s.d_ff / ty * ab);
+      }
+    }
+  }
+  const double tp_block = tp_fwd * (2 + (p.remat == REMAT_FULL ? 1 : 0));
+  const double block_dense = p_attn + p_ffn + p_router;  // FSDP-gathered; experts sharded by `expert`
+  const double ag = p.fsdp > 1 ? coll(Collective::kAllGather, fsdp_g, block_dense / tp * wb) : 0;
+  const double rs = p.fsdp > 1 ? coll(Collective::kReduceScatter, fsdp_g, block_dense / tp * gb) : 0;
+  const double recompute = p.remat == REMAT_FULL ? fwd : p.remat == REMAT_MINIMAL ? remat_min : 0;
+  const double bwd = 2 * fwd + recompute;
+  const double c_b = fwd + bwd;
+  // Tensor traffic hides under up to tp_overlap of the block's compute; FSDP gathers under
+  // its forward, gathers + reduce-scatters under its backward.
+  const double tp_b = std::max(0.0, tp_block - e.tp_overlap() * c_b);
+  const double fs_b = std::max(0.0, ag - fwd) + std::max(0.0, ag + rs - bwd);
+  const double ep_b = a2a * (p.remat == REMAT_FULL ? 3 : 2);
+
+  const double t_logits = 3 * mm(t, d, V / tp, 1) +
+                          OpTime(rates, OpKind::kSoftmax, 3 * t * V / tp, 3 * t * V / tp * 4);
+  const double t_embed = 3 * OpTime(rates, OpKind::kEmbedding, 0, t * d * ab);
+  const double t_ends = K == 1 ? t_logits + t_embed : std::max(t_logits, t_embed);
+  const double t_p2p = K > 1 ? 2 * coll(Collective::kPermute, pp_g, t * d / tp * ab * K) : 0;
+
+  const double mb_compute = Ls * c_b + t_ends;
+  const double mb_tp = Ls * tp_b, mb_fsdp = Ls * fs_b, mb_ep = Ls * ep_b;
+  const double t_mb = mb_compute + mb_tp + mb_fsdp + mb_ep + t_p2p;
+
+  // ---- per step ----
+  const double embed_params = (K > 1 || m.tied_embeddings()) ? V * d : 2 * V * d;
+  const double stage_dense_params = Ls * block_dense + embed_params;
+  const double stage_expert_params = Ls * p_experts;
+  const double dev_params = stage_dense_params / (tp * p.fsdp) + stage_expert_params / (tp * p.expert);
+  double t_dp = 0;
+  if (p.data > 1) {
+    t_dp = coll(Collective::kAllReduce, dp_g, stage_dense_params / (tp * p.fsdp) * gb) +
+           (stage_expert_params > 0 && p.data * p.fsdp > p.expert
+                ? coll(Collective::kAllReduce, dp_g, stage_expert_params / (tp * p.expert) * gb)
+                : 0);
+  }
+  const double last_bwd = (Ls * c_b) * 2.0 / 3.0;
+  const double opt_params = dev_params / (p.shard_optimizer ? p.data : 1);
+  const double t_opt = OpTime(rates, OpKind::kElementwise, 0,
+                              opt_params * OptimizerTrafficPerParam(p.optimizer, pb, gb));
+
+  r.compute_s = M * mb_compute;
+  r.exposed_tp_s = M * mb_tp;
+  r.exposed_fsdp_s = M * mb_fsdp;
+  r.exposed_ep_s = M * mb_ep;
+  r.pipeline_comm_s = M * t_p2p;
+  const double v = std::max(1, p.interleave);
+  r.bubble_s = (K - 1) * t_mb / v;
+  r.exposed_dp_s = p.grad_reduce_after_backward ? t_dp : std::max(0.0, t_dp - last_bwd);
+  r.optimizer_s = t_opt;
+  r.step_s = M * t_mb + r.bubble_s + r.exposed_dp_s + t_opt;
+
+  // ---- FLOPs: 6·(active matmul params)·tokens + attention ----
+  const double tokens = p.global_batch * S, L = m.layers();
+  const double active_layer_params = L * act_attn + L * act_ffn + L * act_moe;
+  const double attn_all = attn_per_token * L;
+  r.model_flops = tokens * (6 * (active_layer_params + V * d) + 3 * attn_all);
+  double recompute_flops = 0;
+  if (p.remat == REMAT_FULL) recompute_flops = tokens * (2 * active_layer_params + attn_all);
+  if (p.remat == REMAT_MINIMAL) recompute_flops = tokens * attn_all;
+  r.hw_flops = r.model_flops + recompute_flops;
+  r.tokens_per_s = tokens / r.step_s;
+  const double peak_job = rates.peak_flops * num_devices_;
+  r.mfu = r.model_flops / r.step_s / peak_job;
+  r.hfu = r.hw_flops / r.step_s / peak_job;
+  r.model_tflops_per_chip = r.model_flops / r.step_s / num_chips_ / 1e12;
+  r.hw_tflops_per_chip = r.hw_flops / r.step_s / num_chips_ / 1e12;
+
+  // ---- HBM per device (first stage) ----
+  r.hbm_params = dev_params * pb;
+  r.hbm_grads = dev_params * gb;
+  if (p.update_consumes_gradients && M == 1) {
+    const double block_params = block_dense + p_experts / p.expert;
+    r.hbm_grads = std::max(std::max(block_params, 0.0), V * d) / (tp * p.fsdp) * gb;
+  }
+  const double f_opt = m.d_ff() > 0 ? m.d_ff() : max_d_ff > 0 ? max_d_ff : d;
+  r.hbm_optimizer = opt_params * OptimizerBytesPerParam(p.optimizer, pb, d, f_opt);
+  // Korthikanti et al. 2022 per sub-layer (bytes per token in fp16 units of ab/2): attention
+  // 8·d sharded + 5·H·S scores, FFN 4·d_ff (× 1.5 gated, × routed slots for MoE), and 5·d
+  // replicated (norm input, dropout mask) per sub-layer, sharded by sequence parallelism.
+  const double tp_rest = p.no_sequence_parallel ? 1 : tp;
+  const double per_token_none = act_sharded * ab / 2 / tp + norm_units * d * ab / 2 / tp_rest +
+                                (m.flash_attention() ? 0 : score_units * S * ab / 2 / tp);
+  double per_token_block = per_token_none;
+  // Minimal remat keeps the matmul outputs (QKV, FFN hidden) + 1.5·d per sub-layer; full
+  // remat the block's input.
+  if (p.remat == REMAT_MINIMAL) per_token_block = (min_units + (1.5 * block_.size()) * d) * ab / tp;
+  if (p.remat == REMAT_FULL) per_token_block = d * ab / tp;
+  const double inflight = K > 1 ? std::min(K, M) * (v > 1 ? 1 + (K - 1) / (K * v) : 1) : 1;
+  r.hbm_activations = Ls * t * per_token_block * inflight +
+                      (p.remat != REMAT_NONE ? t * std::max(0.0, per_token_none - per_token_block) : 0) +
+                      2 * t * V / tp * 4;
+  r.hbm_total = r.hbm_params + r.hbm_grads + r.hbm_optimizer + r.hbm_activations;
+  r.hbm_capacity = chip_.hbm_bytes() / std::max(1, chip_.devices_per_chip()) * e.hbm_usable();
+  r.oom = r.hbm_total > r.hbm_capacity;
+  r.valid = true;
+  return r;
+}
+
 InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const InferenceQuery& q) const {
   InferenceResult r;
   auto invalid = [&r](const char* why) {
@@ -406,6 +739,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
   if (p.data != 1 || p.fsdp != 1 || p.pipeline != 1 || p.expert != 1) return invalid("inference: tensor layouts only");
   if (p.tensor != num_devices_) return invalid("inference: tensor must equal the mesh's devices");
   if (m.num_experts() > 0) return invalid("inference: dense models only");
+  if (m.block_size() > 0) return invalid("inference: uniform models only");
   const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
   if (p.tensor % tx != 0 || m.heads() % ty != 0 || m.d_model() % tx != 0)
     return invalid("inference: tensor_x must divide tensor and d_model; tensor/tensor_x the heads");

@@ -1,5 +1,6 @@
-// Evaluator of one sharded training step of a (dense or MoE) Transformer: model + mesh +
-// parallel plan → step time with its breakdown, throughput, MFU/HFU and HBM per device.
+// Evaluator of one sharded training step of a (dense or MoE) Transformer, uniform or made of
+// a repeated heterogeneous block of sub-layers (Brainformer): model + mesh + parallel plan →
+// step time with its breakdown, throughput, MFU/HFU and HBM per device.
 // Analytical (formulas in docs/perf_model.md): per-layer rooflines of the matmuls, attention
 // and elementwise work; tensor/FSDP/data/expert/pipeline collectives from collectives.h on
 // the axis groups the plan occupies on the physical mesh; the GPipe/1F1B bubble.
@@ -7,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cost_models/tpu/collectives.h"
 #include "cost_models/tpu/mesh.h"
@@ -67,8 +69,26 @@ struct StepBreakdown {
 double OptimizerBytesPerParam(Optimizer opt, double param_bytes, double d, double f);
 double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_bytes);
 
-// Validates the model (ConfigError) and fills defaults (head_dim, kv_heads, top_k, ...).
+// Validates the model (ConfigError) and fills defaults (head_dim, kv_heads, top_k, ...),
+// for a block model also every sub-layer's (heads, kv_heads, head_dim, d_ff, num_experts,
+// top_k, capacity_factor), so that a normalized sub-layer says everything about itself.
 TransformerModel NormalizedModel(const TransformerModel& model);
+
+// One sub-layer of a block model as plain values (the hot-path twin of SubLayer, normalized).
+struct SubLayerC {
+  SubLayerType type = ATTENTION;
+  double heads = 0, kv_heads = 0, head_dim = 0;  // attention
+  double d_ff = 0;                               // FFNs (an expert's hidden width for MoE)
+  double experts = 0, top_k = 0, capacity_factor = 0;  // MoE
+  bool expert_choice = false;
+  // MoE: expert-token pairs per token. Top-k: k experts per token; expert choice: each expert
+  // takes capacity_factor·T/E of the T tokens, so capacity_factor per token on average.
+  double ActiveExperts() const { return expert_choice ? capacity_factor : top_k; }
+  // MoE: capacity slots per token the expert matmuls run over (padding included): top-k
+  // k·capacity_factor, expert choice capacity_factor (every slot is filled).
+  double RoutedPerToken() const { return expert_choice ? capacity_factor : top_k * capacity_factor; }
+};
+std::vector<SubLayerC> BlockSubLayers(const TransformerModel& normalized);
 
 // ---- Inference (Pope et al. 2022) on a tensor-parallel layout of the same evaluator ----
 struct InferenceQuery {
@@ -109,6 +129,12 @@ class TrainingEvaluator {
   const TransformerModel& model() const { return model_; }
   const Chip& chip() const { return chip_; }
   double total_params() const { return total_params_; }
+  // Block models: the normalized sub-layers of one block (empty for uniform models).
+  const std::vector<SubLayerC>& block() const { return block_; }
+  // What tensor parallelism must divide: the heads of every attention (sub-)layer (their gcd;
+  // 0 when a block has no attention). Whether any layer is MoE.
+  int tensor_heads() const { return tensor_heads_; }
+  bool has_experts() const { return has_experts_; }
   // The axis group the i-th logical axis lands on, for sizes (tensor, fsdp, data, pipeline).
   void MapAxes(const int sizes[4], AxisGroup groups[4]) const;
 
@@ -116,7 +142,13 @@ class TrainingEvaluator {
   // The plan's axes (tensor as y × x, fsdp, data, pipeline; flat DCN applied) and the whole
   // tensor group as one axis group.
   void MapPlanAxes(const PlanC& plan, AxisGroup axes[5], AxisGroup* tensor_all) const;
+  // Evaluate() of a block model: the uniform layer's formulas per sub-layer, summed per block
+  // in the uniform layer's order (an [attention, dense_ffn] block reproduces it bit for bit).
+  StepBreakdown EvaluateBlock(const PlanC& plan) const;
   TransformerModel model_;
+  std::vector<SubLayerC> block_;
+  int tensor_heads_ = 0;
+  bool has_experts_ = false;
   Chip chip_;
   Efficiency eff_;
   MeshTopology topo_;

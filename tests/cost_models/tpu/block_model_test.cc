@@ -144,5 +144,215 @@ TEST(UniformModels, BitIdenticalToTheEvaluatorBeforeBlocks) {
   EXPECT_GT(valid_plans, 5000u);  // the hashes cover thousands of valid plans
 }
 
+// A uniform dense model written as an explicit block [attention, dense_ffn] (sub-layers take
+// the model's heads, kv_heads, head_dim and d_ff) gives the same numbers, bit for bit, on every
+// enumerated plan (1-D and 2-D tensor, pipeline, remat, ...).
+TEST(BlockModels, AttentionDenseBlockEqualsTheUniformModel) {
+  const Catalog& catalog = DefaultCatalog();
+  int compared = 0;
+  for (const GridCase& c : UniformGrid()) {
+    const TransformerModel uniform = ParseModelSpec(c.model);
+    if (uniform.num_experts() > 0) continue;
+    TransformerModel block = uniform;
+    block.add_block()->set_type(ATTENTION);
+    block.add_block()->set_type(DENSE_FFN);
+    const TrainingEvaluator eu(uniform, ParseMeshSpec(c.mesh), catalog);
+    const TrainingEvaluator eb(block, ParseMeshSpec(c.mesh), catalog);
+    ASSERT_EQ(eb.block().size(), 2u);
+    EXPECT_EQ(eu.total_params(), eb.total_params()) << c.model;
+    PlanC base;
+    base.global_batch = 64;
+    const std::vector<PlanC> plans = EnumeratePlans(eu, base);
+    ASSERT_EQ(plans.size(), EnumeratePlans(eb, base).size());
+    for (const PlanC& p : plans) {
+      const std::string u = BreakdownLine(eu.Evaluate(p)), b = BreakdownLine(eb.Evaluate(p));
+      ASSERT_EQ(u, b) << c.model << " " << c.mesh << " " << ResolvedPlanString(p, p.microbatches);
+      compared += u.rfind("invalid", 0) == 0 ? 0 : 1;
+    }
+  }
+  EXPECT_GT(compared, 300);
+}
+
+TransformerModel Model(const std::string& spec) { return ParseModelSpec(spec); }
+
+PlanC FsdpPlan(int devices, double batch, int expert = 1) {
+  PlanC p;
+  p.fsdp = devices;
+  p.expert = expert;
+  p.global_batch = batch;
+  return p;
+}
+
+// An MoE sub-layer's parameters and FLOPs by hand: d = 512, one attention (8 heads of 64),
+// one MoE FFN of 8 experts of d_ff 2048, top-2, two blocks, vocab 1000, untied.
+TEST(BlockModels, MoeSubLayerParamsAndFlopsByHand) {
+  const TrainingEvaluator ev(
+      Model("transformer(layers=2,d_model=512,d_ff=999,heads=4,seq=128,vocab=1000,block=attn:h8+moe:f2048:e8:k2:cf1.25)"),
+      ParseMeshSpec("tpu_v4:2x2x1"), DefaultCatalog());
+  const double d = 512, f = 2048, E = 8, L = 2, V = 1000, S = 128, H = 8, dh = 64;
+  const double p_attn = 4 * d * d;             // Q, K, V, O
+  const double p_expert = 2 * d * f;           // in + out
+  const double p_router = d * E;
+  EXPECT_DOUBLE_EQ(ev.total_params(), L * (p_attn + E * p_expert + p_router) + 2 * V * d);
+  const StepBreakdown b = ev.Evaluate(FsdpPlan(4, 16, 4));
+  ASSERT_TRUE(b.valid) << b.invalid_reason;
+  const double tokens = 16 * S;
+  const double active = L * (p_attn + 2 * p_expert + p_router);  // top-2: two experts per token
+  EXPECT_DOUBLE_EQ(b.model_flops, tokens * (6 * (active + V * d) + 3 * 4 * S * H * dh * L));
+  // Params per device: dense ones FSDP-sharded 4-way, experts expert-sharded 4-way.
+  EXPECT_DOUBLE_EQ(b.hbm_params, ((L * (p_attn + p_router) + 2 * V * d) / 4 + L * E * p_expert / 4) * 4);
+}
+
+// Capacity by hand: top-k routes k·cf·T slots, expert choice cf·T (each of E experts takes
+// cf·T/E tokens). Equal slots and equal active experts per token → the same step.
+TEST(BlockModels, ExpertChoiceVersusTopKCapacity) {
+  const TransformerModel m = Model(
+      "transformer(layers=2,d_model=512,heads=8,seq=128,vocab=1000,block=moe:e8:ec:cf2+moe:e8:k2:cf1+moe:e8:k2:cf1.25+moe:e8:ec:cf1)");
+  const std::vector<SubLayerC> subs = BlockSubLayers(NormalizedModel(m));
+  ASSERT_EQ(subs.size(), 4u);
+  EXPECT_TRUE(subs[0].expert_choice);
+  EXPECT_DOUBLE_EQ(subs[0].RoutedPerToken(), 2);    // cf
+  EXPECT_DOUBLE_EQ(subs[1].RoutedPerToken(), 2);    // k·cf
+  EXPECT_DOUBLE_EQ(subs[2].RoutedPerToken(), 2.5);  // 2·1.25
+  EXPECT_DOUBLE_EQ(subs[3].RoutedPerToken(), 1);
+  EXPECT_DOUBLE_EQ(subs[0].ActiveExperts(), 2);
+  EXPECT_DOUBLE_EQ(subs[2].ActiveExperts(), 2);
+  EXPECT_DOUBLE_EQ(subs[3].ActiveExperts(), 1);
+  const Mesh mesh = ParseMeshSpec("tpu_v4:2x2x1");
+  auto step = [&](const std::string& block) {
+    const TrainingEvaluator ev(Model("transformer(layers=2,d_model=512,heads=8,seq=128,vocab=1000,block=" + block + ")"),
+                               mesh, DefaultCatalog());
+    const StepBreakdown b = ev.Evaluate(FsdpPlan(4, 16, 4));
+    EXPECT_TRUE(b.valid) << b.invalid_reason;
+    return b;
+  };
+  const StepBreakdown ec2 = step("attn+moe:e8:ec:cf2"), k2 = step("attn+moe:e8:k2:cf1");
+  EXPECT_EQ(BreakdownLine(ec2), BreakdownLine(k2));
+  const StepBreakdown k2_125 = step("attn+moe:e8:k2:cf1.25"), ec1 = step("attn+moe:e8:ec:cf1");
+  EXPECT_GT(k2_125.step_s, ec2.step_s);            // 2.5 vs 2 slots per token
+  EXPECT_DOUBLE_EQ(k2_125.model_flops, ec2.model_flops);  // both two experts per token
+  EXPECT_LT(ec1.step_s, ec2.step_s);
+  EXPECT_LT(ec1.model_flops, ec2.model_flops);
+}
+
+// More or larger sub-layers → a longer step (same plan).
+TEST(BlockModels, StepTimeGrowsWithTheBlock) {
+  const Mesh mesh = ParseMeshSpec("tpu_v4:2x2x2");
+  auto step = [&](const std::string& block) {
+    const TrainingEvaluator ev(Model("transformer(layers=4,d_model=1024,heads=16,seq=512,vocab=32000,block=" + block + ")"),
+                               mesh, DefaultCatalog());
+    const StepBreakdown b = ev.Evaluate(FsdpPlan(8, 64, ev.has_experts() ? 8 : 1));
+    EXPECT_TRUE(b.valid) << block << ": " << b.invalid_reason;
+    return b.step_s;
+  };
+  const std::vector<std::string> growing = {"attn:h8",
+                                            "attn:h8+ffn:r2",
+                                            "attn:h8+ffn:r4",
+                                            "attn:h16:hd128+ffn:r4",
+                                            "attn:h16:hd128+ffn:r4+moe:r2:e8:k1",
+                                            "attn:h16:hd128+ffn:r4+moe:r2:e8:k2",
+                                            "attn:h16:hd128+ffn:r4+moe:r4:e8:k2",
+                                            "attn:h16:hd128+ffn:r4+moe:r4:e8:k2+attn:h16:hd128"};
+  for (size_t i = 1; i < growing.size(); ++i) EXPECT_GT(step(growing[i]), step(growing[i - 1])) << growing[i];
+}
+
+TEST(BlockModels, PlansCheckEverySubLayer) {
+  const TrainingEvaluator ev(
+      Model("transformer(layers=4,d_model=1024,heads=16,seq=512,block=attn:h16+moe:e4:k1+attn:h4+ffn:r4)"),
+      ParseMeshSpec("tpu_v4:2x2x2"), DefaultCatalog());
+  EXPECT_EQ(ev.tensor_heads(), 4);
+  EXPECT_TRUE(ev.has_experts());
+  PlanC p = FsdpPlan(1, 64);
+  p.tensor = 8;
+  EXPECT_STREQ(ev.Evaluate(p).invalid_reason, "tensor does not divide a sub-layer's heads");
+  p = FsdpPlan(8, 64, 8);
+  EXPECT_STREQ(ev.Evaluate(p).invalid_reason, "expert must divide data*fsdp and num_experts");
+  p = FsdpPlan(1, 64);
+  p.pipeline = 8;  // 4 blocks: stages split at block granularity
+  EXPECT_STREQ(ev.Evaluate(p).invalid_reason, "pipeline > layers");
+  p = FsdpPlan(2, 64);
+  p.pipeline = 4;
+  EXPECT_TRUE(ev.Evaluate(p).valid);
+  PlanC base;
+  base.global_batch = 64;
+  SearchStats stats;
+  const std::vector<RankedPlan> best = SearchPlans(ev, base, 3, &stats);
+  ASSERT_FALSE(best.empty());
+  for (const RankedPlan& r : best) EXPECT_EQ(4 % r.plan.tensor, 0);
+  EXPECT_EQ(ev.EvaluateInference(FsdpPlan(1, 1), InferenceQuery()).valid, false);
+}
+
+TEST(BlockSpec, ParsesPrintsAndReadsBack) {
+  const TransformerModel m = Model("transformer(d_model=1024,layers=4,block=attn:h16+moe:e64:k2:cf1.25+ffn:r4)");
+  ASSERT_EQ(m.block_size(), 3);
+  EXPECT_EQ(m.block(0).type(), ATTENTION);
+  EXPECT_EQ(m.block(0).heads(), 16);
+  EXPECT_EQ(m.block(0).head_dim(), 64);
+  EXPECT_EQ(m.block(1).type(), MOE_FFN);
+  EXPECT_EQ(m.block(1).num_experts(), 64);
+  EXPECT_EQ(m.block(1).top_k(), 2);
+  EXPECT_DOUBLE_EQ(m.block(1).capacity_factor(), 1.25);
+  EXPECT_EQ(m.block(1).d_ff(), 8192);  // the model's d_ff (the default model's)
+  EXPECT_EQ(m.block(2).d_ff(), 4096);  // ratio 4 × d_model
+  const std::string printed = ModelToString(m);
+  EXPECT_NE(printed.find(",block=attn:h16:kv16:hd64+moe:f8192:e64:k2:cf1.25+ffn:r4:f4096)"), std::string::npos)
+      << printed;
+  EXPECT_EQ(Model(printed).SerializeAsString(), m.SerializeAsString());
+  EXPECT_EQ(Model("transformer(block=attention:h8+dense_ffn:f100+moe_ffn:e4:ec:cf2)").block(2).gating(),
+            GATING_EXPERT_CHOICE);
+}
+
+TEST(BlockSpec, PbtxtFormEqualsTheString) {
+  const std::string path = ::testing::TempDir() + "/block_model.pbtxt";
+  WriteFileAtomic(path,
+                  "d_model: 1024\nlayers: 4\nblock { type: ATTENTION heads: 16 }\n"
+                  "block { type: MOE_FFN num_experts: 64 gating: GATING_EXPERT_CHOICE capacity_factor: 2 }\n"
+                  "block { type: DENSE_FFN ffn_ratio: 4 }\n");
+  EXPECT_EQ(Model(path).SerializeAsString(),
+            Model("transformer(d_model=1024,layers=4,block=attn:h16+moe:e64:ec:cf2+ffn:r4)").SerializeAsString());
+  WriteFileAtomic(path, "layers: 4\nblock { type: MOE_FFN }\n");  // no experts anywhere
+  try {
+    Model(path);
+    FAIL() << "expected a ParseError";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("block sub-layer 1: an MoE sub-layer needs num_experts"), std::string::npos)
+        << e.what();
+  }
+  WriteFileAtomic(path, "layers: 4\nblock { type: DENSE_FFN\n  ffn_ratio: -2 }\n");
+  EXPECT_THROW(Model(path), ParseError);
+}
+
+// Malformed blocks: one-line ConfigError naming the bad token.
+TEST(BlockSpec, MalformedBlocksNameTheToken) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"attn:h16+moe:x3", "bad token \"x3\""},
+      {"attn:r4", "bad token \"r4\""},
+      {"ffn:h8", "bad token \"h8\""},
+      {"mlp:r4", "bad token \"mlp\""},
+      {"moe:e0", "bad token \"e0\""},
+      {"moe:e8:cf-1", "bad token \"cf-1\""},
+      {"moe:e8:cfx", "bad token \"cfx\""},
+      {"moe:e8:k2:ec", "bad token \"ec\""},
+      {"attn:h16:h8", "bad token \"h8\" (given twice)"},
+      {"attn:h", "bad token \"h\" (missing value)"},
+      {"ffn:r4+", "bad token \"+\""},
+      {"attn++ffn", "bad token \"\""},
+      {"", "empty"},
+      {"moe:e8:k9", "top_k must be <= num_experts"},
+      {"attn:h16:kv32", "kv_heads must be <= heads"},
+  };
+  for (const auto& [block, what] : bad) {
+    try {
+      Model("transformer(layers=2,block=" + block + ")");
+      ADD_FAILURE() << block << ": no error";
+    } catch (const ConfigError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(what), std::string::npos) << block << " → " << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+  }
+  EXPECT_THROW(Model("transformer(block=attn,block=ffn)"), ConfigError);
+}
+
 }  // namespace
 }  // namespace placerl::perf
