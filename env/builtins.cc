@@ -20,7 +20,8 @@ void RegisterBuiltinEnvironments(EnvRegistry* r) {
                "simulated step time; one-shot (ColocRL/HDP/GDP) or iterative (Placeto) episodes",
                "device(graph=tests/data/device/mlp_training.graph,machine='k80(gpus=2)')", DeviceEnv::Make});
   r->Register({"block",
-               "architecture search: one decision of a search space per step (kChoice), quality minus a step-time penalty",
+               "architecture search: one decision of a search space per step (kChoice), quality minus a step-time penalty "
+               "(Brainformer blocks: the TPU performance model's step time, step_time=perf)",
                "block(space=nb201)", BlockEnv::Make});
 }
 

@@ -60,6 +60,21 @@ Parts MakeParts(BlockEnvOptions* o) {
   } else {
     p.step_time = std::make_shared<NoCost>();
   }
+  const bool brainformer = p.space->DecisionIndex("block/model_dim") >= 0 && p.space->DecisionIndex("sub0/type") >= 0;
+  const std::string def = brainformer ? "perf" : table.empty() ? "none" : "proxy";
+  if (o->step_time.empty()) o->step_time = def;
+  if (o->step_time != "perf" && o->step_time != "proxy" && o->step_time != "none")
+    throw ConfigError("block: step_time must be perf, proxy or none, not '" + o->step_time + "'");
+  if (o->step_time == "perf") {
+    if (!brainformer)
+      throw ConfigError("block: step_time=perf needs a space with Brainformer decisions (block/model_dim, sub0/type); " +
+                        p.space->name() + " has none");
+    p.step_time = std::make_shared<BrainformerStepTime>(*p.space, o->scale);
+  } else if (o->step_time == "proxy") {
+    if (table.empty()) throw ConfigError("block: step_time=proxy needs a table space (nb201, nas_bench_macro)");
+  } else {
+    p.step_time = std::make_shared<NoCost>();
+  }
   if (o->quality == "synthetic") p.quality = std::make_shared<SyntheticQuality>(*p.space, o->seed);
   return p;
 }
@@ -92,18 +107,51 @@ std::unique_ptr<Environment> BlockEnv::Make(EnvParams& p) {
   o.quality = p.GetString("quality", "");
   o.dataset = p.GetString("dataset", o.dataset);
   o.table = p.GetString("table", "");
-  o.cost_budget = p.GetDouble("budget", o.cost_budget);
+  o.step_time = p.GetString("step_time", "");
+  o.scale.blocks = static_cast<int>(p.GetInt("blocks", o.scale.blocks));
+  o.scale.seq = static_cast<int>(p.GetInt("seq", o.scale.seq));
+  o.scale.vocab = static_cast<int>(p.GetInt("vocab", o.scale.vocab));
+  o.scale.batch = p.GetInt("batch", o.scale.batch);
+  o.scale.mesh = p.GetString("mesh", o.scale.mesh);
+  o.scale.plan = p.GetString("plan", o.scale.plan);
+  if (o.scale.blocks < 1 || o.scale.blocks > 4096 || o.scale.seq < 1 || o.scale.seq > (1 << 24) ||
+      o.scale.vocab < 0 || o.scale.vocab > (1 << 24) || o.scale.batch < 1 || o.scale.batch > (1LL << 30))
+    throw ConfigError("block: blocks in [1, 4096], seq in [1, 2^24], vocab in [0, 2^24], batch in [1, 2^30]");
+  // budget=glam: the step time of the GLaM-like block (GlamLikeArchitecture) at this scale.
+  const bool glam_budget = p.GetString("budget", "") == "glam";
+  if (!glam_budget) o.cost_budget = p.GetDouble("budget", o.cost_budget);
   o.penalty = p.GetDouble("penalty", o.penalty);
   const int64_t seed = p.GetInt("seed", 1);
   if (seed < 0) throw ConfigError("block: seed must be >= 0");
   o.seed = static_cast<uint64_t>(seed);
+  if (glam_budget) {
+    BlockEnvOptions probe = o;
+    Parts parts = MakeParts(&probe);
+    if (probe.step_time != "perf") throw ConfigError("block: budget=glam needs step_time=perf (a Brainformer space)");
+    o.cost_budget = parts.step_time->StepTime(GlamLikeArchitecture(*parts.space));
+  }
   return std::make_unique<BlockEnv>(o);
 }
 
 std::string BlockEnv::name() const {
   return "block(space=" + Quoted(o_.space) + ",quality=" + o_.quality + ",dataset=" + Quoted(o_.dataset) +
          ",table=" + (o_.table.empty() ? "''" : Quoted(o_.table)) + ",budget=" + Num(o_.cost_budget) +
-         ",penalty=" + Num(o_.penalty) + ",seed=" + std::to_string(o_.seed) + ")";
+         ",penalty=" + Num(o_.penalty) + ",seed=" + std::to_string(o_.seed) + StepTimeKeys() + ")";
+}
+
+// The step-time keys of name(): step_time always for Brainformer spaces or when not the
+// space's default, the scale keys with step_time=perf (so that name() re-creates the env).
+std::string BlockEnv::StepTimeKeys() const {
+  if (o_.step_time == "perf") {
+    const BrainformerScale& s = o_.scale;
+    return ",step_time=perf,blocks=" + std::to_string(s.blocks) + ",seq=" + std::to_string(s.seq) +
+           ",vocab=" + std::to_string(s.vocab) + ",batch=" + std::to_string(s.batch) + ",mesh=" + Quoted(s.mesh) +
+           ",plan=" + s.plan;
+  }
+  const bool brainformer = space_->DecisionIndex("block/model_dim") >= 0 && space_->DecisionIndex("sub0/type") >= 0;
+  if (o_.step_time.empty()) return "";  // models given to the constructor
+  if (brainformer || (o_.step_time == "none" && !space_->table().empty())) return ",step_time=" + o_.step_time;
+  return "";
 }
 
 const std::vector<std::string>& BlockEnv::info_names() const { return kInfoNames; }

@@ -7,7 +7,9 @@
 // features: decided + one-hot of the choice made so far. Reward 0 per step and, at the end,
 //   quality − penalty · max(0, cost / cost_budget − 1)       (no penalty when cost_budget = 0)
 // with quality and cost (a step time or its proxy) from the QualityModel / StepTimeModel
-// interfaces (env/block/block_models.h); both terms and the penalty are in info.
+// interfaces (env/block/block_models.h); both terms and the penalty are in info. Brainformer
+// blocks' cost is the performance model's step time in seconds (step_time=perf, the scale keys
+// blocks=, seq=, vocab=, batch=, mesh=, plan=; budget=glam = the GLaM-like block's step time).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,11 @@ struct BlockEnvOptions {
   double cost_budget = 0;        // in the step-time model's unit; 0 = no penalty
   double penalty = 1;            // weight of the relative excess over the budget
   uint64_t seed = 1;             // synthetic quality's weights
+  // perf: the TPU performance model's step time at `scale` (spaces with the Brainformer
+  // decisions; their default); proxy: the table spaces' MACs / FLOPs (their default);
+  // none: cost 0 (the other spaces' default). Empty = the space's default.
+  std::string step_time;
+  BrainformerScale scale;        // step_time=perf: blocks=, seq=, vocab=, batch=, mesh=, plan=
 };
 
 // The value of one complete architecture.
@@ -73,6 +80,7 @@ class BlockEnv : public Environment {
  private:
   void BuildGraph();
   void UpdateMask();
+  std::string StepTimeKeys() const;
   BlockEnvOptions o_;
   std::shared_ptr<const nas::SearchSpace> space_;
   std::shared_ptr<const QualityModel> quality_;

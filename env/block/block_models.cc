@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
+#include <numeric>
 #include <mutex>
 #include <random>
 
+#include "cost_models/tpu/catalog.h"
+#include "cost_models/tpu/plan_search.h"
+#include "cost_models/tpu/spec.h"
 #include "datasets/util/errors.h"
 
 namespace placerl::env {
@@ -85,6 +90,198 @@ nas::Architecture SyntheticQuality::Optimum() const {
   nas::Architecture a;
   for (const auto& w : w_) a.push_back(static_cast<int32_t>(std::max_element(w.begin(), w.end()) - w.begin()));
   return a;
+}
+
+}  // namespace placerl::env
+
+// ---- Brainformer step time ----
+
+namespace placerl::env {
+
+namespace {
+
+int DecisionOrThrow(const nas::SearchSpace& space, const std::string& name) {
+  const int d = space.DecisionIndex(name);
+  if (d < 0) throw ConfigError("brainformer step time: space " + space.name() + " has no decision '" + name + "'");
+  return d;
+}
+
+double ParseChoiceNumber(const std::string& choice, const std::string& what) {
+  char* end = nullptr;
+  const double v = std::strtod(choice.c_str(), &end);
+  if (end == choice.c_str() || *end != '\0' || !std::isfinite(v) || v <= 0)
+    throw ConfigError("brainformer step time: " + what + " choice '" + choice + "' is not a positive number");
+  return v;
+}
+
+}  // namespace
+
+BrainformerStepTime::BrainformerStepTime(const nas::SearchSpace& space, const BrainformerScale& scale)
+    : scale_(scale) {
+  if (scale_.blocks < 1 || scale_.seq < 1 || scale_.vocab < 0 || scale_.batch < 1)
+    throw ConfigError("brainformer step time: blocks, seq and batch must be >= 1, vocab >= 0");
+  if (scale_.plan != "fsdp" && scale_.plan != "search")
+    throw ConfigError("brainformer step time: plan must be fsdp or search, not '" + scale_.plan + "'");
+  mesh_ = perf::ParseMeshSpec(scale_.mesh);
+  perf::FindChip(perf::DefaultCatalog(), mesh_.chip());  // an unknown chip fails here, not per architecture
+  model_dim_ = DecisionOrThrow(space, "block/model_dim");
+  for (int i = 0;; ++i) {
+    const std::string sub = "sub" + std::to_string(i) + "/";
+    if (space.DecisionIndex(sub + "type") < 0) break;
+    subs_.push_back({DecisionOrThrow(space, sub + "type"), DecisionOrThrow(space, sub + "heads"),
+                     DecisionOrThrow(space, sub + "ffn_ratio"), DecisionOrThrow(space, sub + "experts"),
+                     DecisionOrThrow(space, sub + "gating"), DecisionOrThrow(space, sub + "capacity_factor")});
+  }
+  if (subs_.empty()) throw ConfigError("brainformer step time: space " + space.name() + " has no sub0/type");
+  for (const nas::Decision& d : space.decisions()) choices_.push_back(d.choices);
+  for (const std::string& c : choices_[model_dim_]) ParseChoiceNumber(c, "model_dim");
+}
+
+perf::TransformerModel BrainformerStepTime::ModelOf(const nas::Architecture& a) const {
+  auto choice = [&](int d) -> const std::string& { return choices_.at(d).at(a.at(d)); };
+  perf::TransformerModel m;
+  const int d_model = static_cast<int>(ParseChoiceNumber(choice(model_dim_), "model_dim"));
+  m.set_layers(scale_.blocks);
+  m.set_d_model(d_model);
+  m.set_d_ff(4 * d_model);  // model-level defaults; every sub-layer below sets its own
+  m.set_heads(8);
+  m.set_seq(scale_.seq);
+  m.set_vocab(scale_.vocab);
+  m.set_flash_attention(true);
+  for (const SubIndex& s : subs_) {
+    const std::string& type = choice(s.type);
+    if (type == "none") continue;
+    perf::SubLayer* l = m.add_block();
+    if (type == "attention") {
+      l->set_type(perf::ATTENTION);
+      l->set_heads(static_cast<int>(ParseChoiceNumber(choice(s.heads), "heads")));
+      continue;
+    }
+    l->set_type(type == "moe_ffn" ? perf::MOE_FFN : perf::DENSE_FFN);
+    if (type != "moe_ffn" && type != "dense_ffn")
+      throw ConfigError("brainformer step time: unknown sub-layer type '" + type + "'");
+    l->set_ffn_ratio(ParseChoiceNumber(choice(s.ffn_ratio), "ffn_ratio"));
+    if (type == "dense_ffn") continue;
+    l->set_num_experts(static_cast<int>(ParseChoiceNumber(choice(s.experts), "experts")));
+    const std::string& gating = choice(s.gating);
+    if (gating == "expert_choice") {
+      l->set_gating(perf::GATING_EXPERT_CHOICE);
+    } else if (gating == "top1" || gating == "top2") {
+      l->set_top_k(gating == "top1" ? 1 : 2);
+    } else {
+      throw ConfigError("brainformer step time: unknown gating '" + gating + "'");
+    }
+    l->set_capacity_factor(ParseChoiceNumber(choice(s.capacity_factor), "capacity_factor"));
+  }
+  if (m.block_size() == 0) {
+    perf::SubLayer* l = m.add_block();
+    l->set_type(perf::DENSE_FFN);
+    l->set_d_ff(1);
+  }
+  return m;
+}
+
+BrainformerStepTime::Result BrainformerStepTime::Evaluate(const nas::Architecture& a) const {
+  const perf::TrainingEvaluator ev(ModelOf(a), mesh_, perf::DefaultCatalog());
+  int expert = ev.num_devices();
+  for (const perf::SubLayerC& s : ev.block())
+    if (s.type == perf::MOE_FFN) expert = std::gcd(expert, static_cast<int>(s.experts));
+  if (!ev.has_experts()) expert = 1;
+  perf::PlanC base;
+  base.fsdp = ev.num_devices();
+  base.expert = expert;
+  base.global_batch = static_cast<double>(scale_.batch);
+  Result r;
+  if (scale_.plan == "search") {
+    const std::vector<std::string> fixed = {"expert"};
+    const std::vector<perf::RankedPlan> best = perf::SearchPlans(ev, base, 1, nullptr, &fixed);
+    if (!best.empty()) {
+      r.plan = best[0].plan;
+      r.breakdown = best[0].result;
+      r.step_s = r.breakdown.step_s;
+      return r;
+    }
+  }
+  bool have = false;
+  for (perf::Remat remat : {perf::REMAT_NONE, perf::REMAT_MINIMAL, perf::REMAT_FULL}) {
+    perf::PlanC p = base;
+    p.remat = remat;
+    const perf::StepBreakdown b = ev.Evaluate(p);
+    if (!b.valid) throw ConfigError(std::string("brainformer step time: the fsdp plan is invalid: ") + b.invalid_reason);
+    if (remat == perf::REMAT_NONE) {  // the fallback when nothing fits
+      r.plan = p;
+      r.breakdown = b;
+    }
+    if (!b.oom && (!have || b.step_s < r.breakdown.step_s)) {
+      r.plan = p;
+      r.breakdown = b;
+      have = true;
+    }
+  }
+  r.oom = !have;
+  r.step_s = r.breakdown.step_s;
+  return r;
+}
+
+double BrainformerStepTime::StepTime(const nas::Architecture& a) const {
+  const std::string key(reinterpret_cast<const char*>(a.data()), a.size() * sizeof(a[0]));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+  }
+  const double t = Evaluate(a).step_s;  // outside the lock: evaluations run in parallel
+  std::lock_guard<std::mutex> lock(mu_);
+  cache_.emplace(key, t);
+  return t;
+}
+
+size_t BrainformerStepTime::cache_size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_.size();
+}
+
+nas::Architecture ArchitectureFromChoices(const nas::SearchSpace& space,
+                                          const std::vector<std::pair<std::string, std::string>>& choices) {
+  std::map<std::string, std::string> want;
+  for (const auto& [d, c] : choices) {
+    if (space.DecisionIndex(d) < 0) throw ConfigError("space " + space.name() + " has no decision '" + d + "'");
+    want[d] = c;
+  }
+  nas::Architecture a(space.num_decisions(), -1);
+  std::vector<uint8_t> mask(space.max_choices());
+  for (int32_t d = 0; d < space.num_decisions(); ++d) {
+    const nas::Decision& dec = space.decisions()[d];
+    space.AllowedChoices(a.data(), d, mask.data());
+    auto it = want.find(dec.name);
+    if (it == want.end()) {
+      a[d] = static_cast<int32_t>(std::find(mask.begin(), mask.end(), 1) - mask.begin());
+      continue;
+    }
+    const auto c = std::find(dec.choices.begin(), dec.choices.end(), it->second);
+    if (c == dec.choices.end())
+      throw ConfigError("decision " + dec.name + " has no choice '" + it->second + "'");
+    a[d] = static_cast<int32_t>(c - dec.choices.begin());
+    if (!mask[a[d]]) throw ConfigError("decision " + dec.name + " = '" + it->second + "' is not allowed here");
+  }
+  return a;
+}
+
+nas::Architecture GlamLikeArchitecture(const nas::SearchSpace& space) {
+  std::vector<std::pair<std::string, std::string>> c = {{"block/model_dim", "1024"}};
+  const char* types[8] = {"attention", "dense_ffn", "attention", "moe_ffn", "none", "none", "none", "none"};
+  for (int i = 0; i < 8; ++i) {
+    const std::string sub = "sub" + std::to_string(i) + "/";
+    c.push_back({sub + "type", types[i]});
+    if (std::string(types[i]) == "attention") c.push_back({sub + "heads", "16"});
+    if (std::string(types[i]) == "dense_ffn" || std::string(types[i]) == "moe_ffn") c.push_back({sub + "ffn_ratio", "4"});
+    if (std::string(types[i]) == "moe_ffn") {
+      c.push_back({sub + "experts", "64"});
+      c.push_back({sub + "gating", "top2"});
+      c.push_back({sub + "capacity_factor", "1.25"});
+    }
+  }
+  return ArchitectureFromChoices(space, c);
 }
 
 }  // namespace placerl::env

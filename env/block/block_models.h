@@ -6,7 +6,9 @@
 //     any space (tests, and spaces that have no real quality yet);
 //   - step time: no performance model applies to these CIFAR cells, so a PROXY stands in —
 //     NB201's analytic multiply-accumulates (datasets/nas/tables.h Nb201MegaMacs) and
-//     NAS-Bench-Macro's table FLOPs, both in millions; spaces without either have cost 0.
+//     NAS-Bench-Macro's table FLOPs, both in millions; spaces without either have cost 0;
+//   - Brainformer blocks: the TPU performance model's training step time of the block stacked
+//     to a stated scale (BrainformerStepTime, cost_models/tpu/training_eval.h), in seconds.
 // Tables are read once per process and path (CachedNb201Table / CachedMacroTable) and shared.
 #pragma once
 
@@ -15,6 +17,10 @@
 #include <string>
 #include <vector>
 
+#include <mutex>
+#include <unordered_map>
+
+#include "cost_models/tpu/training_eval.h"
 #include "datasets/nas/search_space.h"
 #include "datasets/nas/tables.h"
 
@@ -105,5 +111,69 @@ class NoCost : public StepTimeModel {
   double StepTime(const nas::Architecture&) const override { return 0; }
   std::string unit() const override { return "none"; }
 };
+
+// The target scale a Brainformer block is evaluated at (docs/nas.md "Brainformer step time").
+// The block's model_dim decision is d_model; the block is repeated `blocks` times.
+struct BrainformerScale {
+  int blocks = 8;                // repetitions of the block (TransformerModel.layers)
+  int seq = 1024;                // tokens per sequence
+  int vocab = 32000;
+  int64_t batch = 256;           // sequences per step (global batch)
+  std::string mesh = "tpu_v4:4x4";  // cost_models/tpu/spec.h mesh string
+  // fsdp: FSDP over every device, experts sharded expert = gcd(devices, every MoE sub-layer's
+  //   experts) ways, bf16 compute, fp32 params, Adam; remat the fastest of none / minimal / full
+  //   that fits in HBM (none when nothing fits). Three evaluations per architecture.
+  // search: plan_search's fastest plan that fits (data, fsdp, tensor, pipeline, microbatches,
+  //   remat enumerated; expert fixed as above), falling back to `fsdp` when none fits.
+  std::string plan = "fsdp";
+};
+
+// Step time (s) of a Brainformer-space architecture (datasets/nas/spaces/brainformer.pbtxt):
+// the heterogeneous TransformerModel of ModelOf() on the scale's mesh and plan. Results are
+// cached per architecture (the environment evaluates every sampled one); thread-safe.
+class BrainformerStepTime : public StepTimeModel {
+ public:
+  // Throws ConfigError when the space lacks the Brainformer decisions or the scale is bad.
+  BrainformerStepTime(const nas::SearchSpace& space, const BrainformerScale& scale);
+  double StepTime(const nas::Architecture& a) const override;
+  std::string unit() const override { return "s"; }
+
+  struct Result {
+    double step_s = 0;
+    bool oom = false;          // no plan fits in HBM (step time of the remat=none plan)
+    perf::PlanC plan;
+    perf::StepBreakdown breakdown;
+  };
+  Result Evaluate(const nas::Architecture& a) const;  // not cached
+  // d_model = model_dim, one SubLayer per sub-layer that is not "none" (heads; d_ff = ratio ×
+  // d_model; experts, top1 / top2 / expert_choice, capacity factor), layers = blocks, seq,
+  // vocab, flash attention. A block of only "none" sub-layers is evaluated as one dense FFN of
+  // width 1 (embeddings + logits; the stand-in costs one tiny matmul).
+  perf::TransformerModel ModelOf(const nas::Architecture& a) const;
+  const BrainformerScale& scale() const { return scale_; }
+  size_t cache_size() const;
+
+ private:
+  BrainformerScale scale_;
+  perf::Mesh mesh_;
+  int model_dim_ = -1;
+  struct SubIndex {
+    int type, heads, ffn_ratio, experts, gating, capacity_factor;
+  };
+  std::vector<SubIndex> subs_;
+  std::vector<std::vector<std::string>> choices_;  // per decision
+  mutable std::mutex mu_;
+  mutable std::unordered_map<std::string, double> cache_;
+};
+
+// The GLaM-like uniform block in the Brainformer space (Du et al. 2022, values recalled [M]):
+// model_dim 1024; attention (16 heads), dense FFN (ratio 4), attention (16 heads), MoE FFN
+// (64 experts, top-2, ratio 4, capacity factor 1.25), then 4 × none — GLaM's "MoE in every
+// other layer" as one block. The baseline a found block must beat at equal step time.
+nas::Architecture GlamLikeArchitecture(const nas::SearchSpace& space);
+// An architecture from "decision=choice" pairs (every other decision: its first allowed
+// choice, in order). Throws ConfigError for an unknown decision / choice or a forbidden one.
+nas::Architecture ArchitectureFromChoices(const nas::SearchSpace& space,
+                                          const std::vector<std::pair<std::string, std::string>>& choices);
 
 }  // namespace placerl::env

@@ -62,6 +62,7 @@ std::vector<std::string> Specs() {
   s.push_back("block(space=enas_macro)");
   s.push_back("block(space=enas_micro,seed=3)");
   s.push_back("block(space=brainformer)");
+  s.push_back("block(space=brainformer,budget=glam,penalty=2,plan=search,blocks=4,mesh=tpu_v5e:4x4)");
   return s;
 }
 
