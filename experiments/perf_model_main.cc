@@ -148,7 +148,8 @@ json ToJson(const StepBreakdown& b) {
                     ", expert " + std::to_string(p.expert) + ", global_batch " +
                     std::to_string(static_cast<long long>(p.global_batch)) + "; layers " +
                     std::to_string(m.layers()) + ", heads " + std::to_string(m.heads()) + ", d_model " +
-                    std::to_string(m.d_model()) + ", num_experts " + std::to_string(m.num_experts()) + "; " +
+                    std::to_string(m.d_model()) + ", num_experts " + std::to_string(m.num_experts()) +
+                    (m.block_size() > 0 ? ", block " + BlockToString(m) : "") + "; " +
                     std::to_string(ev.num_devices()) + " devices)");
 }
 
@@ -605,7 +606,10 @@ int main(int argc, char** argv) {
         "perf-model: analytical TPU/GPU performance model of sharded Transformer training.\n"
         "Models: transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048,vocab=32000) (the\n"
         "        defaults of every key not written), moe(...,num_experts=64,top_k=2) or a\n"
-        "        TransformerModel .pbtxt (same defaults).\n"
+        "        TransformerModel .pbtxt (same defaults). Heterogeneous (Brainformer) blocks:\n"
+        "        transformer(layers=4,d_model=1024,block=attn:h16+moe:e64:k2:cf1.25+ffn:r4) =\n"
+        "        `layers` repetitions of the block; sub-layers attn[:h:kv:hd], ffn[:r|:f],\n"
+        "        moe[:r|:f][:e][:k|:ec][:cf] (ec = expert-choice gating; docs/perf_model.md).\n"
         "Meshes: chip:AxBxC[,slices=N] (e.g. tpu_v5p:4x4x4, a100:8,slices=48) or a Mesh .pbtxt;\n"
         "        at most 1,048,576 devices.\n"
         "Plans:  data=,fsdp=,tensor=,pipeline=,microbatches=,expert=,remat=none|minimal|full,\n"
