@@ -167,5 +167,40 @@ TEST(BrainformerStepTime, EnvironmentCostIsTheStepTime) {
   EXPECT_NE(MakeEnvironment("block(space=brainformer,step_time=none)")->name().find("step_time=none"), std::string::npos);
 }
 
+// The architectures docs/nas.md ("Brainformer step time") reports, printed with their model
+// strings (`perf-model run --model '…' --mesh tpu_v4:4x4 --plan expert=E,global_batch=256,remat=R`
+// reproduces each line). Checked: the routing facts the table illustrates.
+TEST(BrainformerStepTime, ReportedArchitectures) {
+  const BrainformerStepTime model(Space(), BrainformerScale());
+  struct Row {
+    const char* name;
+    nas::Architecture arch;
+  };
+  const std::vector<Row> rows = {
+      {"GLaM-like (attn, ffn, attn, moe top-2 cf1.25)", GlamLikeArchitecture(Space())},
+      {"GLaM-like, expert choice cf1", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "moe_ffn:4:64:expert_choice:1"})},
+      {"GLaM-like, expert choice cf2", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "moe_ffn:4:64:expert_choice:2"})},
+      {"GLaM-like, top-1 cf1.25", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "moe_ffn:4:64:top1:1.25"})},
+      {"dense (attn, ffn) x2", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "dense_ffn:4"})},
+      {"Brainformer-style (attn, moe ec, ffn, moe ec, ffn)",
+       Arch("1024", {"attention:16", "moe_ffn:4:64:expert_choice:1", "dense_ffn:2", "moe_ffn:4:64:expert_choice:1", "dense_ffn:2"})},
+      {"8 sub-layers, d=1536", Arch("1536", {"attention:16", "moe_ffn:4:64:top2:2", "dense_ffn:4", "attention:16",
+                                             "moe_ffn:4:64:top2:2", "dense_ffn:4", "attention:16", "moe_ffn:8:64:top2:2"})},
+      {"small (d=512, attn 8, ffn 2)", Arch("512", {"attention:8", "dense_ffn:2"})},
+  };
+  std::vector<double> t;
+  for (const Row& r : rows) {
+    const BrainformerStepTime::Result res = model.Evaluate(r.arch);
+    t.push_back(res.step_s);
+    std::printf("| %s | `%s` | d=%d | %.4f s | remat %d, expert %d%s |\n", r.name,
+                perf::BlockToString(model.ModelOf(r.arch)).c_str(), model.ModelOf(r.arch).d_model(), res.step_s,
+                int(res.plan.remat), res.plan.expert, res.oom ? ", OOM" : "");
+  }
+  EXPECT_LT(t[1], t[0]);  // one slot per token instead of 2 × 1.25
+  EXPECT_LT(t[2], t[0]);  // expert choice cf 2 = 2 slots per token, top-2 cf 1.25 = 2.5
+  EXPECT_LT(t[3], t[0]);  // top-1
+  EXPECT_LT(t[7], t[4]);
+}
+
 }  // namespace
 }  // namespace placerl::env
