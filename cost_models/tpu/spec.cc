@@ -534,8 +534,9 @@ std::vector<SubLayer> ParseBlockSpec(const std::string& text) {
 std::string BlockToString(const TransformerModel& model) {
   std::string out;
   auto num = [](double x) {
-    char buf[32];
+    char buf[40];  // shortest of %.15g / %.17g that reads back exactly
     std::snprintf(buf, sizeof buf, "%.15g", x);
+    if (std::strtod(buf, nullptr) != x) std::snprintf(buf, sizeof buf, "%.17g", x);
     return std::string(buf);
   };
   for (const SubLayer& s : model.block()) {

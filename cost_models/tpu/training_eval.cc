@@ -167,6 +167,8 @@ TransformerModel NormalizedModel(const TransformerModel& in) {
         need_sub(s.d_ff() >= 0, "d_ff must be >= 0");
         need_sub(std::isfinite(s.ffn_ratio()) && s.ffn_ratio() >= 0 && s.ffn_ratio() <= 1e4,
                  "ffn_ratio must be finite and in [0, 1e4]");
+        // d_ff from the ratio in double first: ratio × d_model may exceed int.
+        need_sub(s.ffn_ratio() * m.d_model() <= 16777216.0, "ffn_ratio × d_model must be <= 2^24");
         if (s.d_ff() == 0)
           s.set_d_ff(s.ffn_ratio() > 0 ? std::max(1, int(std::lround(s.ffn_ratio() * m.d_model()))) : m.d_ff());
         if (s.type() == DENSE_FFN) break;

@@ -282,6 +282,13 @@ TEST(BlockModels, PlansCheckEverySubLayer) {
   EXPECT_EQ(ev.EvaluateInference(FsdpPlan(1, 1), InferenceQuery()).valid, false);
 }
 
+// The model's scalar keys as written by ModelToString, without the family and the block.
+std::string FieldsOf(const TransformerModel& m) {
+  std::string s = ModelToString(m);
+  s = s.substr(s.find('(') + 1);
+  return s.substr(0, s.find(",block="));
+}
+
 TEST(BlockSpec, ParsesPrintsAndReadsBack) {
   const TransformerModel m = Model("transformer(d_model=1024,layers=4,block=attn:h16+moe:e64:k2:cf1.25+ffn:r4)");
   ASSERT_EQ(m.block_size(), 3);
@@ -298,6 +305,9 @@ TEST(BlockSpec, ParsesPrintsAndReadsBack) {
   EXPECT_NE(printed.find(",block=attn:h16:kv16:hd64+moe:f8192:e64:k2:cf1.25+ffn:r4:f4096)"), std::string::npos)
       << printed;
   EXPECT_EQ(Model(printed).SerializeAsString(), m.SerializeAsString());
+  const TransformerModel odd = Model("transformer(block=moe:e8:r0.30000000000000004:cf1.1000000000000001)");
+  EXPECT_EQ(Model("transformer(" + FieldsOf(odd) + ",block=" + BlockToString(odd) + ")").SerializeAsString(),
+            odd.SerializeAsString());
   EXPECT_EQ(Model("transformer(block=attention:h8+dense_ffn:f100+moe_ffn:e4:ec:cf2)").block(2).gating(),
             GATING_EXPERT_CHOICE);
 }
@@ -340,6 +350,7 @@ TEST(BlockSpec, MalformedBlocksNameTheToken) {
       {"", "empty"},
       {"moe:e8:k9", "top_k must be <= num_experts"},
       {"attn:h16:kv32", "kv_heads must be <= heads"},
+      {"ffn:r9000", "ffn_ratio × d_model must be <= 2^24"},
   };
   for (const auto& [block, what] : bad) {
     try {
