@@ -123,7 +123,11 @@ BrainformerStepTime::BrainformerStepTime(const nas::SearchSpace& space, const Br
   if (scale_.plan != "fsdp" && scale_.plan != "search")
     throw ConfigError("brainformer step time: plan must be fsdp or search, not '" + scale_.plan + "'");
   mesh_ = perf::ParseMeshSpec(scale_.mesh);
-  perf::FindChip(perf::DefaultCatalog(), mesh_.chip());  // an unknown chip fails here, not per architecture
+  // An unknown chip or a batch the fsdp plan cannot split fails here, not per architecture.
+  const perf::TrainingEvaluator probe(perf::DefaultModel(), mesh_, perf::DefaultCatalog());
+  if (scale_.batch < probe.num_devices())
+    throw ConfigError("brainformer step time: batch=" + std::to_string(scale_.batch) + " sequences < the mesh's " +
+                      std::to_string(probe.num_devices()) + " devices");
   model_dim_ = DecisionOrThrow(space, "block/model_dim");
   for (int i = 0;; ++i) {
     const std::string sub = "sub" + std::to_string(i) + "/";

@@ -128,6 +128,9 @@ TEST(BrainformerStepTime, BadScalesAndSpacesAreConfigErrors) {
   bad.blocks = 0;
   EXPECT_THROW(BrainformerStepTime(Space(), bad), ConfigError);
   EXPECT_THROW(BrainformerStepTime(nas::LoadSearchSpace("nb201"), BrainformerScale()), ConfigError);
+  bad = BrainformerScale();
+  bad.batch = 8;  // < 16 devices
+  EXPECT_THROW(BrainformerStepTime(Space(), bad), ConfigError);
   EXPECT_THROW(MakeEnvironment("block(space=nb201,step_time=perf)"), ConfigError);
   EXPECT_THROW(MakeEnvironment("block(space=brainformer,step_time=fast)"), ConfigError);
   EXPECT_THROW(MakeEnvironment("block(space=brainformer,blocks=0)"), ConfigError);
