@@ -121,8 +121,9 @@ std::vector<std::string> UniformLines() {
 }
 
 // HARD requirement of the heterogeneous blocks: the uniform path is unchanged. The golden
-// file was written by the evaluator before blocks existed (PLACERL_WRITE_UNIFORM_GOLDEN=1
-// rewrites it — only ever from that commit).
+// file was written by the evaluator before blocks existed (commit f4631d2). A change of the
+// uniform model or of the catalogue's efficiencies made on purpose rewrites it with
+// PLACERL_WRITE_UNIFORM_GOLDEN=1 build/tests/block_model_test (and says so in its commit).
 TEST(UniformModels, BitIdenticalToTheEvaluatorBeforeBlocks) {
   const std::vector<std::string> lines = UniformLines();
   if (std::getenv("PLACERL_WRITE_UNIFORM_GOLDEN") != nullptr) {
