@@ -74,17 +74,25 @@ int32_t ChipCollector::Collect(encoders::Policy& policy, std::mt19937_64* rng, i
   ChipTrainingTimes local;
   ChipTrainingTimes& t = times ? *times : local;
   int32_t next = 0, live = 0;
+  // Starts the next episode in copy s (if any may start). An episode that is over at its reset
+  // (no legal cell for the first macro) ends there without a decision, as in PlayChipEpisode.
   auto start = [&](int32_t s) {
-    if (next >= episodes || (may_start && !may_start())) return;
     Slot& slot = slots[s];
-    slot.design = designs == 1 ? 0 : std::uniform_int_distribution<size_t>(0, designs - 1)(*rng);
-    slot.env = &Copy(slot.design, s);
-    slot.episode = next++;
-    finished.emplace_back();
-    const double t0 = CpuSeconds();
-    slot.env->Reset(first_seed + static_cast<uint64_t>(slot.episode));
-    t.env_s += CpuSeconds() - t0;
-    ++live;
+    while (next < episodes && !(may_start && !may_start())) {
+      slot.design = designs == 1 ? 0 : std::uniform_int_distribution<size_t>(0, designs - 1)(*rng);
+      slot.env = &Copy(slot.design, s);
+      const int32_t e = next++;
+      finished.emplace_back();
+      const double t0 = CpuSeconds();
+      slot.env->Reset(first_seed + static_cast<uint64_t>(e));
+      t.env_s += CpuSeconds() - t0;
+      if (!slot.env->done()) {
+        slot.episode = e;
+        ++live;
+        return;
+      }
+      if (on_end) on_end(slot.design, *slot.env, FinalCost(*slot.env));
+    }
   };
   for (int32_t s = 0; s < b; ++s) start(s);
   std::vector<const env::Environment*> acting;
