@@ -3,7 +3,7 @@
 // design drawn before each) records, RNG included; with several copies of two designs it is
 // deterministic (same RNG → same buffer), records complete episodes in episode order, each
 // replayable on a fresh environment to the cost it reported, and stops starting episodes when
-// asked.
+// asked; episodes that end early (infeasible) free their copy for the next episode.
 #include "experiments/torch/chip_training.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <set>
 #include <random>
 
+#include "datasets/chip/plc.h"
 #include "datasets/util/errors.h"
 #include "env/registry.h"
 
@@ -153,6 +154,55 @@ TEST(ChipCollector, SeveralCopiesAreDeterministicCompleteAndReplayable) {
   }
   EXPECT_EQ(t, first.transitions.size());
   EXPECT_EQ(reported, replayed);
+}
+
+// Two hard macros that cannot both fit: every episode ends infeasible after one decision.
+std::unique_ptr<env::ChipEnv> Crowded() {
+  auto inst = std::make_shared<env::ChipInstance>();
+  chip::Netlist& nl = inst->design.netlist;
+  for (auto [name, side] : {std::pair<const char*, double>{"big", 8}, {"small", 4}}) {
+    const int32_t i = nl.AddNode(name, chip::NodeType::kHardMacro);
+    nl.width[i] = nl.height[i] = side;
+    nl.x[i] = nl.y[i] = 6;
+  }
+  nl.Finalize();
+  chip::PlacementSettings s;
+  s.canvas_width = s.canvas_height = 12;
+  s.cols = s.rows = 3;
+  inst->design.settings = chip::ResolveDefaults(s, nl);
+  return std::make_unique<env::ChipEnv>(inst, env::ChipEnvOptions{});
+}
+
+TEST(ChipCollector, InfeasibleEpisodesEndEarlyAndFreeTheirCopy) {
+  std::vector<std::unique_ptr<env::ChipEnv>> envs;
+  envs.push_back(Crowded());
+  {
+    std::unique_ptr<env::Environment> e = env::MakeEnvironment("chip(seed=1)");
+    envs.emplace_back(dynamic_cast<env::ChipEnv*>(e.release()));
+  }
+  encoders::Policy policy(SmallPolicy(), encoders::FeatureLayout::Of(*envs[1]));
+  agents::RolloutBuffer first, second;
+  std::map<size_t, int> ends_by_design;
+  for (auto* run : {&first, &second}) {
+    std::mt19937_64 rng(21);
+    ChipCollector collector(&envs, 3);
+    EXPECT_EQ(collector.Collect(policy, &rng, 8, 7, {},
+                                [&](size_t k, const env::ChipEnv&, double cost) {
+                                  if (run == &first) ++ends_by_design[k];
+                                  EXPECT_EQ(std::isfinite(cost), k == 1) << "design " << k;
+                                },
+                                run),
+              8);
+  }
+  ExpectSameBuffers(first, second);
+  ASSERT_GT(ends_by_design[0], 0);
+  ASSERT_GT(ends_by_design[1], 0);
+  ASSERT_EQ(first.episodes.size(), 8u);
+  for (const agents::EpisodeSummary& ep : first.episodes) {
+    const bool crowded = first.instances[ep.instance].graph == envs[0]->static_graph();
+    EXPECT_EQ(ep.infeasible, crowded);
+    EXPECT_EQ(ep.length, crowded ? 1 : envs[1]->episode_length());
+  }
 }
 
 TEST(ChipCollector, StopsStartingEpisodesWhenAskedAndTakesMoreCopiesThanEpisodes) {
