@@ -5,7 +5,11 @@
 // every rank runs this loop: rank r plays its share of each update's episodes (their reset seeds
 // are the single process's, split between the ranks), the learner reduces the gradients, and the
 // update's row and the training state (episodes, steps, best cost per design) are global, equal
-// on every rank; the decision to stop is taken by all ranks together. Torch-free header.
+// on every rank; the decision to stop is taken by all ranks together. Collection steps B
+// environment copies together (ChipCollector: one batched policy forward per step,
+// Policy::ActBatch), finishing each update's episodes before the update, so that an update's
+// buffer depends only on the weights, the RNG and the seeds (resume continues the same curve).
+// Torch-free header.
 #pragma once
 
 #include <cstdint>
@@ -25,11 +29,21 @@
 
 namespace placerl {
 
+// Where this process's training time went, in CPU seconds of the process (not checkpointed:
+// this process only).
+struct ChipTrainingTimes {
+  double policy_s = 0;       // the policy's forwards and sampling, recording into the buffer
+  double env_s = 0;          // environment steps and resets that did not end an episode
+  double episode_end_s = 0;  // the steps that ended an episode: soft macros (FD) and the full cost
+  double update_s = 0;       // the learner's updates (all-reduces included)
+};
+
 struct ChipTrainingState {
   int64_t iteration = 0, episodes = 0, steps = 0;
   double elapsed_s = 0;           // training time before this process started (resume)
   std::vector<double> best_cost;  // per design (+inf: none yet)
   std::vector<search::ChipSolution> best;  // per design, found by this process
+  ChipTrainingTimes times;                 // this process's
 };
 
 // Plays one episode of `env` with `policy` (sampling, or the most likely action when `greedy`),
@@ -40,8 +54,42 @@ double PlayChipEpisode(encoders::Policy& policy, env::ChipEnv& env, uint64_t see
 // Keeps env's current (complete) placement as design k's best when it is better.
 void OfferBest(const env::ChipEnv& env, size_t k, double cost, ChipTrainingState* st);
 
+// Plays episodes of several designs with B environment copies stepped together: one
+// Policy::ActBatch forward for all live copies per step (Policy::Act when only one is live, so
+// B = 1 is exactly the one-environment loop). Copy 0 of design k is envs[k] itself; copies 1…B−1
+// are made on first use.
+class ChipCollector {
+ public:
+  ChipCollector(std::vector<std::unique_ptr<env::ChipEnv>>* envs, int32_t batch);
+  ~ChipCollector();
+
+  // Plays `episodes` episodes, recording them into `buffer` in episode order (episode e resets
+  // with seed first_seed + e). An episode starts in the first free copy, in episode order; its
+  // design is drawn from `rng` (uniformly, when there are several) as it starts. `may_start()`
+  // (may be empty) is asked before each episode starts (false: no more episodes start; those
+  // running finish). `on_end(design, env, cost)` is called as each episode ends, in the order
+  // they end (deterministic), with the environment still holding the final placement; cost is
+  // +inf when the episode was infeasible. Returns the number of episodes played.
+  int32_t Collect(encoders::Policy& policy, std::mt19937_64* rng, int32_t episodes, uint64_t first_seed,
+                  const std::function<bool()>& may_start,
+                  const std::function<void(size_t design, const env::ChipEnv& env, double cost)>& on_end,
+                  agents::RolloutBuffer* buffer, ChipTrainingTimes* times = nullptr);
+
+  int32_t batch() const { return batch_; }
+
+ private:
+  env::ChipEnv& Copy(size_t design, int32_t slot);
+  std::vector<std::unique_ptr<env::ChipEnv>>* envs_;
+  int32_t batch_;
+  std::vector<std::vector<std::unique_ptr<env::ChipEnv>>> copies_;  // [design][slot − 1]
+};
+
+// Measured on Ariane133, one thread (docs/learning.md "Batched collection in place-train").
+constexpr int kDefaultCollectBatch = 8;
+
 struct ChipTrainingOptions {
   int episodes_per_update = 16;
+  int collect_batch = 1;       // environment copies stepped together (ChipCollector)
   uint64_t seed = 1;           // episode e (counted over the whole run) resets with seed + e
   double budget_s = 0;         // total training time (st->elapsed_s included)
   int64_t max_updates = 0;     // stop once st->iteration reaches it (0: no limit)
@@ -57,7 +105,8 @@ void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner
                const std::function<void(int64_t, const run::Scalars&)>& log,
                const std::function<void(const ChipTrainingState&, double elapsed_s)>& every_update);
 
-// Trains until `budget_s` of total training time (st->elapsed_s included) or `stop()`;
+// Trains until `budget_s` of total training time (st->elapsed_s included) or `stop()`, with
+// collect_batch kDefaultCollectBatch;
 // `log(step, scalars)` receives one row per update; `every_update()` (may be empty) is called
 // after each update (checkpoints, progress). Returns when done.
 void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner& learner,

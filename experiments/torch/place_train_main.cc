@@ -55,6 +55,7 @@ config::PlaceTrainConfig DefaultPlaceTrainConfig() {
   c.set_minutes(10);
   c.set_seed(1);
   c.set_episodes_per_update(16);
+  c.set_collect_batch(kDefaultCollectBatch);
   c.set_checkpoint_minutes(5);
   c.set_maps(true);
   FillDefaultPolicyConfig(c.mutable_policy());
@@ -73,6 +74,7 @@ void CheckPlaceTrainConfig(const config::PlaceTrainConfig& c) {
   if (!std::isfinite(c.minutes()) || c.minutes() <= 0 || c.minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("minutes must be in (0, " + std::to_string(static_cast<int>(cli::kMaxSeconds / 60)) + "]");
   if (c.episodes_per_update() < 1 || c.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
+  if (c.collect_batch() < 1 || c.collect_batch() > 1024) throw ConfigError("collect_batch must be in [1, 1024]");
   if (!std::isfinite(c.checkpoint_minutes()) || c.checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
   CheckPolicyConfig(c.policy());
   if (!c.policy().preset().empty()) encoders::ParsePolicyPreset(c.policy().preset());  // "policy preset must be default or ct_faithful"
@@ -271,6 +273,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
   };
   ChipTrainingOptions to;
   to.episodes_per_update = cfg.episodes_per_update();
+  to.collect_batch = cfg.collect_batch();
   to.seed = cfg.seed();
   to.budget_s = budget;
   to.max_updates = o.max_updates;
@@ -342,6 +345,9 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
                       {"episodes_per_hour", st.episodes / std::max(1e-9, elapsed()) * 3600},
                       {"algorithm", cfg.agent().algorithm()},
                       {"workers", world},
+                      {"collect_batch", cfg.collect_batch()},
+                      {"cpu_s", {{"policy", st.times.policy_s}, {"env", st.times.env_s},
+                                  {"episode_end", st.times.episode_end_s}, {"update", st.times.update_s}}},
                       {"checkpoint", ckpt},
                       {"stopped_by_signal", run::StopRequested()},
                       {"out", dir->path()}};

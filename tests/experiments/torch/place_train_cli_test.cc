@@ -4,7 +4,8 @@
 // bad options fail with one line, exit 1, and leave no directory; --workers 2 (two c10d ranks)
 // trains end to end and resumes with one; a worker that dies or hangs stops the run with one
 // line naming it; a run killed (SIGKILL) after a checkpoint and resumed logs the same rows as
-// an uninterrupted run.
+// an uninterrupted run; batched collection (collect_batch) gives the same metrics.csv for the
+// same seed.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -63,7 +64,7 @@ TEST(PlaceTrainCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   const std::string out = tmp / "never";
   for (const std::string& args :
        {std::string("--minutes 0"), std::string("--algorithm sarsa"), std::string("--set agent.clip=-1"),
-        std::string("--workers 0"), std::string("--netlist /nonexistent.pb.txt"), std::string("--set policy.nosuch=1"),
+        std::string("--workers 0"), std::string("--set collect_batch=0"), std::string("--netlist /nonexistent.pb.txt"), std::string("--set policy.nosuch=1"),
         std::string("--netlist ''")}) {
     const auto r = Sh(kBin + " " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
@@ -184,6 +185,27 @@ TEST(PlaceTrainCli, ResumeAfterKillContinuesTheSameCurve) {
       } else {
         EXPECT_EQ(value, b[i].at(column)) << "row " << i + 1 << " " << column;
       }
+    }
+  }
+}
+
+TEST(PlaceTrainCli, BatchedCollectionGivesTheSameMetricsForTheSameSeed) {
+  testing::TempDir tmp;
+  // 3 copies for 5 episodes per update: a full batch, then a partial one.
+  const std::string config = " --minutes 10 --seed 5 --max-updates 3 --set episodes_per_update=5 --set collect_batch=3 --json";
+  const auto ra = Sh("(" + kBin + config + " --out " + (tmp / "a") + " 2>/dev/null)");
+  const auto rb = Sh("(" + kBin + config + " --out " + (tmp / "b") + " 2>/dev/null)");
+  ASSERT_EQ(ra.status, 0) << ra.out;
+  ASSERT_EQ(rb.status, 0) << rb.out;
+  EXPECT_EQ(nlohmann::json::parse(ra.out)["collect_batch"].get<int>(), 3);
+  const auto a = ReadMetrics(tmp / "a/metrics.csv"), b = ReadMetrics(tmp / "b/metrics.csv");
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(b.size(), 3u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].at("charts/episodes"), std::to_string(5 * (i + 1)));
+    for (const auto& [column, value] : a[i]) {
+      if (column == "time_s" || column == "charts/SPS" || column.rfind("perf/", 0) == 0) continue;  // times
+      EXPECT_EQ(value, b[i].at(column)) << "row " << i + 1 << " " << column;
     }
   }
 }
