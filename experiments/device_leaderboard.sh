@@ -10,13 +10,23 @@
 #
 #   experiments/device_leaderboard.sh [--memory-fraction 0.39] [--baechi-memory-fraction 0.4] [--bin build/bin]
 #                                     [--out docs/device_leaderboard.md] [--keep DIR]
+#                                     [--rl-minutes M] [--rl-seeds "1 2 3"] [--rl-rows "NMT-2:2 RNNLM:2"] [--rl-jobs 1]
+#
+# RL column: with --rl-minutes M > 0 (default 0: RL is not run, so the script stays about a minute
+# of CPU) every selected row (label:GPUs of the table below; default all) runs `place-train --env
+# device --set memory_mask=true --minutes M --seed S` once per seed (--rl-jobs of them at a time),
+# re-simulates its best.placement with perf-model, and the RL cell shows the mean ± sd over seeds of
+# the simulated step time, with the training wall and CPU time in the wall-time table. With --keep
+# the runs already in DIR are reused, and every RL run found in DIR with the same M fills the
+# table (so rows may be run by separate invocations with different seeds). The script is not
+# part of CI.
 #
 # The memory fraction scales the K80's 12 GB: 0.39 → 4.68 GB per GPU, below NMT-2's
 # single-device peak (4.83 GB) and above Inception-V3's (4.50 GB) and RNNLM's (2.86 GB), so that
 # as in the papers NMT does not fit one GPU while RNNLM and Inception do.
 # Check 4 of §5.6 runs on the Baechi preset (baechi(gpus=4,memory_fraction=0.4)); a link-latency
 # sweep (and a CPU-only embedding run) shows what per-transfer cost the papers' ratios imply. Runs are single-threaded and short
-# (the whole script: about a minute of CPU). --keep DIR reuses results already in DIR.
+# (the whole script without --rl-minutes: about a minute of CPU). --keep DIR reuses results already in DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +35,10 @@ FRACTION=0.39
 BAECHI_FRACTION=0.4
 OUT=docs/device_leaderboard.md
 KEEP=""
+RL_MINUTES=0
+RL_SEEDS="1 2 3"
+RL_ROWS=""
+RL_JOBS=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --memory-fraction) FRACTION="$2"; shift 2 ;;
@@ -32,12 +46,23 @@ while [[ $# -gt 0 ]]; do
     --bin) BIN="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --keep) KEEP="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --rl-minutes) RL_MINUTES="$2"; shift 2 ;;
+    --rl-seeds) RL_SEEDS="$2"; shift 2 ;;
+    --rl-rows) RL_ROWS="$2"; shift 2 ;;
+    --rl-jobs) RL_JOBS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "device_leaderboard.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
+[[ "$RL_MINUTES" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "device_leaderboard.sh: error: --rl-minutes must be a number >= 0, got '$RL_MINUTES'" >&2; exit 1; }
+[[ "$RL_JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "device_leaderboard.sh: error: --rl-jobs must be a positive integer, got '$RL_JOBS'" >&2; exit 1; }
+for s_ in $RL_SEEDS; do
+  [[ "$s_" =~ ^[0-9]+$ ]] || { echo "device_leaderboard.sh: error: --rl-seeds must be non-negative integers, got '$s_'" >&2; exit 1; }
+done
 command -v python3 >/dev/null || { echo "device_leaderboard.sh: error: python3 is needed to write the table" >&2; exit 1; }
-for b in place-baseline perf-model; do
+NEEDED=(place-baseline perf-model)
+[[ "$RL_MINUTES" != 0 ]] && NEEDED+=(place-train)
+for b in "${NEEDED[@]}"; do
   [[ -x "$BIN/$b" ]] || { echo "device_leaderboard.sh: error: $BIN/$b not built (cmake --build build --target $b)" >&2; exit 1; }
 done
 if [[ -n "$KEEP" ]]; then WORK="$KEEP"; mkdir -p "$WORK"; else WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT; fi
@@ -65,7 +90,7 @@ BAECHI_COLUMNS=(
   "single|single|" "expert|expert|" "m_etf|m_etf|" "m_sct|m_sct|"
   "m_etf_sched|m_etf|--set memory_accounting=schedule" "m_sct_sched|m_sct|--set memory_accounting=schedule"
 )
-LATENCIES=(0 1e-4 1e-3 3e-3 1e-2)
+LATENCIES=(0 1.34e-4 1e-3 3e-3 1e-2)
 
 # run_one ID GRAPH MACHINE METHOD [EXTRA FLAGS…]: place-baseline's JSON in $WORK/ID.json (exit 0
 # or 2 kept in ID.rc), its CPU time in ID.time, and perf-model simulate --machine of its
@@ -96,7 +121,48 @@ run_one() {
   echo "$id: exit $rc" >&2
 }
 
+# run_rl ID GRAPH MACHINE SEED: place-train --env device (memory mask on) for RL_MINUTES; its JSON in
+# $WORK/ID.json, CPU time in ID.time, perf-model simulate of its best.placement in ID.sim.
+run_rl() {
+  local id="$1" graph="$2" machine="$3" seed="$4"
+  [[ -s "$WORK/$id.json" ]] && return 0
+  rm -rf "${WORK:?}/$id"
+  set +e
+  /usr/bin/time -f "%U %S %e" -o "$WORK/$id.time" "$BIN/place-train" --env device --graph "$graph" \
+    --machine "$machine" --minutes "$RL_MINUTES" --seed "$seed" --set memory_mask=true --json --out "$WORK/$id" \
+    >"$WORK/$id.out" 2>"$WORK/$id.err"
+  local rc=$?
+  set -e
+  if [[ $rc -ne 0 ]]; then
+    echo "device_leaderboard.sh: error: $id failed: $(tail -1 "$WORK/$id.err")" >&2
+    touch "$WORK/$id.failed"
+    return 1
+  fi
+  if [[ -f "$WORK/$id/best.placement" ]]; then
+    "$BIN/perf-model" simulate --json --machine "$machine" --graph "$graph" \
+      --placement "$WORK/$id/best.placement" >"$WORK/$id.sim" 2>/dev/null || true
+  fi
+  mv "$WORK/$id.out" "$WORK/$id.json"
+  echo "$id: done" >&2
+}
+
 START=$(date +%s)
+if [[ "$RL_MINUTES" != 0 ]]; then
+  for row in "${ROWS[@]}"; do
+    IFS='|' read -r label graph gpus <<<"$row"
+    if [[ -n "$RL_ROWS" && " $RL_ROWS " != *" $label:$gpus "* ]]; then continue; fi
+    for seed in $RL_SEEDS; do
+      rm -f "$WORK/rl_${RL_MINUTES}m_${label}_${gpus}_s${seed}.failed"
+      run_rl "rl_${RL_MINUTES}m_${label}_${gpus}_s${seed}" "$graph" "k80(gpus=$gpus,memory_fraction=$FRACTION)" "$seed" &
+      while [[ $(jobs -rp | wc -l) -ge $RL_JOBS ]]; do wait -n || true; done
+    done
+  done
+  wait
+  if compgen -G "$WORK/rl_*.failed" >/dev/null; then
+    echo "device_leaderboard.sh: error: an RL run failed (see $WORK/rl_*.err)" >&2
+    exit 1
+  fi
+fi
 for row in "${ROWS[@]}"; do
   IFS='|' read -r label graph gpus <<<"$row"
   for col in "${COLUMNS[@]}"; do
@@ -145,12 +211,13 @@ run_one cpu_gather_rnnlm_single rnnlm "$WORK/k80_cpu_gather.pbtxt" single
 run_one cpu_gather_rnnlm_expert rnnlm "$WORK/k80_cpu_gather.pbtxt" expert
 END=$(date +%s)
 
-python3 - "$WORK" "$OUT" "$FRACTION" "$((END - START))" "$BAECHI_FRACTION" "${ROWS[@]}" <<'PYEOF'
-import json, os, sys, datetime
+python3 - "$WORK" "$OUT" "$FRACTION" "$((END - START))" "$BAECHI_FRACTION" "$RL_MINUTES" "${ROWS[@]}" <<'PYEOF'
+import json, os, re, sys, datetime, statistics
 
 work, out, fraction, wall = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
 baechi_fraction = float(sys.argv[5])
-rows = [r.split("|") for r in sys.argv[6:]]
+rl_minutes_arg = sys.argv[6]
+rows = [r.split("|") for r in sys.argv[7:]]
 
 def load(id_):
     p = os.path.join(work, id_ + ".json")
@@ -183,6 +250,52 @@ data = {}
 for label, graph, gpus in rows:
     for key, _ in MAIN + VARIANTS:
         data[(label, gpus, key)] = load(f"{label}_{gpus}_{key}")
+
+# RL runs in $WORK: rl_<M>m_<label>_<gpus>_s<seed>.json (place-train --json). The budget shown is
+# --rl-minutes, or when it is 0 the largest budget found (so a --keep rerun keeps the RL column).
+rl_files = {}
+for f in os.listdir(work):
+    m = re.match(r"rl_([0-9.]+)m_(.+)_([0-9]+)_s([0-9]+)\.json$", f)
+    if m:
+        rl_files.setdefault(m.group(1), []).append((m.group(2), m.group(3), int(m.group(4)), f[:-5]))
+rl_m = rl_minutes_arg if rl_minutes_arg != "0" else (max(rl_files, key=float) if rl_files else None)
+rl = {}  # (label, gpus) -> list of {seed, t, oom, wall, cpu, episodes, sim_ok}
+for label, gpus, seed, id_ in sorted(rl_files.get(rl_m, [])):
+    j = json.load(open(os.path.join(work, id_ + ".json")))
+    g = j["graphs"][0]
+    simp = os.path.join(work, id_ + ".sim")
+    sim = json.load(open(simp)) if os.path.exists(simp) and os.path.getsize(simp) > 0 else None
+    tp = os.path.join(work, id_ + ".time")
+    cpu = sum(map(float, open(tp).read().split("\n")[-2].split()[:2])) if os.path.exists(tp) else None
+    rl.setdefault((label, gpus), []).append({
+        "seed": seed, "t": g.get("step_time_s"), "oom": g.get("oom", False), "wall": j["seconds"], "cpu": cpu,
+        "episodes": j["episodes"],
+        "cpu_util": max([d["utilisation"] for d in g.get("devices", []) if d["name"].startswith("cpu")] or [0]),
+        "sim_ok": sim is not None and g.get("step_time_s") is not None and sim["makespan_s"] == g["step_time_s"]})
+
+def rl_times(label, gpus):
+    return [r["t"] for r in rl.get((label, gpus), []) if r["t"] is not None and not r["oom"]]
+
+def rl_mean(label, gpus):
+    t = rl_times(label, gpus)
+    return statistics.mean(t) if t else None
+
+def rl_cell(label, gpus, r):
+    runs = rl.get((label, gpus))
+    if not runs:
+        return "—, not run"
+    t = rl_times(label, gpus)
+    if not t:
+        return f"no feasible placement ({len(runs)} seeds)"
+    mean = statistics.mean(t)
+    sd = statistics.stdev(t) if len(t) > 1 else 0.0
+    s = f"{mean:.3f} ± {sd:.3f}"
+    if r[0]:
+        s += f" ({mean / r[0]:.2f}×)"
+    s += f", n={len(t)}"
+    if len(t) < len(runs):
+        s += f" ({len(runs) - len(t)} OOM/none)"
+    return s
 
 def ref(label, gpus):
     """The row's reference: single GPU when it fits, else the expert (HDP's convention)."""
@@ -224,9 +337,16 @@ P("Generated by `experiments/device_leaderboard.sh` (do not edit by hand; rerun 
   f"{now}, this 2-core VM shared with other builds; the runs took {wall} s wall (0 when every result "
   "was reused from `--keep`).")
 P("")
+P("Command for this page (RL rows of two invocations collected in one `--keep` directory; the second one "
+  "writes the page): `experiments/device_leaderboard.sh --keep DIR --rl-minutes 5 --rl-seeds \"1 2 3\" "
+  "--rl-rows \"NMT-2:2 RNNLM:2\" --rl-jobs 2` then `experiments/device_leaderboard.sh --keep DIR --rl-minutes 5 "
+  "--rl-seeds \"1 2\" --rl-rows \"NMT-4:4 Inception-V3:2 NMT-2:4\" --rl-jobs 2`. Without `--rl-minutes` the script runs "
+  "no RL (about a minute of CPU).")
+P("")
 P("Setting: the K80-like preset `k80(gpus=k,memory_fraction=%g)` — k K80 dies (4.37 TFLOP/s, 240 GB/s, "
   "%.2f GB each = 12 GB × %g) and one Haswell-class CPU (650 GFLOP/s, 128 GB), Placeto's link (7.6 GB/s, "
-  "25 µs bus hold, 5.7 µs after each op). The memory fraction is chosen so that, as in the papers, NMT does "
+  "25 µs bus hold, 5.7 µs after each op) plus the preset's default 134 µs latency per transfer (Baechi's measured "
+  "TensorFlow GPU→GPU copy intercept; docs/device_placement.md \"Link latency\"). The memory fraction is chosen so that, as in the papers, NMT does "
   "not fit one GPU (NMT-2 peaks at 4.83 GB on one device) while RNNLM (2.86 GB) and Inception-V3 (4.50 GB) "
   "do; ResNet-152 (batch 32) does not fit either, so neither its 1-GPU nor its HDP expert (one GPU) runs. Graphs are the generators' defaults (docs/device_graphs.md): batch 64 RNNLM/NMT, 32 Inception. "
   "Step time = the placed-graph simulator's makespan of one training step (forward, backward, Adam update) "
@@ -242,7 +362,10 @@ P("## Step time (s) and ratio to the reference")
 P("")
 P("Ratio = T / T_ref, with T_ref = 1-GPU where the model fits one GPU, else the expert (marked `ref: Expert`) — "
   "ColocRL's and HDP's within-row convention (§5.1); < 1 is faster. \"OOM\" = the simulated peak exceeds a "
-  "GPU's memory; \"infeasible\" = the placer found no device with room (exit 2). The RL placer (place-train --env device) is not run by this script: its measured cells are added by hand and marked ¹ (docs/device_placement.md).")
+  "GPU's memory; \"infeasible\" = the placer found no device with room (exit 2). RL = `place-train --env device "
+  "--set memory_mask=true` (shared GNN policy + PPO, one-shot episodes, graphs over 300 groups fused to 128), "
+  f"{rl_m or '—'} min wall per seed: mean ± sd over seeds of the simulated step time of each seed's best placement "
+  "(ratio of the mean); \"not run\" = no RL run for that row in this invocation's results.")
 P("")
 P("| Model | #GPU | 1-GPU peak (GB) | ref | " + " | ".join(n for _, n in MAIN) + " | RL | sim ✓ |")
 P("|---|---|---|---|" + "---|" * len(MAIN) + "---|---|")
@@ -251,9 +374,10 @@ for label, graph, gpus in rows:
     cells = [cell(data[(label, gpus, k)], r) for k, _ in MAIN]
     ok = all(j["_sim"] is not None and j["_sim"]["makespan_s"] == step(j)
              for k, _ in MAIN + VARIANTS for j in [data[(label, gpus, k)]] if j is not None and step(j) is not None)
+    ok = ok and all(x["sim_ok"] for x in rl.get((label, gpus), []) if x["t"] is not None)
     sj = data[(label, gpus, "single")]
     peak = max(d["peak_memory_bytes"] for d in sj["best"]["devices"]) / 1e9 if sj and "best" in sj else None
-    P(f"| {label} | {gpus} | {fmt(peak)} | {r[1]} | " + " | ".join(cells) + " | —, not run | " + ("✓" if ok else "✗") + " |")
+    P(f"| {label} | {gpus} | {fmt(peak)} | {r[1]} | " + " | ".join(cells) + " | " + rl_cell(label, gpus, r) + " | " + ("✓" if ok else "✗") + " |")
 P("")
 P("## Variants")
 P("")
@@ -270,11 +394,24 @@ P("The placer's own wall time on this machine (`placement_wall_s` of result.json
   "Baechi's planning speed-up 654×–206,000×). One run each on a loaded 2-core machine: values under "
   "≈ 20 ms vary several-fold between runs (scheduling noise); m-SCT's LP (≈ 0.1–2 s) is the only cost that matters.")
 P("")
-P("| Model | #GPU | ops | " + " | ".join(n for _, n in MAIN + VARIANTS) + " |")
-P("|---|---|---|" + "---|" * len(MAIN + VARIANTS))
+def rl_wall(label, gpus):
+    runs = rl.get((label, gpus))
+    if not runs:
+        return "—"
+    w = statistics.mean(x["wall"] for x in runs)
+    c = [x["cpu"] for x in runs if x["cpu"] is not None]
+    e = statistics.mean(x["episodes"] for x in runs)
+    return f"{w:.0f} s ({statistics.mean(c):.0f} s CPU, {e:.0f} episodes)" if c else f"{w:.0f} s"
+
+P("RL: training wall time per seed (mean), the CPU time it got on the shared machine (`/usr/bin/time`, user + "
+  "system) and the episodes it played in that time.")
+P("")
+P("| Model | #GPU | ops | " + " | ".join(n for _, n in MAIN + VARIANTS) + " | RL |")
+P("|---|---|---|" + "---|" * len(MAIN + VARIANTS) + "---|")
 for label, graph, gpus in rows:
     ops = next((j["ops"] for k, _ in MAIN for j in [data[(label, gpus, k)]] if j), "—")
-    P(f"| {label} | {gpus} | {ops:,} | " + " | ".join(wall_s(data[(label, gpus, k)]) for k, _ in MAIN + VARIANTS) + " |")
+    P(f"| {label} | {gpus} | {ops:,} | " + " | ".join(wall_s(data[(label, gpus, k)]) for k, _ in MAIN + VARIANTS) +
+      f" | {rl_wall(label, gpus)} |")
 P("")
 
 # ------------------------------------------------------------------ published ratios
@@ -305,8 +442,12 @@ for label, gpus in [("NMT-2", "2"), ("NMT-4", "4")]:
     t, k = best_of(label, gpus, ["heft", "m_etf", "m_sct", "m_etf_sched", "m_sct_sched", "metis", "scotch", "m_topo"])
     e = step(data[(label, gpus, "expert")]) if feasible(data[(label, gpus, "expert")]) else None
     pub = "ColocRL 1.24, HDP 2.54" if label == "NMT-2" else "ColocRL 1.21 (NMT, 4 GPUs), HDP 2.15"
-    P(f"| Expert / best baseline, {label} {gpus} GPUs (published: Expert / RL) | {pub} [M] | "
-      f"{fmt(e / t if e and t else None)} (best: {k}; no RL yet) |")
+    m = rl_mean(label, gpus)
+    P(f"| Expert / RL (mean over seeds), {label} {gpus} GPUs | {pub} [M] | {fmt(e / m if e and m else None)} |")
+    P(f"| Expert / best baseline, {label} {gpus} GPUs | (none published) | {fmt(e / t if e and t else None)} (best: {k}) |")
+for label in ["RNNLM", "Inception-V3"]:
+    m, s1 = rl_mean(label, "2"), data[(label, "2", "single")]
+    P(f"| RL / 1-GPU, {label} 2 GPUs | ≈ 1.00 [M] | {fmt(m / step(s1) if m and feasible(s1) else None)} |")
 P(f"| Baechi m-ETF, m-SCT, m-TOPO / 1-GPU, Inception (measured, §5.4) | 1.02, 1.01, 1.17 [V] | {fmt(ratio('Inception-V3','4','m_etf'))}, {fmt(ratio('Inception-V3','4','m_sct'))}, {fmt(ratio('Inception-V3','4','m_topo'))} (4 GPUs) |")
 P("")
 
@@ -358,8 +499,13 @@ for label in ["RNNLM", "Inception-V3"]:
             fails.append(f"{label} {gpus} GPUs: Expert/1-GPU = {fmt(er)}")
         if sr is None or not (3 <= sr <= 9):
             fails.append(f"{label} {gpus} GPUs: Scotch(+CPU)/1-GPU = {fmt(sr)}")
+for label in ["RNNLM", "Inception-V3"]:
+    for gpus in ["2", "4"]:
+        m, s1 = rl_mean(label, gpus), data[(label, gpus, "single")]
+        if m is not None and feasible(s1) and abs(m / step(s1) - 1) > 0.05:
+            fails.append(f"{label} {gpus} GPUs: RL/1-GPU = {m / step(s1):.2f}")
 checks.append(("1. RNNLM, Inception on the K80 preset: 1-GPU ≈ RL ≤ Expert ≪ Scotch (Expert/1-GPU ≈ 2–3, "
-               "Scotch/1-GPU ≈ 3–9; RL not run by the script, the rest checked)", fails,
+               "Scotch/1-GPU ≈ 3–9, RL/1-GPU within 5 % where RL ran)", fails,
                "the simulator's transfers are far cheaper than the papers' TensorFlow runtime's — see "
                "\"Why the simulator ranks the expert above one GPU\" below"))
 refs = []
@@ -367,8 +513,22 @@ for label, gpus in [("NMT-2", "2"), ("NMT-2", "4"), ("NMT-4", "4")]:
     t, k = best_of(label, gpus, ["heft", "m_etf", "m_sct", "m_etf_sched", "m_sct_sched", "metis", "scotch", "m_topo"])
     e = step(data[(label, gpus, "expert")]) if feasible(data[(label, gpus, "expert")]) else None
     refs.append(f"{label} on {gpus} GPUs: the best baseline ({k}) is {fmt(e / t if e and t else None)}× the expert's speed")
-checks.append(("2. NMT-2/4 (not fitting one GPU): RL beats the expert (≈1.2× ColocRL, 2–2.5× HDP)",
-               ["not testable: no RL placer is built yet; the bar an RL placer must clear: " + "; ".join(refs)], ""))
+fails, passed = [], []
+for label, gpus in [("NMT-2", "2"), ("NMT-2", "4"), ("NMT-4", "4")]:
+    m = rl_mean(label, gpus)
+    e = step(data[(label, gpus, "expert")]) if feasible(data[(label, gpus, "expert")]) else None
+    if m is None or e is None:
+        continue
+    worst = max(rl_times(label, gpus))
+    (passed if e / m > 1 else fails).append(f"{label} on {gpus} GPUs: Expert/RL = {e / m:.2f} (worst seed {e / worst:.2f})")
+if not fails and not passed:
+    checks.append(("2. NMT-2/4 (not fitting one GPU): RL beats the expert (≈1.2× ColocRL, 2–2.5× HDP)",
+                   ["not testable: no RL run in these results; the bar an RL placer must clear: " + "; ".join(refs)], ""))
+else:
+    checks.append(("2. NMT-2/4 (not fitting one GPU): RL beats the expert (≈1.2× ColocRL, 2–2.5× HDP [M]) — " +
+                   "; ".join(passed + fails), fails, "see \"RL against the baselines\": 5 minutes on a shared CPU are ≈ 1,000 "
+                   "episodes (the papers trained for hours), and where the memory mask sends groups to the CPU the "
+                   "placement is CPU-bound"))
 fails = []
 for label, graph, gpus in rows:
     e = data[(label, gpus, "expert")]
@@ -407,7 +567,7 @@ for label, gpus in fit_rows:
 checks.append(("5. A model that fits one GPU (" + ", ".join(f"{l} {g}" for l, g in fit_rows) +
                "): m-ETF / m-SCT (better accounting) fall back to ≈ 1-GPU (≤ 1.05)", fails,
                "m-ETF is greedy: it starts every ready op on the first free GPU and pays the transfers later"))
-checks.append(("6. Placeto-style zero-shot on held-out graphs", ["not testable: no RL placer is built yet"], ""))
+checks.append(("6. Placeto-style zero-shot on held-out graphs", ["not testable: not run by this script (docs/device_placement.md, generalisation)"], ""))
 checks.append(("7. Every number states its speed-up definition, with placement wall time next to step time", [], ""))
 for name, fails, why in checks:
     if not fails:
@@ -417,6 +577,41 @@ for name, fails, why in checks:
     else:
         P(f"- **{name}: fail**, because " + "; ".join(fails) + (f" — {why}." if why else "."))
 P("")
+
+# ------------------------------------------------------------------ RL against the baselines
+if rl:
+    P("## RL against the baselines")
+    P("")
+    P(f"Per row where RL ran ({rl_m} min wall per seed on this shared 2-core VM): every seed's simulated step "
+      "time, and whether the mean beats (<) or loses to (>) the expert, HEFT and the better memory accounting of "
+      "m-ETF and m-SCT (ratio = RL mean / baseline).")
+    P("")
+    P("| Model | #GPU | RL per seed (s) | RL mean | CPU busy in RL's best (per seed) | 1-GPU | Expert | HEFT | m-ETF | m-SCT |")
+    P("|---|---|---|---|---|---|---|---|---|---|")
+    for label, graph, gpus in rows:
+        if (label, gpus) not in rl:
+            continue
+        m = rl_mean(label, gpus)
+        per = ", ".join(f"s{x['seed']} " + ("—" if x["t"] is None else f"{x['t']:.3f}" + (" OOM" if x["oom"] else ""))
+                        for x in rl[(label, gpus)])
+        def vs(keys):
+            c = [step(data[(label, gpus, k)]) for k in keys if feasible(data[(label, gpus, k)])]
+            if not c and any(oom(data[(label, gpus, k)]) for k in keys):
+                return "OOM"
+            if not c or m is None:
+                return "—" if not c else f"{min(c):.3f}"
+            b = min(c)
+            return f"{b:.3f}: RL {'beats' if m < b else 'loses'} ({m / b:.2f}×)"
+        cpu = ", ".join(f"{x['cpu_util'] * 100:.0f} %" for x in rl[(label, gpus)])
+        P(f"| {label} | {gpus} | {per} | {fmt(m) if m is None else f'{m:.3f}'} | {cpu} | {vs(['single'])} | {vs(['expert'])} | "
+          f"{vs(['heft'])} | {vs(['m_etf', 'm_etf_sched'])} | {vs(['m_sct', 'm_sct_sched'])} |")
+    P("")
+    P("\"CPU busy\" is the CPU's utilisation over the step in each seed's best placement (the machine has one "
+      "CPU, 6.7× slower than a GPU): a policy that leaves groups on the CPU pays for them on the critical path. "
+      "With `memory_mask=true` the environment's memory estimate (every byte of a group for the whole step) "
+      "declares the GPUs full and sends the rest to the CPU, which is what happens where RL is several times the "
+      "expert.")
+    P("")
 
 # ------------------------------------------------------------------ latency sensitivity
 P("## Why the simulator ranks the expert above one GPU")
@@ -440,7 +635,7 @@ for lat in sorted({f.split("_")[1] for f in os.listdir(work) if f.startswith("la
         continue
     rr = lambda gr, k: step(g[(gr, k)]) / step(g[(gr, "single")])
     lat_rows[float(lat)] = (rr("rnnlm", "expert"), rr("rnnlm", "scotch_cpu"))
-    P(f"| {float(lat) * 1e3:g} ms | {step(g[('rnnlm', 'single')]):.3f} | {rr('rnnlm', 'expert'):.2f} | "
+    P(f"| {float(lat) * 1e3:g} ms{' (k80 default)' if abs(float(lat) - 1.34e-4) < 1e-12 else ''} | {step(g[('rnnlm', 'single')]):.3f} | {rr('rnnlm', 'expert'):.2f} | "
       f"{rr('rnnlm', 'scotch_cpu'):.2f} | {rr('rnnlm', 'heft'):.2f} | {step(g[('inception_v3', 'single')]):.3f} | "
       f"{rr('inception_v3', 'expert'):.2f} | {rr('inception_v3', 'scotch_cpu'):.2f} | {rr('inception_v3', 'heft'):.2f} | "
       f"{g[('rnnlm', 'expert')]['best']['transfers']} / {g[('rnnlm', 'scotch_cpu')]['best']['transfers']}; "
@@ -454,17 +649,19 @@ ntr = rn["best"]["transfers"] if rn else 0
 mb = rn["best"]["bytes_transferred"] / 1e6 if rn else 0
 P("- **Transfers are nearly free in the simulator.** The RNNLM expert (one LSTM layer per GPU) crosses "
   "between the GPUs once per unrolled step and direction (%d transfers, %.0f MB in a step, %.2f MB each on "
-  "average): at Placeto's 7.6 GB/s that is ≈ %.0f µs each, while the two layers run as a two-stage pipeline "
+  "average): at Placeto's 7.6 GB/s that is ≈ %.0f µs each plus the preset's 134 µs latency, while the two layers run as a two-stage pipeline "
   "over the 40 steps — so the expert takes %.2f× one GPU's step time. Nothing in the placement is wrong; the "
-  "simulator rewards pipelining because a cross-device tensor costs only its bandwidth time." %
+  "simulator rewards pipelining because a cross-device tensor costs only its bandwidth time and a measured "
+  "copy's fixed cost." %
   (ntr, mb, mb / max(ntr, 1), mb / max(ntr, 1) / 7.6e3 * 1e6, ratio("RNNLM", "2", "expert") or 0))
 if hi is not None:
     P("- **A per-transfer cost of milliseconds reproduces ColocRL's RNNLM ratios.** With %g ms per transfer "
       "the expert is %.2f× and Scotch (with the CPU) %.2f× one GPU, next to the published 2.43× and 8.55×. "
       "TensorFlow 1.x in 2017 paid per cross-device tensor a Send/Recv rendezvous, a copy staged through host "
       "memory between K80 dies, and stream synchronisation, and its graphs had 4–37× more nodes than ours "
-      "(docs/device_graphs.md), so many more tensors crossed. The simulator's bandwidth-only link, Placeto's "
-      "constants, does not model that overhead." % (hi * 1e3, lat_rows[hi][0], lat_rows[hi][1]))
+      "(docs/device_graphs.md), so many more tensors crossed. The measured fixed cost of one copy (Baechi's "
+      "134 µs, the preset's default) is 75× smaller than what this ratio needs, so the default does not "
+      "reproduce it; we do not set a latency that is fitted to make the check pass." % (hi * 1e3, lat_rows[hi][0], lat_rows[hi][1]))
 P("- **Inception does not follow** because our Inception-V3 is 842 ops (TF's: 25–31k): ColocRL's split "
   "expert cuts its chain in %s places, so even 10 ms each adds little; the papers' 2.4× needs the "
   "TF graph's many small cross-device tensors. HEFT sees the latency and retreats to one GPU." %
@@ -479,7 +676,7 @@ P("- **Op time is not the cause.** One GPU here takes %.3f s per RNNLM step agai
   "(the simulated K80 runs at its roofline, the real kernels at ≈ 20–25 %% of peak); slower ops would make "
   "transfers relatively cheaper still and the expert look better, not worse." %
   (step(data[("RNNLM", "2", "single")]) if data.get(("RNNLM", "2", "single")) else 0))
-P("- **What it means.** On the K80 preset as calibrated (Placeto's link constants), model parallelism pays "
+P("- **What it means.** On the K80 preset as calibrated (Placeto's link constants and Baechi's measured 134 µs per transfer), model parallelism pays "
   "wherever the graph has parallel or pipelinable structure, so an RL placer trained on it will learn to split "
   "RNNLM rather than to fall back to one GPU (§5.6 checks 1 and 5 expect the fallback). To reproduce the "
   "papers' ranking, evaluate on a machine with a per-transfer latency of a few ms (a machine file with "

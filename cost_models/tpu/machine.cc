@@ -44,6 +44,10 @@ void CheckFraction(double f) {
   if (!(f > 0 && f <= 1e6) || !std::isfinite(f))
     throw ConfigError("machine: memory_fraction must be in (0, 1e6], got " + Num(f));
 }
+void CheckLatency(double us) {
+  if (!(us >= 0 && us <= 1e7) || !std::isfinite(us))
+    throw ConfigError("machine: latency_us must be in [0, 1e7] (µs per transfer), got " + Num(us));
+}
 void CheckCount(const char* what, int n, int lo) {
   if (n < lo || n > 4096)
     throw ConfigError(std::string("machine: ") + what + " must be in [" + std::to_string(lo) + ", 4096], got " +
@@ -125,29 +129,31 @@ int Machine::FastestDevice() const {
 namespace {
 // k80(...) and baechi(...): K80-like GPUs (per-GPU memory `gpu_memory` × fraction) + CPUs,
 // with the link of the paper the preset is named after.
-Machine GpuCpuMachine(const char* name, int gpus, int cpus, double memory_fraction, double gpu_memory,
-                      SimConfig (*link)(std::vector<SimDevice>)) {
+Machine GpuCpuMachine(const char* name, int gpus, int cpus, double memory_fraction, double latency_us,
+                      double gpu_memory, SimConfig (*link)(std::vector<SimDevice>)) {
   CheckCount("gpus", gpus, 0);
   CheckCount("cpu", cpus, 0);
   CheckFraction(memory_fraction);
+  CheckLatency(latency_us);
   if (gpus + cpus < 1) throw ConfigError(std::string("machine: ") + name + " needs at least one device");
   Machine m;
   m.name = name;
   m.spec = m.name + "(gpus=" + std::to_string(gpus) + ",cpu=" + std::to_string(cpus) +
-           ",memory_fraction=" + Num(memory_fraction) + ")";
+           ",memory_fraction=" + Num(memory_fraction) + ",latency_us=" + Num(latency_us) + ")";
   AddDevices(&m, "gpu", "gpu", gpus, PlainDevice(kK80Flops, kK80Bandwidth, gpu_memory * memory_fraction));
   AddDevices(&m, "cpu", "cpu", cpus, CpuDevice());
   m.sim = link(m.sim.devices);
+  m.sim.link.latency_s = latency_us * 1e-6;
   return m;
 }
 }  // namespace
 
-Machine K80Machine(int gpus, int cpus, double memory_fraction) {
-  return GpuCpuMachine("k80", gpus, cpus, memory_fraction, kK80Memory, PlacetoConfig);
+Machine K80Machine(int gpus, int cpus, double memory_fraction, double latency_us) {
+  return GpuCpuMachine("k80", gpus, cpus, memory_fraction, latency_us, kK80Memory, PlacetoConfig);
 }
 
-Machine BaechiMachine(int gpus, int cpus, double memory_fraction) {
-  return GpuCpuMachine("baechi", gpus, cpus, memory_fraction, kBaechiGpuMemory, BaechiConfig);
+Machine BaechiMachine(int gpus, int cpus, double memory_fraction, double latency_us) {
+  return GpuCpuMachine("baechi", gpus, cpus, memory_fraction, latency_us, kBaechiGpuMemory, BaechiConfig);
 }
 
 Machine ChipMachine(const std::string& type, int chips, int cpus, double memory_fraction) {
@@ -285,10 +291,12 @@ Machine MachineFromSpec(const std::string& spec) {
   if (name == "k80" || name == "baechi") {
     if (!call && spec != name) throw ConfigError("machine: expected " + name + "(k=v,...), got '" + spec + "'");
     const bool k80 = name == "k80";
-    auto v = ParseArgs(name, args, {{"gpus", "4"}, {"cpu", k80 ? "1" : "0"}, {"memory_fraction", "1"}});
-    return k80 ? K80Machine(ToInt("gpus", v["gpus"]), ToInt("cpu", v["cpu"]), ToDouble("memory_fraction", v["memory_fraction"]))
-               : BaechiMachine(ToInt("gpus", v["gpus"]), ToInt("cpu", v["cpu"]),
-                               ToDouble("memory_fraction", v["memory_fraction"]));
+    auto v = ParseArgs(name, args, {{"gpus", "4"}, {"cpu", k80 ? "1" : "0"}, {"memory_fraction", "1"},
+                                    {"latency_us", Num(k80 ? kK80LatencyUs : kBaechiLatencyUs)}});
+    const int gpus = ToInt("gpus", v["gpus"]), cpus = ToInt("cpu", v["cpu"]);
+    const double fraction = ToDouble("memory_fraction", v["memory_fraction"]);
+    const double latency_us = ToDouble("latency_us", v["latency_us"]);
+    return k80 ? K80Machine(gpus, cpus, fraction, latency_us) : BaechiMachine(gpus, cpus, fraction, latency_us);
   }
   if (name == "tpu") {
     if (!call && spec != name) throw ConfigError("machine: expected tpu(type=v4,chips=4), got '" + spec + "'");

@@ -3,11 +3,14 @@
 // (placed_graph_sim.h). Named by short strings, like the graph specs, or read from a
 // `.pbtxt` file (datasets/proto/machine.proto; unknown keys are errors with file:line):
 //
-//   k80(gpus=4,cpu=1,memory_fraction=1)   k K80 dies (4.37 TFLOP/s, 240 GB/s, 12 GB each) and one
+//   k80(gpus=4,cpu=1,memory_fraction=1,latency_us=134)
+//                                         k K80 dies (4.37 TFLOP/s, 240 GB/s, 12 GB each) and one
 //                                         Haswell-class CPU (650 GFLOP/s, 32 GB/s, 128 GB), Placeto's
-//                                         link (7.6 GB/s, 25 µs bus hold, 5.7 µs per op)
-//   baechi(gpus=4,cpu=0,memory_fraction=1) the same dies with Baechi's link (5.7 GB/s + 134 µs,
-//                                         shared channel) and Baechi's 8e9 − 1.08e9 B usable per GPU
+//                                         link (7.6 GB/s, 25 µs bus hold, 5.7 µs per op) plus a fixed
+//                                         latency per transfer (default: Baechi's measured 134 µs)
+//   baechi(gpus=4,cpu=0,memory_fraction=1,latency_us=134) the same dies with Baechi's link
+//                                         (5.7 GB/s + 134 µs, shared channel) and Baechi's
+//                                         8e9 − 1.08e9 B usable per GPU
 //   tpu(type=v4,chips=4,memory_fraction=1) catalogue TPU chips (devices_per_chip cores each), ICI link
 //   gpu(type=a100,gpus=8,cpu=0,memory_fraction=1) catalogue GPUs, NVLink-class link
 //   <path>.pbtxt                          a Machine message
@@ -45,9 +48,18 @@ Machine MachineFromSpec(const std::string& spec);
 // Text of a Machine message (label names the source in errors).
 Machine ParseMachineText(const std::string& text, const std::string& label);
 
-// The preset machines (also reachable through MachineFromSpec).
-Machine K80Machine(int gpus = 4, int cpus = 1, double memory_fraction = 1);
-Machine BaechiMachine(int gpus = 4, int cpus = 0, double memory_fraction = 1);
+// Per-transfer latency of the K80 preset, µs: the intercept of Baechi's linear fit to measured
+// GPU0→GPU1 tensor copies in TensorFlow (comm µs = 0.0001754·bytes + 134; notes §2.2) — the
+// only measured fixed cost of a cross-device tensor of that era in the sources. Placeto's
+// simulator has no latency (its 25 µs bus hold only delays the sender's next transfer), and the
+// PyTorch port of Baechi measured 0.1 ms × 1.2 = 120 µs. docs/device_placement.md "Link latency".
+inline constexpr double kK80LatencyUs = 134;
+inline constexpr double kBaechiLatencyUs = 134;
+
+// The preset machines (also reachable through MachineFromSpec). latency_us is added to every
+// transfer (LinkModel::latency_s; it occupies the link like the bytes do).
+Machine K80Machine(int gpus = 4, int cpus = 1, double memory_fraction = 1, double latency_us = kK80LatencyUs);
+Machine BaechiMachine(int gpus = 4, int cpus = 0, double memory_fraction = 1, double latency_us = kBaechiLatencyUs);
 Machine ChipMachine(const std::string& chip, int chips, int cpus = 0, double memory_fraction = 1);
 
 // Human-readable summary, one line per device: "gpu:0  4.37 TFLOP/s  240 GB/s  12 GB".

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <csignal>
 #include <filesystem>
 
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "datasets/proto/chip_placement.pb.h"
 #include "datasets/proto/device_placement.pb.h"
 #include "datasets/util/errors.h"
+#include "datasets/util/files.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
 #include "experiments/lib/learner_config.h"
@@ -22,6 +24,7 @@
 #include "experiments/lib/run_dir.h"
 #include "experiments/lib/stop_signal.h"
 #include "experiments/place_baseline_device.h"
+#include "experiments/torch/training_state.h"
 
 namespace placerl {
 
@@ -246,8 +249,10 @@ struct TrainOptions {
   std::vector<std::string> graphs;
   double minutes = 0;
   int64_t seed = -1;
+  int64_t max_updates = 0;
   bool json = false, verbose = false;
   run::RunDirFlags dir;
+  int test_kill_after_checkpoints = 0;  // hidden: SIGKILL right after this many checkpoints (tests)
 };
 
 config::DevicePlaceTrainConfig DefaultTrainConfig() {
@@ -269,19 +274,29 @@ config::DevicePlaceTrainConfig DefaultTrainConfig() {
 }
 
 int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
-  if (!o.dir.resume.empty()) throw ConfigError("place-train --env device runs cannot be resumed yet; start a new one with --out");
   config::DevicePlaceTrainConfig cfg = DefaultTrainConfig();
-  if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
-  if (!o.graphs.empty()) {
-    cfg.clear_graphs();
-    for (const std::string& g : o.graphs)
-      for (const std::string& s : SplitGraphSpecs(g)) cfg.add_graphs(s);
+  // A resumed run (--resume DIR) reads DIR/config.pbtxt, as the chip path does; a new run's
+  // directory is created once its graphs have loaded (bad input leaves nothing).
+  std::unique_ptr<run::RunDirectory> dir;
+  if (!o.dir.resume.empty()) {
+    if (!o.graphs.empty() || !o.machine.empty() || o.seed >= 0 || !o.algorithm.empty())
+      throw ConfigError("--resume keeps the run's graphs, machine, seed and algorithm; change the budget with --minutes or --set");
+    dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
+    run::ResolveRunConfig(o.dir, *dir, &cfg, run::CommandLineText(argc, argv));
+    if (o.minutes > 0) cfg.set_minutes(o.minutes);
+  } else {
+    if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
+    if (!o.graphs.empty()) {
+      cfg.clear_graphs();
+      for (const std::string& g : o.graphs)
+        for (const std::string& s : SplitGraphSpecs(g)) cfg.add_graphs(s);
+    }
+    if (!o.machine.empty()) cfg.set_machine(o.machine);
+    if (o.minutes > 0) cfg.set_minutes(o.minutes);
+    if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
+    if (!o.algorithm.empty()) cfg.mutable_agent()->set_algorithm(o.algorithm);
+    run::ApplyOverrides(o.dir.sets, &cfg);
   }
-  if (!o.machine.empty()) cfg.set_machine(o.machine);
-  if (o.minutes > 0) cfg.set_minutes(o.minutes);
-  if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
-  if (!o.algorithm.empty()) cfg.mutable_agent()->set_algorithm(o.algorithm);
-  run::ApplyOverrides(o.dir.sets, &cfg);
   if (cfg.graphs().empty()) throw ConfigError("give at least one graph (--graph SPEC[,SPEC2,...])");
   if (!std::isfinite(cfg.minutes()) || cfg.minutes() <= 0 || cfg.minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("minutes must be in (0, a week]");
@@ -303,42 +318,77 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   encoders::Policy policy(po, layout);
   agents::Learner learner(&policy, AgentOptionsFrom(cfg.agent(), cfg.seed()));
 
-  run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
-  dir.WriteConfig(cfg, run::CommandLineText(argc, argv));
-  const std::string ckpt = dir.CheckpointPath("latest.ckpt");
+  if (!dir) {
+    dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
+    dir->WriteConfig(cfg, run::CommandLineText(argc, argv));
+  }
+  const std::string ckpt = dir->CheckpointPath("latest.ckpt");
+  const std::string state_path = dir->CheckpointPath("state.json");
   DeviceTrainingState st;
   st.best_time.assign(envs.size(), INFINITY);
   st.best.resize(envs.size());
+  if (dir->resuming()) {
+    // The learner (weights, optimiser, sampling RNG) and the run's progress (training_state.h,
+    // the chip path's format) plus the best op placement per graph: the run continues exactly.
+    const run::ResumePoint resume = run::ReadResumePoint(*dir);
+    learner.LoadCheckpointBytes(resume.checkpoint_bytes, "checkpoints/latest.ckpt");
+    const run::TrainingProgress p =
+        run::ParseTrainingProgress(resume.state, "best_time", envs.size(), "checkpoints/state.json");
+    st.iteration = p.iteration;
+    st.episodes = p.episodes;
+    st.steps = p.steps;
+    st.elapsed_s = p.elapsed_s;
+    st.best_time = p.best;
+    const json best = resume.state.value("best_placement", json::array());
+    for (size_t k = 0; k < envs.size() && k < best.size(); ++k) {
+      if (!std::isfinite(st.best_time[k])) continue;
+      std::vector<int> placement = best[k].get<std::vector<int>>();
+      const env::DeviceInstance& inst = envs[k].original().instance();
+      bool valid = placement.size() == static_cast<size_t>(inst.graph.num_ops());
+      for (int d : placement) valid &= d >= 0 && d < inst.machine.num_devices();
+      if (!valid) throw ConfigError("checkpoints/state.json: best_placement " + std::to_string(k) + " does not fit " + cfg.graphs(static_cast<int>(k)));
+      st.best[k] = std::move(placement);
+    }
+    dir->ResumeFrom(st.iteration + 1);  // rows logged after the checkpoint are dropped
+  }
   run::InstallStopOnSignal();
   run::ProgressOptions pgo;
   pgo.label = "place-train";
   pgo.unit = "episodes";
-  pgo.budget_seconds = cfg.minutes() * 60;
+  pgo.budget_seconds = std::max(1e-3, cfg.minutes() * 60 - st.elapsed_s);
   run::Progress progress(pgo);
-  double last_ckpt = 0;
+  double last_ckpt = st.elapsed_s;
+  int checkpoints = 0;
+  auto checkpoint = [&](const DeviceTrainingState& s, double elapsed_s) {
+    learner.SaveCheckpoint(ckpt);
+    json state = run::TrainingProgressJson({s.iteration, s.episodes, s.steps, elapsed_s, s.best_time}, "best_time");
+    state["best_placement"] = s.best;
+    WriteFileAtomic(state_path, state.dump() + "\n");
+    last_ckpt = elapsed_s;
+    if (o.test_kill_after_checkpoints > 0 && ++checkpoints == o.test_kill_after_checkpoints)
+      std::raise(SIGKILL);  // tests: a crash right after a checkpoint
+  };
   TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, &st,
-              [] { return run::StopRequested(); }, [&](int64_t step, const run::Scalars& row) { dir.Log(step, row); },
+              [&] { return run::StopRequested() || (o.max_updates > 0 && st.iteration >= o.max_updates); },
+              [&](int64_t step, const run::Scalars& row) { dir->Log(step, row); },
               [&](const DeviceTrainingState& s, double elapsed_s) {
                 progress.Update(static_cast<double>(s.episodes));
-                if (elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) {
-                  learner.SaveCheckpoint(ckpt);
-                  last_ckpt = elapsed_s;
-                }
+                if (elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
               });
-  learner.SaveCheckpoint(ckpt);
+  checkpoint(st, st.elapsed_s);
   progress.Finish();
 
   json graphs = json::array();
   for (size_t k = 0; k < envs.size(); ++k) {
     const std::string stem = envs.size() == 1 ? "best" : "best_" + std::to_string(k);
-    graphs.push_back(WriteDeviceBest(dir, envs[k], st.best[k], stem, "place-train --env device"));
+    graphs.push_back(WriteDeviceBest(*dir, envs[k], st.best[k], stem, "place-train --env device"));
   }
   if (st.iteration > 0) {
     viz::PlotOptions plot;
     plot.title = "place-train --env device: speed-up over single device";
     plot.x_label = "time (s)";
     plot.y_label = "single-device step time / step time";
-    dir.PlotMetrics("curve", "time_s", {"charts/best_speedup_vs_single", "charts/mean_speedup_vs_single"}, plot,
+    dir->PlotMetrics("curve", "time_s", {"charts/best_speedup_vs_single", "charts/mean_speedup_vs_single"}, plot,
                     {"best so far", "mean of the update's episodes"});
   }
   json j = {{"env", "device"},
@@ -351,8 +401,8 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
             {"algorithm", cfg.agent().algorithm()},
             {"checkpoint", ckpt},
             {"stopped_by_signal", run::StopRequested()},
-            {"out", dir.path()}};
-  dir.WriteFile("result.json", j.dump(2) + "\n");
+            {"out", dir->path()}};
+  dir->WriteFile("result.json", j.dump(2) + "\n");
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
@@ -365,7 +415,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
                     Ratio(envs[k].original().instance().single_device_time, graphs[k]["step_time_s"].get<double>()).c_str(),
                     graphs[k]["oom"].get<bool>() ? " OUT OF MEMORY" : "");
     std::printf("wrote %s (best.placement, pictures, metrics.csv, TensorBoard events, checkpoints/, result.json)\n",
-                dir.path().c_str());
+                dir->path().c_str());
   }
   return kExitOk;
 }
@@ -531,6 +581,9 @@ int DevicePlaceTrainMain(int argc, char** argv) {
     app.add_option("--minutes", o.minutes, "training budget (default 10)")->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
     app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
     app.add_option("--algorithm", o.algorithm, "ppo | reinforce (default ppo)");
+    app.add_option("--max-updates", o.max_updates, "stop after this many updates in total (default: no limit)")
+        ->check(cli::IntRange(1, INT64_MAX));
+    app.add_option("--test-kill-after-checkpoints", o.test_kill_after_checkpoints)->group("");
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);

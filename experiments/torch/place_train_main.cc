@@ -40,6 +40,7 @@
 #include "experiments/lib/run_dir.h"
 #include "experiments/lib/stop_signal.h"
 #include "experiments/torch/chip_training.h"
+#include "experiments/torch/training_state.h"
 #include "experiments/torch/workers.h"
 
 using namespace placerl;
@@ -91,12 +92,7 @@ encoders::PolicyOptions ChipPolicyOptions(const config::PlaceTrainConfig& c) {
 // The run's progress that a checkpoint carries besides the learner (state.json): counters,
 // best costs, and the sampling RNG of every rank but 0 (rank 0's is in the checkpoint).
 nlohmann::json StateJson(const ChipTrainingState& s, const std::vector<std::string>& rank_rngs) {
-  nlohmann::json best = nlohmann::json::array();
-  for (double b : s.best_cost) best.push_back(std::isfinite(b) ? nlohmann::json(b) : nlohmann::json(nullptr));
-  nlohmann::json j = {{"iteration", s.iteration}, {"episodes", s.episodes}, {"steps", s.steps},
-                      {"elapsed_s", s.elapsed_s}, {"best_cost", best}};
-  if (rank_rngs.size() > 1) j["rank_rng"] = std::vector<std::string>(rank_rngs.begin() + 1, rank_rngs.end());
-  return j;
+  return run::TrainingProgressJson({s.iteration, s.episodes, s.steps, s.elapsed_s, s.best_cost}, "best_cost", rank_rngs);
 }
 
 struct Options {
@@ -178,10 +174,9 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
     if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
     config_text = run::ResolvedConfigText(cfg);
     if (dir->resuming()) {
-      const std::string ckpt = dir->CheckpointPath("latest.ckpt");
-      if (!std::filesystem::exists(ckpt)) throw ConfigError(dir->path() + ": no checkpoint to resume from (" + ckpt + ")");
-      checkpoint_bytes = ReadFile(ckpt);
-      state_text = ReadFile(dir->CheckpointPath("state.json"));
+      run::ResumePoint resume = run::ReadResumePoint(*dir);  // training_state.h, shared with --env device
+      checkpoint_bytes = std::move(resume.checkpoint_bytes);
+      state_text = resume.state.dump();
     }
   }
   if (group) {
@@ -221,13 +216,13 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
   if (resuming) {
     learner.LoadCheckpointBytes(checkpoint_bytes, "checkpoints/latest.ckpt");
     const auto j = nlohmann::json::parse(state_text);
-    st.iteration = j.at("iteration");
-    st.episodes = j.at("episodes");
-    st.steps = j.at("steps");
-    st.elapsed_s = j.at("elapsed_s");
     // Best placements of the earlier run stay in best*.plc; their costs are the bar to beat.
-    for (size_t i = 0; i < envs.size() && i < j.at("best_cost").size(); ++i)
-      if (!j.at("best_cost")[i].is_null()) st.best_cost[i] = j.at("best_cost")[i];
+    const run::TrainingProgress p = run::ParseTrainingProgress(j, "best_cost", envs.size(), "checkpoints/state.json");
+    st.iteration = p.iteration;
+    st.episodes = p.episodes;
+    st.steps = p.steps;
+    st.elapsed_s = p.elapsed_s;
+    st.best_cost = p.best;
     if (rank > 0) {  // the checkpoint holds rank 0's RNG; the others' are in state.json (same worker count)
       const nlohmann::json rngs = j.value("rank_rng", nlohmann::json::array());
       if (static_cast<size_t>(rank) <= rngs.size()) {

@@ -38,7 +38,7 @@ TEST(PlaceBaselineDeviceCli, EveryMethodWritesTheRunDirectoryAndPerfModelAgrees)
     ASSERT_EQ(r.status, 0) << r.out;
     const auto j = nlohmann::json::parse(r.out);  // exactly one document
     EXPECT_EQ(j["method"], method);
-    EXPECT_EQ(j["machine"], "k80(gpus=2,cpu=0,memory_fraction=1)");
+    EXPECT_EQ(j["machine"], "k80(gpus=2,cpu=0,memory_fraction=1,latency_us=134)");
     EXPECT_EQ(j["groups"], 16);
     EXPECT_EQ(j["evaluations"], method == "random" ? 20 : 1);
     const double t = j["best"]["step_time_s"].get<double>();
@@ -57,10 +57,12 @@ TEST(PlaceBaselineDeviceCli, EveryMethodWritesTheRunDirectoryAndPerfModelAgrees)
     for (const auto& e : fs::directory_iterator(out))
       events |= e.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
     EXPECT_TRUE(events);
-    // Same machine in perf-model's terms: 2 K80 dies, Placeto preset.
-    const auto p = Sh(std::string(PLACERL_BIN_DIR) + "/perf-model simulate --json --preset placeto --devices 2 "
-                      "--device plain:4.37e12,2.4e11 --memory 12e9 --graph " + kGraph + " --placement " + out +
-                      "/best.placement");
+    // Same machine written out by hand: 2 K80 dies, Placeto's link plus the preset's 134 µs per transfer.
+    const std::string machine_file = tmp / "k80_by_hand.pbtxt";
+    std::ofstream(machine_file) << "device { name: \"gpu\" count: 2 flops_per_s: 4.37e12 bytes_per_s: 2.4e11 "
+                                   "memory_bytes: 12e9 }\nlink { preset: \"placeto\" latency_s: 134e-6 }\n";
+    const auto p = Sh(std::string(PLACERL_BIN_DIR) + "/perf-model simulate --json --machine " + machine_file +
+                      " --graph " + kGraph + " --placement " + out + "/best.placement");
     ASSERT_EQ(p.status, 0) << p.out;
     EXPECT_DOUBLE_EQ(nlohmann::json::parse(p.out)["makespan_s"].get<double>(), t) << method;
   }
@@ -178,7 +180,7 @@ TEST(PlaceBaselineDeviceCli, SearchPlacersAndExpertKeepGroupsAndPerfModelReprodu
     const auto sim = SimulateOnMachine(kGraph, "k80(gpus=2)", out + "/best.placement", &status);
     ASSERT_EQ(status, 0) << label;
     EXPECT_EQ(sim["makespan_s"].get<double>(), t) << label;  // bit-identical: same machine, same simulator
-    EXPECT_EQ(sim["machine"], "k80(gpus=2,cpu=1,memory_fraction=1)");
+    EXPECT_EQ(sim["machine"], "k80(gpus=2,cpu=1,memory_fraction=1,latency_us=134)");
     EXPECT_EQ(sim["devices"][2]["name"], "cpu:0");
     // metrics.csv has the placement wall time column.
     std::ifstream metrics(out + "/metrics.csv");
@@ -186,11 +188,17 @@ TEST(PlaceBaselineDeviceCli, SearchPlacersAndExpertKeepGroupsAndPerfModelReprodu
     std::getline(metrics, header);
     EXPECT_NE(header.find("charts/placement_wall_s"), std::string::npos) << header;
   }
-  // The two-tower MLP splits: HEFT beats one GPU on it.
+  // The two-tower MLP (a 5 ms step) splits when transfers cost only their bytes: HEFT beats one GPU
+  // on the K80 without latency; with the preset's 134 µs per transfer it is never worse than one GPU.
   int status = -1;
   const auto single = SimulateOnMachine(kGraph, "k80(gpus=2)", "single", &status);
   const auto heft = nlohmann::json::parse(std::ifstream(tmp / "runs/heft0/result.json"));
-  EXPECT_LT(heft["best"]["step_time_s"].get<double>(), single["makespan_s"].get<double>());
+  EXPECT_LE(heft["best"]["step_time_s"].get<double>(), single["makespan_s"].get<double>());
+  const auto no_latency = ShSplit(kBin + " --env device --graph " + kGraph +
+                                  " --machine 'k80(gpus=2,latency_us=0)' --method heft --json --out " + (tmp / "runs/heft_l0"));
+  ASSERT_EQ(no_latency.status, 0) << no_latency.err;
+  const auto single0 = SimulateOnMachine(kGraph, "k80(gpus=2,latency_us=0)", "single", &status);
+  EXPECT_LT(nlohmann::json::parse(no_latency.out)["best"]["step_time_s"].get<double>(), single0["makespan_s"].get<double>());
 }
 
 TEST(PlaceBaselineDeviceCli, ExpertPutsOneLstmLayerPerGpuAndCpuOnlyOpsOnTheCpu) {

@@ -65,7 +65,7 @@ TEST(DeviceEnv, NodesAreColocationGroupsAndEdgesAreDirected) {
   EXPECT_EQ(inst.group_ops[inst.order[1]].size(), 3u);
   EXPECT_EQ(env->name(),
             std::string("device(graph=") + kGraph +
-                ",machine='k80(gpus=2,cpu=1,memory_fraction=1)',mode=oneshot,memory_mask=false,reward=sqrt,"
+                ",machine='k80(gpus=2,cpu=1,memory_fraction=1,latency_us=134)',mode=oneshot,memory_mask=false,reward=sqrt,"
                 "oom=relative,oom_factor=10,failing_time_s=100,placeto_s_per_gb=2,placeto_cap_s=10,start=single)");
 }
 

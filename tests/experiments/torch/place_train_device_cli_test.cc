@@ -2,10 +2,14 @@
 // training graph writes the run directory, and its best.placement re-simulated by
 // `perf-model simulate --machine` gives result.json's step time exactly; `place --env device`
 // loads the checkpoint on a graph it was not trained on (zero-shot + a short fine-tune); a big
-// graph is placed fused and scored on its ops; bad input is one line, exit 1, no directory.
+// graph is placed fused and scored on its ops; a run killed after a checkpoint and resumed
+// logs the same curve as one that was never stopped; bad input is one line, exit 1, no directory.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/experiments/run_command.h"
@@ -84,6 +88,82 @@ TEST(PlaceTrainDeviceCli, BigGraphIsPlacedFusedAndScoredOnItsOps) {
   EXPECT_LE(g["placed_groups"].get<int>(), 10);
   EXPECT_EQ(g["groups"].get<int>(), 120);
   EXPECT_EQ(SimulatedStepTime(graph, out + "/best.placement"), g["step_time_s"].get<double>());
+}
+
+// metrics.csv as rows of column → text.
+std::vector<std::map<std::string, std::string>> ReadMetrics(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<std::map<std::string, std::string>> rows;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> cells;
+    std::stringstream s(l);
+    std::string c;
+    while (std::getline(s, c, ',')) cells.push_back(c);
+    return cells;
+  };
+  if (std::getline(f, line)) header = split(line);
+  while (std::getline(f, line)) {
+    const std::vector<std::string> cells = split(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(PlaceTrainDeviceCli, ResumeAfterKillContinuesTheSameCurve) {
+  testing::TempDir tmp;
+  const std::string config = " --env device --graph " + kMlp + " --machine '" + kMachine +
+                             "' --minutes 10 --seed 3 --max-updates 6 --set episodes_per_update=4"
+                             " --set checkpoint_minutes=1e-9";
+  const auto a_run = ShSplit(kBin + "/place-train" + config + " --json --out " + (tmp / "a"));
+  ASSERT_EQ(a_run.status, 0) << a_run.err;
+  // B: the same run, SIGKILLed right after its 3rd checkpoint (nothing but the checkpoint and
+  // three metric rows written), then resumed with only the directory.
+  EXPECT_EQ(ShSplit(kBin + "/place-train" + config + " --test-kill-after-checkpoints 3 --out " + (tmp / "b")).status,
+            128 + 9);
+  EXPECT_FALSE(fs::exists(tmp / "b/result.json"));
+  EXPECT_EQ(ReadMetrics(tmp / "b/metrics.csv").size(), 3u);
+  const auto state = nlohmann::json::parse(std::ifstream(tmp / "b/checkpoints/state.json"));
+  EXPECT_EQ(state["iteration"].get<int>(), 3);
+  EXPECT_EQ(state["episodes"].get<int>(), 12);
+  // Changing what the run is about is refused; the budget may change.
+  const auto refused = ShSplit(kBin + "/place-train --env device --resume " + (tmp / "b") + " --seed 4");
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("--resume keeps the run's graphs"), std::string::npos) << refused.err;
+  const auto resumed = ShSplit(kBin + "/place-train --env device --resume " + (tmp / "b") + " --max-updates 6 --json");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  const auto ja = nlohmann::json::parse(a_run.out), jb = nlohmann::json::parse(resumed.out);
+  EXPECT_EQ(jb["updates"].get<int>(), 6);
+  EXPECT_EQ(jb["episodes"].get<int>(), ja["episodes"].get<int>());
+  // The same best placement, found in the first or the second half.
+  EXPECT_EQ(jb["graphs"][0]["step_time_s"].get<double>(), ja["graphs"][0]["step_time_s"].get<double>());
+  EXPECT_EQ(SimulatedStepTime(kMlp, tmp / "b/best.placement"), jb["graphs"][0]["step_time_s"].get<double>());
+  const auto a = ReadMetrics(tmp / "a/metrics.csv"), b = ReadMetrics(tmp / "b/metrics.csv");
+  ASSERT_EQ(a.size(), 6u);
+  ASSERT_EQ(b.size(), 6u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].size(), b[i].size());
+    for (const auto& [column, value] : a[i]) {
+      if (column == "time_s" || column == "charts/SPS" || column.rfind("perf/", 0) == 0) continue;  // times
+      if (column.rfind("losses/", 0) == 0) {
+        // float32 sums of the resumed process may round differently (as on the chip path).
+        const double x = std::stod(value), y = std::stod(b[i].at(column));
+        EXPECT_NEAR(x, y, 1e-5 * std::max(1.0, std::abs(x))) << "row " << i + 1 << " " << column;
+      } else {
+        EXPECT_EQ(value, b[i].at(column)) << "row " << i + 1 << " " << column;
+      }
+    }
+  }
+  // Nothing to resume from: one line, exit 1.
+  const std::string empty = tmp / "c";
+  ASSERT_EQ(ShSplit(kBin + "/place-train --env device --graph " + kMlp + " --minutes 10 --max-updates 1 --out " + empty).status, 0);
+  fs::remove_all(fs::path(empty) / "checkpoints");
+  const auto none = ShSplit(kBin + "/place-train --env device --resume " + empty);
+  EXPECT_EQ(none.status, 1);
+  EXPECT_NE(none.err.find("no checkpoint to resume from"), std::string::npos) << none.err;
 }
 
 TEST(PlaceTrainDeviceCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {

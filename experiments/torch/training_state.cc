@@ -1,0 +1,58 @@
+#include "experiments/torch/training_state.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+
+namespace placerl::run {
+
+nlohmann::json TrainingProgressJson(const TrainingProgress& p, const std::string& best_key,
+                                    const std::vector<std::string>& rank_rngs) {
+  nlohmann::json best = nlohmann::json::array();
+  for (double b : p.best) best.push_back(std::isfinite(b) ? nlohmann::json(b) : nlohmann::json(nullptr));
+  nlohmann::json j = {{"iteration", p.iteration}, {"episodes", p.episodes}, {"steps", p.steps},
+                      {"elapsed_s", p.elapsed_s}, {best_key, best}};
+  if (rank_rngs.size() > 1) j["rank_rng"] = std::vector<std::string>(rank_rngs.begin() + 1, rank_rngs.end());
+  return j;
+}
+
+TrainingProgress ParseTrainingProgress(const nlohmann::json& state, const std::string& best_key, size_t tasks,
+                                       const std::string& label) {
+  TrainingProgress p;
+  p.best.assign(tasks, INFINITY);
+  try {
+    p.iteration = state.at("iteration").get<int64_t>();
+    p.episodes = state.at("episodes").get<int64_t>();
+    p.steps = state.at("steps").get<int64_t>();
+    p.elapsed_s = state.at("elapsed_s").get<double>();
+    const nlohmann::json& best = state.at(best_key);
+    // Best values of the earlier starts are the bar to beat.
+    for (size_t i = 0; i < tasks && i < best.size(); ++i)
+      if (!best[i].is_null()) p.best[i] = best[i].get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(label + ": not a place-train state file (" + e.what() + ")");
+  }
+  if (p.iteration < 0 || p.episodes < 0 || p.steps < 0 || !(p.elapsed_s >= 0) || !std::isfinite(p.elapsed_s))
+    throw ConfigError(label + ": negative or non-finite counters");
+  return p;
+}
+
+ResumePoint ReadResumePoint(RunDirectory& dir) {
+  const std::string ckpt = dir.CheckpointPath("latest.ckpt");
+  if (!std::filesystem::exists(ckpt)) throw ConfigError(dir.path() + ": no checkpoint to resume from (" + ckpt + ")");
+  const std::string state_path = dir.CheckpointPath("state.json");
+  if (!std::filesystem::exists(state_path))
+    throw ConfigError(dir.path() + ": no checkpoints/state.json next to the checkpoint");
+  ResumePoint r;
+  r.checkpoint_bytes = ReadFile(ckpt);
+  try {
+    r.state = nlohmann::json::parse(ReadFile(state_path));
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(state_path + ": not JSON (" + e.what() + ")");
+  }
+  return r;
+}
+
+}  // namespace placerl::run

@@ -1,0 +1,44 @@
+// The progress of a place-train run that its checkpoint carries besides the learner (weights,
+// optimiser, rank 0's sampling RNG): checkpoints/state.json. One format and one reader for the
+// chip and the device paths, so that `place-train --resume DIR` continues either the same way:
+// update / episode / step counters, the training time so far, the best value per design or
+// graph (JSON null: none yet), the sampling RNG of every rank but 0, and whatever a path adds
+// (the device path: its best placements). Torch-free header.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "experiments/lib/run_dir.h"
+
+namespace placerl::run {
+
+struct TrainingProgress {
+  int64_t iteration = 0, episodes = 0, steps = 0;
+  double elapsed_s = 0;      // training time, seconds, over every start of the run
+  std::vector<double> best;  // per design / graph; +inf = none yet (null in the file)
+};
+
+// state.json's object: `best_key` names the per-task bests ("best_cost" chip, "best_time"
+// device); `rank_rngs` (rank 0's first, it is not written) as place-train --workers gathers them.
+nlohmann::json TrainingProgressJson(const TrainingProgress& p, const std::string& best_key,
+                                    const std::vector<std::string>& rank_rngs = {});
+
+// Reads state.json's object back: `tasks` best values (+inf where absent or null). Throws
+// ConfigError naming `label` when a counter is missing or of the wrong type.
+TrainingProgress ParseTrainingProgress(const nlohmann::json& state, const std::string& best_key, size_t tasks,
+                                       const std::string& label);
+
+// The two files a resumed run starts from: checkpoints/latest.ckpt (bytes) and
+// checkpoints/state.json (parsed). Throws ConfigError when the checkpoint is missing or the
+// state file is missing or not JSON.
+struct ResumePoint {
+  std::string checkpoint_bytes;
+  nlohmann::json state;
+};
+ResumePoint ReadResumePoint(RunDirectory& dir);
+
+}  // namespace placerl::run
