@@ -39,6 +39,10 @@ const std::vector<std::string> kNodeFeatureNames = {
     "log_flops", "log_bytes", "log_output_bytes", "log_param_bytes", "log_temp_bytes", "log_ops",
     "log_fastest_time_us", "log_memory_need", "kind_matmul", "kind_conv", "kind_elementwise",
     "kind_reduction", "kind_softmax", "kind_norm", "kind_embedding", "kind_other", "order_position"};
+// features=heft appends these (header comment).
+const std::vector<std::string> kHeftNodeFeatureNames = {"time_fraction", "upward_rank", "downward_rank"};
+const std::vector<std::string> kHeftActionFeatureNames = {"est_finish", "est_finish_delta", "device_load", "input_here",
+                                                          "earliest"};
 
 }  // namespace
 
@@ -47,8 +51,12 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
     throw ConfigError("device: mode must be oneshot or iterative, got '" + o_.mode + "'");
   iterative_ = o_.mode == "iterative";
   if (o_.reward.empty()) o_.reward = iterative_ ? "id" : "sqrt";
-  if (o_.reward != "sqrt" && o_.reward != "id" && o_.reward != "log")
-    throw ConfigError("device: reward must be sqrt, id or log, got '" + o_.reward + "'");
+  if (o_.reward != "sqrt" && o_.reward != "id" && o_.reward != "log" && o_.reward != "relative")
+    throw ConfigError("device: reward must be sqrt, id, log or relative, got '" + o_.reward + "'");
+  if (o_.features != "basic" && o_.features != "heft")
+    throw ConfigError("device: features must be basic or heft, got '" + o_.features + "'");
+  heft_ = o_.features == "heft";
+  if (heft_ && iterative_) throw ConfigError("device: features=heft needs mode=oneshot");
   if (o_.oom != "relative" && o_.oom != "fixed" && o_.oom != "placeto")
     throw ConfigError("device: oom must be relative, fixed or placeto, got '" + o_.oom + "'");
   if (o_.start != "single" && o_.start != "random" && o_.start != "round_robin")
@@ -119,7 +127,10 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   auto sg = std::make_shared<StaticGraph>();
   sg->num_nodes = ng;
   sg->node_feature_names = kNodeFeatureNames;
-  sg->node_feature_dim = static_cast<int32_t>(kNodeFeatureNames.size());
+  if (heft_)
+    sg->node_feature_names.insert(sg->node_feature_names.end(), kHeftNodeFeatureNames.begin(),
+                                  kHeftNodeFeatureNames.end());
+  sg->node_feature_dim = static_cast<int32_t>(sg->node_feature_names.size());
   sg->node_features.assign(static_cast<size_t>(ng) * sg->node_feature_dim, 0.f);
   double total_flops = 0;
   for (int n = 0; n < ng; ++n) {
@@ -159,6 +170,52 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
       seen[nv] = u;
       edge_bytes[{nu, nv}] += g.output_bytes[u];
     }
+  }
+  if (heft_) {
+    // Group time per device; op bottom / top levels over op times on the fastest device.
+    inst->time_on.assign(static_cast<size_t>(ng) * nd_, 0);
+    for (int n = 0; n < ng; ++n)
+      for (int op : inst->group_ops[inst->order[n]])
+        for (int d = 0; d < nd_; ++d) inst->time_on[static_cast<size_t>(n) * nd_ + d] += sim.OpTimeOn(op, d);
+    const int nops = g.num_ops();
+    std::vector<double> bottom(nops, 0), top(nops, 0);
+    for (int k = nops - 1; k >= 0; --k) {
+      const int u = g.topo_order[k];
+      double after = 0;
+      for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e) after = std::max(after, bottom[g.out_targets[e]]);
+      bottom[u] = sim.OpTimeOn(u, fastest) + after;
+    }
+    for (int k = 0; k < nops; ++k) {
+      const int u = g.topo_order[k];
+      const double end = top[u] + sim.OpTimeOn(u, fastest);
+      for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e)
+        top[g.out_targets[e]] = std::max(top[g.out_targets[e]], end);
+    }
+    double critical = 0;
+    for (int u = 0; u < nops; ++u) critical = std::max(critical, bottom[u]);
+    const int base = static_cast<int>(kNodeFeatureNames.size());
+    for (int n = 0; n < ng; ++n) {
+      float* f = &sg->node_features[static_cast<size_t>(n) * sg->node_feature_dim];
+      double up = 0, down = std::numeric_limits<double>::infinity();
+      for (int op : inst->group_ops[inst->order[n]]) up = std::max(up, bottom[op]), down = std::min(down, top[op]);
+      const double t = inst->time_on[static_cast<size_t>(n) * nd_ + fastest];
+      f[base] = inst->single_device_time > 0 ? static_cast<float>(t / inst->single_device_time) : 0.f;
+      f[base + 1] = critical > 0 ? static_cast<float>(up / critical) : 0.f;
+      f[base + 2] = critical > 0 ? static_cast<float>(down / critical) : 0.f;
+    }
+    // Inputs from groups decided earlier, CSR by consumer node (edge_bytes is sorted by (src, dst)).
+    inst->in_offsets.assign(ng + 1, 0);
+    for (const auto& [key, b] : edge_bytes)
+      if (key.first < key.second) ++inst->in_offsets[key.second + 1];
+    for (int n = 0; n < ng; ++n) inst->in_offsets[n + 1] += inst->in_offsets[n];
+    inst->in_src.resize(inst->in_offsets[ng]);
+    inst->in_bytes.resize(inst->in_offsets[ng]);
+    std::vector<int> fill(inst->in_offsets.begin(), inst->in_offsets.end() - 1);
+    for (const auto& [key, b] : edge_bytes)
+      if (key.first < key.second) {
+        inst->in_src[fill[key.second]] = key.first;
+        inst->in_bytes[fill[key.second]++] = b;
+      }
   }
   sg->directed = true;
   for (const auto& [key, b] : edge_bytes) {
@@ -201,10 +258,14 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
 
   state_.node_dynamic_names = {"decided", "current", "start_time"};
   for (int d = 0; d < nd_; ++d) state_.node_dynamic_names.push_back("on_device_" + std::to_string(d));
+  if (heft_) state_.node_dynamic_names.push_back("est_finish");
   state_.node_dynamic_dim = static_cast<int32_t>(state_.node_dynamic_names.size());
   state_.node_dynamic.assign(static_cast<size_t>(ng) * state_.node_dynamic_dim, 0.f);
   state_.action_feature_names = {"relative_speed", "log_capacity_gb", "memory_used_fraction", "fits"};
-  state_.action_feature_dim = 4;
+  if (heft_)
+    state_.action_feature_names.insert(state_.action_feature_names.end(), kHeftActionFeatureNames.begin(),
+                                       kHeftActionFeatureNames.end());
+  state_.action_feature_dim = static_cast<int32_t>(state_.action_feature_names.size());
   state_.action_features.assign(static_cast<size_t>(state_.action_feature_dim) * nd_, 0.f);
   state_.action_mask.assign(nd_, 0);
   Reset(0);
@@ -222,6 +283,10 @@ DeviceEnv::DeviceEnv(const DeviceEnv& o)
       start_frac_(o.start_frac_),
       used_(o.used_),
       last_f_(o.last_f_),
+      heft_(o.heft_),
+      finish_(o.finish_),
+      device_free_(o.device_free_),
+      eft_scratch_(o.eft_scratch_),
       state_(o.state_),
       info_(o.info_) {}
 
@@ -238,6 +303,7 @@ std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   o.placeto_s_per_gb = p.GetDouble("placeto_s_per_gb", o.placeto_s_per_gb);
   o.placeto_cap_s = p.GetDouble("placeto_cap_s", o.placeto_cap_s);
   o.start = p.GetString("start", o.start);
+  o.features = p.GetString("features", o.features);
   return std::make_unique<DeviceEnv>(o);
 }
 
@@ -264,12 +330,14 @@ std::string DeviceEnv::name() const {
   d("placeto_s_per_gb", o_.placeto_s_per_gb);
   d("placeto_cap_s", o_.placeto_cap_s);
   s("start", o_.start);
+  if (o_.features != "basic") s("features", o_.features);  // absent = basic: older names unchanged
   return p.Canonical("device");
 }
 
 double DeviceEnv::Transform(double t) const {
   if (o_.reward == "sqrt") return std::sqrt(std::max(0.0, t));
   if (o_.reward == "log") return std::log1p(std::max(0.0, t) * 1e6);
+  if (o_.reward == "relative") return inst_->single_device_time > 0 ? t / inst_->single_device_time : t;
   return t;
 }
 
@@ -332,6 +400,23 @@ void DeviceEnv::WriteNodeRow(int32_t node) {
   f[2] = start_frac_[node];
   const int32_t d = node_dev_[node];
   if (d >= 0) f[3 + d] = 1.f;
+  if (heft_ && d >= 0 && inst_->single_device_time > 0)
+    f[3 + nd_] = static_cast<float>(finish_[node] / inst_->single_device_time);
+}
+
+void DeviceEnv::EstimateFinish(int32_t node, double* finish) const {
+  const perf::LinkModel& link = inst_->machine.sim.link;
+  for (int d = 0; d < nd_; ++d) {
+    double arrival = 0;
+    for (int k = inst_->in_offsets[node]; k < inst_->in_offsets[node + 1]; ++k) {
+      const int src = inst_->in_src[k];
+      const int32_t sd = node_dev_[src];
+      if (sd < 0) continue;
+      const double comm = sd == d ? 0 : link.latency_s + inst_->in_bytes[k] / link.bandwidth;
+      arrival = std::max(arrival, finish_[src] + comm);
+    }
+    finish[d] = std::max(device_free_[d], arrival) + inst_->time_on[static_cast<size_t>(node) * nd_ + d];
+  }
 }
 
 void DeviceEnv::UpdateDynamic() {
@@ -349,6 +434,30 @@ void DeviceEnv::UpdateDynamic() {
     state_.action_features[2 * nd_ + d] = std::isfinite(cap) && cap > 0 ? static_cast<float>(used_[d] / cap) : 0.f;
     state_.action_features[3 * nd_ + d] = cur >= 0 && Fits(cur, d) ? 1.f : 0.f;
   }
+  if (!heft_) return;
+  float* a = &state_.action_features[4 * static_cast<size_t>(nd_)];
+  std::fill(a, a + 5 * static_cast<size_t>(nd_), 0.f);
+  const double single = inst_->single_device_time > 0 ? inst_->single_device_time : 1;
+  for (int d = 0; d < nd_; ++d) a[2 * nd_ + d] = static_cast<float>(device_free_[d] / single);
+  if (cur < 0) return;
+  EstimateFinish(cur, eft_scratch_.data());
+  int best = -1;
+  for (int d = 0; d < nd_; ++d)
+    if (state_.action_mask[d] && (best < 0 || eft_scratch_[d] < eft_scratch_[best])) best = d;
+  const double own = std::max(inst_->time_on[static_cast<size_t>(cur) * nd_ + inst_->machine.FastestDevice()], 1e-12);
+  double in_total = 0;
+  for (int k = inst_->in_offsets[cur]; k < inst_->in_offsets[cur + 1]; ++k) {
+    const int32_t sd = node_dev_[inst_->in_src[k]];
+    if (sd < 0) continue;
+    in_total += inst_->in_bytes[k];
+    a[3 * nd_ + sd] += static_cast<float>(inst_->in_bytes[k]);
+  }
+  for (int d = 0; d < nd_; ++d) {
+    a[d] = static_cast<float>(eft_scratch_[d] / single);
+    a[nd_ + d] = best < 0 ? 0.f : static_cast<float>(std::min(10.0, (eft_scratch_[d] - eft_scratch_[best]) / own));
+    a[3 * nd_ + d] = in_total > 0 ? static_cast<float>(a[3 * nd_ + d] / in_total) : 0.f;
+    a[4 * nd_ + d] = d == best ? 1.f : 0.f;
+  }
 }
 
 void DeviceEnv::Reset(uint64_t seed) {
@@ -356,6 +465,11 @@ void DeviceEnv::Reset(uint64_t seed) {
   node_dev_.assign(n, -1);
   start_frac_.assign(n, 0.f);
   used_.assign(nd_, 0.0);
+  if (heft_) {
+    finish_.assign(n, 0.0);
+    device_free_.assign(nd_, 0.0);
+    eft_scratch_.assign(nd_, 0.0);
+  }
   op_dev_.assign(inst_->graph.num_ops(), 0);
   info_.assign(info_names_->size(), 0.0);
   info_[8] = inst_->single_device_time;
@@ -404,6 +518,10 @@ StepResult DeviceEnv::Step(int32_t action) {
   const int32_t n = episode_length();
   StepResult r;
   const int32_t before = node_dev_[node];
+  if (heft_) {  // eft_scratch_ holds the current node's estimates (UpdateDynamic)
+    finish_[node] = eft_scratch_[action];
+    device_free_[action] = std::max(device_free_[action], finish_[node]);
+  }
   SetNodeDevice(node, action);
   ++state_.step;
   state_.current_node = node + 1 < n ? node + 1 : -1;

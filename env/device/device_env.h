@@ -38,6 +38,23 @@
 // features per device: relative peak speed, log10 capacity (GB; 6 when unlimited), estimated
 // used memory ÷ capacity, the current group fits (0/1) — the memory state lives here, per
 // device, so that a step costs O(devices) besides the simulation.
+// features=heft (one-shot only; default basic = the features above, unchanged) adds what HEFT
+// decides with, in scale-free units so that one policy reads graphs of different sizes alike:
+//  * static per node: time_fraction (the group's time on the fastest device ÷ the single-device
+//    step time), upward_rank (max over its ops of the op's bottom level: its time + the longest
+//    path of op times after it, fastest device, no communication) and downward_rank (min over its
+//    ops of the op's top level: the longest path of op times before it), both ÷ the critical path;
+//  * dynamic per node: est_finish, the estimated finish time of a placed group ÷ single-device time;
+//  * action features per device: est_finish (when the current group would finish on it ÷ the
+//    single-device time), est_finish_delta (that minus the earliest over legal devices, in units of
+//    the group's own fastest time, capped at 10), device_load (when the device is free ÷ single
+//    time), input_here (fraction of the bytes from placed predecessor groups produced on it),
+//    earliest (1 on the legal device with the earliest finish).
+//  The estimate is a group-level list schedule in decision order (a group's forward, backward and
+//  update time lumped; inputs from groups decided later ignored): device free time = the latest
+//  estimated finish on it; arrival = max over placed predecessors of finish + (other device:
+//  latency + bytes ÷ bandwidth); finish = max(free, arrival) + the group's time on the device.
+// reward=relative: f(T) = T ÷ single-device step time (one-shot reward −T/T₁, comparable across graphs).
 // info: step_time_s, effective_time_s (OOM-penalised), oom, oom_device, bytes_transferred,
 // transfers, placed_groups, moves, single_device_time_s, then utilisation_<d> and
 // peak_memory_<d> (bytes) per device; all simulated values are 0 until a placement is complete.
@@ -67,6 +84,7 @@ struct DeviceEnvOptions {
   double failing_time_s = 100;       // fixed
   double placeto_s_per_gb = 2, placeto_cap_s = 10;  // placeto
   std::string start = "single";      // iterative: single | random | round_robin
+  std::string features = "basic";   // basic | heft (one-shot only): see the header comment
 };
 
 // What every copy of one environment shares (read-only).
@@ -79,6 +97,11 @@ struct DeviceInstance {
   std::vector<double> need;                 // per node: memory estimate, bytes
   std::vector<uint8_t> allowed;             // [node * D + d]: CPU-only kinds respected
   double single_device_time = 0;            // step time with every op on the fastest device
+  // features=heft only (empty otherwise):
+  std::vector<double> time_on;              // [node * D + d]: Σ op time of the group on device d, s
+  std::vector<int> in_offsets;              // per node: range into in_src / in_bytes (CSR)
+  std::vector<int> in_src;                  // predecessor node, decided earlier (src < node)
+  std::vector<double> in_bytes;             // bytes it sends to the node
 };
 
 class DeviceEnv : public Environment {
@@ -116,6 +139,8 @@ class DeviceEnv : public Environment {
   void SetNodeDevice(int32_t node, int32_t d);
   bool Fits(int32_t node, int32_t d) const;
   void EndEpisode();
+  void EstimateFinish(int32_t node, double* finish) const;  // features=heft: per device, s
+
 
   DeviceEnvOptions o_;
   bool iterative_ = false;
@@ -129,6 +154,10 @@ class DeviceEnv : public Environment {
   std::vector<float> start_frac_;        // per node: start ÷ step time of the last simulation
   std::vector<double> used_;              // per device: Σ need of the nodes placed there
   double last_f_ = 0;                     // iterative: f(effective time) of the current placement
+  bool heft_ = false;                     // features=heft
+  std::vector<double> finish_;            // heft: per node, estimated finish of a placed group, s
+  std::vector<double> device_free_;       // heft: per device, latest estimated finish on it, s
+  std::vector<double> eft_scratch_;       // heft: per device
   DynamicState state_;
   std::vector<double> info_;
 };

@@ -176,14 +176,16 @@ using nlohmann::json;
 void CheckEnvOptions(const std::string& reward, const std::string& oom, double oom_factor, int fuse_above, int fuse_target) {
   if (fuse_above < 0) throw ConfigError("fuse_above_groups must be >= 0 (0 = never fuse)");
   if (fuse_above > 0 && fuse_target < 1) throw ConfigError("fuse_target_groups must be >= 1");
-  if (reward != "sqrt" && reward != "id" && reward != "log") throw ConfigError("reward must be sqrt, id or log (got '" + reward + "')");
+  if (reward != "sqrt" && reward != "id" && reward != "log" && reward != "relative")
+    throw ConfigError("reward must be sqrt, id, log or relative (got '" + reward + "')");
   if (oom != "relative" && oom != "fixed" && oom != "placeto")
     throw ConfigError("oom must be relative, fixed or placeto (got '" + oom + "')");
   if (!std::isfinite(oom_factor) || oom_factor < 0) throw ConfigError("oom_factor must be >= 0");
 }
 
 DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool memory_mask, const std::string& reward,
-                    const std::string& oom, double oom_factor, int fuse_above_groups, int fuse_target_groups) {
+                    const std::string& oom, double oom_factor, int fuse_above_groups, int fuse_target_groups,
+                    const std::string& features) {
   env::DeviceEnvOptions eo;
   eo.graph = graph;
   eo.machine = machine;
@@ -192,6 +194,7 @@ DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool m
   eo.reward = reward;
   eo.oom = oom;
   eo.oom_factor = oom_factor;
+  eo.features = features.empty() ? "basic" : features;
   return MakeDeviceTask(eo, fuse_above_groups, fuse_target_groups);
 }
 
@@ -263,6 +266,7 @@ config::DevicePlaceTrainConfig DefaultTrainConfig() {
   c.set_oom_factor(10);
   c.set_fuse_above_groups(300);
   c.set_fuse_target_groups(128);
+  c.set_features("basic");
   FillDefaultPolicyConfig(c.mutable_policy());
   FillDefaultAgentConfig(c.mutable_agent());
   return c;
@@ -296,7 +300,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   std::vector<DeviceTask> envs;
   for (const std::string& g : cfg.graphs())
     envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                            cfg.fuse_above_groups(), cfg.fuse_target_groups()));
+                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features()));
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
   encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
   po.init_seed = cfg.seed();
@@ -424,11 +428,23 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   const std::string ckpt = CheckpointFile(cfg.checkpoint());
   std::vector<DeviceTask> envs;
-  envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                          cfg.fuse_above_groups(), cfg.fuse_target_groups()));
+  std::unique_ptr<encoders::Policy> policy;
+  // features "" = the checkpoint's: basic, else heft (the policy's layout names its features).
+  for (const std::string features : {std::string("basic"), std::string("heft")}) {
+    if (!cfg.features().empty() && cfg.features() != features) continue;
+    envs.clear();
+    envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
+                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), features));
+    try {
+      policy = encoders::Policy::Load(ckpt, *envs[0].env);  // checks the layout (device count, features)
+      cfg.set_features(features);
+      break;
+    } catch (const ConfigError&) {
+      if (!cfg.features().empty() || features == "heft") throw;
+    }
+  }
   DeviceTask& task = envs[0];
   const env::DeviceEnv& env = task.original();
-  std::unique_ptr<encoders::Policy> policy = encoders::Policy::Load(ckpt, *task.env);  // checks the layout (device count)
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(argc, argv));
   run::InstallStopOnSignal();
