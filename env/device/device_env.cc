@@ -173,6 +173,13 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   }
   if (heft_) {
     // Group time per device; op bottom / top levels over op times on the fastest device.
+    inst->op_time.resize(static_cast<size_t>(g.num_ops()) * nd_);
+    inst->topo_position.resize(g.num_ops());
+    inst->op_in_degree.assign(g.num_ops(), 0);
+    for (int op = 0; op < g.num_ops(); ++op)
+      for (int d = 0; d < nd_; ++d) inst->op_time[static_cast<size_t>(op) * nd_ + d] = sim.OpTimeOn(op, d);
+    for (int k = 0; k < g.num_ops(); ++k) inst->topo_position[g.topo_order[k]] = k;
+    for (int t : g.out_targets) ++inst->op_in_degree[t];
     inst->time_on.assign(static_cast<size_t>(ng) * nd_, 0);
     for (int n = 0; n < ng; ++n)
       for (int op : inst->group_ops[inst->order[n]])
@@ -287,6 +294,9 @@ DeviceEnv::DeviceEnv(const DeviceEnv& o)
       finish_(o.finish_),
       device_free_(o.device_free_),
       eft_scratch_(o.eft_scratch_),
+      op_finish_(o.op_finish_),
+      op_pending_(o.op_pending_),
+      op_scheduled_(o.op_scheduled_),
       state_(o.state_),
       info_(o.info_) {}
 
@@ -404,19 +414,62 @@ void DeviceEnv::WriteNodeRow(int32_t node) {
     f[3 + nd_] = static_cast<float>(finish_[node] / inst_->single_device_time);
 }
 
-void DeviceEnv::EstimateFinish(int32_t node, double* finish) const {
+double DeviceEnv::OpStart(int op, int d) const {
+  const graphs::ComputeGraph& g = inst_->graph;
   const perf::LinkModel& link = inst_->machine.sim.link;
-  for (int d = 0; d < nd_; ++d) {
-    double arrival = 0;
-    for (int k = inst_->in_offsets[node]; k < inst_->in_offsets[node + 1]; ++k) {
-      const int src = inst_->in_src[k];
-      const int32_t sd = node_dev_[src];
-      if (sd < 0) continue;
-      const double comm = sd == d ? 0 : link.latency_s + inst_->in_bytes[k] / link.bandwidth;
-      arrival = std::max(arrival, finish_[src] + comm);
-    }
-    finish[d] = std::max(device_free_[d], arrival) + inst_->time_on[static_cast<size_t>(node) * nd_ + d];
+  double arrival = 0;
+  for (int k = g.in_offsets[op]; k < g.in_offsets[op + 1]; ++k) {
+    const int p = g.in_sources[k];
+    const double comm = op_dev_[p] == d ? 0 : link.latency_s + g.output_bytes[p] / link.bandwidth;
+    arrival = std::max(arrival, op_finish_[p] + comm);
   }
+  return arrival;
+}
+
+void DeviceEnv::EstimateFinish(int32_t node, double* finish) const {
+  const auto& ops = inst_->group_ops[inst_->order[node]];  // ascending op ids; ready ones in topological order
+  for (int d = 0; d < nd_; ++d) {
+    double free = device_free_[d], last = 0;
+    // Ready ops of the group (producers scheduled); ops of the group that feed each other are
+    // chained by the device's free time. op_dev_ is not the candidate device yet: same-group
+    // producers are not scheduled, so they are never read.
+    for (int op : ops) {
+      if (op_pending_[op] != 0) continue;
+      const double end = std::max(free, OpStart(op, d)) + inst_->op_time[static_cast<size_t>(op) * nd_ + d];
+      free = end;
+      last = std::max(last, end);
+    }
+    finish[d] = last;
+  }
+}
+
+void DeviceEnv::ScheduleReady(int32_t node) {
+  const graphs::ComputeGraph& g = inst_->graph;
+  // Min-heap on topological position: the list order of HEFT's append schedule.
+  std::vector<std::pair<int, int>> heap;
+  auto push = [&](int op) {
+    heap.emplace_back(-inst_->topo_position[op], op);
+    std::push_heap(heap.begin(), heap.end());
+  };
+  for (int op : inst_->group_ops[inst_->order[node]])
+    if (op_pending_[op] == 0 && !op_scheduled_[op]) push(op);
+  double last = 0;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end());
+    const int op = heap.back().second;
+    heap.pop_back();
+    const int d = op_dev_[op];
+    const double end = std::max(device_free_[d], OpStart(op, d)) + inst_->op_time[static_cast<size_t>(op) * nd_ + d];
+    device_free_[d] = end;
+    op_finish_[op] = end;
+    op_scheduled_[op] = 1;
+    if (inst_->node_of_group[g.coloc_group[op]] == node) last = std::max(last, end);
+    for (int e = g.out_offsets[op]; e < g.out_offsets[op + 1]; ++e) {
+      const int v = g.out_targets[e];
+      if (--op_pending_[v] == 0 && node_dev_[inst_->node_of_group[g.coloc_group[v]]] >= 0) push(v);
+    }
+  }
+  finish_[node] = last;
 }
 
 void DeviceEnv::UpdateDynamic() {
@@ -444,7 +497,11 @@ void DeviceEnv::UpdateDynamic() {
   int best = -1;
   for (int d = 0; d < nd_; ++d)
     if (state_.action_mask[d] && (best < 0 || eft_scratch_[d] < eft_scratch_[best])) best = d;
-  const double own = std::max(inst_->time_on[static_cast<size_t>(cur) * nd_ + inst_->machine.FastestDevice()], 1e-12);
+  double own = 0;  // the ready ops' time on the fastest device: the unit of est_finish_delta
+  const int fast = inst_->machine.FastestDevice();
+  for (int op : inst_->group_ops[inst_->order[cur]])
+    if (op_pending_[op] == 0) own += inst_->op_time[static_cast<size_t>(op) * nd_ + fast];
+  own = std::max(own, 1e-12);
   double in_total = 0;
   for (int k = inst_->in_offsets[cur]; k < inst_->in_offsets[cur + 1]; ++k) {
     const int32_t sd = node_dev_[inst_->in_src[k]];
@@ -469,6 +526,9 @@ void DeviceEnv::Reset(uint64_t seed) {
     finish_.assign(n, 0.0);
     device_free_.assign(nd_, 0.0);
     eft_scratch_.assign(nd_, 0.0);
+    op_finish_.assign(inst_->graph.num_ops(), 0.0);
+    op_pending_ = inst_->op_in_degree;
+    op_scheduled_.assign(inst_->graph.num_ops(), 0);
   }
   op_dev_.assign(inst_->graph.num_ops(), 0);
   info_.assign(info_names_->size(), 0.0);
@@ -518,11 +578,8 @@ StepResult DeviceEnv::Step(int32_t action) {
   const int32_t n = episode_length();
   StepResult r;
   const int32_t before = node_dev_[node];
-  if (heft_) {  // eft_scratch_ holds the current node's estimates (UpdateDynamic)
-    finish_[node] = eft_scratch_[action];
-    device_free_[action] = std::max(device_free_[action], finish_[node]);
-  }
   SetNodeDevice(node, action);
+  if (heft_) ScheduleReady(node);
   ++state_.step;
   state_.current_node = node + 1 < n ? node + 1 : -1;
   if (iterative_) {

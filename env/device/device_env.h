@@ -50,10 +50,13 @@
 //    the group's own fastest time, capped at 10), device_load (when the device is free ÷ single
 //    time), input_here (fraction of the bytes from placed predecessor groups produced on it),
 //    earliest (1 on the legal device with the earliest finish).
-//  The estimate is a group-level list schedule in decision order (a group's forward, backward and
-//  update time lumped; inputs from groups decided later ignored): device free time = the latest
-//  estimated finish on it; arrival = max over placed predecessors of finish + (other device:
-//  latency + bytes ÷ bandwidth); finish = max(free, arrival) + the group's time on the device.
+//  The estimate is an op-level list schedule built as the episode goes (HEFT's earliest finish
+//  time, appending, no insertion): once a group is placed, each of its ops whose producers are all
+//  scheduled is scheduled on the group's device, in topological order, at max(device free,
+//  max over producers of finish + (other device: latency + output bytes ÷ bandwidth)) for its
+//  time on the device, which may make ops of earlier groups ready (a group's backward ops wait for
+//  the loss). The current group's estimate on device d schedules its ready ops (at least its first
+//  op: every op before it in topological order is scheduled) on d without committing them.
 // reward=relative: f(T) = T ÷ single-device step time (one-shot reward −T/T₁, comparable across graphs).
 // info: step_time_s, effective_time_s (OOM-penalised), oom, oom_device, bytes_transferred,
 // transfers, placed_groups, moves, single_device_time_s, then utilisation_<d> and
@@ -102,6 +105,9 @@ struct DeviceInstance {
   std::vector<int> in_offsets;              // per node: range into in_src / in_bytes (CSR)
   std::vector<int> in_src;                  // predecessor node, decided earlier (src < node)
   std::vector<double> in_bytes;             // bytes it sends to the node
+  std::vector<double> op_time;              // [op * D + d], s
+  std::vector<int> topo_position;           // op → index in graph.topo_order
+  std::vector<int> op_in_degree;            // op → number of out_targets entries naming it
 };
 
 class DeviceEnv : public Environment {
@@ -140,6 +146,8 @@ class DeviceEnv : public Environment {
   bool Fits(int32_t node, int32_t d) const;
   void EndEpisode();
   void EstimateFinish(int32_t node, double* finish) const;  // features=heft: per device, s
+  void ScheduleReady(int32_t node);  // features=heft: commits the node's ready ops (and what they free)
+  double OpStart(int op, int d) const;
 
 
   DeviceEnvOptions o_;
@@ -155,9 +163,12 @@ class DeviceEnv : public Environment {
   std::vector<double> used_;              // per device: Σ need of the nodes placed there
   double last_f_ = 0;                     // iterative: f(effective time) of the current placement
   bool heft_ = false;                     // features=heft
-  std::vector<double> finish_;            // heft: per node, estimated finish of a placed group, s
+  std::vector<double> finish_;            // heft: per node, estimated finish of its ops scheduled when placed, s
   std::vector<double> device_free_;       // heft: per device, latest estimated finish on it, s
   std::vector<double> eft_scratch_;       // heft: per device
+  std::vector<double> op_finish_;         // heft: per op, estimated finish (scheduled ops)
+  std::vector<int> op_pending_;           // heft: per op, producers not scheduled yet
+  std::vector<uint8_t> op_scheduled_;     // heft: per op
   DynamicState state_;
   std::vector<double> info_;
 };

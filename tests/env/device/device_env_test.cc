@@ -394,6 +394,42 @@ TEST(DeviceEnv, HeftFeaturesByHandOnADiamond) {
   std::remove(path.c_str());
 }
 
+// A co-located gradient waits for the loss: the estimate schedules ops, not whole groups.
+TEST(DeviceEnv, HeftEstimateSchedulesBackwardOpsWhenTheirInputsArePlaced) {
+  const std::string path = ::testing::TempDir() + "/placerl_fwd_bwd.graph";
+  {
+    std::ofstream f(path);
+    f << "op f matmul flops=1000000000 bytes=3000000 out=1000000 params=0 temp=0 coloc=f\n"
+         "op l softmax flops=100000000 bytes=3000000 out=400000 params=0 temp=0 coloc=l inputs=f\n"
+         "op g matmul flops=2000000000 bytes=3000000 out=1000000 params=0 temp=0 coloc=f inputs=l,f\n";
+  }
+  auto env = Make("device(graph=" + path + ",machine='k80(gpus=2)',features=heft)");
+  ASSERT_TRUE(env);
+  const auto& inst = env->instance();
+  ASSERT_EQ(env->static_graph()->node_names, (std::vector<std::string>{"f", "l"}));
+  perf::Simulator sim(inst.graph, inst.machine.sim);
+  auto t = [&](int op, int d) { return sim.OpTimeOn(op, d); };  // ops 0 = f, 1 = l, 2 = g
+  const double single = inst.single_device_time;
+  const DynamicState& s = env->state();
+  const int nd = env->num_actions();
+  auto act = [&](int k, int d) { return s.action_features[static_cast<size_t>(k) * nd + d]; };  // 4 = est_finish, 6 = device_load
+  auto est = [&](int node) { return s.node_dynamic[static_cast<size_t>(node) * s.node_dynamic_dim + s.node_dynamic_dim - 1]; };
+  // f's group: only f is ready (g needs the loss), so the estimate is f's time alone.
+  for (int d = 0; d < nd; ++d) EXPECT_NEAR(act(4, d), t(0, d) / single, 1e-6);
+  env->Step(0);
+  EXPECT_NEAR(est(0), t(0, 0) / single, 1e-6);
+  EXPECT_NEAR(act(6, 0), t(0, 0) / single, 1e-6);
+  const auto& link = inst.machine.sim.link;
+  const double fin_l = t(0, 0) + link.latency_s + 1e6 / link.bandwidth + t(1, 1);
+  EXPECT_NEAR(act(4, 1), fin_l / single, 1e-6);
+  env->Step(1);  // l → gpu:1; g becomes ready and runs on gpu:0 after l's output arrives
+  EXPECT_NEAR(est(1), fin_l / single, 1e-6);
+  const double fin_g = fin_l + link.latency_s + 4e5 / link.bandwidth + t(2, 0);
+  EXPECT_NEAR(act(6, 0), fin_g / single, 1e-6);
+  EXPECT_NEAR(act(6, 1), fin_l / single, 1e-6);
+  std::remove(path.c_str());
+}
+
 TEST(DeviceEnv, DefaultFeaturesAreUnchangedAndHeftIsOneShotOnly) {
   auto basic = Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=2)')");
   EXPECT_EQ(basic->static_graph()->node_feature_dim, 17);
