@@ -59,6 +59,8 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   if (heft_ && iterative_) throw ConfigError("device: features=heft needs mode=oneshot");
   if (o_.oom != "relative" && o_.oom != "fixed" && o_.oom != "placeto")
     throw ConfigError("device: oom must be relative, fixed or placeto, got '" + o_.oom + "'");
+  if (o_.order != "topological" && o_.order != "rank")
+    throw ConfigError("device: order must be topological or rank, got '" + o_.order + "'");
   if (o_.start != "single" && o_.start != "random" && o_.start != "round_robin")
     throw ConfigError("device: start must be single, random or round_robin, got '" + o_.start + "'");
   for (double v : {o_.oom_factor, o_.failing_time_s, o_.placeto_s_per_gb, o_.placeto_cap_s})
@@ -74,12 +76,43 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   nd_ = m.num_devices();
   if (nd_ > 4096) throw ConfigError("device: at most 4096 devices");
 
-  // Groups in order of their first op in the topological order.
+  // Op bottom / top levels over op times on the fastest device (no communication).
+  perf::Simulator sim(g, m.sim);
+  const int fastest = m.FastestDevice();
+  const int nops = g.num_ops();
+  std::vector<double> bottom(nops, 0), top(nops, 0);
+  for (int k = nops - 1; k >= 0; --k) {
+    const int u = g.topo_order[k];
+    double after = 0;
+    for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e) after = std::max(after, bottom[g.out_targets[e]]);
+    bottom[u] = sim.OpTimeOn(u, fastest) + after;
+  }
+  for (int k = 0; k < nops; ++k) {
+    const int u = g.topo_order[k];
+    const double end = top[u] + sim.OpTimeOn(u, fastest);
+    for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e)
+      top[g.out_targets[e]] = std::max(top[g.out_targets[e]], end);
+  }
+  // The op list: the topological order, or (order=rank) descending bottom level, ties in
+  // topological order — also a topological order, since a producer's level is at least its
+  // consumers'.
+  std::vector<int> list = g.topo_order;
+  if (o_.order == "rank") {
+    std::vector<int> topo_index(nops);
+    for (int k = 0; k < nops; ++k) topo_index[g.topo_order[k]] = k;
+    std::sort(list.begin(), list.end(), [&](int a, int b) {
+      return bottom[a] != bottom[b] ? bottom[a] > bottom[b] : topo_index[a] < topo_index[b];
+    });
+  }
+  inst->list_position.resize(nops);
+  for (int k = 0; k < nops; ++k) inst->list_position[list[k]] = k;
+
+  // Groups in order of their first op in the list.
   inst->group_ops = graphs::ColocationMembers(g);
   const int ng = g.num_coloc_groups;
   std::vector<int> first(ng, std::numeric_limits<int>::max());
-  for (int k = 0; k < g.num_ops(); ++k) {
-    const int gr = g.coloc_group[g.topo_order[k]];
+  for (int k = 0; k < nops; ++k) {
+    const int gr = g.coloc_group[list[k]];
     first[gr] = std::min(first[gr], k);
   }
   inst->order.resize(ng);
@@ -119,8 +152,6 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   }
 
   // Single-device reference time (every op on the fastest device, memory ignored).
-  perf::Simulator sim(g, m.sim);
-  const int fastest = m.FastestDevice();
   inst->single_device_time = sim.Run(std::vector<int>(g.num_ops(), fastest)).makespan;
 
   // Static graph.
@@ -174,30 +205,14 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   if (heft_) {
     // Group time per device; op bottom / top levels over op times on the fastest device.
     inst->op_time.resize(static_cast<size_t>(g.num_ops()) * nd_);
-    inst->topo_position.resize(g.num_ops());
     inst->op_in_degree.assign(g.num_ops(), 0);
     for (int op = 0; op < g.num_ops(); ++op)
       for (int d = 0; d < nd_; ++d) inst->op_time[static_cast<size_t>(op) * nd_ + d] = sim.OpTimeOn(op, d);
-    for (int k = 0; k < g.num_ops(); ++k) inst->topo_position[g.topo_order[k]] = k;
     for (int t : g.out_targets) ++inst->op_in_degree[t];
     inst->time_on.assign(static_cast<size_t>(ng) * nd_, 0);
     for (int n = 0; n < ng; ++n)
       for (int op : inst->group_ops[inst->order[n]])
         for (int d = 0; d < nd_; ++d) inst->time_on[static_cast<size_t>(n) * nd_ + d] += sim.OpTimeOn(op, d);
-    const int nops = g.num_ops();
-    std::vector<double> bottom(nops, 0), top(nops, 0);
-    for (int k = nops - 1; k >= 0; --k) {
-      const int u = g.topo_order[k];
-      double after = 0;
-      for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e) after = std::max(after, bottom[g.out_targets[e]]);
-      bottom[u] = sim.OpTimeOn(u, fastest) + after;
-    }
-    for (int k = 0; k < nops; ++k) {
-      const int u = g.topo_order[k];
-      const double end = top[u] + sim.OpTimeOn(u, fastest);
-      for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e)
-        top[g.out_targets[e]] = std::max(top[g.out_targets[e]], end);
-    }
     double critical = 0;
     for (int u = 0; u < nops; ++u) critical = std::max(critical, bottom[u]);
     const int base = static_cast<int>(kNodeFeatureNames.size());
@@ -314,6 +329,7 @@ std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   o.placeto_cap_s = p.GetDouble("placeto_cap_s", o.placeto_cap_s);
   o.start = p.GetString("start", o.start);
   o.features = p.GetString("features", o.features);
+  o.order = p.GetString("order", o.order);
   return std::make_unique<DeviceEnv>(o);
 }
 
@@ -341,6 +357,7 @@ std::string DeviceEnv::name() const {
   d("placeto_cap_s", o_.placeto_cap_s);
   s("start", o_.start);
   if (o_.features != "basic") s("features", o_.features);  // absent = basic: older names unchanged
+  if (o_.order != "topological") s("order", o_.order);
   return p.Canonical("device");
 }
 
@@ -445,10 +462,10 @@ void DeviceEnv::EstimateFinish(int32_t node, double* finish) const {
 
 void DeviceEnv::ScheduleReady(int32_t node) {
   const graphs::ComputeGraph& g = inst_->graph;
-  // Min-heap on topological position: the list order of HEFT's append schedule.
+  // Min-heap on list position (a topological order): HEFT's append schedule.
   std::vector<std::pair<int, int>> heap;
   auto push = [&](int op) {
-    heap.emplace_back(-inst_->topo_position[op], op);
+    heap.emplace_back(-inst_->list_position[op], op);
     std::push_heap(heap.begin(), heap.end());
   };
   for (int op : inst_->group_ops[inst_->order[node]])

@@ -3,9 +3,12 @@
 // the placed-graph simulator (cost_models/tpu/placed_graph_sim.h); every op of a group gets the
 // group's device, so a placement never splits a co-location group.
 //
-//  * mode=oneshot (ColocRL, HDP, GDP): one decision per group, groups in order of their first
-//    op in the graph's topological order (groups of op + gradient + update form cycles, so a
-//    true topological order of groups need not exist). Reward 0 until the last decision, then
+//  * order=topological (default): groups in order of their first op in the graph's topological
+//    order; order=rank: in order of their first op in HEFT's list (descending upward rank = the
+//    op's bottom level on the fastest device, ties in topological order; also topological).
+//  * mode=oneshot (ColocRL, HDP, GDP): one decision per group, groups in the order above
+//    (groups of op + gradient + update form cycles, so a true topological order of groups need
+//    not exist). Reward 0 until the last decision, then
 //    −f(T) with T the simulated step time (f = sqrt by default) or, on OOM, the failing time.
 //  * mode=iterative (Placeto): the episode starts from a complete placement (start=single:
 //    every group on the fastest device, random: uniform from the reset seed, round_robin) and
@@ -56,7 +59,7 @@
 //  max over producers of finish + (other device: latency + output bytes ÷ bandwidth)) for its
 //  time on the device, which may make ops of earlier groups ready (a group's backward ops wait for
 //  the loss). The current group's estimate on device d schedules its ready ops (at least its first
-//  op: every op before it in topological order is scheduled) on d without committing them.
+//  op: every op before it in the op list is scheduled) on d without committing them.
 // reward=relative: f(T) = T ÷ single-device step time (one-shot reward −T/T₁, comparable across graphs).
 // info: step_time_s, effective_time_s (OOM-penalised), oom, oom_device, bytes_transferred,
 // transfers, placed_groups, moves, single_device_time_s, then utilisation_<d> and
@@ -88,6 +91,7 @@ struct DeviceEnvOptions {
   double placeto_s_per_gb = 2, placeto_cap_s = 10;  // placeto
   std::string start = "single";      // iterative: single | random | round_robin
   std::string features = "basic";   // basic | heft (one-shot only): see the header comment
+  std::string order = "topological";  // topological | rank: decision order of the groups
 };
 
 // What every copy of one environment shares (read-only).
@@ -96,6 +100,7 @@ struct DeviceInstance {
   perf::Machine machine;
   std::vector<std::vector<int>> group_ops;  // group → ops (ascending)
   std::vector<int> order;                   // decision order: group ids
+  std::vector<int> list_position;           // op → index in the op list the order follows
   std::vector<int> node_of_group;           // group → node index (position in `order`)
   std::vector<double> need;                 // per node: memory estimate, bytes
   std::vector<uint8_t> allowed;             // [node * D + d]: CPU-only kinds respected
@@ -106,7 +111,6 @@ struct DeviceInstance {
   std::vector<int> in_src;                  // predecessor node, decided earlier (src < node)
   std::vector<double> in_bytes;             // bytes it sends to the node
   std::vector<double> op_time;              // [op * D + d], s
-  std::vector<int> topo_position;           // op → index in graph.topo_order
   std::vector<int> op_in_degree;            // op → number of out_targets entries naming it
 };
 

@@ -185,7 +185,7 @@ void CheckEnvOptions(const std::string& reward, const std::string& oom, double o
 
 DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool memory_mask, const std::string& reward,
                     const std::string& oom, double oom_factor, int fuse_above_groups, int fuse_target_groups,
-                    const std::string& features) {
+                    const std::string& features, const std::string& order) {
   env::DeviceEnvOptions eo;
   eo.graph = graph;
   eo.machine = machine;
@@ -195,6 +195,7 @@ DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool m
   eo.oom = oom;
   eo.oom_factor = oom_factor;
   eo.features = features.empty() ? "basic" : features;
+  eo.order = order.empty() ? "topological" : order;
   return MakeDeviceTask(eo, fuse_above_groups, fuse_target_groups);
 }
 
@@ -267,6 +268,7 @@ config::DevicePlaceTrainConfig DefaultTrainConfig() {
   c.set_fuse_above_groups(300);
   c.set_fuse_target_groups(128);
   c.set_features("basic");
+  c.set_order("topological");
   FillDefaultPolicyConfig(c.mutable_policy());
   FillDefaultAgentConfig(c.mutable_agent());
   return c;
@@ -300,7 +302,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   std::vector<DeviceTask> envs;
   for (const std::string& g : cfg.graphs())
     envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features()));
+                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order()));
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
   encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
   po.init_seed = cfg.seed();
@@ -434,7 +436,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
     if (!cfg.features().empty() && cfg.features() != features) continue;
     envs.clear();
     envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), features));
+                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), features, cfg.order()));
     try {
       policy = encoders::Policy::Load(ckpt, *envs[0].env);  // checks the layout (device count, features)
       cfg.set_features(features);

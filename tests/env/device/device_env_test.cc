@@ -430,6 +430,31 @@ TEST(DeviceEnv, HeftEstimateSchedulesBackwardOpsWhenTheirInputsArePlaced) {
   std::remove(path.c_str());
 }
 
+// order=rank decides groups in HEFT's list order (descending upward rank), still topological.
+TEST(DeviceEnv, RankOrderPutsTheCriticalPathFirst) {
+  const std::string path = ::testing::TempDir() + "/placerl_two_roots.graph";
+  {
+    std::ofstream f(path);
+    f << "op x elementwise flops=1000 bytes=1000 out=1000 params=0 temp=0 coloc=x\n"
+         "op y matmul flops=1000000000 bytes=3000000 out=1000 params=0 temp=0 coloc=y\n"
+         "op z elementwise flops=1000 bytes=1000 out=1000 params=0 temp=0 coloc=z inputs=x,y\n";
+  }
+  auto topo = Make("device(graph=" + path + ",machine='k80(gpus=2)')");
+  EXPECT_EQ(topo->static_graph()->node_names, (std::vector<std::string>{"x", "y", "z"}));
+  auto rank = Make("device(graph=" + path + ",machine='k80(gpus=2)',order=rank,features=heft)");
+  EXPECT_EQ(rank->static_graph()->node_names, (std::vector<std::string>{"y", "x", "z"}));
+  EXPECT_NE(rank->name().find("order=rank"), std::string::npos);
+  EXPECT_EQ(topo->name().find("order="), std::string::npos);
+  // The estimate follows the list: y on gpu:0, then x's best is gpu:1 (gpu:0 is busy with y).
+  rank->Step(0);
+  const DynamicState& s = rank->state();
+  const int nd = rank->num_actions();
+  EXPECT_EQ(s.action_features[static_cast<size_t>(8) * nd + 1], 1.f);  // earliest
+  while (!rank->done()) rank->Step(0);
+  EXPECT_THROW(MakeEnvironment("device(graph=" + path + ",order=sideways)"), ConfigError);
+  std::remove(path.c_str());
+}
+
 TEST(DeviceEnv, DefaultFeaturesAreUnchangedAndHeftIsOneShotOnly) {
   auto basic = Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=2)')");
   EXPECT_EQ(basic->static_graph()->node_feature_dim, 17);
