@@ -444,12 +444,11 @@ double DeviceEnv::OpStart(int op, int d) const {
 }
 
 void DeviceEnv::EstimateFinish(int32_t node, double* finish) const {
-  const auto& ops = inst_->group_ops[inst_->order[node]];  // ascending op ids; ready ones in topological order
+  const auto& ops = inst_->group_ops[inst_->order[node]];
   for (int d = 0; d < nd_; ++d) {
     double free = device_free_[d], last = 0;
-    // Ready ops of the group (producers scheduled); ops of the group that feed each other are
-    // chained by the device's free time. op_dev_ is not the candidate device yet: same-group
-    // producers are not scheduled, so they are never read.
+    // The group's ready ops (every producer scheduled, so none of them feeds another and their
+    // producers' devices are known), one after the other on d.
     for (int op : ops) {
       if (op_pending_[op] != 0) continue;
       const double end = std::max(free, OpStart(op, d)) + inst_->op_time[static_cast<size_t>(op) * nd_ + d];
