@@ -12,7 +12,7 @@
 # with the markers when they are absent). Every number comes from the binaries' result.json /
 # metrics.csv; CPU seconds from /usr/bin/time. Runs are single-threaded (OMP_NUM_THREADS=1).
 #
-#   experiments/device_generalisation.sh [--features heft|basic] [--order topological|rank] [--reward relative|sqrt|id|log]
+#   experiments/device_generalisation.sh [--features heft|basic] [--order rank|topological] [--reward relative|sqrt|id|log]
 #       [--pretrain-minutes 7] [--pergraph-minutes 2] [--finetune-minutes 1] [--samples 16]
 #       [--train-seeds '1 2 3 4 5 6 7 8'] [--test-seeds '9 10 11 12'] [--family cifar10]
 #       [--machine 'k80(gpus=2,memory_fraction=0.39)'] [--learning-rate 0.002] [--episodes-per-update 8]
@@ -27,7 +27,7 @@ BIN=build/bin
 OUT=docs/device_placement.md
 KEEP=""
 FEATURES=heft
-ORDER=topological
+ORDER=rank
 REWARD=relative
 PRETRAIN=7
 PERGRAPH=2
