@@ -6,6 +6,8 @@
 #   * fine-tuned: the same run continued with PPO for --finetune-minutes on that graph;
 #   * per-graph: place-train from scratch on that graph alone for --pergraph-minutes;
 #   * HEFT (place-baseline --method heft) and one GPU (every op on the fastest device).
+# Every RL run uses the same environment options: by default features=heft, order=rank,
+# reward=relative (env/device/device_env.h), the setting of docs/device_placement.md's table.
 # It writes the table (step times, ratios, CPU seconds, when fine-tuning first matched the
 # per-graph result) between the markers `<!-- device_generalisation:begin -->` and
 # `<!-- device_generalisation:end -->` of --out (default docs/device_placement.md; appended
@@ -41,6 +43,11 @@ LR=0.002
 EPU=8
 die() { echo "device_generalisation.sh: error: $*" >&2; exit 1; }
 while [[ $# -gt 0 ]]; do
+  case "$1" in
+    -h|--help|--features|--order|--reward|--pretrain-minutes|--pergraph-minutes|--finetune-minutes|--samples|\
+    --train-seeds|--test-seeds|--family|--machine|--learning-rate|--episodes-per-update|--bin|--out|--keep) ;;
+    *) die "unknown argument $1" ;;
+  esac
   [[ $# -ge 2 || "$1" == -h || "$1" == --help ]] || die "$1 needs a value"
   case "$1" in
     --features) FEATURES="$2"; shift 2 ;;
