@@ -39,6 +39,10 @@ const std::vector<std::string> kNodeFeatureNames = {
     "log_flops", "log_bytes", "log_output_bytes", "log_param_bytes", "log_temp_bytes", "log_ops",
     "log_fastest_time_us", "log_memory_need", "kind_matmul", "kind_conv", "kind_elementwise",
     "kind_reduction", "kind_softmax", "kind_norm", "kind_embedding", "kind_other", "order_position"};
+// features=heft appends these (header comment).
+const std::vector<std::string> kHeftNodeFeatureNames = {"time_fraction", "upward_rank", "downward_rank"};
+const std::vector<std::string> kHeftActionFeatureNames = {"est_finish", "est_finish_delta", "device_load", "input_here",
+                                                          "earliest"};
 
 }  // namespace
 
@@ -47,10 +51,16 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
     throw ConfigError("device: mode must be oneshot or iterative, got '" + o_.mode + "'");
   iterative_ = o_.mode == "iterative";
   if (o_.reward.empty()) o_.reward = iterative_ ? "id" : "sqrt";
-  if (o_.reward != "sqrt" && o_.reward != "id" && o_.reward != "log")
-    throw ConfigError("device: reward must be sqrt, id or log, got '" + o_.reward + "'");
+  if (o_.reward != "sqrt" && o_.reward != "id" && o_.reward != "log" && o_.reward != "relative")
+    throw ConfigError("device: reward must be sqrt, id, log or relative, got '" + o_.reward + "'");
+  if (o_.features != "basic" && o_.features != "heft")
+    throw ConfigError("device: features must be basic or heft, got '" + o_.features + "'");
+  heft_ = o_.features == "heft";
+  if (heft_ && iterative_) throw ConfigError("device: features=heft needs mode=oneshot");
   if (o_.oom != "relative" && o_.oom != "fixed" && o_.oom != "placeto")
     throw ConfigError("device: oom must be relative, fixed or placeto, got '" + o_.oom + "'");
+  if (o_.order != "topological" && o_.order != "rank")
+    throw ConfigError("device: order must be topological or rank, got '" + o_.order + "'");
   if (o_.start != "single" && o_.start != "random" && o_.start != "round_robin")
     throw ConfigError("device: start must be single, random or round_robin, got '" + o_.start + "'");
   for (double v : {o_.oom_factor, o_.failing_time_s, o_.placeto_s_per_gb, o_.placeto_cap_s})
@@ -66,12 +76,43 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   nd_ = m.num_devices();
   if (nd_ > 4096) throw ConfigError("device: at most 4096 devices");
 
-  // Groups in order of their first op in the topological order.
+  // Op bottom / top levels over op times on the fastest device (no communication).
+  perf::Simulator sim(g, m.sim);
+  const int fastest = m.FastestDevice();
+  const int nops = g.num_ops();
+  std::vector<double> bottom(nops, 0), top(nops, 0);
+  for (int k = nops - 1; k >= 0; --k) {
+    const int u = g.topo_order[k];
+    double after = 0;
+    for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e) after = std::max(after, bottom[g.out_targets[e]]);
+    bottom[u] = sim.OpTimeOn(u, fastest) + after;
+  }
+  for (int k = 0; k < nops; ++k) {
+    const int u = g.topo_order[k];
+    const double end = top[u] + sim.OpTimeOn(u, fastest);
+    for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e)
+      top[g.out_targets[e]] = std::max(top[g.out_targets[e]], end);
+  }
+  // The op list: the topological order, or (order=rank) descending bottom level, ties in
+  // topological order — also a topological order, since a producer's level is at least its
+  // consumers'.
+  std::vector<int> list = g.topo_order;
+  if (o_.order == "rank") {
+    std::vector<int> topo_index(nops);
+    for (int k = 0; k < nops; ++k) topo_index[g.topo_order[k]] = k;
+    std::sort(list.begin(), list.end(), [&](int a, int b) {
+      return bottom[a] != bottom[b] ? bottom[a] > bottom[b] : topo_index[a] < topo_index[b];
+    });
+  }
+  inst->list_position.resize(nops);
+  for (int k = 0; k < nops; ++k) inst->list_position[list[k]] = k;
+
+  // Groups in order of their first op in the list.
   inst->group_ops = graphs::ColocationMembers(g);
   const int ng = g.num_coloc_groups;
   std::vector<int> first(ng, std::numeric_limits<int>::max());
-  for (int k = 0; k < g.num_ops(); ++k) {
-    const int gr = g.coloc_group[g.topo_order[k]];
+  for (int k = 0; k < nops; ++k) {
+    const int gr = g.coloc_group[list[k]];
     first[gr] = std::min(first[gr], k);
   }
   inst->order.resize(ng);
@@ -111,15 +152,16 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   }
 
   // Single-device reference time (every op on the fastest device, memory ignored).
-  perf::Simulator sim(g, m.sim);
-  const int fastest = m.FastestDevice();
   inst->single_device_time = sim.Run(std::vector<int>(g.num_ops(), fastest)).makespan;
 
   // Static graph.
   auto sg = std::make_shared<StaticGraph>();
   sg->num_nodes = ng;
   sg->node_feature_names = kNodeFeatureNames;
-  sg->node_feature_dim = static_cast<int32_t>(kNodeFeatureNames.size());
+  if (heft_)
+    sg->node_feature_names.insert(sg->node_feature_names.end(), kHeftNodeFeatureNames.begin(),
+                                  kHeftNodeFeatureNames.end());
+  sg->node_feature_dim = static_cast<int32_t>(sg->node_feature_names.size());
   sg->node_features.assign(static_cast<size_t>(ng) * sg->node_feature_dim, 0.f);
   double total_flops = 0;
   for (int n = 0; n < ng; ++n) {
@@ -159,6 +201,43 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
       seen[nv] = u;
       edge_bytes[{nu, nv}] += g.output_bytes[u];
     }
+  }
+  if (heft_) {
+    // Group time per device; op bottom / top levels over op times on the fastest device.
+    inst->op_time.resize(static_cast<size_t>(g.num_ops()) * nd_);
+    inst->op_in_degree.assign(g.num_ops(), 0);
+    for (int op = 0; op < g.num_ops(); ++op)
+      for (int d = 0; d < nd_; ++d) inst->op_time[static_cast<size_t>(op) * nd_ + d] = sim.OpTimeOn(op, d);
+    for (int t : g.out_targets) ++inst->op_in_degree[t];
+    inst->time_on.assign(static_cast<size_t>(ng) * nd_, 0);
+    for (int n = 0; n < ng; ++n)
+      for (int op : inst->group_ops[inst->order[n]])
+        for (int d = 0; d < nd_; ++d) inst->time_on[static_cast<size_t>(n) * nd_ + d] += sim.OpTimeOn(op, d);
+    double critical = 0;
+    for (int u = 0; u < nops; ++u) critical = std::max(critical, bottom[u]);
+    const int base = static_cast<int>(kNodeFeatureNames.size());
+    for (int n = 0; n < ng; ++n) {
+      float* f = &sg->node_features[static_cast<size_t>(n) * sg->node_feature_dim];
+      double up = 0, down = std::numeric_limits<double>::infinity();
+      for (int op : inst->group_ops[inst->order[n]]) up = std::max(up, bottom[op]), down = std::min(down, top[op]);
+      const double t = inst->time_on[static_cast<size_t>(n) * nd_ + fastest];
+      f[base] = inst->single_device_time > 0 ? static_cast<float>(t / inst->single_device_time) : 0.f;
+      f[base + 1] = critical > 0 ? static_cast<float>(up / critical) : 0.f;
+      f[base + 2] = critical > 0 ? static_cast<float>(down / critical) : 0.f;
+    }
+    // Inputs from groups decided earlier, CSR by consumer node (edge_bytes is sorted by (src, dst)).
+    inst->in_offsets.assign(ng + 1, 0);
+    for (const auto& [key, b] : edge_bytes)
+      if (key.first < key.second) ++inst->in_offsets[key.second + 1];
+    for (int n = 0; n < ng; ++n) inst->in_offsets[n + 1] += inst->in_offsets[n];
+    inst->in_src.resize(inst->in_offsets[ng]);
+    inst->in_bytes.resize(inst->in_offsets[ng]);
+    std::vector<int> fill(inst->in_offsets.begin(), inst->in_offsets.end() - 1);
+    for (const auto& [key, b] : edge_bytes)
+      if (key.first < key.second) {
+        inst->in_src[fill[key.second]] = key.first;
+        inst->in_bytes[fill[key.second]++] = b;
+      }
   }
   sg->directed = true;
   for (const auto& [key, b] : edge_bytes) {
@@ -201,10 +280,14 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
 
   state_.node_dynamic_names = {"decided", "current", "start_time"};
   for (int d = 0; d < nd_; ++d) state_.node_dynamic_names.push_back("on_device_" + std::to_string(d));
+  if (heft_) state_.node_dynamic_names.push_back("est_finish");
   state_.node_dynamic_dim = static_cast<int32_t>(state_.node_dynamic_names.size());
   state_.node_dynamic.assign(static_cast<size_t>(ng) * state_.node_dynamic_dim, 0.f);
   state_.action_feature_names = {"relative_speed", "log_capacity_gb", "memory_used_fraction", "fits"};
-  state_.action_feature_dim = 4;
+  if (heft_)
+    state_.action_feature_names.insert(state_.action_feature_names.end(), kHeftActionFeatureNames.begin(),
+                                       kHeftActionFeatureNames.end());
+  state_.action_feature_dim = static_cast<int32_t>(state_.action_feature_names.size());
   state_.action_features.assign(static_cast<size_t>(state_.action_feature_dim) * nd_, 0.f);
   state_.action_mask.assign(nd_, 0);
   Reset(0);
@@ -222,6 +305,13 @@ DeviceEnv::DeviceEnv(const DeviceEnv& o)
       start_frac_(o.start_frac_),
       used_(o.used_),
       last_f_(o.last_f_),
+      heft_(o.heft_),
+      finish_(o.finish_),
+      device_free_(o.device_free_),
+      eft_scratch_(o.eft_scratch_),
+      op_finish_(o.op_finish_),
+      op_pending_(o.op_pending_),
+      op_scheduled_(o.op_scheduled_),
       state_(o.state_),
       info_(o.info_) {}
 
@@ -238,6 +328,8 @@ std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   o.placeto_s_per_gb = p.GetDouble("placeto_s_per_gb", o.placeto_s_per_gb);
   o.placeto_cap_s = p.GetDouble("placeto_cap_s", o.placeto_cap_s);
   o.start = p.GetString("start", o.start);
+  o.features = p.GetString("features", o.features);
+  o.order = p.GetString("order", o.order);
   return std::make_unique<DeviceEnv>(o);
 }
 
@@ -264,12 +356,15 @@ std::string DeviceEnv::name() const {
   d("placeto_s_per_gb", o_.placeto_s_per_gb);
   d("placeto_cap_s", o_.placeto_cap_s);
   s("start", o_.start);
+  if (o_.features != "basic") s("features", o_.features);  // absent = basic: older names unchanged
+  if (o_.order != "topological") s("order", o_.order);
   return p.Canonical("device");
 }
 
 double DeviceEnv::Transform(double t) const {
   if (o_.reward == "sqrt") return std::sqrt(std::max(0.0, t));
   if (o_.reward == "log") return std::log1p(std::max(0.0, t) * 1e6);
+  if (o_.reward == "relative") return inst_->single_device_time > 0 ? t / inst_->single_device_time : t;
   return t;
 }
 
@@ -332,6 +427,65 @@ void DeviceEnv::WriteNodeRow(int32_t node) {
   f[2] = start_frac_[node];
   const int32_t d = node_dev_[node];
   if (d >= 0) f[3 + d] = 1.f;
+  if (heft_ && d >= 0 && inst_->single_device_time > 0)
+    f[3 + nd_] = static_cast<float>(finish_[node] / inst_->single_device_time);
+}
+
+double DeviceEnv::OpStart(int op, int d) const {
+  const graphs::ComputeGraph& g = inst_->graph;
+  const perf::LinkModel& link = inst_->machine.sim.link;
+  double arrival = 0;
+  for (int k = g.in_offsets[op]; k < g.in_offsets[op + 1]; ++k) {
+    const int p = g.in_sources[k];
+    const double comm = op_dev_[p] == d ? 0 : link.latency_s + g.output_bytes[p] / link.bandwidth;
+    arrival = std::max(arrival, op_finish_[p] + comm);
+  }
+  return arrival;
+}
+
+void DeviceEnv::EstimateFinish(int32_t node, double* finish) const {
+  const auto& ops = inst_->group_ops[inst_->order[node]];
+  for (int d = 0; d < nd_; ++d) {
+    double free = device_free_[d], last = 0;
+    // The group's ready ops (every producer scheduled, so none of them feeds another and their
+    // producers' devices are known), one after the other on d.
+    for (int op : ops) {
+      if (op_pending_[op] != 0) continue;
+      const double end = std::max(free, OpStart(op, d)) + inst_->op_time[static_cast<size_t>(op) * nd_ + d];
+      free = end;
+      last = std::max(last, end);
+    }
+    finish[d] = last;
+  }
+}
+
+void DeviceEnv::ScheduleReady(int32_t node) {
+  const graphs::ComputeGraph& g = inst_->graph;
+  // Min-heap on list position (a topological order): HEFT's append schedule.
+  std::vector<std::pair<int, int>> heap;
+  auto push = [&](int op) {
+    heap.emplace_back(-inst_->list_position[op], op);
+    std::push_heap(heap.begin(), heap.end());
+  };
+  for (int op : inst_->group_ops[inst_->order[node]])
+    if (op_pending_[op] == 0 && !op_scheduled_[op]) push(op);
+  double last = 0;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end());
+    const int op = heap.back().second;
+    heap.pop_back();
+    const int d = op_dev_[op];
+    const double end = std::max(device_free_[d], OpStart(op, d)) + inst_->op_time[static_cast<size_t>(op) * nd_ + d];
+    device_free_[d] = end;
+    op_finish_[op] = end;
+    op_scheduled_[op] = 1;
+    if (inst_->node_of_group[g.coloc_group[op]] == node) last = std::max(last, end);
+    for (int e = g.out_offsets[op]; e < g.out_offsets[op + 1]; ++e) {
+      const int v = g.out_targets[e];
+      if (--op_pending_[v] == 0 && node_dev_[inst_->node_of_group[g.coloc_group[v]]] >= 0) push(v);
+    }
+  }
+  finish_[node] = last;
 }
 
 void DeviceEnv::UpdateDynamic() {
@@ -349,6 +503,34 @@ void DeviceEnv::UpdateDynamic() {
     state_.action_features[2 * nd_ + d] = std::isfinite(cap) && cap > 0 ? static_cast<float>(used_[d] / cap) : 0.f;
     state_.action_features[3 * nd_ + d] = cur >= 0 && Fits(cur, d) ? 1.f : 0.f;
   }
+  if (!heft_) return;
+  float* a = &state_.action_features[4 * static_cast<size_t>(nd_)];
+  std::fill(a, a + 5 * static_cast<size_t>(nd_), 0.f);
+  const double single = inst_->single_device_time > 0 ? inst_->single_device_time : 1;
+  for (int d = 0; d < nd_; ++d) a[2 * nd_ + d] = static_cast<float>(device_free_[d] / single);
+  if (cur < 0) return;
+  EstimateFinish(cur, eft_scratch_.data());
+  int best = -1;
+  for (int d = 0; d < nd_; ++d)
+    if (state_.action_mask[d] && (best < 0 || eft_scratch_[d] < eft_scratch_[best])) best = d;
+  double own = 0;  // the ready ops' time on the fastest device: the unit of est_finish_delta
+  const int fast = inst_->machine.FastestDevice();
+  for (int op : inst_->group_ops[inst_->order[cur]])
+    if (op_pending_[op] == 0) own += inst_->op_time[static_cast<size_t>(op) * nd_ + fast];
+  own = std::max(own, 1e-12);
+  double in_total = 0;
+  for (int k = inst_->in_offsets[cur]; k < inst_->in_offsets[cur + 1]; ++k) {
+    const int32_t sd = node_dev_[inst_->in_src[k]];
+    if (sd < 0) continue;
+    in_total += inst_->in_bytes[k];
+    a[3 * nd_ + sd] += static_cast<float>(inst_->in_bytes[k]);
+  }
+  for (int d = 0; d < nd_; ++d) {
+    a[d] = static_cast<float>(eft_scratch_[d] / single);
+    a[nd_ + d] = best < 0 ? 0.f : static_cast<float>(std::min(10.0, (eft_scratch_[d] - eft_scratch_[best]) / own));
+    a[3 * nd_ + d] = in_total > 0 ? static_cast<float>(a[3 * nd_ + d] / in_total) : 0.f;
+    a[4 * nd_ + d] = d == best ? 1.f : 0.f;
+  }
 }
 
 void DeviceEnv::Reset(uint64_t seed) {
@@ -356,6 +538,14 @@ void DeviceEnv::Reset(uint64_t seed) {
   node_dev_.assign(n, -1);
   start_frac_.assign(n, 0.f);
   used_.assign(nd_, 0.0);
+  if (heft_) {
+    finish_.assign(n, 0.0);
+    device_free_.assign(nd_, 0.0);
+    eft_scratch_.assign(nd_, 0.0);
+    op_finish_.assign(inst_->graph.num_ops(), 0.0);
+    op_pending_ = inst_->op_in_degree;
+    op_scheduled_.assign(inst_->graph.num_ops(), 0);
+  }
   op_dev_.assign(inst_->graph.num_ops(), 0);
   info_.assign(info_names_->size(), 0.0);
   info_[8] = inst_->single_device_time;
@@ -405,6 +595,7 @@ StepResult DeviceEnv::Step(int32_t action) {
   StepResult r;
   const int32_t before = node_dev_[node];
   SetNodeDevice(node, action);
+  if (heft_) ScheduleReady(node);
   ++state_.step;
   state_.current_node = node + 1 < n ? node + 1 : -1;
   if (iterative_) {

@@ -3,9 +3,12 @@
 // the placed-graph simulator (cost_models/tpu/placed_graph_sim.h); every op of a group gets the
 // group's device, so a placement never splits a co-location group.
 //
-//  * mode=oneshot (ColocRL, HDP, GDP): one decision per group, groups in order of their first
-//    op in the graph's topological order (groups of op + gradient + update form cycles, so a
-//    true topological order of groups need not exist). Reward 0 until the last decision, then
+//  * order=topological (default): groups in order of their first op in the graph's topological
+//    order; order=rank: in order of their first op in HEFT's list (descending upward rank = the
+//    op's bottom level on the fastest device, ties in topological order; also topological).
+//  * mode=oneshot (ColocRL, HDP, GDP): one decision per group, groups in the order above
+//    (groups of op + gradient + update form cycles, so a true topological order of groups need
+//    not exist). Reward 0 until the last decision, then
 //    −f(T) with T the simulated step time (f = sqrt by default) or, on OOM, the failing time.
 //  * mode=iterative (Placeto): the episode starts from a complete placement (start=single:
 //    every group on the fastest device, random: uniform from the reset seed, round_robin) and
@@ -38,6 +41,26 @@
 // features per device: relative peak speed, log10 capacity (GB; 6 when unlimited), estimated
 // used memory ÷ capacity, the current group fits (0/1) — the memory state lives here, per
 // device, so that a step costs O(devices) besides the simulation.
+// features=heft (one-shot only; default basic = the features above, unchanged) adds what HEFT
+// decides with, in scale-free units so that one policy reads graphs of different sizes alike:
+//  * static per node: time_fraction (the group's time on the fastest device ÷ the single-device
+//    step time), upward_rank (max over its ops of the op's bottom level: its time + the longest
+//    path of op times after it, fastest device, no communication) and downward_rank (min over its
+//    ops of the op's top level: the longest path of op times before it), both ÷ the critical path;
+//  * dynamic per node: est_finish, the estimated finish time of a placed group ÷ single-device time;
+//  * action features per device: est_finish (when the current group would finish on it ÷ the
+//    single-device time), est_finish_delta (that minus the earliest over legal devices, in units of
+//    the group's own fastest time, capped at 10), device_load (when the device is free ÷ single
+//    time), input_here (fraction of the bytes from placed predecessor groups produced on it),
+//    earliest (1 on the legal device with the earliest finish).
+//  The estimate is an op-level list schedule built as the episode goes (HEFT's earliest finish
+//  time, appending, no insertion): once a group is placed, each of its ops whose producers are all
+//  scheduled is scheduled on the group's device, in topological order, at max(device free,
+//  max over producers of finish + (other device: latency + output bytes ÷ bandwidth)) for its
+//  time on the device, which may make ops of earlier groups ready (a group's backward ops wait for
+//  the loss). The current group's estimate on device d schedules its ready ops (at least its first
+//  op: every op before it in the op list is scheduled) on d without committing them.
+// reward=relative: f(T) = T ÷ single-device step time (one-shot reward −T/T₁, comparable across graphs).
 // info: step_time_s, effective_time_s (OOM-penalised), oom, oom_device, bytes_transferred,
 // transfers, placed_groups, moves, single_device_time_s, then utilisation_<d> and
 // peak_memory_<d> (bytes) per device; all simulated values are 0 until a placement is complete.
@@ -67,6 +90,8 @@ struct DeviceEnvOptions {
   double failing_time_s = 100;       // fixed
   double placeto_s_per_gb = 2, placeto_cap_s = 10;  // placeto
   std::string start = "single";      // iterative: single | random | round_robin
+  std::string features = "basic";   // basic | heft (one-shot only): see the header comment
+  std::string order = "topological";  // topological | rank: decision order of the groups
 };
 
 // What every copy of one environment shares (read-only).
@@ -75,10 +100,18 @@ struct DeviceInstance {
   perf::Machine machine;
   std::vector<std::vector<int>> group_ops;  // group → ops (ascending)
   std::vector<int> order;                   // decision order: group ids
+  std::vector<int> list_position;           // op → index in the op list the order follows
   std::vector<int> node_of_group;           // group → node index (position in `order`)
   std::vector<double> need;                 // per node: memory estimate, bytes
   std::vector<uint8_t> allowed;             // [node * D + d]: CPU-only kinds respected
   double single_device_time = 0;            // step time with every op on the fastest device
+  // features=heft only (empty otherwise):
+  std::vector<double> time_on;              // [node * D + d]: Σ op time of the group on device d, s
+  std::vector<int> in_offsets;              // per node: range into in_src / in_bytes (CSR)
+  std::vector<int> in_src;                  // predecessor node, decided earlier (src < node)
+  std::vector<double> in_bytes;             // bytes it sends to the node
+  std::vector<double> op_time;              // [op * D + d], s
+  std::vector<int> op_in_degree;            // op → number of out_targets entries naming it
 };
 
 class DeviceEnv : public Environment {
@@ -116,6 +149,10 @@ class DeviceEnv : public Environment {
   void SetNodeDevice(int32_t node, int32_t d);
   bool Fits(int32_t node, int32_t d) const;
   void EndEpisode();
+  void EstimateFinish(int32_t node, double* finish) const;  // features=heft: per device, s
+  void ScheduleReady(int32_t node);  // features=heft: commits the node's ready ops (and what they free)
+  double OpStart(int op, int d) const;
+
 
   DeviceEnvOptions o_;
   bool iterative_ = false;
@@ -129,6 +166,13 @@ class DeviceEnv : public Environment {
   std::vector<float> start_frac_;        // per node: start ÷ step time of the last simulation
   std::vector<double> used_;              // per device: Σ need of the nodes placed there
   double last_f_ = 0;                     // iterative: f(effective time) of the current placement
+  bool heft_ = false;                     // features=heft
+  std::vector<double> finish_;            // heft: per node, estimated finish of its ops scheduled when placed, s
+  std::vector<double> device_free_;       // heft: per device, latest estimated finish on it, s
+  std::vector<double> eft_scratch_;       // heft: per device
+  std::vector<double> op_finish_;         // heft: per op, estimated finish (scheduled ops)
+  std::vector<int> op_pending_;           // heft: per op, producers not scheduled yet
+  std::vector<uint8_t> op_scheduled_;     // heft: per op
   DynamicState state_;
   std::vector<double> info_;
 };

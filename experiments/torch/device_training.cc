@@ -179,14 +179,16 @@ using nlohmann::json;
 void CheckEnvOptions(const std::string& reward, const std::string& oom, double oom_factor, int fuse_above, int fuse_target) {
   if (fuse_above < 0) throw ConfigError("fuse_above_groups must be >= 0 (0 = never fuse)");
   if (fuse_above > 0 && fuse_target < 1) throw ConfigError("fuse_target_groups must be >= 1");
-  if (reward != "sqrt" && reward != "id" && reward != "log") throw ConfigError("reward must be sqrt, id or log (got '" + reward + "')");
+  if (reward != "sqrt" && reward != "id" && reward != "log" && reward != "relative")
+    throw ConfigError("reward must be sqrt, id, log or relative (got '" + reward + "')");
   if (oom != "relative" && oom != "fixed" && oom != "placeto")
     throw ConfigError("oom must be relative, fixed or placeto (got '" + oom + "')");
   if (!std::isfinite(oom_factor) || oom_factor < 0) throw ConfigError("oom_factor must be >= 0");
 }
 
 DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool memory_mask, const std::string& reward,
-                    const std::string& oom, double oom_factor, int fuse_above_groups, int fuse_target_groups) {
+                    const std::string& oom, double oom_factor, int fuse_above_groups, int fuse_target_groups,
+                    const std::string& features, const std::string& order) {
   env::DeviceEnvOptions eo;
   eo.graph = graph;
   eo.machine = machine;
@@ -195,6 +197,8 @@ DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool m
   eo.reward = reward;
   eo.oom = oom;
   eo.oom_factor = oom_factor;
+  eo.features = features.empty() ? "basic" : features;
+  eo.order = order.empty() ? "topological" : order;
   return MakeDeviceTask(eo, fuse_above_groups, fuse_target_groups);
 }
 
@@ -268,6 +272,8 @@ config::DevicePlaceTrainConfig DefaultTrainConfig() {
   c.set_oom_factor(10);
   c.set_fuse_above_groups(300);
   c.set_fuse_target_groups(128);
+  c.set_features("basic");
+  c.set_order("topological");
   FillDefaultPolicyConfig(c.mutable_policy());
   FillDefaultAgentConfig(c.mutable_agent());
   return c;
@@ -311,7 +317,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   std::vector<DeviceTask> envs;
   for (const std::string& g : cfg.graphs())
     envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                            cfg.fuse_above_groups(), cfg.fuse_target_groups()));
+                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order()));
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
   encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
   po.init_seed = cfg.seed();
@@ -474,11 +480,23 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   const std::string ckpt = CheckpointFile(cfg.checkpoint());
   std::vector<DeviceTask> envs;
-  envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                          cfg.fuse_above_groups(), cfg.fuse_target_groups()));
+  std::unique_ptr<encoders::Policy> policy;
+  // features "" = the checkpoint's: basic, else heft (the policy's layout names its features).
+  for (const std::string features : {std::string("basic"), std::string("heft")}) {
+    if (!cfg.features().empty() && cfg.features() != features) continue;
+    envs.clear();
+    envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
+                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), features, cfg.order()));
+    try {
+      policy = encoders::Policy::Load(ckpt, *envs[0].env);  // checks the layout (device count, features)
+      cfg.set_features(features);
+      break;
+    } catch (const ConfigError&) {
+      if (!cfg.features().empty() || features == "heft") throw;
+    }
+  }
   DeviceTask& task = envs[0];
   const env::DeviceEnv& env = task.original();
-  std::unique_ptr<encoders::Policy> policy = encoders::Policy::Load(ckpt, *task.env);  // checks the layout (device count)
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(argc, argv));
   run::InstallStopOnSignal();

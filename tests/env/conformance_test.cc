@@ -55,6 +55,8 @@ std::vector<std::string> Specs() {
   s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='baechi(gpus=3,memory_fraction=0.02)',"
               "memory_mask=true)");
   s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='k80(gpus=2)',mode=iterative,start=random)");
+  s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='baechi(gpus=3,memory_fraction=0.02)',"
+              "memory_mask=true,features=heft,reward=relative)");
   s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='tpu(type=v3,chips=2)',"
               "mode=iterative,memory_mask=true,oom=placeto)");
   s.push_back("block(space=nas_bench_macro,budget=60,penalty=0.5)");

@@ -1,7 +1,7 @@
 // Steps per second of the device environment (env/device): Placeto's iterative MDP simulates the
 // whole placed graph after every move (one reused Simulator), so a step costs one simulation;
 // the one-shot MDP simulates once per episode. Layered random graphs of 1k and 10k ops (no
-// co-location: one group per op) on k80(gpus=4): 5 devices.
+// co-location: one group per op) on k80(gpus=4): 5 devices; one-shot also with features=heft.
 //   build/bench/device_env_bench --benchmark_min_time=1
 #include <benchmark/benchmark.h>
 
@@ -12,8 +12,9 @@
 namespace placerl::env {
 namespace {
 
-void Run(benchmark::State& state, const std::string& mode) {
+void Run(benchmark::State& state, const std::string& mode, const std::string& features = "basic") {
   DeviceEnvOptions o;
+  o.features = features;
   o.graph = "layered(ops=" + std::to_string(state.range(0)) + ",width=100,fan_in=3,seed=1)";
   o.machine = "k80(gpus=4)";
   o.mode = mode;
@@ -39,8 +40,11 @@ void Run(benchmark::State& state, const std::string& mode) {
 
 void BM_IterativeStep(benchmark::State& state) { Run(state, "iterative"); }
 void BM_OneShotStep(benchmark::State& state) { Run(state, "oneshot"); }
+// features=heft: the list-schedule estimate per device on every step (O(in-degree × devices)).
+void BM_OneShotStepHeft(benchmark::State& state) { Run(state, "oneshot", "heft"); }
 BENCHMARK(BM_IterativeStep)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_OneShotStep)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_OneShotStepHeft)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace placerl::env

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 
+#include "cost_models/tpu/placed_graph_sim.h"
 #include "datasets/graphs/graph_spec.h"
 #include "datasets/util/errors.h"
 #include "env/registry.h"
@@ -288,6 +289,200 @@ TEST(DeviceEnv, BadParametersAreConfigErrors) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("needs"), std::string::npos) << e.what();
   }
+}
+
+// features=heft on a diamond a → {b, c} → d (one op per group), values recomputed by hand from
+// the simulator's op times: static ranks, the list-schedule estimates after each decision.
+TEST(DeviceEnv, HeftFeaturesByHandOnADiamond) {
+  const std::string path = ::testing::TempDir() + "/placerl_diamond.graph";
+  {
+    std::ofstream f(path);
+    f << "op a matmul flops=1000000000 bytes=3000000 out=1000000 params=0 temp=0 coloc=a\n"
+         "op b matmul flops=2000000000 bytes=3000000 out=2000000 params=0 temp=0 coloc=b inputs=a\n"
+         "op c matmul flops=1000000000 bytes=3000000 out=500000 params=0 temp=0 coloc=c inputs=a\n"
+         "op d elementwise flops=1000000 bytes=3000000 out=1000 params=0 temp=0 coloc=d inputs=b,c\n";
+  }
+  auto env = Make("device(graph=" + path + ",machine='k80(gpus=2)',features=heft,reward=relative)");
+  ASSERT_TRUE(env);
+  EXPECT_NE(env->name().find("features=heft"), std::string::npos);
+  const auto& inst = env->instance();
+  const auto g = env->static_graph();
+  ASSERT_EQ(env->episode_length(), 4);
+  ASSERT_EQ(g->node_names, (std::vector<std::string>{"a", "b", "c", "d"}));
+  perf::Simulator sim(inst.graph, inst.machine.sim);
+  const int fast = inst.machine.FastestDevice();
+  auto t = [&](const char* name, int d) {
+    for (int op = 0; op < inst.graph.num_ops(); ++op)
+      if (inst.graph.names[op] == name) return sim.OpTimeOn(op, d);
+    ADD_FAILURE() << name;
+    return 0.0;
+  };
+  const double single = inst.single_device_time;
+  const double cp = t("a", fast) + std::max(t("b", fast), t("c", fast)) + t("d", fast);
+  auto feature = [&](int node, const std::string& name) {
+    for (int k = 0; k < g->node_feature_dim; ++k)
+      if (g->node_feature_names[k] == name) return g->node_features[static_cast<size_t>(node) * g->node_feature_dim + k];
+    ADD_FAILURE() << "no feature " << name;
+    return 0.f;
+  };
+  EXPECT_EQ(g->node_feature_dim, 20);
+  EXPECT_NEAR(feature(0, "upward_rank"), 1.0, 1e-6);
+  EXPECT_NEAR(feature(1, "upward_rank"), (t("b", fast) + t("d", fast)) / cp, 1e-6);
+  EXPECT_NEAR(feature(2, "upward_rank"), (t("c", fast) + t("d", fast)) / cp, 1e-6);
+  EXPECT_NEAR(feature(3, "upward_rank"), t("d", fast) / cp, 1e-6);
+  EXPECT_NEAR(feature(0, "downward_rank"), 0.0, 1e-6);
+  EXPECT_NEAR(feature(1, "downward_rank"), t("a", fast) / cp, 1e-6);
+  EXPECT_NEAR(feature(3, "downward_rank"), (t("a", fast) + t("b", fast)) / cp, 1e-6);
+  EXPECT_NEAR(feature(1, "time_fraction"), t("b", fast) / single, 1e-6);
+
+  const DynamicState& s = env->state();
+  ASSERT_EQ(s.action_feature_names, (std::vector<std::string>{"relative_speed", "log_capacity_gb",
+                                                               "memory_used_fraction", "fits", "est_finish",
+                                                               "est_finish_delta", "device_load", "input_here",
+                                                               "earliest"}));
+  ASSERT_EQ(s.node_dynamic_names.back(), "est_finish");
+  const int nd = env->num_actions();  // gpu:0, gpu:1, cpu:0
+  ASSERT_EQ(nd, 3);
+  auto act = [&](const std::string& name, int d) {
+    for (int k = 0; k < s.action_feature_dim; ++k)
+      if (s.action_feature_names[k] == name) return s.action_features[static_cast<size_t>(k) * nd + d];
+    ADD_FAILURE() << "no action feature " << name;
+    return 0.f;
+  };
+  // Nothing placed: the estimate is the group's own time on each device.
+  for (int d = 0; d < nd; ++d) {
+    EXPECT_NEAR(act("est_finish", d), t("a", d) / single, 1e-6);
+    EXPECT_EQ(act("device_load", d), 0.f);
+    EXPECT_EQ(act("input_here", d), 0.f);
+    EXPECT_EQ(act("earliest", d), d == fast ? 1.f : 0.f);
+  }
+  env->Step(0);  // a → gpu:0
+  const double fin_a = t("a", 0);
+  const auto& link = inst.machine.sim.link;
+  auto comm = [&](double bytes) { return link.latency_s + bytes / link.bandwidth; };
+  EXPECT_NEAR(s.node_dynamic[static_cast<size_t>(0) * s.node_dynamic_dim + s.node_dynamic_dim - 1], fin_a / single, 1e-6);
+  double eft_b[3];
+  for (int d = 0; d < nd; ++d) {
+    eft_b[d] = (d == 0 ? fin_a : fin_a + comm(1e6)) + t("b", d);
+    EXPECT_NEAR(act("est_finish", d), eft_b[d] / single, 1e-6) << d;
+    EXPECT_NEAR(act("device_load", d), d == 0 ? fin_a / single : 0.0, 1e-6);
+    EXPECT_EQ(act("input_here", d), d == 0 ? 1.f : 0.f);
+  }
+  const int best_b = static_cast<int>(std::min_element(eft_b, eft_b + 3) - eft_b);
+  EXPECT_EQ(act("earliest", best_b), 1.f);
+  EXPECT_NEAR(act("est_finish_delta", 1), std::min(10.0, (eft_b[1] - eft_b[best_b]) / t("b", fast)), 1e-4);
+  env->Step(1);  // b → gpu:1 (finishes at eft_b[1])
+  for (int d = 0; d < nd; ++d) {
+    const double free = d == 0 ? fin_a : d == 1 ? eft_b[1] : 0.0;
+    const double eft = std::max(free, d == 0 ? fin_a : fin_a + comm(1e6)) + t("c", d);
+    EXPECT_NEAR(act("est_finish", d), eft / single, 1e-6) << d;
+  }
+  env->Step(0);  // c → gpu:0 (finishes at fin_a + t_c)
+  const double fin_c = fin_a + t("c", 0);
+  // d's inputs: b (2 MB, on gpu:1) and c (0.5 MB, on gpu:0).
+  EXPECT_NEAR(act("input_here", 0), 0.5 / 2.5, 1e-6);
+  EXPECT_NEAR(act("input_here", 1), 2.0 / 2.5, 1e-6);
+  EXPECT_NEAR(act("est_finish", 1),
+              (std::max({eft_b[1], eft_b[1], fin_c + comm(5e5)}) + t("d", 1)) / single, 1e-6);
+  const StepResult r = env->Step(1);
+  ASSERT_TRUE(r.done);
+  // reward=relative: −T / single-device time, T from an independent simulation.
+  const perf::SimResult& res = sim.Run(env->OpPlacement());
+  EXPECT_NEAR(r.reward, -res.makespan / single, 1e-9);
+  // After the last decision the action features have no current group.
+  for (int d = 0; d < nd; ++d) EXPECT_EQ(act("est_finish", d), 0.f);
+  std::remove(path.c_str());
+}
+
+// A co-located gradient waits for the loss: the estimate schedules ops, not whole groups.
+TEST(DeviceEnv, HeftEstimateSchedulesBackwardOpsWhenTheirInputsArePlaced) {
+  const std::string path = ::testing::TempDir() + "/placerl_fwd_bwd.graph";
+  {
+    std::ofstream f(path);
+    f << "op f matmul flops=1000000000 bytes=3000000 out=1000000 params=0 temp=0 coloc=f\n"
+         "op l softmax flops=100000000 bytes=3000000 out=400000 params=0 temp=0 coloc=l inputs=f\n"
+         "op g matmul flops=2000000000 bytes=3000000 out=1000000 params=0 temp=0 coloc=f inputs=l,f\n";
+  }
+  auto env = Make("device(graph=" + path + ",machine='k80(gpus=2)',features=heft)");
+  ASSERT_TRUE(env);
+  const auto& inst = env->instance();
+  ASSERT_EQ(env->static_graph()->node_names, (std::vector<std::string>{"f", "l"}));
+  perf::Simulator sim(inst.graph, inst.machine.sim);
+  auto t = [&](int op, int d) { return sim.OpTimeOn(op, d); };  // ops 0 = f, 1 = l, 2 = g
+  const double single = inst.single_device_time;
+  const DynamicState& s = env->state();
+  const int nd = env->num_actions();
+  auto act = [&](int k, int d) { return s.action_features[static_cast<size_t>(k) * nd + d]; };  // 4 = est_finish, 6 = device_load
+  auto est = [&](int node) { return s.node_dynamic[static_cast<size_t>(node) * s.node_dynamic_dim + s.node_dynamic_dim - 1]; };
+  // f's group: only f is ready (g needs the loss), so the estimate is f's time alone.
+  for (int d = 0; d < nd; ++d) EXPECT_NEAR(act(4, d), t(0, d) / single, 1e-6);
+  env->Step(0);
+  EXPECT_NEAR(est(0), t(0, 0) / single, 1e-6);
+  EXPECT_NEAR(act(6, 0), t(0, 0) / single, 1e-6);
+  const auto& link = inst.machine.sim.link;
+  const double fin_l = t(0, 0) + link.latency_s + 1e6 / link.bandwidth + t(1, 1);
+  EXPECT_NEAR(act(4, 1), fin_l / single, 1e-6);
+  env->Step(1);  // l → gpu:1; g becomes ready and runs on gpu:0 after l's output arrives
+  EXPECT_NEAR(est(1), fin_l / single, 1e-6);
+  const double fin_g = fin_l + link.latency_s + 4e5 / link.bandwidth + t(2, 0);
+  EXPECT_NEAR(act(6, 0), fin_g / single, 1e-6);
+  EXPECT_NEAR(act(6, 1), fin_l / single, 1e-6);
+  std::remove(path.c_str());
+}
+
+// order=rank decides groups in HEFT's list order (descending upward rank), still topological.
+TEST(DeviceEnv, RankOrderPutsTheCriticalPathFirst) {
+  const std::string path = ::testing::TempDir() + "/placerl_two_roots.graph";
+  {
+    std::ofstream f(path);
+    f << "op x elementwise flops=1000 bytes=1000 out=1000 params=0 temp=0 coloc=x\n"
+         "op y matmul flops=1000000000 bytes=3000000 out=1000 params=0 temp=0 coloc=y\n"
+         "op z elementwise flops=1000 bytes=1000 out=1000 params=0 temp=0 coloc=z inputs=x,y\n";
+  }
+  auto topo = Make("device(graph=" + path + ",machine='k80(gpus=2)')");
+  EXPECT_EQ(topo->static_graph()->node_names, (std::vector<std::string>{"x", "y", "z"}));
+  auto rank = Make("device(graph=" + path + ",machine='k80(gpus=2)',order=rank,features=heft)");
+  EXPECT_EQ(rank->static_graph()->node_names, (std::vector<std::string>{"y", "x", "z"}));
+  EXPECT_NE(rank->name().find("order=rank"), std::string::npos);
+  EXPECT_EQ(topo->name().find("order="), std::string::npos);
+  // The estimate follows the list: y on gpu:0, then x's best is gpu:1 (gpu:0 is busy with y).
+  rank->Step(0);
+  const DynamicState& s = rank->state();
+  const int nd = rank->num_actions();
+  EXPECT_EQ(s.action_features[static_cast<size_t>(8) * nd + 1], 1.f);  // earliest
+  while (!rank->done()) rank->Step(0);
+  EXPECT_THROW(MakeEnvironment("device(graph=" + path + ",order=sideways)"), ConfigError);
+  std::remove(path.c_str());
+}
+
+TEST(DeviceEnv, DefaultFeaturesAreUnchangedAndHeftIsOneShotOnly) {
+  auto basic = Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=2)')");
+  EXPECT_EQ(basic->static_graph()->node_feature_dim, 17);
+  EXPECT_EQ(basic->state().action_feature_dim, 4);
+  EXPECT_EQ(basic->state().node_dynamic_dim, 6);
+  EXPECT_EQ(basic->name().find("features"), std::string::npos);
+  auto heft = Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=2)',features=heft)");
+  EXPECT_EQ(heft->static_graph()->node_feature_dim, 20);
+  EXPECT_EQ(heft->state().action_feature_dim, 9);
+  EXPECT_EQ(heft->state().node_dynamic_dim, 7);
+  // The extra features change what the policy sees, not the MDP: same placements, same rewards.
+  std::mt19937_64 rng(3);
+  for (uint64_t ep = 0; ep < 5; ++ep) {
+    basic->Reset(ep);
+    heft->Reset(ep);
+    while (!basic->done()) {
+      ASSERT_EQ(basic->action_mask(), heft->action_mask());
+      const int32_t a = RandomLegal(*basic, rng);
+      const StepResult rb = basic->Step(a), rh = heft->Step(a);
+      EXPECT_EQ(rb.reward, rh.reward);
+      EXPECT_EQ(rb.done, rh.done);
+    }
+    EXPECT_TRUE(heft->done());
+  }
+  const std::string g = std::string("device(graph=") + kGraph;
+  EXPECT_THROW(MakeEnvironment(g + ",features=all)"), ConfigError);
+  EXPECT_THROW(MakeEnvironment(g + ",features=heft,mode=iterative)"), ConfigError);
+  EXPECT_THROW(MakeEnvironment(g + ",reward=relativ)"), ConfigError);
 }
 
 }  // namespace

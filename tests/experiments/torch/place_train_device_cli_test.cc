@@ -173,7 +173,9 @@ TEST(PlaceTrainDeviceCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
        {std::string("--graph ") + kMlp + " --minutes 0", std::string("--graph ") + kMlp + " --algorithm sarsa",
         std::string("--graph ") + kMlp + " --set agent.clip=-1", std::string("--graph ") + kMlp + " --set oom=never",
         std::string("--graph /nonexistent.graph"), std::string("--graph ") + kMlp + " --machine 'k80(gpus=0,cpu=0)'",
-        std::string("--graph ") + kMlp + " --set fuse_above_groups=-1", std::string("--machine 'k80(gpus=2)'")}) {
+        std::string("--graph ") + kMlp + " --set fuse_above_groups=-1", std::string("--machine 'k80(gpus=2)'"),
+        std::string("--graph ") + kMlp + " --set features=all", std::string("--graph ") + kMlp + " --set order=sideways",
+        std::string("--graph ") + kMlp + " --set reward=relativ"}) {
     const auto r = ShSplit(kBin + "/place-train --env device " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.err;
     EXPECT_NE(r.err.find("place-train: error:"), std::string::npos) << args << ": " << r.err;
@@ -183,6 +185,29 @@ TEST(PlaceTrainDeviceCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   const auto r = ShSplit(kBin + "/place --env device --checkpoint /nonexistent.ckpt --graph " + kMlp + " --out " + out);
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_FALSE(fs::exists(out));
+}
+
+// features=heft / order=rank / reward=relative reach the environment; place takes the
+// checkpoint's features by itself (the heft policy does not load on basic features).
+TEST(PlaceTrainDeviceCli, HeftFeaturesTrainAndPlaceReadsThemFromTheCheckpoint) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "heft";
+  const auto r = ShSplit(kBin + "/place-train --env device --graph " + kMlp + " --machine '" + kMachine +
+                         "' --minutes 0.02 --json --set episodes_per_update=2 --set features=heft --set order=rank "
+                         "--set reward=relative --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const double t = nlohmann::json::parse(r.out)["graphs"][0]["step_time_s"].get<double>();
+  EXPECT_EQ(SimulatedStepTime(kMlp, out + "/best.placement"), t);
+  const std::string placed = tmp / "place";
+  const auto p = ShSplit(kBin + "/place --env device --checkpoint " + out + " --graph '" + kMlp + "' --machine '" +
+                         kMachine + "' --samples 2 --set order=rank --json --out " + placed);
+  ASSERT_EQ(p.status, 0) << p.err;
+  const auto cfg = ShSplit("cat " + placed + "/config.pbtxt");
+  EXPECT_NE(cfg.out.find("features: \"heft\""), std::string::npos) << cfg.out;
+  const auto basic = ShSplit(kBin + "/place --env device --checkpoint " + out + " --graph '" + kMlp + "' --machine '" +
+                             kMachine + "' --samples 1 --set features=basic --out " + (tmp / "never"));
+  EXPECT_EQ(basic.status, 1) << basic.err;
+  EXPECT_NE(basic.err.find("place: error:"), std::string::npos) << basic.err;
 }
 
 }  // namespace
