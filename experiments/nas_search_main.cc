@@ -8,7 +8,10 @@
 // Every method spends the same budget: evaluated architectures, repeats included (for the
 // learned methods one episode = one architecture). One seed: metrics.csv has one row per
 // evaluated architecture. Several seeds: one row per seed (its best), and result.json has
-// mean ± std over the seeds. Fashion-MNIST training (weight sharing) comes later.
+// mean ± std over the seeds. With --dataset fashion-mnist the children are trained for real; the
+// run is handed to the space's trainer (enas_micro: ENAS weight sharing, experiments/torch/
+// enas_search.h; --method enas | random):
+//   nas-search --space enas_micro --dataset fashion-mnist --method enas --budget-minutes 10 --out runs/enas
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -35,6 +38,7 @@
 #include "experiments/lib/stop_signal.h"
 #include "search/nas/nas_search.h"
 #if PLACERL_HAVE_TORCH
+#include "experiments/torch/enas_search.h"
 #include "experiments/torch/nas_rl.h"
 #endif
 
@@ -50,6 +54,9 @@ struct Options {
   int64_t budget = 0;
   int32_t population = 0, tournament = 0, episodes_per_update = 0;
   double cost_budget = -1, penalty = -1;
+  double budget_minutes = -1, final_epochs = -1;  // --dataset fashion-mnist
+  int32_t random_cells = 0, max_images = 0;
+  std::string fashion_mnist_dir;
   bool json = false;
   bool verbose = false;
   std::string print_space;
@@ -95,6 +102,9 @@ config::NasSearchConfig DefaultConfig(const std::string& method = "evolution") {
       c.set_reward_scale(1);  // PPO normalises its advantages
     }
   }
+#if PLACERL_HAVE_TORCH
+  if (method == "enas") enas::FillEnasControllerDefaults(&c);  // ENAS on real data (enas_search.h)
+#endif
   return c;
 }
 
@@ -149,11 +159,11 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
   if (o.episodes_per_update > 0) c.set_episodes_per_update(o.episodes_per_update);
   run::ApplyOverrides(o.dir.sets, &c);
   // Checks of meaning.
-  if (c.method() == "enas")
-    throw ConfigError("--method enas: use --method reinforce (the ENAS controller's algorithm on the shared GNN "
-                      "policy; the LSTM controller is not built)");
-  if (c.method() != "random" && c.method() != "evolution" && !Learned(c.method()))
-    throw ConfigError("unknown method '" + c.method() + "' (random, evolution, reinforce, ppo)");
+  if (c.method() == "enas" && c.dataset() != "fashion-mnist")
+    throw ConfigError("--method enas trains shared weights on --dataset fashion-mnist; on a table use --method "
+                      "reinforce (the ENAS controller's algorithm on the shared GNN policy)");
+  if (c.method() != "random" && c.method() != "evolution" && c.method() != "enas" && !Learned(c.method()))
+    throw ConfigError("unknown method '" + c.method() + "' (random, evolution, reinforce, ppo, enas)");
 #if !PLACERL_HAVE_TORCH
   if (Learned(c.method()))
     throw ConfigError("--method " + c.method() + " needs a build with LibTorch (PLACERL_WITH_TORCH=ON)");
@@ -167,10 +177,15 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
       throw ConfigError("episodes_per_update must be in [1, 1e6]");
     if (!(c.reward_scale() > 0 && std::isfinite(c.reward_scale()))) throw ConfigError("reward_scale must be > 0");
   }
-  if (c.dataset() == "fashion-mnist")
-    throw ConfigError("--dataset fashion-mnist is not built yet (child training comes with the LibTorch part of "
-                      "issue 16); use --dataset table");
-  if (c.dataset() != "table") throw ConfigError("unknown dataset '" + c.dataset() + "' (table; fashion-mnist later)");
+  if (c.dataset() == "fashion-mnist") {  // the space's trainer checks the rest
+#if !PLACERL_HAVE_TORCH
+    throw ConfigError("--dataset fashion-mnist needs a build with LibTorch (PLACERL_WITH_TORCH=ON)");
+#endif
+    if (c.space() != "enas_micro")
+      throw ConfigError("--dataset fashion-mnist is built for --space enas_micro only (not " + c.space() + ")");
+    return c;
+  }
+  if (c.dataset() != "table") throw ConfigError("unknown dataset '" + c.dataset() + "' (table, fashion-mnist)");
   if (c.budget() < 1 || c.budget() > cli::kMaxCount) throw ConfigError("budget must be in [1, 1e9] architectures");
   if (c.seeds_size() < 1 || c.seeds_size() > 100000) throw ConfigError("seeds: between 1 and 100000 seeds");
   if (c.population() < 2 || c.population() > 1000000) throw ConfigError("population must be in [2, 1e6]");
@@ -278,6 +293,12 @@ int NasSearch(const Options& o) {
   const config::NasSearchConfig cfg = ResolveConfig(o);
   if (!o.dir.resume.empty()) throw ConfigError("nas-search runs cannot be resumed yet; start a new one with --out");
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+#if PLACERL_HAVE_TORCH
+  if (cfg.dataset() == "fashion-mnist")
+    return enas::RunFashionMnistNasSearch(cfg, {o.budget_minutes, o.final_epochs, o.random_cells, o.max_images,
+                                           o.fashion_mnist_dir}, o.dir,
+                                          run::CommandLineText(argc_, argv_), o.json);
+#endif
   const auto env = MakeEnv(cfg);  // before the directory: bad input leaves nothing
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(argc_, argv_));
@@ -470,7 +491,18 @@ int main(int argc, char** argv) {
                                        "(default nb201)")->check(cli::NonEmpty());
     app.add_option("--method", o.method, "random | evolution (default) | reinforce | ppo (the shared GNN policy; "
                                          "learner options with --set agent.learning_rate=…)")->check(cli::NonEmpty());
-    app.add_option("--dataset", o.dataset, "table (default); fashion-mnist: not built yet")->check(cli::NonEmpty());
+    app.add_option("--dataset", o.dataset, "table (default) | fashion-mnist (enas_micro: --method enas | random, "
+                                           "children trained for real)")->check(cli::NonEmpty());
+    app.add_option("--budget-minutes", o.budget_minutes, "fashion-mnist: search wall time (default 10)")
+        ->check(cli::FiniteRange(1e-4, 1e6));
+    app.add_option("--final-epochs", o.final_epochs, "fashion-mnist: epochs of training from scratch (default 1; "
+                                                     "fractions allowed)")->check(cli::FiniteRange(1e-6, 1e4));
+    app.add_option("--random-cells", o.random_cells, "fashion-mnist: random cells trained from scratch (default 4)")
+        ->check(cli::IntRange(1, 10000));
+    app.add_option("--max-images", o.max_images, "fashion-mnist: at most N images of each split (quick runs, tests)")
+        ->check(cli::IntRange(1, 60000));
+    app.add_option("--fashion-mnist-dir", o.fashion_mnist_dir, "the IDX files (default /usr/share/datasets/fashion-mnist, "
+                                                               "Debian dataset-fashion-mnist)")->check(cli::NonEmpty());
     app.add_option("--table-dataset", o.table_dataset, "nb201: cifar10 (default) | cifar100 | imagenet16-120")
         ->check(cli::NonEmpty());
     app.add_option("--budget", o.budget, "evaluated architectures per seed (default 100)")->check(cli::IntRange(1, cli::kMaxCount));

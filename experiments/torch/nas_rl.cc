@@ -9,42 +9,101 @@
 #include "datasets/util/errors.h"
 
 namespace placerl {
+namespace {
+
+// The sampling copy's quality: Sample() must not spend the real quality model's evaluations
+// (a weight-sharing quality evaluates a validation batch per call).
+class ZeroQuality : public env::QualityModel {
+ public:
+  double Quality(const nas::Architecture&) const override { return 0; }
+  std::string Describe() const override { return "none (sampling only)"; }
+};
+
+}  // namespace
+
+struct NasRlController::Impl {
+  Impl(const env::BlockEnv& env, const NasRlOptions& o)
+      : o(o),
+        play(env),  // episodes change its state; the caller's stays as it is
+        sampler(env.shared_space(), std::make_shared<const ZeroQuality>(), std::make_shared<const env::NoCost>(),
+                env.options()),
+        policy(PolicyOptionsOf(o), encoders::FeatureLayout::Of(play)),
+        learner(&policy, AgentOptionsOf(o)) {}
+  static encoders::PolicyOptions PolicyOptionsOf(const NasRlOptions& o) {
+    encoders::PolicyOptions po = o.policy;
+    po.init_seed = o.seed;
+    return po;
+  }
+  static agents::AgentOptions AgentOptionsOf(const NasRlOptions& o) {
+    agents::AgentOptions ao = o.agent;
+    ao.seed = o.seed;
+    return ao;
+  }
+  NasRlOptions o;
+  env::BlockEnv play, sampler;
+  encoders::Policy policy;
+  agents::Learner learner;
+  agents::RolloutBuffer buffer;
+  int64_t episodes = 0, samples = 0;
+};
+
+NasRlController::NasRlController(const env::BlockEnv& env, const NasRlOptions& o) {
+  if (o.episodes_per_update < 1) throw ConfigError("nas rl: episodes_per_update must be >= 1");
+  if (!(o.reward_scale > 0)) throw ConfigError("nas rl: reward_scale must be > 0");
+  impl_ = std::make_unique<Impl>(env, o);
+}
+
+NasRlController::~NasRlController() = default;
+
+search::NasEvaluation NasRlController::PlayEpisode() {
+  Impl& m = *impl_;
+  std::mt19937_64& rng = m.learner.rng();
+  m.play.Reset(m.o.seed + static_cast<uint64_t>(m.episodes));
+  while (!m.play.done()) {
+    const encoders::PolicyStep a = m.policy.Act(m.play, &rng);
+    m.buffer.Record(m.play, a);
+    const env::StepResult s = m.play.Step(a.action);
+    m.buffer.SetOutcome(m.play, m.o.reward_scale * s.reward, s.done, s.infeasible);
+  }
+  ++m.episodes;
+  // The bookkeeping uses the environment's own score of the architecture built (the
+  // episode's reward is the same number: tests/experiments/torch/nas_rl_test.cc).
+  return {m.play.architecture(), m.play.Evaluate(m.play.architecture())};
+}
+
+NasRlStats NasRlController::Update() {
+  Impl& m = *impl_;
+  if (m.buffer.transitions.empty()) return {};
+  const agents::Stats stats = m.learner.Update(&m.buffer);
+  m.buffer.Clear();
+  return stats;
+}
+
+nas::Architecture NasRlController::Sample(bool greedy) {
+  Impl& m = *impl_;
+  m.sampler.Reset(m.o.seed + 1000003ull * static_cast<uint64_t>(++m.samples));
+  while (!m.sampler.done()) m.sampler.Step(m.policy.Act(m.sampler, &m.learner.rng(), greedy).action);
+  return m.sampler.architecture();
+}
+
+int64_t NasRlController::episodes() const { return impl_->episodes; }
+int64_t NasRlController::updates() const { return impl_->learner.updates(); }
 
 search::NasSearchResult RunNasRl(
     const env::BlockEnv& env, const NasRlOptions& o, const std::function<bool()>& stop,
     const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_evaluation,
     const std::function<void(int64_t, const NasRlStats&)>& on_update) {
   if (o.budget < 1) throw ConfigError("nas rl: the budget must be >= 1 architecture");
-  if (o.episodes_per_update < 1) throw ConfigError("nas rl: episodes_per_update must be >= 1");
-  if (!(o.reward_scale > 0)) throw ConfigError("nas rl: reward_scale must be > 0");
   const auto start = std::chrono::steady_clock::now();
-  env::BlockEnv play(env);  // episodes change its state; the caller's stays as it is
-  encoders::PolicyOptions po = o.policy;
-  po.init_seed = o.seed;
-  encoders::Policy policy(po, encoders::FeatureLayout::Of(play));
-  agents::AgentOptions ao = o.agent;
-  ao.seed = o.seed;
-  agents::Learner learner(&policy, ao);
-  std::mt19937_64& rng = learner.rng();
+  NasRlController controller(env, o);
 
   search::NasSearchResult r;
   r.best.score.reward = -1e300;
   std::set<nas::Architecture> seen;
-  agents::RolloutBuffer buffer;
   auto more = [&] { return r.evaluations < o.budget && !(stop && stop()); };
   while (more()) {
-    buffer.Clear();
     for (int32_t e = 0; e < o.episodes_per_update && more(); ++e) {
-      play.Reset(o.seed + static_cast<uint64_t>(r.evaluations));
-      while (!play.done()) {
-        const encoders::PolicyStep a = policy.Act(play, &rng);
-        buffer.Record(play, a);
-        const env::StepResult s = play.Step(a.action);
-        buffer.SetOutcome(play, o.reward_scale * s.reward, s.done, s.infeasible);
-      }
-      // The bookkeeping uses the environment's own score of the architecture built (the
-      // episode's reward is the same number: tests/experiments/torch/nas_rl_test.cc).
-      search::NasEvaluation ev{play.architecture(), play.Evaluate(play.architecture())};
+      const search::NasEvaluation ev = controller.PlayEpisode();
       r.reward.push_back(ev.score.reward);
       if (r.evaluations == 0 || ev.score.reward > r.best.score.reward) r.best = ev;
       r.best_reward.push_back(r.best.score.reward);
@@ -53,9 +112,10 @@ search::NasSearchResult RunNasRl(
       ++r.evaluations;
     }
     // No update after the budget's last architecture: nothing would sample from it.
-    if (buffer.transitions.empty() || !more()) break;
-    const agents::Stats stats = learner.Update(&buffer);
-    if (on_update) on_update(learner.updates(), stats);
+    if (!more()) break;
+    const agents::Stats stats = controller.Update();
+    if (stats.empty()) break;
+    if (on_update) on_update(controller.updates(), stats);
   }
   r.unique = static_cast<int64_t>(seen.size());
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "agents/learner.h"
@@ -35,6 +36,34 @@ struct NasRlOptions {
 
 // The learner's numbers of the last update (empty before the first).
 using NasRlStats = agents::Stats;
+
+// The controller of a search that interleaves sampling and learning with other work (ENAS
+// trains its shared weights between controller updates, experiments/torch/enas_search.h): the
+// policy and learner live as long as it does. RunNasRl below is this controller's loop.
+class NasRlController {
+ public:
+  // A fresh policy and learner for `env`'s space (a copy of `env` plays the episodes);
+  // options.budget is not used here. Throws ConfigError for options out of range.
+  NasRlController(const env::BlockEnv& env, const NasRlOptions& options);
+  ~NasRlController();
+  NasRlController(const NasRlController&) = delete;
+  NasRlController& operator=(const NasRlController&) = delete;
+
+  // One episode: an architecture sampled from the policy, scored by the environment (its
+  // quality model), and recorded for the next Update.
+  search::NasEvaluation PlayEpisode();
+  // One learner update from the episodes played since the last one; empty stats when none.
+  NasRlStats Update();
+  // An architecture sampled from the policy without scoring or recording it (the environment's
+  // quality model is not asked); the most likely one when `greedy`.
+  nas::Architecture Sample(bool greedy = false);
+  int64_t episodes() const;
+  int64_t updates() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Searches `env`'s space with a fresh policy and learner (a copy of `env` plays the episodes).
 // `stop` (may be empty) ends it early; `on_evaluation` sees every sampled architecture and the

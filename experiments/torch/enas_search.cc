@@ -1,0 +1,595 @@
+#include "experiments/torch/enas_search.h"
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <numeric>
+#include <random>
+
+#include "datasets/util/errors.h"
+#include "env/block/block_env.h"
+#include "env/block/block_models.h"
+#include "experiments/lib/config.h"
+#include "experiments/lib/learner_config.h"
+#include "experiments/lib/plot.h"
+#include "experiments/lib/progress.h"
+#include "experiments/lib/stop_signal.h"
+#include "experiments/torch/enas_supernet.h"
+#include "search/nas/nas_search.h"
+
+namespace placerl::enas {
+namespace {
+
+namespace F = torch::nn::functional;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+// Fashion-MNIST's pixel mean and standard deviation (of the 60,000 training images, /255).
+constexpr double kPixelMean = 0.2860, kPixelStd = 0.3530;
+
+struct Split {
+  torch::Tensor images;  // [n, 1, 28, 28] float, normalised
+  torch::Tensor labels;  // [n] long
+  int64_t size() const { return images.size(0); }
+};
+
+Split ToTensors(const nas::ImageSet& set, int64_t begin, int64_t end) {
+  const int64_t n = end - begin, pixels = static_cast<int64_t>(set.rows) * set.cols;
+  Split s;
+  s.images = torch::from_blob(const_cast<uint8_t*>(set.pixels.data()) + begin * pixels, {n, 1, set.rows, set.cols},
+                              torch::kUInt8)
+                 .to(torch::kFloat32)
+                 .div_(255.0)
+                 .sub_(kPixelMean)
+                 .div_(kPixelStd);
+  s.labels = torch::from_blob(const_cast<uint8_t*>(set.labels.data()) + begin, {n}, torch::kUInt8).to(torch::kLong);
+  return s;
+}
+
+struct Data {
+  Split train, val, test;
+};
+
+Data LoadData(const EnasSearchOptions& o) {
+  const nas::ImageSet train = nas::LoadFashionMnist(o.data_dir, "train");
+  const nas::ImageSet test = nas::LoadFashionMnist(o.data_dir, "test");
+  if (train.rows != 28 || train.cols != 28) throw ConfigError("fashion-mnist: images are not 28x28");
+  if (o.validation_images >= train.count) throw ConfigError("validation_images must be below the training images");
+  Data d;
+  const int64_t val_begin = train.count - o.validation_images;
+  const int64_t train_end = o.max_train_images > 0 ? std::min<int64_t>(o.max_train_images, val_begin) : val_begin;
+  d.train = ToTensors(train, 0, train_end);
+  d.val = ToTensors(train, val_begin, train.count);
+  d.test = ToTensors(test, 0, o.max_test_images > 0 ? std::min(o.max_test_images, test.count) : test.count);
+  return d;
+}
+
+EnasNetOptions NetOptionsOf(const NetSize& s) {
+  EnasNetOptions o;
+  o.channels = s.channels;
+  o.cells_per_stage = s.cells_per_stage;
+  return o;
+}
+
+// Minibatches of a split in a shuffled order, reshuffled after each pass.
+class Batches {
+ public:
+  Batches(const Split& s, int32_t batch, uint64_t seed) : s_(s), batch_(batch), rng_(seed) {}
+  std::pair<torch::Tensor, torch::Tensor> Next() {
+    if (order_.empty() || at_ + batch_ > static_cast<int64_t>(order_.size())) {
+      order_.resize(s_.size());
+      std::iota(order_.begin(), order_.end(), 0);
+      std::shuffle(order_.begin(), order_.end(), rng_);
+      at_ = 0;
+    }
+    const int64_t n = std::min<int64_t>(batch_, s_.size());
+    torch::Tensor idx = torch::from_blob(order_.data() + at_, {n}, torch::kLong).clone();
+    at_ += n;
+    return {s_.images.index_select(0, idx), s_.labels.index_select(0, idx)};
+  }
+
+ private:
+  const Split& s_;
+  int32_t batch_;
+  std::mt19937_64 rng_;
+  std::vector<int64_t> order_;
+  int64_t at_ = 0;
+};
+
+// Accuracy of `arch` on images [begin, begin + n) of `s` (cyclic), in batches; no gradients.
+double Accuracy(EnasNet& net, const ChildArch& arch, const Split& s, int64_t begin, int64_t n) {
+  torch::NoGradGuard no_grad;
+  int64_t correct = 0;
+  for (int64_t done = 0; done < n;) {
+    const int64_t at = (begin + done) % s.size();
+    const int64_t m = std::min<int64_t>({500, n - done, s.size() - at});
+    const torch::Tensor logits = net->Forward(s.images.narrow(0, at, m), arch);
+    correct += logits.argmax(1).eq(s.labels.narrow(0, at, m)).sum().item<int64_t>();
+    done += m;
+  }
+  return n > 0 ? static_cast<double>(correct) / n : 0;
+}
+
+double CosineLr(const EnasSearchOptions& o, double fraction) {
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  return o.lr_min + 0.5 * (o.lr_max - o.lr_min) * (1 + std::cos(M_PI * fraction));
+}
+
+// One SGD step of `arch` on a minibatch; returns {loss, accuracy}.
+std::pair<double, double> TrainStep(EnasNet& net, torch::optim::SGD& sgd, const ChildArch& arch,
+                                    const std::pair<torch::Tensor, torch::Tensor>& batch, double lr, double clip) {
+  for (auto& group : sgd.param_groups()) static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
+  sgd.zero_grad();
+  const torch::Tensor logits = net->Forward(batch.first, arch);
+  const torch::Tensor loss = F::cross_entropy(logits, batch.second);
+  loss.backward();
+  if (clip > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), clip);
+  sgd.step();
+  const double acc = logits.argmax(1).eq(batch.second).to(torch::kFloat64).mean().item<double>();
+  return {loss.item<double>(), acc};
+}
+
+torch::optim::SGD MakeSgd(EnasNet& net, const EnasSearchOptions& o) {
+  return torch::optim::SGD(net->parameters(), torch::optim::SGDOptions(o.lr_max)
+                                                  .momentum(o.momentum)
+                                                  .nesterov(o.momentum > 0)
+                                                  .weight_decay(o.weight_decay));
+}
+
+// The child's quality for the block environment: its accuracy, with the super-network's current
+// weights, on the NEXT validation minibatch (ENAS's reward). Asking again for the architecture
+// just scored returns the same value without a new batch (the controller's bookkeeping asks the
+// environment twice per episode: experiments/torch/nas_rl.cc).
+class SharedWeightsQuality : public env::QualityModel {
+ public:
+  SharedWeightsQuality(EnasNet net, const Split* val, int32_t batch) : net_(std::move(net)), val_(val), batch_(batch) {}
+  double Quality(const nas::Architecture& a) const override {
+    if (have_last_ && a == last_arch_) return last_value_;
+    last_value_ = Accuracy(net_, DecodeEnasMicro(a), *val_, cursor_, batch_);
+    cursor_ = (cursor_ + batch_) % val_->size();
+    last_arch_ = a;
+    have_last_ = true;
+    return last_value_;
+  }
+  std::string Describe() const override {
+    return "accuracy on a validation minibatch of " + std::to_string(batch_) + " (shared weights)";
+  }
+
+ private:
+  mutable EnasNet net_;
+  const Split* val_;
+  int32_t batch_;
+  mutable int64_t cursor_ = 0;
+  mutable nas::Architecture last_arch_;
+  mutable double last_value_ = 0;
+  mutable bool have_last_ = false;
+};
+
+// A child's multiply-accumulates in millions: the block environment's step-time proxy.
+class MacsCost : public env::StepTimeModel {
+ public:
+  explicit MacsCost(const EnasNetOptions& o) : o_(o) {}
+  double StepTime(const nas::Architecture& a) const override { return ChildCostOf(o_, DecodeEnasMicro(a)).macs / 1e6; }
+  std::string unit() const override { return "MMACs (proxy)"; }
+
+ private:
+  EnasNetOptions o_;
+};
+
+// Trains `arch` from scratch (a FixedNet) for o.final_epochs over the train split with the
+// cosine schedule, then measures validation and test accuracy in eval mode.
+TrainedChild TrainFromScratch(const Data& d, const std::string& label, const nas::Architecture& a,
+                              const EnasSearchOptions& o, uint64_t seed, const std::function<bool()>& stop,
+                              const EnasProgressFn& progress) {
+  const auto start = Clock::now();
+  const double cpu_start = CpuSeconds();
+  const ChildArch arch = DecodeEnasMicro(a);
+  const EnasNetOptions no = NetOptionsOf(o.final_net);
+  torch::manual_seed(seed);
+  EnasNet net(no, arch);
+  net->train();
+  torch::optim::SGD sgd = MakeSgd(net, o);
+  Batches batches(d.train, o.batch, seed);
+  const int64_t steps =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(o.final_epochs * d.train.size() / o.batch)));
+  double loss_avg = 0;
+  for (int64_t step = 0; step < steps && !(stop && stop()); ++step) {
+    const auto [loss, acc] = TrainStep(net, sgd, arch, batches.Next(), CosineLr(o, static_cast<double>(step) / steps),
+                                       o.grad_clip);
+    loss_avg = step == 0 ? loss : 0.98 * loss_avg + 0.02 * loss;
+    if (progress && (step % 20 == 0 || step + 1 == steps)) {
+      char status[80];
+      std::snprintf(status, sizeof(status), "loss %.4f", loss_avg);
+      progress("final:" + label, static_cast<double>(step + 1) / steps, status);
+    }
+  }
+  net->eval();
+  TrainedChild t;
+  t.label = label;
+  t.arch = a;
+  const ChildCost cost = ChildCostOf(no, arch);
+  t.params = cost.params;
+  t.macs = cost.macs;
+  t.val_accuracy = Accuracy(net, arch, d.val, 0, d.val.size());
+  t.test_accuracy = Accuracy(net, arch, d.test, 0, d.test.size());
+  t.train_seconds = Since(start);
+  t.train_cpu_seconds = CpuSeconds() - cpu_start;
+  return t;
+}
+
+}  // namespace
+
+void CheckSearchOptions(const EnasSearchOptions& o) {
+  auto positive = [](int64_t v, int64_t hi, const char* what) {
+    if (v < 1 || v > hi) throw ConfigError(std::string(what) + " must be in [1, " + std::to_string(hi) + "]");
+  };
+  positive(o.validation_images, 59999, "validation_images");
+  positive(o.shared_steps, 1000000, "shared_steps");
+  positive(o.controller_steps, 1000000, "controller_steps");
+  positive(o.batch, 100000, "batch");
+  positive(o.reward_batch, 100000, "reward_batch");
+  positive(o.epoch_val_images, 1000000, "epoch_val_images");
+  positive(o.derive_samples, 100000, "derive_samples");
+  positive(o.derive_images, 1000000, "derive_images");
+  positive(o.random_cells, 10000, "random_cells");
+  positive(o.threads, 256, "threads");
+  if (o.max_train_images < 0 || o.max_test_images < 0) throw ConfigError("max_train_images / max_test_images must be >= 0");
+  if (!(o.budget_minutes > 0 && o.budget_minutes <= 1e6)) throw ConfigError("budget_minutes must be in (0, 1e6]");
+  if (!(o.final_epochs > 0 && o.final_epochs <= 1e4)) throw ConfigError("final_epochs must be in (0, 1e4]");
+  if (!(o.lr_max > 0 && o.lr_min >= 0 && o.lr_min <= o.lr_max && o.lr_max < 100))
+    throw ConfigError("learning rates: need 0 <= lr_min <= lr_max < 100, lr_max > 0");
+  if (!(o.momentum >= 0 && o.momentum < 1)) throw ConfigError("momentum must be in [0, 1)");
+  if (!(o.weight_decay >= 0 && o.weight_decay < 1)) throw ConfigError("weight_decay must be in [0, 1)");
+  if (!(o.grad_clip >= 0 && std::isfinite(o.grad_clip))) throw ConfigError("grad_clip must be finite and >= 0");
+  CheckNetOptions(NetOptionsOf(o.search_net));
+  CheckNetOptions(NetOptionsOf(o.final_net));
+}
+
+void FillEnasControllerDefaults(config::NasSearchConfig* c) {
+  FillDefaultPolicyConfig(c->mutable_policy());
+  config::AgentConfig* ac = c->mutable_agent();
+  FillDefaultAgentConfig(ac);
+  ac->set_algorithm("reinforce");
+  ac->set_learning_rate(3.5e-3);
+  ac->set_entropy_coef(1e-4);
+  ac->set_baseline_decay(0.9);
+  c->set_episodes_per_update(10);
+  c->set_reward_scale(1);
+}
+
+nas::Architecture HandDesignedCell() {
+  ChildArch c;
+  for (int32_t i = 0; i < kNodes; ++i) {
+    c.normal.input[i] = c.reduce.input[i] = {i + 1, i};
+    c.normal.op[i] = {static_cast<int32_t>(Op::kSepConv3), static_cast<int32_t>(Op::kIdentity)};
+    c.reduce.op[i] = {static_cast<int32_t>(Op::kSepConv3), static_cast<int32_t>(Op::kMaxPool3)};
+  }
+  return EncodeEnasMicro(c);
+}
+
+EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const std::function<bool()>& stop,
+                   const EnasProgressFn& progress, const std::function<void(const EnasEpochStats&)>& on_epoch) {
+  if (method != "enas" && method != "random") throw ConfigError("fashion-mnist: method '" + method + "' (enas, random)");
+  CheckSearchOptions(o);
+  torch::set_num_threads(o.threads);
+  const Data d = LoadData(o);
+  if (d.train.size() < o.batch) throw ConfigError("fewer training images than one batch");
+  auto stopped = [&] { return stop && stop(); };
+  EnasResult r;
+  const auto space = std::make_shared<const nas::SearchSpace>(nas::LoadSearchSpace("enas_micro"));
+
+  if (method == "enas") {
+    const EnasNetOptions sn = NetOptionsOf(o.search_net);
+    torch::manual_seed(o.seed);
+    EnasNet net(sn);
+    net->train();  // always: BN with the batch's statistics (enas_supernet.h)
+    torch::optim::SGD sgd = MakeSgd(net, o);
+    env::BlockEnvOptions eo;
+    eo.space = "enas_micro";
+    eo.cost_budget = o.cost_budget;
+    eo.penalty = o.penalty;
+    const env::BlockEnv block(space, std::make_shared<const SharedWeightsQuality>(net, &d.val, o.reward_batch),
+                              std::make_shared<const MacsCost>(sn), eo);
+    NasRlOptions co = o.controller;
+    co.seed = o.seed;
+    NasRlController controller(block, co);
+    Batches batches(d.train, o.batch, o.seed);
+    const double budget = 60 * o.budget_minutes;
+    const auto start = Clock::now();
+    const double cpu_start = CpuSeconds();
+    NasRlStats last;
+    // Epochs until the budget is spent (at least one shared step and one child).
+    for (int32_t epoch = 0; !(epoch > 0 && Since(start) >= budget) && !stopped(); ++epoch) {
+      EnasEpochStats es;
+      es.epoch = epoch;
+      int32_t n = 0;
+      for (; n < o.shared_steps && !(n > 0 && (Since(start) >= budget || stopped())); ++n) {
+        es.lr = CosineLr(o, Since(start) / budget);
+        const auto [loss, acc] = TrainStep(net, sgd, DecodeEnasMicro(controller.Sample()), batches.Next(), es.lr,
+                                           o.grad_clip);
+        es.shared_loss += loss;
+        es.shared_accuracy += acc;
+        ++r.shared_steps;
+        if (progress && n % 10 == 0) {
+          char status[100];
+          std::snprintf(status, sizeof(status), "epoch %d loss %.4f", epoch, loss);
+          progress("search", std::min(1.0, Since(start) / budget), status);
+        }
+      }
+      es.shared_loss /= n;
+      es.shared_accuracy /= n;
+      int32_t m = 0;
+      for (; m < o.controller_steps && !(m > 0 && (Since(start) >= budget || stopped())); ++m) {
+        es.controller_reward += controller.PlayEpisode().score.reward;
+        ++r.controller_children;
+        if ((m + 1) % co.episodes_per_update == 0) last = controller.Update();
+      }
+      if (m % co.episodes_per_update != 0) last = controller.Update();  // the epoch's last partial batch
+      es.controller_reward /= m;
+      es.entropy = last.count("losses/entropy") ? last["losses/entropy"] : NAN;
+      es.policy_loss = last.count("losses/policy_loss") ? last["losses/policy_loss"] : NAN;
+      es.val_accuracy = Accuracy(net, DecodeEnasMicro(controller.Sample(true)), d.val, 0,
+                                 std::min<int64_t>(o.epoch_val_images, d.val.size()));
+      es.seconds = Since(start);
+      r.epochs.push_back(es);
+      if (on_epoch) on_epoch(es);
+    }
+    r.controller_updates = controller.updates();
+    r.search_seconds = Since(start);
+    r.search_cpu_seconds = CpuSeconds() - cpu_start;
+
+    // Derive: K sampled children (and the greedy one) ranked on a larger validation batch.
+    const auto derive_start = Clock::now();
+    std::vector<nas::Architecture> pool = {controller.Sample(true)};
+    for (int32_t k = 0; k < o.derive_samples; ++k) pool.push_back(controller.Sample());
+    std::sort(pool.begin(), pool.end());
+    pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
+    const int64_t derive_images = std::min<int64_t>(o.derive_images, d.val.size());
+    for (size_t k = 0; k < pool.size(); ++k) {
+      TrainedChild c;
+      c.label = "candidate" + std::to_string(k);
+      c.arch = pool[k];
+      const ChildCost cost = ChildCostOf(NetOptionsOf(o.final_net), DecodeEnasMicro(pool[k]));
+      c.params = cost.params;
+      c.macs = cost.macs;
+      c.shared_val_accuracy = Accuracy(net, DecodeEnasMicro(pool[k]), d.val, 0, derive_images);
+      r.candidates.push_back(c);
+      if (progress) progress("derive", static_cast<double>(k + 1) / pool.size(), "");
+    }
+    std::stable_sort(r.candidates.begin(), r.candidates.end(), [](const TrainedChild& a, const TrainedChild& b) {
+      return a.shared_val_accuracy > b.shared_val_accuracy;
+    });
+    r.derive_seconds = Since(derive_start);
+    if (!stopped()) {
+      r.enas = TrainFromScratch(d, "enas", r.candidates.front().arch, o, o.seed + 1, stop, progress);
+      r.enas.shared_val_accuracy = r.candidates.front().shared_val_accuracy;
+      r.have_enas = true;
+    }
+  }
+  if (method == "random" || o.compare) {
+    std::mt19937_64 rng(o.seed * 7919 + 17);
+    for (int32_t k = 0; k < o.random_cells && !stopped(); ++k) {
+      const nas::Architecture a = search::RandomArchitecture(*space, rng);
+      r.random.push_back(TrainFromScratch(d, "random" + std::to_string(k), a, o, o.seed + 101 + k, stop, progress));
+      if (r.best_random < 0 || r.random.back().val_accuracy > r.random[r.best_random].val_accuracy)
+        r.best_random = static_cast<int32_t>(r.random.size()) - 1;
+    }
+  }
+  if (method == "enas" && o.compare && !stopped()) {
+    r.hand = TrainFromScratch(d, "hand", HandDesignedCell(), o, o.seed + 1, stop, progress);
+    r.have_hand = true;
+  }
+  r.stopped = stopped();
+  return r;
+}
+
+namespace {
+
+nlohmann::json ChildJson(const nas::SearchSpace& space, const TrainedChild& c) {
+  nlohmann::json j = {{"label", c.label},
+                      {"architecture", space.Describe(c.arch)},
+                      {"params", c.params},
+                      {"macs", c.macs},
+                      {"mflops", 2e-6 * static_cast<double>(c.macs)}};
+  if (c.shared_val_accuracy >= 0) j["shared_val_accuracy"] = c.shared_val_accuracy;
+  if (c.train_seconds > 0) {
+    j["val_accuracy"] = c.val_accuracy;
+    j["test_accuracy"] = c.test_accuracy;
+    j["train_seconds"] = c.train_seconds;
+    j["train_cpu_seconds"] = c.train_cpu_seconds;
+  }
+  return j;
+}
+
+}  // namespace
+
+int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMnistFlags& flags,
+                             const run::RunDirFlags& dir_flags, const std::string& command_line, bool json) {
+  if (cfg.space() != "enas_micro")
+    throw ConfigError("--dataset fashion-mnist with --space " + cfg.space() + ": weight sharing is built for enas_micro");
+  if (cfg.method() != "enas" && cfg.method() != "random")
+    throw ConfigError("--dataset fashion-mnist: --method " + cfg.method() + " (enas, random)");
+  if (!dir_flags.resume.empty()) throw ConfigError("fashion-mnist runs cannot be resumed; start a new one with --out");
+  EnasSearchOptions o;
+  if (flags.budget_minutes > 0) o.budget_minutes = flags.budget_minutes;
+  if (flags.final_epochs > 0) o.final_epochs = flags.final_epochs;
+  if (flags.random_cells > 0) o.random_cells = flags.random_cells;
+  if (!flags.data_dir.empty()) o.data_dir = flags.data_dir;
+  if (flags.max_images > 0) {
+    o.max_train_images = o.max_test_images = flags.max_images;
+    o.validation_images = std::min(o.validation_images, flags.max_images);
+  }
+  o.seed = cfg.seeds_size() > 0 ? cfg.seeds(0) : 1;
+  o.cost_budget = cfg.cost_budget();
+  o.penalty = cfg.penalty();
+  if (cfg.seeds_size() > 1) throw ConfigError("--dataset fashion-mnist runs one seed");
+  if (cfg.method() == "enas") {
+    if (cfg.agent().algorithm() != "reinforce")
+      throw ConfigError("--method enas: agent.algorithm must be reinforce (the ENAS controller's algorithm)");
+    CheckAgentConfig(cfg.agent());
+    CheckPolicyConfig(cfg.policy());
+    o.controller.agent = AgentOptionsFrom(cfg.agent(), o.seed);
+    o.controller.policy = PolicyOptionsFrom(cfg.policy());
+    o.controller.episodes_per_update = cfg.episodes_per_update();
+    o.controller.reward_scale = cfg.reward_scale();
+  }
+  CheckSearchOptions(o);
+  // The data must be there before the directory is made: bad input leaves nothing.
+  (void)nas::LoadFashionMnist(o.data_dir, "test");
+
+  run::RunDirectory dir(run::ResolveRunDirFlags(dir_flags));
+  char header[600];
+  std::snprintf(header, sizeof(header),
+                "%s\nENAS options (experiments/torch/enas_search.h): budget_minutes=%g final_epochs=%g "
+                "random_cells=%d search_net C=%d N=%d final_net C=%d N=%d S=%d M=%d batch=%d reward_batch=%d "
+                "derive_samples=%d derive_images=%d validation_images=%d max_images=%d lr=%g..%g wd=%g threads=%d",
+                command_line.c_str(), o.budget_minutes, o.final_epochs, o.random_cells, o.search_net.channels,
+                o.search_net.cells_per_stage, o.final_net.channels, o.final_net.cells_per_stage, o.shared_steps,
+                o.controller_steps, o.batch, o.reward_batch, o.derive_samples, o.derive_images, o.validation_images,
+                flags.max_images, o.lr_max, o.lr_min, o.weight_decay, o.threads);
+  dir.WriteConfig(cfg, header);
+
+  run::InstallStopOnSignal();
+  run::ProgressOptions po;
+  po.label = cfg.method();
+  po.unit = "%";
+  po.total = 100;
+  run::Progress bar(po);
+  const EnasResult r = RunEnas(
+      cfg.method(), o, [] { return run::StopRequested(); },
+      [&](const std::string& phase, double fraction, const std::string& status) {
+        bar.Update(100 * fraction, {{"phase", phase}, {"status", status}});
+      },
+      [&](const EnasEpochStats& e) {
+        dir.Log(e.epoch, {{"time_s", e.seconds},
+                          {"charts/learning_rate", e.lr},
+                          {"losses/shared_loss", e.shared_loss},
+                          {"charts/shared_train_accuracy", e.shared_accuracy},
+                          {"charts/controller_reward", e.controller_reward},
+                          {"charts/val_accuracy", e.val_accuracy},
+                          {"losses/entropy", e.entropy},
+                          {"losses/policy_loss", e.policy_loss}});
+      });
+  const nas::SearchSpace space = nas::LoadSearchSpace("enas_micro");
+  const TrainedChild* best = r.have_enas ? &r.enas : r.best_random >= 0 ? &r.random[r.best_random] : nullptr;
+  bar.Finish(best ? "test accuracy " + std::to_string(best->test_accuracy) : "stopped before a result");
+  if (!best) throw ConfigError("stopped before the first child was trained");
+
+  nas::ArchitectureDef def = space.ToDef(best->arch);
+  def.set_quality(best->test_accuracy);
+  def.set_cost(1e-6 * static_cast<double>(best->macs));
+  def.set_reward(best->val_accuracy);
+  dir.WriteFile("best.pbtxt", "# nas-search " + cfg.method() + " on enas_micro / fashion-mnist: " + best->label +
+                                  " (quality = test accuracy, cost = MMACs per image, reward = validation accuracy)\n" +
+                                  run::ResolvedConfigText(def));
+  if (!r.epochs.empty()) {
+    viz::PlotSeries reward{"controller reward (val minibatch)", {}, {}}, val{"greedy child, 500 val images", {}, {}},
+        train{"shared-weight train accuracy", {}, {}};
+    for (const EnasEpochStats& e : r.epochs) {
+      for (auto* s : {&reward, &val, &train}) s->x.push_back(e.seconds / 60);
+      reward.y.push_back(e.controller_reward);
+      val.y.push_back(e.val_accuracy);
+      train.y.push_back(e.shared_accuracy);
+    }
+    viz::PlotOptions plot;
+    plot.title = "ENAS on Fashion-MNIST (shared weights)";
+    plot.x_label = "search minutes";
+    plot.y_label = "accuracy";
+    plot.markers = r.epochs.size() < 3;
+    viz::PlotCurves({reward, val, train}, plot, dir.PicturePath("curve"));
+  } else {  // random: the validation accuracy of each cell trained
+    viz::PlotSeries val{"validation accuracy", {}, {}}, test{"test accuracy", {}, {}};
+    for (size_t k = 0; k < r.random.size(); ++k) {
+      val.x.push_back(k + 1.0);
+      test.x.push_back(k + 1.0);
+      val.y.push_back(r.random[k].val_accuracy);
+      test.y.push_back(r.random[k].test_accuracy);
+    }
+    viz::PlotOptions plot;
+    plot.title = "random cells trained from scratch, Fashion-MNIST";
+    plot.x_label = "cell";
+    plot.y_label = "accuracy";
+    plot.markers = true;
+    viz::PlotCurves({val, test}, plot, dir.PicturePath("curve"));
+  }
+
+  nlohmann::json j;
+  j["space"] = "enas_micro";
+  j["dataset"] = "fashion-mnist";
+  j["method"] = cfg.method();
+  j["seed"] = o.seed;
+  j["options"] = {{"budget_minutes", o.budget_minutes}, {"final_epochs", o.final_epochs},
+                  {"random_cells", o.random_cells},     {"search_channels", o.search_net.channels},
+                  {"search_cells_per_stage", o.search_net.cells_per_stage},
+                  {"final_channels", o.final_net.channels},
+                  {"final_cells_per_stage", o.final_net.cells_per_stage},
+                  {"shared_steps_per_epoch", o.shared_steps}, {"controller_children_per_epoch", o.controller_steps},
+                  {"batch", o.batch},                   {"reward_batch", o.reward_batch},
+                  {"derive_samples", o.derive_samples}, {"derive_images", o.derive_images},
+                  {"validation_images", o.validation_images}, {"threads", o.threads}};
+  j["best"] = ChildJson(space, *best);
+  j["test_accuracy"] = best->test_accuracy;
+  j["params"] = best->params;
+  j["macs"] = best->macs;
+  j["mflops"] = 2e-6 * static_cast<double>(best->macs);
+  if (cfg.method() == "enas") {
+    j["search_seconds"] = r.search_seconds;
+    j["search_cpu_seconds"] = r.search_cpu_seconds;
+    j["seconds_per_shared_step"] = r.shared_steps > 0 ? r.search_seconds / r.shared_steps : 0;
+    j["derive_seconds"] = r.derive_seconds;
+    j["epochs"] = r.epochs.size();
+    j["shared_steps"] = r.shared_steps;
+    j["controller_children"] = r.controller_children;
+    j["controller_updates"] = r.controller_updates;
+    nlohmann::json cand = nlohmann::json::array();
+    for (const TrainedChild& c : r.candidates) cand.push_back(ChildJson(space, c));
+    j["candidates"] = cand;
+    if (r.have_enas) j["enas"] = ChildJson(space, r.enas);
+    if (r.have_hand) j["hand_designed"] = ChildJson(space, r.hand);
+  }
+  if (!r.random.empty()) {
+    nlohmann::json rj = nlohmann::json::array();
+    double seconds = 0;
+    for (const TrainedChild& c : r.random) rj.push_back(ChildJson(space, c)), seconds += c.train_seconds;
+    j["random"] = rj;
+    j["best_random"] = ChildJson(space, r.random[r.best_random]);
+    j["random_train_seconds"] = seconds;
+  }
+  j["stopped_by_signal"] = r.stopped;
+  j["out"] = dir.path();
+  dir.WriteFile("result.json", j.dump(2) + "\n");
+  if (json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    auto line = [](const char* what, const TrainedChild& c) {
+      std::printf("%-13s test accuracy %.2f %% (val %.2f %%), %lld params, %.2f MMACs, trained in %.0f s (%.0f s CPU)\n",
+                  what, 100 * c.test_accuracy, 100 * c.val_accuracy, static_cast<long long>(c.params), 1e-6 * c.macs,
+                  c.train_seconds, c.train_cpu_seconds);
+    };
+    if (r.have_enas) {
+      std::printf("enas search: %zu epochs, %lld shared steps, %lld children, %.0f s (%.0f s CPU)\n",
+                  r.epochs.size(), static_cast<long long>(r.shared_steps),
+                  static_cast<long long>(r.controller_children), r.search_seconds, r.search_cpu_seconds);
+      line("enas", r.enas);
+    }
+    if (r.best_random >= 0) {
+      std::printf("best of %zu random cells:\n", r.random.size());
+      line("random", r.random[r.best_random]);
+    }
+    if (r.have_hand) line("hand-designed", r.hand);
+    std::printf("wrote %s (best.pbtxt, curve.%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
+                dir.path().c_str(), dir_flags.pictures.c_str());
+  }
+  return 0;
+}
+
+}  // namespace placerl::enas

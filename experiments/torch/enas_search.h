@@ -1,0 +1,140 @@
+// ENAS on Fashion-MNIST (Pham et al. 2018; nas_notes.md §4.1; docs/nas.md "ENAS weight sharing
+// on Fashion-MNIST"): the enas_micro space searched with ONE super-network whose weights every
+// sampled child shares (experiments/torch/enas_supernet.h), and the comparison issue 16 asks for.
+//   per epoch: S minibatches of shared-weight training (SGD, cosine lr over the time budget),
+//              each with a child the controller samples; then M controller episodes, each a
+//              child whose reward is its accuracy on the next validation minibatch (a
+//              QualityModel plugged into the block environment), REINFORCE updates every
+//              episodes_per_update children (moving-average baseline, entropy bonus).
+//   derive:    K children sampled from the trained controller, the best on a larger validation
+//              batch with the shared weights is the found cell.
+//   final:     the found cell trained from scratch (FixedNet) for E epochs; test accuracy on the
+//              10k test images (never seen before); parameters, MACs, times.
+//   compare:   `random_cells` random cells trained from scratch with the same recipe, the best by
+//              validation accuracy; and a hand-designed cell (a ResNet-like chain of
+//              sep_conv3x3 with identity skips; max-pool skips in the reduction cell).
+// The controller is the shared GNN policy + learner with REINFORCE (experiments/torch/nas_rl.h
+// NasRlController) on a BlockEnv of enas_micro. Data: the 60,000 training images split into
+// train (the first 60,000 − validation_images) and validation (the last ones).
+// Torch-free header (nas-search calls it).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "datasets/nas/idx.h"
+#include "datasets/nas/search_space.h"
+#include "datasets/proto/nas_search.pb.h"
+#include "experiments/lib/run_dir.h"
+#include "experiments/torch/nas_rl.h"
+
+namespace placerl::enas {
+
+// The child network's size (enas_supernet.h EnasNetOptions, repeated here torch-free).
+// C = 8 by default: on this machine's shared cores a batch-64 shared-weight step of C = 16 cost
+// about 0.5 s of CPU (depthwise convolutions on small maps are slow in LibTorch's CPU kernels).
+struct NetSize {
+  int32_t channels = 8;        // C of the first stage
+  int32_t cells_per_stage = 1; // normal cells per stage (3 stages, 2 reduction cells)
+};
+
+struct EnasSearchOptions {
+  std::string data_dir = nas::kFashionMnistDir;
+  int32_t validation_images = 5000;  // the last ones of the 60,000 training images
+  int32_t max_train_images = 0;      // > 0: use only the first ones (tests)
+  int32_t max_test_images = 0;       // > 0: use only the first ones of the test set (tests)
+  NetSize search_net;                // the super-network's size
+  NetSize final_net;                 // the size trained from scratch
+  double budget_minutes = 10;        // wall time of the search (epochs of shared + controller training)
+  int32_t shared_steps = 50;         // S per epoch
+  int32_t controller_steps = 20;     // M per epoch (children the controller learns from)
+  int32_t batch = 64;                // shared-weight and final-training minibatch
+  int32_t reward_batch = 128;        // validation images per child reward
+  int32_t epoch_val_images = 500;    // per epoch: the greedy child's accuracy on these (shared weights)
+  double lr_max = 0.05, lr_min = 0.0005;  // ENAS micro: SGD cosine 0.05 → 0.0005
+  double momentum = 0.9;
+  double weight_decay = 1e-4;        // ENAS micro l2
+  double grad_clip = 5;              // ENAS: grad bound 5
+  int32_t derive_samples = 10;       // K
+  int32_t derive_images = 1000;      // validation images that rank the K children
+  double final_epochs = 1;           // E (fractions: part of an epoch)
+  int32_t random_cells = 4;          // random cells trained from scratch (compare / --method random)
+  bool compare = true;               // method enas: also train the random cells and the hand-designed one
+  int32_t threads = 1;               // torch intra-op threads
+  uint64_t seed = 1;
+  double cost_budget = 0, penalty = 1;  // the block environment's MACs budget (proxy step time), 0 = off
+  NasRlOptions controller;           // budget unused; seed set from `seed`
+};
+
+// Throws ConfigError for values out of range.
+void CheckSearchOptions(const EnasSearchOptions& o);
+
+// The ENAS controller's defaults (nas_notes.md §4.1) on the shared policy / learner: REINFORCE,
+// Adam lr 3.5e-3 (ENAS micro), entropy bonus 1e-4, 10 children per update, rewards = accuracy
+// (reward scale 1); the baseline decays with 0.9 (ENAS 0.99: too slow for the few hundred
+// children of a short run, as for NB201's REINFORCE in nas-search).
+void FillEnasControllerDefaults(config::NasSearchConfig* c);
+
+// The hand-designed baseline: node i = sep_conv3x3(h[i+1]) + identity(h[i]) (a chain with skips),
+// the reduction cell with max_pool3x3 skips.
+nas::Architecture HandDesignedCell();
+
+struct TrainedChild {
+  std::string label;  // "enas", "random3", "hand"
+  nas::Architecture arch;
+  int64_t params = 0, macs = 0;
+  double shared_val_accuracy = -1;  // with the super-network's weights (enas candidates), −1 if not
+  double val_accuracy = 0, test_accuracy = 0;  // after training from scratch (fractions)
+  double train_seconds = 0, train_cpu_seconds = 0;  // training and evaluation, wall and process CPU
+};
+
+struct EnasEpochStats {
+  int32_t epoch = 0;
+  double seconds = 0, lr = 0;
+  double shared_loss = 0, shared_accuracy = 0;  // mean over the epoch's S minibatches
+  double controller_reward = 0;                 // mean reward of the epoch's M children
+  double val_accuracy = 0;                      // the greedy child, shared weights
+  double entropy = 0, policy_loss = 0;          // the last controller update's
+};
+
+struct EnasResult {
+  std::vector<EnasEpochStats> epochs;
+  int64_t shared_steps = 0, controller_children = 0, controller_updates = 0;
+  double search_seconds = 0, derive_seconds = 0;
+  double search_cpu_seconds = 0;         // process CPU time of the search (std::clock)
+  std::vector<TrainedChild> candidates;  // the K derived children (shared_val_accuracy), best first
+  TrainedChild enas;                     // the found cell trained from scratch
+  std::vector<TrainedChild> random;      // random cells trained from scratch
+  int32_t best_random = -1;              // index into random (highest validation accuracy)
+  TrainedChild hand;                     // the hand-designed cell (trained when compare)
+  bool have_enas = false, have_hand = false;
+  bool stopped = false;                  // `stop` ended it early
+};
+
+// "phase" (search | derive | final:<label>), fraction done of the phase, a short status.
+using EnasProgressFn = std::function<void(const std::string& phase, double fraction, const std::string& status)>;
+
+// method "enas": search + derive + final (+ compare); "random": only the random cells.
+// `stop` (may be empty) ends the current phase early (what is done is reported); `on_epoch`
+// (may be empty) sees each search epoch. Throws ConfigError / IoError (missing IDX files).
+EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const std::function<bool()>& stop = {},
+                   const EnasProgressFn& progress = {}, const std::function<void(const EnasEpochStats&)>& on_epoch = {});
+
+// The extra flags of `nas-search --dataset fashion-mnist` (negative / 0 = the default).
+struct FashionMnistFlags {
+  double budget_minutes = -1;
+  double final_epochs = -1;
+  int32_t random_cells = 0;
+  int32_t max_images = 0;  // > 0: at most this many images of each split (quick runs, tests)
+  std::string data_dir;    // empty: nas::kFashionMnistDir
+};
+
+// nas-search --space enas_micro --dataset fashion-mnist --method enas|random: runs RunEnas and
+// writes the run directory (config.pbtxt with the ENAS options in its header, metrics.csv and
+// TensorBoard per search epoch, best.pbtxt, result.json, curve.png). Returns the exit code.
+int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMnistFlags& flags,
+                             const run::RunDirFlags& dir_flags, const std::string& command_line, bool json);
+
+}  // namespace placerl::enas

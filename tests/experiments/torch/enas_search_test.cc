@@ -1,0 +1,120 @@
+// The ENAS loop on Fashion-MNIST (experiments/torch/enas_search.h) at toy size on real images:
+// every phase runs and reports consistent numbers (the controller's rewards are validation
+// accuracies, the candidates are ranked by them, the best random cell is the one with the highest
+// validation accuracy, costs are ChildCostOf's), the hand-designed cell is in the space, and bad
+// options, an unknown method and missing IDX files are errors.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "datasets/nas/search_space.h"
+#include "datasets/util/errors.h"
+#include "experiments/torch/enas_search.h"
+#include "experiments/torch/enas_supernet.h"
+
+namespace placerl::enas {
+namespace {
+
+EnasSearchOptions Toy() {
+  EnasSearchOptions o;
+  o.max_train_images = 192;
+  o.validation_images = 96;
+  o.max_test_images = 96;
+  o.search_net.channels = o.final_net.channels = 4;
+  o.budget_minutes = 0.005;  // 0.3 s: one epoch (at least one step and one child run regardless)
+  o.shared_steps = 3;
+  o.controller_steps = 4;
+  o.controller.episodes_per_update = 2;
+  o.batch = 32;
+  o.reward_batch = 32;
+  o.epoch_val_images = 64;
+  o.derive_samples = 2;
+  o.derive_images = 64;
+  o.final_epochs = 0.5;
+  o.random_cells = 2;
+  return o;
+}
+
+TEST(EnasSearch, HandDesignedCellIsInTheSpace) {
+  const nas::SearchSpace space = nas::LoadSearchSpace("enas_micro");
+  EXPECT_EQ(space.Check(HandDesignedCell()), "");
+  const ChildArch c = DecodeEnasMicro(HandDesignedCell());
+  EXPECT_EQ(c.normal.LooseEnds(), std::vector<int32_t>{4});  // a chain: only the last node is the output
+}
+
+TEST(EnasSearch, ToyRunGoesThroughEveryPhase) {
+  const EnasSearchOptions o = Toy();
+  std::vector<std::string> phases;
+  int epochs_seen = 0;
+  const EnasResult r = RunEnas(
+      "enas", o, {},
+      [&](const std::string& phase, double f, const std::string&) {
+        EXPECT_GE(f, 0);
+        EXPECT_LE(f, 1);
+        if (phases.empty() || phases.back() != phase) phases.push_back(phase);
+      },
+      [&](const EnasEpochStats&) { ++epochs_seen; });
+  ASSERT_GE(r.epochs.size(), 1u);
+  EXPECT_EQ(epochs_seen, static_cast<int>(r.epochs.size()));
+  EXPECT_GE(r.shared_steps, 1);
+  EXPECT_GE(r.controller_children, 1);
+  EXPECT_GE(r.controller_updates, 1);
+  for (const EnasEpochStats& e : r.epochs) {
+    EXPECT_GE(e.controller_reward, 0);
+    EXPECT_LE(e.controller_reward, 1);
+    EXPECT_GE(e.val_accuracy, 0);
+    EXPECT_LE(e.val_accuracy, 1);
+    EXPECT_GT(e.shared_loss, 0);
+  }
+  ASSERT_GE(r.candidates.size(), 1u);
+  for (size_t k = 1; k < r.candidates.size(); ++k)
+    EXPECT_GE(r.candidates[k - 1].shared_val_accuracy, r.candidates[k].shared_val_accuracy);
+  ASSERT_TRUE(r.have_enas);
+  EXPECT_EQ(r.enas.arch, r.candidates.front().arch);
+  const EnasNetOptions fo{o.final_net.channels, o.final_net.cells_per_stage};
+  EXPECT_EQ(r.enas.params, ChildCostOf(fo, DecodeEnasMicro(r.enas.arch)).params);
+  EXPECT_EQ(r.enas.macs, ChildCostOf(fo, DecodeEnasMicro(r.enas.arch)).macs);
+  ASSERT_EQ(r.random.size(), 2u);
+  ASSERT_GE(r.best_random, 0);
+  for (const TrainedChild& c : r.random) {
+    EXPECT_LE(c.val_accuracy, r.random[r.best_random].val_accuracy);
+    EXPECT_GE(c.test_accuracy, 0);
+    EXPECT_LE(c.test_accuracy, 1);
+  }
+  ASSERT_TRUE(r.have_hand);
+  EXPECT_EQ(r.hand.arch, HandDesignedCell());
+  EXPECT_FALSE(r.stopped);
+  EXPECT_EQ(phases.front(), "search");
+  EXPECT_NE(std::find(phases.begin(), phases.end(), "derive"), phases.end());
+  EXPECT_NE(std::find(phases.begin(), phases.end(), "final:hand"), phases.end());
+}
+
+TEST(EnasSearch, RandomMethodTrainsOnlyRandomCellsAndStopEndsEarly) {
+  EnasSearchOptions o = Toy();
+  const EnasResult r = RunEnas("random", o);
+  EXPECT_TRUE(r.epochs.empty());
+  EXPECT_FALSE(r.have_enas);
+  EXPECT_FALSE(r.have_hand);
+  EXPECT_EQ(r.random.size(), 2u);
+  const EnasResult s = RunEnas("random", o, [] { return true; });
+  EXPECT_TRUE(s.stopped);
+  EXPECT_TRUE(s.random.empty());
+}
+
+TEST(EnasSearch, BadOptionsAndMissingFilesAreErrors) {
+  EXPECT_THROW(RunEnas("evolution", Toy()), ConfigError);
+  for (auto change : std::vector<std::function<void(EnasSearchOptions&)>>{
+           [](EnasSearchOptions& o) { o.batch = 0; }, [](EnasSearchOptions& o) { o.budget_minutes = 0; },
+           [](EnasSearchOptions& o) { o.final_epochs = -1; }, [](EnasSearchOptions& o) { o.lr_min = 1; },
+           [](EnasSearchOptions& o) { o.momentum = 1; }, [](EnasSearchOptions& o) { o.search_net.channels = 0; },
+           [](EnasSearchOptions& o) { o.validation_images = 60000; }}) {
+    EnasSearchOptions o = Toy();
+    change(o);
+    EXPECT_THROW(CheckSearchOptions(o), ConfigError);
+  }
+  EnasSearchOptions o = Toy();
+  o.data_dir = "/nonexistent/fashion-mnist";
+  EXPECT_THROW(RunEnas("random", o), IoError);
+}
+
+}  // namespace
+}  // namespace placerl::enas
