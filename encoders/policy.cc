@@ -720,12 +720,14 @@ struct Policy::Impl {
     std::vector<std::shared_ptr<const env::StaticGraph>> graphs;
     std::vector<std::vector<int32_t>> members;
     std::vector<int32_t> inputs;
+    // Bounded memory: forget every state (they are recomputed from the environments) before,
+    // never during, a batch.
+    if (decoder_states.size() + static_cast<size_t>(count) > 4096) decoder_states.clear();
     for (int32_t i = 0; i < count; ++i) {
       const env::Environment& env = *envs[i];
       if (env.done()) throw InfeasibleAction("policy: no legal action in " + env.name());
       Cached& cached = Lookup(env);
       DecoderInputs(env, &inputs);
-      if (decoder_states.size() >= 4096 && !decoder_states.count(&env)) decoder_states.clear();
       DecoderState& st = decoder_states[&env];
       const bool same_episode = st.graph == cached.graph && st.inputs.size() <= inputs.size() &&
                                 std::equal(st.inputs.begin(), st.inputs.end(), inputs.begin());

@@ -187,6 +187,30 @@ TEST_F(LstmPolicyTest, CachedInferenceEqualsTeacherForcedTraining) {
   EXPECT_EQ(stats.at("losses/clipfrac"), 0.0);
 }
 
+// The per-environment decoder state is never continued across a reset, steps the policy did
+// not take, or a clone: the logits equal those of a clone (which recomputes its prefix).
+TEST_F(LstmPolicyTest, CachedStateFollowsResetsAndForeignSteps) {
+  auto env = env::MakeEnvironment("partition(nodes=8,devices=2)");
+  Policy policy(Small(), FeatureLayout::Of(*env));
+  std::mt19937_64 rng(4);
+  env->Reset(0);
+  for (int k = 0; k < 3; ++k) env->Step(policy.Act(*env, &rng).action);  // cached up to step 3
+  auto expect_as_clone = [&](const char* what) {
+    auto clone = env->Clone();
+    const std::vector<float> a = policy.Logits(*env), b = policy.Logits(*clone);
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5) << what;
+  };
+  env->Reset(1);  // a new episode: same address, step 0
+  expect_as_clone("after reset");
+  for (int k = 0; k < 4; ++k) {  // steps the policy did not choose (the other device than it would)
+    const int32_t a = 1 - policy.Act(*env, &rng, /*greedy=*/true).action;
+    env->Step(env->action_mask()[a] ? a : 1 - a);
+  }
+  expect_as_clone("after foreign steps");
+  policy.ClearCache();
+  expect_as_clone("after ClearCache");
+}
+
 // Gradients reach the encoder, the decoder, the attention and the value head.
 TEST_F(LstmPolicyTest, PpoUpdateReachesEncoderDecoderAndValue) {
   auto env = env::MakeEnvironment("partition(nodes=6,devices=2)");
