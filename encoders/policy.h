@@ -58,8 +58,9 @@ struct PolicyOptions {
   LstmEncoder lstm_encoder = LstmEncoder::kBidirectional;
   bool lstm_attention = true;  // content attention over the encoder outputs (needs an encoder)
   // Bounded logits (ENAS; HDP's placer): l ← C·tanh(l / T) before masking, C =
-  // logit_tanh_constant (0 = off: l / T only), T = logit_temperature. Any preset; they do not
-  // change the weights but are part of a checkpoint's metadata (they change the policy).
+  // logit_tanh_constant (0 = off: l / T only), T = logit_temperature. Default and lstm presets
+  // (ct_faithful keeps CT's unbounded logits: ConfigError); they do not change the weights but
+  // are part of a checkpoint's metadata (they change the policy).
   double logit_tanh_constant = 0;
   double logit_temperature = 1;
 
