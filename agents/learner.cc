@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <tuple>
 #include <sstream>
 
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "encoders/lstm_policy.h"
 #include "encoders/policy_net.h"
 
 namespace placerl::agents {
@@ -39,6 +42,46 @@ struct Evaluated {
   torch::Tensor log_prob, entropy, value;
   std::vector<int32_t> order;
 };
+
+// The lstm preset's logits and values of transitions order[begin, end) (one instance): the
+// decoder runs teacher-forced over each of their episodes once ([T, S] in one LSTM call), fed
+// the episode's recorded actions. An episode's transitions are contiguous in the buffer
+// (RolloutBuffer keeps them so), so decision t's prefix is transitions[i − t … i − 1].
+std::pair<torch::Tensor, torch::Tensor> LstmForward(encoders::LstmPolicyNetImpl& m, const encoders::StaticEmbedding& emb,
+                                                    const RolloutBuffer& buf, const std::vector<int32_t>& order,
+                                                    size_t begin, size_t end, const torch::Tensor& illegal) {
+  std::map<int32_t, int32_t> episode_of_start;  // buffer index of an episode's first decision → sequence
+  std::vector<int32_t> starts, length;
+  std::vector<int64_t> rows;  // per transition: t · S + s, filled once S is known
+  std::vector<std::pair<int32_t, int32_t>> at;  // (t, s)
+  for (size_t k = begin; k < end; ++k) {
+    const int32_t i = order[k];
+    const Transition& tr = buf.transitions[i];
+    const int32_t start = i - tr.step;
+    if (tr.current_node != tr.step || start < 0 || buf.transitions[start].step != 0 ||
+        buf.transitions[start].instance != tr.instance)
+      throw ConfigError("agent (lstm policy): transition " + std::to_string(i) +
+                        " is not part of a contiguous episode deciding node t at step t");
+    auto [it, added] = episode_of_start.emplace(start, static_cast<int32_t>(starts.size()));
+    if (added) starts.push_back(start), length.push_back(0);
+    length[it->second] = std::max(length[it->second], tr.step + 1);
+    at.emplace_back(tr.step, it->second);
+  }
+  const int64_t s = static_cast<int64_t>(starts.size());
+  const int32_t t_max = *std::max_element(length.begin(), length.end());
+  torch::Tensor previous = torch::full({t_max, s}, static_cast<int64_t>(m.start_symbol()), torch::kLong);
+  int64_t* p = previous.data_ptr<int64_t>();
+  for (int64_t q = 0; q < s; ++q)
+    for (int32_t t = 1; t < length[q]; ++t) {
+      const Transition& before = buf.transitions[starts[q] + t - 1];
+      if (before.step != t - 1) throw ConfigError("agent (lstm policy): an episode's transitions are not contiguous");
+      p[t * s + q] = before.action;
+    }
+  for (const auto& [t, q] : at) rows.push_back(t * s + q);
+  const torch::Tensor out = m.Decode(emb, previous);  // [T, S, H]
+  const torch::Tensor h = out.reshape({t_max * s, -1}).index_select(0, torch::tensor(rows, torch::kLong));
+  return m.Head(emb, h, illegal);
+}
 
 Evaluated EvaluateTransitions(PolicyNetImpl& net, GraphCache& graphs, const RolloutBuffer& buf,
                               const std::vector<int32_t>& idx) {  // idx not empty
@@ -86,7 +129,12 @@ Evaluated EvaluateTransitions(PolicyNetImpl& net, GraphCache& graphs, const Roll
     batch.illegal = mask.eq(0);
 
     const encoders::StaticEmbedding emb = net.Encode(g);
-    auto [logits, value] = net.Forward(emb, batch);
+    torch::Tensor logits, value;
+    if (net.lstm()) {
+      std::tie(logits, value) = LstmForward(*net.lstm(), emb, buf, order, begin, end, batch.illegal);
+    } else {
+      std::tie(logits, value) = net.Forward(emb, batch);
+    }
     const torch::Tensor log_p = torch::log_softmax(logits, 1);
     log_probs.push_back(log_p.gather(1, actions.unsqueeze(1)).squeeze(1));
     entropies.push_back(-(log_p.exp() * log_p).sum(1));

@@ -14,17 +14,48 @@
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "encoders/ct_faithful.h"
+#include "encoders/lstm_policy.h"
 
 namespace placerl::encoders {
 
 // ---------------------------------------------------------------- presets and options
 
-const char* PolicyPresetName(PolicyPreset p) { return p == PolicyPreset::kCtFaithful ? "ct_faithful" : "default"; }
+const char* PolicyPresetName(PolicyPreset p) {
+  return p == PolicyPreset::kCtFaithful ? "ct_faithful" : p == PolicyPreset::kLstm ? "lstm" : "default";
+}
 
 PolicyPreset ParsePolicyPreset(const std::string& name) {
   if (name == "default") return PolicyPreset::kDefault;
   if (name == "ct_faithful") return PolicyPreset::kCtFaithful;
-  throw ConfigError("policy preset must be default or ct_faithful (got '" + name + "')");
+  if (name == "lstm") return PolicyPreset::kLstm;
+  throw ConfigError("policy preset must be default, ct_faithful or lstm (got '" + name + "')");
+}
+
+PolicyOptions PolicyOptions::Seq2Seq2017() {
+  PolicyOptions o;
+  o.preset = PolicyPreset::kLstm;
+  o.lstm_encoder = LstmEncoder::kBidirectional;
+  o.lstm_attention = true;
+  o.embedding_dim = 64;
+  o.hidden_dim = 256;  // HDP paper's placer (its TF code: 512)
+  return o;
+}
+
+PolicyOptions PolicyOptions::EnasController() {
+  PolicyOptions o;
+  o.preset = PolicyPreset::kLstm;
+  o.lstm_encoder = LstmEncoder::kNone;
+  o.lstm_attention = false;
+  o.embedding_dim = 100;
+  o.hidden_dim = 100;
+  o.logit_tanh_constant = 2.5;
+  o.logit_temperature = 5;
+  return o;
+}
+
+torch::Tensor BoundLogits(const torch::Tensor& logits, const PolicyOptions& o) {
+  torch::Tensor l = o.logit_temperature != 1 ? logits / o.logit_temperature : logits;
+  return o.logit_tanh_constant > 0 ? o.logit_tanh_constant * torch::tanh(l) : l;
 }
 
 PolicyOptions PolicyOptions::CtFaithful() {
@@ -37,6 +68,15 @@ PolicyOptions PolicyOptions::CtFaithful() {
 
 std::string OptionsMismatch(const PolicyOptions& a, const PolicyOptions& b) {
   if (a.preset != b.preset) return std::string("preset: ") + PolicyPresetName(a.preset) + " vs " + PolicyPresetName(b.preset);
+  if (a.preset == PolicyPreset::kLstm && a.lstm_encoder != b.lstm_encoder)
+    return std::string("lstm_encoder: ") + LstmEncoderName(a.lstm_encoder) + " vs " + LstmEncoderName(b.lstm_encoder);
+  if (a.preset == PolicyPreset::kLstm && a.lstm_attention != b.lstm_attention)
+    return std::string("lstm_attention: ") + (a.lstm_attention ? "true" : "false") + " vs " +
+           (b.lstm_attention ? "true" : "false");
+  if (a.logit_tanh_constant != b.logit_tanh_constant)
+    return "logit_tanh_constant: " + std::to_string(a.logit_tanh_constant) + " vs " + std::to_string(b.logit_tanh_constant);
+  if (a.logit_temperature != b.logit_temperature)
+    return "logit_temperature: " + std::to_string(a.logit_temperature) + " vs " + std::to_string(b.logit_temperature);
   auto differ = [](const char* what, int64_t x, int64_t y) {
     return x == y ? std::string() : std::string(what) + ": " + std::to_string(x) + " vs " + std::to_string(y);
   };
@@ -105,6 +145,13 @@ std::string LayoutText(const PolicyOptions& o, const FeatureLayout& l) {
   s << "format=placerl-policy-v1\n"
     << "encoder=edge_gcn\n";
   if (o.preset != PolicyPreset::kDefault) s << "preset=" << PolicyPresetName(o.preset) << "\n";
+  if (o.preset == PolicyPreset::kLstm)
+    s << "lstm_encoder=" << LstmEncoderName(o.lstm_encoder) << "\n"
+      << "lstm_attention=" << (o.lstm_attention ? 1 : 0) << "\n";
+  // Only when set, so that older checkpoints' text (and the default's) is unchanged.
+  s.precision(17);
+  if (o.logit_tanh_constant != 0) s << "logit_tanh_constant=" << o.logit_tanh_constant << "\n";
+  if (o.logit_temperature != 1) s << "logit_temperature=" << o.logit_temperature << "\n";
   s << "embedding_dim=" << o.embedding_dim << "\n"
     << "gcn_layers=" << o.gcn_layers << "\n"
     << "hidden_dim=" << o.hidden_dim << "\n"
@@ -150,6 +197,22 @@ void ParseLayoutText(const std::string& text, PolicyOptions* o, FeatureLayout* l
   if (get("encoder") != "edge_gcn") throw ConfigError("checkpoint metadata: unknown encoder '" + get("encoder") + "'");
   // No preset line: written by the default policy (or before presets existed).
   o->preset = kv.count("preset") ? ParsePolicyPreset(kv["preset"]) : PolicyPreset::kDefault;
+  if (o->preset == PolicyPreset::kLstm) {
+    if (!ParseLstmEncoder(get("lstm_encoder"), &o->lstm_encoder))
+      throw ConfigError("checkpoint metadata: unknown lstm_encoder '" + get("lstm_encoder") + "'");
+    o->lstm_attention = get_int("lstm_attention") != 0;
+  }
+  auto get_double = [&](const std::string& k, double fallback) {
+    auto it = kv.find(k);
+    if (it == kv.end()) return fallback;
+    try {
+      return std::stod(it->second);
+    } catch (const std::exception&) {
+      throw ConfigError("checkpoint metadata: " + k + "=" + it->second + " is not a number");
+    }
+  };
+  o->logit_tanh_constant = get_double("logit_tanh_constant", 0);
+  o->logit_temperature = get_double("logit_temperature", 1);
   o->embedding_dim = static_cast<int32_t>(get_int("embedding_dim"));
   o->gcn_layers = static_cast<int32_t>(get_int("gcn_layers"));
   o->hidden_dim = static_cast<int32_t>(get_int("hidden_dim"));
@@ -238,6 +301,16 @@ void NeighbourDynamic(const GraphTensors& g, int32_t node, const float* dyn, int
 PolicyNetImpl::PolicyNetImpl(const PolicyOptions& o, const FeatureLayout& l) : opt_(o), layout_(l) {
   if (o.embedding_dim < 1 || o.gcn_layers < 0 || o.hidden_dim < 1 || o.action_hidden_dim < 1)
     throw ConfigError("policy: embedding_dim, hidden_dim, action_hidden_dim must be >= 1 and gcn_layers >= 0");
+  if (!(o.logit_temperature > 0) || !(o.logit_tanh_constant >= 0) || !std::isfinite(o.logit_temperature) ||
+      !std::isfinite(o.logit_tanh_constant))
+    throw ConfigError("policy: logit_temperature must be > 0 and logit_tanh_constant >= 0 (0 = off)");
+  if (o.preset == PolicyPreset::kCtFaithful && (o.logit_temperature != 1 || o.logit_tanh_constant != 0))
+    throw ConfigError("policy: the ct_faithful preset has CT's unbounded logits (logit_tanh_constant and "
+                      "logit_temperature are for default and lstm)");
+  if (o.preset == PolicyPreset::kLstm) {  // the seq2seq / ENAS network only; parameters named "lstm.*"
+    lstm_ = register_module("lstm", std::make_shared<LstmPolicyNetImpl>(o, l));
+    return;
+  }
   if (o.preset == PolicyPreset::kCtFaithful) {  // CT's network only; parameters named "ct.*"
     ct_ = register_module("ct", std::make_shared<CtFaithfulNetImpl>(o, l));
     return;
@@ -301,6 +374,7 @@ PolicyNetImpl::PolicyNetImpl(const PolicyOptions& o, const FeatureLayout& l) : o
 
 StaticEmbedding PolicyNetImpl::Encode(const GraphTensors& g) {
   if (ct_) return ct_->Encode(g);
+  if (lstm_) return lstm_->Encode(g);
   torch::Tensor h = torch::relu(node_in_(g.node_features));
   for (size_t l = 0; l < edge_self_.size(); ++l) {
     const torch::Tensor a = edge_self_[l](h), b = edge_other_[l](h), c = edge_weight_[l](g.edge_input);
@@ -328,6 +402,7 @@ torch::Tensor PolicyNetImpl::Readout(const StaticEmbedding& emb, const torch::Te
 
 void PolicyNetImpl::PrecomputeForInference(StaticEmbedding* emb, const env::ActionSpec& spec) {
   if (ct_) return;  // CT's GCN depends on the step: nothing to precompute
+  if (lstm_) return lstm_->PrecomputeForInference(emb);
   // The readout depends only on which node is current: compute it for every node once, in
   // blocks so that the [block, N] scores stay small.
   // O(N²·D): worth it up to a few thousand nodes (Ariane133: 929 → ~5 ms once per update).
@@ -398,6 +473,7 @@ torch::Tensor PolicyNetImpl::PlacedSummary(const StaticEmbedding& emb, const tor
 
 std::pair<torch::Tensor, torch::Tensor> PolicyNetImpl::Forward(const StaticEmbedding& emb, const StepBatch& batch) {
   if (ct_) return ct_->Forward(emb, batch);
+  if (lstm_) throw ConfigError("policy (lstm): a step's logits need the episode's previous actions (LstmPolicyNetImpl)");
   const int64_t b = batch.current_node.size(0), d = opt_.embedding_dim, a = batch.spec.num_actions();
   const torch::Tensor h_cur = emb.node.index_select(0, batch.current_node);  // [B, D]
   const torch::Tensor readout =
@@ -426,7 +502,7 @@ std::pair<torch::Tensor, torch::Tensor> PolicyNetImpl::Forward(const StaticEmbed
     logits = logits.defined() ? logits + scores : scores;
   }
   if (action_dynamic_.defined()) logits = logits + batch.neighbour_dynamic.matmul(action_dynamic_.t());
-  return {logits.masked_fill(batch.illegal, -1e9), value};
+  return {BoundLogits(logits, opt_).masked_fill(batch.illegal, -1e9), value};
 }
 
 StepBatch StepBatchOf(const GraphTensors& g, const env::Environment& env, std::vector<float>* scratch) {
@@ -536,6 +612,10 @@ struct Policy::Impl {
     return c;
   }
   std::pair<torch::Tensor, torch::Tensor> Evaluate(const env::Environment& env) {
+    if (net->lstm()) {
+      const env::Environment* one = &env;
+      return EvaluateLstm(&one, 1);
+    }
     torch::NoGradGuard no_grad;
     Cached& c = Lookup(env);
     const StepBatch batch = StepBatchOf(c.tensors, env, &scratch);
@@ -556,6 +636,19 @@ struct Policy::Impl {
     r.logits.resize(count);
     r.num_actions.resize(count);
     r.values.resize(count);
+    if (net->lstm()) {  // one [count, A] result (every environment has the policy's A actions)
+      auto [logits, values] = EvaluateLstm(envs, count);
+      logits = logits.contiguous();
+      values = values.contiguous();
+      const int64_t a = logits.size(1);
+      for (int32_t i = 0; i < count; ++i) {
+        r.logits[i] = logits.data_ptr<float>() + i * a;
+        r.num_actions[i] = a;
+        r.values[i] = values.data_ptr<float>()[i];
+      }
+      r.group_logits.push_back(std::move(logits));
+      return r;
+    }
     // Groups in order of first appearance (Lookup may evict cache entries: one group at a time).
     std::vector<std::shared_ptr<const env::StaticGraph>> graphs;
     std::vector<std::vector<int32_t>> members;
@@ -590,6 +683,130 @@ struct Policy::Impl {
     }
     return r;
   }
+
+  // lstm preset: each environment's decoder state after its last evaluated step, so that the
+  // next step costs one cell. Keyed by the environment's address and checked against the
+  // episode (graph, step, and the inputs read back from node_dynamic), so a reset, a clone at
+  // the same address or a step the policy did not choose recomputes the prefix instead of
+  // continuing a stale state.
+  struct DecoderState {
+    std::shared_ptr<const env::StaticGraph> graph;
+    std::vector<int32_t> inputs;  // decoder inputs consumed: start symbol, a_0, …, a_{t−1}
+    torch::Tensor h, c;           // [1, H] after the last input
+  };
+  std::map<const env::Environment*, DecoderState> decoder_states;
+
+  // The decoder inputs of env's current step t: start, a_0 … a_{t−1} (read from node_dynamic).
+  void DecoderInputs(const env::Environment& env, std::vector<int32_t>* inputs) {
+    const LstmPolicyNetImpl& m = *net->lstm();
+    const env::DynamicState& s = env.state();
+    LstmPolicyNetImpl::CheckDecisionOrder(s, env.name());
+    inputs->assign(1, m.start_symbol());
+    for (int32_t k = 0; k < s.step; ++k) {
+      const int32_t a = m.ActionOf(s.node_dynamic.data(), k);
+      if (a < 0)
+        throw ConfigError("policy (lstm): environment " + env.name() + " shows no action at decided node " +
+                          std::to_string(k));
+      inputs->push_back(a);
+    }
+  }
+
+  std::pair<torch::Tensor, torch::Tensor> EvaluateLstm(const env::Environment* const* envs, int32_t count) {
+    torch::NoGradGuard no_grad;
+    LstmPolicyNetImpl& m = *net->lstm();
+    const int64_t a = m.num_actions();
+    std::vector<torch::Tensor> hs(count);
+    // Cells still to run, batched per instance: (env index, node, input).
+    std::vector<std::shared_ptr<const env::StaticGraph>> graphs;
+    std::vector<std::vector<int32_t>> members;
+    std::vector<int32_t> inputs;
+    // Bounded memory: forget every state (they are recomputed from the environments) before,
+    // never during, a batch.
+    if (decoder_states.size() + static_cast<size_t>(count) > 4096) decoder_states.clear();
+    for (int32_t i = 0; i < count; ++i) {
+      const env::Environment& env = *envs[i];
+      if (env.done()) throw InfeasibleAction("policy: no legal action in " + env.name());
+      Cached& cached = Lookup(env);
+      DecoderInputs(env, &inputs);
+      DecoderState& st = decoder_states[&env];
+      const bool same_episode = st.graph == cached.graph && st.inputs.size() <= inputs.size() &&
+                                std::equal(st.inputs.begin(), st.inputs.end(), inputs.begin());
+      if (same_episode && st.inputs.size() == inputs.size()) {  // evaluated at this step already
+        hs[i] = st.h;
+        continue;
+      }
+      if (!same_episode || st.inputs.size() + 1 < inputs.size()) {
+        // Recompute the prefix up to step t − 1 (one cell per decision, as the cached path).
+        st = DecoderState{cached.graph, {}, {}, {}};
+        for (size_t k = 0; k + 1 < inputs.size(); ++k) {
+          auto [h, c] = m.Cell(cached.embedding, torch::full({1}, static_cast<int64_t>(k), torch::kLong),
+                               torch::full({1}, static_cast<int64_t>(inputs[k]), torch::kLong), st.h, st.c);
+          st.h = h, st.c = c;
+          st.inputs.push_back(inputs[k]);
+        }
+      }
+      st.inputs = inputs;  // the last input is consumed by the batched cell below
+      size_t g = 0;
+      while (g < graphs.size() && graphs[g] != cached.graph) ++g;
+      if (g == graphs.size()) graphs.push_back(cached.graph), members.emplace_back();
+      members[g].push_back(i);
+    }
+    for (size_t g = 0; g < graphs.size(); ++g) {
+      const std::vector<int32_t>& group = members[g];
+      Cached& cached = Lookup(*envs[group[0]]);
+      const int64_t b = static_cast<int64_t>(group.size());
+      torch::Tensor node = torch::empty({b}, torch::kLong), input = torch::empty({b}, torch::kLong);
+      std::vector<torch::Tensor> h0, c0;
+      bool fresh = true;
+      for (int64_t k = 0; k < b; ++k) {
+        const DecoderState& st = decoder_states[envs[group[k]]];
+        node.data_ptr<int64_t>()[k] = static_cast<int64_t>(st.inputs.size()) - 1;
+        input.data_ptr<int64_t>()[k] = st.inputs.back();
+        fresh = fresh && !st.h.defined();
+      }
+      torch::Tensor h, c;
+      if (!fresh) {  // zeros for environments at their first step
+        for (int64_t k = 0; k < b; ++k) {
+          const DecoderState& st = decoder_states[envs[group[k]]];
+          h0.push_back(st.h.defined() ? st.h : torch::zeros({1, m.hidden()}));
+          c0.push_back(st.c.defined() ? st.c : torch::zeros({1, m.hidden()}));
+        }
+        h = torch::cat(h0), c = torch::cat(c0);
+      }
+      auto [h_new, c_new] = m.Cell(cached.embedding, node, input, h, c);
+      for (int64_t k = 0; k < b; ++k) {
+        DecoderState& st = decoder_states[envs[group[k]]];
+        st.h = h_new.slice(0, k, k + 1);
+        st.c = c_new.slice(0, k, k + 1);
+        hs[group[k]] = st.h;
+      }
+    }
+    // The head for all of them at once (attention per instance: rows of one instance together).
+    torch::Tensor mask = torch::empty({count, a}, torch::kUInt8);
+    for (int32_t i = 0; i < count; ++i) {
+      const auto& am = envs[i]->action_mask();
+      if (static_cast<int64_t>(am.size()) != a) throw ConfigError("policy (lstm): an environment's action count differs");
+      std::copy(am.begin(), am.end(), mask.data_ptr<uint8_t>() + i * a);
+    }
+    const torch::Tensor illegal = mask.eq(0);
+    torch::Tensor logits = torch::empty({count, a}), values = torch::empty({count});
+    std::vector<int32_t> done(count, 0);
+    for (int32_t i = 0; i < count; ++i) {
+      if (done[i]) continue;
+      const auto g = envs[i]->static_graph();
+      std::vector<int64_t> rows;
+      for (int32_t j = i; j < count; ++j)
+        if (!done[j] && envs[j]->static_graph() == g) rows.push_back(j), done[j] = 1;
+      std::vector<torch::Tensor> h_rows;
+      for (int64_t j : rows) h_rows.push_back(hs[j]);
+      const torch::Tensor index = torch::tensor(rows, torch::kLong);
+      auto [l, v] = m.Head(Lookup(*envs[i]).embedding, torch::cat(h_rows), illegal.index_select(0, index));
+      logits.index_copy_(0, index, l);
+      values.index_copy_(0, index, v);
+    }
+    return {logits, values};
+  }
+
   PolicyNet net;
   std::vector<Cached> cache;
   std::vector<float> scratch;
@@ -617,6 +834,7 @@ const FeatureLayout& Policy::layout() const { return impl_->net->layout(); }
 PolicyNet& Policy::net() { return impl_->net; }
 
 void Policy::ClearCache() {
+  impl_->decoder_states.clear();
   for (auto& c : impl_->cache) {
     c.has_embedding = false;
     c.embedding = {};

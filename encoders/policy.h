@@ -23,11 +23,28 @@ class PolicyNet;  // LibTorch module (encoders/policy_net.h)
 // Which network: kDefault is the fast one above (static GCN cached per instance, a head over
 // the real actions); kCtFaithful is Circuit Training's (reference notes §1.8, encoders/
 // ct_faithful.h): the GCN recomputed at every step with the dynamic node inputs, CT's readout,
-// value head and 128×128 deconvolution policy head — for comparison, 100× slower on CPU.
-enum class PolicyPreset : uint8_t { kDefault, kCtFaithful };
-const char* PolicyPresetName(PolicyPreset p);  // "default", "ct_faithful"
+// value head and 128×128 deconvolution policy head — for comparison, 100× slower on CPU; kLstm
+// is the autoregressive LSTM of the 2017 seq2seq device placer and the ENAS controller
+// (encoders/lstm_policy.h): an LSTM encoder over the nodes in decision order, an LSTM decoder
+// fed the previous action, content attention.
+enum class PolicyPreset : uint8_t { kDefault, kCtFaithful, kLstm };
+const char* PolicyPresetName(PolicyPreset p);  // "default", "ct_faithful", "lstm"
 // Throws ConfigError naming the known presets.
 PolicyPreset ParsePolicyPreset(const std::string& name);
+
+// The lstm preset's encoder over the nodes in decision order: bidirectional (2017's placer),
+// unidirectional, or none (the ENAS controller: the decoder alone, fed each decision's static
+// node features).
+enum class LstmEncoder : uint8_t { kBidirectional, kUnidirectional, kNone };
+inline const char* LstmEncoderName(LstmEncoder e) {
+  return e == LstmEncoder::kBidirectional ? "bidirectional" : e == LstmEncoder::kUnidirectional ? "unidirectional" : "none";
+}
+// False for an unknown name.
+inline bool ParseLstmEncoder(const std::string& name, LstmEncoder* out) {
+  for (LstmEncoder e : {LstmEncoder::kBidirectional, LstmEncoder::kUnidirectional, LstmEncoder::kNone})
+    if (name == LstmEncoderName(e)) return *out = e, true;
+  return false;
+}
 
 struct PolicyOptions {
   int32_t embedding_dim = 32;      // GCN node embedding size (CT: 8)
@@ -36,9 +53,23 @@ struct PolicyOptions {
   int32_t action_hidden_dim = 32;  // width of the per-action (per-cell) MLP (kDefault only)
   uint64_t init_seed = 1;          // weight initialisation
   PolicyPreset preset = PolicyPreset::kDefault;
+  // lstm preset: embedding_dim is the size of the action and node-input embeddings, hidden_dim
+  // the LSTM units (encoder per direction and decoder); gcn_layers and action_hidden_dim unused.
+  LstmEncoder lstm_encoder = LstmEncoder::kBidirectional;
+  bool lstm_attention = true;  // content attention over the encoder outputs (needs an encoder)
+  // Bounded logits (ENAS; HDP's placer): l ← C·tanh(l / T) before masking, C =
+  // logit_tanh_constant (0 = off: l / T only), T = logit_temperature. Default and lstm presets
+  // (ct_faithful keeps CT's unbounded logits: ConfigError); they do not change the weights but
+  // are part of a checkpoint's metadata (they change the policy).
+  double logit_tanh_constant = 0;
+  double logit_temperature = 1;
 
   // CT's values (notes §1.8): the ct_faithful preset, 8-dimensional embedding, 3 GCN layers.
   static PolicyOptions CtFaithful();
+  // The lstm preset with the 2017 seq2seq placer's shape (bi-LSTM encoder, attention, HDP's
+  // placer size 256) and the ENAS controller's (no encoder, 100 units, tanh 2.5, temperature 5).
+  static PolicyOptions Seq2Seq2017();
+  static PolicyOptions EnasController();
 };
 
 // "" when two option sets make the same network, else the first difference ("preset:

@@ -18,7 +18,9 @@
 //
 // With PolicyOptions::preset = kCtFaithful the module holds CT's network instead
 // (encoders/ct_faithful.h, registered as "ct"), behind the same Encode / Forward, so that
-// Policy, the rollouts and the learners run either.
+// Policy, the rollouts and the learners run either. With kLstm it holds the autoregressive
+// seq2seq / ENAS network (encoders/lstm_policy.h, registered as "lstm"): Encode is shared,
+// the per-step part needs the episode's action prefix (lstm_policy.h's Step / Decode).
 #pragma once
 
 #include <torch/torch.h>
@@ -58,6 +60,9 @@ struct StaticEmbedding {
   torch::Tensor readout, pos_hidden;
   // ct_faithful: the graph itself (its GCN runs per step on the step's node inputs).
   torch::Tensor node_static, edge_src, edge_dst, edge_input, inv_degree, metadata;
+  // lstm (inference only): the decoder input's gate terms enc_t·W_ih + biases [N, 4H] and
+  // Emb_a·W_ih [A + 1, 4H].
+  torch::Tensor node_gates, action_gates;
 };
 
 // B decisions on one instance.
@@ -71,6 +76,11 @@ struct StepBatch {
 };
 
 class CtFaithfulNetImpl;  // encoders/ct_faithful.h
+class LstmPolicyNetImpl;  // encoders/lstm_policy.h
+
+// l ← C·tanh(l / T) (C = logit_tanh_constant, 0 = no tanh; T = logit_temperature): what every
+// preset but ct_faithful applies to its logits before masking.
+torch::Tensor BoundLogits(const torch::Tensor& logits, const PolicyOptions& o);
 
 class PolicyNetImpl : public torch::nn::Module {
  public:
@@ -87,6 +97,10 @@ class PolicyNetImpl : public torch::nn::Module {
   const FeatureLayout& layout() const { return layout_; }
   // CT's network when options().preset is kCtFaithful, else null.
   CtFaithfulNetImpl* ct_faithful() const { return ct_.get(); }
+  // The seq2seq / ENAS network when options().preset is kLstm, else null. Its decisions depend
+  // on the episode's previous actions, which a StepBatch does not carry: Policy and the
+  // learners call it directly (Forward throws for it).
+  LstmPolicyNetImpl* lstm() const { return lstm_.get(); }
 
  private:
   torch::Tensor ActionPositions(const env::ActionSpec& spec);  // [A, 2] for grids, cached
@@ -108,6 +122,7 @@ class PolicyNetImpl : public torch::nn::Module {
   int32_t pos_cols_ = -1, pos_rows_ = -1;
   torch::Tensor pos_cache_;
   std::shared_ptr<CtFaithfulNetImpl> ct_;
+  std::shared_ptr<LstmPolicyNetImpl> lstm_;
 };
 TORCH_MODULE(PolicyNet);
 

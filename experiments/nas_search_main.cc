@@ -161,7 +161,8 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
   // Checks of meaning.
   if (c.method() == "enas" && c.dataset() != "fashion-mnist")
     throw ConfigError("--method enas trains shared weights on --dataset fashion-mnist; on a table use --method "
-                      "reinforce (the ENAS controller's algorithm on the shared GNN policy)");
+                      "reinforce (the ENAS controller's algorithm) with --config experiments/configs/enas_controller.pbtxt "
+                      "(its LSTM controller, policy.preset=lstm) or on the shared GNN policy");
   if (c.method() != "random" && c.method() != "evolution" && c.method() != "enas" && !Learned(c.method()))
     throw ConfigError("unknown method '" + c.method() + "' (random, evolution, reinforce, ppo, enas)");
 #if !PLACERL_HAVE_TORCH
@@ -173,6 +174,9 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
       throw ConfigError("agent.algorithm '" + c.agent().algorithm() + "' differs from method '" + c.method() + "'");
     CheckAgentConfig(c.agent());
     CheckPolicyConfig(c.policy());
+#if PLACERL_HAVE_TORCH
+    if (!c.policy().preset().empty()) encoders::ParsePolicyPreset(c.policy().preset());
+#endif
     if (c.episodes_per_update() < 1 || c.episodes_per_update() > 1000000)
       throw ConfigError("episodes_per_update must be in [1, 1e6]");
     if (!(c.reward_scale() > 0 && std::isfinite(c.reward_scale()))) throw ConfigError("reward_scale must be > 0");
@@ -201,6 +205,7 @@ std::unique_ptr<env::BlockEnv> MakeEnv(const config::NasSearchConfig& c) {
   eo.dataset = c.table_dataset();
   eo.cost_budget = c.cost_budget();
   eo.penalty = c.penalty();
+  eo.skip_penalty = c.skip_penalty();
   // The table of the space's benchmark (the environment picks table or synthetic quality).
   const nas::SearchSpace probe = nas::LoadSearchSpace(c.space());
   if (probe.table() == "nb201") eo.table = c.nb201_table();
@@ -273,6 +278,7 @@ search::NasSearchResult RunLearned(
   NasRlOptions o;
   o.agent = AgentOptionsFrom(c.agent(), seed);
   o.policy = PolicyOptionsFrom(c.policy());
+  if (!c.policy().preset().empty()) o.policy.preset = encoders::ParsePolicyPreset(c.policy().preset());
   o.budget = c.budget();
   o.episodes_per_update = c.episodes_per_update();
   o.reward_scale = c.reward_scale();

@@ -12,7 +12,28 @@ namespace placerl::env {
 
 namespace {
 
-const std::vector<std::string> kInfoNames = {"quality", "cost", "cost_budget", "penalty", "reward", "decided"};
+const std::vector<std::string> kInfoNames = {"quality", "cost",    "cost_budget",  "penalty",
+                                             "reward",  "decided", "skip_fraction", "skip_penalty"};
+
+// KL(Bernoulli(f) ‖ Bernoulli(t)) with 0·log 0 = 0.
+double BernoulliKl(double f, double t) {
+  double kl = 0;
+  if (f > 0) kl += f * std::log(f / t);
+  if (f < 1) kl += (1 - f) * std::log((1 - f) / (1 - t));
+  return kl;
+}
+
+// 0/1 skip flags: a decision of a template named skip… with the choices "0" and "1".
+std::vector<int32_t> SkipDecisions(const nas::SearchSpace& s) {
+  std::vector<int32_t> out;
+  for (int32_t d = 0; d < s.num_decisions(); ++d) {
+    const nas::Decision& x = s.decisions()[d];
+    const size_t slash = x.kind.rfind('/');
+    const std::string last = x.kind.substr(slash == std::string::npos ? 0 : slash + 1);
+    if (last.compare(0, 4, "skip") == 0 && x.choices == std::vector<std::string>{"0", "1"}) out.push_back(d);
+  }
+  return out;
+}
 
 std::string Num(double v) {
   char buf[40];
@@ -86,18 +107,26 @@ BlockEnv::BlockEnv(const BlockEnvOptions& options) : o_(options) {
   space_ = p.space;
   quality_ = p.quality;
   step_time_ = p.step_time;
-  if (!(o_.cost_budget >= 0 && std::isfinite(o_.cost_budget))) throw ConfigError("block: budget must be finite and >= 0");
-  if (!(o_.penalty >= 0 && std::isfinite(o_.penalty))) throw ConfigError("block: penalty must be finite and >= 0");
-  BuildGraph();
+  CheckOptionsAndBuild();
 }
 
 BlockEnv::BlockEnv(std::shared_ptr<const nas::SearchSpace> space, std::shared_ptr<const QualityModel> quality,
                    std::shared_ptr<const StepTimeModel> step_time, const BlockEnvOptions& options)
     : o_(options), space_(std::move(space)), quality_(std::move(quality)), step_time_(std::move(step_time)) {
   if (!space_ || !quality_ || !step_time_) throw ConfigError("block: space, quality and step-time models are required");
+  o_.space = space_->name();
+  CheckOptionsAndBuild();
+}
+
+// The checks both constructors share, then the observation graph.
+void BlockEnv::CheckOptionsAndBuild() {
   if (!(o_.cost_budget >= 0 && std::isfinite(o_.cost_budget))) throw ConfigError("block: budget must be finite and >= 0");
   if (!(o_.penalty >= 0 && std::isfinite(o_.penalty))) throw ConfigError("block: penalty must be finite and >= 0");
-  o_.space = space_->name();
+  if (!(o_.skip_penalty >= 0 && std::isfinite(o_.skip_penalty))) throw ConfigError("block: skip_penalty must be finite and >= 0");
+  if (!(o_.skip_target > 0 && o_.skip_target < 1)) throw ConfigError("block: skip_target must be in (0, 1)");
+  skip_decisions_ = SkipDecisions(*space_);
+  if (o_.skip_penalty > 0 && skip_decisions_.empty())
+    throw ConfigError("block: skip_penalty needs a space with 0/1 skip flags (skip… decisions), not " + space_->name());
   BuildGraph();
 }
 
@@ -121,6 +150,8 @@ std::unique_ptr<Environment> BlockEnv::Make(EnvParams& p) {
   const bool glam_budget = p.GetString("budget", "") == "glam";
   if (!glam_budget) o.cost_budget = p.GetDouble("budget", o.cost_budget);
   o.penalty = p.GetDouble("penalty", o.penalty);
+  o.skip_penalty = p.GetDouble("skip_penalty", o.skip_penalty);
+  o.skip_target = p.GetDouble("skip_target", o.skip_target);
   const int64_t seed = p.GetInt("seed", 1);
   if (seed < 0) throw ConfigError("block: seed must be >= 0");
   o.seed = static_cast<uint64_t>(seed);
@@ -136,7 +167,9 @@ std::unique_ptr<Environment> BlockEnv::Make(EnvParams& p) {
 std::string BlockEnv::name() const {
   return "block(space=" + Quoted(o_.space) + ",quality=" + o_.quality + ",dataset=" + Quoted(o_.dataset) +
          ",table=" + (o_.table.empty() ? "''" : Quoted(o_.table)) + ",budget=" + Num(o_.cost_budget) +
-         ",penalty=" + Num(o_.penalty) + ",seed=" + std::to_string(o_.seed) + StepTimeKeys() + ")";
+         ",penalty=" + Num(o_.penalty) + ",seed=" + std::to_string(o_.seed) + StepTimeKeys() +
+         (o_.skip_penalty > 0 ? ",skip_penalty=" + Num(o_.skip_penalty) + ",skip_target=" + Num(o_.skip_target) : "") +
+         ")";
 }
 
 // The step-time keys of name(): step_time always for Brainformer spaces or when not the
@@ -250,6 +283,8 @@ StepResult BlockEnv::Step(int32_t action) {
     info_[1] = s.cost;
     info_[3] = s.penalty;
     info_[4] = s.reward;
+    info_[6] = s.skip_fraction;
+    info_[7] = s.skip_penalty;
     r.reward = s.reward;
     r.done = true;
   }
@@ -263,7 +298,13 @@ BlockScore BlockEnv::Evaluate(const nas::Architecture& a) const {
   s.quality = quality_->Quality(a);
   s.cost = step_time_->StepTime(a);
   if (o_.cost_budget > 0) s.penalty = o_.penalty * std::max(0.0, s.cost / o_.cost_budget - 1.0);
-  s.reward = s.quality - s.penalty;
+  if (!skip_decisions_.empty()) {
+    int32_t set = 0;
+    for (int32_t d : skip_decisions_) set += a[d] == 1;
+    s.skip_fraction = static_cast<double>(set) / static_cast<double>(skip_decisions_.size());
+    s.skip_penalty = o_.skip_penalty * BernoulliKl(s.skip_fraction, o_.skip_target);
+  }
+  s.reward = s.quality - s.penalty - s.skip_penalty;
   return s;
 }
 

@@ -6,10 +6,18 @@
 // one-hot; edges: decision order, decisions of the same layer/cell node, rules), dynamic
 // features: decided + one-hot of the choice made so far. Reward 0 per step and, at the end,
 //   quality − penalty · max(0, cost / cost_budget − 1)       (no penalty when cost_budget = 0)
+//           − skip_penalty · KL(Bernoulli(f) ‖ Bernoulli(skip_target))
 // with quality and cost (a step time or its proxy) from the QualityModel / StepTimeModel
 // interfaces (env/block/block_models.h); both terms and the penalty are in info. Brainformer
 // blocks' cost is the performance model's step time in seconds (step_time=perf, the scale keys
 // blocks=, seq=, vocab=, batch=, mesh=, plan=; budget=glam = the GLaM-like block's step time).
+// The last term
+// is ENAS's skip regulariser (nas_notes.md: KL to a skip density of 0.4, weight 0.8) for spaces
+// with skip flags (ENAS macro: decisions `skip{j}` with choices "0", "1"): f = the fraction of
+// the architecture's skip flags set to 1. ENAS puts the KL of the controller's skip
+// probabilities into the controller's LOSS; here it is a term of the episode's REWARD on the
+// sampled fraction, so that every method (random, evolution, REINFORCE, PPO) sees the same
+// objective — the same target, a different estimator. info: skip_fraction, skip_penalty.
 #pragma once
 
 #include <cstdint>
@@ -37,11 +45,14 @@ struct BlockEnvOptions {
   // none: cost 0 (the other spaces' default). Empty = the space's default.
   std::string step_time;
   BrainformerScale scale;        // step_time=perf: blocks=, seq=, vocab=, batch=, mesh=, plan=
+  double skip_penalty = 0;       // weight of the skip KL (ENAS: 0.8); 0 = off (the name omits both then)
+  double skip_target = 0.4;      // ENAS's controller_skip_target
 };
 
 // The value of one complete architecture.
 struct BlockScore {
   double quality = 0, cost = 0, penalty = 0, reward = 0;
+  double skip_fraction = 0, skip_penalty = 0;  // skip_fraction: 0 in spaces without skip flags
 };
 
 class BlockEnv : public Environment {
@@ -78,9 +89,11 @@ class BlockEnv : public Environment {
   std::string Encoding(const nas::Architecture& a) const;
 
  private:
+  void CheckOptionsAndBuild();
   void BuildGraph();
   void UpdateMask();
   std::string StepTimeKeys() const;
+  std::vector<int32_t> skip_decisions_;  // decisions that are 0/1 skip flags
   BlockEnvOptions o_;
   std::shared_ptr<const nas::SearchSpace> space_;
   std::shared_ptr<const QualityModel> quality_;

@@ -13,6 +13,10 @@ void FillDefaultPolicyConfig(config::PolicyConfig* p) {
   p->set_gcn_layers(o.gcn_layers);
   p->set_hidden_dim(o.hidden_dim);
   p->set_action_hidden_dim(o.action_hidden_dim);
+  p->set_lstm_encoder(encoders::LstmEncoderName(o.lstm_encoder));
+  p->set_lstm_attention(o.lstm_attention);
+  p->set_logit_tanh_constant(o.logit_tanh_constant);
+  p->set_logit_temperature(o.logit_temperature);
 }
 
 void FillDefaultAgentConfig(config::AgentConfig* a) {
@@ -36,6 +40,13 @@ void CheckPolicyConfig(const config::PolicyConfig& p) {
       p.hidden_dim() < 1 || p.hidden_dim() > 4096 || p.action_hidden_dim() < 1 || p.action_hidden_dim() > 4096)
     throw ConfigError("policy sizes out of range (embedding_dim in [1, 1024], hidden_dim and action_hidden_dim in "
                       "[1, 4096], gcn_layers in [0, 16])");
+  encoders::LstmEncoder e;
+  if (!p.lstm_encoder().empty() && !encoders::ParseLstmEncoder(p.lstm_encoder(), &e))
+    throw ConfigError("policy.lstm_encoder must be bidirectional, unidirectional or none (got '" + p.lstm_encoder() + "')");
+  if (!std::isfinite(p.logit_tanh_constant()) || p.logit_tanh_constant() < 0 || p.logit_tanh_constant() > 1e6)
+    throw ConfigError("policy.logit_tanh_constant must be in [0, 1e6] (0 = no tanh)");
+  if (!std::isfinite(p.logit_temperature()) || p.logit_temperature() <= 0 || p.logit_temperature() > 1e6)
+    throw ConfigError("policy.logit_temperature must be in (0, 1e6]");
 }
 
 void CheckAgentConfig(const config::AgentConfig& a) {
@@ -65,6 +76,10 @@ encoders::PolicyOptions PolicyOptionsFrom(const config::PolicyConfig& p) {
   o.gcn_layers = p.gcn_layers();
   o.hidden_dim = p.hidden_dim();
   o.action_hidden_dim = p.action_hidden_dim();
+  if (!p.lstm_encoder().empty()) encoders::ParseLstmEncoder(p.lstm_encoder(), &o.lstm_encoder);
+  o.lstm_attention = p.lstm_attention();
+  o.logit_tanh_constant = p.logit_tanh_constant();
+  o.logit_temperature = p.logit_temperature() > 0 ? p.logit_temperature() : 1.0;  // unset (0) = 1
   return o;
 }
 

@@ -23,7 +23,8 @@ void FillDefaultAgentConfig(config::AgentConfig* a);
 void CheckPolicyConfig(const config::PolicyConfig& p);
 void CheckAgentConfig(const config::AgentConfig& a);
 
-// Sizes only (the preset is the caller's).
+// Sizes, the lstm preset's encoder and attention, and the bounded-logit option (the preset is
+// the caller's).
 encoders::PolicyOptions PolicyOptionsFrom(const config::PolicyConfig& p);
 agents::AgentOptions AgentOptionsFrom(const config::AgentConfig& a, uint64_t seed);
 

@@ -320,6 +320,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
                             cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order()));
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
   encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
+  if (!cfg.policy().preset().empty()) po.preset = encoders::ParsePolicyPreset(cfg.policy().preset());
   po.init_seed = cfg.seed();
   encoders::Policy policy(po, layout);
   agents::Learner learner(&policy, AgentOptionsFrom(cfg.agent(), cfg.seed()));

@@ -6,9 +6,10 @@
 // included), so the four methods compare at equal budget. Torch-free header: nas-search calls
 // it only when built with LibTorch.
 //
-// Difference from ENAS: its controller is an LSTM over the sequence of decisions; ours is the
-// shared edge-centric GCN over the partial architecture (one node per decision, the choices
-// made so far as dynamic features). An LSTM preset is future work.
+// The policy is the shared edge-centric GCN over the partial architecture (one node per
+// decision, the choices made so far as dynamic features) by default; policy.preset = lstm with
+// lstm_encoder = none is ENAS's LSTM controller (encoders/lstm_policy.h,
+// experiments/configs/enas_controller.pbtxt).
 #pragma once
 
 #include <cstdint>

@@ -21,6 +21,33 @@ const std::string kBin = std::string(PLACERL_BIN_DIR) + "/nas-search";
 
 int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
+// The ENAS controller preset (experiments/configs/enas_controller.pbtxt): the config reaches the
+// resolved config and the learner; enas_macro's skip penalty is accepted, nb201 refuses it.
+TEST(NasSearchCli, EnasControllerConfigAndSkipPenalty) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "enas";
+  const auto r = ShSplit(kBin + " --space nb201 --config experiments/configs/enas_controller.pbtxt --dataset table "
+                                "--budget 20 --seeds 1 --json --out " + out);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "reinforce");
+  const std::string config = ShSplit("cat " + out + "/config.pbtxt").out;
+  for (const char* line : {"preset: \"lstm\"", "lstm_encoder: \"none\"", "logit_tanh_constant: 2.5", "logit_temperature: 5",
+                           "hidden_dim: 100", "baseline_decay: 0.99"})
+    EXPECT_NE(config.find(line), std::string::npos) << line << "\n" << config;
+  const auto macro = ShSplit(kBin + " --space enas_macro --config experiments/configs/enas_controller.pbtxt "
+                                    "--set skip_penalty=0.8 --budget 10 --seeds 1 --json --out " + std::string(tmp / "macro"));
+  EXPECT_EQ(macro.status, 0) << macro.err;
+  const auto bad = ShSplit(kBin + " --space nb201 --method random --set skip_penalty=0.8 --budget 10 --out " +
+                           std::string(tmp / "bad"));
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("skip_penalty needs a space with 0/1 skip flags"), std::string::npos) << bad.err;
+  const auto preset = ShSplit(kBin + " --space nb201 --method reinforce --set policy.preset=seq2seq --budget 10 --out " +
+                              std::string(tmp / "preset"));
+  EXPECT_EQ(preset.status, 1);
+  EXPECT_NE(preset.err.find("policy preset must be default, ct_faithful or lstm"), std::string::npos) << preset.err;
+}
+
 TEST(NasSearchCli, Nb201EndToEnd) {
   testing::TempDir tmp;
   const std::string out = tmp / "runs/rea";

@@ -124,6 +124,42 @@ TEST(BlockEnv, ObservationIsOneNodePerDecision) {
   EXPECT_TRUE(linked);
 }
 
+// ENAS's skip regulariser as a reward term: −w · KL(Bernoulli(f) ‖ Bernoulli(0.4)), f = the
+// fraction of skip flags set; logged in info; refused on a space without skip flags.
+TEST(BlockEnv, SkipPenaltyIsTheKlOfTheSkipFraction) {
+  auto plain = MakeEnvironment("block(space=enas_macro)");
+  auto penalised = MakeEnvironment("block(space=enas_macro,skip_penalty=0.8)");
+  EXPECT_NE(penalised->name().find(",skip_penalty=0.8,skip_target=0.4)"), std::string::npos) << penalised->name();
+  const auto& space = dynamic_cast<BlockEnv&>(*penalised).space();
+  int32_t flags = 0;
+  for (const auto& d : space.decisions()) flags += d.kind.find("skip") != std::string::npos;
+  ASSERT_EQ(flags, 66);  // 12 layers: 0 + 1 + … + 11 skip flags
+  for (int set_every : {1, 2, 3}) {  // all flags set, half, a third (by decision index parity)
+    plain->Reset(0);
+    penalised->Reset(0);
+    int32_t set = 0, seen = 0;
+    double r_plain = 0, r_pen = 0;
+    while (!plain->done()) {
+      const int32_t d = plain->state().current_node;
+      const bool skip = space.decisions()[d].kind.find("skip") != std::string::npos;
+      int32_t a = 0;
+      if (skip) a = (seen++ % set_every == 0) ? 1 : 0, set += a;
+      r_plain += plain->Step(a).reward;
+      r_pen += penalised->Step(a).reward;
+    }
+    const double f = static_cast<double>(set) / flags;
+    double kl = f * std::log(f / 0.4);
+    if (f < 1) kl += (1 - f) * std::log((1 - f) / 0.6);
+    EXPECT_NEAR(r_plain - r_pen, 0.8 * kl, 1e-12) << set_every;
+    EXPECT_NEAR(penalised->info_value("skip_fraction"), f, 1e-12);
+    EXPECT_NEAR(penalised->info_value("skip_penalty"), 0.8 * kl, 1e-12);
+    EXPECT_EQ(plain->info_value("skip_penalty"), 0.0);
+  }
+  EXPECT_THROW(MakeEnvironment("block(space=nb201,skip_penalty=0.8)"), ConfigError);
+  EXPECT_THROW(MakeEnvironment("block(space=enas_macro,skip_penalty=-1)"), ConfigError);
+  EXPECT_THROW(MakeEnvironment("block(space=enas_macro,skip_penalty=1,skip_target=1)"), ConfigError);
+}
+
 TEST(BlockEnv, NamesAndErrors) {
   auto env = MakeEnvironment("block");
   EXPECT_EQ(env->name(),

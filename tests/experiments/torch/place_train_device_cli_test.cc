@@ -75,6 +75,30 @@ TEST(PlaceTrainDeviceCli, TrainsWritesTheRunDirectoryAndPlaceLoadsTheCheckpointE
   EXPECT_FALSE(fs::exists(tmp / "never"));
 }
 
+// The seq2seq preset (experiments/configs/seq2seq_2017.pbtxt): REINFORCE with the LSTM policy
+// trains, its checkpoint names the preset, and `place` runs it zero-shot on another graph (the
+// LSTM is tied to the device count, not to the graph) and fine-tunes it.
+TEST(PlaceTrainDeviceCli, Seq2SeqConfigTrainsAndPlaceLoadsIt) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "seq2seq";
+  const auto r = ShSplit(kBin + "/place-train --env device --graph " + kMlp + " --machine '" + kMachine +
+                         "' --config experiments/configs/seq2seq_2017.pbtxt --minutes 0.03 --json --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["algorithm"], "reinforce");
+  ASSERT_GE(j["updates"].get<int>(), 1);
+  EXPECT_EQ(j["episodes"].get<int>(), 4 * j["updates"].get<int>());  // 4 placements per update
+  const std::string config = Sh("cat " + out + "/config.pbtxt").out;
+  EXPECT_NE(config.find("preset: \"lstm\""), std::string::npos) << config;
+  EXPECT_NE(config.find("logit_temperature: 10"), std::string::npos) << config;
+  const std::string placed = tmp / "place";
+  const auto p = ShSplit(kBin + "/place --env device --checkpoint " + out + " --graph 'layered(ops=40,width=4,fan_in=2,seed=5)' " +
+                         "--machine '" + kMachine + "' --samples 3 --finetune-minutes 0.01 --set episodes_per_update=2 --json --out " +
+                         placed);
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_TRUE(nlohmann::json::parse(p.out)["stages"].contains("zero_shot"));
+}
+
 TEST(PlaceTrainDeviceCli, BigGraphIsPlacedFusedAndScoredOnItsOps) {
   testing::TempDir tmp;
   const std::string out = tmp / "fused";
