@@ -8,7 +8,9 @@
 // Every method spends the same budget: evaluated architectures, repeats included (for the
 // learned methods one episode = one architecture). One seed: metrics.csv has one row per
 // evaluated architecture. Several seeds: one row per seed (its best), and result.json has
-// mean ± std over the seeds. Fashion-MNIST training (weight sharing) comes later.
+// mean ± std over the seeds. Real quality: --space brainformer --dataset fashion-mnist trains each
+// candidate block as a patch Transformer (experiments/torch/brainformer_search.h, LibTorch builds):
+//   nas-search --space brainformer --dataset fashion-mnist --method evolution --budget 40 --out runs/bf
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -35,6 +37,7 @@
 #include "experiments/lib/stop_signal.h"
 #include "search/nas/nas_search.h"
 #if PLACERL_HAVE_TORCH
+#include "experiments/torch/brainformer_search.h"
 #include "experiments/torch/nas_rl.h"
 #endif
 
@@ -47,7 +50,7 @@ char** argv_ = nullptr;
 
 struct Options {
   std::string space, method, dataset, table_dataset, seeds, nb201_table, macro_table;
-  int64_t budget = 0;
+  int64_t budget = 0, train_steps = 0;
   int32_t population = 0, tournament = 0, episodes_per_update = 0;
   double cost_budget = -1, penalty = -1;
   bool json = false;
@@ -58,8 +61,14 @@ struct Options {
 
 bool Learned(const std::string& method) { return method == "reinforce" || method == "ppo"; }
 
-// The defaults of `method` (the learned methods add their policy and learner blocks).
-config::NasSearchConfig DefaultConfig(const std::string& method = "evolution") {
+bool TrainsBrainformer(const std::string& space, const std::string& dataset) {
+  return space == "brainformer" && dataset == "fashion-mnist";
+}
+
+// The defaults of `method` (the learned methods add their policy and learner blocks; Brainformer
+// on Fashion-MNIST its training).
+config::NasSearchConfig DefaultConfig(const std::string& method = "evolution", const std::string& space = "",
+                                      const std::string& dataset = "") {
   config::NasSearchConfig c;
   c.set_space("nb201");
   c.set_method(method);
@@ -95,6 +104,11 @@ config::NasSearchConfig DefaultConfig(const std::string& method = "evolution") {
       c.set_reward_scale(1);  // PPO normalises its advantages
     }
   }
+#if PLACERL_HAVE_TORCH
+  if (TrainsBrainformer(space, dataset)) brainformer::FillDefaultTrainingConfig(c.mutable_brainformer());
+#else
+  (void)space, (void)dataset;
+#endif
   return c;
 }
 
@@ -120,16 +134,23 @@ std::vector<uint64_t> ParseSeeds(const std::string& text) {
 
 // Defaults (of the method asked for), then --config, then the named flags, then --set.
 config::NasSearchConfig ResolveConfig(const Options& o) {
-  std::string method = DefaultConfig().method();
-  {  // the method decides the defaults: find it first
+  std::string method = DefaultConfig().method(), space = DefaultConfig().space(), dataset = DefaultConfig().dataset();
+  {  // the method, space and dataset decide the defaults: find them first
     config::NasSearchConfig probe;
     if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &probe);
     if (!probe.method().empty()) method = probe.method();
+    if (!probe.space().empty()) space = probe.space();
+    if (!probe.dataset().empty()) dataset = probe.dataset();
     if (!o.method.empty()) method = o.method;
-    for (const std::string& a : o.dir.sets)
+    if (!o.space.empty()) space = o.space;
+    if (!o.dataset.empty()) dataset = o.dataset;
+    for (const std::string& a : o.dir.sets) {
       if (a.rfind("method=", 0) == 0) method = a.substr(7);
+      if (a.rfind("space=", 0) == 0) space = a.substr(6);
+      if (a.rfind("dataset=", 0) == 0) dataset = a.substr(8);
+    }
   }
-  config::NasSearchConfig c = DefaultConfig(method);
+  config::NasSearchConfig c = DefaultConfig(method, space, dataset);
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
   if (!o.space.empty()) c.set_space(o.space);
   if (!o.method.empty()) c.set_method(o.method);
@@ -147,6 +168,11 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
   if (!o.nb201_table.empty()) c.set_nb201_table(o.nb201_table);
   if (!o.macro_table.empty()) c.set_macro_table(o.macro_table);
   if (o.episodes_per_update > 0) c.set_episodes_per_update(o.episodes_per_update);
+  if (o.train_steps > 0) {
+    if (!c.has_brainformer())
+      throw ConfigError("--train-steps applies to --space brainformer --dataset fashion-mnist (in LibTorch builds)");
+    c.mutable_brainformer()->set_train_steps(o.train_steps);
+  }
   run::ApplyOverrides(o.dir.sets, &c);
   // Checks of meaning.
   if (c.method() == "enas")
@@ -167,10 +193,21 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
       throw ConfigError("episodes_per_update must be in [1, 1e6]");
     if (!(c.reward_scale() > 0 && std::isfinite(c.reward_scale()))) throw ConfigError("reward_scale must be > 0");
   }
-  if (c.dataset() == "fashion-mnist")
-    throw ConfigError("--dataset fashion-mnist is not built yet (child training comes with the LibTorch part of "
-                      "issue 16); use --dataset table");
-  if (c.dataset() != "table") throw ConfigError("unknown dataset '" + c.dataset() + "' (table; fashion-mnist later)");
+  if (c.dataset() == "fashion-mnist") {
+#if PLACERL_HAVE_TORCH
+    if (c.space() != "brainformer")
+      throw ConfigError("--dataset fashion-mnist is built for --space brainformer (trained patch Transformers); "
+                        "use --dataset table for " + c.space());
+    if (!c.has_brainformer()) throw ConfigError("--space brainformer --dataset fashion-mnist: no brainformer training config");
+    brainformer::RecipeFrom(c.brainformer());  // checks it
+#else
+    throw ConfigError("--dataset fashion-mnist needs a build with LibTorch (PLACERL_WITH_TORCH=ON)");
+#endif
+  } else if (c.dataset() != "table") {
+    throw ConfigError("unknown dataset '" + c.dataset() + "' (table, fashion-mnist)");
+  } else if (c.has_brainformer()) {
+    throw ConfigError("brainformer training settings apply to --space brainformer --dataset fashion-mnist only");
+  }
   if (c.budget() < 1 || c.budget() > cli::kMaxCount) throw ConfigError("budget must be in [1, 1e9] architectures");
   if (c.seeds_size() < 1 || c.seeds_size() > 100000) throw ConfigError("seeds: between 1 and 100000 seeds");
   if (c.population() < 2 || c.population() > 1000000) throw ConfigError("population must be in [2, 1e6]");
@@ -191,6 +228,7 @@ std::unique_ptr<env::BlockEnv> MakeEnv(const config::NasSearchConfig& c) {
   if (probe.table() == "nb201") eo.table = c.nb201_table();
   if (probe.table() == "nas_bench_macro") eo.table = c.macro_table();
   auto e = std::make_unique<env::BlockEnv>(eo);
+  if (TrainsBrainformer(c.space(), c.dataset())) return e;  // its step time: brainformer::MakeSearchSetup
   if (c.cost_budget() > 0 && e->step_time_model().unit() == "none")
     throw ConfigError("space " + e->space().name() + " has no step-time model yet: a cost budget would have no effect");
   return e;
@@ -278,9 +316,29 @@ int NasSearch(const Options& o) {
   const config::NasSearchConfig cfg = ResolveConfig(o);
   if (!o.dir.resume.empty()) throw ConfigError("nas-search runs cannot be resumed yet; start a new one with --out");
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
-  const auto env = MakeEnv(cfg);  // before the directory: bad input leaves nothing
+  const std::shared_ptr<const env::BlockEnv> base_env = MakeEnv(cfg);  // before the directory: bad input leaves nothing
+  const env::BlockEnv* env = base_env.get();
+#if PLACERL_HAVE_TORCH
+  // Brainformer on Fashion-MNIST: trained quality, step time, the GLaM-like reference.
+  std::unique_ptr<brainformer::SearchSetup> bf;
+  if (TrainsBrainformer(cfg.space(), cfg.dataset())) {
+    bf = std::make_unique<brainformer::SearchSetup>(brainformer::MakeSearchSetup(base_env, cfg.brainformer()));
+    env = bf->env.get();
+  }
+#endif
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(argc_, argv_));
+  search::NasEvaluation reference;  // Brainformer: the GLaM-like block, trained like every candidate
+  bool have_reference = false;
+#if PLACERL_HAVE_TORCH
+  if (bf) {
+    reference = {bf->reference, brainformer::EvaluateReference(*bf)};
+    have_reference = true;
+    std::fprintf(stderr, "GLaM-like reference: validation accuracy %.4f, step time %.4g %s (budget %.4g, %s)\n",
+                 reference.score.quality, reference.score.cost, env->step_time_model().unit().c_str(), bf->budget,
+                 bf->budget_source.c_str());
+  }
+#endif
 
   const std::vector<uint64_t> seeds(cfg.seeds().begin(), cfg.seeds().end());
   const bool many = seeds.size() > 1;
@@ -391,7 +449,10 @@ int NasSearch(const Options& o) {
     po2.x_label = "cost, " + env->step_time_model().unit();
     po2.y_label = "quality";
     po2.markers = true;
-    viz::PlotCurves({front}, po2, dir.PicturePath("pareto"));
+    std::vector<viz::PlotSeries> series = {front};
+    if (have_reference)
+      series.push_back({"GLaM-like reference", {reference.score.cost}, {reference.score.quality}});
+    viz::PlotCurves(series, po2, dir.PicturePath("pareto"));
   }
 
   nlohmann::json j;
@@ -430,6 +491,14 @@ int NasSearch(const Options& o) {
     for (const auto& p : pareto.points) front.push_back(ArchJson(*env, p));
     j["pareto"] = front;
   }
+#if PLACERL_HAVE_TORCH
+  if (bf) {  // final training of the best block and of the reference: test accuracy
+    std::fprintf(stderr, "final training (%lld steps) of the best block and the GLaM-like reference...\n",
+                 static_cast<long long>(cfg.brainformer().final_train_steps()));
+    j["brainformer"] = brainformer::FinalReport(*bf, overall.arch, cfg.brainformer());
+    j["brainformer"]["reference_search"] = ArchJson(*env, reference);
+  }
+#endif
   j["unique_mean"] = Mean(unique);
   j["search_seconds"] = total_seconds;
   j["evaluations_per_second"] = total_seconds > 0 ? done_before / total_seconds : 0;
@@ -440,7 +509,16 @@ int NasSearch(const Options& o) {
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    if (tabular)
+    if (j.contains("brainformer")) {
+      const auto& b = j["brainformer"];
+      std::printf("%s on brainformer / Fashion-MNIST, %lld archs: best %s val %.4f test %.4f step %.4g; GLaM-like val %.4f "
+                  "test %.4f step %.4g (%s)\n",
+                  cfg.method().c_str(), static_cast<long long>(cfg.budget()), b["best"]["block"].get<std::string>().c_str(),
+                  b["best"]["validation_accuracy"].get<double>(), b["best"]["test_accuracy"].get<double>(),
+                  b["best"]["step_time"].get<double>(), b["reference"]["validation_accuracy"].get<double>(),
+                  b["reference"]["test_accuracy"].get<double>(), b["reference"]["step_time"].get<double>(),
+                  b["step_time_unit"].get<std::string>().c_str());
+    } else if (tabular)
       std::printf("%s on %s (%s), %zu seed(s) x %lld archs: best test accuracy %.2f +- %.2f %%; best %s %.2f %%\n",
                   cfg.method().c_str(), env->space().name().c_str(), env->quality_model().Describe().c_str(),
                   best_quality.size(), static_cast<long long>(cfg.budget()), 100 * Mean(best_quality),
@@ -470,7 +548,10 @@ int main(int argc, char** argv) {
                                        "(default nb201)")->check(cli::NonEmpty());
     app.add_option("--method", o.method, "random | evolution (default) | reinforce | ppo (the shared GNN policy; "
                                          "learner options with --set agent.learning_rate=…)")->check(cli::NonEmpty());
-    app.add_option("--dataset", o.dataset, "table (default); fashion-mnist: not built yet")->check(cli::NonEmpty());
+    app.add_option("--dataset", o.dataset, "table (default) | fashion-mnist (--space brainformer: trains each candidate; "
+                                           "settings with --set brainformer.…)")->check(cli::NonEmpty());
+    app.add_option("--train-steps", o.train_steps, "brainformer / fashion-mnist: training steps per candidate (default 200)")
+        ->check(cli::IntRange(1, 10000000));
     app.add_option("--table-dataset", o.table_dataset, "nb201: cifar10 (default) | cifar100 | imagenet16-120")
         ->check(cli::NonEmpty());
     app.add_option("--budget", o.budget, "evaluated architectures per seed (default 100)")->check(cli::IntRange(1, cli::kMaxCount));
