@@ -142,6 +142,8 @@ nas::Architecture GlamLikeArchitecture(const nas::SearchSpace& space) {
 
 int32_t TrainWidth(const Block& b, const NetShape& s) { return std::max(1, b.model_dim / s.width_divisor); }
 
+int64_t AttentionInnerWidth(int64_t width, int64_t heads) { return heads * ((width + heads - 1) / heads); }
+
 int32_t TrainExperts(const SubLayer& l, const NetShape& s) { return std::max(1, l.experts / s.expert_divisor); }
 
 int64_t ExpertCapacity(Gating g, double capacity_factor, int64_t tokens, int32_t experts) {
@@ -161,9 +163,10 @@ NetCost TrainedNetCost(const Block& b, const NetShape& s) {
       int64_t layer = 0;
       double layer_active = 0;
       if (l.type == SubLayerType::kAttention) {
-        layer = 2 * d + 4 * d * d + 4 * d;  // norm, qkv and output projections
+        const int64_t i = AttentionInnerWidth(d, l.heads);
+        layer = 2 * d + d * 3 * i + 3 * i + i * d + d;  // norm, qkv and output projections
         layer_active = static_cast<double>(layer);
-        flops += 2.0 * t * 4 * d * d + 2.0 * 2 * t * t * d;
+        flops += 2.0 * t * 4 * d * i + 2.0 * 2 * t * t * i;
       } else if (l.type == SubLayerType::kDenseFfn) {
         const int64_t h = l.ffn_ratio * d;
         layer = 2 * d + 2 * d * h + h + d;

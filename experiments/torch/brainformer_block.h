@@ -68,6 +68,9 @@ struct NetShape {
 
 // A sub-layer at training scale.
 int32_t TrainWidth(const Block& b, const NetShape& s);
+// Attention's query/key/value width: heads × ceil(width / heads) (= width when heads divide it, as
+// at the default divisor 16; a narrower trained width than heads × 1 still gets one dim per head).
+int64_t AttentionInnerWidth(int64_t width, int64_t heads);
 int32_t TrainExperts(const SubLayer& l, const NetShape& s);
 // Expert capacity (tokens per expert) for `tokens` tokens routed together:
 //   top-k token choice: ceil(cf · k · tokens / experts); expert choice: ceil(cf · tokens / experts)

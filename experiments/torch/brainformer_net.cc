@@ -102,15 +102,14 @@ BrainformerNetImpl::BrainformerNetImpl(const Block& block, const NetShape& shape
     for (const SubLayer& l : block.layers) {
       if (l.type == SubLayerType::kNone) continue;
       const std::string name = "sub" + std::to_string(kinds_.size());
-      if (l.type == SubLayerType::kAttention && d % l.heads != 0)
-        throw ConfigError("width " + std::to_string(d) + " is not divisible by " + std::to_string(l.heads) + " heads");
       kinds_.push_back(l);
       norms_.push_back(register_module(name + "_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}))));
       torch::nn::Linear first{nullptr}, second{nullptr};
       MoeFfn moe{nullptr};
       if (l.type == SubLayerType::kAttention) {
-        first = register_module(name + "_qkv", torch::nn::Linear(d, 3 * d));
-        second = register_module(name + "_out", torch::nn::Linear(d, d));
+        const int64_t inner = AttentionInnerWidth(d, l.heads);
+        first = register_module(name + "_qkv", torch::nn::Linear(d, 3 * inner));
+        second = register_module(name + "_out", torch::nn::Linear(inner, d));
       } else if (l.type == SubLayerType::kDenseFfn) {
         first = register_module(name + "_up", torch::nn::Linear(d, l.ffn_ratio * d));
         second = register_module(name + "_down", torch::nn::Linear(l.ffn_ratio * d, d));
@@ -127,11 +126,12 @@ BrainformerNetImpl::BrainformerNetImpl(const Block& block, const NetShape& shape
 }
 
 torch::Tensor BrainformerNetImpl::Attention(size_t k, const torch::Tensor& x) {
-  const int64_t b = x.size(0), t = x.size(1), heads = kinds_[k].heads, hd = width_ / heads;
+  const int64_t b = x.size(0), t = x.size(1), heads = kinds_[k].heads;
+  const int64_t inner = AttentionInnerWidth(width_, heads), hd = inner / heads;
   const torch::Tensor qkv = first_[k](x).view({b, t, 3, heads, hd}).permute({2, 0, 3, 1, 4});  // [3, B, H, T, hd]
   const torch::Tensor q = qkv[0], key = qkv[1], v = qkv[2];
   const torch::Tensor weights = torch::softmax(torch::matmul(q, key.transpose(-2, -1)) / std::sqrt(double(hd)), -1);
-  return second_[k](torch::matmul(weights, v).transpose(1, 2).reshape({b, t, width_}));
+  return second_[k](torch::matmul(weights, v).transpose(1, 2).reshape({b, t, inner}));
 }
 
 torch::Tensor BrainformerNetImpl::forward(const torch::Tensor& images) {

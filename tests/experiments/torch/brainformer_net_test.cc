@@ -54,6 +54,7 @@ TEST_F(BrainformerNetTest, ForwardShapesAndParameterCounts) {
       {768, {Moe(1, 16, Gating::kTop2, 1), Moe(3, 8, Gating::kExpertChoice, 2), Moe(2, 32, Gating::kTop1, 1)}},  // all MoE
       {1536, {Attn(16), Attn(8), Dense(8)}},
       {1024, {None(), None()}},  // nothing but embedding, pooling and head
+      {768, {Attn(16), Moe(6, 64, Gating::kExpertChoice, 1)}},
   };
   for (int32_t repeats : {1, 2})
     for (const Block& b : blocks) {
@@ -180,9 +181,14 @@ TEST_F(BrainformerNetTest, BadInputsAreErrors) {
   NetShape s;
   s.patch_size = 5;  // does not divide 28
   EXPECT_THROW(BrainformerNet(Block{512, {Dense(1)}}, s), ConfigError);
+  // Width 24 (768 / 32) with 16 heads: 2 dims per head (32 wide attention); counts still agree.
   s = NetShape();
-  s.width_divisor = 128;  // width 4 with 16 heads
-  EXPECT_THROW(BrainformerNet(Block{512, {Attn(16)}}, s), ConfigError);
+  s.width_divisor = 32;
+  EXPECT_EQ(AttentionInnerWidth(24, 16), 32);
+  EXPECT_EQ(AttentionInnerWidth(64, 16), 64);
+  BrainformerNet odd(Block{768, {Attn(16), Attn(8)}}, s);
+  EXPECT_EQ(odd->forward(torch::randn({2, 28, 28})).sizes(), (std::vector<int64_t>{2, 10}));
+  EXPECT_EQ(odd->num_parameters(), TrainedNetCost(Block{768, {Attn(16), Attn(8)}}, s).params);
 }
 
 }  // namespace
