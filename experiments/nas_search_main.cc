@@ -12,6 +12,9 @@
 // run is handed to the space's trainer (enas_micro: ENAS weight sharing, experiments/torch/
 // enas_search.h; --method enas | random):
 //   nas-search --space enas_micro --dataset fashion-mnist --method enas --budget-minutes 10 --out runs/enas
+// --space brainformer --dataset fashion-mnist trains each candidate block as a patch Transformer
+// (experiments/torch/brainformer_search.h):
+//   nas-search --space brainformer --dataset fashion-mnist --method evolution --budget 40 --out runs/bf
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -39,6 +42,7 @@
 #include "search/nas/nas_search.h"
 #if PLACERL_HAVE_TORCH
 #include "experiments/torch/enas_search.h"
+#include "experiments/torch/brainformer_search.h"
 #include "experiments/torch/nas_rl.h"
 #endif
 
@@ -51,7 +55,7 @@ char** argv_ = nullptr;
 
 struct Options {
   std::string space, method, dataset, table_dataset, seeds, nb201_table, macro_table;
-  int64_t budget = 0;
+  int64_t budget = 0, train_steps = 0;
   int32_t population = 0, tournament = 0, episodes_per_update = 0;
   double cost_budget = -1, penalty = -1;
   double budget_minutes = -1, final_epochs = -1;  // --dataset fashion-mnist
@@ -65,8 +69,14 @@ struct Options {
 
 bool Learned(const std::string& method) { return method == "reinforce" || method == "ppo"; }
 
-// The defaults of `method` (the learned methods add their policy and learner blocks).
-config::NasSearchConfig DefaultConfig(const std::string& method = "evolution") {
+bool TrainsBrainformer(const std::string& space, const std::string& dataset) {
+  return space == "brainformer" && dataset == "fashion-mnist";
+}
+
+// The defaults of `method` (the learned methods add their policy and learner blocks; Brainformer
+// on Fashion-MNIST its training).
+config::NasSearchConfig DefaultConfig(const std::string& method = "evolution", const std::string& space = "",
+                                      const std::string& dataset = "") {
   config::NasSearchConfig c;
   c.set_space("nb201");
   c.set_method(method);
@@ -104,6 +114,9 @@ config::NasSearchConfig DefaultConfig(const std::string& method = "evolution") {
   }
 #if PLACERL_HAVE_TORCH
   if (method == "enas") enas::FillEnasControllerDefaults(&c);  // ENAS on real data (enas_search.h)
+  if (TrainsBrainformer(space, dataset)) brainformer::FillDefaultTrainingConfig(c.mutable_brainformer());
+#else
+  (void)space, (void)dataset;
 #endif
   return c;
 }
@@ -130,16 +143,23 @@ std::vector<uint64_t> ParseSeeds(const std::string& text) {
 
 // Defaults (of the method asked for), then --config, then the named flags, then --set.
 config::NasSearchConfig ResolveConfig(const Options& o) {
-  std::string method = DefaultConfig().method();
-  {  // the method decides the defaults: find it first
+  std::string method = DefaultConfig().method(), space = DefaultConfig().space(), dataset = DefaultConfig().dataset();
+  {  // the method, space and dataset decide the defaults: find them first
     config::NasSearchConfig probe;
     if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &probe);
     if (!probe.method().empty()) method = probe.method();
+    if (!probe.space().empty()) space = probe.space();
+    if (!probe.dataset().empty()) dataset = probe.dataset();
     if (!o.method.empty()) method = o.method;
-    for (const std::string& a : o.dir.sets)
+    if (!o.space.empty()) space = o.space;
+    if (!o.dataset.empty()) dataset = o.dataset;
+    for (const std::string& a : o.dir.sets) {
       if (a.rfind("method=", 0) == 0) method = a.substr(7);
+      if (a.rfind("space=", 0) == 0) space = a.substr(6);
+      if (a.rfind("dataset=", 0) == 0) dataset = a.substr(8);
+    }
   }
-  config::NasSearchConfig c = DefaultConfig(method);
+  config::NasSearchConfig c = DefaultConfig(method, space, dataset);
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
   if (!o.space.empty()) c.set_space(o.space);
   if (!o.method.empty()) c.set_method(o.method);
@@ -157,12 +177,20 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
   if (!o.nb201_table.empty()) c.set_nb201_table(o.nb201_table);
   if (!o.macro_table.empty()) c.set_macro_table(o.macro_table);
   if (o.episodes_per_update > 0) c.set_episodes_per_update(o.episodes_per_update);
+  if (o.train_steps > 0) {
+    if (!c.has_brainformer())
+      throw ConfigError("--train-steps applies to --space brainformer --dataset fashion-mnist (in LibTorch builds)");
+    c.mutable_brainformer()->set_train_steps(o.train_steps);
+  }
   run::ApplyOverrides(o.dir.sets, &c);
   // Checks of meaning.
   if (c.method() == "enas" && c.dataset() != "fashion-mnist")
     throw ConfigError("--method enas trains shared weights on --dataset fashion-mnist; on a table use --method "
                       "reinforce (the ENAS controller's algorithm) with --config experiments/configs/enas_controller.pbtxt "
                       "(its LSTM controller, policy.preset=lstm) or on the shared GNN policy");
+  if (c.method() == "enas" && c.space() != "enas_micro")
+    throw ConfigError("--method enas (weight sharing) is built for --space enas_micro; for " + c.space() +
+                      " use random, evolution, reinforce or ppo");
   if (c.method() != "random" && c.method() != "evolution" && c.method() != "enas" && !Learned(c.method()))
     throw ConfigError("unknown method '" + c.method() + "' (random, evolution, reinforce, ppo, enas)");
 #if !PLACERL_HAVE_TORCH
@@ -181,15 +209,22 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
       throw ConfigError("episodes_per_update must be in [1, 1e6]");
     if (!(c.reward_scale() > 0 && std::isfinite(c.reward_scale()))) throw ConfigError("reward_scale must be > 0");
   }
-  if (c.dataset() == "fashion-mnist") {  // the space's trainer checks the rest
-#if !PLACERL_HAVE_TORCH
+  if (c.dataset() == "fashion-mnist") {
+#if PLACERL_HAVE_TORCH
+    if (c.space() == "enas_micro") return c;  // ENAS weight sharing (enas_search.h) checks the rest
+    if (c.space() != "brainformer")
+      throw ConfigError("--dataset fashion-mnist is built for --space enas_micro (ENAS weight sharing) and --space "
+                        "brainformer (trained patch Transformers); use --dataset table for " + c.space());
+    if (!c.has_brainformer()) throw ConfigError("--space brainformer --dataset fashion-mnist: no brainformer training config");
+    brainformer::RecipeFrom(c.brainformer());  // checks it
+#else
     throw ConfigError("--dataset fashion-mnist needs a build with LibTorch (PLACERL_WITH_TORCH=ON)");
 #endif
-    if (c.space() != "enas_micro")
-      throw ConfigError("--dataset fashion-mnist is built for --space enas_micro only (not " + c.space() + ")");
-    return c;
+  } else if (c.dataset() != "table") {
+    throw ConfigError("unknown dataset '" + c.dataset() + "' (table, fashion-mnist)");
+  } else if (c.has_brainformer()) {
+    throw ConfigError("brainformer training settings apply to --space brainformer --dataset fashion-mnist only");
   }
-  if (c.dataset() != "table") throw ConfigError("unknown dataset '" + c.dataset() + "' (table, fashion-mnist)");
   if (c.budget() < 1 || c.budget() > cli::kMaxCount) throw ConfigError("budget must be in [1, 1e9] architectures");
   if (c.seeds_size() < 1 || c.seeds_size() > 100000) throw ConfigError("seeds: between 1 and 100000 seeds");
   if (c.population() < 2 || c.population() > 1000000) throw ConfigError("population must be in [2, 1e6]");
@@ -211,6 +246,7 @@ std::unique_ptr<env::BlockEnv> MakeEnv(const config::NasSearchConfig& c) {
   if (probe.table() == "nb201") eo.table = c.nb201_table();
   if (probe.table() == "nas_bench_macro") eo.table = c.macro_table();
   auto e = std::make_unique<env::BlockEnv>(eo);
+  if (TrainsBrainformer(c.space(), c.dataset())) return e;  // its step time: brainformer::MakeSearchSetup
   if (c.cost_budget() > 0 && e->step_time_model().unit() == "none")
     throw ConfigError("space " + e->space().name() + " has no step-time model yet: a cost budget would have no effect");
   return e;
@@ -300,14 +336,34 @@ int NasSearch(const Options& o) {
   if (!o.dir.resume.empty()) throw ConfigError("nas-search runs cannot be resumed yet; start a new one with --out");
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
 #if PLACERL_HAVE_TORCH
-  if (cfg.dataset() == "fashion-mnist")
+  if (cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro")
     return enas::RunFashionMnistNasSearch(cfg, {o.budget_minutes, o.final_epochs, o.random_cells, o.max_images,
                                            o.fashion_mnist_dir}, o.dir,
                                           run::CommandLineText(argc_, argv_), o.json);
 #endif
-  const auto env = MakeEnv(cfg);  // before the directory: bad input leaves nothing
+  const std::shared_ptr<const env::BlockEnv> base_env = MakeEnv(cfg);  // before the directory: bad input leaves nothing
+  const env::BlockEnv* env = base_env.get();
+#if PLACERL_HAVE_TORCH
+  // Brainformer on Fashion-MNIST: trained quality, step time, the GLaM-like reference.
+  std::unique_ptr<brainformer::SearchSetup> bf;
+  if (TrainsBrainformer(cfg.space(), cfg.dataset())) {
+    bf = std::make_unique<brainformer::SearchSetup>(brainformer::MakeSearchSetup(base_env, cfg.brainformer()));
+    env = bf->env.get();
+  }
+#endif
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(argc_, argv_));
+  search::NasEvaluation reference;  // Brainformer: the GLaM-like block, trained like every candidate
+  bool have_reference = false;
+#if PLACERL_HAVE_TORCH
+  if (bf) {
+    reference = {bf->reference, brainformer::EvaluateReference(*bf)};
+    have_reference = true;
+    std::fprintf(stderr, "GLaM-like reference: validation accuracy %.4f, step time %.4g %s (budget %.4g, %s)\n",
+                 reference.score.quality, reference.score.cost, env->step_time_model().unit().c_str(), bf->budget,
+                 bf->budget_source.c_str());
+  }
+#endif
 
   const std::vector<uint64_t> seeds(cfg.seeds().begin(), cfg.seeds().end());
   const bool many = seeds.size() > 1;
@@ -418,7 +474,10 @@ int NasSearch(const Options& o) {
     po2.x_label = "cost, " + env->step_time_model().unit();
     po2.y_label = "quality";
     po2.markers = true;
-    viz::PlotCurves({front}, po2, dir.PicturePath("pareto"));
+    std::vector<viz::PlotSeries> series = {front};
+    if (have_reference)
+      series.push_back({"GLaM-like reference", {reference.score.cost}, {reference.score.quality}});
+    viz::PlotCurves(series, po2, dir.PicturePath("pareto"));
   }
 
   nlohmann::json j;
@@ -457,6 +516,14 @@ int NasSearch(const Options& o) {
     for (const auto& p : pareto.points) front.push_back(ArchJson(*env, p));
     j["pareto"] = front;
   }
+#if PLACERL_HAVE_TORCH
+  if (bf) {  // final training of the best block and of the reference: test accuracy
+    std::fprintf(stderr, "final training (%lld steps) of the best block and the GLaM-like reference...\n",
+                 static_cast<long long>(cfg.brainformer().final_train_steps()));
+    j["brainformer"] = brainformer::FinalReport(*bf, overall.arch, cfg.brainformer());
+    j["brainformer"]["reference_search"] = ArchJson(*env, reference);
+  }
+#endif
   j["unique_mean"] = Mean(unique);
   j["search_seconds"] = total_seconds;
   j["evaluations_per_second"] = total_seconds > 0 ? done_before / total_seconds : 0;
@@ -467,7 +534,16 @@ int NasSearch(const Options& o) {
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    if (tabular)
+    if (j.contains("brainformer")) {
+      const auto& b = j["brainformer"];
+      std::printf("%s on brainformer / Fashion-MNIST, %lld archs: best %s val %.4f test %.4f step %.4g; GLaM-like val %.4f "
+                  "test %.4f step %.4g (%s)\n",
+                  cfg.method().c_str(), static_cast<long long>(cfg.budget()), b["best"]["block"].get<std::string>().c_str(),
+                  b["best"]["validation_accuracy"].get<double>(), b["best"]["test_accuracy"].get<double>(),
+                  b["best"]["step_time"].get<double>(), b["reference"]["validation_accuracy"].get<double>(),
+                  b["reference"]["test_accuracy"].get<double>(), b["reference"]["step_time"].get<double>(),
+                  b["step_time_unit"].get<std::string>().c_str());
+    } else if (tabular)
       std::printf("%s on %s (%s), %zu seed(s) x %lld archs: best test accuracy %.2f +- %.2f %%; best %s %.2f %%\n",
                   cfg.method().c_str(), env->space().name().c_str(), env->quality_model().Describe().c_str(),
                   best_quality.size(), static_cast<long long>(cfg.budget()), 100 * Mean(best_quality),
@@ -497,8 +573,9 @@ int main(int argc, char** argv) {
                                        "(default nb201)")->check(cli::NonEmpty());
     app.add_option("--method", o.method, "random | evolution (default) | reinforce | ppo (the shared GNN policy; "
                                          "learner options with --set agent.learning_rate=…)")->check(cli::NonEmpty());
-    app.add_option("--dataset", o.dataset, "table (default) | fashion-mnist (enas_micro: --method enas | random, "
-                                           "children trained for real)")->check(cli::NonEmpty());
+    app.add_option("--dataset", o.dataset, "table (default) | fashion-mnist (children trained for real: enas_micro with "
+                                           "--method enas | random; brainformer with any method, settings with "
+                                           "--set brainformer.…)")->check(cli::NonEmpty());
     app.add_option("--budget-minutes", o.budget_minutes, "fashion-mnist: search wall time (default 10)")
         ->check(cli::FiniteRange(1e-4, 1e6));
     app.add_option("--final-epochs", o.final_epochs, "fashion-mnist: epochs of training from scratch (default 1; "
@@ -509,6 +586,8 @@ int main(int argc, char** argv) {
         ->check(cli::IntRange(1, 60000));
     app.add_option("--fashion-mnist-dir", o.fashion_mnist_dir, "the IDX files (default /usr/share/datasets/fashion-mnist, "
                                                                "Debian dataset-fashion-mnist)")->check(cli::NonEmpty());
+    app.add_option("--train-steps", o.train_steps, "brainformer / fashion-mnist: training steps per candidate (default 200)")
+        ->check(cli::IntRange(1, 10000000));
     app.add_option("--table-dataset", o.table_dataset, "nb201: cifar10 (default) | cifar100 | imagenet16-120")
         ->check(cli::NonEmpty());
     app.add_option("--budget", o.budget, "evaluated architectures per seed (default 100)")->check(cli::IntRange(1, cli::kMaxCount));

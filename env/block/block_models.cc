@@ -273,16 +273,19 @@ nas::Architecture ArchitectureFromChoices(const nas::SearchSpace& space,
 
 nas::Architecture GlamLikeArchitecture(const nas::SearchSpace& space) {
   std::vector<std::pair<std::string, std::string>> c = {{"block/model_dim", "1024"}};
-  const char* types[8] = {"attention", "dense_ffn", "attention", "moe_ffn", "none", "none", "none", "none"};
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; space.DecisionIndex("sub" + std::to_string(i) + "/type") >= 0; ++i) {
     const std::string sub = "sub" + std::to_string(i) + "/";
-    c.push_back({sub + "type", types[i]});
-    if (std::string(types[i]) == "attention") c.push_back({sub + "heads", "16"});
-    if (std::string(types[i]) == "dense_ffn" || std::string(types[i]) == "moe_ffn") c.push_back({sub + "ffn_ratio", "4"});
-    if (std::string(types[i]) == "moe_ffn") {
+    const bool attention = i % 2 == 0, moe = i % 4 == 3;
+    c.push_back({sub + "type", attention ? "attention" : moe ? "moe_ffn" : "dense_ffn"});
+    if (attention) {
+      c.push_back({sub + "heads", "16"});
+      continue;
+    }
+    c.push_back({sub + "ffn_ratio", "4"});
+    if (moe) {
       c.push_back({sub + "experts", "64"});
       c.push_back({sub + "gating", "top2"});
-      c.push_back({sub + "capacity_factor", "1.25"});
+      c.push_back({sub + "capacity_factor", "2"});
     }
   }
   return ArchitectureFromChoices(space, c);

@@ -166,10 +166,12 @@ class BrainformerStepTime : public StepTimeModel {
   mutable std::unordered_map<std::string, double> cache_;
 };
 
-// The GLaM-like uniform block in the Brainformer space (Du et al. 2022, values recalled [M]):
-// model_dim 1024; attention (16 heads), dense FFN (ratio 4), attention (16 heads), MoE FFN
-// (64 experts, top-2, ratio 4, capacity factor 1.25), then 4 × none — GLaM's "MoE in every
-// other layer" as one block. The baseline a found block must beat at equal step time.
+// The GLaM-like uniform block in the Brainformer space (Du et al. 2022, values recalled [M]:
+// every other Transformer layer's FFN is a top-2 MoE with 64 experts, FFN ratio 4; GShard's
+// training capacity factor 2): model_dim 1024 and, filling the space's sub-layers,
+// [attention (16 heads), dense FFN ×4, attention (16 heads), MoE FFN ×4 64 experts top-2 cf 2]
+// repeated (× 2 in the 8-sub-layer space). The baseline a found block must beat at equal step
+// time: its step time is budget=glam, and nas-search trains it as the quality reference.
 nas::Architecture GlamLikeArchitecture(const nas::SearchSpace& space);
 // An architecture from "decision=choice" pairs (every other decision: its first allowed
 // choice, in order). Throws ConfigError for an unknown decision / choice or a forbidden one.

@@ -49,7 +49,7 @@ TEST(BrainformerStepTime, GlamLikeBlockIsTheStatedModel) {
   const nas::Architecture glam = GlamLikeArchitecture(Space());
   EXPECT_EQ(Space().Check(glam), "");
   const perf::TransformerModel m = model.ModelOf(glam);
-  EXPECT_EQ(perf::BlockToString(m), "attn:h16+ffn:r4+attn:h16+moe:r4:e64:k2:cf1.25");
+  EXPECT_EQ(perf::BlockToString(m), "attn:h16+ffn:r4+attn:h16+moe:r4:e64:k2:cf2+attn:h16+ffn:r4+attn:h16+moe:r4:e64:k2:cf2");
   EXPECT_EQ(m.d_model(), 1024);
   EXPECT_EQ(m.layers(), 8);
   EXPECT_EQ(m.seq(), 1024);
@@ -180,10 +180,11 @@ TEST(BrainformerStepTime, ReportedArchitectures) {
     nas::Architecture arch;
   };
   const std::vector<Row> rows = {
-      {"GLaM-like (attn, ffn, attn, moe top-2 cf1.25)", GlamLikeArchitecture(Space())},
-      {"GLaM-like, expert choice cf1", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "moe_ffn:4:64:expert_choice:1"})},
-      {"GLaM-like, expert choice cf2", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "moe_ffn:4:64:expert_choice:2"})},
-      {"GLaM-like, top-1 cf1.25", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "moe_ffn:4:64:top1:1.25"})},
+      {"GLaM-like ((attn, ffn, attn, moe top-2 cf2) x 2)", GlamLikeArchitecture(Space())},
+      {"4-sub-layer GLaM-like, top-2 cf1.25", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "moe_ffn:4:64:top2:1.25"})},
+      {"4-sub-layer, expert choice cf1", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "moe_ffn:4:64:expert_choice:1"})},
+      {"4-sub-layer, expert choice cf2", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "moe_ffn:4:64:expert_choice:2"})},
+      {"4-sub-layer, top-1 cf1.25", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "moe_ffn:4:64:top1:1.25"})},
       {"dense (attn, ffn) x2", Arch("1024", {"attention:16", "dense_ffn:4", "attention:16", "dense_ffn:4"})},
       {"Brainformer-style (attn, moe ec, ffn, moe ec, ffn)",
        Arch("1024", {"attention:16", "moe_ffn:4:64:expert_choice:1", "dense_ffn:2", "moe_ffn:4:64:expert_choice:1", "dense_ffn:2"})},
@@ -199,10 +200,11 @@ TEST(BrainformerStepTime, ReportedArchitectures) {
                 perf::BlockToString(model.ModelOf(r.arch)).c_str(), model.ModelOf(r.arch).d_model(), res.step_s,
                 int(res.plan.remat), res.plan.expert, res.oom ? ", OOM" : "");
   }
-  EXPECT_LT(t[1], t[0]);  // one slot per token instead of 2 × 1.25
-  EXPECT_LT(t[2], t[0]);  // expert choice cf 2 = 2 slots per token, top-2 cf 1.25 = 2.5
-  EXPECT_LT(t[3], t[0]);  // top-1
-  EXPECT_LT(t[7], t[4]);
+  EXPECT_LT(t[1], t[0]);  // half the sub-layers, capacity 1.25 instead of 2
+  EXPECT_LT(t[2], t[1]);  // one slot per token instead of 2 × 1.25
+  EXPECT_LT(t[3], t[1]);  // expert choice cf 2 = 2 slots per token, top-2 cf 1.25 = 2.5
+  EXPECT_LT(t[4], t[1]);  // top-1
+  EXPECT_LT(t[8], t[5]);
 }
 
 }  // namespace
