@@ -9,6 +9,7 @@
 
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/plc.h"
+#include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/cli.h"
@@ -29,7 +30,7 @@ int argc_ = 0;
 char** argv_ = nullptr;
 
 struct Options {
-  std::string method, netlist, plc;
+  std::string method, netlist, plc, clock;
   double minutes = 0;
   int64_t seed = -1;
   bool json = false;
@@ -46,6 +47,7 @@ config::PlaceBaselineConfig ResolveConfig(const Options& o) {
   if (!o.netlist.empty()) c.mutable_chip()->set_netlist(o.netlist);
   if (!o.plc.empty()) c.mutable_chip()->set_plc(o.plc);
   if (o.minutes > 0) c.set_minutes(o.minutes);
+  if (!o.clock.empty()) c.set_clock(o.clock);
   if (o.seed >= 0) c.set_seed(static_cast<uint64_t>(o.seed));
   if (o.refine_cd) c.set_refine_cd(true);
   run::ApplyOverrides(o.dir.sets, &c);
@@ -67,6 +69,7 @@ int PlaceBaseline(const Options& o) {
   po.label = cfg.method();
   po.unit = cfg.method() == "random" ? "episodes" : cfg.method() == "sa" ? "moves" : "cost reads";
   po.budget_seconds = bo.seconds;
+  if (bo.clock == BudgetClock::kCpu) po.clock = ProcessCpuSeconds;
   run::Progress progress(po);
   int64_t logged = 0;
   auto on_progress = [&](const search::BaselineProgress& p) {
@@ -161,6 +164,10 @@ int main(int argc, char** argv) {
     app.add_option("--plc", o.plc, "placement .plc: canvas, grid, routing and the input placement");
     app.add_option("--minutes", o.minutes, "time budget (default 1)")->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
     app.add_option("--seed", o.seed, "random seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
+    app.add_option("--clock", o.clock,
+                   "the budget's clock: wall (default) or cpu (this process's CPU seconds, for fair budgets on a "
+                   "shared machine)")
+        ->check(CLI::IsMember({"wall", "cpu"}));
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);

@@ -4,6 +4,7 @@
 
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/plc.h"
+#include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/render.h"
@@ -63,6 +64,7 @@ void CheckChipEnvConfig(const config::ChipEnvConfig& c) {
 
 void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
   CheckChipEnvConfig(c.chip());
+  ParseBudgetClock(c.clock());
   bool known = false;
   for (const auto& m : search::ChipBaselineMethods()) known |= m == c.method();
   if (!known) throw ConfigError("method must be random, greedy, sa, fd or cd (got '" + c.method() + "')");
@@ -123,6 +125,7 @@ search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselin
   o.sa_soft_move_prob = c.sa().soft_move_prob();
   o.sa_soft_move_cells = c.sa().soft_move_cells();
   o.refine_cd = c.refine_cd();
+  o.clock = ParseBudgetClock(c.clock());
   return o;
 }
 

@@ -169,8 +169,8 @@ void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner
                const ChipTrainingOptions& o, ChipTrainingState* st, const std::function<bool()>& stop,
                const std::function<void(int64_t, const run::Scalars&)>& log,
                const std::function<void(const ChipTrainingState&, double)>& every_update) {
-  const auto t0 = Clock::now();
-  auto elapsed = [&] { return st->elapsed_s + std::chrono::duration<double>(Clock::now() - t0).count(); };
+  const Stopwatch watch(o.clock);
+  auto elapsed = [&] { return st->elapsed_s + watch.Elapsed(); };
   agents::Collective* const group = o.collective && o.collective->world_size() > 1 ? o.collective : nullptr;
   const int rank = group ? group->rank() : 0, world = group ? group->world_size() : 1;
   auto beat = [&] {

@@ -21,6 +21,7 @@
 #include "agents/distributed.h"
 #include "agents/learner.h"
 #include "agents/rollout.h"
+#include "datasets/util/budget_clock.h"
 #include "encoders/policy.h"
 #include "env/chip/chip_env.h"
 #include "search/chip/baselines.h"
@@ -91,7 +92,8 @@ struct ChipTrainingOptions {
   int episodes_per_update = 16;
   int collect_batch = 1;       // environment copies stepped together (ChipCollector)
   uint64_t seed = 1;           // episode e (counted over the whole run) resets with seed + e
-  double budget_s = 0;         // total training time (st->elapsed_s included)
+  double budget_s = 0;         // total training time (st->elapsed_s included), on `clock`
+  BudgetClock clock = BudgetClock::kWall;  // kCpu: this process's CPU seconds (time_s too)
   int64_t max_updates = 0;     // stop once st->iteration reaches it (0: no limit)
   agents::Collective* collective = nullptr;  // the ranks (null: one process)
   std::function<void()> heartbeat;           // after every episode and update (may be empty)

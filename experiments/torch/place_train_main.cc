@@ -26,6 +26,7 @@
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/plc.h"
 #include "datasets/proto/chip_placement.pb.h"
+#include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "encoders/policy.h"
@@ -77,6 +78,7 @@ void CheckPlaceTrainConfig(const config::PlaceTrainConfig& c) {
   if (c.episodes_per_update() < 1 || c.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
   if (c.collect_batch() < 1 || c.collect_batch() > 1024) throw ConfigError("collect_batch must be in [1, 1024]");
   if (!std::isfinite(c.checkpoint_minutes()) || c.checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
+  ParseBudgetClock(c.clock());
   CheckPolicyConfig(c.policy());
   if (!c.policy().preset().empty()) encoders::ParsePolicyPreset(c.policy().preset());  // "policy preset must be default or ct_faithful"
   CheckAgentConfig(c.agent());
@@ -99,7 +101,7 @@ struct Options {
   std::vector<std::string> netlists, plcs;
   double minutes = 0;
   int64_t seed = -1;
-  std::string algorithm;
+  std::string algorithm, clock;
   int workers = 1;
   int64_t max_updates = 0;
   double worker_timeout = 120;
@@ -164,8 +166,9 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
       if (o.minutes > 0) cfg.set_minutes(o.minutes);
       if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
       if (!o.algorithm.empty()) cfg.mutable_agent()->set_algorithm(o.algorithm);
-    } else if (!o.netlists.empty() || !o.plcs.empty() || o.seed >= 0 || !o.algorithm.empty()) {
-      throw ConfigError("--resume keeps the run's designs, seed and algorithm; change the budget with --minutes or --set");
+      if (!o.clock.empty()) cfg.set_clock(o.clock);
+    } else if (!o.netlists.empty() || !o.plcs.empty() || o.seed >= 0 || !o.algorithm.empty() || !o.clock.empty()) {
+      throw ConfigError("--resume keeps the run's designs, seed, algorithm and clock; change the budget with --minutes or --set");
     }
     // (A launched rank's command line is the user's plus the launcher's 6 hidden arguments.)
     run::ResolveRunConfig(o.dir, *dir, &cfg, run::CommandLineText(launched ? g_argc - 6 : g_argc, g_argv));
@@ -245,6 +248,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
     po.label = "place-train";
     po.unit = "episodes";
     po.budget_seconds = std::max(1e-3, budget - st.elapsed_s);
+    if (ParseBudgetClock(cfg.clock()) == BudgetClock::kCpu) po.clock = ProcessCpuSeconds;
     progress = std::make_unique<run::Progress>(po);
   }
   const std::string ckpt = rank == 0 ? dir->CheckpointPath("latest.ckpt") : "";
@@ -271,6 +275,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
   to.collect_batch = cfg.collect_batch();
   to.seed = cfg.seed();
   to.budget_s = budget;
+  to.clock = ParseBudgetClock(cfg.clock());
   to.max_updates = o.max_updates;
   to.collective = group;
   if (launched) to.heartbeat = [&] { workers::Heartbeat(o.rendezvous, rank); };
@@ -437,6 +442,10 @@ int main(int argc, char** argv) {
         ->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
     app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
     app.add_option("--algorithm", o.algorithm, "ppo | reinforce (default ppo)");
+    app.add_option("--clock", o.clock,
+                   "the budget's clock: wall (default) or cpu (this process's CPU seconds, for fair budgets on a "
+                   "shared machine; time_s in metrics.csv is then CPU seconds too)")
+        ->check(CLI::IsMember({"wall", "cpu"}));
     app.add_option("--workers", o.workers,
                    "training processes on this machine (c10d Gloo; gradients all-reduced). Across machines: set "
                    "MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE and start one process per rank")

@@ -15,7 +15,6 @@
 namespace placerl::search {
 
 using namespace placerl::chip;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -24,12 +23,12 @@ class Run {
  public:
   Run(const std::string& method, const ChipBaselineOptions& o, const std::function<bool()>& stop,
       const ProgressFn& progress)
-      : o_(o), stop_(stop), progress_(progress), start_(Clock::now()) {
+      : o_(o), stop_(stop), progress_(progress), watch_(o.clock) {
     result_.method = method;
     if (!(o.seconds > 0) || !std::isfinite(o.seconds)) throw ConfigError("baseline: seconds must be > 0");
   }
-  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  // True when the budget is spent or a stop was asked for (one clock read: ~25 ns).
+  double Elapsed() const { return watch_.Elapsed(); }
+  // True when the budget is spent or a stop was asked for (one clock read: ~25 ns wall, ~0.3 µs CPU).
   bool Over() {
     if (stop_ && stop_()) return true;
     const double t = Elapsed();
@@ -69,7 +68,7 @@ class Run {
   const ChipBaselineOptions& o_;
   std::function<bool()> stop_;
   ProgressFn progress_;
-  Clock::time_point start_;
+  Stopwatch watch_;
   BaselineResult result_;
   bool over_ = false;
   double next_report_ = 0;

@@ -22,13 +22,15 @@
 #include <vector>
 
 #include "cost_models/chip/proxy_cost.h"
+#include "datasets/util/budget_clock.h"
 #include "datasets/chip/netlist.h"
 #include "env/chip/chip_env.h"
 
 namespace placerl::search {
 
 struct ChipBaselineOptions {
-  double seconds = 60;  // wall-time budget
+  double seconds = 60;  // budget, on `clock`
+  BudgetClock clock = BudgetClock::kWall;
   uint64_t seed = 1;
   // greedy: after the deterministic pass, sample uniformly among this many best cells.
   int greedy_top_k = 3;

@@ -54,6 +54,20 @@ TEST(PlaceBaselineCli, WritesTheRunDirectoryAndOneJsonDocument) {
   EXPECT_EQ(Sh(kBin + " --method random --minutes 0.005 --force --out " + out + " >/dev/null 2>&1").status, 0);
 }
 
+// --clock cpu: the budget is this process's CPU time, recorded in the resolved config.
+TEST(PlaceBaselineCli, CpuClockBudget) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "cpu";
+  const auto r = Sh("(" + kBin + " --method random --minutes 0.005 --clock cpu --json --out " + out + " 2>/dev/null)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["evaluations"].get<double>(), 0);
+  EXPECT_GE(j["seconds"].get<double>(), 0.3);  // it ran until 0.3 s of CPU time were spent
+  std::ifstream cfg(out + "/config.pbtxt");
+  const std::string text((std::istreambuf_iterator<char>(cfg)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("clock: \"cpu\""), std::string::npos) << text;
+}
+
 TEST(PlaceBaselineCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   testing::TempDir tmp;
   const std::string out = tmp / "never";
@@ -61,7 +75,7 @@ TEST(PlaceBaselineCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
        {std::string("--method tabu"), std::string("--minutes -1"), std::string("--minutes nan"),
         std::string("--set sa.t_max=-1"), std::string("--set sa.nosuch=1"), std::string("--netlist ''"),
         std::string("--netlist /nonexistent/netlist.pb.txt"), std::string("--set chip.reward=often"),
-        std::string("--set chip.off_canvas_nets=drop"),
+        std::string("--set chip.off_canvas_nets=drop"), std::string("--clock gpu"), std::string("--set clock=gpu"),
         std::string("--config /nonexistent.pbtxt"), std::string("--bogus")}) {
     const auto r = Sh(kBin + " " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;

@@ -39,7 +39,9 @@ int Lines(const std::string& path) {
 TEST(PlaceTrainCli, TrainsWritesTheRunDirectoryAndResumes) {
   testing::TempDir tmp;
   const std::string out = tmp / "run";
-  const auto r = Sh("(" + kBin + " --minutes 0.05 --seed 2 --json --set episodes_per_update=4 --out " + out + " 2>/dev/null)");
+  // (--clock cpu: a budget of this process's CPU seconds; kept by --resume.)
+  const auto r = Sh("(" + kBin + " --minutes 0.05 --clock cpu --seed 2 --json --set episodes_per_update=4 --out " + out +
+                    " 2>/dev/null)");
   ASSERT_EQ(r.status, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_GE(j["updates"].get<int>(), 1);
@@ -50,6 +52,7 @@ TEST(PlaceTrainCli, TrainsWritesTheRunDirectoryAndResumes) {
     EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
   const int rows = Lines(out + "/metrics.csv");
   EXPECT_EQ(rows, 1 + j["updates"].get<int>());
+  EXPECT_EQ(Sh(kBin + " --resume " + out + " --clock wall 2>/dev/null").status, 1);  // a run keeps its clock
   // Resume with a larger total budget: the run goes on from its checkpoint.
   const auto r2 = Sh("(" + kBin + " --resume " + out + " --minutes 0.1 --json 2>/dev/null)");
   ASSERT_EQ(r2.status, 0) << r2.out;
@@ -65,7 +68,7 @@ TEST(PlaceTrainCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   for (const std::string& args :
        {std::string("--minutes 0"), std::string("--algorithm sarsa"), std::string("--set agent.clip=-1"),
         std::string("--workers 0"), std::string("--set collect_batch=0"), std::string("--netlist /nonexistent.pb.txt"), std::string("--set policy.nosuch=1"),
-        std::string("--netlist ''")}) {
+        std::string("--netlist ''"), std::string("--clock gpu"), std::string("--set clock=gpu")}) {
     const auto r = Sh(kBin + " " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
