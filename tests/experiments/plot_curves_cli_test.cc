@@ -1,0 +1,57 @@
+// plot-curves as a user runs it: curves of a place-train-like and a place-baseline-like
+// metrics.csv in one PNG (each file's own x column from the --x list, empty cells skipped);
+// bad curves, missing columns and malformed CSV are one line and exit 1.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/experiments/run_command.h"
+#include "tests/experiments/test_dir.h"
+
+namespace placerl {
+namespace {
+
+using testing::Sh;
+namespace fs = std::filesystem;
+
+const std::string kBin = std::string(PLACERL_BIN_DIR) + "/plot-curves";
+
+TEST(PlotCurvesCli, DrawsRunsWithTheirOwnXColumn) {
+  testing::TempDir tmp;
+  fs::create_directories(tmp / "ppo");
+  testing::Spit(tmp / "ppo/metrics.csv", "step,time_s,charts/best_proxy_cost\n1,60,0.9\n2,120,\n3,180,0.8\n");
+  testing::Spit(tmp / "sa.csv", "step,charts/best_proxy_cost,charts/elapsed_s\n0,0.85,30\n1,0.7,90\n");
+  const auto r = Sh("(" + kBin + " --curve 'PPO=" + (tmp / "ppo") + "' --curve 'SA=" + (tmp / "sa.csv") +
+                    "' --x-scale 0.0166666666667 --json --out " + (tmp / "c.png") + ")");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["curves"].size(), 2u);
+  EXPECT_EQ(j["curves"][0]["points"], 2);  // the row with an empty cell is skipped
+  EXPECT_NEAR(j["curves"][0]["last_x"].get<double>(), 3.0, 1e-9);
+  EXPECT_DOUBLE_EQ(j["curves"][0]["last_y"].get<double>(), 0.8);
+  EXPECT_NEAR(j["curves"][1]["last_x"].get<double>(), 1.5, 1e-9);  // charts/elapsed_s
+  EXPECT_DOUBLE_EQ(j["curves"][1]["last_y"].get<double>(), 0.7);
+  EXPECT_GT(fs::file_size(tmp / "c.png"), 1000u);
+}
+
+TEST(PlotCurvesCli, BadInputIsOneLineAndExitOne) {
+  testing::TempDir tmp;
+  testing::Spit(tmp / "m.csv", "step,time_s,charts/best_proxy_cost\n1,60,0.9\n");
+  testing::Spit(tmp / "bad.csv", "step,time_s,charts/best_proxy_cost\n1,sixty,0.9\n");
+  const std::string ok = tmp / "m.csv";
+  for (const std::string& args :
+       {std::string("--curve nolabel"), std::string("--curve '=x'"), std::string("--curve 'a=/nonexistent.csv'"),
+        "--curve 'a=" + ok + "' --y nosuch", "--curve 'a=" + ok + "' --x nosuch,other",
+        "--curve 'a=" + (tmp / "bad.csv") + "'", "--curve 'a=" + ok + "' --x-scale 0", std::string("--bogus")}) {
+    const auto r = Sh(kBin + " " + args + " --out " + (tmp / "o.png"));
+    EXPECT_EQ(r.status, 1) << args << ": " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("plot-curves: error: ", 0), 0u) << r.out;
+    EXPECT_FALSE(fs::exists(tmp / "o.png")) << args;
+  }
+  EXPECT_EQ(Sh(kBin + " --help").status, 0);
+}
+
+}  // namespace
+}  // namespace placerl
