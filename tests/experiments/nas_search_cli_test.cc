@@ -205,6 +205,27 @@ TEST(NasSearchCli, ResumeAfterKillEndsWithTheUninterruptedHistory) {
   }
 }
 
+// Brainformer on Fashion-MNIST (tiny trainings, one thread: deterministic): killed after its 3rd
+// architecture and resumed, the same rows and best block.
+TEST(NasSearchCli, BrainformerResumeAfterKillEndsTheSame) {
+  testing::TempDir tmp;
+  const std::string run = kBin + " --space brainformer --dataset fashion-mnist --train-steps 3 "
+                          "--set brainformer.eval_size=100 --set brainformer.validation_size=200 "
+                          "--set brainformer.final_train_steps=4 --set brainformer.width_divisor=64 "
+                          "--set brainformer.batch_size=16 --set brainformer.threads=1 --method evolution --budget 6 "
+                          "--population 2 --tournament 1 --set checkpoint_minutes=1e-9";
+  const auto whole = Sh(run + " --out " + tmp / "a");
+  if (whole.status == 1 && (whole.out.find("LibTorch") != std::string::npos || whole.out.find("fashion") != std::string::npos))
+    GTEST_SKIP() << whole.out;  // a build without LibTorch, or no Fashion-MNIST files
+  ASSERT_EQ(whole.status, 0) << whole.out;
+  EXPECT_EQ(Sh(run + " --test-kill-after-checkpoints 3 --out " + tmp / "b").status, 128 + 9);
+  const auto r = Sh(kBin + " --resume " + tmp / "b");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(CountLines(testing::Slurp(tmp / "b/metrics.csv")), 7);
+  EXPECT_EQ(testing::Slurp(tmp / "b/metrics.csv"), testing::Slurp(tmp / "a/metrics.csv"));
+  EXPECT_EQ(testing::Slurp(tmp / "b/best.pbtxt"), testing::Slurp(tmp / "a/best.pbtxt"));
+}
+
 // Several seeds: killed in the second seed's search, resumed, the same per-seed rows and result.
 TEST(NasSearchCli, ResumeOfSeveralSeedsKeepsTheFinishedOnes) {
   testing::TempDir tmp;
