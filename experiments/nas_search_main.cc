@@ -826,7 +826,8 @@ int main(int argc, char** argv) {
         ->check(cli::IntRange(1, 10000000));
     app.add_option("--table-dataset", o.table_dataset, "nb201: cifar10 (default) | cifar100 | imagenet16-120")
         ->check(cli::NonEmpty());
-    app.add_option("--budget", o.budget, "evaluated architectures per seed (default 100)")->check(cli::IntRange(1, cli::kMaxCount));
+    app.add_option("--budget", o.budget, "evaluated architectures per seed (default 100; with --resume: the new total, "
+                                       "one seed only)")->check(cli::IntRange(1, cli::kMaxCount));
     app.add_option("--seeds", o.seeds, "seeds: 7 | 1,2,5 | 1-100 (default 1)")->check(cli::NonEmpty());
     app.add_option("--population", o.population, "evolution: population P (default 10)")->check(cli::IntRange(2, 1000000));
     app.add_option("--tournament", o.tournament, "evolution: tournament size S (default 3)")->check(cli::IntRange(1, 1000000));
