@@ -1,5 +1,6 @@
 #include "search/nas/nas_search.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <set>
@@ -102,9 +103,12 @@ NasSearchResult RunNasSearch(const nas::SearchSpace& space, const NasObjective& 
     st.rng = out.str();
     st.population.assign(population.begin(), population.end());
   };
+  // Random search without checkpoints needs no history (the benchmark's fast path).
+  const bool keep_history = checkpoints.state != nullptr || o.method == "evolution";
+  if (keep_history) st.history.reserve(static_cast<size_t>(std::min<int64_t>(o.budget, 1 << 20)));
   auto evaluate = [&](const nas::Architecture& a) {
     NasEvaluation e{a, objective(a)};
-    st.history.push_back(e);
+    if (keep_history) st.history.push_back(e);
     AddToResult(e, &r);
     seen.insert(a);
     if (on_evaluation) on_evaluation(r.evaluations - 1, e, r.best);
@@ -140,7 +144,7 @@ NasSearchResult RunNasSearch(const nas::SearchSpace& space, const NasObjective& 
       step_done();
     }
   }
-  snapshot();
+  if (checkpoints.state) snapshot();  // the RNG as text costs ~10 µs: only when asked for
   r.unique = static_cast<int64_t>(seen.size());
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
