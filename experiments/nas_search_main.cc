@@ -516,17 +516,17 @@ int NasSearch(const Options& o) {
   const bool resuming = !o.dir.resume.empty();
   if (resuming && !std::filesystem::exists(o.dir.resume + "/checkpoints/state.json"))
     throw ConfigError("nothing to resume in " + o.dir.resume + ": no checkpoints/state.json (not a nas-search run, or "
-                      "an enas_micro / fashion-mnist one, which --resume cannot continue yet)");
+                      "one stopped before its first checkpoint)");
   const config::NasSearchConfig cfg = resuming ? ResolveResumeConfig(o) : ResolveConfig(o, o.dir.config);
-  RunState resume_state;
-  if (resuming) resume_state = ReadRunState(o.dir.resume, cfg);
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
 #if PLACERL_HAVE_TORCH
   if (cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro")
     return enas::RunFashionMnistNasSearch(cfg, {o.budget_minutes, o.final_epochs, o.random_cells, o.max_images,
-                                           o.fashion_mnist_dir}, o.dir,
+                                           o.fashion_mnist_dir, o.test_kill_after_checkpoints}, o.dir,
                                           run::CommandLineText(argc_, argv_), o.json);
 #endif
+  RunState resume_state;
+  if (resuming) resume_state = ReadRunState(o.dir.resume, cfg);
   const std::shared_ptr<const env::BlockEnv> base_env = MakeEnv(cfg);  // before the directory: bad input leaves nothing
   const env::BlockEnv* env = base_env.get();
 #if PLACERL_HAVE_TORCH

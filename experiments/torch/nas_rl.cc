@@ -91,12 +91,15 @@ int64_t NasRlController::updates() const { return impl_->learner.updates(); }
 
 std::string NasRlController::CheckpointBytes() const { return impl_->learner.CheckpointBytes(); }
 
-void NasRlController::Restore(const std::string& checkpoint_bytes, int64_t episodes) {
-  if (episodes < 0) throw ConfigError("nas rl: negative episode count");
+void NasRlController::Restore(const std::string& checkpoint_bytes, int64_t episodes, int64_t samples) {
+  if (episodes < 0 || samples < 0) throw ConfigError("nas rl: negative episode or sample count");
   impl_->learner.LoadCheckpointBytes(checkpoint_bytes, "the learner checkpoint");
   impl_->buffer.Clear();
   impl_->episodes = episodes;
+  impl_->samples = samples;
 }
+
+int64_t NasRlController::samples() const { return impl_->samples; }
 
 search::NasSearchResult RunNasRl(
     const env::BlockEnv& env, const NasRlOptions& o, const std::function<bool()>& stop,

@@ -66,7 +66,9 @@ class NasRlController {
   std::string CheckpointBytes() const;
   // Continues from a checkpoint taken after `episodes` episodes (the episodes' environment
   // seeds go on from there). Throws ConfigError for a checkpoint of another policy.
-  void Restore(const std::string& checkpoint_bytes, int64_t episodes);
+  // `samples`: Sample() calls so far (their environment seeds go on from there too).
+  void Restore(const std::string& checkpoint_bytes, int64_t episodes, int64_t samples = 0);
+  int64_t samples() const;
 
  private:
   struct Impl;

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/experiments/run_command.h"
@@ -224,6 +225,47 @@ TEST(NasSearchCli, BrainformerResumeAfterKillEndsTheSame) {
   EXPECT_EQ(CountLines(testing::Slurp(tmp / "b/metrics.csv")), 7);
   EXPECT_EQ(testing::Slurp(tmp / "b/metrics.csv"), testing::Slurp(tmp / "a/metrics.csv"));
   EXPECT_EQ(testing::Slurp(tmp / "b/best.pbtxt"), testing::Slurp(tmp / "a/best.pbtxt"));
+}
+
+// ENAS weight sharing on Fashion-MNIST (a time budget: no same-rows check): killed right after the
+// search's checkpoint, resumed with a longer budget, the search goes on from the next epoch (the
+// metrics' epochs 0, 1, … once each, the time and counters carried on) and the run ends.
+TEST(NasSearchCli, EnasResumeAfterKillGoesOnFromItsCheckpoint) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "enas";
+  const std::string run = kBin + " --space enas_micro --dataset fashion-mnist --max-images 128 --budget-minutes 0.002 "
+                          "--final-epochs 0.5 --random-cells 1 --method enas --set checkpoint_minutes=1e-9";
+  const auto killed = Sh(run + " --test-kill-after-checkpoints 1 --out " + out);
+  if (killed.status == 1) GTEST_SKIP() << killed.out;  // a build without LibTorch, or no Fashion-MNIST files
+  ASSERT_EQ(killed.status, 128 + 9) << killed.out;
+  ASSERT_TRUE(fs::exists(out + "/checkpoints/latest.ckpt"));
+  const auto state = nlohmann::json::parse(testing::Slurp(out + "/checkpoints/state.json"));
+  const int first_epochs = state["next_epoch"].get<int>();
+  ASSERT_GE(first_epochs, 1);
+  EXPECT_EQ(CountLines(testing::Slurp(out + "/metrics.csv")), 1 + first_epochs);
+  const auto other = Sh(kBin + " --resume " + out + " --final-epochs 2");
+  EXPECT_EQ(other.status, 1);
+  EXPECT_NE(other.out.find("keeps the run's --final-epochs"), std::string::npos) << other.out;
+  const auto r = ShSplit(kBin + " --resume " + out + " --budget-minutes 0.03 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const int epochs = j["epochs"].get<int>();
+  EXPECT_GT(epochs, first_epochs);
+  EXPECT_EQ(j["options"]["budget_minutes"], 0.03);
+  EXPECT_GE(j["search_seconds"].get<double>(), 0.03 * 60);
+  EXPECT_TRUE(j.contains("enas"));
+  const std::string metrics = testing::Slurp(out + "/metrics.csv");
+  EXPECT_EQ(CountLines(metrics), 1 + epochs);
+  std::istringstream rows(metrics);
+  std::string line;
+  std::getline(rows, line);  // header
+  double last_time = -1;
+  for (int e = 0; e < epochs && std::getline(rows, line); ++e) {
+    EXPECT_EQ(line.substr(0, line.find(',')), std::to_string(e)) << metrics;
+    const double time_s = std::stod(line.substr(line.find(',') + 1));
+    EXPECT_GT(time_s, last_time) << "the search time goes on over the restart\n" << metrics;
+    last_time = time_s;
+  }
 }
 
 // Several seeds: killed in the second seed's search, resumed, the same per-seed rows and result.
