@@ -16,8 +16,8 @@
 // (experiments/torch/brainformer_search.h):
 //   nas-search --space brainformer --dataset fashion-mnist --method evolution --budget 40 --out runs/bf
 // Checkpoints (every checkpoint_minutes and at the end) let `--resume DIR` continue a killed or
-// finished search exactly as if it had not stopped, or a longer one (--budget N); not yet the
-// enas_micro / fashion-mnist runs (docs/nas.md "Resume"):
+// finished search exactly as if it had not stopped, or a longer one (--budget N); ENAS weight
+// sharing from its last search epoch (--budget-minutes M: the new total; docs/nas.md "Resume"):
 //   nas-search --resume runs/rea --budget 200
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

@@ -148,7 +148,8 @@ struct FashionMnistFlags {
 
 // nas-search --space enas_micro --dataset fashion-mnist --method enas|random: runs RunEnas and
 // writes the run directory (config.pbtxt with the ENAS options in its header, metrics.csv and
-// TensorBoard per search epoch, best.pbtxt, result.json, curve.png). Returns the exit code.
+// TensorBoard per search epoch, best.pbtxt, result.json, curve.png, checkpoints/ of the search:
+// latest.ckpt + state.json, which `--resume DIR` continues from). Returns the exit code.
 int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMnistFlags& flags,
                              const run::RunDirFlags& dir_flags, const std::string& command_line, bool json);
 
