@@ -15,6 +15,10 @@
 // --space brainformer --dataset fashion-mnist trains each candidate block as a patch Transformer
 // (experiments/torch/brainformer_search.h):
 //   nas-search --space brainformer --dataset fashion-mnist --method evolution --budget 40 --out runs/bf
+// Checkpoints (every checkpoint_minutes and at the end) let `--resume DIR` continue a killed or
+// finished search exactly as if it had not stopped, or a longer one (--budget N); ENAS weight
+// sharing from its last search epoch (--budget-minutes M: the new total; docs/nas.md "Resume"):
+//   nas-search --resume runs/rea --budget 200
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +27,9 @@
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <csignal>
+#include <filesystem>
+#include <sstream>
 
 #include "datasets/nas/search_space.h"
 #include "datasets/nas/tables.h"
@@ -65,6 +72,7 @@ struct Options {
   bool verbose = false;
   std::string print_space;
   run::RunDirFlags dir;
+  int test_kill_after_checkpoints = 0;  // tests: SIGKILL right after the k-th checkpoint
 };
 
 bool Learned(const std::string& method) { return method == "reinforce" || method == "ppo"; }
@@ -90,6 +98,7 @@ config::NasSearchConfig DefaultConfig(const std::string& method = "evolution", c
   c.set_penalty(1);
   c.set_nb201_table(env::kDefaultNb201Table);
   c.set_macro_table(env::kDefaultMacroTable);
+  c.set_checkpoint_minutes(5);
   if (Learned(method)) {
     // The shared policy's defaults (encoders/policy.h).
     FillDefaultPolicyConfig(c.mutable_policy());
@@ -141,12 +150,13 @@ std::vector<uint64_t> ParseSeeds(const std::string& text) {
   return seeds;
 }
 
-// Defaults (of the method asked for), then --config, then the named flags, then --set.
-config::NasSearchConfig ResolveConfig(const Options& o) {
+// Defaults (of the method asked for), then `config_file` (--config, or a resumed run's
+// config.pbtxt), then the named flags, then --set.
+config::NasSearchConfig ResolveConfig(const Options& o, const std::string& config_file) {
   std::string method = DefaultConfig().method(), space = DefaultConfig().space(), dataset = DefaultConfig().dataset();
   {  // the method, space and dataset decide the defaults: find them first
     config::NasSearchConfig probe;
-    if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &probe);
+    if (!config_file.empty()) run::MergeConfigFile(config_file, &probe);
     if (!probe.method().empty()) method = probe.method();
     if (!probe.space().empty()) space = probe.space();
     if (!probe.dataset().empty()) dataset = probe.dataset();
@@ -160,7 +170,7 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
     }
   }
   config::NasSearchConfig c = DefaultConfig(method, space, dataset);
-  if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
+  if (!config_file.empty()) run::MergeConfigFile(config_file, &c);
   if (!o.space.empty()) c.set_space(o.space);
   if (!o.method.empty()) c.set_method(o.method);
   if (!o.dataset.empty()) c.set_dataset(o.dataset);
@@ -231,7 +241,172 @@ config::NasSearchConfig ResolveConfig(const Options& o) {
   if (c.tournament() < 1 || c.tournament() > c.population()) throw ConfigError("tournament must be in [1, population]");
   if (!(c.cost_budget() >= 0 && std::isfinite(c.cost_budget()))) throw ConfigError("cost_budget must be finite and >= 0");
   if (!(c.penalty() >= 0 && std::isfinite(c.penalty()))) throw ConfigError("penalty must be finite and >= 0");
+  if (!(c.checkpoint_minutes() > 0 && std::isfinite(c.checkpoint_minutes())))
+    throw ConfigError("checkpoint_minutes must be finite and > 0");
   return c;
+}
+
+// --resume DIR: the run's config.pbtxt with the flags over it. Only the budget and
+// checkpoint_minutes may change (the budget not in a run over several seeds: the finished
+// seeds keep theirs); anything else is refused before the directory is touched.
+config::NasSearchConfig ResolveResumeConfig(const Options& o) {
+  if (!o.dir.config.empty())
+    throw ConfigError("--config with --resume: a resumed run keeps its config.pbtxt (a longer search: --budget N)");
+  const std::string saved_path = o.dir.resume + "/config.pbtxt";
+  const config::NasSearchConfig saved = ResolveConfig(Options{}, saved_path);
+  const config::NasSearchConfig c = ResolveConfig(o, saved_path);
+  config::NasSearchConfig a = saved, b = c;
+  for (config::NasSearchConfig* x : {&a, &b}) {
+    x->clear_budget();
+    x->clear_checkpoint_minutes();
+  }
+  const std::string before = run::ResolvedConfigText(a), after = run::ResolvedConfigText(b);
+  if (before != after) {
+    std::string changed;  // the first line of the new config that the run's does not have
+    std::istringstream lines(after);
+    for (std::string line; std::getline(lines, line);)
+      if (before.find(line + "\n") == std::string::npos) {
+        changed = line;
+        break;
+      }
+    throw ConfigError("--resume " + o.dir.resume + " keeps the run's space, method, seeds and settings (only --budget "
+                      "and checkpoint_minutes may change); asked for `" + changed + "`");
+  }
+  if (c.budget() != saved.budget() && c.seeds_size() > 1)
+    throw ConfigError("--resume of a run over several seeds keeps its budget (" + std::to_string(saved.budget()) +
+                      "): the finished seeds searched that many");
+  return c;
+}
+
+// checkpoints/state.json of a nas-search run (docs/nas.md "Resume"): the seeds finished, the
+// Pareto points so far and the current seed's search state (search::NasSearchState: every
+// evaluation in order, the RNG, evolution's population; the learned methods keep their
+// learner in checkpoints/latest.ckpt, agents::Learner's checkpoint format, and name its
+// bytes' hash here so that a pair torn apart by a kill between the two writes is refused).
+constexpr const char* kStateKind = "nas-search";
+
+nlohmann::json EvaluationJson(const search::NasEvaluation& e) {
+  return {{"arch", e.arch},       {"quality", e.score.quality},   {"cost", e.score.cost},
+          {"penalty", e.score.penalty}, {"reward", e.score.reward}, {"skip_fraction", e.score.skip_fraction},
+          {"skip_penalty", e.score.skip_penalty}};
+}
+
+search::NasEvaluation EvaluationFrom(const nlohmann::json& j) {
+  search::NasEvaluation e;
+  e.arch = j.at("arch").get<nas::Architecture>();
+  e.score.quality = j.at("quality").get<double>();
+  e.score.cost = j.at("cost").get<double>();
+  e.score.penalty = j.at("penalty").get<double>();
+  e.score.reward = j.at("reward").get<double>();
+  e.score.skip_fraction = j.at("skip_fraction").get<double>();
+  e.score.skip_penalty = j.at("skip_penalty").get<double>();
+  return e;
+}
+
+uint64_t Fnv1a(const std::string& bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// A finished seed as the aggregates need it.
+struct SeedSummary {
+  uint64_t seed = 0;
+  search::NasSearchResult result;  // best, evaluations, unique, best_reward, seconds (reward: not kept)
+};
+
+nlohmann::json SeedSummaryJson(const SeedSummary& s) {
+  return {{"seed", s.seed},         {"best", EvaluationJson(s.result.best)}, {"evaluations", s.result.evaluations},
+          {"unique", s.result.unique}, {"seconds", s.result.seconds},      {"best_reward", s.result.best_reward}};
+}
+
+SeedSummary SeedSummaryFrom(const nlohmann::json& j) {
+  SeedSummary s;
+  s.seed = j.at("seed").get<uint64_t>();
+  s.result.best = EvaluationFrom(j.at("best"));
+  s.result.evaluations = j.at("evaluations").get<int64_t>();
+  s.result.unique = j.at("unique").get<int64_t>();
+  s.result.seconds = j.at("seconds").get<double>();
+  s.result.best_reward = j.at("best_reward").get<std::vector<double>>();
+  return s;
+}
+
+// The state of a run at a checkpoint.
+struct RunState {
+  std::vector<SeedSummary> done;              // seeds finished, in order
+  std::vector<search::NasEvaluation> pareto;  // ParetoFront::points
+  size_t seed_index = 0;                      // the current seed: seeds[seed_index]
+  search::NasSearchState current;             // its search
+  double current_seconds = 0;                 // its search time so far, over every start
+  std::map<std::string, double> last_stats;   // reinforce / ppo: the last update's, for the metrics rows
+  std::string learner_checkpoint;             // reinforce / ppo: latest.ckpt's bytes
+};
+
+nlohmann::json RunStateJson(const RunState& s, const config::NasSearchConfig& c) {
+  nlohmann::json done = nlohmann::json::array(), pareto = nlohmann::json::array(), history = nlohmann::json::array();
+  int64_t evaluations = static_cast<int64_t>(s.current.history.size());
+  double elapsed = s.current_seconds;
+  for (const SeedSummary& d : s.done) {
+    done.push_back(SeedSummaryJson(d));
+    evaluations += d.result.evaluations;
+    elapsed += d.result.seconds;
+  }
+  for (const auto& p : s.pareto) pareto.push_back(EvaluationJson(p));
+  for (const auto& e : s.current.history) history.push_back(EvaluationJson(e));
+  nlohmann::json j = {{"kind", kStateKind}, {"version", 1}, {"space", c.space()}, {"method", c.method()},
+                      {"evaluations", evaluations}, {"elapsed_s", elapsed}, {"seed_index", s.seed_index},
+                      {"seeds_done", done}, {"pareto", pareto},
+                      {"current", {{"seed", c.seeds(static_cast<int>(s.seed_index))}, {"seconds", s.current_seconds},
+                                   {"history", history}, {"rng", s.current.rng}, {"population", s.current.population},
+                                   {"last_stats", s.last_stats}}}};
+  if (Learned(c.method()))
+    j["learner_checkpoint"] = {{"file", "latest.ckpt"}, {"bytes", s.learner_checkpoint.size()},
+                               {"fnv1a", Fnv1a(s.learner_checkpoint)}};
+  return j;
+}
+
+// Reads DIR/checkpoints/state.json (and latest.ckpt for the learned methods) of a resumed run
+// whose config is `c`. Throws ConfigError naming the file.
+RunState ReadRunState(const std::string& dir, const config::NasSearchConfig& c) {
+  const std::string path = dir + "/checkpoints/state.json";
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ReadFile(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(path + ": not JSON (" + e.what() + ")");
+  }
+  RunState s;
+  try {
+    if (j.value("kind", "") != kStateKind) throw ConfigError(path + ": not a nas-search state file");
+    if (j.at("space") != c.space() || j.at("method") != c.method())
+      throw ConfigError(path + ": a " + j.at("method").get<std::string>() + " search of " +
+                        j.at("space").get<std::string>() + ", config.pbtxt says " + c.method() + " of " + c.space());
+    for (const auto& d : j.at("seeds_done")) s.done.push_back(SeedSummaryFrom(d));
+    for (const auto& p : j.at("pareto")) s.pareto.push_back(EvaluationFrom(p));
+    s.seed_index = j.at("seed_index").get<size_t>();
+    const nlohmann::json& cur = j.at("current");
+    for (const auto& e : cur.at("history")) s.current.history.push_back(EvaluationFrom(e));
+    s.current.rng = cur.at("rng").get<std::string>();
+    s.current.population = cur.at("population").get<std::vector<int64_t>>();
+    s.current_seconds = cur.at("seconds").get<double>();
+    s.last_stats = cur.at("last_stats").get<std::map<std::string, double>>();
+    if (s.seed_index >= static_cast<size_t>(c.seeds_size()) || s.done.size() != s.seed_index ||
+        cur.at("seed").get<uint64_t>() != c.seeds(static_cast<int>(s.seed_index)))
+      throw ConfigError(path + ": its seeds do not match config.pbtxt's");
+    for (size_t k = 0; k < s.done.size(); ++k)
+      if (s.done[k].seed != c.seeds(static_cast<int>(k))) throw ConfigError(path + ": its seeds do not match config.pbtxt's");
+    if (Learned(c.method())) {
+      const std::string ckpt = dir + "/checkpoints/latest.ckpt";
+      s.learner_checkpoint = ReadFile(ckpt);
+      const auto& meta = j.at("learner_checkpoint");
+      if (meta.at("bytes").get<size_t>() != s.learner_checkpoint.size() ||
+          meta.at("fnv1a").get<uint64_t>() != Fnv1a(s.learner_checkpoint))
+        throw ConfigError(ckpt + " is not the learner state.json was written with (killed between the two writes?)");
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(path + ": not a nas-search state file (" + e.what() + ")");
+  }
+  return s;
 }
 
 std::unique_ptr<env::BlockEnv> MakeEnv(const config::NasSearchConfig& c) {
@@ -309,7 +484,8 @@ double Std(const std::vector<double>& v) {  // sample standard deviation (n − 
 search::NasSearchResult RunLearned(
     const env::BlockEnv& env, const config::NasSearchConfig& c, uint64_t seed,
     const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_eval,
-    std::map<std::string, double>* last_stats) {
+    std::map<std::string, double>* last_stats, RunState* state,
+    const std::function<bool()>& checkpoint_due, const std::function<void()>& on_checkpoint) {
 #if PLACERL_HAVE_TORCH
   NasRlOptions o;
   o.agent = AgentOptionsFrom(c.agent(), seed);
@@ -319,10 +495,15 @@ search::NasSearchResult RunLearned(
   o.episodes_per_update = c.episodes_per_update();
   o.reward_scale = c.reward_scale();
   o.seed = seed;
+  NasRlCheckpoints ck;
+  ck.state = &state->current;
+  ck.learner_checkpoint = &state->learner_checkpoint;
+  ck.checkpoint_due = checkpoint_due;
+  ck.on_checkpoint = [&](const search::NasSearchState&, const std::string&) { on_checkpoint(); };
   return RunNasRl(env, o, [] { return run::StopRequested(); }, on_eval,
-                  [&](int64_t, const NasRlStats& s) { *last_stats = s; });
+                  [&](int64_t, const NasRlStats& s) { *last_stats = s; }, ck);
 #else
-  (void)env, (void)c, (void)seed, (void)on_eval, (void)last_stats;
+  (void)env, (void)c, (void)seed, (void)on_eval, (void)last_stats, (void)state, (void)checkpoint_due, (void)on_checkpoint;
   throw ConfigError("--method " + c.method() + " needs a build with LibTorch");
 #endif
 }
@@ -332,15 +513,20 @@ int NasSearch(const Options& o) {
     std::printf("%s", nas::BuiltinSpaceText(o.print_space).c_str());
     return kExitOk;
   }
-  const config::NasSearchConfig cfg = ResolveConfig(o);
-  if (!o.dir.resume.empty()) throw ConfigError("nas-search runs cannot be resumed yet; start a new one with --out");
+  const bool resuming = !o.dir.resume.empty();
+  if (resuming && !std::filesystem::exists(o.dir.resume + "/checkpoints/state.json"))
+    throw ConfigError("nothing to resume in " + o.dir.resume + ": no checkpoints/state.json (not a nas-search run, or "
+                      "one stopped before its first checkpoint)");
+  const config::NasSearchConfig cfg = resuming ? ResolveResumeConfig(o) : ResolveConfig(o, o.dir.config);
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
 #if PLACERL_HAVE_TORCH
   if (cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro")
     return enas::RunFashionMnistNasSearch(cfg, {o.budget_minutes, o.final_epochs, o.random_cells, o.max_images,
-                                           o.fashion_mnist_dir}, o.dir,
+                                           o.fashion_mnist_dir, o.test_kill_after_checkpoints}, o.dir,
                                           run::CommandLineText(argc_, argv_), o.json);
 #endif
+  RunState resume_state;
+  if (resuming) resume_state = ReadRunState(o.dir.resume, cfg);
   const std::shared_ptr<const env::BlockEnv> base_env = MakeEnv(cfg);  // before the directory: bad input leaves nothing
   const env::BlockEnv* env = base_env.get();
 #if PLACERL_HAVE_TORCH
@@ -353,6 +539,9 @@ int NasSearch(const Options& o) {
 #endif
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(argc_, argv_));
+  if (resuming)  // the rows logged after the checkpoint go (they are logged again, the same)
+    dir.ResumeFrom(cfg.seeds_size() > 1 ? static_cast<int64_t>(resume_state.seed_index)
+                                        : static_cast<int64_t>(resume_state.current.history.size()));
   search::NasEvaluation reference;  // Brainformer: the GLaM-like block, trained like every candidate
   bool have_reference = false;
 #if PLACERL_HAVE_TORCH
@@ -384,7 +573,51 @@ int NasSearch(const Options& o) {
   double done_before = 0;
   const bool has_cost = env->step_time_model().unit() != "none";
   ParetoFront pareto;
-  for (size_t k = 0; k < seeds.size() && !run::StopRequested(); ++k) {
+  // Checkpoints (docs/nas.md "Resume"): state.json (+ latest.ckpt) every checkpoint_minutes and at the end.
+  RunState state = std::move(resume_state);
+  const std::string state_path = dir.Path("checkpoints/state.json");
+  auto last_checkpoint = std::chrono::steady_clock::now();
+  int checkpoints_written = 0;
+  auto checkpoint_due = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint).count() >=
+           cfg.checkpoint_minutes() * 60;
+  };
+  auto write_checkpoint = [&] {
+    if (Learned(cfg.method())) WriteFileAtomic(dir.CheckpointPath("latest.ckpt"), state.learner_checkpoint);
+    WriteFileAtomic(dir.CheckpointPath("state.json"), RunStateJson(state, cfg).dump() + "\n");
+    last_checkpoint = std::chrono::steady_clock::now();
+    if (o.test_kill_after_checkpoints > 0 && ++checkpoints_written == o.test_kill_after_checkpoints)
+      std::raise(SIGKILL);  // tests: a crash right after a checkpoint
+  };
+  // A finished seed into the aggregates (the seeds of an earlier start too).
+  auto add_seed = [&](size_t k, const search::NasSearchResult& r) {
+    done_before += r.evaluations;
+    for (size_t i = 0; i < r.best_reward.size() && i < mean_curve.size(); ++i) {
+      mean_curve[i] += r.best_reward[i];
+      ++curve_count[i];
+    }
+    best_quality.push_back(r.best.score.quality);
+    best_reward.push_back(r.best.score.reward);
+    unique.push_back(static_cast<double>(r.unique));
+    seconds.push_back(r.seconds);
+    nlohmann::json sj = ArchJson(*env, r.best);
+    sj["seed"] = seeds[k];
+    sj["evaluations"] = r.evaluations;
+    sj["unique"] = r.unique;
+    per_seed.push_back(sj);
+    if (!have_overall || r.best.score.reward > overall.score.reward) overall = r.best;
+    have_overall = true;
+  };
+  for (size_t k = 0; k < state.done.size(); ++k) add_seed(k, state.done[k].result);
+  pareto.points = state.pareto;
+  for (size_t k = state.seed_index; k < seeds.size() && !run::StopRequested(); ++k) {
+    if (k != state.seed_index) {  // a new seed's search
+      state.seed_index = k;
+      state.current = {};
+      state.current_seconds = 0;
+      state.last_stats.clear();
+      state.learner_checkpoint.clear();
+    }
     search::NasSearchOptions so;
     so.method = cfg.method();
     so.budget = cfg.budget();
@@ -392,7 +625,15 @@ int NasSearch(const Options& o) {
     so.population = cfg.population();
     so.tournament = cfg.tournament();
     double best_quality_so_far = -1e300;
-    std::map<std::string, double> last_stats;
+    std::map<std::string, double>& last_stats = state.last_stats;
+    const double seconds_before = state.current_seconds;
+    const auto seed_start = std::chrono::steady_clock::now();
+    auto on_checkpoint = [&] {
+      state.pareto = pareto.points;
+      state.current_seconds =
+          seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - seed_start).count();
+      write_checkpoint();
+    };
     auto on_eval = [&](int64_t i, const search::NasEvaluation& e, const search::NasEvaluation& best) {
       progress.Update(done_before + i + 1, {{"best", best.score.reward}});
       if (has_cost) pareto.Add(e);
@@ -410,33 +651,28 @@ int NasSearch(const Options& o) {
         }
       dir.Log(i, row);
     };
-    const search::NasSearchResult r = Learned(cfg.method())
-        ? RunLearned(*env, cfg, seeds[k], on_eval, &last_stats)
+    search::NasSearchCheckpoints ck;
+    ck.state = &state.current;
+    ck.checkpoint_due = checkpoint_due;
+    ck.on_checkpoint = [&](const search::NasSearchState&) { on_checkpoint(); };
+    search::NasSearchResult r = Learned(cfg.method())
+        ? RunLearned(*env, cfg, seeds[k], on_eval, &last_stats, &state, checkpoint_due, on_checkpoint)
         : search::RunNasSearch(env->space(), [&](const nas::Architecture& a) { return env->Evaluate(a); }, so,
-                               [] { return run::StopRequested(); }, on_eval);
-    done_before += r.evaluations;
-    for (size_t i = 0; i < r.best_reward.size(); ++i) {
-      mean_curve[i] += r.best_reward[i];
-      ++curve_count[i];
-    }
-    best_quality.push_back(r.best.score.quality);
-    best_reward.push_back(r.best.score.reward);
-    unique.push_back(static_cast<double>(r.unique));
-    seconds.push_back(r.seconds);
+                               [] { return run::StopRequested(); }, on_eval, ck);
+    r.seconds += seconds_before;
+    state.current_seconds = r.seconds;
+    state.pareto = pareto.points;
+    add_seed(k, r);
     if (many)
       dir.Log(static_cast<int64_t>(k), {{"charts/seed", static_cast<double>(seeds[k])},
                                         {"charts/best_reward", r.best.score.reward},
                                         {"charts/best_quality", r.best.score.quality},
                                         {"charts/best_cost", r.best.score.cost},
                                         {"charts/unique", static_cast<double>(r.unique)}});
-    nlohmann::json sj = ArchJson(*env, r.best);
-    sj["seed"] = seeds[k];
-    sj["evaluations"] = r.evaluations;
-    sj["unique"] = r.unique;
-    per_seed.push_back(sj);
-    if (!have_overall || r.best.score.reward > overall.score.reward) overall = r.best;
-    have_overall = true;
+    // The last seed (or one stopped) stays the current one: --resume with a larger --budget goes on with it.
+    if (k + 1 < seeds.size() && !run::StopRequested()) state.done.push_back({seeds[k], r});
   }
+  if (have_overall) write_checkpoint();
   const double total_seconds = std::accumulate(seconds.begin(), seconds.end(), 0.0);
   char summary[200];
   std::snprintf(summary, sizeof(summary), "best reward %.6g over %zu seed(s)", overall.score.reward, best_reward.size());
@@ -590,7 +826,8 @@ int main(int argc, char** argv) {
         ->check(cli::IntRange(1, 10000000));
     app.add_option("--table-dataset", o.table_dataset, "nb201: cifar10 (default) | cifar100 | imagenet16-120")
         ->check(cli::NonEmpty());
-    app.add_option("--budget", o.budget, "evaluated architectures per seed (default 100)")->check(cli::IntRange(1, cli::kMaxCount));
+    app.add_option("--budget", o.budget, "evaluated architectures per seed (default 100; with --resume: the new total, "
+                                       "one seed only)")->check(cli::IntRange(1, cli::kMaxCount));
     app.add_option("--seeds", o.seeds, "seeds: 7 | 1,2,5 | 1-100 (default 1)")->check(cli::NonEmpty());
     app.add_option("--population", o.population, "evolution: population P (default 10)")->check(cli::IntRange(2, 1000000));
     app.add_option("--tournament", o.tournament, "evolution: tournament size S (default 3)")->check(cli::IntRange(1, 1000000));
@@ -608,6 +845,7 @@ int main(int argc, char** argv) {
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);
+    app.add_option("--test-kill-after-checkpoints", o.test_kill_after_checkpoints)->group("");
     cli::Parse(app, argc, argv);
     return NasSearch(o);
   });

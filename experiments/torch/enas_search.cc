@@ -7,13 +7,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <memory>
 #include <numeric>
 #include <random>
+#include <sstream>
 
 #include "datasets/util/errors.h"
+#include "datasets/util/files.h"
 #include "env/block/block_env.h"
 #include "env/block/block_models.h"
 #include "experiments/lib/config.h"
@@ -96,6 +99,23 @@ class Batches {
     at_ += n;
     return {s_.images.index_select(0, idx), s_.labels.index_select(0, idx)};
   }
+  // Its state (checkpoints): the RNG, the pass's order, the position in it.
+  std::string RngText() const {
+    std::ostringstream out;
+    out << rng_;
+    return out.str();
+  }
+  const std::vector<int64_t>& order() const { return order_; }
+  int64_t at() const { return at_; }
+  void Restore(const std::string& rng, std::vector<int64_t> order, int64_t at) {
+    std::istringstream in(rng);
+    in >> rng_;
+    if (!in) throw ConfigError("enas checkpoint: the minibatch RNG is unreadable");
+    if (at < 0 || at > static_cast<int64_t>(order.size()) || (!order.empty() && order.size() != static_cast<size_t>(s_.size())))
+      throw ConfigError("enas checkpoint: the minibatch order does not fit the training split");
+    order_ = std::move(order);
+    at_ = at;
+  }
 
  private:
   const Split& s_;
@@ -138,6 +158,40 @@ std::pair<double, double> TrainStep(EnasNet& net, torch::optim::SGD& sgd, const 
   return {loss.item<double>(), acc};
 }
 
+torch::Tensor BytesTensor(const std::string& bytes) {
+  if (bytes.empty()) return torch::zeros({0}, torch::kUInt8);
+  return torch::from_blob(const_cast<char*>(bytes.data()), {static_cast<int64_t>(bytes.size())}, torch::kUInt8).clone();
+}
+
+std::string TensorBytes(const torch::Tensor& t) {
+  const torch::Tensor c = t.contiguous().to(torch::kUInt8);
+  return std::string(reinterpret_cast<const char*>(c.data_ptr<uint8_t>()), static_cast<size_t>(c.numel()));
+}
+
+nlohmann::json Finite(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+double FiniteOr(const nlohmann::json& j) { return j.is_null() ? NAN : j.get<double>(); }
+
+nlohmann::json EpochJson(const EnasEpochStats& e) {
+  return {{"epoch", e.epoch}, {"seconds", e.seconds}, {"lr", e.lr}, {"shared_loss", Finite(e.shared_loss)},
+          {"shared_accuracy", Finite(e.shared_accuracy)}, {"controller_reward", Finite(e.controller_reward)},
+          {"val_accuracy", Finite(e.val_accuracy)}, {"entropy", Finite(e.entropy)},
+          {"policy_loss", Finite(e.policy_loss)}};
+}
+
+EnasEpochStats EpochFrom(const nlohmann::json& j) {
+  EnasEpochStats e;
+  e.epoch = j.at("epoch").get<int32_t>();
+  e.seconds = j.at("seconds").get<double>();
+  e.lr = j.at("lr").get<double>();
+  e.shared_loss = FiniteOr(j.at("shared_loss"));
+  e.shared_accuracy = FiniteOr(j.at("shared_accuracy"));
+  e.controller_reward = FiniteOr(j.at("controller_reward"));
+  e.val_accuracy = FiniteOr(j.at("val_accuracy"));
+  e.entropy = FiniteOr(j.at("entropy"));
+  e.policy_loss = FiniteOr(j.at("policy_loss"));
+  return e;
+}
+
 torch::optim::SGD MakeSgd(EnasNet& net, const EnasSearchOptions& o) {
   return torch::optim::SGD(net->parameters(), torch::optim::SGDOptions(o.lr_max)
                                                   .momentum(o.momentum)
@@ -162,6 +216,16 @@ class SharedWeightsQuality : public env::QualityModel {
   }
   std::string Describe() const override {
     return "accuracy on a validation minibatch of " + std::to_string(batch_) + " (shared weights)";
+  }
+  // Its state (checkpoints): the validation cursor and the last answer.
+  nlohmann::json State() const {
+    return {{"cursor", cursor_}, {"have_last", have_last_}, {"last_arch", last_arch_}, {"last_value", last_value_}};
+  }
+  void Restore(const nlohmann::json& j) {
+    cursor_ = j.at("cursor").get<int64_t>();
+    have_last_ = j.at("have_last").get<bool>();
+    last_arch_ = j.at("last_arch").get<nas::Architecture>();
+    last_value_ = j.at("last_value").get<double>();
   }
 
  private:
@@ -277,7 +341,8 @@ nas::Architecture HandDesignedCell() {
 }
 
 EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const std::function<bool()>& stop,
-                   const EnasProgressFn& progress, const std::function<void(const EnasEpochStats&)>& on_epoch) {
+                   const EnasProgressFn& progress, const std::function<void(const EnasEpochStats&)>& on_epoch,
+                   const EnasCheckpoints& checkpoints) {
   if (method != "enas" && method != "random") throw ConfigError("fashion-mnist: method '" + method + "' (enas, random)");
   CheckSearchOptions(o);
   torch::set_num_threads(o.threads);
@@ -297,8 +362,8 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
     eo.space = "enas_micro";
     eo.cost_budget = o.cost_budget;
     eo.penalty = o.penalty;
-    const env::BlockEnv block(space, std::make_shared<const SharedWeightsQuality>(net, &d.val, o.reward_batch),
-                              std::make_shared<const MacsCost>(sn), eo);
+    const auto quality = std::make_shared<SharedWeightsQuality>(net, &d.val, o.reward_batch);
+    const env::BlockEnv block(space, quality, std::make_shared<const MacsCost>(sn), eo);
     NasRlOptions co = o.controller;
     co.seed = o.seed;
     NasRlController controller(block, co);
@@ -306,14 +371,74 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
     const double budget = 60 * o.budget_minutes;
     const auto start = Clock::now();
     const double cpu_start = CpuSeconds();
+    double seconds_before = 0, cpu_before = 0;  // the search time of earlier starts (resume)
+    int32_t first_epoch = 0;
+    // The search's state after an epoch (EnasCheckpoints).
+    auto save = [&](int32_t next_epoch) {
+      torch::serialize::OutputArchive archive, net_archive, sgd_archive;
+      net->save(net_archive);
+      sgd.save(sgd_archive);
+      archive.write("net", net_archive);
+      archive.write("sgd", sgd_archive);
+      archive.write("learner", BytesTensor(controller.CheckpointBytes()));
+      std::vector<int64_t> order = batches.order();
+      archive.write("batches_order", torch::tensor(order, torch::kLong));
+      nlohmann::json epochs = nlohmann::json::array();
+      for (const EnasEpochStats& e : r.epochs) epochs.push_back(EpochJson(e));
+      const nlohmann::json state = {
+          {"next_epoch", next_epoch},       {"seconds", seconds_before + Since(start)},
+          {"cpu_seconds", cpu_before + CpuSeconds() - cpu_start}, {"shared_steps", r.shared_steps},
+          {"controller_children", r.controller_children}, {"episodes", controller.episodes()},
+          {"samples", controller.samples()}, {"batches_rng", batches.RngText()}, {"batches_at", batches.at()},
+          {"quality", quality->State()},    {"epochs", epochs}, {"seed", o.seed}};
+      archive.write("state", BytesTensor(state.dump()));
+      std::ostringstream out;
+      archive.save_to(out);
+      return out.str();
+    };
+    if (!checkpoints.resume.empty()) {  // continue the search from a checkpoint
+      try {
+        torch::serialize::InputArchive archive, net_archive, sgd_archive;
+        std::istringstream in(checkpoints.resume);
+        archive.load_from(in);
+        archive.read("net", net_archive);
+        net->load(net_archive);
+        archive.read("sgd", sgd_archive);
+        sgd.load(sgd_archive);
+        torch::Tensor t;
+        archive.read("state", t);
+        const nlohmann::json state = nlohmann::json::parse(TensorBytes(t));
+        if (state.at("seed").get<uint64_t>() != o.seed) throw ConfigError("enas checkpoint: another seed");
+        archive.read("learner", t);
+        controller.Restore(TensorBytes(t), state.at("episodes").get<int64_t>(), state.at("samples").get<int64_t>());
+        archive.read("batches_order", t);
+        t = t.contiguous().to(torch::kLong);
+        batches.Restore(state.at("batches_rng").get<std::string>(),
+                        std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel()),
+                        state.at("batches_at").get<int64_t>());
+        quality->Restore(state.at("quality"));
+        first_epoch = state.at("next_epoch").get<int32_t>();
+        seconds_before = state.at("seconds").get<double>();
+        cpu_before = state.at("cpu_seconds").get<double>();
+        r.shared_steps = state.at("shared_steps").get<int64_t>();
+        r.controller_children = state.at("controller_children").get<int64_t>();
+        for (const auto& e : state.at("epochs")) r.epochs.push_back(EpochFrom(e));
+      } catch (const nlohmann::json::exception& e) {
+        throw ConfigError(std::string("enas checkpoint: unreadable state (") + e.what() + ")");
+      } catch (const c10::Error& e) {
+        throw ConfigError(std::string("enas checkpoint: unreadable (") + e.what_without_backtrace() + ")");
+      }
+    }
+    auto elapsed = [&] { return seconds_before + Since(start); };
     NasRlStats last;
     // Epochs until the budget is spent (at least one shared step and one child).
-    for (int32_t epoch = 0; !(epoch > 0 && Since(start) >= budget) && !stopped(); ++epoch) {
+    int32_t epoch = first_epoch;
+    for (; !(epoch > 0 && elapsed() >= budget) && !stopped(); ++epoch) {
       EnasEpochStats es;
       es.epoch = epoch;
       int32_t n = 0;
-      for (; n < o.shared_steps && !(n > 0 && (Since(start) >= budget || stopped())); ++n) {
-        es.lr = CosineLr(o, Since(start) / budget);
+      for (; n < o.shared_steps && !(n > 0 && (elapsed() >= budget || stopped())); ++n) {
+        es.lr = CosineLr(o, elapsed() / budget);
         const auto [loss, acc] = TrainStep(net, sgd, DecodeEnasMicro(controller.Sample()), batches.Next(), es.lr,
                                            o.grad_clip);
         es.shared_loss += loss;
@@ -322,13 +447,13 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
         if (progress && n % 10 == 0) {
           char status[100];
           std::snprintf(status, sizeof(status), "epoch %d loss %.4f", epoch, loss);
-          progress("search", std::min(1.0, Since(start) / budget), status);
+          progress("search", std::min(1.0, elapsed() / budget), status);
         }
       }
       es.shared_loss /= n;
       es.shared_accuracy /= n;
       int32_t m = 0;
-      for (; m < o.controller_steps && !(m > 0 && (Since(start) >= budget || stopped())); ++m) {
+      for (; m < o.controller_steps && !(m > 0 && (elapsed() >= budget || stopped())); ++m) {
         es.controller_reward += controller.PlayEpisode().score.reward;
         ++r.controller_children;
         if ((m + 1) % co.episodes_per_update == 0) last = controller.Update();
@@ -339,13 +464,17 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
       es.policy_loss = last.count("losses/policy_loss") ? last["losses/policy_loss"] : NAN;
       es.val_accuracy = Accuracy(net, DecodeEnasMicro(controller.Sample(true)), d.val, 0,
                                  std::min<int64_t>(o.epoch_val_images, d.val.size()));
-      es.seconds = Since(start);
+      es.seconds = elapsed();
       r.epochs.push_back(es);
       if (on_epoch) on_epoch(es);
+      if (checkpoints.on_checkpoint && checkpoints.checkpoint_due && checkpoints.checkpoint_due() &&
+          !(epoch > 0 && elapsed() >= budget) && !stopped())  // (the last epoch's: below)
+        checkpoints.on_checkpoint(save(epoch + 1), epoch + 1);
     }
+    if (checkpoints.on_checkpoint) checkpoints.on_checkpoint(save(epoch), epoch);
     r.controller_updates = controller.updates();
-    r.search_seconds = Since(start);
-    r.search_cpu_seconds = CpuSeconds() - cpu_start;
+    r.search_seconds = elapsed();
+    r.search_cpu_seconds = cpu_before + CpuSeconds() - cpu_start;
 
     // Derive: K sampled children (and the greedy one) ranked on a larger validation batch.
     const auto derive_start = Clock::now();
@@ -394,6 +523,14 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
 
 namespace {
 
+constexpr const char* kEnasStateKind = "nas-search-enas";
+
+uint64_t Fnv1a(const std::string& bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
 nlohmann::json ChildJson(const nas::SearchSpace& space, const TrainedChild& c) {
   nlohmann::json j = {{"label", c.label},
                       {"architecture", space.Describe(c.arch)},
@@ -418,15 +555,48 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
     throw ConfigError("--dataset fashion-mnist with --space " + cfg.space() + ": weight sharing is built for enas_micro");
   if (cfg.method() != "enas" && cfg.method() != "random")
     throw ConfigError("--dataset fashion-mnist: --method " + cfg.method() + " (enas, random)");
-  if (!dir_flags.resume.empty()) throw ConfigError("fashion-mnist runs cannot be resumed; start a new one with --out");
+  // --resume: the run's flags (a new --budget-minutes: the new total) and its search checkpoint.
+  const bool resuming = !dir_flags.resume.empty();
+  FashionMnistFlags f = flags;
+  std::string resume_bytes;
+  int32_t resume_epoch = 0;
+  if (resuming) {
+    const std::string state_path = dir_flags.resume + "/checkpoints/state.json";
+    try {
+      const nlohmann::json st = nlohmann::json::parse(ReadFile(state_path));
+      if (st.value("kind", "") != kEnasStateKind || st.at("method") != cfg.method())
+        throw ConfigError(state_path + ": not the state of an enas_micro / fashion-mnist " + cfg.method() + " run");
+      const nlohmann::json& saved = st.at("flags");
+      auto differs = [](bool given, bool same) { return given && !same; };
+      if (differs(flags.final_epochs > 0, flags.final_epochs == saved.at("final_epochs").get<double>()) ||
+          differs(flags.random_cells > 0, flags.random_cells == saved.at("random_cells").get<int32_t>()) ||
+          differs(flags.max_images > 0, flags.max_images == saved.at("max_images").get<int32_t>()) ||
+          differs(!flags.data_dir.empty(), flags.data_dir == saved.at("data_dir").get<std::string>()))
+        throw ConfigError("--resume " + dir_flags.resume + " keeps the run's --final-epochs, --random-cells, --max-images "
+                          "and --fashion-mnist-dir (a longer search: --budget-minutes M, the new total)");
+      f.final_epochs = saved.at("final_epochs").get<double>();
+      f.random_cells = saved.at("random_cells").get<int32_t>();
+      f.max_images = saved.at("max_images").get<int32_t>();
+      f.data_dir = saved.at("data_dir").get<std::string>();
+      if (!(flags.budget_minutes > 0)) f.budget_minutes = saved.at("budget_minutes").get<double>();
+      const std::string ckpt = dir_flags.resume + "/checkpoints/latest.ckpt";
+      resume_bytes = ReadFile(ckpt);
+      if (st.at("checkpoint").at("bytes").get<size_t>() != resume_bytes.size() ||
+          st.at("checkpoint").at("fnv1a").get<uint64_t>() != Fnv1a(resume_bytes))
+        throw ConfigError(ckpt + " is not the checkpoint state.json was written with (killed between the two writes?)");
+      resume_epoch = st.at("next_epoch").get<int32_t>();
+    } catch (const nlohmann::json::exception& e) {
+      throw ConfigError(state_path + ": not a nas-search state file (" + e.what() + ")");
+    }
+  }
   EnasSearchOptions o;
-  if (flags.budget_minutes > 0) o.budget_minutes = flags.budget_minutes;
-  if (flags.final_epochs > 0) o.final_epochs = flags.final_epochs;
-  if (flags.random_cells > 0) o.random_cells = flags.random_cells;
-  if (!flags.data_dir.empty()) o.data_dir = flags.data_dir;
-  if (flags.max_images > 0) {
-    o.max_train_images = o.max_test_images = flags.max_images;
-    o.validation_images = std::min(o.validation_images, flags.max_images);
+  if (f.budget_minutes > 0) o.budget_minutes = f.budget_minutes;
+  if (f.final_epochs > 0) o.final_epochs = f.final_epochs;
+  if (f.random_cells > 0) o.random_cells = f.random_cells;
+  if (!f.data_dir.empty()) o.data_dir = f.data_dir;
+  if (f.max_images > 0) {
+    o.max_train_images = o.max_test_images = f.max_images;
+    o.validation_images = std::min(o.validation_images, f.max_images);
   }
   o.seed = cfg.seeds_size() > 0 ? cfg.seeds(0) : 1;
   o.cost_budget = cfg.cost_budget();
@@ -455,8 +625,30 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
                 command_line.c_str(), o.budget_minutes, o.final_epochs, o.random_cells, o.search_net.channels,
                 o.search_net.cells_per_stage, o.final_net.channels, o.final_net.cells_per_stage, o.shared_steps,
                 o.controller_steps, o.batch, o.reward_batch, o.derive_samples, o.derive_images, o.validation_images,
-                flags.max_images, o.lr_max, o.lr_min, o.weight_decay, o.threads);
+                f.max_images, o.lr_max, o.lr_min, o.weight_decay, o.threads);
   dir.WriteConfig(cfg, header);
+  if (resuming) dir.ResumeFrom(resume_epoch);  // the epochs logged after the checkpoint go (they run again)
+
+  // Checkpoints of the search (every checkpoint_minutes and at its end): latest.ckpt (RunEnas's
+  // archive) and state.json (the flags, the next epoch, the checkpoint's size and hash).
+  auto last_checkpoint = Clock::now();
+  int checkpoints_written = 0;
+  EnasCheckpoints ck;
+  ck.resume = std::move(resume_bytes);
+  ck.checkpoint_due = [&] { return Since(last_checkpoint) >= 60 * cfg.checkpoint_minutes(); };
+  ck.on_checkpoint = [&](const std::string& bytes, int32_t next_epoch) {
+    WriteFileAtomic(dir.CheckpointPath("latest.ckpt"), bytes);
+    const nlohmann::json st = {
+        {"kind", kEnasStateKind}, {"version", 1}, {"space", cfg.space()}, {"method", cfg.method()},
+        {"next_epoch", next_epoch},
+        {"flags", {{"budget_minutes", o.budget_minutes}, {"final_epochs", f.final_epochs},
+                   {"random_cells", f.random_cells}, {"max_images", f.max_images}, {"data_dir", f.data_dir}}},
+        {"checkpoint", {{"file", "latest.ckpt"}, {"bytes", bytes.size()}, {"fnv1a", Fnv1a(bytes)}}}};
+    WriteFileAtomic(dir.CheckpointPath("state.json"), st.dump(2) + "\n");
+    last_checkpoint = Clock::now();
+    if (f.test_kill_after_checkpoints > 0 && ++checkpoints_written == f.test_kill_after_checkpoints)
+      std::raise(SIGKILL);  // tests: a crash right after a checkpoint
+  };
 
   run::InstallStopOnSignal();
   run::ProgressOptions po;
@@ -478,7 +670,8 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
                           {"charts/val_accuracy", e.val_accuracy},
                           {"losses/entropy", e.entropy},
                           {"losses/policy_loss", e.policy_loss}});
-      });
+      },
+      ck);
   const nas::SearchSpace space = nas::LoadSearchSpace("enas_micro");
   const TrainedChild* best = r.have_enas ? &r.enas : r.best_random >= 0 ? &r.random[r.best_random] : nullptr;
   bar.Finish(best ? "test accuracy " + std::to_string(best->test_accuracy) : "stopped before a result");

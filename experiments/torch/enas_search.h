@@ -113,6 +113,19 @@ struct EnasResult {
   bool stopped = false;                  // `stop` ended it early
 };
 
+// Checkpoints of the search phase (nas-search --resume), taken after a search epoch: the
+// super-network's weights and SGD state, the controller (learner, episode and sample counts),
+// the minibatch order, the validation cursor, the epochs so far, the search time. `resume` (may
+// be empty) is such a checkpoint to continue the search from (the options must be the ones it was
+// made with; budget_minutes may be larger). `on_checkpoint` gets one after an epoch when
+// `checkpoint_due` says so and one at the end of the search (before derive and the final
+// trainings, which a resumed run does again).
+struct EnasCheckpoints {
+  std::string resume;
+  std::function<bool()> checkpoint_due;
+  std::function<void(const std::string& bytes, int32_t next_epoch)> on_checkpoint;
+};
+
 // "phase" (search | derive | final:<label>), fraction done of the phase, a short status.
 using EnasProgressFn = std::function<void(const std::string& phase, double fraction, const std::string& status)>;
 
@@ -120,7 +133,8 @@ using EnasProgressFn = std::function<void(const std::string& phase, double fract
 // `stop` (may be empty) ends the current phase early (what is done is reported); `on_epoch`
 // (may be empty) sees each search epoch. Throws ConfigError / IoError (missing IDX files).
 EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const std::function<bool()>& stop = {},
-                   const EnasProgressFn& progress = {}, const std::function<void(const EnasEpochStats&)>& on_epoch = {});
+                   const EnasProgressFn& progress = {}, const std::function<void(const EnasEpochStats&)>& on_epoch = {},
+                   const EnasCheckpoints& checkpoints = {});
 
 // The extra flags of `nas-search --dataset fashion-mnist` (negative / 0 = the default).
 struct FashionMnistFlags {
@@ -129,11 +143,13 @@ struct FashionMnistFlags {
   int32_t random_cells = 0;
   int32_t max_images = 0;  // > 0: at most this many images of each split (quick runs, tests)
   std::string data_dir;    // empty: nas::kFashionMnistDir
+  int test_kill_after_checkpoints = 0;  // tests: SIGKILL right after the k-th checkpoint
 };
 
 // nas-search --space enas_micro --dataset fashion-mnist --method enas|random: runs RunEnas and
 // writes the run directory (config.pbtxt with the ENAS options in its header, metrics.csv and
-// TensorBoard per search epoch, best.pbtxt, result.json, curve.png). Returns the exit code.
+// TensorBoard per search epoch, best.pbtxt, result.json, curve.png, checkpoints/ of the search:
+// latest.ckpt + state.json, which `--resume DIR` continues from). Returns the exit code.
 int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMnistFlags& flags,
                              const run::RunDirFlags& dir_flags, const std::string& command_line, bool json);
 

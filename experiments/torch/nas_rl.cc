@@ -89,34 +89,66 @@ nas::Architecture NasRlController::Sample(bool greedy) {
 int64_t NasRlController::episodes() const { return impl_->episodes; }
 int64_t NasRlController::updates() const { return impl_->learner.updates(); }
 
+std::string NasRlController::CheckpointBytes() const { return impl_->learner.CheckpointBytes(); }
+
+void NasRlController::Restore(const std::string& checkpoint_bytes, int64_t episodes, int64_t samples) {
+  if (episodes < 0 || samples < 0) throw ConfigError("nas rl: negative episode or sample count");
+  impl_->learner.LoadCheckpointBytes(checkpoint_bytes, "the learner checkpoint");
+  impl_->buffer.Clear();
+  impl_->episodes = episodes;
+  impl_->samples = samples;
+}
+
+int64_t NasRlController::samples() const { return impl_->samples; }
+
 search::NasSearchResult RunNasRl(
     const env::BlockEnv& env, const NasRlOptions& o, const std::function<bool()>& stop,
     const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_evaluation,
-    const std::function<void(int64_t, const NasRlStats&)>& on_update) {
+    const std::function<void(int64_t, const NasRlStats&)>& on_update, const NasRlCheckpoints& checkpoints) {
   if (o.budget < 1) throw ConfigError("nas rl: the budget must be >= 1 architecture");
+  if ((checkpoints.state == nullptr) != (checkpoints.learner_checkpoint == nullptr))
+    throw ConfigError("nas rl: checkpoints need both a state and a learner checkpoint");
   const auto start = std::chrono::steady_clock::now();
   NasRlController controller(env, o);
 
   search::NasSearchResult r;
   r.best.score.reward = -1e300;
   std::set<nas::Architecture> seen;
+  search::NasSearchState local;
+  search::NasSearchState& st = checkpoints.state ? *checkpoints.state : local;
+  if (!st.history.empty()) {  // continue from the learner after the history's last episode
+    if (checkpoints.learner_checkpoint->empty()) throw ConfigError("nas rl: a history to continue but no learner checkpoint");
+    controller.Restore(*checkpoints.learner_checkpoint, static_cast<int64_t>(st.history.size()));
+    for (const search::NasEvaluation& e : st.history) {
+      search::AddToResult(e, &r);
+      seen.insert(e.arch);
+    }
+  }
+  // The last update's history length and learner (what the final state holds).
+  size_t learned = st.history.size();
+  if (checkpoints.state) *checkpoints.learner_checkpoint = controller.CheckpointBytes();
   auto more = [&] { return r.evaluations < o.budget && !(stop && stop()); };
   while (more()) {
     for (int32_t e = 0; e < o.episodes_per_update && more(); ++e) {
       const search::NasEvaluation ev = controller.PlayEpisode();
-      r.reward.push_back(ev.score.reward);
-      if (r.evaluations == 0 || ev.score.reward > r.best.score.reward) r.best = ev;
-      r.best_reward.push_back(r.best.score.reward);
+      st.history.push_back(ev);
+      search::AddToResult(ev, &r);
       seen.insert(ev.arch);
-      if (on_evaluation) on_evaluation(r.evaluations, ev, r.best);
-      ++r.evaluations;
+      if (on_evaluation) on_evaluation(r.evaluations - 1, ev, r.best);
     }
     // No update after the budget's last architecture: nothing would sample from it.
     if (!more()) break;
     const agents::Stats stats = controller.Update();
     if (stats.empty()) break;
     if (on_update) on_update(controller.updates(), stats);
+    if (checkpoints.state) {
+      learned = st.history.size();
+      *checkpoints.learner_checkpoint = controller.CheckpointBytes();
+      if (checkpoints.on_checkpoint && checkpoints.checkpoint_due && checkpoints.checkpoint_due())
+        checkpoints.on_checkpoint(st, *checkpoints.learner_checkpoint);
+    }
   }
+  if (checkpoints.state) st.history.resize(learned);
   r.unique = static_cast<int64_t>(seen.size());
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

@@ -60,10 +60,31 @@ class NasRlController {
   nas::Architecture Sample(bool greedy = false);
   int64_t episodes() const;
   int64_t updates() const;
+  // The learner's checkpoint (weights, optimiser, RNG, REINFORCE baseline, update count;
+  // agents::Learner::CheckpointBytes). Meaningful between updates: played episodes not yet
+  // learned from are not in it.
+  std::string CheckpointBytes() const;
+  // Continues from a checkpoint taken after `episodes` episodes (the episodes' environment
+  // seeds go on from there). Throws ConfigError for a checkpoint of another policy.
+  // `samples`: Sample() calls so far (their environment seeds go on from there too).
+  void Restore(const std::string& checkpoint_bytes, int64_t episodes, int64_t samples = 0);
+  int64_t samples() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// Checkpoints of RunNasRl (nas-search --resume), taken right after a learner update. `state`
+// (may be null) holds on entry the history to continue from (empty: a fresh search) and
+// `learner_checkpoint` the learner after its last episode; on return both are the last update's
+// (the episodes after it, not learned from, are played again by a resumed search, the same way).
+// `on_checkpoint` gets both after an update when `checkpoint_due` says so.
+struct NasRlCheckpoints {
+  search::NasSearchState* state = nullptr;  // history only
+  std::string* learner_checkpoint = nullptr;
+  std::function<bool()> checkpoint_due;
+  std::function<void(const search::NasSearchState&, const std::string& learner_checkpoint)> on_checkpoint;
 };
 
 // Searches `env`'s space with a fresh policy and learner (a copy of `env` plays the episodes).
@@ -73,6 +94,7 @@ class NasRlController {
 search::NasSearchResult RunNasRl(
     const env::BlockEnv& env, const NasRlOptions& options, const std::function<bool()>& stop = {},
     const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_evaluation = {},
-    const std::function<void(int64_t updates, const NasRlStats&)>& on_update = {});
+    const std::function<void(int64_t updates, const NasRlStats&)>& on_update = {},
+    const NasRlCheckpoints& checkpoints = {});
 
 }  // namespace placerl

@@ -43,6 +43,24 @@ struct NasSearchResult {
 
 using NasObjective = std::function<env::BlockScore(const nas::Architecture&)>;
 
+// A search between two evaluations, all it needs to go on exactly as if it had not stopped
+// (nas-search --resume): what it evaluated and what it will draw next.
+struct NasSearchState {
+  std::vector<NasEvaluation> history;  // every evaluation, in order (repeats included)
+  std::string rng;                     // random / evolution: the std::mt19937_64, as operator<< writes it
+  std::vector<int64_t> population;     // evolution: indices into `history`, oldest first
+};
+
+// Checkpoints of a search. `state` (may be null): on entry a state to continue from (an empty
+// history: a fresh search; the options must be the ones it was made with), on return the state
+// at the end. After each evaluation (the population updated) `on_checkpoint` gets the state
+// when `checkpoint_due` says so.
+struct NasSearchCheckpoints {
+  NasSearchState* state = nullptr;
+  std::function<bool()> checkpoint_due;
+  std::function<void(const NasSearchState&)> on_checkpoint;
+};
+
 // Decision by decision in order, each choice uniform among the allowed ones (uniform over the
 // space when it has no rules).
 nas::Architecture RandomArchitecture(const nas::SearchSpace& space, std::mt19937_64& rng);
@@ -51,11 +69,16 @@ nas::Architecture RandomArchitecture(const nas::SearchSpace& space, std::mt19937
 // Returns the parent unchanged when no decision has an alternative.
 nas::Architecture Mutate(const nas::SearchSpace& space, const nas::Architecture& parent, std::mt19937_64& rng);
 
-// Throws ConfigError for an unknown method or option out of range. `stop` (may be empty) ends
-// the search early; `on_evaluation` (may be empty) sees every evaluation and the best so far.
+// Throws ConfigError for an unknown method or option out of range, or a state that does not fit
+// them. `stop` (may be empty) ends the search early; `on_evaluation` (may be empty) sees every
+// evaluation and the best so far (not those of a resumed state: the result counts them).
 NasSearchResult RunNasSearch(const nas::SearchSpace& space, const NasObjective& objective,
                              const NasSearchOptions& options, const std::function<bool()>& stop = {},
                              const std::function<void(int64_t, const NasEvaluation&, const NasEvaluation&)>&
-                                 on_evaluation = {});
+                                 on_evaluation = {},
+                             const NasSearchCheckpoints& checkpoints = {});
+
+// The result's bookkeeping (best, curves, unique) of a history, as if it had just been evaluated.
+void AddToResult(const NasEvaluation& e, NasSearchResult* r);
 
 }  // namespace placerl::search

@@ -1,10 +1,13 @@
 // nas-search as a user runs it: a small NB201 search writes the whole run directory and one JSON
 // document whose best architecture is the table's; several seeds give mean ± std; methods and
 // datasets not built yet, bad options and bad tables fail with one line, exit 1, and leave no
-// directory.
+// directory. --resume: a search killed after a checkpoint (or finished) and resumed ends with the
+// uninterrupted run's history; a resume that does not fit is one line, exit 1, and changes nothing.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/experiments/run_command.h"
@@ -144,6 +147,173 @@ TEST(NasSearchCli, PpoAndReinforceEndToEnd) {
   EXPECT_EQ(jr["baseline_decay"], 0.9);
   EXPECT_EQ(jr["entropy_coef"], 0.001);
   for (const auto& s : jr["per_seed"]) EXPECT_EQ(s["evaluations"], 10);
+}
+
+// Every file of a directory with its content (to check that a refused --resume changes nothing).
+std::map<std::string, std::string> Snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) files[e.path().string()] = testing::Slurp(e.path().string());
+  return files;
+}
+
+// The result's architectures and their numbers (result.json's timing fields left out).
+nlohmann::json SearchOutcome(const std::string& dir) {
+  const auto j = nlohmann::json::parse(testing::Slurp(dir + "/result.json"));
+  nlohmann::json o;
+  for (const char* key : {"best", "best_quality", "best_reward", "pareto", "unique_mean", "per_seed"})
+    if (j.contains(key)) o[key] = j[key];
+  return o;
+}
+
+// Same run, same result: killed right after its k-th checkpoint (one after every architecture
+// or update) and resumed, a tabular search ends with the uninterrupted run's metrics.csv (one row
+// per architecture: reward, quality, cost, best; the learned methods' losses), best.pbtxt and
+// result; for random search, evolution, PPO and REINFORCE.
+TEST(NasSearchCli, ResumeAfterKillEndsWithTheUninterruptedHistory) {
+  testing::TempDir tmp;
+  for (const std::string method : {"random", "evolution", "ppo", "reinforce"}) {
+    const std::string run = kBin + " --space nb201 --dataset table --method " + method +
+                            " --seeds 4 --set checkpoint_minutes=1e-9" +
+                            (method == "ppo" || method == "reinforce" ? " --episodes-per-update 4" : "");
+    const std::string a = tmp / (method + "_a"), b = tmp / (method + "_b");
+    const auto whole = Sh(run + " --budget 30 --out " + a);
+    if (whole.status == 1 && whole.out.find("needs a build with LibTorch") != std::string::npos) continue;
+    ASSERT_EQ(whole.status, 0) << whole.out;
+    EXPECT_EQ(Sh(run + " --budget 30 --test-kill-after-checkpoints 3 --out " + b).status, 128 + 9) << method;  // SIGKILL
+    const bool learned = method == "ppo" || method == "reinforce";
+    // Checkpoints after each architecture (random, evolution) or each update of 4 (learned).
+    EXPECT_EQ(CountLines(testing::Slurp(b + "/metrics.csv")), 1 + (learned ? 12 : 3)) << method;
+    EXPECT_FALSE(fs::exists(b + "/result.json"));
+    EXPECT_EQ(fs::exists(b + "/checkpoints/latest.ckpt"), learned) << method;
+    const auto resumed = Sh(kBin + " --resume " + b);
+    ASSERT_EQ(resumed.status, 0) << method << ": " << resumed.out;
+    const std::string metrics = testing::Slurp(a + "/metrics.csv");
+    EXPECT_EQ(CountLines(metrics), 31);
+    EXPECT_EQ(testing::Slurp(b + "/metrics.csv"), metrics) << method;
+    EXPECT_EQ(testing::Slurp(b + "/best.pbtxt"), testing::Slurp(a + "/best.pbtxt")) << method;
+    EXPECT_EQ(SearchOutcome(b), SearchOutcome(a)) << method;
+    // Resuming the finished run changes no result; a larger budget goes on as a run with that budget.
+    ASSERT_EQ(Sh(kBin + " --resume " + b).status, 0);
+    EXPECT_EQ(testing::Slurp(b + "/metrics.csv"), metrics) << method;
+    const std::string c = tmp / (method + "_c");
+    ASSERT_EQ(Sh(run + " --budget 45 --out " + c).status, 0);
+    const auto longer = Sh(kBin + " --resume " + b + " --budget 45");
+    ASSERT_EQ(longer.status, 0) << longer.out;
+    EXPECT_EQ(testing::Slurp(b + "/metrics.csv"), testing::Slurp(c + "/metrics.csv")) << method;
+    EXPECT_EQ(SearchOutcome(b), SearchOutcome(c)) << method;
+    EXPECT_NE(testing::Slurp(b + "/config.pbtxt").find("budget: 45"), std::string::npos);
+  }
+}
+
+// Brainformer on Fashion-MNIST (tiny trainings, one thread: deterministic): killed after its 3rd
+// architecture and resumed, the same rows and best block.
+TEST(NasSearchCli, BrainformerResumeAfterKillEndsTheSame) {
+  testing::TempDir tmp;
+  const std::string run = kBin + " --space brainformer --dataset fashion-mnist --train-steps 3 "
+                          "--set brainformer.eval_size=100 --set brainformer.validation_size=200 "
+                          "--set brainformer.final_train_steps=4 --set brainformer.width_divisor=64 "
+                          "--set brainformer.batch_size=16 --set brainformer.threads=1 --method evolution --budget 6 "
+                          "--population 2 --tournament 1 --set checkpoint_minutes=1e-9";
+  const auto whole = Sh(run + " --out " + tmp / "a");
+  if (whole.status == 1 && (whole.out.find("LibTorch") != std::string::npos || whole.out.find("fashion") != std::string::npos))
+    GTEST_SKIP() << whole.out;  // a build without LibTorch, or no Fashion-MNIST files
+  ASSERT_EQ(whole.status, 0) << whole.out;
+  EXPECT_EQ(Sh(run + " --test-kill-after-checkpoints 3 --out " + tmp / "b").status, 128 + 9);
+  const auto r = Sh(kBin + " --resume " + tmp / "b");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(CountLines(testing::Slurp(tmp / "b/metrics.csv")), 7);
+  EXPECT_EQ(testing::Slurp(tmp / "b/metrics.csv"), testing::Slurp(tmp / "a/metrics.csv"));
+  EXPECT_EQ(testing::Slurp(tmp / "b/best.pbtxt"), testing::Slurp(tmp / "a/best.pbtxt"));
+}
+
+// ENAS weight sharing on Fashion-MNIST (a time budget: no same-rows check): killed right after the
+// search's checkpoint, resumed with a longer budget, the search goes on from the next epoch (the
+// metrics' epochs 0, 1, … once each, the time and counters carried on) and the run ends.
+TEST(NasSearchCli, EnasResumeAfterKillGoesOnFromItsCheckpoint) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "enas";
+  const std::string run = kBin + " --space enas_micro --dataset fashion-mnist --max-images 128 --budget-minutes 0.002 "
+                          "--final-epochs 0.5 --random-cells 1 --method enas --set checkpoint_minutes=1e-9";
+  const auto killed = Sh(run + " --test-kill-after-checkpoints 1 --out " + out);
+  if (killed.status == 1) GTEST_SKIP() << killed.out;  // a build without LibTorch, or no Fashion-MNIST files
+  ASSERT_EQ(killed.status, 128 + 9) << killed.out;
+  ASSERT_TRUE(fs::exists(out + "/checkpoints/latest.ckpt"));
+  const auto state = nlohmann::json::parse(testing::Slurp(out + "/checkpoints/state.json"));
+  const int first_epochs = state["next_epoch"].get<int>();
+  ASSERT_GE(first_epochs, 1);
+  EXPECT_EQ(CountLines(testing::Slurp(out + "/metrics.csv")), 1 + first_epochs);
+  const auto other = Sh(kBin + " --resume " + out + " --final-epochs 2");
+  EXPECT_EQ(other.status, 1);
+  EXPECT_NE(other.out.find("keeps the run's --final-epochs"), std::string::npos) << other.out;
+  const auto r = ShSplit(kBin + " --resume " + out + " --budget-minutes 0.03 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const int epochs = j["epochs"].get<int>();
+  EXPECT_GT(epochs, first_epochs);
+  EXPECT_EQ(j["options"]["budget_minutes"], 0.03);
+  EXPECT_GE(j["search_seconds"].get<double>(), 0.03 * 60);
+  EXPECT_TRUE(j.contains("enas"));
+  const std::string metrics = testing::Slurp(out + "/metrics.csv");
+  EXPECT_EQ(CountLines(metrics), 1 + epochs);
+  std::istringstream rows(metrics);
+  std::string line;
+  std::getline(rows, line);  // header
+  double last_time = -1;
+  for (int e = 0; e < epochs && std::getline(rows, line); ++e) {
+    EXPECT_EQ(line.substr(0, line.find(',')), std::to_string(e)) << metrics;
+    const double time_s = std::stod(line.substr(line.find(',') + 1));
+    EXPECT_GT(time_s, last_time) << "the search time goes on over the restart\n" << metrics;
+    last_time = time_s;
+  }
+}
+
+// Several seeds: killed in the second seed's search, resumed, the same per-seed rows and result.
+TEST(NasSearchCli, ResumeOfSeveralSeedsKeepsTheFinishedOnes) {
+  testing::TempDir tmp;
+  const std::string run = kBin + " --space nb201 --method evolution --budget 12 --seeds 1-3 --set checkpoint_minutes=1e-9";
+  ASSERT_EQ(Sh(run + " --out " + tmp / "a").status, 0);
+  EXPECT_EQ(Sh(run + " --test-kill-after-checkpoints 17 --out " + tmp / "b").status, 128 + 9);
+  EXPECT_EQ(CountLines(testing::Slurp(tmp / "b/metrics.csv")), 1 + 1);  // the first seed's row
+  const auto r = Sh(kBin + " --resume " + tmp / "b");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(testing::Slurp(tmp / "b/metrics.csv"), testing::Slurp(tmp / "a/metrics.csv"));
+  EXPECT_EQ(SearchOutcome(tmp / "b"), SearchOutcome(tmp / "a"));
+  // The finished seeds searched 12 architectures each: the budget stays.
+  const auto longer = Sh(kBin + " --resume " + tmp / "b" + " --budget 20");
+  EXPECT_EQ(longer.status, 1);
+  EXPECT_NE(longer.out.find("keeps its budget (12)"), std::string::npos) << longer.out;
+}
+
+TEST(NasSearchCli, ResumeThatDoesNotFitIsOneLineExitOneAndChangesNothing) {
+  testing::TempDir tmp;
+  const std::string run = tmp / "run";
+  ASSERT_EQ(Sh(kBin + " --space nb201 --method evolution --budget 15 --out " + run).status, 0);
+  fs::create_directories(tmp / "other");
+  testing::Spit(tmp / "other/config.pbtxt", "minutes: 1\n");  // another binary's run
+  fs::create_directories(tmp / "torn/checkpoints");
+  testing::Spit(tmp / "torn/config.pbtxt", testing::Slurp(run + "/config.pbtxt"));
+  testing::Spit(tmp / "torn/checkpoints/state.json", "{\"kind\": \"place-train\"}");
+  const auto before = Snapshot(tmp.path());
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--resume " + run + " --space nas_bench_macro", "asked for `space: \"nas_bench_macro\"`"},
+           {"--resume " + run + " --method random", "asked for `method: \"random\"`"},
+           {"--resume " + run + " --set population=5", "asked for `population: 5`"},
+           {"--resume " + run + " --seeds 2", "asked for `seeds: 2`"},
+           {"--resume " + run + " --config experiments/configs/enas_controller.pbtxt", "--config with --resume"},
+           {"--resume " + run + " --out " + std::string(tmp / "x"), "--out"},
+           {"--resume " + std::string(tmp / "other"), "no checkpoints/state.json (not a nas-search run"},
+           {"--resume " + std::string(tmp / "torn"), "not a nas-search state file"},
+           {"--resume " + std::string(tmp / "nothing"), "nothing to resume"}}) {
+    const auto r = Sh(kBin + " " + args);
+    EXPECT_EQ(r.status, 1) << args << ": " << r.out;
+    EXPECT_EQ(CountLines(r.out), 1) << args << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("nas-search: error: ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find(says), std::string::npos) << args << ": " << r.out;
+  }
+  EXPECT_EQ(Snapshot(tmp.path()), before);
+  EXPECT_FALSE(fs::exists(tmp / "nothing"));
+  EXPECT_FALSE(fs::exists(tmp / "x"));
 }
 
 TEST(NasSearchCli, NotBuiltYetAndBadInputAreOneLineExitOne) {

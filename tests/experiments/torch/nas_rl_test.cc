@@ -169,6 +169,55 @@ TEST_F(NasRlTest, ASeedGivesTheSameSearchAndStopEndsIt) {
   EXPECT_EQ(stopped.evaluations, 7);
 }
 
+// A search continued from a checkpoint (taken after an update) or from the end state of a stopped
+// one (the last update's: the episodes after it are played again) is the uninterrupted search,
+// for REINFORCE (its baseline is in the checkpoint) and PPO.
+TEST_F(NasRlTest, ASearchContinuedFromItsCheckpointIsTheUninterruptedOne) {
+  const env::BlockEnv e(Synthetic(5));
+  for (agents::Algorithm algorithm : {agents::Algorithm::kReinforce, agents::Algorithm::kPpo}) {
+    NasRlOptions o;
+    o.agent.algorithm = algorithm;
+    o.budget = 33;
+    o.episodes_per_update = 4;
+    o.seed = 8;
+    const search::NasSearchResult whole = RunNasRl(e, o);
+    // Checkpoints after every 2nd update; continue from the 3rd (24 episodes).
+    std::vector<std::pair<search::NasSearchState, std::string>> saved;
+    search::NasSearchState state;
+    std::string learner;
+    int64_t updates = 0;
+    NasRlCheckpoints ck{&state, &learner, [&] { return updates % 2 == 0; },
+                        [&](const search::NasSearchState& s, const std::string& l) { saved.emplace_back(s, l); }};
+    const search::NasSearchResult checked = RunNasRl(e, o, {}, {}, [&](int64_t, const NasRlStats&) { ++updates; }, ck);
+    EXPECT_EQ(checked.reward, whole.reward);
+    ASSERT_GE(saved.size(), 3u);
+    ASSERT_EQ(saved[2].first.history.size(), 24u);
+    EXPECT_EQ(state.history.size(), 32u) << "the end state is the last update's (after 8 x 4 episodes)";
+    search::NasSearchState from = saved[2].first;
+    std::string from_learner = saved[2].second;
+    const search::NasSearchResult resumed = RunNasRl(e, o, {}, {}, {}, {&from, &from_learner});
+    EXPECT_EQ(resumed.reward, whole.reward);
+    EXPECT_EQ(resumed.best.arch, whole.best.arch);
+    // Stopped mid-batch after 14 episodes: the state is the 3rd update's (12); the rest the same.
+    search::NasSearchState stopped;
+    std::string stopped_learner;
+    int64_t calls = 0;
+    RunNasRl(e, o, [&] { return calls >= 14; }, [&](int64_t, const auto&, const auto&) { ++calls; }, {},
+             {&stopped, &stopped_learner});
+    EXPECT_EQ(stopped.history.size(), 12u);
+    EXPECT_EQ(RunNasRl(e, o, {}, {}, {}, {&stopped, &stopped_learner}).reward, whole.reward);
+    // A longer budget goes on as a search with that budget from the start.
+    o.budget = 45;
+    EXPECT_EQ(RunNasRl(e, o, {}, {}, {}, {&state, &learner}).reward, RunNasRl(e, o).reward);
+    // A history without its learner, or a learner of another policy, is refused.
+    search::NasSearchState lone = saved[0].first;
+    std::string none;
+    EXPECT_THROW(RunNasRl(e, o, {}, {}, {}, {&lone, &none}), ConfigError);
+    std::string garbage = "not a checkpoint";
+    EXPECT_ANY_THROW(RunNasRl(e, o, {}, {}, {}, {&lone, &garbage}));
+  }
+}
+
 TEST_F(NasRlTest, BadOptionsAreConfigErrors) {
   const env::BlockEnv e(Synthetic(1));
   NasRlOptions o;

@@ -67,6 +67,61 @@ TEST(NasSearch, DeterministicPerSeedAndCountsTheBudget) {
   EXPECT_EQ(stopped.evaluations, 20);
 }
 
+// A search stopped after k evaluations and continued from its state (the end state, or a
+// checkpoint's copy) evaluates exactly what the uninterrupted one does.
+TEST(NasSearch, AStoppedSearchContinuedFromItsStateIsTheUninterruptedOne) {
+  env::BlockEnv e(env::BlockEnvOptions{});
+  auto objective = [&](const nas::Architecture& a) { return e.Evaluate(a); };
+  for (const char* method : {"random", "evolution"}) {
+    NasSearchOptions o;
+    o.method = method;
+    o.budget = 40;
+    o.seed = 3;
+    o.population = 6;
+    const NasSearchResult whole = RunNasSearch(e.space(), objective, o);
+    for (int64_t k : {1, 4, 6, 7, 25}) {  // inside and after evolution's initial population
+      NasSearchState state;
+      int64_t calls = 0;
+      const NasSearchResult first =
+          RunNasSearch(e.space(), objective, o, [&] { return calls >= k; },
+                       [&](int64_t, const NasEvaluation&, const NasEvaluation&) { ++calls; }, {&state});
+      ASSERT_EQ(first.evaluations, k);
+      ASSERT_EQ(state.history.size(), static_cast<size_t>(k));
+      EXPECT_EQ(state.population.size(), std::string(method) == "evolution" ? std::min<size_t>(k, 6) : 0u);
+      int64_t seen_again = 0;
+      const NasSearchResult rest = RunNasSearch(e.space(), objective, o, {},
+          [&](int64_t i, const NasEvaluation&, const NasEvaluation&) { seen_again += i < k; }, {&state});
+      EXPECT_EQ(seen_again, 0) << "the history's evaluations are not reported again";
+      EXPECT_EQ(rest.reward, whole.reward) << method << " k=" << k;
+      EXPECT_EQ(rest.best_reward, whole.best_reward) << method << " k=" << k;
+      EXPECT_EQ(rest.best.arch, whole.best.arch) << method << " k=" << k;
+      EXPECT_EQ(rest.unique, whole.unique) << method << " k=" << k;
+      EXPECT_EQ(state.history.size(), 40u);
+    }
+    // Checkpoints: every 9th evaluation; the 3rd checkpoint's copy continues the same way.
+    std::vector<NasSearchState> saved;
+    NasSearchState state;
+    int64_t evaluations = 0;
+    NasSearchCheckpoints ck{&state, [&] { return evaluations % 9 == 0; },
+                            [&](const NasSearchState& s) { saved.push_back(s); }};
+    RunNasSearch(e.space(), objective, o, {}, [&](int64_t, const auto&, const auto&) { ++evaluations; }, ck);
+    ASSERT_EQ(saved.size(), 4u);
+    EXPECT_EQ(saved[2].history.size(), 27u);
+    const NasSearchResult resumed = RunNasSearch(e.space(), objective, o, {}, {}, {&saved[2]});
+    EXPECT_EQ(resumed.reward, whole.reward) << method;
+    // A state that does not fit the space or options is refused.
+    NasSearchState bad = saved[0];
+    bad.rng = "not an rng";
+    EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad}), ConfigError);
+    bad = saved[0];
+    bad.history[0].arch.pop_back();
+    EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad}), ConfigError);
+    bad = saved[0];
+    bad.population.push_back(1000);
+    EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad}), ConfigError);
+  }
+}
+
 TEST(NasSearch, SamplesAndMutationsKeepTheRules) {
   const nas::SearchSpace bf = nas::LoadSearchSpace("brainformer");
   std::mt19937_64 rng(3);
