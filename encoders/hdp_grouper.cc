@@ -27,7 +27,7 @@ int32_t CompactGroups(const std::vector<int32_t>& unit_group, std::vector<int32_
 namespace {
 
 // The network's input [U, 2F]: each unit's static features and the mean of its neighbours'
-// (both edge directions; isolated units get zeros).
+// (both edge directions; isolated units get zeros), each column standardised over the units.
 torch::Tensor UnitInputs(const env::StaticGraph& g) {
   const int64_t n = g.num_nodes, f = g.node_feature_dim;
   std::vector<float> in(static_cast<size_t>(n) * 2 * f, 0.f);
@@ -45,7 +45,11 @@ torch::Tensor UnitInputs(const env::StaticGraph& g) {
   for (int64_t u = 0; u < n; ++u)
     if (degree[u] > 1)
       for (int64_t k = 0; k < f; ++k) in[u * 2 * f + f + k] /= static_cast<float>(degree[u]);
-  return torch::from_blob(in.data(), {n, 2 * f}).clone();
+  // Standardised per column over the graph's units: what tells units apart (their position,
+  // their kind) is small next to the shared magnitudes of log FLOPs and bytes.
+  const torch::Tensor x = torch::from_blob(in.data(), {n, 2 * f});
+  const torch::Tensor mean = x.mean(0, true), sd = n > 1 ? x.std(0, false, true) : torch::zeros_like(mean);
+  return ((x - mean) / (sd + 1e-6)).masked_fill(sd < 1e-6, 0.f).contiguous();
 }
 
 struct GrouperNetImpl : torch::nn::Module {

@@ -10,7 +10,8 @@
 // co-location is kept by construction. Inputs per unit: the environment's static node features
 // x_u (FLOPs, bytes, output/param/temp bytes, op count, time, memory need, op-kind fractions,
 // position — HDP's "op type, output shape, adjacency" as far as the environment computes them)
-// and the mean of its graph neighbours' x (the adjacency, as the lstm preset's encoder does):
+// and the mean of its graph neighbours' x (the adjacency, as the lstm preset's encoder does),
+// each of the 2F columns standardised over the graph's units (z-scores; constant columns 0):
 //   logits_u = W_2·ReLU(W_1·[x_u, mean_{v ~ u} x_v] + b_1) + b_2   (hidden 64, HDP),  p_u = softmax(logits_u).
 // The grouper's own Adam step applies the grouper's half of the joint loss: the two networks
 // share no parameter and Adam is per parameter, so two optimisers with the same settings take
