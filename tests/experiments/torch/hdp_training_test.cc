@@ -261,6 +261,21 @@ TEST(HdpCli, PresetTrainsWritesTheRunDirectoryAndResumes) {
   EXPECT_LE(jr["graphs"][0]["step_time_s"].get<double>(), t);
 }
 
+// --method ppo is --algorithm ppo (the policy alone over the co-location groups); --clock
+// reaches the device path too.
+TEST(HdpCli, MethodPpoIsThePolicyAloneAndClockCpuReachesTheDevicePath) {
+  testing::TempDir tmp;
+  const auto r = ShSplit(kBin + "/place-train --env device --graph " + kMlp +
+                         " --method ppo --clock cpu --minutes 10 --max-updates 1 --set episodes_per_update=2 --json --out " +
+                         (tmp / "ppo"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "ppo");
+  EXPECT_EQ(j["clock"], "cpu");
+  EXPECT_FALSE(j["graphs"][0].contains("hdp_groups"));
+  EXPECT_FALSE(fs::exists(tmp / "ppo/checkpoints/grouper.ckpt"));
+}
+
 TEST(HdpCli, BadOptionsAreOneLineExitOneAndLeaveNoDirectory) {
   testing::TempDir tmp;
   const std::string out = tmp / "never";
