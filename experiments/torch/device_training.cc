@@ -266,11 +266,9 @@ void TrainHdp(DeviceTask& base, encoders::HdpGrouper& grouper, agents::Learner& 
     st->steps += steps;
     ++st->iteration;
     const bool with_best = std::isfinite(st->best_time[0]);
-    double mean_all = 0;
-    for (double r : returns) mean_all += r / static_cast<double>(returns.size());
     run::Scalars row = {{"time_s", elapsed()},
                         {"charts/episodes", static_cast<double>(st->episodes)},
-                        {"charts/episodic_return", mean_all},
+                        {"charts/episodic_return", mean_return},
                         {"charts/mean_step_time_s", complete ? sum_time / complete : NAN},
                         {"charts/mean_speedup_vs_single", complete ? sum_speedup / complete : NAN},
                         {"charts/best_speedup_vs_single", with_best ? single / st->best_time[0] : NAN},
