@@ -68,7 +68,7 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
       throw ConfigError("device: oom_factor, failing_time_s, placeto_s_per_gb and placeto_cap_s must be in [0, 1e9]");
 
   auto inst = std::make_shared<DeviceInstance>();
-  inst->graph = graphs::GraphFromSpec(o_.graph).graph;
+  inst->graph = o_.graph_data ? *o_.graph_data : graphs::GraphFromSpec(o_.graph).graph;
   inst->machine = perf::MachineFromSpec(o_.machine);
   o_.machine = inst->machine.spec;
   const graphs::ComputeGraph& g = inst->graph;

@@ -92,6 +92,9 @@ struct DeviceEnvOptions {
   std::string start = "single";      // iterative: single | random | round_robin
   std::string features = "basic";   // basic | heft (one-shot only): see the header comment
   std::string order = "topological";  // topological | rank: decision order of the groups
+  // When set, the graph itself (`graph` then only names it): HDP's learned groupings are the
+  // graph with its co-location groups replaced (experiments/torch/device_training.h).
+  std::shared_ptr<const graphs::ComputeGraph> graph_data;
 };
 
 // What every copy of one environment shares (read-only).

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -94,10 +95,10 @@ void OfferBestDevice(const DeviceTask& task, size_t k, double time, DeviceTraini
 void TrainDevice(std::vector<DeviceTask>& tasks, agents::Learner& learner, int episodes_per_update,
                  uint64_t seed, double budget_s, DeviceTrainingState* st, const std::function<bool()>& stop,
                  const std::function<void(int64_t, const run::Scalars&)>& log,
-                 const std::function<void(const DeviceTrainingState&, double)>& every_update) {
+                 const std::function<void(const DeviceTrainingState&, double)>& every_update, BudgetClock clock) {
   using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
-  auto elapsed = [&] { return st->elapsed_s + std::chrono::duration<double>(Clock::now() - t0).count(); };
+  const Stopwatch watch(clock);
+  auto elapsed = [&] { return st->elapsed_s + watch.Elapsed(); };
   agents::RolloutBuffer buffer;
   std::mt19937_64& rng = learner.rng();
   encoders::Policy& policy = learner.policy();
@@ -148,6 +149,140 @@ void TrainDevice(std::vector<DeviceTask>& tasks, agents::Learner& learner, int e
                         {"perf/collect_s", collect_s},
                         {"perf/update_s", update_s}};
     for (const auto& [key, v] : stats) row.emplace_back(key, v);
+    if (log) log(st->iteration, row);
+    if (every_update) every_update(*st, elapsed());
+  }
+  st->elapsed_s = elapsed();
+}
+
+graphs::ComputeGraph GroupedGraph(const env::DeviceEnv& base, const std::vector<int32_t>& unit_group) {
+  const env::DeviceInstance& inst = base.instance();
+  if (unit_group.size() != inst.order.size())
+    throw ConfigError("hdp: a grouping of " + std::to_string(unit_group.size()) + " units for a graph of " +
+                      std::to_string(inst.order.size()) + " co-location groups");
+  std::vector<int32_t> dense;
+  const int32_t used = encoders::CompactGroups(unit_group, &dense);
+  graphs::ComputeGraph g = inst.graph;
+  for (size_t u = 0; u < dense.size(); ++u)
+    for (int op : inst.group_ops[inst.order[u]]) {
+      g.coloc_group[op] = dense[u];
+      g.colocation[op] = "hdp_" + std::to_string(dense[u]);
+    }
+  // Group ids numbered by first appearance in op order, as BuildComputeGraph numbers them.
+  std::vector<int> renumber(used, -1);
+  int next = 0;
+  for (int op = 0; op < g.num_ops(); ++op) {
+    int& id = renumber[g.coloc_group[op]];
+    if (id < 0) id = next++;
+    g.coloc_group[op] = id;
+  }
+  g.num_coloc_groups = used;
+  return g;
+}
+
+DeviceTask MakeGroupedTask(const env::DeviceEnv& base, const std::vector<int32_t>& unit_group) {
+  DeviceTask t;
+  env::DeviceEnvOptions o = base.options();
+  t.label = o.graph;
+  o.graph_data = std::make_shared<const graphs::ComputeGraph>(GroupedGraph(base, unit_group));
+  t.env = std::make_unique<env::DeviceEnv>(o);
+  return t;
+}
+
+void TrainHdp(DeviceTask& base, encoders::HdpGrouper& grouper, agents::Learner& learner, int placements_per_update,
+              uint64_t seed, double budget_s, BudgetClock clock, DeviceTrainingState* st, HdpState* hs,
+              const std::function<bool()>& stop, const std::function<void(int64_t, const run::Scalars&)>& log,
+              const std::function<void(const DeviceTrainingState&, double)>& every_update) {
+  if (base.fused) throw ConfigError("hdp: the grouper replaces fusion; give it the unfused task");
+  if (learner.options().algorithm != agents::Algorithm::kReinforce)
+    throw ConfigError("method=hdp trains grouper and placer with one REINFORCE loss: set agent.algorithm=reinforce");
+  using Clock = std::chrono::steady_clock;
+  const Stopwatch watch(clock);
+  auto elapsed = [&] { return st->elapsed_s + watch.Elapsed(); };
+  const env::DeviceEnv& units_env = *base.env;
+  const env::StaticGraph& units = *units_env.static_graph();
+  const double single = units_env.instance().single_device_time;
+  const double decay = learner.options().baseline_decay;
+  // The out-of-memory time of the environment's oom rule (what a failed episode scores).
+  const env::DeviceEnvOptions& eo = units_env.options();
+  const double failing_time = eo.oom == "fixed" ? eo.failing_time_s : eo.oom == "relative" ? eo.oom_factor * single
+                                                                                             : single + eo.placeto_cap_s;
+  agents::RolloutBuffer buffer;
+  std::mt19937_64& rng = learner.rng();
+  encoders::Policy& policy = learner.policy();
+  while (elapsed() < budget_s && !(stop && stop())) {
+    buffer.Clear();
+    const auto c0 = Clock::now();
+    const encoders::Grouping grouping = grouper.Sample(units, &rng);
+    std::vector<double> returns;
+    double sum_time = 0, sum_speedup = 0;
+    int complete = 0, infeasible = 0, oom = 0, placed_groups = 0;
+    bool realisable = true;
+    DeviceTask task;
+    try {
+      task = MakeGroupedTask(units_env, grouping.unit_group);
+      placed_groups = task.env->episode_length();
+    } catch (const ConfigError&) {
+      realisable = false;  // a learned group fits no device: HDP's invalid placement
+    }
+    for (int e = 0; e < placements_per_update && !(stop && stop()); ++e) {
+      ++st->episodes;
+      if (!realisable) {
+        ++infeasible;
+        returns.push_back(-units_env.Transform(failing_time));
+        continue;
+      }
+      const double t = PlayDeviceEpisode(policy, task, seed + static_cast<uint64_t>(st->episodes), &rng, false, &buffer);
+      returns.push_back(buffer.episodes.back().episode_return);
+      if (!std::isfinite(t)) {
+        ++infeasible;
+        continue;
+      }
+      ++complete;
+      oom += task.last_oom;
+      sum_time += t;
+      sum_speedup += single / t;
+      const double before = st->best_time[0];
+      OfferBestDevice(task, 0, t, st);
+      if (st->best_time[0] < before) hs->best_groups = placed_groups;
+    }
+    if (returns.empty()) break;
+    const int64_t steps = buffer.size();
+    const double collect_s = std::chrono::duration<double>(Clock::now() - c0).count();
+    const auto u0 = Clock::now();
+    // The grouper's half of (R − b)·(−log p_placer − log p_grouper), normalised as the
+    // learner normalises its half (÷ the update's placer decisions; one per placement when none).
+    double mean_return = 0;
+    for (double r : returns) mean_return += r / static_cast<double>(returns.size());
+    if (std::isnan(hs->baseline)) hs->baseline = mean_return;  // the learner starts its b_t the same way
+    double weight = 0;
+    for (double r : returns) weight += r - hs->baseline;
+    weight /= static_cast<double>(steps > 0 ? steps : static_cast<int64_t>(returns.size()));
+    const std::map<std::string, double> gstats = grouper.Update(units, {&grouping}, {weight});
+    hs->baseline = decay * hs->baseline + (1 - decay) * mean_return;
+    agents::Stats stats;
+    if (!buffer.transitions.empty()) stats = learner.Update(&buffer);
+    const double update_s = std::chrono::duration<double>(Clock::now() - u0).count();
+    st->steps += steps;
+    ++st->iteration;
+    const bool with_best = std::isfinite(st->best_time[0]);
+    run::Scalars row = {{"time_s", elapsed()},
+                        {"charts/episodes", static_cast<double>(st->episodes)},
+                        {"charts/episodic_return", mean_return},
+                        {"charts/mean_step_time_s", complete ? sum_time / complete : NAN},
+                        {"charts/mean_speedup_vs_single", complete ? sum_speedup / complete : NAN},
+                        {"charts/best_speedup_vs_single", with_best ? single / st->best_time[0] : NAN},
+                        {"charts/best_step_time_s", with_best ? st->best_time[0] : NAN},
+                        {"charts/oom_episodes", static_cast<double>(oom)},
+                        {"charts/infeasible_episodes", static_cast<double>(infeasible)},
+                        {"charts/groups", static_cast<double>(placed_groups)},
+                        {"charts/grouper_log_prob", grouping.log_prob},
+                        {"charts/grouper_baseline", hs->baseline},
+                        {"charts/SPS", steps / std::max(1e-9, collect_s + update_s)},
+                        {"perf/collect_s", collect_s},
+                        {"perf/update_s", update_s}};
+    for (const auto& [key, v] : stats) row.emplace_back(key, v);
+    for (const auto& [key, v] : gstats) row.emplace_back(key, v);
     if (log) log(st->iteration, row);
     if (every_update) every_update(*st, elapsed());
   }
@@ -249,7 +384,7 @@ std::string Ratio(double single, double t) {
 // ------------------------------------------------------------------ place-train --env device
 
 struct TrainOptions {
-  std::string env = "device", machine, algorithm;
+  std::string env = "device", machine, algorithm, method, clock;
   std::vector<std::string> graphs;
   double minutes = 0;
   int64_t seed = -1;
@@ -274,6 +409,8 @@ config::DevicePlaceTrainConfig DefaultTrainConfig() {
   c.set_fuse_target_groups(128);
   c.set_features("basic");
   c.set_order("topological");
+  c.mutable_hdp()->set_num_groups(0);  // HDP's TF code: min(256, 20 x devices)
+  c.mutable_hdp()->set_hidden_dim(64);
   FillDefaultPolicyConfig(c.mutable_policy());
   FillDefaultAgentConfig(c.mutable_agent());
   return c;
@@ -285,8 +422,9 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   // directory is created once its graphs have loaded (bad input leaves nothing).
   std::unique_ptr<run::RunDirectory> dir;
   if (!o.dir.resume.empty()) {
-    if (!o.graphs.empty() || !o.machine.empty() || o.seed >= 0 || !o.algorithm.empty())
-      throw ConfigError("--resume keeps the run's graphs, machine, seed and algorithm; change the budget with --minutes or --set");
+    if (!o.graphs.empty() || !o.machine.empty() || o.seed >= 0 || !o.algorithm.empty() || !o.method.empty() ||
+        !o.clock.empty())
+      throw ConfigError("--resume keeps the run's graphs, machine, seed, method, algorithm and clock; change the budget with --minutes or --set");
     dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
     run::ResolveRunConfig(o.dir, *dir, &cfg, run::CommandLineText(argc, argv));
     if (o.minutes > 0) cfg.set_minutes(o.minutes);
@@ -301,6 +439,15 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     if (o.minutes > 0) cfg.set_minutes(o.minutes);
     if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
     if (!o.algorithm.empty()) cfg.mutable_agent()->set_algorithm(o.algorithm);
+    if (!o.method.empty()) {
+      // --method ppo | reinforce: the policy alone, with that algorithm; hdp: grouper + placer (REINFORCE).
+      const std::string algorithm = o.method == "hdp" ? "reinforce" : o.method;
+      if (!o.algorithm.empty() && o.algorithm != algorithm)
+        throw ConfigError("--method " + o.method + " trains with " + algorithm + ", not --algorithm " + o.algorithm);
+      cfg.set_method(o.method == "hdp" ? "hdp" : "");
+      cfg.mutable_agent()->set_algorithm(algorithm);
+    }
+    if (!o.clock.empty()) cfg.set_clock(o.clock);
     run::ApplyOverrides(o.dir.sets, &cfg);
   }
   if (cfg.graphs().empty()) throw ConfigError("give at least one graph (--graph SPEC[,SPEC2,...])");
@@ -311,19 +458,48 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   CheckPolicyConfig(cfg.policy());
   CheckAgentConfig(cfg.agent());
   CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups());
+  const BudgetClock clock = ParseBudgetClock(cfg.clock());
+  const bool hdp = cfg.method() == "hdp";
+  if (!hdp && !cfg.method().empty())
+    throw ConfigError("method must be hdp or empty (the policy alone, agent.algorithm), got '" + cfg.method() + "'");
+  if (hdp) {
+    if (cfg.agent().algorithm() != "reinforce")
+      throw ConfigError("method=hdp trains grouper and placer with one REINFORCE loss: agent.algorithm must be reinforce");
+    if (cfg.graphs_size() != 1) throw ConfigError("method=hdp learns the grouping of one graph: give exactly one --graph");
+    if (cfg.hdp().num_groups() < 0 || cfg.hdp().num_groups() > 65536)
+      throw ConfigError("hdp.num_groups must be in [0, 65536] (0 = min(256, 20 x devices))");
+    if (cfg.hdp().hidden_dim() < 1 || cfg.hdp().hidden_dim() > 65536) throw ConfigError("hdp.hidden_dim must be in [1, 65536]");
+    if (cfg.features() == "heft")
+      throw ConfigError("method=hdp needs features=basic (features=heft's estimates are per co-location group of the graph, not per learned group)");
+  }
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
 
-  // The graphs before the directory: bad input leaves nothing.
+  // The graphs before the directory: bad input leaves nothing. HDP: the grouper replaces fusion.
   std::vector<DeviceTask> envs;
   for (const std::string& g : cfg.graphs())
     envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order()));
+                            hdp ? 0 : cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order()));
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
   encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
   if (!cfg.policy().preset().empty()) po.preset = encoders::ParsePolicyPreset(cfg.policy().preset());
   po.init_seed = cfg.seed();
   encoders::Policy policy(po, layout);
-  agents::Learner learner(&policy, AgentOptionsFrom(cfg.agent(), cfg.seed()));
+  const agents::AgentOptions ao = AgentOptionsFrom(cfg.agent(), cfg.seed());
+  agents::Learner learner(&policy, ao);
+  std::unique_ptr<encoders::HdpGrouper> grouper;
+  HdpState hs;
+  if (hdp) {
+    encoders::HdpGrouperOptions go;
+    const int devices = envs[0].env->num_actions();
+    go.num_groups = cfg.hdp().num_groups() > 0 ? cfg.hdp().num_groups() : std::min(256, 20 * devices);
+    go.hidden_dim = cfg.hdp().hidden_dim();
+    go.init_seed = cfg.seed() + 1;
+    go.learning_rate = ao.learning_rate;
+    go.adam_eps = ao.adam_eps;
+    go.max_grad_norm = ao.max_grad_norm;
+    go.entropy_coef = ao.entropy_coef;
+    grouper = std::make_unique<encoders::HdpGrouper>(go, envs[0].env->static_graph()->node_feature_dim);
+  }
 
   if (!dir) {
     dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
@@ -331,6 +507,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   }
   const std::string ckpt = dir->CheckpointPath("latest.ckpt");
   const std::string state_path = dir->CheckpointPath("state.json");
+  const std::string grouper_path = dir->CheckpointPath("grouper.ckpt");
   DeviceTrainingState st;
   st.best_time.assign(envs.size(), INFINITY);
   st.best.resize(envs.size());
@@ -339,6 +516,12 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     // the chip path's format) plus the best op placement per graph: the run continues exactly.
     const run::ResumePoint resume = run::ReadResumePoint(*dir);
     learner.LoadCheckpointBytes(resume.checkpoint_bytes, "checkpoints/latest.ckpt");
+    if (hdp) {
+      grouper->Load(grouper_path);
+      hs.baseline = resume.state.value("hdp_baseline", json(nullptr)).is_number()
+                        ? resume.state["hdp_baseline"].get<double>() : NAN;
+      hs.best_groups = resume.state.value("hdp_best_groups", 0);
+    }
     const run::TrainingProgress p =
         run::ParseTrainingProgress(resume.state, "best_time", envs.size(), "checkpoints/state.json");
     st.iteration = p.iteration;
@@ -363,32 +546,46 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   pgo.label = "place-train";
   pgo.unit = "episodes";
   pgo.budget_seconds = std::max(1e-3, cfg.minutes() * 60 - st.elapsed_s);
+  if (clock == BudgetClock::kCpu) pgo.clock = ProcessCpuSeconds;
   run::Progress progress(pgo);
   double last_ckpt = st.elapsed_s;
   int checkpoints = 0;
   auto checkpoint = [&](const DeviceTrainingState& s, double elapsed_s) {
+    if (grouper) grouper->Save(grouper_path);
     learner.SaveCheckpoint(ckpt);
     json state = run::TrainingProgressJson({s.iteration, s.episodes, s.steps, elapsed_s, s.best_time}, "best_time");
     state["best_placement"] = s.best;
+    if (grouper) {
+      state["hdp_baseline"] = std::isnan(hs.baseline) ? json(nullptr) : json(hs.baseline);
+      state["hdp_best_groups"] = hs.best_groups;
+    }
     WriteFileAtomic(state_path, state.dump() + "\n");
     last_ckpt = elapsed_s;
     if (o.test_kill_after_checkpoints > 0 && ++checkpoints == o.test_kill_after_checkpoints)
       std::raise(SIGKILL);  // tests: a crash right after a checkpoint
   };
-  TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, &st,
-              [&] { return run::StopRequested() || (o.max_updates > 0 && st.iteration >= o.max_updates); },
-              [&](int64_t step, const run::Scalars& row) { dir->Log(step, row); },
-              [&](const DeviceTrainingState& s, double elapsed_s) {
-                progress.Update(static_cast<double>(s.episodes));
-                if (elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
-              });
+  auto stop = [&] { return run::StopRequested() || (o.max_updates > 0 && st.iteration >= o.max_updates); };
+  auto log = [&](int64_t step, const run::Scalars& row) { dir->Log(step, row); };
+  auto every_update = [&](const DeviceTrainingState& s, double elapsed_s) {
+    progress.Update(static_cast<double>(s.episodes));
+    if (elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
+  };
+  if (hdp) {
+    TrainHdp(envs[0], *grouper, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, clock, &st, &hs,
+             stop, log, every_update);
+  } else {
+    TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, &st, stop, log, every_update,
+                clock);
+  }
   checkpoint(st, st.elapsed_s);
   progress.Finish();
 
   json graphs = json::array();
   for (size_t k = 0; k < envs.size(); ++k) {
     const std::string stem = envs.size() == 1 ? "best" : "best_" + std::to_string(k);
-    graphs.push_back(WriteDeviceBest(*dir, envs[k], st.best[k], stem, "place-train --env device"));
+    graphs.push_back(WriteDeviceBest(*dir, envs[k], st.best[k], stem,
+                                     hdp ? "place-train --env device --method hdp" : "place-train --env device"));
+    if (hdp) graphs.back()["hdp_groups"] = hs.best_groups;  // learned groups of the best placement
   }
   if (st.iteration > 0) {
     viz::PlotOptions plot;
@@ -406,6 +603,8 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
             {"steps", st.steps},
             {"seconds", st.elapsed_s},
             {"algorithm", cfg.agent().algorithm()},
+            {"method", hdp ? "hdp" : cfg.agent().algorithm()},
+            {"clock", BudgetClockName(clock)},
             {"checkpoint", ckpt},
             {"stopped_by_signal", run::StopRequested()},
             {"out", dir->path()}};
@@ -600,6 +799,12 @@ int DevicePlaceTrainMain(int argc, char** argv) {
     app.add_option("--minutes", o.minutes, "training budget (default 10)")->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
     app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
     app.add_option("--algorithm", o.algorithm, "ppo | reinforce (default ppo)");
+    app.add_option("--method", o.method,
+                   "ppo | reinforce: the policy places the co-location groups (= --algorithm); hdp: HDP's grouper + "
+                   "placer, one REINFORCE loss (preset experiments/configs/hdp_2018.pbtxt)")
+        ->check(CLI::IsMember({"ppo", "reinforce", "hdp"}));
+    app.add_option("--clock", o.clock, "the budget's clock: wall (default) | cpu (this process's CPU time)")
+        ->check(CLI::IsMember({"wall", "cpu"}));
     app.add_option("--max-updates", o.max_updates, "stop after this many updates in total (default: no limit)")
         ->check(cli::IntRange(1, INT64_MAX));
     app.add_option("--test-kill-after-checkpoints", o.test_kill_after_checkpoints)->group("");

@@ -1,0 +1,297 @@
+// HDP (place-train --env device --method hdp; experiments/torch/device_training.h TrainHdp and
+// encoders/hdp_grouper.h): a learned grouping keeps every co-location group together and its
+// placements are valid op placements of the original graph; a grouping that cannot be placed is
+// a ConfigError; joint REINFORCE of grouper + seq2seq placer finds the known optimum of two
+// independent chains on two GPUs and its greedy grouping + placement ends there; the binary
+// writes the usual run directory (best.placement re-simulates to the same step time, grouper
+// checkpoint, --resume) and bad options are one line, exit 1, no directory.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+#include "datasets/util/errors.h"
+#include "experiments/torch/device_training.h"
+#include "tests/experiments/run_command.h"
+#include "tests/experiments/test_dir.h"
+
+namespace placerl {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ShSplit;
+
+const std::string kBin = std::string(PLACERL_BIN_DIR);
+const std::string kMlp = "tests/data/device/mlp_training.graph";  // 38 ops, 16 co-location groups
+
+std::string TwoChains(const std::string& path) {
+  std::ofstream f(path);
+  f << "# two independent chains of 4 matmuls\n";
+  for (const char* c : {"a", "b"})
+    for (int i = 0; i < 4; ++i) {
+      f << "op " << c << i << " matmul flops=100000000000 bytes=1000000 out=1000000 params=0 temp=0 coloc=" << c << i;
+      if (i > 0) f << " inputs=" << c << i - 1;
+      f << "\n";
+    }
+  return path;
+}
+
+DeviceTask MlpTask(const std::string& machine, bool memory_mask) {
+  env::DeviceEnvOptions eo;
+  eo.graph = kMlp;
+  eo.machine = machine;
+  eo.memory_mask = memory_mask;
+  return MakeDeviceTask(eo, 0, 0);
+}
+
+TEST(HdpTraining, LearnedGroupsKeepColocationGroupsTogetherAndPlaceValidly) {
+  DeviceTask base = MlpTask("k80(gpus=2)", false);
+  const env::DeviceEnv& units = *base.env;
+  ASSERT_EQ(units.episode_length(), 16);
+  const graphs::ComputeGraph& g = units.instance().graph;
+  encoders::HdpGrouperOptions go;
+  go.num_groups = 6;
+  encoders::HdpGrouper grouper(go, units.static_graph()->node_feature_dim);
+  std::mt19937_64 rng(4);
+  for (int trial = 0; trial < 5; ++trial) {
+    const encoders::Grouping grouping = grouper.Sample(*units.static_graph(), &rng);
+    const graphs::ComputeGraph grouped = GroupedGraph(units, grouping.unit_group);
+    EXPECT_EQ(grouped.num_coloc_groups, grouping.used_groups);
+    // Ops that shared a co-location group share a learned group.
+    for (int a = 0; a < g.num_ops(); ++a)
+      for (int b = 0; b < g.num_ops(); ++b)
+        if (g.coloc_group[a] == g.coloc_group[b]) EXPECT_EQ(grouped.coloc_group[a], grouped.coloc_group[b]);
+    std::set<int> ids(grouped.coloc_group.begin(), grouped.coloc_group.end());
+    EXPECT_EQ(static_cast<int>(ids.size()), grouping.used_groups);  // dense, empty groups skipped
+    EXPECT_EQ(*ids.rbegin(), grouping.used_groups - 1);
+
+    DeviceTask task = MakeGroupedTask(units, grouping.unit_group);
+    ASSERT_EQ(task.env->episode_length(), grouping.used_groups);  // one decision per learned group
+    task.env->Reset(1);
+    for (int k = 0; !task.env->done(); ++k) {
+      const auto& mask = task.env->action_mask();
+      int d = k % task.env->num_actions();
+      while (!mask[d]) d = (d + 1) % task.env->num_actions();
+      task.env->Step(d);
+    }
+    const std::vector<int> placement = task.OpPlacement();
+    ASSERT_EQ(static_cast<int>(placement.size()), g.num_ops());
+    EXPECT_EQ(graphs::ColocationViolation(g, placement), "");
+    for (int a = 0; a < g.num_ops(); ++a)
+      for (int b = 0; b < g.num_ops(); ++b)
+        if (grouped.coloc_group[a] == grouped.coloc_group[b]) EXPECT_EQ(placement[a], placement[b]);
+    EXPECT_GT(task.Score(), 0);
+    perf::Simulator sim(g, units.instance().machine.sim);
+    EXPECT_EQ(sim.Run(placement).makespan, task.env->info_value("step_time_s"));  // the original graph, simulated
+  }
+  EXPECT_THROW(GroupedGraph(units, std::vector<int32_t>(15, 0)), ConfigError);
+}
+
+TEST(HdpTraining, AGroupTooBigForEveryDeviceCannotBePlaced) {
+  // 60 MB per GPU and no CPU: every co-location group of the MLP fits, all of them together not.
+  const std::string machine = "k80(gpus=2,cpu=0,memory_fraction=0.005)";
+  DeviceTask base = MlpTask(machine, true);
+  const int32_t n = base.env->episode_length();
+  EXPECT_THROW(MakeGroupedTask(*base.env, std::vector<int32_t>(n, 0)), ConfigError);
+  std::vector<int32_t> own(n);
+  for (int32_t u = 0; u < n; ++u) own[u] = u;
+  EXPECT_EQ(MakeGroupedTask(*base.env, own).env->episode_length(), n);
+}
+
+// Joint REINFORCE of the grouper and the lstm placer on two independent chains of 4 equal
+// matmuls, 2 GPUs: the optimum puts one chain per device (half the single-device time), which
+// needs a grouping that does not mix the chains and a placement that splits them.
+TEST(HdpTraining, JointReinforceReachesOneChainPerDevice) {
+  testing::TempDir tmp;
+  env::DeviceEnvOptions eo;
+  eo.graph = TwoChains(tmp / "chains.graph");
+  eo.machine = "k80(gpus=2,cpu=0,latency_us=0)";
+  DeviceTask base = MakeDeviceTask(eo, 0, 0);
+  ASSERT_EQ(base.env->episode_length(), 8);
+  const graphs::ComputeGraph& g = base.env->instance().graph;
+  std::vector<int> split(g.num_ops());
+  for (int op = 0; op < g.num_ops(); ++op) split[op] = g.names[op][0] == 'a' ? 0 : 1;
+  perf::Simulator sim(g, base.env->instance().machine.sim);
+  const double optimum = sim.Run(split).makespan;
+  EXPECT_NEAR(optimum, base.env->instance().single_device_time / 2, 0.05 * optimum);
+
+  encoders::PolicyOptions po = encoders::PolicyOptions::Seq2Seq2017();
+  po.embedding_dim = 16;
+  po.hidden_dim = 32;
+  encoders::Policy policy(po, encoders::FeatureLayout::Of(*base.env));
+  agents::AgentOptions ao;
+  ao.algorithm = agents::Algorithm::kReinforce;
+  ao.learning_rate = 1e-2;
+  ao.entropy_coef = 1e-3;
+  ao.minibatch_size = 4096;
+  agents::Learner learner(&policy, ao);
+  encoders::HdpGrouperOptions go;
+  go.num_groups = 4;
+  go.learning_rate = ao.learning_rate;
+  encoders::HdpGrouper grouper(go, base.env->static_graph()->node_feature_dim);
+
+  std::mt19937_64 probe(9);
+  auto greedy_time = [&] {
+    const encoders::Grouping grouping = grouper.Sample(*base.env->static_graph(), &probe, /*greedy=*/true);
+    DeviceTask task = MakeGroupedTask(*base.env, grouping.unit_group);
+    return PlayDeviceEpisode(policy, task, 1, &probe, /*greedy=*/true, nullptr);
+  };
+  // The expected step time under the policy: the mean of 64 sampled groupings + placements.
+  auto sampled_mean = [&] {
+    double sum = 0;
+    for (int k = 0; k < 64; ++k) {
+      const encoders::Grouping grouping = grouper.Sample(*base.env->static_graph(), &probe);
+      DeviceTask task = MakeGroupedTask(*base.env, grouping.unit_group);
+      sum += PlayDeviceEpisode(policy, task, 1, &probe, /*greedy=*/false, nullptr) / 64;
+    }
+    return sum;
+  };
+  const double initial_greedy = greedy_time(), initial_mean = sampled_mean();
+  DeviceTrainingState st;
+  st.best_time.assign(1, INFINITY);
+  st.best.resize(1);
+  HdpState hs;
+  double greedy = INFINITY;
+  int64_t rows = 0;
+  TrainHdp(base, grouper, learner, 4, 11, 1e9, BudgetClock::kWall, &st, &hs,
+           [&] { return st.iteration >= 600 || greedy <= optimum * (1 + 1e-12); },
+           [&](int64_t, const run::Scalars& row) {
+             ++rows;
+             std::map<std::string, double> m(row.begin(), row.end());
+             EXPECT_TRUE(m.count("losses/grouper_loss"));
+             EXPECT_TRUE(m.count("losses/policy_loss"));
+             EXPECT_GE(m.at("charts/groups"), 1);
+             EXPECT_LE(m.at("charts/groups"), 4);
+           },
+           [&](const DeviceTrainingState&, double) { greedy = greedy_time(); });
+  EXPECT_LT(st.iteration, 600) << "the greedy grouping + placement never reached one chain per device";
+  EXPECT_EQ(rows, st.iteration);
+  EXPECT_EQ(st.episodes, 4 * st.iteration);
+  EXPECT_FALSE(std::isnan(hs.baseline));
+  EXPECT_GE(hs.best_groups, 2);  // the optimum needs the chains apart
+  EXPECT_LE(st.best_time[0], optimum * 1.01);  // sampled (the greedy one below is exact)
+  ASSERT_EQ(st.best[0].size(), split.size());
+  EXPECT_EQ(sim.Run(st.best[0]).makespan, st.best_time[0]);
+  EXPECT_NEAR(greedy, optimum, 1e-12);
+  EXPECT_LE(greedy, initial_greedy);
+  const double final_mean = sampled_mean();
+  EXPECT_LT(final_mean, initial_mean);  // the expected step time improved
+  std::printf("greedy optimal after %lld updates (greedy %.4g s before, optimum %.4g s; sampled mean %.4g -> %.4g s)\n",
+              static_cast<long long>(st.iteration), initial_greedy, optimum, initial_mean, final_mean);
+}
+
+TEST(HdpTraining, TrainHdpRefusesPpoAndFusedTasks) {
+  DeviceTask base = MlpTask("k80(gpus=2)", false);
+  encoders::PolicyOptions po;
+  encoders::Policy policy(po, encoders::FeatureLayout::Of(*base.env));
+  agents::Learner ppo(&policy, agents::AgentOptions{});
+  encoders::HdpGrouper grouper(encoders::HdpGrouperOptions{}, base.env->static_graph()->node_feature_dim);
+  DeviceTrainingState st;
+  st.best_time.assign(1, INFINITY);
+  st.best.resize(1);
+  HdpState hs;
+  EXPECT_THROW(TrainHdp(base, grouper, ppo, 4, 1, 1e9, BudgetClock::kWall, &st, &hs, {}, {}, {}), ConfigError);
+  env::DeviceEnvOptions eo;
+  eo.graph = kMlp;
+  DeviceTask fused = MakeDeviceTask(eo, 4, 4);
+  ASSERT_NE(fused.fused, nullptr);
+  agents::AgentOptions ao;
+  ao.algorithm = agents::Algorithm::kReinforce;
+  agents::Learner reinforce(&policy, ao);
+  EXPECT_THROW(TrainHdp(fused, grouper, reinforce, 4, 1, 1e9, BudgetClock::kWall, &st, &hs, {}, {}, {}), ConfigError);
+}
+
+// ---------------------------------------------------------------- the binary
+
+double SimulatedStepTime(const std::string& graph, const std::string& machine, const std::string& placement) {
+  const auto p = ShSplit(kBin + "/perf-model simulate --json --machine '" + machine + "' --graph '" + graph +
+                         "' --placement " + placement);
+  EXPECT_EQ(p.status, 0) << p.err;
+  return p.out.empty() ? -1 : nlohmann::json::parse(p.out)["makespan_s"].get<double>();
+}
+
+TEST(HdpCli, PresetTrainsWritesTheRunDirectoryAndResumes) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "hdp";
+  const std::string machine = "k80(gpus=2)";
+  const std::string args = " --env device --graph " + kMlp + " --machine '" + machine +
+                           "' --config experiments/configs/hdp_2018.pbtxt --set hdp.num_groups=8"
+                           " --set policy.hidden_dim=32 --minutes 10 --clock cpu --seed 2";
+  const auto r = ShSplit(kBin + "/place-train" + args + " --max-updates 3 --json --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "hdp");
+  EXPECT_EQ(j["algorithm"], "reinforce");
+  EXPECT_EQ(j["clock"], "cpu");
+  EXPECT_EQ(j["updates"].get<int>(), 3);
+  EXPECT_EQ(j["episodes"].get<int>(), 12);  // the preset's 4 placements per grouping
+  for (const char* f : {"config.pbtxt", "best.placement", "best.png", "curve.png", "metrics.csv", "result.json",
+                        "checkpoints/latest.ckpt", "checkpoints/grouper.ckpt", "checkpoints/state.json"})
+    EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  const auto& g = j["graphs"][0];
+  EXPECT_EQ(g["groups"].get<int>(), 16);
+  EXPECT_GE(g["hdp_groups"].get<int>(), 1);
+  EXPECT_LE(g["hdp_groups"].get<int>(), 8);
+  const double t = g["step_time_s"].get<double>();
+  EXPECT_GT(t, 0);
+  EXPECT_EQ(SimulatedStepTime(kMlp, machine, out + "/best.placement"), t);
+  std::ifstream metrics(out + "/metrics.csv");
+  std::string header;
+  std::getline(metrics, header);
+  for (const char* column : {"charts/groups", "losses/grouper_loss", "losses/policy_loss", "charts/best_step_time_s"})
+    EXPECT_NE(header.find(column), std::string::npos) << column;
+  const auto state = nlohmann::json::parse(std::ifstream(out + "/checkpoints/state.json"));
+  EXPECT_TRUE(state["hdp_baseline"].is_number());
+
+  // --resume continues it (grouper, placer, baseline) to 5 updates in total.
+  const auto refused = ShSplit(kBin + "/place-train --env device --resume " + out + " --method ppo");
+  EXPECT_EQ(refused.status, 1);
+  const auto resumed = ShSplit(kBin + "/place-train --env device --resume " + out + " --max-updates 5 --json");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  const auto jr = nlohmann::json::parse(resumed.out);
+  EXPECT_EQ(jr["updates"].get<int>(), 5);
+  EXPECT_EQ(jr["episodes"].get<int>(), 20);
+  EXPECT_EQ(jr["method"], "hdp");
+  EXPECT_LE(jr["graphs"][0]["step_time_s"].get<double>(), t);
+}
+
+// --method ppo is --algorithm ppo (the policy alone over the co-location groups); --clock
+// reaches the device path too.
+TEST(HdpCli, MethodPpoIsThePolicyAloneAndClockCpuReachesTheDevicePath) {
+  testing::TempDir tmp;
+  const auto r = ShSplit(kBin + "/place-train --env device --graph " + kMlp +
+                         " --method ppo --clock cpu --minutes 10 --max-updates 1 --set episodes_per_update=2 --json --out " +
+                         (tmp / "ppo"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "ppo");
+  EXPECT_EQ(j["clock"], "cpu");
+  EXPECT_FALSE(j["graphs"][0].contains("hdp_groups"));
+  EXPECT_FALSE(fs::exists(tmp / "ppo/checkpoints/grouper.ckpt"));
+}
+
+TEST(HdpCli, BadOptionsAreOneLineExitOneAndLeaveNoDirectory) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "never";
+  const std::string g = "--graph " + kMlp + " --minutes 1 ";
+  for (const std::string& args :
+       {g + "--method hdp --algorithm ppo", g + "--set method=hdp --set agent.algorithm=ppo", g + "--set method=hpd",
+        g + "--method sarsa", g + "--clock gpu", g + "--set clock=sundial", g + "--method hdp --set hdp.num_groups=-1",
+        g + "--method hdp --set hdp.hidden_dim=0", g + "--method hdp --set features=heft",
+        "--graph " + kMlp + "," + kMlp + " --method hdp"}) {
+    const auto r = ShSplit(kBin + "/place-train --env device " + args + " --out " + out);
+    EXPECT_EQ(r.status, 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("place-train: error:"), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(out)) << args;
+  }
+}
+
+}  // namespace
+}  // namespace placerl
