@@ -31,6 +31,8 @@ ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOpti
   const PlacementSettings& s = inst_->design.settings;
   if (!s.has_canvas() || !s.has_grid()) throw ConfigError("chip: settings have no canvas or grid");
   if (!std::isfinite(opt_.infeasible_reward)) throw ConfigError("chip: infeasible_reward must be finite");
+  if (!(opt_.fd_steps_scale >= 0.01 && opt_.fd_steps_scale <= 1))
+    throw ConfigError("chip: fd_steps_scale must be in [0.01, 1] (got " + std::to_string(opt_.fd_steps_scale) + ")");
   for (int32_t m : nl.hard_macros)
     if (!nl.fixed[m]) order_.push_back(m);
   if (order_.empty()) throw ConfigError("chip: the netlist has no movable hard macro to place");
@@ -82,6 +84,7 @@ std::string ChipEnv::name() const {
   p.GetString("reward", RewardName(opt_.reward));
   p.GetString("soft", SoftName(opt_.soft));
   p.GetString("infeasible_reward", num(opt_.infeasible_reward));
+  if (opt_.fd_steps_scale != 1.0) p.GetString("fd_steps_scale", num(opt_.fd_steps_scale));  // default: names unchanged
   p.GetBool("maps", opt_.maps);
   p.GetString("off_canvas_nets", OffCanvasNetsName(opt_.weights.off_canvas_nets));
   return p.Canonical("chip");
@@ -103,6 +106,7 @@ std::unique_ptr<Environment> ChipEnv::Make(EnvParams& p) {
   else if (soft == "keep") o.soft = SoftMacroPlacement::kKeep;
   else throw ConfigError("chip: soft must be fd or keep, got '" + soft + "'");
   o.infeasible_reward = p.GetDouble("infeasible_reward", o.infeasible_reward);
+  o.fd_steps_scale = p.GetDouble("fd_steps_scale", o.fd_steps_scale);
   o.maps = p.GetBool("maps", o.maps);
   o.weights.off_canvas_nets = ParseOffCanvasNets(p.GetString("off_canvas_nets", "clamp"), "chip: off_canvas_nets");
   inst->design = LoadChipDesign(inst->netlist_path, inst->plc_path, inst->synthetic_seed);
@@ -449,7 +453,7 @@ void ChipEnv::FillMaps() {
 
 void ChipEnv::PlaceSoftMacros() {
   const Netlist& nl = inst_->design.netlist;
-  if (!fd_) fd_.emplace(nl, inst_->design.settings);
+  if (!fd_) fd_.emplace(nl, inst_->design.settings, EpisodeEndFdOptions());
   fd_->Run(&*cost_);
   const PlacementSettings& s = inst_->design.settings;
   const double norm = s.canvas_width + s.canvas_height;
@@ -458,6 +462,26 @@ void ChipEnv::PlaceSoftMacros() {
     f[0] = static_cast<float>(cost_->x(m) / norm);
     f[1] = static_cast<float>(cost_->y(m) / norm);
   }
+}
+
+ForceDirectedOptions ChipEnv::EpisodeEndFdOptions() const {
+  ForceDirectedOptions o;  // CT's episode-end schedule
+  for (int& n : o.num_steps) n = std::max(1, static_cast<int>(std::lround(n * opt_.fd_steps_scale)));
+  return o;
+}
+
+bool ChipEnv::episode_end_is_full_schedule() const {
+  return opt_.soft != SoftMacroPlacement::kForceDirected || inst_->design.netlist.soft_macros.empty() ||
+         EpisodeEndFdOptions().num_steps == ForceDirectedOptions{}.num_steps;
+}
+
+CostBreakdown ChipEnv::FullScheduleCost(ProxyCost* pc) const {
+  const Netlist& nl = inst_->design.netlist;
+  if (opt_.soft == SoftMacroPlacement::kForceDirected && !nl.soft_macros.empty()) {
+    if (!fd_full_) fd_full_.emplace(nl, inst_->design.settings);  // CT's schedule
+    fd_full_->Run(pc);
+  }
+  return pc->Cost();
 }
 
 }  // namespace placerl::env

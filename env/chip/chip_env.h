@@ -4,8 +4,8 @@
 // Episode: the hard macros in descending area order (stable: ties keep netlist order), one per
 // step, each onto a grid-cell centre; action = row·cols + col; mask = inside the canvas and no
 // overlap with placed hard macros or blockages (GridMask). After the last hard macro the soft
-// macros are placed (force-directed with CT's schedule, or kept where they are) and the episode
-// ends. An empty mask ends the episode early with `infeasible_reward` (CT: −4).
+// macros are placed (force-directed with CT's schedule — or a cheaper one, fd_steps_scale —, or
+// kept where they are) and the episode ends. An empty mask ends the episode early with `infeasible_reward` (CT: −4).
 // Rewards: `sparse` (CT): 0 per step, −proxy cost at the end. `dense`: the change of the exact
 // incremental proxy cost at every step (unplaced hard macros stay where the input put them, soft
 // macros where they stand), with −(initial cost) added to the first step, so that an episode's
@@ -38,6 +38,11 @@ struct ChipEnvOptions {
   ChipReward reward = ChipReward::kSparse;
   SoftMacroPlacement soft = SoftMacroPlacement::kForceDirected;
   double infeasible_reward = -4.0;           // CT HEAD
+  // soft=fd: the force-directed work of an episode end as a fraction of CT's 100 steps per phase:
+  // each phase runs max(1, round(100 · scale)) steps (CT's step length is factor·max(W, H) /
+  // num_steps, so fewer steps move farther). 1 = CT's schedule exactly; in [0.01, 1]. Training
+  // rewards may come from a cheaper schedule; FullScheduleCost() re-scores a placement with CT's.
+  double fd_steps_scale = 1.0;
   // Per-cell maps in DynamicState::action_features (for learned policies; baselines turn them
   // off): occupancy by placed hard macros, density, vertical and horizontal congestion (as the
   // proxy cost sees them now), and the current macro's wirelength change per cell (min-max
@@ -87,6 +92,16 @@ class ChipEnv : public Environment {
   // The proxy cost if the current macro were placed on `action`'s cell now (state unchanged;
   // legality not checked). Greedy placers call it for every legal cell.
   chip::CostBreakdown PeekCost(int32_t action);
+  // The force-directed options of an episode end (CT's schedule scaled by fd_steps_scale).
+  chip::ForceDirectedOptions EpisodeEndFdOptions() const;
+  // True when episode ends place the soft macros as CT's full schedule does (fd_steps_scale 1,
+  // soft=keep, or no soft macros): the final cost then is FullScheduleCost's.
+  bool episode_end_is_full_schedule() const;
+  // Places the soft macros of `pc` (a copy of cost(), or any placement of this design) as CT's
+  // episode end does — the full FD schedule whatever fd_steps_scale says; soft=keep: where they
+  // stand — and returns its cost. The environment is unchanged (it owns the placer's scratch:
+  // not thread-safe on one environment, like Step).
+  chip::CostBreakdown FullScheduleCost(chip::ProxyCost* pc) const;
 
  private:
   void BuildStaticGraph();
@@ -109,6 +124,8 @@ class ChipEnv : public Environment {
   std::optional<chip::ProxyCost> cost_;
   std::optional<chip::GridMask> mask_;
   std::optional<chip::ForceDirectedPlacer> fd_;  // soft=fd (each copy owns its scratch)
+  // CT's full schedule for FullScheduleCost when fd_ is cheaper (built on first use).
+  mutable std::optional<chip::ForceDirectedPlacer> fd_full_;
   DynamicState state_;
   bool done_ = false;
   double last_cost_ = 0;  // dense reward: proxy cost after the previous step

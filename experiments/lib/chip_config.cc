@@ -21,6 +21,7 @@ config::ChipEnvConfig DefaultChipEnvConfig() {
   c.set_soft("fd");              // CT's force-directed schedule
   c.set_infeasible_reward(-4.0); // CT HEAD
   c.set_off_canvas_nets("clamp"); // TILOS's rule; "skip" = Google's (docs/proxy_cost.md)
+  c.set_fd_steps_scale(1.0);      // CT's 3 × 100 FD steps at every episode end
   return c;
 }
 
@@ -60,6 +61,8 @@ void CheckChipEnvConfig(const config::ChipEnvConfig& c) {
   if (!std::isfinite(c.infeasible_reward())) throw ConfigError("chip.infeasible_reward must be finite");
   if (!c.off_canvas_nets().empty() && c.off_canvas_nets() != "clamp" && c.off_canvas_nets() != "skip")
     throw ConfigError("chip.off_canvas_nets must be clamp or skip (got '" + c.off_canvas_nets() + "')");
+  if (!(c.fd_steps_scale() >= 0.01 && c.fd_steps_scale() <= 1))
+    throw ConfigError("chip.fd_steps_scale must be in [0.01, 1] (got " + std::to_string(c.fd_steps_scale()) + ")");
 }
 
 void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
@@ -107,6 +110,7 @@ std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool m
   o.reward = c.reward() == "dense" ? env::ChipReward::kDense : env::ChipReward::kSparse;
   o.soft = c.soft() == "keep" ? env::SoftMacroPlacement::kKeep : env::SoftMacroPlacement::kForceDirected;
   o.infeasible_reward = c.infeasible_reward();
+  o.fd_steps_scale = c.fd_steps_scale();
   o.maps = maps;
   return std::make_unique<env::ChipEnv>(inst, o);
 }

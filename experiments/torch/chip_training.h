@@ -37,6 +37,9 @@ struct ChipTrainingTimes {
   double env_s = 0;          // environment steps and resets that did not end an episode
   double episode_end_s = 0;  // the steps that ended an episode: soft macros (FD) and the full cost
   double update_s = 0;       // the learner's updates (all-reduces included)
+  // Candidate bests re-placed with CT's full FD schedule (chip.fd_steps_scale < 1; OfferBest).
+  double rescore_s = 0;
+  int64_t rescores = 0;
 };
 
 struct ChipTrainingState {
@@ -44,6 +47,9 @@ struct ChipTrainingState {
   double elapsed_s = 0;           // training time before this process started (resume)
   std::vector<double> best_cost;  // per design (+inf: none yet)
   std::vector<search::ChipSolution> best;  // per design, found by this process
+  // Per design: the lowest episode-end cost seen by this process (with a cheaper FD schedule
+  // the bar for a full re-score; not checkpointed: a resumed run re-scores its first episode).
+  std::vector<double> best_episode_cost;
   ChipTrainingTimes times;                 // this process's
 };
 
@@ -52,7 +58,12 @@ struct ChipTrainingState {
 double PlayChipEpisode(encoders::Policy& policy, env::ChipEnv& env, uint64_t seed, std::mt19937_64* rng,
                        bool greedy, agents::RolloutBuffer* buffer);
 
-// Keeps env's current (complete) placement as design k's best when it is better.
+// Keeps env's current (complete) placement, whose episode ended with proxy cost `cost`, as design
+// k's best when it is better. best_cost and best always hold costs of CT's full FD schedule: when
+// the environment's episode ends use a cheaper one (chip.fd_steps_scale < 1), an episode that
+// sets a new lowest episode-end cost (best_episode_cost) has its soft macros re-placed with the
+// full schedule (ChipEnv::FullScheduleCost), and that cost and placement are what is compared
+// and kept (the episode's reward stays the cheap cost).
 void OfferBest(const env::ChipEnv& env, size_t k, double cost, ChipTrainingState* st);
 
 // Plays episodes of several designs with B environment copies stepped together: one

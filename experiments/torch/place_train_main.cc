@@ -347,7 +347,10 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
                       {"workers", world},
                       {"collect_batch", cfg.collect_batch()},
                       {"cpu_s", {{"policy", st.times.policy_s}, {"env", st.times.env_s},
-                                  {"episode_end", st.times.episode_end_s}, {"update", st.times.update_s}}},
+                                  {"episode_end", st.times.episode_end_s}, {"update", st.times.update_s},
+                                  {"best_rescore", st.times.rescore_s}}},
+                      {"fd_steps_scale", cfg.chip().fd_steps_scale()},
+                      {"best_rescores", st.times.rescores},
                       {"checkpoint", ckpt},
                       {"stopped_by_signal", run::StopRequested()},
                       {"out", dir->path()}};

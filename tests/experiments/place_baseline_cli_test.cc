@@ -76,6 +76,7 @@ TEST(PlaceBaselineCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
         std::string("--set sa.t_max=-1"), std::string("--set sa.nosuch=1"), std::string("--netlist ''"),
         std::string("--netlist /nonexistent/netlist.pb.txt"), std::string("--set chip.reward=often"),
         std::string("--set chip.off_canvas_nets=drop"), std::string("--clock gpu"), std::string("--set clock=gpu"),
+        std::string("--set chip.fd_steps_scale=0"), std::string("--set chip.fd_steps_scale=2"),
         std::string("--config /nonexistent.pbtxt"), std::string("--bogus")}) {
     const auto r = Sh(kBin + " " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;

@@ -1,7 +1,8 @@
 // Speed of the chip environment on Ariane133 (grid and canvas of initial.plc), one thread:
 //   ChipEnvStep: one step (place a hard macro, incremental cost update, next mask), sparse
 //     and dense (+ incremental cost read) rewards, averaged over whole random episodes;
-//   ChipEnvEpisode: a whole random episode (reset, 133 steps, soft-macro placement, final cost).
+//   ChipEnvEpisode: a whole random episode (reset, 133 steps, soft-macro placement, final cost);
+//   ChipEnvEpisodeFdScale/N: the same with chip.fd_steps_scale = N / 100 (maps on, as training).
 // Run from the repository root: build/bench/chip_env_bench
 #include <benchmark/benchmark.h>
 
@@ -68,6 +69,9 @@ void Episodes(benchmark::State& state, const std::string& spec) {
 void BM_ChipEnvEpisodeKeepSoft(benchmark::State& s) { Episodes(s, kAriane + ",soft=keep,maps=false)"); }
 void BM_ChipEnvEpisodeFd(benchmark::State& s) { Episodes(s, kAriane + ",soft=fd,maps=false)"); }
 void BM_ChipEnvEpisodeFdMaps(benchmark::State& s) { Episodes(s, kAriane + ",soft=fd,maps=true)"); }
+void BM_ChipEnvEpisodeFdScale(benchmark::State& s) {
+  Episodes(s, kAriane + ",soft=fd,maps=true,fd_steps_scale=" + std::to_string(s.range(0) / 100.0) + ")");
+}
 
 BENCHMARK(BM_ChipEnvStepSparse)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvStepDense)->Unit(benchmark::kMillisecond);
@@ -75,5 +79,6 @@ BENCHMARK(BM_ChipEnvStepSparseMaps)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvEpisodeKeepSoft)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvEpisodeFd)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvEpisodeFdMaps)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChipEnvEpisodeFdScale)->Arg(100)->Arg(30)->Arg(10)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The chip environment beyond the conformance suite: CT's macro order, legality of every
 // random episode on every shared netlist (no overlap, inside the canvas), dense and sparse
-// rewards agreeing, the final cost equal to a fresh evaluation, and the infeasible end.
+// rewards agreeing, the final cost equal to a fresh evaluation, and the infeasible end; the
+// episode-end FD schedule (fd_steps_scale): the default gives the rewards of before, a cheaper
+// one other rewards, and FullScheduleCost re-scores with CT's schedule.
 #include "env/chip/chip_env.h"
 
 #include <gtest/gtest.h>
@@ -218,6 +220,59 @@ TEST(ChipEnv, AnEmptyMaskEndsTheEpisodeWithThePenaltyInBothRewardModes) {
   }
 }
 
+// One random episode (seed 11, soft=fd) of `spec`; returns its return.
+double RandomEpisodeReturn(Environment& e) {
+  std::mt19937_64 rng(11);
+  e.Reset(0);
+  double ret = 0;
+  while (!e.done()) ret += e.Step(RandomLegal(e, rng)).reward;
+  return ret;
+}
+
+const std::string kAriane = "netlist=" + kData + "ariane133_ng45/netlist.pb.txt.gz,plc=" + kData + "ariane133_ng45/initial.plc";
+
+TEST(ChipEnv, DefaultFdScheduleGivesTheRewardsOfBefore) {
+  // Returns of this episode measured with the code before fd_steps_scale existed (commit c524719).
+  const std::vector<std::pair<std::string, double>> golden = {
+      {"chip(seed=1", -1.5417571443747469}, {"chip(" + kAriane, -0.96968671183395161}};
+  for (const auto& [prefix, before] : golden)
+    for (const std::string& spec : {prefix + ")", prefix + ",fd_steps_scale=1)"}) {
+      auto e = MakeEnvironment(spec);
+      auto& env = dynamic_cast<ChipEnv&>(*e);
+      EXPECT_TRUE(env.episode_end_is_full_schedule());
+      EXPECT_EQ(env.EpisodeEndFdOptions().num_steps, (std::vector<int>{100, 100, 100}));
+      EXPECT_NEAR(RandomEpisodeReturn(env), before, 1e-12) << spec;
+      EXPECT_EQ(env.name().find("fd_steps_scale"), std::string::npos);  // default names unchanged
+      // The full schedule re-places the soft macros exactly where the episode end put them.
+      ProxyCost pc = env.cost();
+      EXPECT_NEAR(env.FullScheduleCost(&pc).proxy_cost, -before, 1e-12) << spec;
+    }
+}
+
+TEST(ChipEnv, CheaperFdScheduleChangesTheRewardAndFullScheduleCostRescoresIt) {
+  auto e = MakeEnvironment("chip(" + kAriane + ",fd_steps_scale=0.3)");
+  auto& env = dynamic_cast<ChipEnv&>(*e);
+  EXPECT_FALSE(env.episode_end_is_full_schedule());
+  EXPECT_EQ(env.EpisodeEndFdOptions().num_steps, (std::vector<int>{30, 30, 30}));
+  EXPECT_NE(env.name().find("fd_steps_scale=0.3"), std::string::npos) << env.name();
+  const double cheap = RandomEpisodeReturn(env);
+  const double full_before = -0.96968671183395161;  // the same hard macros, CT's schedule (above)
+  EXPECT_GT(std::abs(cheap - full_before), 1e-6) << "30 steps per phase place the soft macros elsewhere";
+  EXPECT_NEAR(env.info_value("proxy_cost"), -cheap, 1e-12);
+  ProxyCost pc = env.cost();
+  const CostBreakdown full = env.FullScheduleCost(&pc);
+  EXPECT_NEAR(full.proxy_cost, -full_before, 1e-12);
+  EXPECT_NEAR(env.CurrentCost().proxy_cost, -cheap, 1e-12);  // the environment is unchanged
+  // The re-scored placement, written out and evaluated from scratch, costs the same.
+  Netlist placed = env.netlist();
+  pc.CopyPlacementTo(&placed);
+  EXPECT_NEAR(EvaluateProxyCost(placed, env.settings(), env.options().weights).proxy_cost, full.proxy_cost, 1e-9);
+  // The smallest scale still runs one step per phase; soft=keep never runs FD.
+  auto tiny = MakeEnvironment("chip(seed=1,fd_steps_scale=0.01)");
+  EXPECT_EQ(dynamic_cast<ChipEnv&>(*tiny).EpisodeEndFdOptions().num_steps, (std::vector<int>{1, 1, 1}));
+  EXPECT_TRUE(dynamic_cast<ChipEnv&>(*MakeEnvironment("chip(seed=1,soft=keep,fd_steps_scale=0.3)")).episode_end_is_full_schedule());
+}
+
 TEST(ChipEnv, RejectsDesignsThatCannotStart) {
   auto inst = Crowded();
   inst->design.netlist.width[0] = inst->design.netlist.height[0] = 13;  // larger than the canvas
@@ -226,6 +281,8 @@ TEST(ChipEnv, RejectsDesignsThatCannotStart) {
   EXPECT_THROW(MakeEnvironment("chip(seed=1,weights=1,2)"), ConfigError);
   EXPECT_THROW(MakeEnvironment("chip(seed=1,weights=1,0.5,x)"), ConfigError);
   EXPECT_THROW(MakeEnvironment("chip(seed=1,soft=dreamplace)"), ConfigError);
+  for (const char* scale : {"0", "0.001", "1.5", "-1", "nan"})
+    EXPECT_THROW(MakeEnvironment(std::string("chip(seed=1,fd_steps_scale=") + scale + ")"), ConfigError) << scale;
 }
 
 }  // namespace

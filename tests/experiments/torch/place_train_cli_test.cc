@@ -5,7 +5,8 @@
 // trains end to end and resumes with one; a worker that dies or hangs stops the run with one
 // line naming it; a run killed (SIGKILL) after a checkpoint and resumed logs the same rows as
 // an uninterrupted run; batched collection (collect_batch) gives the same metrics.csv for the
-// same seed.
+// same seed; a cheaper episode-end FD (chip.fd_steps_scale) changes the rewards but the best is
+// reported with CT's full FD schedule (alone, resumed, and with two workers).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -68,7 +69,9 @@ TEST(PlaceTrainCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   for (const std::string& args :
        {std::string("--minutes 0"), std::string("--algorithm sarsa"), std::string("--set agent.clip=-1"),
         std::string("--workers 0"), std::string("--set collect_batch=0"), std::string("--netlist /nonexistent.pb.txt"), std::string("--set policy.nosuch=1"),
-        std::string("--netlist ''"), std::string("--clock gpu"), std::string("--set clock=gpu")}) {
+        std::string("--netlist ''"), std::string("--clock gpu"), std::string("--set clock=gpu"),
+        std::string("--set chip.fd_steps_scale=0"), std::string("--set chip.fd_steps_scale=1.5"),
+        std::string("--set chip.fd_steps_scale=nan")}) {
     const auto r = Sh(kBin + " " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
@@ -211,6 +214,67 @@ TEST(PlaceTrainCli, BatchedCollectionGivesTheSameMetricsForTheSameSeed) {
       EXPECT_EQ(value, b[i].at(column)) << "row " << i + 1 << " " << column;
     }
   }
+}
+
+// The proxy cost of a place-train best.plc of the built-in chip (seed 1) as `tool` scores it:
+// "proxy-cost" (the placement as written) or "fd" (place-baseline --method fd: the plc's hard
+// macros with the soft macros re-placed by CT's full FD schedule).
+double Score(const std::string& plc, const std::string& tool) {
+  const std::string bin = std::string(PLACERL_BIN_DIR);
+  const auto r = tool == "proxy-cost"
+                     ? Sh("(" + bin + "/proxy-cost --json --seed 1 --plc " + plc + " 2>/dev/null)")
+                     : Sh("(" + bin + "/place-baseline --method fd --minutes 1 --json --force --plc " + plc + " --out " + plc +
+                          ".fd 2>/dev/null)");
+  EXPECT_EQ(r.status, 0) << r.out;
+  if (r.status != 0) return NAN;
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  return tool == "proxy-cost" ? j["proxy_cost"].get<double>() : j["best"]["proxy_cost"].get<double>();
+}
+
+TEST(PlaceTrainCli, CheaperFdChangesTheRewardsButTheBestIsScoredWithTheFullSchedule) {
+  testing::TempDir tmp;
+  const std::string config = " --minutes 10 --seed 3 --set episodes_per_update=4 --json";
+  const auto full = Sh("(" + kBin + config + " --max-updates 1 --out " + (tmp / "full") + " 2>/dev/null)");
+  const auto cheap = Sh("(" + kBin + config + " --max-updates 2 --set chip.fd_steps_scale=0.3 --out " + (tmp / "cheap") +
+                        " 2>/dev/null)");
+  ASSERT_EQ(full.status, 0) << full.out;
+  ASSERT_EQ(cheap.status, 0) << cheap.out;
+  const auto jf = nlohmann::json::parse(full.out), jc = nlohmann::json::parse(cheap.out);
+  EXPECT_EQ(jf["fd_steps_scale"].get<double>(), 1.0);
+  EXPECT_EQ(jf["best_rescores"].get<int>(), 0);  // the full schedule needs no re-score
+  EXPECT_EQ(jc["fd_steps_scale"].get<double>(), 0.3);
+  EXPECT_GE(jc["best_rescores"].get<int>(), 1);
+  EXPECT_GT(jc["cpu_s"]["best_rescore"].get<double>(), 0);
+  // The first update plays the same hard-macro placements (same seed, same initial weights):
+  // only the soft macros' schedule differs, and with it the rewards.
+  const auto mf = ReadMetrics(tmp / "full/metrics.csv"), mc = ReadMetrics(tmp / "cheap/metrics.csv");
+  ASSERT_EQ(mf.size(), 1u);
+  ASSERT_EQ(mc.size(), 2u);
+  EXPECT_NE(mf[0].at("charts/episodic_return"), mc[0].at("charts/episodic_return"));
+  // The reported best is CT's full schedule on the best's hard macros, and best.plc scores to it.
+  const double best = jc["designs"][0]["best_proxy_cost"].get<double>();
+  EXPECT_NEAR(jc["designs"][0]["proxy_cost"].get<double>(), best, 1e-9);
+  EXPECT_NEAR(Score(tmp / "cheap/best.plc", "proxy-cost"), best, 1e-6);
+  EXPECT_NEAR(Score(tmp / "cheap/best.plc", "fd"), best, 1e-6);
+  // Resumed (the lowest cheap cost is not checkpointed: the first episodes are re-scored again).
+  const auto resumed = Sh("(" + kBin + " --resume " + (tmp / "cheap") + " --max-updates 4 --json 2>/dev/null)");
+  ASSERT_EQ(resumed.status, 0) << resumed.out;
+  const auto jr = nlohmann::json::parse(resumed.out);
+  EXPECT_EQ(jr["updates"].get<int>(), 4);
+  EXPECT_EQ(jr["fd_steps_scale"].get<double>(), 0.3);
+  EXPECT_GE(jr["best_rescores"].get<int>(), 1);
+  const double best2 = jr["designs"][0]["best_proxy_cost"].get<double>();
+  EXPECT_LE(best2, best);
+  EXPECT_NEAR(Score(tmp / "cheap/best.plc", "proxy-cost"), best2, 1e-6);
+  EXPECT_NEAR(Score(tmp / "cheap/best.plc", "fd"), best2, 1e-6);
+  // Two workers: the best over the ranks, each re-scored by the rank that found it.
+  const auto two = Sh("(" + kBin + config + " --workers 2 --max-updates 2 --set chip.fd_steps_scale=0.3 --out " +
+                      (tmp / "two") + " 2>/dev/null)");
+  ASSERT_EQ(two.status, 0) << two.out;
+  const auto j2 = nlohmann::json::parse(two.out);
+  const double best_two = j2["designs"][0]["best_proxy_cost"].get<double>();
+  EXPECT_NEAR(Score(tmp / "two/best.plc", "proxy-cost"), best_two, 1e-6);
+  EXPECT_NEAR(Score(tmp / "two/best.plc", "fd"), best_two, 1e-6);
 }
 
 }  // namespace
