@@ -195,7 +195,7 @@ TEST_F(NasRlTest, ASearchContinuedFromItsCheckpointIsTheUninterruptedOne) {
     EXPECT_EQ(state.history.size(), 32u) << "the end state is the last update's (after 8 x 4 episodes)";
     search::NasSearchState from = saved[2].first;
     std::string from_learner = saved[2].second;
-    const search::NasSearchResult resumed = RunNasRl(e, o, {}, {}, {}, {&from, &from_learner});
+    const search::NasSearchResult resumed = RunNasRl(e, o, {}, {}, {}, {&from, &from_learner, {}, {}});
     EXPECT_EQ(resumed.reward, whole.reward);
     EXPECT_EQ(resumed.best.arch, whole.best.arch);
     // Stopped mid-batch after 14 episodes: the state is the 3rd update's (12); the rest the same.
@@ -203,18 +203,18 @@ TEST_F(NasRlTest, ASearchContinuedFromItsCheckpointIsTheUninterruptedOne) {
     std::string stopped_learner;
     int64_t calls = 0;
     RunNasRl(e, o, [&] { return calls >= 14; }, [&](int64_t, const auto&, const auto&) { ++calls; }, {},
-             {&stopped, &stopped_learner});
+             {&stopped, &stopped_learner, {}, {}});
     EXPECT_EQ(stopped.history.size(), 12u);
-    EXPECT_EQ(RunNasRl(e, o, {}, {}, {}, {&stopped, &stopped_learner}).reward, whole.reward);
+    EXPECT_EQ(RunNasRl(e, o, {}, {}, {}, {&stopped, &stopped_learner, {}, {}}).reward, whole.reward);
     // A longer budget goes on as a search with that budget from the start.
     o.budget = 45;
-    EXPECT_EQ(RunNasRl(e, o, {}, {}, {}, {&state, &learner}).reward, RunNasRl(e, o).reward);
+    EXPECT_EQ(RunNasRl(e, o, {}, {}, {}, {&state, &learner, {}, {}}).reward, RunNasRl(e, o).reward);
     // A history without its learner, or a learner of another policy, is refused.
     search::NasSearchState lone = saved[0].first;
     std::string none;
-    EXPECT_THROW(RunNasRl(e, o, {}, {}, {}, {&lone, &none}), ConfigError);
+    EXPECT_THROW(RunNasRl(e, o, {}, {}, {}, {&lone, &none, {}, {}}), ConfigError);
     std::string garbage = "not a checkpoint";
-    EXPECT_ANY_THROW(RunNasRl(e, o, {}, {}, {}, {&lone, &garbage}));
+    EXPECT_ANY_THROW(RunNasRl(e, o, {}, {}, {}, {&lone, &garbage, {}, {}}));
   }
 }
 
