@@ -682,7 +682,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   std::vector<DeviceTask> envs;
   std::unique_ptr<encoders::Policy> policy;
   // features "" = the checkpoint's: basic, else heft (the policy's layout names its features).
-  for (const std::string features : {std::string("basic"), std::string("heft")}) {
+  for (const std::string& features : {std::string("basic"), std::string("heft")}) {
     if (!cfg.features().empty() && cfg.features() != features) continue;
     envs.clear();
     envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),

@@ -81,7 +81,9 @@ TEST(DeviceTraining, PpoReachesOneChainPerDevice) {
   EXPECT_NEAR(st.best_time[0], optimum, 1e-12);
   ASSERT_EQ(st.best[0].size(), split.size());
   EXPECT_EQ(sim.Run(st.best[0]).makespan, st.best_time[0]);
-  if (st.iteration > 1) EXPECT_LT(last_mean, first_mean);  // the sampled placements improved
+  if (st.iteration > 1) {
+    EXPECT_LT(last_mean, first_mean);  // the sampled placements improved
+  }
   EXPECT_LE(greedy, initial_greedy);
   EXPECT_NEAR(greedy, optimum, 1e-12);
   std::printf("greedy optimal after %lld updates\n", static_cast<long long>(st.iteration));

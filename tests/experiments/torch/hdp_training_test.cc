@@ -66,7 +66,9 @@ TEST(HdpTraining, LearnedGroupsKeepColocationGroupsTogetherAndPlaceValidly) {
     // Ops that shared a co-location group share a learned group.
     for (int a = 0; a < g.num_ops(); ++a)
       for (int b = 0; b < g.num_ops(); ++b)
-        if (g.coloc_group[a] == g.coloc_group[b]) EXPECT_EQ(grouped.coloc_group[a], grouped.coloc_group[b]);
+        if (g.coloc_group[a] == g.coloc_group[b]) {
+          EXPECT_EQ(grouped.coloc_group[a], grouped.coloc_group[b]);
+        }
     std::set<int> ids(grouped.coloc_group.begin(), grouped.coloc_group.end());
     EXPECT_EQ(static_cast<int>(ids.size()), grouping.used_groups);  // dense, empty groups skipped
     EXPECT_EQ(*ids.rbegin(), grouping.used_groups - 1);
@@ -85,7 +87,9 @@ TEST(HdpTraining, LearnedGroupsKeepColocationGroupsTogetherAndPlaceValidly) {
     EXPECT_EQ(graphs::ColocationViolation(g, placement), "");
     for (int a = 0; a < g.num_ops(); ++a)
       for (int b = 0; b < g.num_ops(); ++b)
-        if (grouped.coloc_group[a] == grouped.coloc_group[b]) EXPECT_EQ(placement[a], placement[b]);
+        if (grouped.coloc_group[a] == grouped.coloc_group[b]) {
+          EXPECT_EQ(placement[a], placement[b]);
+        }
     EXPECT_GT(task.Score(), 0);
     perf::Simulator sim(g, units.instance().machine.sim);
     EXPECT_EQ(sim.Run(placement).makespan, task.env->info_value("step_time_s"));  // the original graph, simulated

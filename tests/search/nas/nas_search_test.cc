@@ -84,13 +84,13 @@ TEST(NasSearch, AStoppedSearchContinuedFromItsStateIsTheUninterruptedOne) {
       int64_t calls = 0;
       const NasSearchResult first =
           RunNasSearch(e.space(), objective, o, [&] { return calls >= k; },
-                       [&](int64_t, const NasEvaluation&, const NasEvaluation&) { ++calls; }, {&state});
+                       [&](int64_t, const NasEvaluation&, const NasEvaluation&) { ++calls; }, {&state, {}, {}});
       ASSERT_EQ(first.evaluations, k);
       ASSERT_EQ(state.history.size(), static_cast<size_t>(k));
       EXPECT_EQ(state.population.size(), std::string(method) == "evolution" ? std::min<size_t>(k, 6) : 0u);
       int64_t seen_again = 0;
       const NasSearchResult rest = RunNasSearch(e.space(), objective, o, {},
-          [&](int64_t i, const NasEvaluation&, const NasEvaluation&) { seen_again += i < k; }, {&state});
+          [&](int64_t i, const NasEvaluation&, const NasEvaluation&) { seen_again += i < k; }, {&state, {}, {}});
       EXPECT_EQ(seen_again, 0) << "the history's evaluations are not reported again";
       EXPECT_EQ(rest.reward, whole.reward) << method << " k=" << k;
       EXPECT_EQ(rest.best_reward, whole.best_reward) << method << " k=" << k;
@@ -107,18 +107,18 @@ TEST(NasSearch, AStoppedSearchContinuedFromItsStateIsTheUninterruptedOne) {
     RunNasSearch(e.space(), objective, o, {}, [&](int64_t, const auto&, const auto&) { ++evaluations; }, ck);
     ASSERT_EQ(saved.size(), 4u);
     EXPECT_EQ(saved[2].history.size(), 27u);
-    const NasSearchResult resumed = RunNasSearch(e.space(), objective, o, {}, {}, {&saved[2]});
+    const NasSearchResult resumed = RunNasSearch(e.space(), objective, o, {}, {}, {&saved[2], {}, {}});
     EXPECT_EQ(resumed.reward, whole.reward) << method;
     // A state that does not fit the space or options is refused.
     NasSearchState bad = saved[0];
     bad.rng = "not an rng";
-    EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad}), ConfigError);
+    EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad, {}, {}}), ConfigError);
     bad = saved[0];
     bad.history[0].arch.pop_back();
-    EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad}), ConfigError);
+    EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad, {}, {}}), ConfigError);
     bad = saved[0];
     bad.population.push_back(1000);
-    EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad}), ConfigError);
+    EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad, {}, {}}), ConfigError);
   }
 }
 
