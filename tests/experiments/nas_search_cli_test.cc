@@ -5,6 +5,8 @@
 // uninterrupted run's history; a resume that does not fit is one line, exit 1, and changes nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -246,13 +248,22 @@ TEST(NasSearchCli, EnasResumeAfterKillGoesOnFromItsCheckpoint) {
   const auto other = Sh(kBin + " --resume " + out + " --final-epochs 2");
   EXPECT_EQ(other.status, 1);
   EXPECT_NE(other.out.find("keeps the run's --final-epochs"), std::string::npos) << other.out;
-  const auto r = ShSplit(kBin + " --resume " + out + " --budget-minutes 0.03 --json");
+  // The new total budget: past the search time already spent (read from the last row; on a
+  // loaded machine the first epoch alone may take seconds), so at least one more epoch starts.
+  std::string first_metrics = testing::Slurp(out + "/metrics.csv");
+  first_metrics.pop_back();
+  const std::string last_row = first_metrics.substr(first_metrics.rfind('\n') + 1);
+  const double spent_s = std::stod(last_row.substr(last_row.find(',') + 1));
+  const double budget_minutes = std::max(0.03, (spent_s + 2.0) / 60.0);
+  char budget[32];
+  std::snprintf(budget, sizeof(budget), "%.6f", budget_minutes);
+  const auto r = ShSplit(kBin + " --resume " + out + " --budget-minutes " + budget + " --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const int epochs = j["epochs"].get<int>();
   EXPECT_GT(epochs, first_epochs);
-  EXPECT_EQ(j["options"]["budget_minutes"], 0.03);
-  EXPECT_GE(j["search_seconds"].get<double>(), 0.03 * 60);
+  EXPECT_NEAR(j["options"]["budget_minutes"].get<double>(), budget_minutes, 1e-6);
+  EXPECT_GE(j["search_seconds"].get<double>(), std::stod(budget) * 60);
   EXPECT_TRUE(j.contains("enas"));
   const std::string metrics = testing::Slurp(out + "/metrics.csv");
   EXPECT_EQ(CountLines(metrics), 1 + epochs);
