@@ -3,7 +3,15 @@
 # `place --checkpoint experiments/pretrained/chip ...` works on a fresh clone), and checks it
 # zero-shot on Ariane133, a design it never saw, against random and greedy with the same wall time.
 #
-#   experiments/pretrain_chip.sh [--minutes M] [--bin build/bin] [--work DIR] [--install]
+#   experiments/pretrain_chip.sh [--minutes M] [--clock wall|cpu] [--set k=v ...]
+#                                [--finetune-minutes F] [--bin build/bin] [--work DIR] [--install]
+#
+# --clock cpu counts every budget in this process's CPU seconds (fair on a shared machine).
+# --set k=v goes to pretraining, fine-tuning and the from-scratch run alike (agent.*, chip.*, …;
+# the script's own settings come first: agent.learning_rate=0.002, episodes_per_update=16).
+# --finetune-minutes F > 0 also fine-tunes the pretrained policy on Ariane133 for F minutes
+# (`place --finetune-minutes F --samples 0`) and trains from scratch there for F minutes
+# (`place-train`), both on --clock, one after the other, and prints both bests (finetune.json).
 #
 # Designs: the four TILOS flows designs (grouped by bin/group-netlist from their flat netlists
 # and CT's groups.final, with their initial.plc). Not Ariane133 (held out). --install copies the run's checkpoint and result into
@@ -16,13 +24,19 @@ BIN=build/bin
 MINUTES=20
 WORK=""
 INSTALL=0
+CLOCK=wall
+FT_MINUTES=0
+SETS=(--set agent.learning_rate=0.002 --set episodes_per_update=16)
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --minutes) MINUTES="$2"; shift 2 ;;
     --bin) BIN="$2"; shift 2 ;;
     --work) WORK="$2"; shift 2 ;;
     --install) INSTALL=1; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --clock) CLOCK="$2"; shift 2 ;;
+    --set) SETS+=(--set "$2"); shift 2 ;;
+    --finetune-minutes) FT_MINUTES="$2"; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "pretrain_chip.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -41,17 +55,17 @@ for d in ng45_ariane136 ng45_mempool_tile asap7_ariane136 sky130hd_ariane133; do
   ARGS+=(--netlist "$WORK/$d/netlist.pb.txt" --plc "$F/initial.plc")
 done
 echo "pretraining for $MINUTES minutes on 4 designs ..." >&2
-"$BIN/place-train" "${ARGS[@]}" --minutes "$MINUTES" --seed 1 --set agent.learning_rate=0.002 \
-  --set episodes_per_update=16 --set checkpoint_minutes=2 --force --out "$WORK/run" --json > "$WORK/train.json"
+"$BIN/place-train" "${ARGS[@]}" --minutes "$MINUTES" --clock "$CLOCK" --seed 1 "${SETS[@]}" \
+  --set checkpoint_minutes=2 --force --out "$WORK/run" --json > "$WORK/train.json"
 
 # Zero-shot on Ariane133 (held out) vs random and greedy with the same wall time.
 A=$DATA/ariane133_ng45
 "$BIN/place" --checkpoint "$WORK/run" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --samples 32 \
-  --force --out "$WORK/zero_shot" --json > "$WORK/zero_shot.json" 2>/dev/null
+  --clock "$CLOCK" --force --out "$WORK/zero_shot" --json > "$WORK/zero_shot.json" 2>/dev/null
 ZS_SECONDS=$(python3 -c "import json;print(max(0.05, json.load(open('$WORK/zero_shot.json'))['seconds']/60))")
 for m in random greedy; do
   "$BIN/place-baseline" --method "$m" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --minutes "$ZS_SECONDS" \
-    --force --out "$WORK/$m" --json > "$WORK/$m.json" 2>/dev/null
+    --clock "$CLOCK" --force --out "$WORK/$m" --json > "$WORK/$m.json" 2>/dev/null
 done
 python3 - "$WORK" <<'EOF'
 import json, sys
@@ -62,8 +76,33 @@ print("zero-shot on ariane133 (held out): best %.6f in %.1f s (greedy policy %.6
     zs["stages"]["zero_shot"]["mean_sampled_proxy_cost"]))
 for m in ("random", "greedy"):
     r = json.load(open("%s/%s.json" % (w, m)))
-    print("%-7s same wall time: best %.6f (%d complete placements)" % (m, r["best"]["proxy_cost"], r["episodes"]))
+    print("%-7s same time (%s clock): best %.6f (%d complete placements)" % (m, zs.get("clock", "wall"),
+          r["best"]["proxy_cost"], r["episodes"]))
 EOF
+
+# Fine-tuned for F minutes vs F minutes from scratch on Ariane133 (same settings and clock).
+if [[ $FT_MINUTES != 0 ]]; then
+  echo "fine-tuning on ariane133 for $FT_MINUTES minutes, then the same from scratch ..." >&2
+  "$BIN/place" --checkpoint "$WORK/run" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --samples 0 \
+    --finetune-minutes "$FT_MINUTES" --clock "$CLOCK" "${SETS[@]}" --force --out "$WORK/finetune" --json \
+    > "$WORK/finetune_run.json"
+  "$BIN/place-train" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --minutes "$FT_MINUTES" --clock "$CLOCK" \
+    --seed 1 "${SETS[@]}" --force --out "$WORK/scratch" --json > "$WORK/scratch_run.json"
+  python3 - "$WORK" "$FT_MINUTES" <<'EOF'
+import json, sys
+w, minutes = sys.argv[1], sys.argv[2]
+ft = json.load(open(w + "/finetune_run.json"))
+sc = json.load(open(w + "/scratch_run.json"))
+out = {"minutes": float(minutes), "clock": ft.get("clock", "wall"),
+       "finetuned": {"best_proxy_cost": ft["best"]["proxy_cost"], "episodes": ft["stages"]["finetune"]["episodes"],
+                     "zero_shot_greedy": ft["stages"]["zero_shot"]["greedy_proxy_cost"]},
+       "scratch": {"best_proxy_cost": sc["designs"][0]["best_proxy_cost"], "episodes": sc["episodes"]}}
+open(w + "/finetune.json", "w").write(json.dumps(out, indent=2) + "\n")
+print("ariane133, %s %s-minutes: fine-tuned best %.6f (%d episodes) vs from scratch %.6f (%d episodes)" % (
+    minutes, out["clock"], out["finetuned"]["best_proxy_cost"], out["finetuned"]["episodes"],
+    out["scratch"]["best_proxy_cost"], out["scratch"]["episodes"]))
+EOF
+fi
 if [[ $INSTALL == 1 ]]; then
   DEST=experiments/pretrained/chip
   mkdir -p "$DEST/checkpoints"
@@ -71,5 +110,6 @@ if [[ $INSTALL == 1 ]]; then
   cp "$WORK/run/config.pbtxt" "$WORK/run/result.json" "$WORK/run/curve.png" "$DEST/"
   cp "$WORK/zero_shot.json" "$DEST/zero_shot.json"
   for m in random greedy; do cp "$WORK/$m.json" "$DEST/$m.json"; done
+  [[ ! -f "$WORK/finetune.json" ]] || cp "$WORK/finetune.json" "$DEST/finetune.json"
   echo "installed into $DEST" >&2
 fi

@@ -13,12 +13,14 @@
 
 #include "agents/learner.h"
 #include "datasets/proto/chip_placement.pb.h"
+#include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
 #include "encoders/policy.h"
 #include "experiments/torch/device_training.h"  // --env device
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
+#include "experiments/lib/learner_config.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
@@ -42,6 +44,9 @@ config::PlaceConfig DefaultPlaceConfig() {
   c.set_refine("none");
   c.set_refine_minutes(1);
   c.set_seed(1);
+  FillDefaultAgentConfig(c.mutable_agent());
+  c.set_collect_batch(kDefaultCollectBatch);
+  c.set_clock("wall");
   return c;
 }
 
@@ -56,6 +61,9 @@ void CheckPlaceConfig(const config::PlaceConfig& c) {
     throw ConfigError("refine must be none, sa or cd (got '" + c.refine() + "')");
   if (!std::isfinite(c.refine_minutes()) || c.refine_minutes() <= 0 || c.refine_minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("refine_minutes must be in (0, a week]");
+  CheckAgentConfig(c.agent());
+  if (c.collect_batch() < 1 || c.collect_batch() > 1024) throw ConfigError("collect_batch must be in [1, 1024]");
+  ParseBudgetClock(c.clock());
 }
 
 // A run directory names its latest checkpoint.
@@ -69,7 +77,7 @@ std::string CheckpointFile(const std::string& path) {
 }
 
 struct Options {
-  std::string checkpoint, netlist, plc, refine;
+  std::string checkpoint, netlist, plc, refine, clock;
   int samples = -1;
   double finetune_minutes = -1, refine_minutes = 0;
   int64_t seed = -1;
@@ -89,6 +97,7 @@ int Place(const Options& o) {
   if (!o.refine.empty()) cfg.set_refine(o.refine);
   if (o.refine_minutes > 0) cfg.set_refine_minutes(o.refine_minutes);
   if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
+  if (!o.clock.empty()) cfg.set_clock(o.clock);
   run::ApplyOverrides(o.dir.sets, &cfg);
   CheckPlaceConfig(cfg);
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
@@ -100,9 +109,9 @@ int Place(const Options& o) {
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(g_argc, g_argv));
   run::InstallStopOnSignal();
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  const BudgetClock clock = ParseBudgetClock(cfg.clock());
+  const Stopwatch watch(clock);  // every stage's budget and time_s are on the run's clock
+  auto elapsed = [&] { return watch.Elapsed(); };
 
   ChipTrainingState st;
   st.best_cost.assign(1, INFINITY);
@@ -131,19 +140,23 @@ int Place(const Options& o) {
                cfg.samples(), elapsed());
   // 2. Fine-tuning (PPO with the default hyper-parameters, fresh optimiser).
   if (cfg.finetune_minutes() > 0 && !run::StopRequested()) {
-    agents::AgentOptions ao;
-    ao.seed = cfg.seed();
-    agents::Learner learner(policy.get(), ao);
+    agents::Learner learner(policy.get(), AgentOptionsFrom(cfg.agent(), cfg.seed()));
     const double start = elapsed();
     run::ProgressOptions po;
     po.label = "place fine-tune";
     po.unit = "episodes";
     po.budget_seconds = cfg.finetune_minutes() * 60;
+    if (clock == BudgetClock::kCpu) po.clock = ProcessCpuSeconds;
     run::Progress progress(po);
     ChipTrainingState ft = st;
     ft.elapsed_s = 0;
-    TrainChip(envs, learner, cfg.episodes_per_update(), cfg.seed() + 1000000, cfg.finetune_minutes() * 60, &ft,
-              [] { return run::StopRequested(); },
+    ChipTrainingOptions to;
+    to.episodes_per_update = cfg.episodes_per_update();
+    to.collect_batch = cfg.collect_batch();
+    to.seed = cfg.seed() + 1000000;
+    to.budget_s = cfg.finetune_minutes() * 60;
+    to.clock = clock;
+    TrainChip(envs, learner, to, &ft, [] { return run::StopRequested(); },
               [&](int64_t, const run::Scalars& row) {
                 // One column set for every stage: the update's mean cost and the best so far.
                 double mean = NAN, best_so_far = NAN;
@@ -169,6 +182,7 @@ int Place(const Options& o) {
     env::ChipEnv start_env(inst, env.options());
     search::ChipBaselineOptions bo;
     bo.seconds = cfg.refine_minutes() * 60;
+    bo.clock = clock;
     bo.seed = cfg.seed();
     bo.sa_init = "input";
     const double start = elapsed();
@@ -194,7 +208,8 @@ int Place(const Options& o) {
   plot.markers = true;
   dir.PlotMetrics("curve", "time_s", {"charts/proxy_cost", "charts/best_proxy_cost"}, plot, {"placement", "best so far"});
   nlohmann::json j = {{"checkpoint", ckpt}, {"design", env.instance().design.label}, {"best", best},
-                      {"stages", stages}, {"seconds", elapsed()}, {"out", dir.path()}};
+                      {"stages", stages}, {"seconds", elapsed()}, {"clock", BudgetClockName(clock)},
+                      {"out", dir.path()}};
   dir.WriteFile("result.json", j.dump(2) + "\n");
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
@@ -229,6 +244,9 @@ int main(int argc, char** argv) {
     app.add_option("--refine-minutes", o.refine_minutes, "budget of --refine (default 1)")
         ->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
     app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
+    app.add_option("--clock", o.clock,
+                   "the budgets' clock: wall (default) or cpu (this process's CPU seconds, for fair budgets on a "
+                   "shared machine); time_s in metrics.csv is on it");
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);

@@ -50,12 +50,32 @@ TEST(PlaceCli, TheShippedPretrainedPolicyRunsOnAFreshClone) {
   EXPECT_TRUE(fs::exists(tmp / "zs/best.plc"));
 }
 
+// Fine-tuning takes the agent block and the budget clock of the config (so that a fine-tuned
+// run and a from-scratch place-train run can be given the same hyper-parameters and CPU budget).
+TEST(PlaceCli, FineTuningUsesTheConfiguredAgentAndClock) {
+  testing::TempDir tmp;
+  ASSERT_EQ(Sh(kBin + "/place-train --minutes 0.02 --set episodes_per_update=4 --out " + (tmp / "train") + " >/dev/null 2>&1").status, 0);
+  const auto r = Sh("(" + kBin + "/place --checkpoint " + (tmp / "train") + " --samples 1 --finetune-minutes 0.02 --clock cpu " +
+                    "--set agent.minibatch_size=64 --set agent.learning_rate=0.002 --set collect_batch=2 --json --out " +
+                    (tmp / "place") + " 2>/dev/null)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["clock"], "cpu");
+  EXPECT_GT(j["stages"]["finetune"]["episodes"].get<int64_t>(), 0);
+  const auto c = Sh("cat " + (tmp / "place/config.pbtxt"));
+  EXPECT_NE(c.out.find("clock: \"cpu\""), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("minibatch_size: 64"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("collect_batch: 2"), std::string::npos) << c.out;
+}
+
 TEST(PlaceCli, BadCheckpointsAndOptionsAreOneLineErrors) {
   testing::TempDir tmp;
   Sh("echo garbage > " + (tmp / "bad.ckpt"));
   for (const std::string& args : {"--checkpoint " + (tmp / "bad.ckpt"), "--checkpoint " + (tmp / "nosuch.ckpt"),
                                   "--checkpoint " + tmp.path(), std::string("--refine tabu --checkpoint x"),
-                                  std::string("--samples -1 --checkpoint x"), std::string("")}) {
+                                  std::string("--samples -1 --checkpoint x"), std::string("--clock sundial --checkpoint x"),
+                                  std::string("--set agent.learning_rate=5 --checkpoint x"),
+                                  std::string("--set collect_batch=0 --checkpoint x"), std::string("")}) {
     const auto r = Sh(kBin + "/place " + args + " --out " + (tmp / "out"));
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
