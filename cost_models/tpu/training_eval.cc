@@ -223,7 +223,16 @@ TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& 
                   double(m.vocab()) * d * (m.tied_embeddings() ? 1 : 2);
   tensor_heads_ = m.heads();
   has_experts_ = m.num_experts() > 0;
-  if (m.block_size() > 0) {
+  if (m.block_size() == 0) {
+    // The uniform layer as sub-layers, which take the model's widths by default: attention,
+    // dense FFN and, with experts, the MoE FFN.
+    TransformerModel layer = m;
+    layer.add_block()->set_type(ATTENTION);
+    layer.add_block()->set_type(DENSE_FFN);
+    if (has_experts_) layer.add_block()->set_type(MOE_FFN);
+    const std::vector<SubLayerC> subs = BlockSubLayers(NormalizedModel(layer));
+    std::copy(subs.begin(), subs.end(), uniform_layer_);
+  } else {
     block_ = BlockSubLayers(m);
     // Per block: attention, dense FFN and MoE parameters (experts + router), summed in the
     // uniform layer's order so that an [attention, dense_ffn] block gives the same total.
@@ -250,10 +259,40 @@ void TrainingEvaluator::MapAxes(const int sizes[4], AxisGroup groups[4]) const {
   topo_.MapAxes(sizes, 4, groups);
 }
 
+namespace {
+
+// Forward work and sizes of one layer variant — a uniform model's (dense or MoE) layer, or one
+// block of a block model — for one microbatch on one device, summed over its sub-layers.
+struct LayerSums {
+  double fwd = 0;        // matmuls, attention, layer norms and elementwise work (s)
+  double ffn_mm = 0;     // the FFN sub-layers' matmuls (+ MoE router, dispatch, combine) in fwd
+  double remat_min = 0;  // recomputed under REMAT_MINIMAL: attention scores + elementwise (s)
+  double tp_fwd = 0;     // tensor-parallel traffic of the forward pass (s)
+  double a2a = 0;        // expert all-to-alls of the forward pass (s)
+  double p_dense = 0, p_experts = 0;  // params: FSDP-gathered (attention, FFN, router); experts
+  double act_attn = 0, act_ffn = 0, act_moe = 0;  // active (per-token) matmul params per type
+  double attn_per_token = 0;                      // 4·S·H·dh summed over attention sub-layers
+  // Activation memory per token (Korthikanti et al. 2022, in units of ab/2 bytes): sharded,
+  // replicated (norm inputs, dropout masks, 5·d per sub-layer), scores (5·H per attention);
+  // kept under minimal remat: matmul outputs (QKV, FFN hidden) + 1.5·d per sub-layer.
+  double act_sharded = 0, norm_units = 0, score_units = 0, min_units = 0;
+  double sub_layers = 0;
+};
+
+}  // namespace
+
+// One implementation for both model shapes. A block model is one layer variant, its block,
+// repeated `layers` times. A uniform model is the variant [attention, dense FFN] and, with
+// experts, the MoE layer (the same with the FFN swapped for the MoE FFN) for its moe_every-th
+// layers, a fraction of every stage. Every sum runs in the order the uniform layer's
+// expressions were first written in (attention, then FFN, then the layer norms and elementwise
+// work as one op each), so that uniform models keep their numbers bit for bit and a block
+// [attention, dense_ffn] reproduces the uniform model (tests/cost_models/tpu/block_model_test.cc,
+// tests/data/perf/uniform_golden.txt).
 StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
-  if (!block_.empty()) return EvaluateBlock(p);
   StepBreakdown r;
   const TransformerModel& m = model_;
+  const bool uniform = block_.empty();
   auto invalid = [&r](const char* why) {
     r.valid = false;
     r.invalid_reason = why;
@@ -263,18 +302,34 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
     return invalid("degrees must be >= 1");
   if (double(p.data) * p.fsdp * p.tensor * p.pipeline != num_devices_)
     return invalid("data*fsdp*tensor*pipeline != devices");
-  if (m.heads() % p.tensor != 0 && p.tensor_x <= 1) return invalid("tensor does not divide heads");
-  if (p.tensor_x > 1) {
-    if (p.tensor % p.tensor_x != 0) return invalid("tensor_x does not divide tensor");
-    if (m.heads() % (p.tensor / p.tensor_x) != 0) return invalid("tensor/tensor_x does not divide heads");
-    if (m.d_model() % p.tensor_x != 0) return invalid("tensor_x does not divide d_model");
-    if (m.num_experts() > 0) return invalid("2-D tensor parallelism is modelled for dense models only");
+  const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
+  if (uniform) {
+    if (m.heads() % p.tensor != 0 && tx == 1) return invalid("tensor does not divide heads");
+    if (tx > 1) {
+      if (p.tensor % tx != 0) return invalid("tensor_x does not divide tensor");
+      if (m.heads() % ty != 0) return invalid("tensor/tensor_x does not divide heads");
+      if (m.d_model() % tx != 0) return invalid("tensor_x does not divide d_model");
+      if (has_experts_) return invalid("2-D tensor parallelism is modelled for dense models only");
+    }
+  } else {
+    if (tx > 1) {
+      if (p.tensor % tx != 0) return invalid("tensor_x does not divide tensor");
+      if (m.d_model() % tx != 0) return invalid("tensor_x does not divide d_model");
+      if (has_experts_) return invalid("2-D tensor parallelism is modelled for dense models only");
+    }
+    for (const SubLayerC& s : block_) {
+      if (s.type == ATTENTION && int(s.heads) % ty != 0)
+        return invalid(tx > 1 ? "tensor/tensor_x does not divide a sub-layer's heads"
+                              : "tensor does not divide a sub-layer's heads");
+      if (s.type == MOE_FFN && p.expert > 1 && int(s.experts) % p.expert != 0)
+        return invalid("expert must divide data*fsdp and num_experts");
+    }
   }
   if (p.pipeline > m.layers()) return invalid("pipeline > layers");
   if (p.interleave > 1 && (p.pipeline == 1 || m.layers() % (static_cast<long long>(p.pipeline) * p.interleave) != 0))
     return invalid("interleave needs pipeline > 1 and layers divisible by pipeline*interleave");
-  if (m.num_experts() == 0 && p.expert > 1) return invalid("expert > 1 on a dense model");
-  if (p.expert > 1 && ((p.data * p.fsdp) % p.expert != 0 || m.num_experts() % p.expert != 0))
+  if (!has_experts_ && p.expert > 1) return invalid("expert > 1 on a dense model");
+  if (p.expert > 1 && ((p.data * p.fsdp) % p.expert != 0 || (uniform && m.num_experts() % p.expert != 0)))
     return invalid("expert must divide data*fsdp and num_experts");
   const int bs = p.data * p.fsdp;
   if (p.global_batch < bs) return invalid("global batch < data*fsdp");
@@ -289,11 +344,10 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   const DeviceRates rates = MakeDeviceRates(chip_, p.compute_dtype, e);
   const double ab = BytesPerElement(p.compute_dtype), wb = ab;
   const double pb = BytesPerElement(p.param_dtype), gb = BytesPerElement(p.grad_dtype);
-  const double d = m.d_model(), f = m.d_ff(), H = m.heads(), KV = m.kv_heads(), dh = m.head_dim();
-  const double S = m.seq(), V = m.vocab(), tp = p.tensor;
+  const double d = m.d_model(), S = m.seq(), V = m.vocab(), tp = p.tensor;
   const double g = m.gated_ffn() ? 2 : 1;
   const double t = seqs_per_shard / M * S;  // tokens per microbatch per device
-  const double Ls = std::ceil(double(m.layers()) / K);
+  const double Ls = std::ceil(double(m.layers()) / K);  // layers (blocks) per stage
 
   AxisGroup ax[5], tp_g;
   MapPlanAxes(p, ax, &tp_g);
@@ -309,75 +363,152 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
     return CollectiveTime(c, grp, bytes, bw_eff, floor, e.dcn_bw());
   };
-
-  // ---- one layer, one microbatch, forward (seconds) ----
   auto mm = [&](double mm_m, double k, double n, double weight_copies) {
     return MatmulOpTime(rates, std::min({mm_m, k, n}), MatmulFlops(mm_m, k, n),
                         (mm_m * k + mm_m * n) * ab + weight_copies * k * n * wb);
   };
-  const double attn_flops = 4 * t * S * H * dh / tp;
-  const double attn_bytes = t * (2 * H + 2 * KV) * dh / tp * ab +
-                            (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
-  // Scores Q·Kᵀ and scores·V per head: [S, dh]×[dh, S] and [S, S]×[S, dh].
-  const double t_attn = MatmulOpTime(rates, std::min<double>(S, dh), attn_flops, attn_bytes);
-  const double t_qkv = mm(t, d, (H + 2 * KV) * dh / tp, 1);
-  const double t_o = mm(t, H * dh / tp, d, 1);
-  const double ew_bytes_dense = t * (10 * d + (g + 1) * f) / tp * ab;
-  const double t_ew_attn = OpTime(rates, OpKind::kNorm, t * 10 * d / tp, t * 10 * d / tp * ab);
-  const double t_ew_ffn = OpTime(rates, OpKind::kElementwise, t * (g + 1) * f / tp,
-                                 ew_bytes_dense - t * 10 * d / tp * ab);
-  const double t_ffn_dense = mm(t, d, f * g / tp, 1) + mm(t, f / tp, d, 1);
-  const double fwd_dense = t_qkv + t_o + t_attn + t_ffn_dense + t_ew_attn + t_ew_ffn;
-  const double remat_min = t_attn + t_ew_attn + t_ew_ffn;  // recomputed under REMAT_MINIMAL
 
-  // MoE FFN: routed tokens t·k·cf per device over E/ep local experts.
-  const bool moe = m.num_experts() > 0;
-  const double E = moe ? m.num_experts() : 0;
-  const double routed = moe ? t * m.top_k() * m.capacity_factor() : 0;
-  const double local_experts = moe ? E / p.expert : 0;
-  double t_ffn_moe = 0, a2a_moe = 0;
-  if (moe) {
-    t_ffn_moe = mm(routed, d, f * g / tp, local_experts) + mm(routed, f / tp, d, local_experts) +
-                mm(t, d, E, 1) +
-                OpTime(rates, OpKind::kMoeDispatch, 0, 2 * routed * d / tp * ab) +
-                OpTime(rates, OpKind::kMoeCombine, routed * d / tp, 2 * routed * d / tp * ab);
-    a2a_moe = 2 * coll(Collective::kAllToAll, ep_g, routed * d / tp * ab * p.expert);
-  }
-  const double fwd_moe = fwd_dense - t_ffn_dense + t_ffn_moe;
-
-  // ---- per-layer collectives (per microbatch) ----
-  // Tensor-parallel traffic: the forward pass's, again for the backward, a third time under
-  // full remat.
-  const double tp_fwd = TensorTrafficForward(m, p, t, ab, tp_g, tpy_g, tpx_g, e);
-  const double tp_layer = tp_fwd * (2 + (p.remat == REMAT_FULL ? 1 : 0));
-  const double p_attn = d * (H + 2 * KV) * dh + H * dh * d;
-  const double p_ffn = d * f * g + f * d;
-  auto fsdp_times = [&](double layer_params, double* ag, double* rs) {
-    *ag = p.fsdp > 1 ? coll(Collective::kAllGather, fsdp_g, layer_params / tp * wb) : 0;
-    *rs = p.fsdp > 1 ? coll(Collective::kReduceScatter, fsdp_g, layer_params / tp * gb) : 0;
+  // ---- one layer variant, one microbatch, forward ----
+  // 1-D tensor parallelism: one all-reduce of the [t, d] activations per sub-layer.
+  const double t_ar = tp > 1 && tx == 1 ? coll(Collective::kAllReduce, tp_g, t * d * ab) : 0;
+  // The sub-layers' sums; `elementwise`: + their layer norms and elementwise work as one op
+  // each. (Forced inline here and in `layer`: out of line, the by-reference captures made
+  // Evaluate() ~10 % slower than the two hand-inlined copies this replaces; `perf-model bench`.)
+  auto sum_layer = [&](const SubLayerC* subs, size_t n, bool elementwise) __attribute__((always_inline)) {
+    LayerSums l;
+    double t_attn_sum = 0;  // attention scores (recomputed under REMAT_MINIMAL)
+    double ffn_units = 0;   // FFN activation work per token ((g+1)·d_ff per FFN, × routed for MoE)
+    double ew_flops = 0;    // t·ffn_units/tp, summed per sub-layer as the uniform layer writes it
+    double n_tp_y = 0;      // 2-D: all-gathers of [t, d/x] over y (2 per sub-layer)
+    for (size_t i = 0; i < n; ++i) {
+      const SubLayerC& s = subs[i];
+      l.norm_units += 5;
+      l.sub_layers += 1;
+      n_tp_y += 2;
+      if (s.type == ATTENTION) {
+        const double H = s.heads, KV = s.kv_heads, dh = s.head_dim;
+        const double attn_flops = 4 * t * S * H * dh / tp;
+        const double attn_bytes = t * (2 * H + 2 * KV) * dh / tp * ab +
+                                  (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
+        // Scores Q·Kᵀ and scores·V per head: [S, dh]×[dh, S] and [S, S]×[S, dh].
+        const double t_attn = MatmulOpTime(rates, std::min<double>(S, dh), attn_flops, attn_bytes);
+        l.fwd = l.fwd + mm(t, d, (H + 2 * KV) * dh / tp, 1) + mm(t, H * dh / tp, d, 1) + t_attn;
+        t_attn_sum += t_attn;
+        l.tp_fwd += t_ar;
+        const double pa = d * (H + 2 * KV) * dh + H * dh * d;
+        l.p_dense += pa;
+        l.act_attn += pa;
+        l.attn_per_token += 4 * S * H * dh;
+        l.act_sharded += 8 * d;
+        l.score_units += 5 * H;
+        l.min_units += (H + 2 * KV) * dh;
+        continue;
+      }
+      const double f = s.d_ff;
+      const double pf = d * f * g + f * d;
+      l.tp_fwd += t_ar;
+      if (s.type == DENSE_FFN) {
+        const double t_ffn = mm(t, d, f * g / tp, 1) + mm(t, f / tp, d, 1);
+        l.fwd += t_ffn;
+        l.ffn_mm += t_ffn;
+        ffn_units += (g + 1) * f;
+        ew_flops += t * (g + 1) * f / tp;
+        l.p_dense += pf;
+        l.act_ffn += pf;
+        l.act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1);
+        l.min_units += f * g;
+        continue;
+      }
+      // MoE FFN: the routed capacity slots over the local experts, the router, dispatch, combine.
+      const double E = s.experts, per_token = s.RoutedPerToken();
+      const double routed = uniform ? t * s.top_k * s.capacity_factor : t * per_token;
+      const double local_experts = E / p.expert;
+      const double t_ffn = mm(routed, d, f * g / tp, local_experts) + mm(routed, f / tp, d, local_experts) +
+                           mm(t, d, E, 1) + OpTime(rates, OpKind::kMoeDispatch, 0, 2 * routed * d / tp * ab) +
+                           OpTime(rates, OpKind::kMoeCombine, routed * d / tp, 2 * routed * d / tp * ab);
+      l.fwd += t_ffn;
+      l.ffn_mm += t_ffn;
+      l.a2a += 2 * coll(Collective::kAllToAll, ep_g, routed * d / tp * ab * p.expert);
+      ffn_units += (g + 1) * f * per_token;
+      ew_flops += t * (g + 1) * f * per_token / tp;
+      l.p_dense += d * E;  // the router
+      l.p_experts += E * pf;
+      l.act_moe += s.ActiveExperts() * pf + d * E;
+      l.act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1) * per_token;
+      l.min_units += f * g * per_token;
+    }
+    if (tx > 1) {
+      // 2-D weight-stationary layout (Pope et al.), per sub-layer: 2 all-gathers of [t, d/x]
+      // over y, then the wide output's reduce-scatter and the wide input's all-gather over x.
+      l.tp_fwd = n_tp_y * coll(Collective::kAllGather, tpy_g, t * d / tx * ab);
+      for (size_t i = 0; i < n; ++i) {
+        const SubLayerC& s = subs[i];
+        if (s.type == ATTENTION) {
+          l.tp_fwd = l.tp_fwd + coll(Collective::kReduceScatter, tpx_g, t * (s.heads + 2 * s.kv_heads) * s.head_dim / ty * ab) +
+                     coll(Collective::kAllGather, tpx_g, t * s.heads * s.head_dim / ty * ab);
+        } else {
+          l.tp_fwd = l.tp_fwd + coll(Collective::kReduceScatter, tpx_g, t * g * s.d_ff / ty * ab) +
+                     coll(Collective::kAllGather, tpx_g, t * s.d_ff / ty * ab);
+        }
+      }
+    }
+    if (!elementwise) return l;
+    const double norm_units = l.norm_units;
+    const double t_ew_norm = OpTime(rates, OpKind::kNorm, t * norm_units * d / tp, t * norm_units * d / tp * ab);
+    const double ew_bytes = t * (norm_units * d + ffn_units) / tp * ab;
+    const double t_ew_ffn = ffn_units > 0 ? OpTime(rates, OpKind::kElementwise, ew_flops,
+                                                   ew_bytes - t * norm_units * d / tp * ab)
+                                          : 0;
+    l.fwd = l.fwd + t_ew_norm + t_ew_ffn;
+    l.remat_min = t_attn_sum + t_ew_norm + t_ew_ffn;
+    return l;
   };
-  double ag_dense, rs_dense, ag_moe, rs_moe;
-  fsdp_times(p_attn + p_ffn, &ag_dense, &rs_dense);
-  fsdp_times(p_attn + d * E, &ag_moe, &rs_moe);  // expert weights are sharded by `expert`
 
-  auto layer = [&](double fwd, double ag, double rs, double a2a, double* compute, double* tp_exp,
-                   double* fsdp_exp, double* ep_exp) {
-    const double recompute = p.remat == REMAT_FULL ? fwd : p.remat == REMAT_MINIMAL ? remat_min : 0;
-    const double bwd = 2 * fwd + recompute;
-    *compute = fwd + bwd;
-    // Hidden under up to tp_overlap of the layer's compute; the rest is exposed.
+  // The variants, their layers per stage (L0, L1) and their shares of all layers (w_*).
+  LayerSums k0, k1;
+  double L0 = Ls, L1 = 0, w_dense = 1, w_moe = 1;
+  if (uniform) {
+    k0 = sum_layer(uniform_layer_, 2, true);  // attention, dense FFN
+    double moe_frac = 0;
+    if (has_experts_) {
+      // The uniform MoE layer is the dense layer with its FFN matmuls swapped for the experts'
+      // (+ router, dispatch, combine, all-to-alls); its elementwise work, tensor traffic and
+      // activation memory (below) stay the dense layer's.
+      k1 = sum_layer(uniform_layer_ + 2, 1, false);  // MoE FFN
+      k1.fwd = k0.fwd - k0.ffn_mm + k1.ffn_mm;
+      k1.remat_min = k0.remat_min;
+      k1.tp_fwd = k0.tp_fwd;
+      k1.p_dense = k0.act_attn + k1.p_dense;  // attention + router
+      moe_frac = double(m.layers() / m.moe_every()) / m.layers();
+    }
+    L0 = Ls * (1 - moe_frac);
+    L1 = Ls * moe_frac;
+    w_dense = 1 - moe_frac;
+    w_moe = moe_frac;
+  } else {
+    k0 = sum_layer(block_.data(), block_.size(), true);
+  }
+
+  // ---- per-layer compute and exposed collectives (per microbatch) ----
+  auto layer = [&](const LayerSums& k, double* compute, double* tp_exp, double* fsdp_exp,
+                   double* ep_exp) __attribute__((always_inline)) {
+    // Tensor-parallel traffic: the forward pass's, again for the backward, a third time under
+    // full remat. FSDP weight gathers / gradient reduce-scatters (experts are sharded by `expert`).
+    const double tp_layer = k.tp_fwd * (2 + (p.remat == REMAT_FULL ? 1 : 0));
+    const double ag = p.fsdp > 1 ? coll(Collective::kAllGather, fsdp_g, k.p_dense / tp * wb) : 0;
+    const double rs = p.fsdp > 1 ? coll(Collective::kReduceScatter, fsdp_g, k.p_dense / tp * gb) : 0;
+    const double recompute = p.remat == REMAT_FULL ? k.fwd : p.remat == REMAT_MINIMAL ? k.remat_min : 0;
+    const double bwd = 2 * k.fwd + recompute;
+    *compute = k.fwd + bwd;
+    // Tensor traffic hides under up to tp_overlap of the layer's compute; FSDP gathers under
+    // its forward, gathers + reduce-scatters under its backward; the rest is exposed.
     *tp_exp = std::max(0.0, tp_layer - e.tp_overlap() * *compute);
-    *fsdp_exp = std::max(0.0, ag - fwd) + std::max(0.0, ag + rs - bwd);
-    *ep_exp = a2a * (p.remat == REMAT_FULL ? 3 : 2);
+    *fsdp_exp = std::max(0.0, ag - k.fwd) + std::max(0.0, ag + rs - bwd);
+    *ep_exp = k.a2a * (p.remat == REMAT_FULL ? 3 : 2);
   };
-  double c_d, tp_d, fs_d, ep_d, c_m = 0, tp_m = 0, fs_m = 0, ep_m = 0;
-  layer(fwd_dense, ag_dense, rs_dense, 0, &c_d, &tp_d, &fs_d, &ep_d);
-  double moe_frac = 0;
-  if (moe) {
-    layer(fwd_moe, ag_moe, rs_moe, a2a_moe, &c_m, &tp_m, &fs_m, &ep_m);
-    moe_frac = double(m.layers() / m.moe_every()) / m.layers();
-  }
-  const double Ld = Ls * (1 - moe_frac), Lm = Ls * moe_frac;
+  double c0, tp0, fs0, ep0, c1 = 0, tp1 = 0, fs1 = 0, ep1 = 0;
+  layer(k0, &c0, &tp0, &fs0, &ep0);
+  if (L1 > 0) layer(k1, &c1, &tp1, &fs1, &ep1);
 
   // Embedding lookup on the first stage, logits + softmax cross-entropy on the last.
   const double t_logits = 3 * mm(t, d, V / tp, 1) +
@@ -386,17 +517,19 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   const double t_ends = K == 1 ? t_logits + t_embed : std::max(t_logits, t_embed);
   const double t_p2p = K > 1 ? 2 * coll(Collective::kPermute, pp_g, t * d / tp * ab * K) : 0;
 
-  const double mb_compute = Ld * c_d + Lm * c_m + t_ends;
-  const double mb_tp = Ld * tp_d + Lm * tp_m, mb_fsdp = Ld * fs_d + Lm * fs_m;
-  const double mb_ep = Ld * ep_d + Lm * ep_m;
+  const double mb_compute = L0 * c0 + L1 * c1 + t_ends;
+  const double mb_tp = L0 * tp0 + L1 * tp1, mb_fsdp = L0 * fs0 + L1 * fs1;
+  const double mb_ep = L0 * ep0 + L1 * ep1;
   const double t_mb = mb_compute + mb_tp + mb_fsdp + mb_ep + t_p2p;
 
   // ---- per step ----
   // Embedding and (untied) output projection: both on the only stage without pipelining;
   // with pipelining the first stage (the one accounted here) holds the embedding only.
   const double embed_params = (K > 1 || m.tied_embeddings()) ? V * d : 2 * V * d;
-  const double stage_dense_params = Ld * (p_attn + p_ffn) + Lm * (p_attn + d * E) + embed_params;
-  const double stage_expert_params = Lm * E * p_ffn;
+  const double stage_dense_params = L0 * k0.p_dense + L1 * k1.p_dense + embed_params;
+  // (Uniform: L1·E·p_ffn in that order, the order the uniform evaluator was written in.)
+  const double stage_expert_params =
+      uniform ? L1 * m.num_experts() * (d * m.d_ff() * g + m.d_ff() * d) : L0 * k0.p_experts;
   const double dev_params = stage_dense_params / (tp * p.fsdp) + stage_expert_params / (tp * p.expert);
   double t_dp = 0;
   if (p.data > 1) {
@@ -406,7 +539,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
                 ? coll(Collective::kAllReduce, dp_g, stage_expert_params / (tp * p.expert) * gb)
                 : 0);
   }
-  const double last_bwd = (Ld * c_d + Lm * c_m) * 2.0 / 3.0;
+  const double last_bwd = (L0 * c0 + L1 * c1) * 2.0 / 3.0;
   const double opt_params = dev_params / (p.shard_optimizer ? p.data : 1);
   const double t_opt = OpTime(rates, OpKind::kElementwise, 0,
                               opt_params * OptimizerTrafficPerParam(p.optimizer, pb, gb));
@@ -424,269 +557,11 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   r.step_s = M * t_mb + r.bubble_s + r.exposed_dp_s + t_opt;
 
   // ---- FLOPs (whole job per step): 6·(active matmul params)·tokens + attention ----
-  const double tokens = p.global_batch * S;
-  const double active_layer_params =
-      m.layers() * p_attn + m.layers() * (1 - moe_frac) * p_ffn +
-      m.layers() * moe_frac * (m.top_k() * p_ffn + d * E);
-  const double attn_per_token = 4 * S * H * dh * m.layers();  // forward, non-causal count
-  r.model_flops = tokens * (6 * (active_layer_params + V * d) + 3 * attn_per_token);
-  double recompute_flops = 0;
-  if (p.remat == REMAT_FULL) recompute_flops = tokens * (2 * active_layer_params + attn_per_token);
-  if (p.remat == REMAT_MINIMAL) recompute_flops = tokens * attn_per_token;
-  r.hw_flops = r.model_flops + recompute_flops;
-  r.tokens_per_s = tokens / r.step_s;
-  const double peak_job = rates.peak_flops * num_devices_;
-  r.mfu = r.model_flops / r.step_s / peak_job;
-  r.hfu = r.hw_flops / r.step_s / peak_job;
-  r.model_tflops_per_chip = r.model_flops / r.step_s / num_chips_ / 1e12;
-  r.hw_tflops_per_chip = r.hw_flops / r.step_s / num_chips_ / 1e12;
-
-  // ---- HBM per device (first stage: most microbatches in flight) ----
-  r.hbm_params = dev_params * pb;
-  r.hbm_grads = dev_params * gb;
-  if (p.update_consumes_gradients && M == 1) {
-    // Each weight's update runs as soon as its gradient exists: at most one layer's (or the
-    // embedding's) gradients are live at once.
-    const double layer = std::max(p_attn + p_ffn, Lm > 0 ? p_attn + d * E + E * p_ffn / p.expert : 0.0);
-    r.hbm_grads = std::max(layer, V * d) / (tp * p.fsdp) * gb;
-  }
-  r.hbm_optimizer = opt_params * OptimizerBytesPerParam(p.optimizer, pb, d, f);
-  const double gq = m.gated_ffn() ? 1.5 : 1;
-  // Korthikanti et al. 2022: 34·d bytes (fp16) per token and layer for f = 4d, of which 10·d
-  // (layer-norm inputs, dropout masks) are replicated across the tensor group unless sequence
-  // parallelism shards them; + 5·H·S for the attention scores unless flash attention.
-  const double tp_rest = p.no_sequence_parallel ? 1 : tp;
-  const double per_token_none = (8 * d + 4 * f * gq) * ab / 2 / tp + 10 * d * ab / 2 / tp_rest +
-                                (m.flash_attention() ? 0 : 5 * H * S * ab / 2 / tp);
-  double per_token_layer = per_token_none;
-  if (p.remat == REMAT_MINIMAL) per_token_layer = ((H + 2 * KV) * dh + f * g + 3 * d) * ab / tp;
-  if (p.remat == REMAT_FULL) per_token_layer = d * ab / tp;
-  // 1F1B: the first stage holds min(K, M) microbatches; the interleaved schedule
-  // (v > 1) a factor 1 + (K−1)/(K·v) more (Korthikanti et al. 2022, §4.2.3).
-  const double inflight = K > 1 ? std::min(K, M) * (v > 1 ? 1 + (K - 1) / (K * v) : 1) : 1;
-  // + the layer being recomputed in the backward pass: what remat did not save of it (the
-  // saved part is already counted above) + fp32 logits and their gradient.
-  r.hbm_activations = Ls * t * per_token_layer * inflight +
-                      (p.remat != REMAT_NONE ? t * std::max(0.0, per_token_none - per_token_layer) : 0) +
-                      2 * t * V / tp * 4;
-  r.hbm_total = r.hbm_params + r.hbm_grads + r.hbm_optimizer + r.hbm_activations;
-  r.hbm_capacity = chip_.hbm_bytes() / std::max(1, chip_.devices_per_chip()) * e.hbm_usable();
-  r.oom = r.hbm_total > r.hbm_capacity;
-  r.valid = true;
-  return r;
-}
-
-StepBreakdown TrainingEvaluator::EvaluateBlock(const PlanC& p) const {
-  // The uniform Evaluate() with the layer replaced by the block. Every sum below runs in the
-  // order of the uniform layer's expressions (attention, then FFN, then the block's layer
-  // norms and elementwise work as one op each), so that a block [attention, dense_ffn]
-  // reproduces the uniform model bit for bit (tests/cost_models/tpu/block_model_test.cc).
-  StepBreakdown r;
-  const TransformerModel& m = model_;
-  auto invalid = [&r](const char* why) {
-    r.valid = false;
-    r.invalid_reason = why;
-    return r;
-  };
-  if (p.data < 1 || p.fsdp < 1 || p.tensor < 1 || p.pipeline < 1 || p.expert < 1)
-    return invalid("degrees must be >= 1");
-  if (double(p.data) * p.fsdp * p.tensor * p.pipeline != num_devices_)
-    return invalid("data*fsdp*tensor*pipeline != devices");
-  const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
-  if (tx > 1) {
-    if (p.tensor % tx != 0) return invalid("tensor_x does not divide tensor");
-    if (m.d_model() % tx != 0) return invalid("tensor_x does not divide d_model");
-    if (has_experts_) return invalid("2-D tensor parallelism is modelled for dense models only");
-  }
-  for (const SubLayerC& s : block_) {
-    if (s.type == ATTENTION && int(s.heads) % ty != 0)
-      return invalid(tx > 1 ? "tensor/tensor_x does not divide a sub-layer's heads"
-                            : "tensor does not divide a sub-layer's heads");
-    if (s.type == MOE_FFN && p.expert > 1 && int(s.experts) % p.expert != 0)
-      return invalid("expert must divide data*fsdp and num_experts");
-  }
-  if (p.pipeline > m.layers()) return invalid("pipeline > layers");
-  if (p.interleave > 1 && (p.pipeline == 1 || m.layers() % (static_cast<long long>(p.pipeline) * p.interleave) != 0))
-    return invalid("interleave needs pipeline > 1 and layers divisible by pipeline*interleave");
-  if (!has_experts_ && p.expert > 1) return invalid("expert > 1 on a dense model");
-  if (p.expert > 1 && (p.data * p.fsdp) % p.expert != 0) return invalid("expert must divide data*fsdp and num_experts");
-  const int bs = p.data * p.fsdp;
-  if (p.global_batch < bs) return invalid("global batch < data*fsdp");
-  const int K = p.pipeline;
-  const double seqs_per_shard = p.global_batch / bs;
-  int M = p.microbatches;
-  if (M <= 0) M = K == 1 ? 1 : int(std::min(4.0 * K, std::floor(seqs_per_shard)));
-  if (M < 1 || seqs_per_shard / M < 1) return invalid("fewer than one sequence per microbatch");
-  r.microbatches = M;
-
-  const Efficiency& e = eff_;
-  const DeviceRates rates = MakeDeviceRates(chip_, p.compute_dtype, e);
-  const double ab = BytesPerElement(p.compute_dtype), wb = ab;
-  const double pb = BytesPerElement(p.param_dtype), gb = BytesPerElement(p.grad_dtype);
-  const double d = m.d_model(), S = m.seq(), V = m.vocab(), tp = p.tensor;
-  const double g = m.gated_ffn() ? 2 : 1;
-  const double t = seqs_per_shard / M * S;  // tokens per microbatch per device
-  const double Ls = std::ceil(double(m.layers()) / K);  // blocks per stage
-
-  AxisGroup ax[5], tp_g;
-  MapPlanAxes(p, ax, &tp_g);
-  const AxisGroup &tpy_g = ax[0], &tpx_g = ax[1], &fsdp_g = ax[2], &dp_g = ax[3], &pp_g = ax[4];
-  AxisGroup ep_g;
-  if (p.expert > 1) {
-    AxisGroup tmp[4];
-    const int es[4] = {p.tensor, p.expert, 1, 1};
-    MapAxes(es, tmp);
-    ep_g = tmp[1];
-  }
-  const double bw_eff = e.collective_bw(), floor = e.latency_floor_s();
-  auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
-    return CollectiveTime(c, grp, bytes, bw_eff, floor, e.dcn_bw());
-  };
-  auto mm = [&](double mm_m, double k, double n, double weight_copies) {
-    return MatmulOpTime(rates, std::min({mm_m, k, n}), MatmulFlops(mm_m, k, n),
-                        (mm_m * k + mm_m * n) * ab + weight_copies * k * n * wb);
-  };
-
-  // ---- one block, one microbatch, forward; per-block sums ----
-  double fwd = 0;           // matmuls and attention of every sub-layer
-  double t_attn_sum = 0;    // attention scores (recomputed under REMAT_MINIMAL)
-  double norm_units = 0;    // layer norm + residual + dropout work per token, in units of d (5 per sub-layer)
-  double ffn_units = 0;     // FFN activation work per token ((g+1)·d_ff per FFN, × routed for MoE)
-  double ew_flops = 0;      // t·ffn_units/tp, summed per sub-layer as the uniform layer writes it
-  double tp_fwd = 0;        // tensor-parallel traffic of the forward pass (s)
-  double n_tp_y = 0;        // 2-D: all-gathers of [t, d/x] over y (2 per sub-layer)
-  double a2a = 0;           // expert all-to-alls of the forward pass (s)
-  double p_attn = 0, p_ffn = 0, p_router = 0, p_experts = 0;  // params per block
-  double act_attn = 0, act_ffn = 0, act_moe = 0;  // active (per-token) matmul params per block
-  double attn_per_token = 0;                      // 4·S·H·dh summed over attention sub-layers
-  double act_sharded = 0, score_units = 0, min_units = 0;  // activation memory per token (below)
-  double max_d_ff = 0;
-  for (const SubLayerC& s : block_) {
-    norm_units += 5;
-    n_tp_y += 2;
-    if (s.type == ATTENTION) {
-      const double H = s.heads, KV = s.kv_heads, dh = s.head_dim;
-      const double attn_flops = 4 * t * S * H * dh / tp;
-      const double attn_bytes = t * (2 * H + 2 * KV) * dh / tp * ab +
-                                (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
-      const double t_attn = MatmulOpTime(rates, std::min<double>(S, dh), attn_flops, attn_bytes);
-      fwd = fwd + mm(t, d, (H + 2 * KV) * dh / tp, 1) + mm(t, H * dh / tp, d, 1) + t_attn;
-      t_attn_sum += t_attn;
-      if (tp > 1 && tx == 1) tp_fwd += coll(Collective::kAllReduce, tp_g, t * d * ab);
-      const double pa = d * (H + 2 * KV) * dh + H * dh * d;
-      p_attn += pa;
-      act_attn += pa;
-      attn_per_token += 4 * S * H * dh;
-      act_sharded += 8 * d;
-      score_units += 5 * H;
-      min_units += (H + 2 * KV) * dh;
-      continue;
-    }
-    const double f = s.d_ff;
-    const double pf = d * f * g + f * d;
-    max_d_ff = std::max(max_d_ff, f);
-    if (tp > 1 && tx == 1) tp_fwd += coll(Collective::kAllReduce, tp_g, t * d * ab);
-    if (s.type == DENSE_FFN) {
-      fwd += mm(t, d, f * g / tp, 1) + mm(t, f / tp, d, 1);
-      ffn_units += (g + 1) * f;
-      ew_flops += t * (g + 1) * f / tp;
-      p_ffn += pf;
-      act_ffn += pf;
-      act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1);
-      min_units += f * g;
-      continue;
-    }
-    // MoE FFN: the routed capacity slots over the local experts, the router, dispatch, combine.
-    const double E = s.experts, per_token = s.RoutedPerToken(), routed = t * per_token;
-    const double local_experts = E / p.expert;
-    fwd += mm(routed, d, f * g / tp, local_experts) + mm(routed, f / tp, d, local_experts) + mm(t, d, E, 1) +
-           OpTime(rates, OpKind::kMoeDispatch, 0, 2 * routed * d / tp * ab) +
-           OpTime(rates, OpKind::kMoeCombine, routed * d / tp, 2 * routed * d / tp * ab);
-    a2a += 2 * coll(Collective::kAllToAll, ep_g, routed * d / tp * ab * p.expert);
-    ffn_units += (g + 1) * f * per_token;
-    ew_flops += t * (g + 1) * f * per_token / tp;
-    p_router += d * E;
-    p_experts += E * pf;
-    act_moe += s.ActiveExperts() * pf + d * E;
-    act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1) * per_token;
-    min_units += f * g * per_token;
-  }
-  const double t_ew_norm = OpTime(rates, OpKind::kNorm, t * norm_units * d / tp, t * norm_units * d / tp * ab);
-  const double ew_bytes = t * (norm_units * d + ffn_units) / tp * ab;
-  const double t_ew_ffn = ffn_units > 0 ? OpTime(rates, OpKind::kElementwise, ew_flops,
-                                                 ew_bytes - t * norm_units * d / tp * ab)
-                                        : 0;
-  fwd = fwd + t_ew_norm + t_ew_ffn;
-  const double remat_min = t_attn_sum + t_ew_norm + t_ew_ffn;
-  if (tx > 1) {
-    // 2-D weight-stationary layout, per sub-layer: 2 all-gathers of [t, d/x] over y, then the
-    // wide output's reduce-scatter and the wide input's all-gather over x.
-    tp_fwd = n_tp_y * coll(Collective::kAllGather, tpy_g, t * d / tx * ab);
-    for (const SubLayerC& s : block_) {
-      if (s.type == ATTENTION) {
-        tp_fwd = tp_fwd + coll(Collective::kReduceScatter, tpx_g, t * (s.heads + 2 * s.kv_heads) * s.head_dim / ty * ab) +
-                 coll(Collective::kAllGather, tpx_g, t * s.heads * s.head_dim / ty * ab);
-      } else {
-        tp_fwd = tp_fwd + coll(Collective::kReduceScatter, tpx_g, t * g * s.d_ff / ty * ab) +
-                 coll(Collective::kAllGather, tpx_g, t * s.d_ff / ty * ab);
-      }
-    }
-  }
-  const double tp_block = tp_fwd * (2 + (p.remat == REMAT_FULL ? 1 : 0));
-  const double block_dense = p_attn + p_ffn + p_router;  // FSDP-gathered; experts sharded by `expert`
-  const double ag = p.fsdp > 1 ? coll(Collective::kAllGather, fsdp_g, block_dense / tp * wb) : 0;
-  const double rs = p.fsdp > 1 ? coll(Collective::kReduceScatter, fsdp_g, block_dense / tp * gb) : 0;
-  const double recompute = p.remat == REMAT_FULL ? fwd : p.remat == REMAT_MINIMAL ? remat_min : 0;
-  const double bwd = 2 * fwd + recompute;
-  const double c_b = fwd + bwd;
-  // Tensor traffic hides under up to tp_overlap of the block's compute; FSDP gathers under
-  // its forward, gathers + reduce-scatters under its backward.
-  const double tp_b = std::max(0.0, tp_block - e.tp_overlap() * c_b);
-  const double fs_b = std::max(0.0, ag - fwd) + std::max(0.0, ag + rs - bwd);
-  const double ep_b = a2a * (p.remat == REMAT_FULL ? 3 : 2);
-
-  const double t_logits = 3 * mm(t, d, V / tp, 1) +
-                          OpTime(rates, OpKind::kSoftmax, 3 * t * V / tp, 3 * t * V / tp * 4);
-  const double t_embed = 3 * OpTime(rates, OpKind::kEmbedding, 0, t * d * ab);
-  const double t_ends = K == 1 ? t_logits + t_embed : std::max(t_logits, t_embed);
-  const double t_p2p = K > 1 ? 2 * coll(Collective::kPermute, pp_g, t * d / tp * ab * K) : 0;
-
-  const double mb_compute = Ls * c_b + t_ends;
-  const double mb_tp = Ls * tp_b, mb_fsdp = Ls * fs_b, mb_ep = Ls * ep_b;
-  const double t_mb = mb_compute + mb_tp + mb_fsdp + mb_ep + t_p2p;
-
-  // ---- per step ----
-  const double embed_params = (K > 1 || m.tied_embeddings()) ? V * d : 2 * V * d;
-  const double stage_dense_params = Ls * block_dense + embed_params;
-  const double stage_expert_params = Ls * p_experts;
-  const double dev_params = stage_dense_params / (tp * p.fsdp) + stage_expert_params / (tp * p.expert);
-  double t_dp = 0;
-  if (p.data > 1) {
-    t_dp = coll(Collective::kAllReduce, dp_g, stage_dense_params / (tp * p.fsdp) * gb) +
-           (stage_expert_params > 0 && p.data * p.fsdp > p.expert
-                ? coll(Collective::kAllReduce, dp_g, stage_expert_params / (tp * p.expert) * gb)
-                : 0);
-  }
-  const double last_bwd = (Ls * c_b) * 2.0 / 3.0;
-  const double opt_params = dev_params / (p.shard_optimizer ? p.data : 1);
-  const double t_opt = OpTime(rates, OpKind::kElementwise, 0,
-                              opt_params * OptimizerTrafficPerParam(p.optimizer, pb, gb));
-
-  r.compute_s = M * mb_compute;
-  r.exposed_tp_s = M * mb_tp;
-  r.exposed_fsdp_s = M * mb_fsdp;
-  r.exposed_ep_s = M * mb_ep;
-  r.pipeline_comm_s = M * t_p2p;
-  const double v = std::max(1, p.interleave);
-  r.bubble_s = (K - 1) * t_mb / v;
-  r.exposed_dp_s = p.grad_reduce_after_backward ? t_dp : std::max(0.0, t_dp - last_bwd);
-  r.optimizer_s = t_opt;
-  r.step_s = M * t_mb + r.bubble_s + r.exposed_dp_s + t_opt;
-
-  // ---- FLOPs: 6·(active matmul params)·tokens + attention ----
+  // Per sub-layer type: its layers in the model × its active params per layer (variant).
   const double tokens = p.global_batch * S, L = m.layers();
-  const double active_layer_params = L * act_attn + L * act_ffn + L * act_moe;
-  const double attn_all = attn_per_token * L;
+  const double act_moe = uniform ? k1.act_moe : k0.act_moe;
+  const double active_layer_params = L * k0.act_attn + L * w_dense * k0.act_ffn + L * w_moe * act_moe;
+  const double attn_all = k0.attn_per_token * L;  // forward, non-causal count
   r.model_flops = tokens * (6 * (active_layer_params + V * d) + 3 * attn_all);
   double recompute_flops = 0;
   if (p.remat == REMAT_FULL) recompute_flops = tokens * (2 * active_layer_params + attn_all);
@@ -699,29 +574,36 @@ StepBreakdown TrainingEvaluator::EvaluateBlock(const PlanC& p) const {
   r.model_tflops_per_chip = r.model_flops / r.step_s / num_chips_ / 1e12;
   r.hw_tflops_per_chip = r.hw_flops / r.step_s / num_chips_ / 1e12;
 
-  // ---- HBM per device (first stage) ----
+  // ---- HBM per device (first stage: most microbatches in flight) ----
   r.hbm_params = dev_params * pb;
   r.hbm_grads = dev_params * gb;
   if (p.update_consumes_gradients && M == 1) {
-    const double block_params = block_dense + p_experts / p.expert;
-    r.hbm_grads = std::max(std::max(block_params, 0.0), V * d) / (tp * p.fsdp) * gb;
+    // Each weight's update runs as soon as its gradient exists: at most one layer's (block's,
+    // or the embedding's) gradients are live at once.
+    const double layer0 = k0.p_dense + k0.p_experts / p.expert;
+    const double layer1 = L1 > 0 ? k1.p_dense + k1.p_experts / p.expert : 0.0;
+    r.hbm_grads = std::max(std::max(layer0, layer1), V * d) / (tp * p.fsdp) * gb;
   }
-  const double f_opt = m.d_ff() > 0 ? m.d_ff() : max_d_ff > 0 ? max_d_ff : d;
-  r.hbm_optimizer = opt_params * OptimizerBytesPerParam(p.optimizer, pb, d, f_opt);
-  // Korthikanti et al. 2022 per sub-layer (bytes per token in fp16 units of ab/2): attention
-  // 8·d sharded + 5·H·S scores, FFN 4·d_ff (× 1.5 gated, × routed slots for MoE), and 5·d
-  // replicated (norm input, dropout mask) per sub-layer, sharded by sequence parallelism.
+  r.hbm_optimizer = opt_params * OptimizerBytesPerParam(p.optimizer, pb, d, m.d_ff());
+  // Korthikanti et al. 2022 (bytes per token in fp16 units of ab/2): 34·d per token and layer
+  // for f = 4d, i.e. attention 8·d sharded + 5·H·S scores (unless flash attention), FFN 4·d_ff
+  // (× 1.5 gated, × routed slots for a block's MoE), and 5·d per sub-layer (layer-norm inputs,
+  // dropout masks) replicated across the tensor group unless sequence parallelism shards them.
+  // The first variant's (a uniform MoE layer's equals the dense layer's).
   const double tp_rest = p.no_sequence_parallel ? 1 : tp;
-  const double per_token_none = act_sharded * ab / 2 / tp + norm_units * d * ab / 2 / tp_rest +
-                                (m.flash_attention() ? 0 : score_units * S * ab / 2 / tp);
-  double per_token_block = per_token_none;
-  // Minimal remat keeps the matmul outputs (QKV, FFN hidden) + 1.5·d per sub-layer; full
-  // remat the block's input.
-  if (p.remat == REMAT_MINIMAL) per_token_block = (min_units + (1.5 * block_.size()) * d) * ab / tp;
-  if (p.remat == REMAT_FULL) per_token_block = d * ab / tp;
+  const double per_token_none = k0.act_sharded * ab / 2 / tp + k0.norm_units * d * ab / 2 / tp_rest +
+                                (m.flash_attention() ? 0 : k0.score_units * S * ab / 2 / tp);
+  double per_token_layer = per_token_none;
+  // Minimal remat keeps the matmul outputs + 1.5·d per sub-layer; full remat the layer's input.
+  if (p.remat == REMAT_MINIMAL) per_token_layer = (k0.min_units + (1.5 * k0.sub_layers) * d) * ab / tp;
+  if (p.remat == REMAT_FULL) per_token_layer = d * ab / tp;
+  // 1F1B: the first stage holds min(K, M) microbatches; the interleaved schedule
+  // (v > 1) a factor 1 + (K−1)/(K·v) more (Korthikanti et al. 2022, §4.2.3).
   const double inflight = K > 1 ? std::min(K, M) * (v > 1 ? 1 + (K - 1) / (K * v) : 1) : 1;
-  r.hbm_activations = Ls * t * per_token_block * inflight +
-                      (p.remat != REMAT_NONE ? t * std::max(0.0, per_token_none - per_token_block) : 0) +
+  // + the layer being recomputed in the backward pass: what remat did not save of it (the
+  // saved part is already counted above) + fp32 logits and their gradient.
+  r.hbm_activations = Ls * t * per_token_layer * inflight +
+                      (p.remat != REMAT_NONE ? t * std::max(0.0, per_token_none - per_token_layer) : 0) +
                       2 * t * V / tp * 4;
   r.hbm_total = r.hbm_params + r.hbm_grads + r.hbm_optimizer + r.hbm_activations;
   r.hbm_capacity = chip_.hbm_bytes() / std::max(1, chip_.devices_per_chip()) * e.hbm_usable();

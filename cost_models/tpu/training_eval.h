@@ -142,11 +142,11 @@ class TrainingEvaluator {
   // The plan's axes (tensor as y × x, fsdp, data, pipeline; flat DCN applied) and the whole
   // tensor group as one axis group.
   void MapPlanAxes(const PlanC& plan, AxisGroup axes[5], AxisGroup* tensor_all) const;
-  // Evaluate() of a block model: the uniform layer's formulas per sub-layer, summed per block
-  // in the uniform layer's order (an [attention, dense_ffn] block reproduces it bit for bit).
-  StepBreakdown EvaluateBlock(const PlanC& plan) const;
   TransformerModel model_;
   std::vector<SubLayerC> block_;
+  // Uniform models: the layer's sub-layers attention, dense_ffn and moe_ffn (Evaluate() runs
+  // one code path over these or over block_).
+  SubLayerC uniform_layer_[3];
   int tensor_heads_ = 0;
   bool has_experts_ = false;
   Chip chip_;
