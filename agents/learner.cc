@@ -433,10 +433,22 @@ Stats Learner::Update(RolloutBuffer* buffer) {
   return stats;
 }
 
-void Learner::SaveCheckpoint(const std::string& path) const { WriteFileAtomic(path, CheckpointBytes()); }
+void Learner::SaveCheckpoint(const std::string& path, const Extras& extras) const {
+  WriteFileAtomic(path, CheckpointBytes(extras));
+}
 
-std::string Learner::CheckpointBytes() const {
+std::string Learner::CheckpointBytes(const Extras& extras) const {
   torch::serialize::OutputArchive root;
+  if (!extras.empty()) {  // "extras" lists the keys; entry extra_i holds the i-th value
+    std::string keys;
+    int i = 0;
+    for (const auto& [key, value] : extras) {
+      if (key.empty() || key.find('\n') != std::string::npos) throw Error("checkpoint extra keys must be one non-empty line");
+      keys += key + "\n";
+      encoders::WriteString(root, "extra_" + std::to_string(i++), value);
+    }
+    encoders::WriteString(root, "extras", keys);
+  }
   const std::string metadata = encoders::LayoutText(impl_->policy->options(), impl_->policy->layout());
   encoders::WriteString(root, "metadata", metadata);
   encoders::WriteString(root, "agent", impl_->AgentText());
@@ -455,7 +467,7 @@ std::string Learner::CheckpointBytes() const {
 
 void Learner::LoadCheckpoint(const std::string& path) { LoadCheckpointBytes(ReadFile(path), path); }
 
-void Learner::LoadCheckpointBytes(const std::string& bytes, const std::string& path) {
+void Learner::LoadCheckpointBytes(const std::string& bytes, const std::string& path, Extras* extras) {
   torch::serialize::InputArchive root;
   try {
     std::istringstream in(bytes);
@@ -497,6 +509,15 @@ void Learner::LoadCheckpointBytes(const std::string& bytes, const std::string& p
   rng_state >> impl_->rng;
   if (!rng_state) throw ConfigError(path + ": the checkpoint's RNG state is unreadable");
   impl_->policy->ClearCache();
+  if (extras) {
+    extras->clear();
+    torch::Tensor listed;
+    if (root.try_read("extras", listed)) {
+      std::istringstream keys(encoders::ReadString(root, "extras"));
+      std::string key;
+      for (int i = 0; std::getline(keys, key); ++i) (*extras)[key] = encoders::ReadString(root, "extra_" + std::to_string(i));
+    }
+  }
 }
 
 }  // namespace placerl::agents

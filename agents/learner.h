@@ -67,15 +67,21 @@ class Learner {
   const AgentOptions& options() const;
   encoders::Policy& policy();
 
-  // Weights + optimiser + RNG + agent state + metadata, to `path` atomically.
-  void SaveCheckpoint(const std::string& path) const;
+  // Named byte strings saved inside the checkpoint beside the weights (a run's progress, a
+  // second model such as HDP's grouper): what a resume needs is then one atomically written
+  // file, so a kill between two writes cannot leave the weights and the progress apart.
+  // Keys: non-empty, no newline.
+  using Extras = std::map<std::string, std::string>;
+  // Weights + optimiser + RNG + agent state + metadata (+ extras), to `path` atomically.
+  void SaveCheckpoint(const std::string& path, const Extras& extras = {}) const;
   // The same checkpoint as bytes (what SaveCheckpoint writes).
-  std::string CheckpointBytes() const;
+  std::string CheckpointBytes(const Extras& extras = {}) const;
   // Restores all of it; throws ConfigError when the checkpoint's metadata (encoder, sizes,
   // feature layout, action kind, algorithm) does not match this learner's policy.
   void LoadCheckpoint(const std::string& path);
-  // … from bytes; `name` names them in errors.
-  void LoadCheckpointBytes(const std::string& bytes, const std::string& name);
+  // … from bytes; `name` names them in errors. `extras` (may be null) receives the saved
+  // extras (none for checkpoints written without them).
+  void LoadCheckpointBytes(const std::string& bytes, const std::string& name, Extras* extras = nullptr);
 
  private:
   struct Impl;

@@ -176,7 +176,9 @@ std::map<std::string, double> HdpGrouper::Update(const env::StaticGraph& units,
           {"charts/grouper_used_groups", groupings.empty() ? 0.0 : used / groupings.size()}};
 }
 
-void HdpGrouper::Save(const std::string& path) const {
+void HdpGrouper::Save(const std::string& path) const { WriteFileAtomic(path, Bytes()); }
+
+std::string HdpGrouper::Bytes() const {
   torch::serialize::OutputArchive root, model, optimizer;
   WriteString(root, "metadata", OptionsText(impl_->options, impl_->feature_dim));
   impl_->net->save(model);
@@ -185,11 +187,12 @@ void HdpGrouper::Save(const std::string& path) const {
   root.write("optimizer", optimizer);
   std::ostringstream out;
   root.save_to(out);
-  WriteFileAtomic(path, out.str());
+  return out.str();
 }
 
-void HdpGrouper::Load(const std::string& path) {
-  const std::string bytes = ReadFile(path);
+void HdpGrouper::Load(const std::string& path) { LoadBytes(ReadFile(path), path); }
+
+void HdpGrouper::LoadBytes(const std::string& bytes, const std::string& path) {
   torch::serialize::InputArchive root, model, optimizer;
   try {
     std::istringstream in(bytes);

@@ -83,6 +83,10 @@ class HdpGrouper {
   // options or the feature count differ).
   void Save(const std::string& path) const;
   void Load(const std::string& path);
+  // The same as bytes (place-train keeps them inside the placer's checkpoint); `name` names
+  // them in errors.
+  std::string Bytes() const;
+  void LoadBytes(const std::string& bytes, const std::string& name);
 
  private:
   struct Impl;

@@ -514,10 +514,17 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   if (dir->resuming()) {
     // The learner (weights, optimiser, sampling RNG) and the run's progress (training_state.h,
     // the chip path's format) plus the best op placement per graph: the run continues exactly.
-    const run::ResumePoint resume = run::ReadResumePoint(*dir);
-    learner.LoadCheckpointBytes(resume.checkpoint_bytes, "checkpoints/latest.ckpt");
+    run::ResumePoint resume = run::ReadResumePoint(*dir);
+    agents::Learner::Extras extras;
+    learner.LoadCheckpointBytes(resume.checkpoint_bytes, "checkpoints/latest.ckpt", &extras);
+    resume.state = run::ResumeState(extras, resume.state);
     if (hdp) {
-      grouper->Load(grouper_path);
+      const auto g = extras.find("hdp_grouper");  // (older runs: grouper.ckpt beside it)
+      if (g != extras.end()) {
+        grouper->LoadBytes(g->second, "checkpoints/latest.ckpt (grouper)");
+      } else {
+        grouper->Load(grouper_path);
+      }
       hs.baseline = resume.state.value("hdp_baseline", json(nullptr)).is_number()
                         ? resume.state["hdp_baseline"].get<double>() : NAN;
       hs.best_groups = resume.state.value("hdp_best_groups", 0);
@@ -551,15 +558,18 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   double last_ckpt = st.elapsed_s;
   int checkpoints = 0;
   auto checkpoint = [&](const DeviceTrainingState& s, double elapsed_s) {
-    if (grouper) grouper->Save(grouper_path);
-    learner.SaveCheckpoint(ckpt);
     json state = run::TrainingProgressJson({s.iteration, s.episodes, s.steps, elapsed_s, s.best_time}, "best_time");
     state["best_placement"] = s.best;
     if (grouper) {
       state["hdp_baseline"] = std::isnan(hs.baseline) ? json(nullptr) : json(hs.baseline);
       state["hdp_best_groups"] = hs.best_groups;
     }
-    WriteFileAtomic(state_path, state.dump() + "\n");
+    // One atomic write holds the placer, the grouper and the progress (training_state.h).
+    const std::string state_text = state.dump() + "\n";
+    agents::Learner::Extras extras = {{run::kRunStateExtra, state_text}};
+    if (grouper) extras["hdp_grouper"] = grouper->Bytes();
+    learner.SaveCheckpoint(ckpt, extras);
+    WriteFileAtomic(state_path, state_text);
     last_ckpt = elapsed_s;
     if (o.test_kill_after_checkpoints > 0 && ++checkpoints == o.test_kill_after_checkpoints)
       std::raise(SIGKILL);  // tests: a crash right after a checkpoint

@@ -217,8 +217,9 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
   st.best_cost.assign(envs.size(), INFINITY);
   st.best.resize(envs.size());
   if (resuming) {
-    learner.LoadCheckpointBytes(checkpoint_bytes, "checkpoints/latest.ckpt");
-    const auto j = nlohmann::json::parse(state_text);
+    agents::Learner::Extras extras;
+    learner.LoadCheckpointBytes(checkpoint_bytes, "checkpoints/latest.ckpt", &extras);
+    const auto j = run::ResumeState(extras, nlohmann::json::parse(state_text));
     // Best placements of the earlier run stay in best*.plc; their costs are the bar to beat.
     const run::TrainingProgress p = run::ParseTrainingProgress(j, "best_cost", envs.size(), "checkpoints/state.json");
     st.iteration = p.iteration;
@@ -261,10 +262,11 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
     rng_text << learner.rng();
     const std::vector<std::string> rngs = group ? group->AllGather(rng_text.str()) : std::vector<std::string>{};
     if (rank == 0) {
-      learner.SaveCheckpoint(ckpt);
       ChipTrainingState copy = s;
       copy.elapsed_s = elapsed_s;
-      WriteFileAtomic(state_path, StateJson(copy, rngs).dump(2) + "\n");
+      const std::string state = StateJson(copy, rngs).dump(2) + "\n";
+      learner.SaveCheckpoint(ckpt, {{run::kRunStateExtra, state}});  // the copy a resume reads
+      WriteFileAtomic(state_path, state);
     }
     last_ckpt = elapsed_s;
     if (o.test_kill_after_checkpoints > 0 && ++checkpoints == o.test_kill_after_checkpoints && rank == 0)

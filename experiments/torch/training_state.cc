@@ -43,16 +43,28 @@ ResumePoint ReadResumePoint(RunDirectory& dir) {
   const std::string ckpt = dir.CheckpointPath("latest.ckpt");
   if (!std::filesystem::exists(ckpt)) throw ConfigError(dir.path() + ": no checkpoint to resume from (" + ckpt + ")");
   const std::string state_path = dir.CheckpointPath("state.json");
-  if (!std::filesystem::exists(state_path))
-    throw ConfigError(dir.path() + ": no checkpoints/state.json next to the checkpoint");
   ResumePoint r;
   r.checkpoint_bytes = ReadFile(ckpt);
+  if (!std::filesystem::exists(state_path)) return r;  // (the checkpoint may carry it: ResumeState)
   try {
     r.state = nlohmann::json::parse(ReadFile(state_path));
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(state_path + ": not JSON (" + e.what() + ")");
   }
   return r;
+}
+
+nlohmann::json ResumeState(const std::map<std::string, std::string>& extras, const nlohmann::json& file_state) {
+  const auto it = extras.find(kRunStateExtra);
+  if (it == extras.end()) {
+    if (file_state.is_null()) throw ConfigError("checkpoints/state.json is missing and the checkpoint carries no run state");
+    return file_state;
+  }
+  try {
+    return nlohmann::json::parse(it->second);
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(std::string("checkpoints/latest.ckpt: its run state is not JSON (") + e.what() + ")");
+  }
 }
 
 }  // namespace placerl::run

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,13 +33,25 @@ nlohmann::json TrainingProgressJson(const TrainingProgress& p, const std::string
 TrainingProgress ParseTrainingProgress(const nlohmann::json& state, const std::string& best_key, size_t tasks,
                                        const std::string& label);
 
-// The two files a resumed run starts from: checkpoints/latest.ckpt (bytes) and
-// checkpoints/state.json (parsed). Throws ConfigError when the checkpoint is missing or the
-// state file is missing or not JSON.
+// place-train saves state.json's object also inside latest.ckpt, as the learner extra of this
+// name (agents::Learner::Extras), in the same atomic write as the weights: a resume reads that
+// copy, so a kill between writing the checkpoint and state.json cannot pair the weights of one
+// update with the counters of another. state.json stays beside it for people (and for
+// checkpoints written before the extra existed, which resume from it).
+inline constexpr const char* kRunStateExtra = "run_state";
+
+// What a resumed run starts from: checkpoints/latest.ckpt (bytes) and checkpoints/state.json
+// (parsed; null when the file is absent). Throws ConfigError when the checkpoint is missing or
+// state.json is not JSON.
 struct ResumePoint {
   std::string checkpoint_bytes;
   nlohmann::json state;
 };
 ResumePoint ReadResumePoint(RunDirectory& dir);
+
+// After the learner loaded the checkpoint with `extras`: the embedded state when there is one,
+// else state.json's (`file_state`); ConfigError when neither exists or the embedded copy is not
+// JSON.
+nlohmann::json ResumeState(const std::map<std::string, std::string>& extras, const nlohmann::json& file_state);
 
 }  // namespace placerl::run

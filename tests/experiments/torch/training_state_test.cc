@@ -80,7 +80,7 @@ TEST(TrainingState, ReadResumePointNeedsTheCheckpointAndJsonState) {
       },
       ConfigError);
   std::ofstream(path + "/checkpoints/latest.ckpt") << "weights";
-  EXPECT_THROW(ReadResumePoint(dir), ConfigError);  // no state.json
+  EXPECT_TRUE(ReadResumePoint(dir).state.is_null());  // no state.json: the checkpoint may carry the state
   std::ofstream(path + "/checkpoints/state.json") << "{ not json";
   try {
     ReadResumePoint(dir);
@@ -92,6 +92,23 @@ TEST(TrainingState, ReadResumePointNeedsTheCheckpointAndJsonState) {
   const ResumePoint r = ReadResumePoint(dir);
   EXPECT_EQ(r.checkpoint_bytes, "weights");
   EXPECT_EQ(r.state["iteration"], 3);
+}
+
+// The state inside the checkpoint (written with the weights) wins over state.json; without it,
+// state.json; with neither, a one-line error.
+TEST(ResumeState, PrefersTheCopyInsideTheCheckpoint) {
+  const nlohmann::json file = TrainingProgressJson({2, 8, 5, 6.0, {}}, "best_cost");
+  const std::string inside = TrainingProgressJson({3, 12, 7, 9.0, {}}, "best_cost").dump();
+  EXPECT_EQ(ResumeState({{kRunStateExtra, inside}}, file)["iteration"], 3);
+  EXPECT_EQ(ResumeState({{kRunStateExtra, inside}}, nullptr)["episodes"], 12);
+  EXPECT_EQ(ResumeState({{"hdp_grouper", "bytes"}}, file)["iteration"], 2);
+  EXPECT_THROW(ResumeState({}, nullptr), ConfigError);
+  try {
+    ResumeState({{kRunStateExtra, "{ torn"}}, file);
+    ADD_FAILURE() << "accepted an embedded state that is not JSON";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("not JSON"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
