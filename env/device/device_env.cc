@@ -76,7 +76,7 @@ void DeviceEnv::BuildLifetime(DeviceInstance* inst, const std::vector<double>& s
   std::vector<int> by_start(mn);
   for (int i = 0; i < mn; ++i) by_start[i] = i;
   std::stable_sort(by_start.begin(), by_start.end(), [&](int a, int b) { return start[a] < start[b]; });
-  const int B = std::max(1, std::min(256, mn));
+  const int B = std::max(1, std::min(o_.memory_buckets, mn));
   inst->mem_buckets = B;
   std::vector<int> bucket(mn, 0), node(mn);
   for (int r = 0; r < mn; ++r) bucket[by_start[r]] = static_cast<int>(static_cast<int64_t>(r) * B / std::max(1, mn));
@@ -169,6 +169,8 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   if (o_.memory_estimate != "all_outputs" && o_.memory_estimate != "lifetime")
     throw ConfigError("device: memory_estimate must be all_outputs or lifetime, got '" + o_.memory_estimate + "'");
   lifetime_ = o_.memory_estimate == "lifetime";
+  if (o_.memory_buckets < 1 || o_.memory_buckets > 65536)
+    throw ConfigError("device: memory_buckets must be in [1, 65536], got " + std::to_string(o_.memory_buckets));
   if (!lifetime_ && (o_.memory_graph || !o_.memory_op_map.empty()))
     throw ConfigError("device: memory_graph needs memory_estimate=lifetime");
   if (heft_ && iterative_) throw ConfigError("device: features=heft needs mode=oneshot");
@@ -454,6 +456,9 @@ std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   o.features = p.GetString("features", o.features);
   o.order = p.GetString("order", o.order);
   o.memory_estimate = p.GetString("memory_estimate", o.memory_estimate);
+  const int64_t buckets = p.GetInt("memory_buckets", o.memory_buckets);
+  if (buckets < 1 || buckets > 65536) throw ConfigError("device: memory_buckets must be in [1, 65536]");
+  o.memory_buckets = static_cast<int>(buckets);
   return std::make_unique<DeviceEnv>(o);
 }
 
@@ -483,6 +488,7 @@ std::string DeviceEnv::name() const {
   if (o_.features != "basic") s("features", o_.features);  // absent = basic: older names unchanged
   if (o_.order != "topological") s("order", o_.order);
   if (o_.memory_estimate != "all_outputs") s("memory_estimate", o_.memory_estimate);  // absent = all_outputs
+  if (o_.memory_buckets != 256) s("memory_buckets", std::to_string(o_.memory_buckets));
   return p.Canonical("device");
 }
 

@@ -27,7 +27,7 @@
 //    OOM reward; a group larger than every device it may use is a ConfigError up front. A
 //    machine's CPU-only op kinds restrict their groups to CPU devices always.
 //  * memory_estimate=all_outputs (default; the estimate above) | lifetime: the step is cut into
-//    B = min(256, ops) buckets of equal op count along the single-device schedule (every op on
+//    B = min(memory_buckets (256), ops) buckets of equal op count along the single-device schedule (every op on
 //    the fastest device, the reference order) and each device keeps a live-bytes profile over
 //    them: its groups' params (weights + optimizer state) in every bucket; each op's output from
 //    its bucket to its last consumer's (any device: an upper bound of the producer's copy);
@@ -112,6 +112,7 @@ struct DeviceEnvOptions {
   std::string features = "basic";   // basic | heft (one-shot only): see the header comment
   std::string order = "topological";  // topological | rank: decision order of the groups
   std::string memory_estimate = "all_outputs";  // all_outputs | lifetime (header comment)
+  int memory_buckets = 256;          // lifetime: B = min(memory_buckets, ops), 1..65536
   // memory_estimate=lifetime only: count memory on this graph instead (op i belongs to op
   // memory_op_map[i] of the environment's graph, e.g. FusedGraph::op_to_node).
   std::shared_ptr<const graphs::ComputeGraph> memory_graph;

@@ -75,6 +75,16 @@ TEST(DeviceMemoryEstimate, LifetimeEqualsAHandCalculationAndTheSimulatorPeak) {
   const perf::SimResult& r2 = sim.Run({0, 1, 1, 0});
   EXPECT_NEAR(r2.peak_memory[0], 120 * M, 1);
   EXPECT_NEAR(r2.peak_memory[1], 87 * M, 1);
+  // Two buckets ({a, b}, {grad_b, grad_a}): everything live in a bucket counts, so coarser is
+  // never lower: bucket 1 holds 150 + 10 + 20 + 7 + 3 = 190.
+  DeviceEnvOptions coarse = HandOptions("lifetime", 1e12, false);
+  coarse.memory_buckets = 2;
+  const DeviceEnv two(coarse);
+  EXPECT_EQ(two.instance().mem_buckets, 2);
+  EXPECT_NEAR(two.ReplayMemoryEstimate({0, 0})[0], 190 * M, 1);
+  EXPECT_NE(two.name().find("memory_buckets=2"), std::string::npos) << two.name();
+  coarse.memory_buckets = 0;
+  EXPECT_THROW(DeviceEnv{coarse}, ConfigError);
   // all_outputs: A = 100 + 10 + max temp 5 = 115, B = 50 + 20 + 7 = 77, both: 192.
   const DeviceEnv all(HandOptions("all_outputs", 1e12, false));
   EXPECT_NEAR(all.ReplayMemoryEstimate({0, 0})[0], 192 * M, 1);
