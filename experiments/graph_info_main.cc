@@ -8,6 +8,7 @@
 // --write-placement writes it as a placement file (`perf-model simulate --placement FILE`).
 // Op classes come from names: "grad/…" backward, "update/…" optimizer, everything else forward.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -101,6 +102,13 @@ int main(int argc, char** argv) {
       out["fused_edges"] = fused.coarse.num_edges();
       out["fused_groups"] = fused.num_groups;
       out["fuse_seconds"] = Seconds(f0, f1);
+      // The placement groups' weights + optimizer state + outputs of their original ops (the
+      // device env's all_outputs need without temps), largest first: what a memory mask must fit.
+      std::vector<double> held(fused.num_groups, 0);
+      for (int i = 0; i < g.num_ops(); ++i) held[fused.op_to_group[i]] += g.param_bytes[i] + g.output_bytes[i];
+      std::sort(held.begin(), held.end(), std::greater<double>());
+      held.resize(std::min<size_t>(held.size(), 3));
+      out["fused_largest_groups_bytes"] = held;
       if (!write_fused_path.empty()) WriteComputeGraph(write_fused_path, fused.coarse);
     }
     if (expert > 0) {
@@ -134,6 +142,12 @@ int main(int argc, char** argv) {
     if (fuse >= 0)
       std::printf("fused              %d nodes, %d edges, %d placement groups (%.3f s)\n", fused.coarse.num_ops(),
                   fused.coarse.num_edges(), fused.num_groups, out["fuse_seconds"].get<double>());
+    if (fuse >= 0) {
+      std::printf("largest groups     ");
+      for (size_t k = 0; k < out["fused_largest_groups_bytes"].size(); ++k)
+        std::printf("%s%.3f GB", k ? ", " : "", out["fused_largest_groups_bytes"][k].get<double>() / 1e9);
+      std::printf(" (weights + optimizer state + outputs of their ops)\n");
+    }
     if (expert > 0) {
       std::printf("expert placement   ");
       for (int d = 0; d < expert; ++d)

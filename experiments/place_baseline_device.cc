@@ -644,12 +644,29 @@ int Run(const Options& o, int argc, char** argv) {
                     {"best", "drawn"});
   }
 
+  // The environment's memory-mask estimates of the best placement, replayed in decision order
+  // (env/device/device_env.h memory_estimate): per device, and the first group each would refuse.
+  std::vector<std::vector<double>> estimate;
+  json mask_check = json::object();
+  for (const char* est : {"all_outputs", "lifetime"}) {
+    env::DeviceEnvOptions eo2 = eo;
+    eo2.memory_mask = false;
+    eo2.memory_estimate = est;
+    eo2.graph_data = std::make_shared<const graphs::ComputeGraph>(g);
+    const env::DeviceEnv e2(eo2);
+    int32_t refused = -1;
+    estimate.push_back(e2.ReplayMemoryEstimate(e2.NodePlacement(best), &refused));
+    mask_check[est] = {{"admitted", refused < 0},
+                       {"first_refused_group", refused < 0 ? json(nullptr) : json(e2.static_graph()->node_names[refused])}};
+  }
   json devices = json::array();
   std::vector<int> ops_on(machine.num_devices(), 0);
   for (int d : best) ++ops_on[d];
   for (int d = 0; d < machine.num_devices(); ++d) {
     const double cap = machine.sim.devices[d].memory_capacity;
     devices.push_back({{"name", machine.device_names[d]},
+                       {"mask_estimate_all_outputs_bytes", estimate[0][d]},
+                       {"mask_estimate_lifetime_bytes", estimate[1][d]},
                        {"type", machine.device_types[d]},
                        {"ops", ops_on[d]},
                        {"busy_s", r.busy[d]},
@@ -674,7 +691,8 @@ int Run(const Options& o, int argc, char** argv) {
                {"bytes_transferred", r.bytes_transferred},
                {"transfers", r.num_transfers},
                {"reward", -std::sqrt(best_eff)},
-               {"devices", devices}};
+               {"devices", devices},
+               {"memory_mask_check", mask_check}};
   j["single_device_time_s"] = inst.single_device_time;
   j["speedup_vs_single"] = r.makespan > 0 ? inst.single_device_time / r.makespan : 0.0;
   j["placement_wall_s"] = placing_s;

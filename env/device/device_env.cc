@@ -46,6 +46,116 @@ const std::vector<std::string> kHeftActionFeatureNames = {"est_finish", "est_fin
 
 }  // namespace
 
+void DeviceEnv::BuildLifetime(DeviceInstance* inst, const std::vector<double>& single_start, int fastest) const {
+  const graphs::ComputeGraph& g = inst->graph;
+  const int nops = g.num_ops();
+  const graphs::ComputeGraph* mg = &g;
+  std::vector<int> to_op;
+  std::vector<double> start;
+  if (o_.memory_graph) {
+    mg = o_.memory_graph.get();
+    if (static_cast<int>(o_.memory_op_map.size()) != mg->num_ops())
+      throw ConfigError("device: memory_op_map has " + std::to_string(o_.memory_op_map.size()) + " entries for the " +
+                        std::to_string(mg->num_ops()) + " ops of memory_graph");
+    for (int v : o_.memory_op_map)
+      if (v < 0 || v >= nops)
+        throw ConfigError("device: memory_op_map names op " + std::to_string(v) + "; the graph has " +
+                          std::to_string(nops) + " ops");
+    to_op = o_.memory_op_map;
+    perf::Simulator msim(*mg, inst->machine.sim);
+    start = msim.Run(std::vector<int>(mg->num_ops(), fastest)).op_start;
+  } else {
+    if (!o_.memory_op_map.empty()) throw ConfigError("device: memory_op_map needs memory_graph");
+    to_op.resize(nops);
+    for (int i = 0; i < nops; ++i) to_op[i] = i;
+    start = single_start;
+  }
+  const int mn = mg->num_ops();
+  const int ng = static_cast<int>(inst->order.size());
+  // Buckets of equal op count along the single-device schedule (start time, then op index).
+  std::vector<int> by_start(mn);
+  for (int i = 0; i < mn; ++i) by_start[i] = i;
+  std::stable_sort(by_start.begin(), by_start.end(), [&](int a, int b) { return start[a] < start[b]; });
+  const int B = std::max(1, std::min(o_.memory_buckets, mn));
+  inst->mem_buckets = B;
+  std::vector<int> bucket(mn, 0), node(mn);
+  for (int r = 0; r < mn; ++r) bucket[by_start[r]] = static_cast<int>(static_cast<int64_t>(r) * B / std::max(1, mn));
+  for (int i = 0; i < mn; ++i) node[i] = inst->node_of_group[g.coloc_group[to_op[i]]];
+  using MI = DeviceInstance::MemInterval;
+  std::vector<std::vector<MI>> own(ng);
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> in(ng);  // (tensor, last bucket)
+  std::vector<std::vector<int32_t>> out(ng);
+  std::vector<double> params(ng, 0);
+  std::vector<std::pair<int, int>> consumers;  // (consumer node, last bucket) of one tensor
+  inst->copy_tensors.clear();
+  inst->tc_offsets.assign(1, 0);
+  for (int i = 0; i < mn; ++i) {
+    const int n = node[i], b = bucket[i];
+    params[n] += mg->param_bytes[i];
+    if (mg->temp_bytes[i] > 0) own[n].push_back({b, b, mg->temp_bytes[i]});
+    const double bytes = mg->output_bytes[i];
+    if (!(bytes > 0)) continue;
+    int end = b;
+    consumers.clear();
+    for (int e = mg->out_offsets[i]; e < mg->out_offsets[i + 1]; ++e) {
+      const int c = mg->out_targets[e];
+      end = std::max(end, bucket[c]);
+      if (node[c] == n) continue;
+      auto it = std::find_if(consumers.begin(), consumers.end(), [&](const auto& x) { return x.first == node[c]; });
+      if (it == consumers.end()) consumers.emplace_back(node[c], std::max(b, bucket[c]));
+      else it->second = std::max(it->second, bucket[c]);
+    }
+    own[n].push_back({b, end, bytes});
+    if (consumers.empty()) continue;
+    const int32_t t = static_cast<int32_t>(inst->copy_tensors.size());
+    inst->copy_tensors.push_back({n, b, bytes});
+    for (const auto& [cn, last] : consumers) {
+      inst->tc_node.push_back(cn);
+      inst->tc_last.push_back(last);
+      in[cn].emplace_back(t, last);
+    }
+    inst->tc_offsets.push_back(static_cast<int>(inst->tc_node.size()));
+    out[n].push_back(t);
+  }
+  for (int n = 0; n < ng; ++n)
+    if (params[n] > 0) own[n].push_back({0, B - 1, params[n]});
+  inst->own_peak.assign(ng, 0);
+  std::vector<double> diff(B + 1);
+  for (int n = 0; n < ng; ++n) {
+    std::fill(diff.begin(), diff.end(), 0.0);
+    for (const MI& v : own[n]) diff[v.b0] += v.bytes, diff[v.b1 + 1] -= v.bytes;
+    double run = 0;
+    for (int b = 0; b < B; ++b) inst->own_peak[n] = std::max(inst->own_peak[n], run += diff[b]);
+  }
+  inst->own_offsets.assign(ng + 1, 0);
+  inst->in_offsets_mem.assign(ng + 1, 0);
+  inst->out_offsets_mem.assign(ng + 1, 0);
+  for (int n = 0; n < ng; ++n) {
+    inst->own_offsets[n + 1] = inst->own_offsets[n] + static_cast<int>(own[n].size());
+    inst->in_offsets_mem[n + 1] = inst->in_offsets_mem[n] + static_cast<int>(in[n].size());
+    inst->out_offsets_mem[n + 1] = inst->out_offsets_mem[n] + static_cast<int>(out[n].size());
+    inst->own.insert(inst->own.end(), own[n].begin(), own[n].end());
+    for (const auto& [t, last] : in[n]) inst->in_tensor.push_back(t), inst->in_last.push_back(last);
+    inst->out_tensor.insert(inst->out_tensor.end(), out[n].begin(), out[n].end());
+  }
+  if (!o_.memory_mask) return;
+  for (int n = 0; n < ng; ++n) {
+    double room = 0;
+    for (int d = 0; d < nd_; ++d)
+      if (inst->allowed[static_cast<size_t>(n) * nd_ + d]) room = std::max(room, inst->machine.sim.devices[d].memory_capacity);
+    if (inst->own_peak[n] > room) {
+      const int op0 = inst->group_ops[inst->order[n]].front();
+      const std::string group = g.colocation[op0].empty() ? g.names[op0] : g.colocation[op0];
+      char buf[200];
+      std::snprintf(buf, sizeof buf,
+                    " needs %.4g bytes at its peak; the largest device it may use holds %.4g (memory_mask=true, "
+                    "memory_estimate=lifetime)",
+                    inst->own_peak[n], room);
+      throw ConfigError("device: group '" + group + "'" + buf);
+    }
+  }
+}
+
 DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   if (o_.mode != "oneshot" && o_.mode != "iterative")
     throw ConfigError("device: mode must be oneshot or iterative, got '" + o_.mode + "'");
@@ -56,6 +166,13 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   if (o_.features != "basic" && o_.features != "heft")
     throw ConfigError("device: features must be basic or heft, got '" + o_.features + "'");
   heft_ = o_.features == "heft";
+  if (o_.memory_estimate != "all_outputs" && o_.memory_estimate != "lifetime")
+    throw ConfigError("device: memory_estimate must be all_outputs or lifetime, got '" + o_.memory_estimate + "'");
+  lifetime_ = o_.memory_estimate == "lifetime";
+  if (o_.memory_buckets < 1 || o_.memory_buckets > 65536)
+    throw ConfigError("device: memory_buckets must be in [1, 65536], got " + std::to_string(o_.memory_buckets));
+  if (!lifetime_ && (o_.memory_graph || !o_.memory_op_map.empty()))
+    throw ConfigError("device: memory_graph needs memory_estimate=lifetime");
   if (heft_ && iterative_) throw ConfigError("device: features=heft needs mode=oneshot");
   if (o_.oom != "relative" && o_.oom != "fixed" && o_.oom != "placeto")
     throw ConfigError("device: oom must be relative, fixed or placeto, got '" + o_.oom + "'");
@@ -143,7 +260,7 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
     const int op0 = inst->group_ops[inst->order[n]].front();
     const std::string group = g.colocation[op0].empty() ? g.names[op0] : g.colocation[op0];
     if (!any) throw ConfigError("device: no device of the machine can run every op of group '" + group + "'");
-    if (o_.memory_mask && inst->need[n] > room) {
+    if (o_.memory_mask && !lifetime_ && inst->need[n] > room) {
       char buf[160];
       std::snprintf(buf, sizeof buf, " needs %.4g bytes; the largest device it may use holds %.4g (memory_mask=true)",
                     inst->need[n], room);
@@ -152,7 +269,9 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   }
 
   // Single-device reference time (every op on the fastest device, memory ignored).
-  inst->single_device_time = sim.Run(std::vector<int>(g.num_ops(), fastest)).makespan;
+  const perf::SimResult& single = sim.Run(std::vector<int>(g.num_ops(), fastest));
+  inst->single_device_time = single.makespan;
+  if (lifetime_) BuildLifetime(inst.get(), single.op_start, fastest);
 
   // Static graph.
   auto sg = std::make_shared<StaticGraph>();
@@ -304,6 +423,12 @@ DeviceEnv::DeviceEnv(const DeviceEnv& o)
       node_dev_(o.node_dev_),
       start_frac_(o.start_frac_),
       used_(o.used_),
+      lifetime_(o.lifetime_),
+      prof_(o.prof_),
+      copy_end_(o.copy_end_),
+      diff_(o.diff_),
+      touched_(o.touched_),
+      fits_(o.fits_),
       last_f_(o.last_f_),
       heft_(o.heft_),
       finish_(o.finish_),
@@ -330,6 +455,10 @@ std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   o.start = p.GetString("start", o.start);
   o.features = p.GetString("features", o.features);
   o.order = p.GetString("order", o.order);
+  o.memory_estimate = p.GetString("memory_estimate", o.memory_estimate);
+  const int64_t buckets = p.GetInt("memory_buckets", o.memory_buckets);
+  if (buckets < 1 || buckets > 65536) throw ConfigError("device: memory_buckets must be in [1, 65536]");
+  o.memory_buckets = static_cast<int>(buckets);
   return std::make_unique<DeviceEnv>(o);
 }
 
@@ -358,6 +487,8 @@ std::string DeviceEnv::name() const {
   s("start", o_.start);
   if (o_.features != "basic") s("features", o_.features);  // absent = basic: older names unchanged
   if (o_.order != "topological") s("order", o_.order);
+  if (o_.memory_estimate != "all_outputs") s("memory_estimate", o_.memory_estimate);  // absent = all_outputs
+  if (o_.memory_buckets != 256) s("memory_buckets", std::to_string(o_.memory_buckets));
   return p.Canonical("device");
 }
 
@@ -380,7 +511,139 @@ double DeviceEnv::EffectiveTime(const perf::SimResult& r) const {
 
 std::vector<int> DeviceEnv::OpPlacement() const { return op_dev_; }
 
-bool DeviceEnv::Fits(int32_t node, int32_t d) const {
+std::vector<int32_t> DeviceEnv::NodePlacement(const std::vector<int>& op_device) const {
+  if (static_cast<int>(op_device.size()) != inst_->graph.num_ops())
+    throw ConfigError("device: placement has " + std::to_string(op_device.size()) + " entries for " +
+                      std::to_string(inst_->graph.num_ops()) + " ops");
+  std::vector<int32_t> nd(episode_length());
+  for (int32_t n = 0; n < episode_length(); ++n) nd[n] = op_device[inst_->group_ops[inst_->order[n]].front()];
+  return nd;
+}
+
+std::vector<double> DeviceEnv::ReplayMemoryEstimate(const std::vector<int32_t>& node_device,
+                                                    int32_t* first_refused) const {
+  const int32_t n = episode_length();
+  if (static_cast<int32_t>(node_device.size()) != n)
+    throw ConfigError("device: placement has " + std::to_string(node_device.size()) + " entries for " +
+                      std::to_string(n) + " groups");
+  DeviceEnv e(*this);
+  e.node_dev_.assign(n, -1);
+  e.used_.assign(nd_, 0.0);
+  if (lifetime_) {
+    std::fill(e.prof_.begin(), e.prof_.end(), 0.0);
+    std::fill(e.copy_end_.begin(), e.copy_end_.end(), -1);
+  }
+  if (first_refused) *first_refused = -1;
+  for (int32_t node = 0; node < n; ++node) {
+    const int32_t d = node_device[node];
+    if (d < 0 || d >= nd_) throw ConfigError("device: group " + std::to_string(node) + " on device " + std::to_string(d));
+    if (first_refused && *first_refused < 0 && !e.Fits(node, d)) *first_refused = node;
+    e.SetNodeDevice(node, d);
+  }
+  return e.used_;
+}
+
+void DeviceEnv::Move(int32_t node, int32_t d, bool commit) {
+  const DeviceInstance& I = *inst_;
+  const int B = I.mem_buckets;
+  const int32_t old = node_dev_[node];
+  touched_[d] = 1;
+  if (old == d) return;
+  auto add = [&](int dev, int b0, int b1, double bytes) {
+    if (b1 < b0) return;
+    double* row = &diff_[static_cast<size_t>(dev) * (B + 1)];
+    row[b0] += bytes;
+    row[b1 + 1] -= bytes;
+    touched_[dev] = 1;
+  };
+  // Last bucket of the consumers of tensor t on device e other than `node` (-1: none).
+  auto others_end = [&](int32_t t, int32_t e) {
+    int32_t end = -1;
+    for (int k = I.tc_offsets[t]; k < I.tc_offsets[t + 1]; ++k)
+      if (I.tc_node[k] != node && node_dev_[I.tc_node[k]] == e) end = std::max(end, I.tc_last[k]);
+    return end;
+  };
+  auto set_end = [&](int32_t t, int32_t e, int32_t end) {
+    if (commit) copy_end_[static_cast<size_t>(t) * nd_ + e] = end;
+  };
+  if (old >= 0) {  // leave old: its own memory, its share of the copies received there; its consumers there now receive copies
+    for (int k = I.own_offsets[node]; k < I.own_offsets[node + 1]; ++k) add(old, I.own[k].b0, I.own[k].b1, -I.own[k].bytes);
+    for (int k = I.in_offsets_mem[node]; k < I.in_offsets_mem[node + 1]; ++k) {
+      const int32_t t = I.in_tensor[k];
+      const auto& ct = I.copy_tensors[t];
+      if (node_dev_[ct.producer] == old) continue;  // read locally: no copy
+      const int32_t cur = copy_end_[static_cast<size_t>(t) * nd_ + old], rest = others_end(t, old);
+      add(old, rest < 0 ? ct.b0 : rest + 1, cur, -ct.bytes);
+      set_end(t, old, rest);
+    }
+    for (int k = I.out_offsets_mem[node]; k < I.out_offsets_mem[node + 1]; ++k) {
+      const int32_t t = I.out_tensor[k];
+      const int32_t end = others_end(t, old);
+      add(old, I.copy_tensors[t].b0, end, I.copy_tensors[t].bytes);
+      set_end(t, old, end);
+    }
+  }
+  for (int k = I.own_offsets[node]; k < I.own_offsets[node + 1]; ++k) add(d, I.own[k].b0, I.own[k].b1, I.own[k].bytes);
+  for (int k = I.in_offsets_mem[node]; k < I.in_offsets_mem[node + 1]; ++k) {
+    const int32_t t = I.in_tensor[k];
+    const auto& ct = I.copy_tensors[t];
+    if (node_dev_[ct.producer] == d) continue;
+    const int32_t cur = copy_end_[static_cast<size_t>(t) * nd_ + d], end = std::max(cur, I.in_last[k]);
+    add(d, cur < 0 ? ct.b0 : cur + 1, end, ct.bytes);
+    set_end(t, d, end);
+  }
+  for (int k = I.out_offsets_mem[node]; k < I.out_offsets_mem[node + 1]; ++k) {  // its consumers on d read locally
+    const int32_t t = I.out_tensor[k];
+    const int32_t cur = copy_end_[static_cast<size_t>(t) * nd_ + d];
+    add(d, I.copy_tensors[t].b0, cur, -I.copy_tensors[t].bytes);
+    set_end(t, d, -1);
+  }
+}
+
+bool DeviceEnv::CheckDiff() const {
+  const int B = inst_->mem_buckets;
+  bool ok = true;
+  for (int dev = 0; dev < nd_; ++dev) {
+    if (!touched_[dev]) continue;
+    touched_[dev] = 0;
+    double* row = &diff_[static_cast<size_t>(dev) * (B + 1)];
+    const double* p = &prof_[static_cast<size_t>(dev) * B];
+    const double cap = inst_->machine.sim.devices[dev].memory_capacity;
+    double run = 0;
+    for (int b = 0; b < B; ++b) {
+      run += row[b];
+      row[b] = 0;
+      if (p[b] + run > cap) ok = false;
+    }
+    row[B] = 0;
+  }
+  return ok;
+}
+
+void DeviceEnv::CommitDiff() {
+  const int B = inst_->mem_buckets;
+  for (int dev = 0; dev < nd_; ++dev) {
+    if (!touched_[dev]) continue;
+    touched_[dev] = 0;
+    double* row = &diff_[static_cast<size_t>(dev) * (B + 1)];
+    double* p = &prof_[static_cast<size_t>(dev) * B];
+    double run = 0, peak = 0;
+    for (int b = 0; b < B; ++b) {
+      run += row[b];
+      row[b] = 0;
+      p[b] += run;
+      peak = std::max(peak, p[b]);
+    }
+    row[B] = 0;
+    used_[dev] = peak;
+  }
+}
+
+bool DeviceEnv::Fits(int32_t node, int32_t d) {
+  if (lifetime_) {
+    Move(node, d, false);
+    return CheckDiff();
+  }
   const double need = inst_->need[node];
   const double used = used_[d] - (node_dev_[node] == d ? need : 0);
   return used + need <= inst_->machine.sim.devices[d].memory_capacity;
@@ -388,8 +651,13 @@ bool DeviceEnv::Fits(int32_t node, int32_t d) const {
 
 void DeviceEnv::SetNodeDevice(int32_t node, int32_t d) {
   const int32_t old = node_dev_[node];
-  if (old >= 0) used_[old] -= inst_->need[node];
-  used_[d] += inst_->need[node];
+  if (lifetime_) {
+    Move(node, d, true);
+    CommitDiff();
+  } else {
+    if (old >= 0) used_[old] -= inst_->need[node];
+    used_[d] += inst_->need[node];
+  }
   node_dev_[node] = d;
   for (int op : inst_->group_ops[inst_->order[node]]) op_dev_[op] = d;
 }
@@ -493,15 +761,16 @@ void DeviceEnv::UpdateDynamic() {
   const int32_t cur = state_.current_node;
   double fastest = 0;
   for (const auto& dv : devs) fastest = std::max(fastest, dv.rates.peak_flops);
+  for (int d = 0; d < nd_; ++d) fits_[d] = cur >= 0 && Fits(cur, d) ? 1 : 0;
   for (int d = 0; d < nd_; ++d) {
     const double cap = devs[d].memory_capacity;
     const bool ok = cur >= 0 && inst_->allowed[static_cast<size_t>(cur) * nd_ + d] &&
-                    (!o_.memory_mask || Fits(cur, d) || (iterative_ && node_dev_[cur] == d));
+                    (!o_.memory_mask || fits_[d] || (iterative_ && node_dev_[cur] == d));
     state_.action_mask[d] = ok ? 1 : 0;
     state_.action_features[d] = fastest > 0 ? static_cast<float>(devs[d].rates.peak_flops / fastest) : 0.f;
     state_.action_features[nd_ + d] = std::isfinite(cap) ? static_cast<float>(std::log10(1 + cap / 1e9)) : 6.f;
     state_.action_features[2 * nd_ + d] = std::isfinite(cap) && cap > 0 ? static_cast<float>(used_[d] / cap) : 0.f;
-    state_.action_features[3 * nd_ + d] = cur >= 0 && Fits(cur, d) ? 1.f : 0.f;
+    state_.action_features[3 * nd_ + d] = fits_[d] ? 1.f : 0.f;
   }
   if (!heft_) return;
   float* a = &state_.action_features[4 * static_cast<size_t>(nd_)];
@@ -538,6 +807,14 @@ void DeviceEnv::Reset(uint64_t seed) {
   node_dev_.assign(n, -1);
   start_frac_.assign(n, 0.f);
   used_.assign(nd_, 0.0);
+  fits_.assign(nd_, 0);
+  if (lifetime_) {
+    const size_t B = static_cast<size_t>(inst_->mem_buckets);
+    prof_.assign(nd_ * B, 0.0);
+    copy_end_.assign(inst_->copy_tensors.size() * nd_, -1);
+    diff_.assign(nd_ * (B + 1), 0.0);
+    touched_.assign(nd_, 0);
+  }
   if (heft_) {
     finish_.assign(n, 0.0);
     device_free_.assign(nd_, 0.0);

@@ -26,6 +26,25 @@
 //    every other group). When no device fits, the episode ends early (infeasible) with the
 //    OOM reward; a group larger than every device it may use is a ConfigError up front. A
 //    machine's CPU-only op kinds restrict their groups to CPU devices always.
+//  * memory_estimate=all_outputs (default; the estimate above) | lifetime: the step is cut into
+//    B = min(memory_buckets (256), ops) buckets of equal op count along the single-device schedule (every op on
+//    the fastest device, the reference order) and each device keeps a live-bytes profile over
+//    them: its groups' params (weights + optimizer state) in every bucket; each op's output from
+//    its bucket to its last consumer's (any device: an upper bound of the producer's copy);
+//    each op's temp in its own bucket; and, for every tensor whose producer and consumer groups
+//    may sit on different devices, one received copy per (tensor, device) (the simulator's
+//    tensor caching) on every device that holds a consumer group and not the producer, from the
+//    producer's bucket to the last consuming op's there: a consumer placed before its producer
+//    reserves it, released when the producer joins it on its device — so a one-shot decision
+//    never adds memory to another device. A device's estimate = the profile's
+//    peak; a device is legal when the group's move keeps its peak within capacity (iterative:
+//    the old device's too, which may now receive copies from it). Within a bucket everything live
+//    at any moment counts, so the estimate bounds the single-device schedule's peak from above;
+//    other placements run ops in another order, so it approximates their simulated peak
+//    (docs/device_placement.md, "Memory mask"). A step costs O(ops + copies of the group +
+//    devices × B) per device. With memory_graph set (a finer graph whose op i maps to op
+//    memory_op_map[i] of `graph`: the original graph of a fused one), the profile is built from
+//    that graph's ops, so the activations fused inside a coarse node are counted too.
 //
 // Observation: nodes = co-location groups; static features (log10 of 1 + x): flops, bytes,
 // output bytes, param bytes, temp bytes, op count, time on the fastest device (µs), the group's
@@ -92,6 +111,12 @@ struct DeviceEnvOptions {
   std::string start = "single";      // iterative: single | random | round_robin
   std::string features = "basic";   // basic | heft (one-shot only): see the header comment
   std::string order = "topological";  // topological | rank: decision order of the groups
+  std::string memory_estimate = "all_outputs";  // all_outputs | lifetime (header comment)
+  int memory_buckets = 256;          // lifetime: B = min(memory_buckets, ops), 1..65536
+  // memory_estimate=lifetime only: count memory on this graph instead (op i belongs to op
+  // memory_op_map[i] of the environment's graph, e.g. FusedGraph::op_to_node).
+  std::shared_ptr<const graphs::ComputeGraph> memory_graph;
+  std::vector<int> memory_op_map;
   // When set, the graph itself (`graph` then only names it): HDP's learned groupings are the
   // graph with its co-location groups replaced (experiments/torch/device_training.h).
   std::shared_ptr<const graphs::ComputeGraph> graph_data;
@@ -115,6 +140,27 @@ struct DeviceInstance {
   std::vector<double> in_bytes;             // bytes it sends to the node
   std::vector<double> op_time;              // [op * D + d], s
   std::vector<int> op_in_degree;            // op → number of out_targets entries naming it
+  // memory_estimate=lifetime only (buckets = 0 otherwise): intervals [b0, b1] of buckets.
+  struct MemInterval {
+    int32_t b0, b1;
+    double bytes;
+  };
+  struct CopyTensor {  // an output some other node consumes
+    int32_t producer;  // node
+    int32_t b0;        // the producer op's bucket
+    double bytes;
+  };
+  int32_t mem_buckets = 0;
+  std::vector<int> own_offsets;        // per node (CSR)
+  std::vector<MemInterval> own;        // params, outputs, temps of the node's ops
+  std::vector<CopyTensor> copy_tensors;
+  std::vector<int> tc_offsets;         // per tensor (CSR): its consumer nodes and their last bucket
+  std::vector<int32_t> tc_node, tc_last;
+  std::vector<int> in_offsets_mem;     // per node (CSR): the tensors it receives, its last bucket
+  std::vector<int32_t> in_tensor, in_last;
+  std::vector<int> out_offsets_mem;    // per node (CSR): the tensors it sends
+  std::vector<int32_t> out_tensor;
+  std::vector<double> own_peak;        // per node: peak of its own intervals
 };
 
 class DeviceEnv : public Environment {
@@ -144,13 +190,32 @@ class DeviceEnv : public Environment {
   // The reward transform f and the OOM-penalised time of a simulation result.
   double Transform(double seconds) const;
   double EffectiveTime(const perf::SimResult& r) const;
+  // Per device: the estimated memory (memory_estimate's; all_outputs: Σ need, lifetime: the
+  // profile's peak) of the current placement's placed groups.
+  const std::vector<double>& memory_estimate() const { return used_; }
+  // Replays a complete node → device placement in decision order on a copy of this environment
+  // and returns the per-device estimate at the end; *first_refused (if given) = the first node
+  // whose device the memory check (memory_mask's, whether or not the mask is on) refuses, or -1.
+  std::vector<double> ReplayMemoryEstimate(const std::vector<int32_t>& node_device, int32_t* first_refused = nullptr) const;
+  // The node → device placement of an op placement (each group's first op's device).
+  std::vector<int32_t> NodePlacement(const std::vector<int>& op_device) const;
 
  private:
   double Simulate();  // simulates the current (complete) placement, fills info_, returns effective time
   void UpdateDynamic();            // mask and action features: O(devices)
   void WriteNodeRow(int32_t node);  // one row of node_dynamic
   void SetNodeDevice(int32_t node, int32_t d);
-  bool Fits(int32_t node, int32_t d) const;
+  bool Fits(int32_t node, int32_t d);
+  // lifetime: builds the instance's buckets and intervals (constructor); single_start = op start
+  // times of the env graph's single-device run on device `fastest`.
+  void BuildLifetime(DeviceInstance* inst, const std::vector<double>& single_start, int fastest) const;
+  // lifetime: adds to diff_ the profile change of moving `node` from its device (or unplaced) to
+  // d (own intervals, received copies per (tensor, device)); commit: updates copy_end_ too.
+  void Move(int32_t node, int32_t d, bool commit);
+  // lifetime: whether prof_ + diff_ stays within every touched device's capacity / applies diff_
+  // to prof_ and used_; both clear diff_.
+  bool CheckDiff() const;
+  void CommitDiff();
   void EndEpisode();
   void EstimateFinish(int32_t node, double* finish) const;  // features=heft: per device, s
   void ScheduleReady(int32_t node);  // features=heft: commits the node's ready ops (and what they free)
@@ -167,7 +232,13 @@ class DeviceEnv : public Environment {
   std::vector<int> op_dev_;               // op → device of the current placement
   std::vector<int32_t> node_dev_;
   std::vector<float> start_frac_;        // per node: start ÷ step time of the last simulation
-  std::vector<double> used_;              // per device: Σ need of the nodes placed there
+  std::vector<double> used_;              // per device: estimated memory (all_outputs: Σ need of its nodes)
+  bool lifetime_ = false;                 // memory_estimate=lifetime
+  std::vector<double> prof_;              // lifetime: [d * B + b] live bytes estimate
+  std::vector<int32_t> copy_end_;         // lifetime: [tensor * D + d] last bucket of its copy on d (-1: none)
+  mutable std::vector<double> diff_;      // lifetime scratch: [d * (B + 1) + b]
+  mutable std::vector<uint8_t> touched_;  // lifetime scratch: per device
+  std::vector<uint8_t> fits_;             // per device: the current node fits (UpdateDynamic)
   double last_f_ = 0;                     // iterative: f(effective time) of the current placement
   bool heft_ = false;                     // features=heft
   std::vector<double> finish_;            // heft: per node, estimated finish of its ops scheduled when placed, s

@@ -60,6 +60,10 @@ DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_g
   graphs::WriteComputeGraph(path, t.fused->coarse);
   env::DeviceEnvOptions fo_env = options;
   fo_env.graph = path;
+  if (options.memory_estimate == "lifetime") {  // count memory on the original ops (fused activations too)
+    fo_env.memory_graph = std::make_shared<const graphs::ComputeGraph>(t.scoring->instance().graph);
+    fo_env.memory_op_map = t.fused->op_to_node;
+  }
   try {
     t.env = std::make_unique<env::DeviceEnv>(fo_env);
   } catch (...) {
@@ -323,7 +327,7 @@ void CheckEnvOptions(const std::string& reward, const std::string& oom, double o
 
 DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool memory_mask, const std::string& reward,
                     const std::string& oom, double oom_factor, int fuse_above_groups, int fuse_target_groups,
-                    const std::string& features, const std::string& order) {
+                    const std::string& features, const std::string& order, const std::string& memory_estimate) {
   env::DeviceEnvOptions eo;
   eo.graph = graph;
   eo.machine = machine;
@@ -334,6 +338,7 @@ DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool m
   eo.oom_factor = oom_factor;
   eo.features = features.empty() ? "basic" : features;
   eo.order = order.empty() ? "topological" : order;
+  eo.memory_estimate = memory_estimate.empty() ? "all_outputs" : memory_estimate;
   return MakeDeviceTask(eo, fuse_above_groups, fuse_target_groups);
 }
 
@@ -409,6 +414,7 @@ config::DevicePlaceTrainConfig DefaultTrainConfig() {
   c.set_fuse_target_groups(128);
   c.set_features("basic");
   c.set_order("topological");
+  c.set_memory_estimate("all_outputs");
   c.mutable_hdp()->set_num_groups(0);  // HDP's TF code: min(256, 20 x devices)
   c.mutable_hdp()->set_hidden_dim(64);
   FillDefaultPolicyConfig(c.mutable_policy());
@@ -478,7 +484,8 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   std::vector<DeviceTask> envs;
   for (const std::string& g : cfg.graphs())
     envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                            hdp ? 0 : cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order()));
+                            hdp ? 0 : cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order(),
+                            cfg.memory_estimate()));
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
   encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
   if (!cfg.policy().preset().empty()) po.preset = encoders::ParsePolicyPreset(cfg.policy().preset());
@@ -696,7 +703,8 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
     if (!cfg.features().empty() && cfg.features() != features) continue;
     envs.clear();
     envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), features, cfg.order()));
+                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), features, cfg.order(),
+                            cfg.memory_estimate()));
     try {
       policy = encoders::Policy::Load(ckpt, *envs[0].env);  // checks the layout (device count, features)
       cfg.set_features(features);

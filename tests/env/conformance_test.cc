@@ -59,6 +59,10 @@ std::vector<std::string> Specs() {
               "memory_mask=true,features=heft,reward=relative)");
   s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='tpu(type=v3,chips=2)',"
               "mode=iterative,memory_mask=true,oom=placeto)");
+  s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='baechi(gpus=3,memory_fraction=0.02)',"
+              "memory_mask=true,memory_estimate=lifetime)");
+  s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='tpu(type=v3,chips=2)',"
+              "mode=iterative,start=random,memory_mask=true,memory_estimate=lifetime)");
   s.push_back("block(space=nas_bench_macro,budget=60,penalty=0.5)");
   s.push_back("block(space=nb201,dataset=imagenet16-120,budget=100)");
   s.push_back("block(space=enas_macro)");

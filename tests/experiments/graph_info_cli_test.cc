@@ -32,6 +32,11 @@ TEST(GraphInfoCli, JsonCountsMatchTheGraph) {
   EXPECT_EQ(j["colocation_groups"], forward);
   EXPECT_DOUBLE_EQ(j["backward_flops"].get<double>(), 2 * j["forward_flops"].get<double>());
   EXPECT_LE(j["fused_groups"].get<int>(), 8);
+  // Largest placement groups' weights + optimizer state + outputs, descending, within the graph's total.
+  const auto& held = j["fused_largest_groups_bytes"];
+  ASSERT_GE(held.size(), 1u);
+  for (size_t k = 1; k < held.size(); ++k) EXPECT_GE(held[k - 1].get<double>(), held[k].get<double>());
+  EXPECT_GT(held[0].get<double>(), 0);
   EXPECT_EQ(j["expert_flops"].size(), 2u);
   EXPECT_EQ(j["graph"], "nmt(batch=2,dtype_bytes=4,hidden=8,layers=2,steps=3,update=1,vocab=10)");
 }

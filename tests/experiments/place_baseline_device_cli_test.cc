@@ -49,6 +49,17 @@ TEST(PlaceBaselineDeviceCli, EveryMethodWritesTheRunDirectoryAndPerfModelAgrees)
       single = t;
       EXPECT_DOUBLE_EQ(t, j["single_device_time_s"].get<double>());
       EXPECT_EQ(j["best"]["devices"][1]["ops"], 0);
+      // The memory masks' estimates of the placement: all on one device, lifetime bounds the
+      // simulated peak from above (the single-device schedule is its reference) and all_outputs
+      // counts every output for the whole step, so it is at least lifetime.
+      const auto& d0 = j["best"]["devices"][0];
+      const double peak = d0["peak_memory_bytes"].get<double>();
+      const double life = d0["mask_estimate_lifetime_bytes"].get<double>();
+      EXPECT_GE(life, peak);
+      EXPECT_GE(d0["mask_estimate_all_outputs_bytes"].get<double>(), life);
+      EXPECT_EQ(j["best"]["devices"][1]["mask_estimate_lifetime_bytes"].get<double>(), 0);
+      EXPECT_TRUE(j["best"]["memory_mask_check"]["lifetime"]["admitted"].get<bool>());
+      EXPECT_TRUE(j["best"]["memory_mask_check"]["all_outputs"]["first_refused_group"].is_null());
     }
     for (const char* f : {"config.pbtxt", "best.placement", "best.png", "metrics.csv", "result.json"})
       EXPECT_TRUE(fs::exists(out + "/" + f)) << method << " " << f;

@@ -12,9 +12,14 @@
 namespace placerl::env {
 namespace {
 
-void Run(benchmark::State& state, const std::string& mode, const std::string& features = "basic") {
+void Run(benchmark::State& state, const std::string& mode, const std::string& features = "basic",
+         const std::string& memory_estimate = "") {
   DeviceEnvOptions o;
   o.features = features;
+  if (!memory_estimate.empty()) {  // memory mask on (capacity never binds: the mask's cost only)
+    o.memory_mask = true;
+    o.memory_estimate = memory_estimate;
+  }
   o.graph = "layered(ops=" + std::to_string(state.range(0)) + ",width=100,fan_in=3,seed=1)";
   o.machine = "k80(gpus=4)";
   o.mode = mode;
@@ -42,9 +47,14 @@ void BM_IterativeStep(benchmark::State& state) { Run(state, "iterative"); }
 void BM_OneShotStep(benchmark::State& state) { Run(state, "oneshot"); }
 // features=heft: the list-schedule estimate per device on every step (O(in-degree × devices)).
 void BM_OneShotStepHeft(benchmark::State& state) { Run(state, "oneshot", "heft"); }
+// memory_mask=true with each estimate: all_outputs O(devices), lifetime O(ops + copies + devices × 256) per device.
+void BM_OneShotStepMaskAllOutputs(benchmark::State& state) { Run(state, "oneshot", "basic", "all_outputs"); }
+void BM_OneShotStepMaskLifetime(benchmark::State& state) { Run(state, "oneshot", "basic", "lifetime"); }
 BENCHMARK(BM_IterativeStep)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_OneShotStep)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_OneShotStepHeft)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_OneShotStepMaskAllOutputs)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_OneShotStepMaskLifetime)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace placerl::env

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "env/device/device_env.h"
 #include "tests/experiments/test_dir.h"
 
 namespace placerl {
@@ -94,6 +95,27 @@ TEST(DeviceTraining, SplitGraphSpecsKeepsParenthesisedCommas) {
             (std::vector<std::string>{"rnnlm", "nmt(layers=2)", "enas_cell(family=cifar10,seed=3)"}));
   EXPECT_EQ(SplitGraphSpecs("a.graph"), (std::vector<std::string>{"a.graph"}));
   EXPECT_TRUE(SplitGraphSpecs("").empty());
+}
+
+TEST(DeviceTraining, FusedTasksCountLifetimeMemoryOnTheOriginalOps) {
+  env::DeviceEnvOptions o;
+  o.graph = "nmt(layers=2,steps=6)";
+  o.machine = "k80(gpus=2)";
+  o.memory_mask = true;
+  o.memory_estimate = "lifetime";
+  DeviceTask t = MakeDeviceTask(o, 50, 16);
+  ASSERT_TRUE(t.fused);
+  ASSERT_TRUE(t.env->options().memory_graph);
+  EXPECT_EQ(t.env->options().memory_graph->num_ops(), t.scoring->instance().graph.num_ops());
+  // Everything on device 0: the fused environment's estimate equals the unfused one's.
+  const double fused = t.env->ReplayMemoryEstimate(std::vector<int32_t>(t.env->episode_length(), 0))[0];
+  const double original = t.scoring->ReplayMemoryEstimate(std::vector<int32_t>(t.scoring->episode_length(), 0))[0];
+  EXPECT_GT(original, 0);
+  EXPECT_NEAR(fused, original, 1e-9 * original);
+  // all_outputs keeps the coarse graph's own fields (no memory graph).
+  o.memory_estimate = "all_outputs";
+  DeviceTask a = MakeDeviceTask(o, 50, 16);
+  EXPECT_FALSE(a.env->options().memory_graph);
 }
 
 }  // namespace
