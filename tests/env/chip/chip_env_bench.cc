@@ -1,6 +1,7 @@
 // Speed of the chip environment on Ariane133 (grid and canvas of initial.plc), one thread:
 //   ChipEnvStep: one step (place a hard macro, incremental cost update, next mask), sparse
 //     and dense (+ incremental cost read) rewards, averaged over whole random episodes;
+//   ChipEnvStepSparseProxyMap: the same with maps and cost_map=proxy (maps cost = Maps − Sparse);
 //   ChipEnvEpisode: a whole random episode (reset, 133 steps, soft-macro placement, final cost);
 //   ChipEnvEpisodeFdScale/N: the same with chip.fd_steps_scale = N / 100 (maps on, as training).
 // Run from the repository root: build/bench/chip_env_bench
@@ -54,6 +55,9 @@ void Steps(benchmark::State& state, const std::string& spec) {
 void BM_ChipEnvStepSparse(benchmark::State& s) { Steps(s, kAriane + ",soft=keep,reward=sparse,maps=false)"); }
 void BM_ChipEnvStepDense(benchmark::State& s) { Steps(s, kAriane + ",soft=keep,reward=dense,maps=false)"); }
 void BM_ChipEnvStepSparseMaps(benchmark::State& s) { Steps(s, kAriane + ",soft=keep,reward=sparse,maps=true)"); }
+void BM_ChipEnvStepSparseProxyMap(benchmark::State& s) {
+  Steps(s, kAriane + ",soft=keep,reward=sparse,maps=true,cost_map=proxy)");
+}
 
 void Episodes(benchmark::State& state, const std::string& spec) {
   auto env = MakeEnvironment(spec);
@@ -76,6 +80,7 @@ void BM_ChipEnvEpisodeFdScale(benchmark::State& s) {
 BENCHMARK(BM_ChipEnvStepSparse)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvStepDense)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvStepSparseMaps)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChipEnvStepSparseProxyMap)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvEpisodeKeepSoft)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvEpisodeFd)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvEpisodeFdMaps)->Unit(benchmark::kMillisecond);
