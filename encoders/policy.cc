@@ -917,6 +917,21 @@ std::vector<std::vector<float>> Policy::LogitsBatch(const std::vector<const env:
   return out;
 }
 
+FeatureLayout Policy::ReadLayout(const std::string& path) {
+  const std::string bytes = ReadFile(path);
+  torch::serialize::InputArchive archive;
+  try {
+    std::istringstream in(bytes);
+    archive.load_from(in);
+  } catch (const c10::Error& e) {
+    throw ConfigError(path + ": not a placerl checkpoint");
+  }
+  PolicyOptions o;
+  FeatureLayout l;
+  ParseLayoutText(ReadString(archive, "metadata"), &o, &l);
+  return l;
+}
+
 std::unique_ptr<Policy> Policy::Load(const std::string& path, const env::Environment& env) {
   const std::string bytes = ReadFile(path);
   torch::serialize::InputArchive archive;

@@ -132,6 +132,9 @@ class Policy {
   // Weights-only checkpoint I/O used by `place`-style code; learners write full checkpoints
   // (agents/learner.h). Load reads either kind and checks the layout against `env`.
   static std::unique_ptr<Policy> Load(const std::string& path, const env::Environment& env);
+  // The feature layout a checkpoint (either kind) was written with, without loading weights
+  // (e.g. to build the environment it fits: `place` takes chip.cost_map from it).
+  static FeatureLayout ReadLayout(const std::string& path);
 
   PolicyNet& net();
 

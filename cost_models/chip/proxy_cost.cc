@@ -787,6 +787,60 @@ void ProxyCost::CongestionMapsInto(float* vertical, float* horizontal) const {
   for (size_t i = 0; i < h_smooth_.size(); ++i) horizontal[i] = static_cast<float>((h_smooth_[i] + h_macro_[i]) * ih);
 }
 
+void ProxyCost::DensityValuesInto(double* out) const {
+  const double inv_area = 1.0 / (gw_ * gh_);  // as in Cost()
+  for (size_t i = 0; i < occupied_.size(); ++i) out[i] = occupied_[i] * inv_area;
+}
+
+void ProxyCost::CongestionValuesInto(double* vertical, double* horizontal) const {
+  const double iv = 1.0 / grid_v_routes_, ih = 1.0 / grid_h_routes_;  // as in RefreshCongestion()
+  for (size_t i = 0; i < v_smooth_.size(); ++i) vertical[i] = (v_smooth_[i] + v_macro_[i]) * iv;
+  for (size_t i = 0; i < h_smooth_.size(); ++i) horizontal[i] = (h_smooth_[i] + h_macro_[i]) * ih;
+}
+
+// The arithmetic of AddDensity and AddMacroBlockage, for a rectangle centred at (x, y).
+void ProxyCost::FootprintAt(int32_t i, double x, double y, std::vector<FootprintCell>* out) const {
+  out->clear();
+  const double hw = nl_.width[i] / 2, hh = nl_.height[i] / 2;
+  const Rect m{x - hw, y - hh, x + hw, y + hh};
+  int r0, c0, r1, c1;
+  CellOf(m.xmin, m.ymin, &r0, &c0);
+  CellOf(m.xmax, m.ymax, &r1, &c1);
+  const bool dens = counts_density_[i] != 0, hard = nl_.type[i] == NodeType::kHardMacro;
+  const int ncols = c1 - c0 + 1;
+  bool partial_v = false, partial_h = false;
+  for (int r = r0; r <= r1; ++r) {
+    for (int c = c0; c <= c1; ++c) {
+      FootprintCell f{r * cols_ + c, 0.0, 0.0, 0.0};
+      const double ox = std::min(m.xmax, (c + 1) * gw_) - std::max(m.xmin, c * gw_);
+      const double oy = std::min(m.ymax, (r + 1) * gh_) - std::max(m.ymin, r * gh_);
+      if (dens && ox >= 0 && oy >= 0) f.area = ox * oy;
+      if (hard) {
+        double dx = 0, dy = 0;
+        if (ox > 0 && oy > 0) dx = ox, dy = oy;
+        if (r1 != r0 && (r == r0 || r == r1) && std::abs(dy - gh_) > 1e-5) partial_v = true;
+        if (c1 != c0 && (c == c0 || c == c1) && std::abs(dx - gw_) > 1e-5) partial_h = true;
+        f.v_blockage = dx * s_.v_macro_alloc;
+        f.h_blockage = dy * s_.h_macro_alloc;
+      }
+      out->push_back(f);
+    }
+  }
+  // The partial rule takes the share back in the top row / right-most column.
+  if (partial_v) {
+    for (int c = c0; c <= c1; ++c) {
+      FootprintCell& f = (*out)[static_cast<size_t>(r1 - r0) * ncols + (c - c0)];
+      f.v_blockage = 0.0;
+    }
+  }
+  if (partial_h) {
+    for (int r = r0; r <= r1; ++r) {
+      FootprintCell& f = (*out)[static_cast<size_t>(r - r0) * ncols + (c1 - c0)];
+      f.h_blockage = 0.0;
+    }
+  }
+}
+
 void ProxyCost::CopyPlacementTo(Netlist* nl) const {
   nl->x = x_;
   nl->y = y_;

@@ -105,6 +105,27 @@ class ProxyCost {
   // Writes the current positions/orientations back into a netlist (e.g. to save a .plc).
   void CopyPlacementTo(Netlist* nl) const;
 
+  // What node `i` adds to the grid were it centred at (x, y), with the arithmetic of the cost's
+  // own updates (its width × height rectangle, as the density and blockage terms see it): per
+  // cell the occupied area (if the node counts for density) and, for a hard macro, the routing
+  // blockage (unnormalised, as in the congestion maps before dividing by grid_v_routes() /
+  // grid_h_routes(); partial first/last row and column rule included). One entry per cell the
+  // rectangle's corners span (row-major); entries may be all zero. Costing a move of i from
+  // where it is to (x, y): remove FootprintAt(i, x(i), y(i)), add FootprintAt(i, x, y).
+  struct FootprintCell {
+    int32_t cell;
+    double area, v_blockage, h_blockage;
+  };
+  void FootprintAt(int32_t i, double x, double y, std::vector<FootprintCell>* out) const;
+  // The exact per-cell values the cost's top-k means read (as of the last Cost()), in double:
+  // density = occupied / cell area; congestion = (smoothed demand + blockage) / supply.
+  void DensityValuesInto(double* out) const;
+  void CongestionValuesInto(double* vertical, double* horizontal) const;
+  double grid_v_routes() const { return grid_v_routes_; }
+  double grid_h_routes() const { return grid_h_routes_; }
+  // Σ net weights as the wirelength cost divides by it (1 when there are no nets).
+  double net_weight_sum() const { return net_weight_sum_; }
+
  private:
   struct Rect { double xmin, ymin, xmax, ymax; };
   void PinXY(int32_t pin, double* px, double* py) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <unordered_map>
 
@@ -24,6 +25,14 @@ const char* RewardName(ChipReward r) { return r == ChipReward::kDense ? "dense" 
 const char* SoftName(SoftMacroPlacement s) { return s == SoftMacroPlacement::kKeep ? "keep" : "fd"; }
 
 }  // namespace
+
+CostMap ParseCostMap(const std::string& s, const std::string& what) {
+  if (s == "wirelength") return CostMap::kWirelength;
+  if (s == "proxy") return CostMap::kProxy;
+  throw ConfigError(what + " must be wirelength or proxy (got '" + s + "')");
+}
+
+const char* CostMapName(CostMap m) { return m == CostMap::kProxy ? "proxy" : "wirelength"; }
 
 ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOptions& options)
     : inst_(std::move(instance)), opt_(options) {
@@ -49,7 +58,8 @@ ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOpti
   state_.action_mask.assign(static_cast<size_t>(s.cols) * s.rows, 0);
   if (opt_.maps) {
     state_.action_feature_dim = 5;
-    state_.action_feature_names = {"occupancy", "density", "congestion_v", "congestion_h", "wirelength_change"};
+    state_.action_feature_names = {"occupancy", "density", "congestion_v", "congestion_h",
+                                   opt_.cost_map == CostMap::kProxy ? "proxy_cost_change" : "wirelength_change"};
     state_.action_features.assign(static_cast<size_t>(5) * s.cols * s.rows, 0.f);
     occupancy_.assign(static_cast<size_t>(s.cols) * s.rows, 0.0);
     wl_col_.assign(s.cols, 0.0);
@@ -86,6 +96,7 @@ std::string ChipEnv::name() const {
   p.GetString("infeasible_reward", num(opt_.infeasible_reward));
   if (opt_.fd_steps_scale != 1.0) p.GetString("fd_steps_scale", num(opt_.fd_steps_scale));  // default: names unchanged
   p.GetBool("maps", opt_.maps);
+  if (opt_.cost_map != CostMap::kWirelength) p.GetString("cost_map", CostMapName(opt_.cost_map));  // default: names unchanged
   p.GetString("off_canvas_nets", OffCanvasNetsName(opt_.weights.off_canvas_nets));
   return p.Canonical("chip");
 }
@@ -108,6 +119,7 @@ std::unique_ptr<Environment> ChipEnv::Make(EnvParams& p) {
   o.infeasible_reward = p.GetDouble("infeasible_reward", o.infeasible_reward);
   o.fd_steps_scale = p.GetDouble("fd_steps_scale", o.fd_steps_scale);
   o.maps = p.GetBool("maps", o.maps);
+  o.cost_map = ParseCostMap(p.GetString("cost_map", "wirelength"));
   o.weights.off_canvas_nets = ParseOffCanvasNets(p.GetString("off_canvas_nets", "clamp"), "chip: off_canvas_nets");
   inst->design = LoadChipDesign(inst->netlist_path, inst->plc_path, inst->synthetic_seed);
   return std::make_unique<ChipEnv>(inst, o);
@@ -377,14 +389,18 @@ void ChipEnv::AddOccupancy(int32_t m, double x, double y) {
   }
 }
 
-void ChipEnv::WirelengthByCell(int32_t m, float* out) {
+double ChipEnv::WirelengthByColumnAndRow(int32_t m) {
   const Netlist& nl = inst_->design.netlist;
   const PlacementSettings& s = inst_->design.settings;
   const ProxyCost& pc = *cost_;
   const double gw = s.canvas_width / s.cols, gh = s.canvas_height / s.rows;
+  wl_col_.resize(s.cols);
+  wl_row_.resize(s.rows);
   std::fill(wl_col_.begin(), wl_col_.end(), 0.0);
   std::fill(wl_row_.begin(), wl_row_.end(), 0.0);
   const Orientation om = pc.orientation(m);
+  const double xm = pc.x(m), ym = pc.y(m);
+  double now = 0;
   for (int32_t q = nl.node_net_start[m]; q < nl.node_net_start[m + 1]; ++q) {
     const int32_t k = nl.node_nets[q];
     // Bounding box of the net's other pins, and the extent of m's own pins around its centre.
@@ -413,6 +429,8 @@ void ChipEnv::WirelengthByCell(int32_t m, float* out) {
     }
     if (dxlo > dxhi) continue;  // (cannot happen: m touches the net)
     const double w = nl.net_weight[k];
+    now += w * ((std::max(xhi, xm + dxhi) - std::min(xlo, xm + dxlo)) +
+                (std::max(yhi, ym + dyhi) - std::min(ylo, ym + dylo)));
     for (int c = 0; c < s.cols; ++c) {
       const double cx = (c + 0.5) * gw;
       wl_col_[c] += w * (std::max(xhi, cx + dxhi) - std::min(xlo, cx + dxlo));
@@ -422,6 +440,12 @@ void ChipEnv::WirelengthByCell(int32_t m, float* out) {
       wl_row_[r] += w * (std::max(yhi, cy + dyhi) - std::min(ylo, cy + dylo));
     }
   }
+  return now;
+}
+
+void ChipEnv::WirelengthByCell(int32_t m, float* out) {
+  const PlacementSettings& s = inst_->design.settings;
+  WirelengthByColumnAndRow(m);
   double lo = 1e300, hi = -1e300;
   for (int r = 0; r < s.rows; ++r)
     for (int c = 0; c < s.cols; ++c) {
@@ -446,9 +470,185 @@ void ChipEnv::FillMaps() {
   cost_->CongestionMapsInto(f + 2 * n, f + 3 * n);
   if (done_) {
     std::fill(f + 4 * n, f + 5 * n, 0.f);
+  } else if (opt_.cost_map == CostMap::kProxy) {
+    ProxyCostByCell(f + 4 * n);
   } else {
     WirelengthByCell(order_[state_.step], f + 4 * n);
   }
+}
+
+void ChipEnv::TopK::ComputeTop(size_t want, size_t extra) {
+  const size_t n = val.size();
+  k = std::max<size_t>(1, std::min(want, n));
+  const size_t m = std::min(n, k + extra);
+  order.resize(n);
+  std::iota(order.begin(), order.end(), 0);
+  auto greater = [this](int32_t a, int32_t b) { return val[a] > val[b] || (val[a] == val[b] && a < b); };
+  std::nth_element(order.begin(), order.begin() + (m - 1), order.end(), greater);
+  std::sort(order.begin(), order.begin() + m, greater);
+  if (rank.size() != n) {
+    rank.assign(n, -1);
+    stamp.assign(n, 0);
+  } else {
+    for (int32_t e : top_elem) rank[e] = -1;
+  }
+  top.resize(m);
+  top_elem.resize(m);
+  top_sum = 0;
+  for (size_t j = 0; j < m; ++j) {
+    top_elem[j] = order[j];
+    top[j] = val[order[j]];
+    rank[order[j]] = static_cast<int32_t>(j);
+    if (j < k) top_sum += top[j];
+  }
+}
+
+// The k largest of X ∪ N, where X = the values of the elements not increased and N = the new
+// values of the increased ones: the k largest of X are the top list without the increased
+// members, refilled from the positions after k; then the N values in descending order displace
+// the smallest of those in ascending order while they are larger (a merge from the bottom).
+bool ChipEnv::TopK::MeanWithIncreases(const std::pair<int32_t, double>* inc, size_t n, double* mean) {
+  ++cur_stamp;
+  entering.clear();
+  double removed = 0;
+  size_t removed_count = 0;
+  for (size_t q = 0; q < n; ++q) {
+    const int32_t e = inc[q].first;
+    const int32_t r = rank[e];
+    if (r >= 0) {
+      stamp[e] = cur_stamp;
+      if (static_cast<size_t>(r) < k) removed += top[r], ++removed_count;
+    }
+    entering.push_back(val[e] + inc[q].second);
+  }
+  // X's k largest: the top k without the increased members, plus as many after position k.
+  double sum = top_sum - removed;
+  int64_t last = static_cast<int64_t>(k) - 1;  // position of X's k-th largest in the top list
+  const int64_t m = static_cast<int64_t>(top.size());
+  for (size_t taken = 0; taken < removed_count;) {
+    if (++last >= m) return false;  // the list is too short (the caller computes from scratch)
+    if (stamp[top_elem[last]] == cur_stamp) continue;
+    sum += top[last];
+    ++taken;
+  }
+  while (last >= 0 && stamp[top_elem[last]] == cur_stamp) --last;
+  if (last < 0) return false;
+  const double kth = top[last];
+  size_t cnt = 0;
+  for (double v : entering)
+    if (v > kth) entering[cnt++] = v;  // the others cannot enter
+  entering.resize(cnt);
+  std::sort(entering.begin(), entering.end(), std::greater<double>());
+  int64_t pos = last;
+  for (double v : entering) {
+    while (pos >= 0 && stamp[top_elem[pos]] == cur_stamp) --pos;
+    if (pos < 0 || !(v > top[pos])) break;
+    sum += v - top[pos];
+    --pos;
+  }
+  *mean = sum / static_cast<double>(k);
+  return true;
+}
+
+void ChipEnv::CostChangeByCell(std::vector<double>* dwl, std::vector<double>* dden, std::vector<double>* dcong) {
+  dwl->clear();
+  dden->clear();
+  dcong->clear();
+  if (done_) return;
+  const PlacementSettings& s = inst_->design.settings;
+  const size_t n = static_cast<size_t>(s.cols) * s.rows;
+  dwl->assign(n, 0.0);
+  dden->assign(n, 0.0);
+  dcong->assign(n, 0.0);
+  const int32_t m = order_[state_.step];
+  const CostBreakdown now = cost_->Cost();  // (incremental) brings the values up to date
+  // Wirelength: exact, separable per column and row.
+  const double hpwl_now = WirelengthByColumnAndRow(m);
+  const double wl_norm = (s.canvas_width + s.canvas_height) * cost_->net_weight_sum();
+  // Density and blockage values with m taken out of the cells it covers now.
+  const double inv_area = 1.0 / (cost_->grid_width() * cost_->grid_height());
+  const double iv = 1.0 / cost_->grid_v_routes(), ih = 1.0 / cost_->grid_h_routes();
+  TopK& D = den_topk_;
+  TopK& C = cong_topk_;
+  D.val.resize(n);
+  C.val.resize(2 * n);
+  cost_->DensityValuesInto(D.val.data());
+  cost_->CongestionValuesInto(C.val.data(), C.val.data() + n);
+  cost_->FootprintAt(m, cost_->x(m), cost_->y(m), &footprint_);
+  for (const auto& f : footprint_) {
+    D.val[f.cell] -= f.area * inv_area;
+    C.val[f.cell] -= f.v_blockage * iv;
+    C.val[n + f.cell] -= f.h_blockage * ih;
+  }
+  // Cost(): density = 0.5 · mean of the floor(10 %) largest (fewer than 10 cells: of the occupied
+  // ones); congestion = mean of the floor(5 % of 2n) largest of V ++ H (at least 1).
+  // The top lists reach beyond k by the most cells a footprint at a cell centre can cover.
+  const Netlist& nl = inst_->design.netlist;
+  const size_t fp = static_cast<size_t>((std::floor(nl.width[m] / cost_->grid_width()) + 2) *
+                                        (std::floor(nl.height[m] / cost_->grid_height()) + 2));
+  const bool small = n < 10;
+  if (!small) D.ComputeTop(static_cast<size_t>(std::floor(n * 0.1)), fp);
+  const size_t kc = static_cast<size_t>(std::floor(2 * n * 0.05));
+  C.ComputeTop(kc == 0 ? 1 : kc, 2 * fp);
+  // A mean of the k largest after arbitrary changes, from scratch (tiny grids; negative changes).
+  auto from_scratch = [&](const TopK& t, size_t k, bool occupied_mean) {
+    std::vector<double> v = t.val;
+    for (const auto& [e, d] : inc_) v[e] += d;
+    if (occupied_mean) {
+      double sum = 0;
+      size_t cnt = 0;
+      for (double d : v)
+        if (std::abs(d) > 1e-12) sum += d, ++cnt;
+      return cnt ? sum / cnt : 0.0;
+    }
+    std::sort(v.begin(), v.end(), std::greater<double>());
+    double sum = 0;
+    for (size_t j = 0; j < k; ++j) sum += v[j];
+    return sum / static_cast<double>(k);
+  };
+  const double gw = s.canvas_width / s.cols, gh = s.canvas_height / s.rows;
+  for (int32_t r = 0; r < s.rows; ++r) {
+    for (int32_t c = 0; c < s.cols; ++c) {
+      const size_t a = static_cast<size_t>(r) * s.cols + c;
+      if (!state_.action_mask[a]) continue;
+      (*dwl)[a] = (wl_col_[c] + wl_row_[r] - hpwl_now) / wl_norm;
+      cost_->FootprintAt(m, (c + 0.5) * gw, (r + 0.5) * gh, &footprint_);
+      bool negative = false;
+      inc_.clear();
+      for (const auto& f : footprint_) {
+        if (f.area != 0) inc_.emplace_back(f.cell, f.area * inv_area);
+        negative |= f.area < 0;
+      }
+      double den;
+      if (small || negative || !D.MeanWithIncreases(inc_.data(), inc_.size(), &den)) den = from_scratch(D, D.k, small);
+      (*dden)[a] = 0.5 * den - now.density_cost;
+      negative = false;
+      inc_.clear();
+      for (const auto& f : footprint_) {
+        if (f.v_blockage != 0) inc_.emplace_back(f.cell, f.v_blockage * iv);
+        if (f.h_blockage != 0) inc_.emplace_back(static_cast<int32_t>(n) + f.cell, f.h_blockage * ih);
+        negative |= f.v_blockage < 0 || f.h_blockage < 0;
+      }
+      double cong;
+      if (negative || !C.MeanWithIncreases(inc_.data(), inc_.size(), &cong)) cong = from_scratch(C, C.k, false);
+      (*dcong)[a] = cong - now.congestion_cost;
+    }
+  }
+}
+
+void ChipEnv::ProxyCostByCell(float* out) {
+  CostChangeByCell(&dwl_, &dden_, &dcong_);
+  const CostWeights& w = opt_.weights;
+  const size_t n = state_.action_mask.size();
+  double lo = 1e300, hi = -1e300;
+  for (size_t a = 0; a < n; ++a) {
+    if (!state_.action_mask[a]) continue;
+    const double d = w.wirelength * dwl_[a] + w.density * dden_[a] + w.congestion * dcong_[a];
+    dwl_[a] = d;
+    lo = std::min(lo, d), hi = std::max(hi, d);
+  }
+  const double scale = hi > lo ? 1.0 / (hi - lo) : 0.0;
+  for (size_t a = 0; a < n; ++a) out[a] = state_.action_mask[a] ? static_cast<float>((dwl_[a] - lo) * scale) : 1.f;
 }
 
 void ChipEnv::PlaceSoftMacros() {

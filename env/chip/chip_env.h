@@ -32,6 +32,11 @@ namespace placerl::env {
 
 enum class ChipReward : uint8_t { kSparse, kDense };
 enum class SoftMacroPlacement : uint8_t { kKeep, kForceDirected };
+// The fifth per-cell map (cost_map=…): what placing the current macro on each cell would change.
+enum class CostMap : uint8_t { kWirelength, kProxy };
+// "wirelength" | "proxy" → the map. Throws ConfigError naming `what`.
+CostMap ParseCostMap(const std::string& s, const std::string& what = "chip: cost_map");
+const char* CostMapName(CostMap m);
 
 struct ChipEnvOptions {
   chip::CostWeights weights;                 // 1 / 0.5 / 0.5
@@ -48,6 +53,13 @@ struct ChipEnvOptions {
   // proxy cost sees them now), and the current macro's wirelength change per cell (min-max
   // scaled to [0, 1] over the grid: MaskPlace's "wiremask", exact for our HPWL).
   bool maps = true;
+  // The fifth map. kWirelength: the one above (channel "wirelength_change"). kProxy (channel
+  // "proxy_cost_change"): per legal cell a, the change of the weighted proxy cost if the current
+  // macro m moved from where it stands now (unplaced: its input position) to a's centre,
+  //   Δ(a) = w_wl·Δwirelength_cost + w_den·Δdensity_cost + w_cong·Δcongestion_blockage,
+  // min-max scaled to [0, 1] over the LEGAL cells (0 = the cheapest legal cell; illegal cells
+  // are 1; all legal cells equal → 0). See CostChangeByCell for what each term includes.
+  CostMap cost_map = CostMap::kWirelength;
 };
 
 // The loaded design, shared read-only by an environment and all its clones.
@@ -92,6 +104,20 @@ class ChipEnv : public Environment {
   // The proxy cost if the current macro were placed on `action`'s cell now (state unchanged;
   // legality not checked). Greedy placers call it for every legal cell.
   chip::CostBreakdown PeekCost(int32_t action);
+  // The un-normalised terms of the proxy cost map for the current macro m (any cost_map; empty
+  // vectors when the episode is over), per cell (cols·rows; 0 on illegal cells):
+  //   wirelength: Δ wirelength_cost, EXACT (m's nets' weighted HPWL with m at each column /
+  //     row centre, decomposed per column and row, minus now, ÷ ((W+H)·Σw));
+  //   density: Δ density_cost, EXACT (m's occupied area leaves its current cells and is added
+  //     at a's footprint — ProxyCost::FootprintAt, fractional overlaps —; the new top-10 %
+  //     mean from the sorted top k of the values without m: the footprint cells only increase);
+  //   congestion: Δ congestion_cost from m's MACRO ROUTING BLOCKAGE only (v/h_macro_alloc over
+  //     the footprint, partial row/column rule, leaving its current cells; the exact top-5 %
+  //     mean over V ++ H with every other value as it is now). NOT included: the re-routing of
+  //     m's nets (their demand moves with m's pins, and its smoothing); exact when m has no nets.
+  // The wirelength and density terms equal PeekCost(a)'s minus CurrentCost()'s breakdown.
+  void CostChangeByCell(std::vector<double>* wirelength, std::vector<double>* density,
+                        std::vector<double>* congestion);
   // The force-directed options of an episode end (CT's schedule scaled by fd_steps_scale).
   chip::ForceDirectedOptions EpisodeEndFdOptions() const;
   // True when episode ends place the soft macros as CT's full schedule does (fd_steps_scale 1,
@@ -111,8 +137,31 @@ class ChipEnv : public Environment {
   void PlaceSoftMacros();
   void FillMaps();
   void AddOccupancy(int32_t macro, double x, double y);
-  // HPWL (weighted, microns) of the current macro's nets with it at each column / row centre.
+  // HPWL (weighted, microns) of the current macro's nets with it at each column / row centre
+  // (into wl_col_ / wl_row_; returns their weighted HPWL with the macro where it stands now).
+  double WirelengthByColumnAndRow(int32_t macro);
+  // wl_col_ + wl_row_ min-max scaled over the grid (the wirelength map).
   void WirelengthByCell(int32_t macro, float* out);
+  // The proxy cost map (cost_map=proxy).
+  void ProxyCostByCell(float* out);
+  // Mean of the k largest of `val` (n values) for every candidate footprint: ComputeTop once
+  // (the k + extra largest, sorted), then MeanWithIncreases per candidate (increases ≥ 0, at
+  // most `extra` elements; false when the sorted list is too short: compute from scratch).
+  struct TopK {
+    std::vector<double> val;             // per element, with the current macro removed
+    std::vector<int32_t> order;          // scratch: element indices
+    std::vector<double> top;             // the k + extra largest values, descending
+    std::vector<int32_t> top_elem;       // their elements
+    std::vector<int32_t> rank;           // per element: position in top, or -1
+    std::vector<int64_t> stamp;          // per element: the candidate that increases it
+    std::vector<double> entering;        // scratch: the new values of the increased elements
+    double top_sum = 0;                  // of the k largest
+    size_t k = 0;
+    int64_t cur_stamp = 0;
+    void ComputeTop(size_t k, size_t extra);
+    // increases: (element, amount) pairs, one per element.
+    bool MeanWithIncreases(const std::pair<int32_t, double>* inc, size_t n, double* mean);
+  };
 
   std::shared_ptr<const ChipInstance> inst_;
   ChipEnvOptions opt_;
@@ -133,6 +182,11 @@ class ChipEnv : public Environment {
   std::vector<double> info_;
   std::vector<double> occupancy_;            // per cell: area of placed hard macros
   std::vector<double> wl_col_, wl_row_;      // scratch of WirelengthByCell
+  // Scratch of CostChangeByCell.
+  TopK den_topk_, cong_topk_;
+  std::vector<chip::ProxyCost::FootprintCell> footprint_;
+  std::vector<std::pair<int32_t, double>> inc_;
+  std::vector<double> dwl_, dden_, dcong_;
 };
 
 }  // namespace placerl::env

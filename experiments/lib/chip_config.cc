@@ -22,6 +22,7 @@ config::ChipEnvConfig DefaultChipEnvConfig() {
   c.set_infeasible_reward(-4.0); // CT HEAD
   c.set_off_canvas_nets("clamp"); // TILOS's rule; "skip" = Google's (docs/proxy_cost.md)
   c.set_fd_steps_scale(1.0);      // CT's 3 × 100 FD steps at every episode end
+  c.set_cost_map("wirelength");   // the fifth map: MaskPlace's wiremask (proxy: the full proxy-cost change)
   return c;
 }
 
@@ -63,6 +64,7 @@ void CheckChipEnvConfig(const config::ChipEnvConfig& c) {
     throw ConfigError("chip.off_canvas_nets must be clamp or skip (got '" + c.off_canvas_nets() + "')");
   if (!(c.fd_steps_scale() >= 0.01 && c.fd_steps_scale() <= 1))
     throw ConfigError("chip.fd_steps_scale must be in [0.01, 1] (got " + std::to_string(c.fd_steps_scale()) + ")");
+  if (!c.cost_map().empty()) env::ParseCostMap(c.cost_map(), "chip.cost_map");
 }
 
 void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
@@ -112,6 +114,7 @@ std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool m
   o.infeasible_reward = c.infeasible_reward();
   o.fd_steps_scale = c.fd_steps_scale();
   o.maps = maps;
+  if (!c.cost_map().empty()) o.cost_map = env::ParseCostMap(c.cost_map(), "chip.cost_map");
   return std::make_unique<env::ChipEnv>(inst, o);
 }
 

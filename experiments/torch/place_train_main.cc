@@ -352,6 +352,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
                                   {"episode_end", st.times.episode_end_s}, {"update", st.times.update_s},
                                   {"best_rescore", st.times.rescore_s}}},
                       {"fd_steps_scale", cfg.chip().fd_steps_scale()},
+                      {"cost_map", cfg.chip().cost_map().empty() ? std::string("wirelength") : cfg.chip().cost_map()},
                       {"best_rescores", st.times.rescores},
                       {"checkpoint", ckpt},
                       {"stopped_by_signal", run::StopRequested()},

@@ -1,6 +1,8 @@
 // Speed of the chip environment on Ariane133 (grid and canvas of initial.plc), one thread:
 //   ChipEnvStep: one step (place a hard macro, incremental cost update, next mask), sparse
 //     and dense (+ incremental cost read) rewards, averaged over whole random episodes;
+//   ChipEnvStepSparseProxyMap: the same with maps and cost_map=proxy (maps cost = Maps − Sparse);
+//   ChipEnvCostChangeByCell/k: the proxy map's terms at step k (µs per call, CPU);
 //   ChipEnvEpisode: a whole random episode (reset, 133 steps, soft-macro placement, final cost);
 //   ChipEnvEpisodeFdScale/N: the same with chip.fd_steps_scale = N / 100 (maps on, as training).
 // Run from the repository root: build/bench/chip_env_bench
@@ -54,6 +56,27 @@ void Steps(benchmark::State& state, const std::string& spec) {
 void BM_ChipEnvStepSparse(benchmark::State& s) { Steps(s, kAriane + ",soft=keep,reward=sparse,maps=false)"); }
 void BM_ChipEnvStepDense(benchmark::State& s) { Steps(s, kAriane + ",soft=keep,reward=dense,maps=false)"); }
 void BM_ChipEnvStepSparseMaps(benchmark::State& s) { Steps(s, kAriane + ",soft=keep,reward=sparse,maps=true)"); }
+void BM_ChipEnvStepSparseProxyMap(benchmark::State& s) {
+  Steps(s, kAriane + ",soft=keep,reward=sparse,maps=true,cost_map=proxy)");
+}
+
+// ChipEnv::CostChangeByCell (the work of the proxy map beyond the wirelength map's) at step
+// range(0) of a random episode, called again and again on the same state.
+void BM_ChipEnvCostChangeByCell(benchmark::State& state) {
+  auto e = MakeEnvironment(kAriane + ",soft=keep,maps=false)");
+  auto& env = dynamic_cast<ChipEnv&>(*e);
+  std::mt19937_64 rng(3);
+  std::vector<int32_t> legal;
+  for (int64_t k = 0; k < state.range(0); ++k) env.Step(RandomLegal(env, rng, &legal));
+  std::vector<double> wl, den, cong;
+  for (auto _ : state) {
+    env.CostChangeByCell(&wl, &den, &cong);
+    benchmark::DoNotOptimize(den.data());
+  }
+  int64_t n = 0;
+  for (uint8_t m : env.action_mask()) n += m;
+  state.counters["legal_cells"] = static_cast<double>(n);
+}
 
 void Episodes(benchmark::State& state, const std::string& spec) {
   auto env = MakeEnvironment(spec);
@@ -76,6 +99,8 @@ void BM_ChipEnvEpisodeFdScale(benchmark::State& s) {
 BENCHMARK(BM_ChipEnvStepSparse)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvStepDense)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvStepSparseMaps)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChipEnvStepSparseProxyMap)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChipEnvCostChangeByCell)->Arg(0)->Arg(40)->Arg(80)->Arg(120)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ChipEnvEpisodeKeepSoft)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvEpisodeFd)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChipEnvEpisodeFdMaps)->Unit(benchmark::kMillisecond);

@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 #include "datasets/util/errors.h"
@@ -271,6 +273,246 @@ TEST(ChipEnv, CheaperFdScheduleChangesTheRewardAndFullScheduleCostRescoresIt) {
   auto tiny = MakeEnvironment("chip(seed=1,fd_steps_scale=0.01)");
   EXPECT_EQ(dynamic_cast<ChipEnv&>(*tiny).EpisodeEndFdOptions().num_steps, (std::vector<int>{1, 1, 1}));
   EXPECT_TRUE(dynamic_cast<ChipEnv&>(*MakeEnvironment("chip(seed=1,soft=keep,fd_steps_scale=0.3)")).episode_end_is_full_schedule());
+}
+
+// ---- cost_map=proxy: the per-cell proxy-cost change of the current macro ----
+
+// Checks CostChangeByCell against PeekCost at `cells` legal cells (all when cells <= 0) of the
+// current state: the wirelength and density terms exactly; the congestion term too when
+// `congestion_exact` (the current macro has no nets). Returns the number of cells checked.
+int CheckCostChangeAgainstPeek(ChipEnv& env, std::mt19937_64& rng, int cells, bool congestion_exact) {
+  std::vector<double> dwl, dden, dcong;
+  env.CostChangeByCell(&dwl, &dden, &dcong);
+  const int32_t n = env.num_actions();
+  EXPECT_EQ(dwl.size(), static_cast<size_t>(n));
+  std::vector<int32_t> legal;
+  for (int32_t a = 0; a < n; ++a)
+    if (env.action_mask()[a]) legal.push_back(a);
+  if (cells > 0 && static_cast<int>(legal.size()) > cells) {
+    std::shuffle(legal.begin(), legal.end(), rng);
+    legal.resize(cells);
+  }
+  const CostBreakdown now = env.CurrentCost();
+  for (int32_t a : legal) {
+    const CostBreakdown c = env.PeekCost(a);
+    EXPECT_NEAR(dwl[a], c.wirelength_cost - now.wirelength_cost, 1e-9) << "cell " << a;
+    EXPECT_NEAR(dden[a], c.density_cost - now.density_cost, 1e-9) << "cell " << a;
+    if (congestion_exact) {
+      EXPECT_NEAR(dcong[a], c.congestion_cost - now.congestion_cost, 1e-9) << "cell " << a;
+    }
+  }
+  for (int32_t a = 0; a < n; ++a) {
+    if (!env.action_mask()[a]) {
+      EXPECT_EQ(dwl[a] + dden[a] + dcong[a], 0.0);
+    }
+  }
+  return static_cast<int>(legal.size());
+}
+
+TEST(ChipEnv, ProxyCostMapWirelengthAndDensityTermsEqualPeekCost) {
+  const std::vector<std::string> specs = {SharedChips()[0], SharedChips()[1], SharedChips()[3], SharedChips()[5]};
+  int total = 0;
+  for (const std::string& spec : specs) {
+    auto e = MakeEnvironment(spec);
+    auto& env = dynamic_cast<ChipEnv&>(*e);
+    std::mt19937_64 rng(3);
+    int checked = 0, steps = 0;
+    double density_range = 0;
+    while (!env.done()) {
+      if (steps % 7 == 0) {
+        checked += CheckCostChangeAgainstPeek(env, rng, 25, false);
+        std::vector<double> dwl, dden, dcong;
+        env.CostChangeByCell(&dwl, &dden, &dcong);
+        density_range = std::max(density_range, *std::max_element(dden.begin(), dden.end()) -
+                                                    *std::min_element(dden.begin(), dden.end()));
+      }
+      env.Step(RandomLegal(env, rng));
+      ++steps;
+    }
+    EXPECT_GT(checked, 0) << spec;
+    total += checked;
+    EXPECT_GT(density_range, 1e-6) << spec << ": the density term never varied (the check would be vacuous)";
+    std::vector<double> dwl, dden, dcong;
+    env.CostChangeByCell(&dwl, &dden, &dcong);  // episode over: nothing
+    EXPECT_TRUE(dwl.empty() && dden.empty() && dcong.empty());
+  }
+  EXPECT_GT(total, 300);
+}
+
+// Canvas 30 × 30, grid 10 × 10 (cells 3 × 3), CT's default routing (51.79 routes of macro
+// allocation, smoothing 5). "big" (7 × 5, the first to place) has no pins; the other macros,
+// a soft macro and three ports carry three nets, so that there is routing demand.
+std::shared_ptr<ChipInstance> NetlessFirstMacro() {
+  auto inst = std::make_shared<ChipInstance>();
+  Netlist& nl = inst->design.netlist;
+  auto node = [&](const char* name, NodeType t, double x, double y, double w, double h) {
+    const int32_t i = nl.AddNode(name, t);
+    nl.x[i] = x, nl.y[i] = y, nl.width[i] = w, nl.height[i] = h;
+    return i;
+  };
+  auto pin = [&](const char* name, int32_t macro, NodeType t, double dx, double dy) {
+    const int32_t i = nl.AddNode(name, t);
+    nl.parent[i] = macro, nl.pin_dx[i] = dx, nl.pin_dy[i] = dy;
+    return i;
+  };
+  node("big", NodeType::kHardMacro, 15, 15, 7, 5);
+  const int32_t b = node("b", NodeType::kHardMacro, 24, 8, 4, 4);
+  const int32_t c = node("c", NodeType::kHardMacro, 6, 24, 4, 3);
+  const int32_t g = node("Grp_0", NodeType::kSoftMacro, 20, 21, 5, 5);
+  const int32_t p0 = node("P0", NodeType::kPort, 0, 13, 0, 0), p1 = node("P1", NodeType::kPort, 30, 27, 0, 0);
+  const int32_t p2 = node("P2", NodeType::kPort, 12, 0, 0, 0);
+  const int32_t b0 = pin("b_p0", b, NodeType::kHardMacroPin, 1.5, 0), b1 = pin("b_p1", b, NodeType::kHardMacroPin, -1.5, 1);
+  const int32_t c0 = pin("c_p0", c, NodeType::kHardMacroPin, 0, -1), g0 = pin("g_p0", g, NodeType::kSoftMacroPin, 0, 0);
+  for (const std::vector<int32_t>& net : {std::vector<int32_t>{p0, b0, c0, p1}, {b1, g0, p2}, {g0, p1, c0}}) {
+    nl.net_pins.insert(nl.net_pins.end(), net.begin(), net.end());
+    nl.net_start.push_back(static_cast<int32_t>(nl.net_pins.size()));
+    nl.net_weight.push_back(1.0);
+  }
+  for (int32_t p : {p0, p1, p2}) nl.fixed[p] = 1;
+  nl.Finalize();
+  PlacementSettings s;
+  s.canvas_width = s.canvas_height = 30;
+  s.cols = s.rows = 10;
+  inst->design.settings = ResolveDefaults(s, nl);
+  return inst;
+}
+
+TEST(ChipEnv, ProxyCostMapBlockageFootprintByHand) {
+  ChipEnvOptions o;
+  o.soft = SoftMacroPlacement::kKeep;
+  ChipEnv env(NetlessFirstMacro(), o);
+  const int32_t big = env.current_macro();
+  ASSERT_EQ(env.netlist().name[big], "big");
+  const double va = env.settings().v_macro_alloc, ha = env.settings().h_macro_alloc;
+  ASSERT_GT(va, 0);
+  ASSERT_GT(ha, 0);
+  // 7 × 5 centred on cell (1, 1)'s centre (4.5, 4.5): [1, 8] × [2, 7] covers columns 0–2 by
+  // 2, 3, 2 and rows 0–2 by 1, 3, 1. Area: the products. Vertical blockage x-overlap·v_alloc,
+  // but the first row is covered in part, so the top row gives its vertical share up; likewise
+  // the horizontal blockage y-overlap·h_alloc loses its right-most column.
+  std::vector<ProxyCost::FootprintCell> f;
+  env.cost().FootprintAt(big, 4.5, 4.5, &f);
+  ASSERT_EQ(f.size(), 9u);
+  const double ox[3] = {2, 3, 2}, oy[3] = {1, 3, 1};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      const auto& cell = f[r * 3 + c];
+      EXPECT_EQ(cell.cell, r * 10 + c);
+      EXPECT_NEAR(cell.area, ox[c] * oy[r], 1e-12);
+      EXPECT_NEAR(cell.v_blockage, r == 2 ? 0.0 : ox[c] * va, 1e-9) << r << "," << c;
+      EXPECT_NEAR(cell.h_blockage, c == 2 ? 0.0 : oy[r] * ha, 1e-9) << r << "," << c;
+    }
+  // The same numbers as the proxy cost's own maps: place "big" there in a copy and compare.
+  ProxyCost pc = env.cost();
+  const std::vector<double> v0 = pc.VerticalCongestionMap(), h0 = pc.HorizontalCongestionMap();
+  std::vector<ProxyCost::FootprintCell> now;
+  pc.FootprintAt(big, pc.x(big), pc.y(big), &now);
+  pc.MoveNode(big, 4.5, 4.5);
+  pc.Cost();
+  const std::vector<double> v1 = pc.VerticalCongestionMap(), h1 = pc.HorizontalCongestionMap();
+  std::vector<double> dv(100, 0.0), dh(100, 0.0);
+  for (const auto& x : f) dv[x.cell] += x.v_blockage / pc.grid_v_routes(), dh[x.cell] += x.h_blockage / pc.grid_h_routes();
+  for (const auto& x : now) dv[x.cell] -= x.v_blockage / pc.grid_v_routes(), dh[x.cell] -= x.h_blockage / pc.grid_h_routes();
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_NEAR(v1[i] - v0[i], dv[i], 1e-12) << i;
+    EXPECT_NEAR(h1[i] - h0[i], dh[i], 1e-12) << i;
+  }
+}
+
+TEST(ChipEnv, ProxyCostMapCongestionTermIsExactForAMacroWithoutNets) {
+  ChipEnvOptions o;
+  o.soft = SoftMacroPlacement::kKeep;
+  o.cost_map = CostMap::kProxy;
+  ChipEnv env(NetlessFirstMacro(), o);
+  ASSERT_EQ(env.netlist().name[env.current_macro()], "big");
+  std::mt19937_64 rng(1);
+  EXPECT_GT(CheckCostChangeAgainstPeek(env, rng, 0, /*congestion_exact=*/true), 20);
+  std::vector<double> dwl, dden, dcong;
+  env.CostChangeByCell(&dwl, &dden, &dcong);
+  double lo = 0, hi = 0;
+  for (size_t a = 0; a < dcong.size(); ++a) {
+    if (!env.action_mask()[a]) continue;
+    lo = std::min(lo, dcong[a]), hi = std::max(hi, dcong[a]);
+    EXPECT_EQ(dwl[a], 0.0);  // no nets
+  }
+  EXPECT_GT(hi - lo, 1e-4) << "the blockage term varies over the cells";
+  // The next macro has nets: wirelength and density stay exact; congestion is the estimate.
+  env.Step(RandomLegal(env, rng));
+  EXPECT_GT(CheckCostChangeAgainstPeek(env, rng, 0, false), 5);
+}
+
+TEST(ChipEnv, ProxyCostMapIsTheWeightedChangeScaledOverLegalCells) {
+  auto e = MakeEnvironment("chip(" + kAriane + ",soft=keep,cost_map=proxy)");
+  auto& env = dynamic_cast<ChipEnv&>(*e);
+  EXPECT_NE(env.name().find("cost_map=proxy"), std::string::npos) << env.name();
+  std::mt19937_64 rng(9);
+  for (int k = 0; k < 30; ++k) env.Step(RandomLegal(env, rng));
+  const DynamicState& st = env.state();
+  ASSERT_EQ(st.action_feature_dim, 5);
+  EXPECT_EQ(st.action_feature_names[4], "proxy_cost_change");
+  const int32_t n = env.num_actions();
+  const float* map = &st.action_features[4 * static_cast<size_t>(n)];
+  std::vector<double> dwl, dden, dcong;
+  env.CostChangeByCell(&dwl, &dden, &dcong);
+  const CostWeights& w = env.options().weights;
+  double lo = 1e300, hi = -1e300;
+  for (int32_t a = 0; a < n; ++a)
+    if (st.action_mask[a]) {
+      const double d = w.wirelength * dwl[a] + w.density * dden[a] + w.congestion * dcong[a];
+      lo = std::min(lo, d), hi = std::max(hi, d);
+    }
+  ASSERT_GT(hi, lo);
+  float mn = 2;
+  for (int32_t a = 0; a < n; ++a) {
+    if (!st.action_mask[a]) {
+      EXPECT_EQ(map[a], 1.f) << a;
+      continue;
+    }
+    const double d = w.wirelength * dwl[a] + w.density * dden[a] + w.congestion * dcong[a];
+    EXPECT_NEAR(map[a], (d - lo) / (hi - lo), 1e-6) << a;
+    mn = std::min(mn, map[a]);
+  }
+  EXPECT_EQ(mn, 0.f);
+  // The other four maps are those of cost_map=wirelength; only the fifth differs.
+  auto w2 = MakeEnvironment("chip(" + kAriane + ",soft=keep)");
+  std::mt19937_64 rng2(9);
+  for (int k = 0; k < 30; ++k) w2->Step(RandomLegal(*w2, rng2));
+  const auto& f1 = st.action_features;
+  const auto& f2 = w2->state().action_features;
+  EXPECT_TRUE(std::equal(f1.begin(), f1.begin() + 4 * n, f2.begin()));
+  EXPECT_FALSE(std::equal(f1.begin() + 4 * n, f1.end(), f2.begin() + 4 * n));
+  EXPECT_EQ(w2->state().action_feature_names[4], "wirelength_change");
+  EXPECT_EQ(w2->name().find("cost_map"), std::string::npos);  // the default names are unchanged
+  EXPECT_THROW(MakeEnvironment("chip(seed=1,cost_map=congestion)"), ConfigError);
+}
+
+// FNV-1a over the bytes of every map of one random episode.
+uint64_t MapsHash(Environment& env, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  env.Reset(0);
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&]() {
+    const auto& f = env.state().action_features;
+    const auto* p = reinterpret_cast<const unsigned char*>(f.data());
+    for (size_t i = 0; i < f.size() * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  };
+  mix();
+  while (!env.done()) {
+    env.Step(RandomLegal(env, rng));
+    mix();
+  }
+  return h;
+}
+
+TEST(ChipEnv, WirelengthCostMapGivesTheMapsOfBefore) {
+  // Measured with the code before cost_map existed (branch main at ecdc19e), same episodes.
+  const std::vector<std::pair<std::string, uint64_t>> golden = {
+      {"chip(seed=1,soft=keep", 6576302263668507385ull}, {"chip(" + kAriane + ",soft=keep", 9745501505531723864ull}};
+  for (const auto& [prefix, before] : golden)
+    for (const std::string& spec : {prefix + ")", prefix + ",cost_map=wirelength)"}) {
+      auto e = MakeEnvironment(spec);
+      EXPECT_EQ(MapsHash(*e, 4), before) << spec;
+    }
 }
 
 TEST(ChipEnv, RejectsDesignsThatCannotStart) {

@@ -71,7 +71,7 @@ TEST(PlaceTrainCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
         std::string("--workers 0"), std::string("--set collect_batch=0"), std::string("--netlist /nonexistent.pb.txt"), std::string("--set policy.nosuch=1"),
         std::string("--netlist ''"), std::string("--clock gpu"), std::string("--set clock=gpu"),
         std::string("--set chip.fd_steps_scale=0"), std::string("--set chip.fd_steps_scale=1.5"),
-        std::string("--set chip.fd_steps_scale=nan")}) {
+        std::string("--set chip.fd_steps_scale=nan"), std::string("--set chip.cost_map=wiremask")}) {
     const auto r = Sh(kBin + " " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
