@@ -414,7 +414,7 @@ config::DevicePlaceTrainConfig DefaultTrainConfig() {
   c.set_fuse_target_groups(128);
   c.set_features("basic");
   c.set_order("topological");
-  c.set_memory_estimate("all_outputs");
+  c.set_memory_estimate("lifetime");  // with memory_mask=true (docs/device_placement.md "Memory mask")
   c.mutable_hdp()->set_num_groups(0);  // HDP's TF code: min(256, 20 x devices)
   c.mutable_hdp()->set_hidden_dim(64);
   FillDefaultPolicyConfig(c.mutable_policy());
@@ -677,6 +677,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   cfg.set_oom_factor(10);
   cfg.set_fuse_above_groups(300);
   cfg.set_fuse_target_groups(128);
+  cfg.set_memory_estimate("lifetime");
   FillDefaultAgentConfig(cfg.mutable_agent());
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
   if (!o.checkpoint.empty()) cfg.set_checkpoint(o.checkpoint);
