@@ -4,14 +4,16 @@
 # zero-shot on Ariane133, a design it never saw, against random and greedy with the same wall time.
 #
 #   experiments/pretrain_chip.sh [--minutes M] [--clock wall|cpu] [--set k=v ...]
-#                                [--finetune-minutes F] [--bin build/bin] [--work DIR] [--install]
+#                                [--finetune-minutes F] [--bin build/bin] [--work DIR] [--reuse] [--install]
 #
 # --clock cpu counts every budget in this process's CPU seconds (fair on a shared machine).
 # --set k=v goes to pretraining, fine-tuning and the from-scratch run alike (agent.*, chip.*, …;
 # the script's own settings come first: agent.learning_rate=0.002, episodes_per_update=16).
 # --finetune-minutes F > 0 also fine-tunes the pretrained policy on Ariane133 for F minutes
 # (`place --finetune-minutes F --samples 0`) and trains from scratch there for F minutes
-# (`place-train`), both on --clock, one after the other, and prints both bests (finetune.json).
+# (`place-train`), both on --clock, side by side, and prints both bests (finetune.json).
+# --reuse keeps a finished pretraining in --work (its checkpoint and train.json) instead of
+# training again (to redo the evaluations, or to add --finetune-minutes afterwards).
 #
 # Designs: the four TILOS flows designs (grouped by bin/group-netlist from their flat netlists
 # and CT's groups.final, with their initial.plc). Not Ariane133 (held out). --install copies the run's checkpoint and result into
@@ -24,6 +26,7 @@ BIN=build/bin
 MINUTES=20
 WORK=""
 INSTALL=0
+REUSE=0
 CLOCK=wall
 FT_MINUTES=0
 SETS=(--set agent.learning_rate=0.002 --set episodes_per_update=16)
@@ -33,10 +36,11 @@ while [[ $# -gt 0 ]]; do
     --bin) BIN="$2"; shift 2 ;;
     --work) WORK="$2"; shift 2 ;;
     --install) INSTALL=1; shift ;;
+    --reuse) REUSE=1; shift ;;
     --clock) CLOCK="$2"; shift 2 ;;
     --set) SETS+=(--set "$2"); shift 2 ;;
     --finetune-minutes) FT_MINUTES="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "pretrain_chip.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -54,9 +58,13 @@ for d in ng45_ariane136 ng45_mempool_tile asap7_ariane136 sky130hd_ariane133; do
       -o "$WORK/$d" > /dev/null
   ARGS+=(--netlist "$WORK/$d/netlist.pb.txt" --plc "$F/initial.plc")
 done
-echo "pretraining for $MINUTES minutes on 4 designs ..." >&2
-"$BIN/place-train" "${ARGS[@]}" --minutes "$MINUTES" --clock "$CLOCK" --seed 1 "${SETS[@]}" \
-  --set checkpoint_minutes=2 --force --out "$WORK/run" --json > "$WORK/train.json"
+if [[ $REUSE == 1 && -f "$WORK/run/checkpoints/latest.ckpt" && -s "$WORK/train.json" ]]; then
+  echo "reusing the pretraining in $WORK/run" >&2
+else
+  echo "pretraining for $MINUTES minutes on 4 designs ..." >&2
+  "$BIN/place-train" "${ARGS[@]}" --minutes "$MINUTES" --clock "$CLOCK" --seed 1 "${SETS[@]}" \
+    --set checkpoint_minutes=2 --force --out "$WORK/run" --json > "$WORK/train.json"
+fi
 
 # Zero-shot on Ariane133 (held out) vs random and greedy with the same wall time.
 A=$DATA/ariane133_ng45
@@ -82,12 +90,14 @@ EOF
 
 # Fine-tuned for F minutes vs F minutes from scratch on Ariane133 (same settings and clock).
 if [[ $FT_MINUTES != 0 ]]; then
-  echo "fine-tuning on ariane133 for $FT_MINUTES minutes, then the same from scratch ..." >&2
+  echo "fine-tuning on ariane133 for $FT_MINUTES minutes and the same from scratch, side by side ..." >&2
   "$BIN/place" --checkpoint "$WORK/run" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --samples 0 \
     --finetune-minutes "$FT_MINUTES" --clock "$CLOCK" "${SETS[@]}" --force --out "$WORK/finetune" --json \
-    > "$WORK/finetune_run.json"
+    > "$WORK/finetune_run.json" &
+  FT_PID=$!
   "$BIN/place-train" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --minutes "$FT_MINUTES" --clock "$CLOCK" \
     --seed 1 "${SETS[@]}" --force --out "$WORK/scratch" --json > "$WORK/scratch_run.json"
+  wait "$FT_PID"
   python3 - "$WORK" "$FT_MINUTES" <<'EOF'
 import json, sys
 w, minutes = sys.argv[1], sys.argv[2]
