@@ -68,6 +68,7 @@ struct Options {
   double budget_minutes = -1, final_epochs = -1;  // --dataset fashion-mnist
   int32_t random_cells = 0, max_images = 0;
   std::string fashion_mnist_dir;
+  std::string clock;  // --clock wall | cpu (enas_micro / fashion-mnist: the search budget's clock)
   bool json = false;
   bool verbose = false;
   std::string print_space;
@@ -519,10 +520,13 @@ int NasSearch(const Options& o) {
                       "one stopped before its first checkpoint)");
   const config::NasSearchConfig cfg = resuming ? ResolveResumeConfig(o) : ResolveConfig(o, o.dir.config);
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+  if (!o.clock.empty() && !(cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro"))
+    throw ConfigError("--clock applies to the time budget of --space enas_micro --dataset fashion-mnist (the other "
+                      "searches count architectures: --budget)");
 #if PLACERL_HAVE_TORCH
   if (cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro")
     return enas::RunFashionMnistNasSearch(cfg, {o.budget_minutes, o.final_epochs, o.random_cells, o.max_images,
-                                           o.fashion_mnist_dir, o.test_kill_after_checkpoints}, o.dir,
+                                           o.fashion_mnist_dir, o.test_kill_after_checkpoints, o.clock}, o.dir,
                                           run::CommandLineText(argc_, argv_), o.json);
 #endif
   RunState resume_state;
@@ -812,8 +816,12 @@ int main(int argc, char** argv) {
     app.add_option("--dataset", o.dataset, "table (default) | fashion-mnist (children trained for real: enas_micro with "
                                            "--method enas | random; brainformer with any method, settings with "
                                            "--set brainformer.…)")->check(cli::NonEmpty());
-    app.add_option("--budget-minutes", o.budget_minutes, "fashion-mnist: search wall time (default 10)")
+    app.add_option("--budget-minutes", o.budget_minutes, "fashion-mnist: search time (default 10) on --clock")
         ->check(cli::FiniteRange(1e-4, 1e6));
+    app.add_option("--clock", o.clock,
+                   "enas_micro / fashion-mnist: the search budget's clock, wall (default) or cpu (this process's CPU "
+                   "seconds, for fair budgets on a shared machine)")
+        ->check(CLI::IsMember({"wall", "cpu"}));
     app.add_option("--final-epochs", o.final_epochs, "fashion-mnist: epochs of training from scratch (default 1; "
                                                      "fractions allowed)")->check(cli::FiniteRange(1e-6, 1e4));
     app.add_option("--random-cells", o.random_cells, "fashion-mnist: random cells trained from scratch (default 4)")

@@ -13,8 +13,10 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 
+#include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "env/block/block_env.h"
@@ -372,6 +374,7 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
     const auto start = Clock::now();
     const double cpu_start = CpuSeconds();
     double seconds_before = 0, cpu_before = 0;  // the search time of earlier starts (resume)
+    std::set<nas::Architecture> distinct;        // every child the controller sampled
     int32_t first_epoch = 0;
     // The search's state after an epoch (EnasCheckpoints).
     auto save = [&](int32_t next_epoch) {
@@ -390,7 +393,8 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
           {"cpu_seconds", cpu_before + CpuSeconds() - cpu_start}, {"shared_steps", r.shared_steps},
           {"controller_children", r.controller_children}, {"episodes", controller.episodes()},
           {"samples", controller.samples()}, {"batches_rng", batches.RngText()}, {"batches_at", batches.at()},
-          {"quality", quality->State()},    {"epochs", epochs}, {"seed", o.seed}};
+          {"quality", quality->State()},    {"epochs", epochs}, {"seed", o.seed},
+          {"distinct", std::vector<nas::Architecture>(distinct.begin(), distinct.end())}};
       archive.write("state", BytesTensor(state.dump()));
       std::ostringstream out;
       archive.save_to(out);
@@ -423,13 +427,17 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
         r.shared_steps = state.at("shared_steps").get<int64_t>();
         r.controller_children = state.at("controller_children").get<int64_t>();
         for (const auto& e : state.at("epochs")) r.epochs.push_back(EpochFrom(e));
+        if (state.contains("distinct"))
+          for (const auto& a : state.at("distinct")) distinct.insert(a.get<nas::Architecture>());
       } catch (const nlohmann::json::exception& e) {
         throw ConfigError(std::string("enas checkpoint: unreadable state (") + e.what() + ")");
       } catch (const c10::Error& e) {
         throw ConfigError(std::string("enas checkpoint: unreadable (") + e.what_without_backtrace() + ")");
       }
     }
-    auto elapsed = [&] { return seconds_before + Since(start); };
+    // The budget's clock: wall seconds, or this process's CPU seconds (o.cpu_clock), over all starts.
+    auto elapsed = [&] { return o.cpu_clock ? cpu_before + CpuSeconds() - cpu_start : seconds_before + Since(start); };
+    auto wall = [&] { return seconds_before + Since(start); };
     NasRlStats last;
     // Epochs until the budget is spent (at least one shared step and one child).
     int32_t epoch = first_epoch;
@@ -439,8 +447,9 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
       int32_t n = 0;
       for (; n < o.shared_steps && !(n > 0 && (elapsed() >= budget || stopped())); ++n) {
         es.lr = CosineLr(o, elapsed() / budget);
-        const auto [loss, acc] = TrainStep(net, sgd, DecodeEnasMicro(controller.Sample()), batches.Next(), es.lr,
-                                           o.grad_clip);
+        const nas::Architecture child = controller.Sample();
+        distinct.insert(child);
+        const auto [loss, acc] = TrainStep(net, sgd, DecodeEnasMicro(child), batches.Next(), es.lr, o.grad_clip);
         es.shared_loss += loss;
         es.shared_accuracy += acc;
         ++r.shared_steps;
@@ -454,7 +463,9 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
       es.shared_accuracy /= n;
       int32_t m = 0;
       for (; m < o.controller_steps && !(m > 0 && (elapsed() >= budget || stopped())); ++m) {
-        es.controller_reward += controller.PlayEpisode().score.reward;
+        const search::NasEvaluation child = controller.PlayEpisode();
+        distinct.insert(child.arch);
+        es.controller_reward += child.score.reward;
         ++r.controller_children;
         if ((m + 1) % co.episodes_per_update == 0) last = controller.Update();
       }
@@ -464,7 +475,7 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
       es.policy_loss = last.count("losses/policy_loss") ? last["losses/policy_loss"] : NAN;
       es.val_accuracy = Accuracy(net, DecodeEnasMicro(controller.Sample(true)), d.val, 0,
                                  std::min<int64_t>(o.epoch_val_images, d.val.size()));
-      es.seconds = elapsed();
+      es.seconds = elapsed();  // on the budget's clock
       r.epochs.push_back(es);
       if (on_epoch) on_epoch(es);
       if (checkpoints.on_checkpoint && checkpoints.checkpoint_due && checkpoints.checkpoint_due() &&
@@ -473,7 +484,8 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
     }
     if (checkpoints.on_checkpoint) checkpoints.on_checkpoint(save(epoch), epoch);
     r.controller_updates = controller.updates();
-    r.search_seconds = elapsed();
+    r.distinct_children = static_cast<int64_t>(distinct.size());
+    r.search_seconds = wall();
     r.search_cpu_seconds = cpu_before + CpuSeconds() - cpu_start;
 
     // Derive: K sampled children (and the greedy one) ranked on a larger validation batch.
@@ -571,13 +583,15 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
       if (differs(flags.final_epochs > 0, flags.final_epochs == saved.at("final_epochs").get<double>()) ||
           differs(flags.random_cells > 0, flags.random_cells == saved.at("random_cells").get<int32_t>()) ||
           differs(flags.max_images > 0, flags.max_images == saved.at("max_images").get<int32_t>()) ||
-          differs(!flags.data_dir.empty(), flags.data_dir == saved.at("data_dir").get<std::string>()))
-        throw ConfigError("--resume " + dir_flags.resume + " keeps the run's --final-epochs, --random-cells, --max-images "
-                          "and --fashion-mnist-dir (a longer search: --budget-minutes M, the new total)");
+          differs(!flags.data_dir.empty(), flags.data_dir == saved.at("data_dir").get<std::string>()) ||
+          differs(!flags.clock.empty(), flags.clock == saved.value("clock", std::string("wall"))))
+        throw ConfigError("--resume " + dir_flags.resume + " keeps the run's --final-epochs, --random-cells, --max-images, "
+                          "--fashion-mnist-dir and --clock (a longer search: --budget-minutes M, the new total)");
       f.final_epochs = saved.at("final_epochs").get<double>();
       f.random_cells = saved.at("random_cells").get<int32_t>();
       f.max_images = saved.at("max_images").get<int32_t>();
       f.data_dir = saved.at("data_dir").get<std::string>();
+      f.clock = saved.value("clock", std::string("wall"));
       if (!(flags.budget_minutes > 0)) f.budget_minutes = saved.at("budget_minutes").get<double>();
       const std::string ckpt = dir_flags.resume + "/checkpoints/latest.ckpt";
       resume_bytes = ReadFile(ckpt);
@@ -594,6 +608,8 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
   if (f.final_epochs > 0) o.final_epochs = f.final_epochs;
   if (f.random_cells > 0) o.random_cells = f.random_cells;
   if (!f.data_dir.empty()) o.data_dir = f.data_dir;
+  if (f.clock.empty()) f.clock = "wall";
+  o.cpu_clock = ParseBudgetClock(f.clock) == BudgetClock::kCpu;  // throws on anything but wall | cpu
   if (f.max_images > 0) {
     o.max_train_images = o.max_test_images = f.max_images;
     o.validation_images = std::min(o.validation_images, f.max_images);
@@ -617,12 +633,12 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
   (void)nas::LoadFashionMnist(o.data_dir, "test");
 
   run::RunDirectory dir(run::ResolveRunDirFlags(dir_flags));
-  char header[600];
+  char header[700];
   std::snprintf(header, sizeof(header),
-                "%s\nENAS options (experiments/torch/enas_search.h): budget_minutes=%g final_epochs=%g "
+                "%s\nENAS options (experiments/torch/enas_search.h): budget_minutes=%g clock=%s final_epochs=%g "
                 "random_cells=%d search_net C=%d N=%d final_net C=%d N=%d S=%d M=%d batch=%d reward_batch=%d "
                 "derive_samples=%d derive_images=%d validation_images=%d max_images=%d lr=%g..%g wd=%g threads=%d",
-                command_line.c_str(), o.budget_minutes, o.final_epochs, o.random_cells, o.search_net.channels,
+                command_line.c_str(), o.budget_minutes, f.clock.c_str(), o.final_epochs, o.random_cells, o.search_net.channels,
                 o.search_net.cells_per_stage, o.final_net.channels, o.final_net.cells_per_stage, o.shared_steps,
                 o.controller_steps, o.batch, o.reward_batch, o.derive_samples, o.derive_images, o.validation_images,
                 f.max_images, o.lr_max, o.lr_min, o.weight_decay, o.threads);
@@ -642,7 +658,8 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
         {"kind", kEnasStateKind}, {"version", 1}, {"space", cfg.space()}, {"method", cfg.method()},
         {"next_epoch", next_epoch},
         {"flags", {{"budget_minutes", o.budget_minutes}, {"final_epochs", f.final_epochs},
-                   {"random_cells", f.random_cells}, {"max_images", f.max_images}, {"data_dir", f.data_dir}}},
+                   {"random_cells", f.random_cells}, {"max_images", f.max_images}, {"data_dir", f.data_dir},
+                   {"clock", f.clock}}},
         {"checkpoint", {{"file", "latest.ckpt"}, {"bytes", bytes.size()}, {"fnv1a", Fnv1a(bytes)}}}};
     WriteFileAtomic(dir.CheckpointPath("state.json"), st.dump(2) + "\n");
     last_checkpoint = Clock::now();
@@ -720,7 +737,7 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
   j["dataset"] = "fashion-mnist";
   j["method"] = cfg.method();
   j["seed"] = o.seed;
-  j["options"] = {{"budget_minutes", o.budget_minutes}, {"final_epochs", o.final_epochs},
+  j["options"] = {{"budget_minutes", o.budget_minutes}, {"clock", f.clock}, {"final_epochs", o.final_epochs},
                   {"random_cells", o.random_cells},     {"search_channels", o.search_net.channels},
                   {"search_cells_per_stage", o.search_net.cells_per_stage},
                   {"final_channels", o.final_net.channels},
@@ -743,6 +760,7 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
     j["shared_steps"] = r.shared_steps;
     j["controller_children"] = r.controller_children;
     j["controller_updates"] = r.controller_updates;
+    j["distinct_children"] = r.distinct_children;
     nlohmann::json cand = nlohmann::json::array();
     for (const TrainedChild& c : r.candidates) cand.push_back(ChildJson(space, c));
     j["candidates"] = cand;
@@ -769,9 +787,11 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
                   c.train_seconds, c.train_cpu_seconds);
     };
     if (r.have_enas) {
-      std::printf("enas search: %zu epochs, %lld shared steps, %lld children, %.0f s (%.0f s CPU)\n",
+      std::printf("enas search: %zu epochs, %lld shared steps, %lld children, %lld distinct architectures sampled, "
+                  "%.0f s (%.0f s CPU)\n",
                   r.epochs.size(), static_cast<long long>(r.shared_steps),
-                  static_cast<long long>(r.controller_children), r.search_seconds, r.search_cpu_seconds);
+                  static_cast<long long>(r.controller_children), static_cast<long long>(r.distinct_children),
+                  r.search_seconds, r.search_cpu_seconds);
       line("enas", r.enas);
     }
     if (r.best_random >= 0) {

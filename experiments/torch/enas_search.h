@@ -47,7 +47,8 @@ struct EnasSearchOptions {
   int32_t max_test_images = 0;       // > 0: use only the first ones of the test set (tests)
   NetSize search_net;                // the super-network's size
   NetSize final_net;                 // the size trained from scratch
-  double budget_minutes = 10;        // wall time of the search (epochs of shared + controller training)
+  double budget_minutes = 10;        // time of the search (epochs of shared + controller training)
+  bool cpu_clock = false;            // the budget counts this process's CPU seconds, not wall seconds
   int32_t shared_steps = 50;         // S per epoch
   int32_t controller_steps = 20;     // M per epoch (children the controller learns from)
   int32_t batch = 64;                // shared-weight and final-training minibatch
@@ -102,6 +103,9 @@ struct EnasEpochStats {
 struct EnasResult {
   std::vector<EnasEpochStats> epochs;
   int64_t shared_steps = 0, controller_children = 0, controller_updates = 0;
+  // Distinct architectures among all the children the controller sampled in the search (one per
+  // shared step and one per rewarded child): how far it has narrowed its distribution.
+  int64_t distinct_children = 0;
   double search_seconds = 0, derive_seconds = 0;
   double search_cpu_seconds = 0;         // process CPU time of the search (std::clock)
   std::vector<TrainedChild> candidates;  // the K derived children (shared_val_accuracy), best first
@@ -144,6 +148,7 @@ struct FashionMnistFlags {
   int32_t max_images = 0;  // > 0: at most this many images of each split (quick runs, tests)
   std::string data_dir;    // empty: nas::kFashionMnistDir
   int test_kill_after_checkpoints = 0;  // tests: SIGKILL right after the k-th checkpoint
+  std::string clock;  // the search budget's clock: "wall" | "cpu" (this process's CPU time); empty: wall
 };
 
 // nas-search --space enas_micro --dataset fashion-mnist --method enas|random: runs RunEnas and

@@ -342,7 +342,7 @@ TEST(NasSearchCli, NotBuiltYetAndBadInputAreOneLineExitOne) {
         std::string("--tournament 20"), std::string("--cost-budget nan"), std::string("--table-dataset imagenet"),
         std::string("--nb201-table ") + tmp / "bad.csv", std::string("--set population=1"),
         std::string("--set nosuch=1"), std::string("--space ''"), std::string("--bogus"),
-        std::string("--space enas_micro --cost-budget 5")}) {
+        std::string("--space enas_micro --cost-budget 5"), std::string("--clock cpu")}) {
     const auto r = Sh(kBin + " " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
     EXPECT_EQ(CountLines(r.out), 1) << args << ": " << r.out;

@@ -5,6 +5,7 @@
 // and leave no directory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -54,6 +55,32 @@ TEST(EnasCli, EnasRunDirectoryEndToEnd) {
   EXPECT_FALSE(jr.contains("enas"));
 }
 
+// ENAS micro's controller settings (experiments/configs/enas_micro_controller.pbtxt) reach the
+// resolved config; --clock cpu reaches the run (header, result.json, the checkpoint's flags) and a
+// resume keeps it: another clock is refused with one line.
+TEST(EnasCli, MicroControllerConfigAndCpuClock) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "micro";
+  const auto r = ShSplit(kBin + kToy + " --config experiments/configs/enas_micro_controller.pbtxt --clock cpu --json --out " +
+                         out);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "enas");
+  EXPECT_EQ(j["options"]["clock"], "cpu");
+  EXPECT_GE(j["search_cpu_seconds"].get<double>(), 0.002 * 60);
+  EXPECT_GE(j["distinct_children"].get<int64_t>(), 1);
+  EXPECT_LE(j["distinct_children"].get<int64_t>(), j["shared_steps"].get<int64_t>() + j["controller_children"].get<int64_t>());
+  const std::string config = testing::Slurp(out + "/config.pbtxt");
+  for (const char* line : {"clock=cpu", "preset: \"lstm\"", "logit_tanh_constant: 1.1", "learning_rate: 0.0035",
+                           "entropy_coef: 0.0001", "baseline_decay: 0.99"})
+    EXPECT_NE(config.find(line), std::string::npos) << line << "\n" << config;
+  EXPECT_NE(testing::Slurp(out + "/checkpoints/state.json").find("\"clock\": \"cpu\""), std::string::npos);
+  const auto other = Sh(kBin + " --resume " + out + " --clock wall");
+  EXPECT_EQ(other.status, 1) << other.out;
+  EXPECT_EQ(std::count(other.out.begin(), other.out.end(), '\n'), 1) << other.out;
+  EXPECT_NE(other.out.find("keeps the run's"), std::string::npos) << other.out;
+}
+
 TEST(EnasCli, BadDatasetSpaceMethodOrFilesAreOneLineExitOne) {
   testing::TempDir tmp;
   const std::string out = tmp / "never";
@@ -64,6 +91,8 @@ TEST(EnasCli, BadDatasetSpaceMethodOrFilesAreOneLineExitOne) {
         std::string("--space enas_micro --dataset table --method enas"),
         std::string("--space enas_micro --dataset fashion-mnist --method enas --final-epochs 0"),
         std::string("--space enas_micro --dataset fashion-mnist --method enas --set agent.algorithm=ppo"),
+        std::string("--space enas_micro --dataset fashion-mnist --method enas --clock sundial"),
+        std::string("--space nb201 --dataset table --method random --clock cpu"),
         std::string("--space enas_micro --dataset fashion-mnist --method enas --fashion-mnist-dir ") + tmp / "none"}) {
     const auto r = Sh(kBin + " " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;

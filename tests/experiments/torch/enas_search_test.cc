@@ -100,6 +100,24 @@ TEST(EnasSearch, RandomMethodTrainsOnlyRandomCellsAndStopEndsEarly) {
   EXPECT_TRUE(s.random.empty());
 }
 
+// The CPU clock (nas-search --clock cpu): the search runs until this process has spent the
+// budget in CPU seconds, and the epochs' times are CPU seconds (never past the search's CPU total);
+// the distinct architectures sampled are counted (at least one, at most one per sampled child).
+TEST(EnasSearch, CpuClockBudgetIsSpentInCpuSecondsAndDistinctChildrenAreCounted) {
+  EnasSearchOptions o = Toy();
+  o.cpu_clock = true;
+  o.budget_minutes = 0.01;  // 0.6 CPU seconds
+  o.compare = false;
+  const EnasResult r = RunEnas("enas", o);
+  ASSERT_GE(r.epochs.size(), 1u);
+  EXPECT_GE(r.search_cpu_seconds, 60 * o.budget_minutes);
+  EXPECT_GE(r.epochs.back().seconds, 60 * o.budget_minutes);
+  EXPECT_LE(r.epochs.back().seconds, r.search_cpu_seconds + 1e-9);
+  for (size_t k = 1; k < r.epochs.size(); ++k) EXPECT_LT(r.epochs[k - 1].seconds, 60 * o.budget_minutes);
+  EXPECT_GE(r.distinct_children, 1);
+  EXPECT_LE(r.distinct_children, r.shared_steps + r.controller_children);
+}
+
 TEST(EnasSearch, BadOptionsAndMissingFilesAreErrors) {
   EXPECT_THROW(RunEnas("evolution", Toy()), ConfigError);
   for (auto change : std::vector<std::function<void(EnasSearchOptions&)>>{
