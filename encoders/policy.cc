@@ -917,33 +917,36 @@ std::vector<std::vector<float>> Policy::LogitsBatch(const std::vector<const env:
   return out;
 }
 
-FeatureLayout Policy::ReadLayout(const std::string& path) {
+namespace {
+
+// A checkpoint file's archive and its policy options and feature layout (ConfigError naming the
+// file when it is not a placerl checkpoint).
+void OpenCheckpoint(const std::string& path, torch::serialize::InputArchive* archive, PolicyOptions* o, FeatureLayout* l) {
   const std::string bytes = ReadFile(path);
-  torch::serialize::InputArchive archive;
   try {
     std::istringstream in(bytes);
-    archive.load_from(in);
+    archive->load_from(in);
   } catch (const c10::Error& e) {
     throw ConfigError(path + ": not a placerl checkpoint");
   }
+  ParseLayoutText(ReadString(*archive, "metadata"), o, l);
+}
+
+}  // namespace
+
+FeatureLayout Policy::ReadLayout(const std::string& path) {
+  torch::serialize::InputArchive archive;
   PolicyOptions o;
   FeatureLayout l;
-  ParseLayoutText(ReadString(archive, "metadata"), &o, &l);
+  OpenCheckpoint(path, &archive, &o, &l);
   return l;
 }
 
 std::unique_ptr<Policy> Policy::Load(const std::string& path, const env::Environment& env) {
-  const std::string bytes = ReadFile(path);
   torch::serialize::InputArchive archive;
-  try {
-    std::istringstream in(bytes);
-    archive.load_from(in);
-  } catch (const c10::Error& e) {
-    throw ConfigError(path + ": not a placerl checkpoint");
-  }
   PolicyOptions o;
   FeatureLayout l;
-  ParseLayoutText(ReadString(archive, "metadata"), &o, &l);
+  OpenCheckpoint(path, &archive, &o, &l);
   const std::string mismatch = l.Mismatch(FeatureLayout::Of(env));
   if (!mismatch.empty())
     throw ConfigError(path + ": the checkpoint's policy does not fit environment " + env.name() + ": " + mismatch);
