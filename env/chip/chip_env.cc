@@ -29,10 +29,13 @@ const char* SoftName(SoftMacroPlacement s) { return s == SoftMacroPlacement::kKe
 CostMap ParseCostMap(const std::string& s, const std::string& what) {
   if (s == "wirelength") return CostMap::kWirelength;
   if (s == "proxy") return CostMap::kProxy;
-  throw ConfigError(what + " must be wirelength or proxy (got '" + s + "')");
+  if (s == "split") return CostMap::kSplit;
+  throw ConfigError(what + " must be wirelength, proxy or split (got '" + s + "')");
 }
 
-const char* CostMapName(CostMap m) { return m == CostMap::kProxy ? "proxy" : "wirelength"; }
+const char* CostMapName(CostMap m) {
+  return m == CostMap::kProxy ? "proxy" : m == CostMap::kSplit ? "split" : "wirelength";
+}
 
 ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOptions& options)
     : inst_(std::move(instance)), opt_(options) {
@@ -57,10 +60,14 @@ ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOpti
   state_.node_dynamic.assign(static_cast<size_t>(graph_->num_nodes) * 3, 0.f);
   state_.action_mask.assign(static_cast<size_t>(s.cols) * s.rows, 0);
   if (opt_.maps) {
-    state_.action_feature_dim = 5;
     state_.action_feature_names = {"occupancy", "density", "congestion_v", "congestion_h",
                                    opt_.cost_map == CostMap::kProxy ? "proxy_cost_change" : "wirelength_change"};
-    state_.action_features.assign(static_cast<size_t>(5) * s.cols * s.rows, 0.f);
+    if (opt_.cost_map == CostMap::kSplit) {
+      state_.action_feature_names.push_back("density_change");
+      state_.action_feature_names.push_back("congestion_change");
+    }
+    state_.action_feature_dim = static_cast<int32_t>(state_.action_feature_names.size());
+    state_.action_features.assign(static_cast<size_t>(state_.action_feature_dim) * s.cols * s.rows, 0.f);
     occupancy_.assign(static_cast<size_t>(s.cols) * s.rows, 0.0);
     wl_col_.assign(s.cols, 0.0);
     wl_row_.assign(s.rows, 0.0);
@@ -444,8 +451,12 @@ double ChipEnv::WirelengthByColumnAndRow(int32_t m) {
 }
 
 void ChipEnv::WirelengthByCell(int32_t m, float* out) {
-  const PlacementSettings& s = inst_->design.settings;
   WirelengthByColumnAndRow(m);
+  ScaleWirelength(out);
+}
+
+void ChipEnv::ScaleWirelength(float* out) const {
+  const PlacementSettings& s = inst_->design.settings;
   double lo = 1e300, hi = -1e300;
   for (int r = 0; r < s.rows; ++r)
     for (int c = 0; c < s.cols; ++c) {
@@ -469,9 +480,11 @@ void ChipEnv::FillMaps() {
   cost_->DensityMapInto(f + n);
   cost_->CongestionMapsInto(f + 2 * n, f + 3 * n);
   if (done_) {
-    std::fill(f + 4 * n, f + 5 * n, 0.f);
+    std::fill(f + 4 * n, f + state_.action_features.size(), 0.f);
   } else if (opt_.cost_map == CostMap::kProxy) {
     ProxyCostByCell(f + 4 * n);
+  } else if (opt_.cost_map == CostMap::kSplit) {
+    SplitCostByCell(f + 4 * n);
   } else {
     WirelengthByCell(order_[state_.step], f + 4 * n);
   }
@@ -649,6 +662,26 @@ void ChipEnv::ProxyCostByCell(float* out) {
   }
   const double scale = hi > lo ? 1.0 / (hi - lo) : 0.0;
   for (size_t a = 0; a < n; ++a) out[a] = state_.action_mask[a] ? static_cast<float>((dwl_[a] - lo) * scale) : 1.f;
+}
+
+namespace {
+// Min-max scaling of `v` to [0, 1] over the legal cells (mask 1); illegal cells 1; all legal
+// cells equal → 0.
+void ScaleOverLegal(const std::vector<double>& v, const std::vector<uint8_t>& mask, float* out) {
+  double lo = 1e300, hi = -1e300;
+  for (size_t a = 0; a < mask.size(); ++a)
+    if (mask[a]) lo = std::min(lo, v[a]), hi = std::max(hi, v[a]);
+  const double scale = hi > lo ? 1.0 / (hi - lo) : 0.0;
+  for (size_t a = 0; a < mask.size(); ++a) out[a] = mask[a] ? static_cast<float>((v[a] - lo) * scale) : 1.f;
+}
+}  // namespace
+
+void ChipEnv::SplitCostByCell(float* out) {
+  CostChangeByCell(&dwl_, &dden_, &dcong_);  // leaves m's wl_col_ / wl_row_ (WirelengthByColumnAndRow)
+  const size_t n = state_.action_mask.size();
+  ScaleWirelength(out);                      // the wirelength map, as cost_map=wirelength makes it
+  ScaleOverLegal(dden_, state_.action_mask, out + n);
+  ScaleOverLegal(dcong_, state_.action_mask, out + 2 * n);
 }
 
 void ChipEnv::PlaceSoftMacros() {

@@ -32,9 +32,9 @@ namespace placerl::env {
 
 enum class ChipReward : uint8_t { kSparse, kDense };
 enum class SoftMacroPlacement : uint8_t { kKeep, kForceDirected };
-// The fifth per-cell map (cost_map=…): what placing the current macro on each cell would change.
-enum class CostMap : uint8_t { kWirelength, kProxy };
-// "wirelength" | "proxy" → the map. Throws ConfigError naming `what`.
+// The cost-change maps (cost_map=…): what placing the current macro on each cell would change.
+enum class CostMap : uint8_t { kWirelength, kProxy, kSplit };
+// "wirelength" | "proxy" | "split" → the map. Throws ConfigError naming `what`.
 CostMap ParseCostMap(const std::string& s, const std::string& what = "chip: cost_map");
 const char* CostMapName(CostMap m);
 
@@ -59,6 +59,10 @@ struct ChipEnvOptions {
   //   Δ(a) = w_wl·Δwirelength_cost + w_den·Δdensity_cost + w_cong·Δcongestion_blockage,
   // min-max scaled to [0, 1] over the LEGAL cells (0 = the cheapest legal cell; illegal cells
   // are 1; all legal cells equal → 0). See CostChangeByCell for what each term includes.
+  // kSplit: SEVEN maps — the fifth is kWirelength's "wirelength_change" (bit-identical), then
+  // "density_change" = Δdensity_cost and "congestion_change" = Δcongestion_blockage of
+  // CostChangeByCell (unweighted), each min-max scaled on its own to [0, 1] over the legal cells
+  // (illegal 1; all legal cells equal → 0).
   CostMap cost_map = CostMap::kWirelength;
 };
 
@@ -142,6 +146,10 @@ class ChipEnv : public Environment {
   double WirelengthByColumnAndRow(int32_t macro);
   // wl_col_ + wl_row_ min-max scaled over the grid (the wirelength map).
   void WirelengthByCell(int32_t macro, float* out);
+  // wl_col_ + wl_row_ (as WirelengthByColumnAndRow left them) min-max scaled over the grid.
+  void ScaleWirelength(float* out) const;
+  // The three maps of cost_map=split (out: 3 · cols · rows).
+  void SplitCostByCell(float* out);
   // The proxy cost map (cost_map=proxy).
   void ProxyCostByCell(float* out);
   // Mean of the k largest of `val` (n values) for every candidate footprint: ComputeTop once

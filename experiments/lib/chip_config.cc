@@ -22,7 +22,7 @@ config::ChipEnvConfig DefaultChipEnvConfig() {
   c.set_infeasible_reward(-4.0); // CT HEAD
   c.set_off_canvas_nets("clamp"); // TILOS's rule; "skip" = Google's (docs/proxy_cost.md)
   c.set_fd_steps_scale(1.0);      // CT's 3 × 100 FD steps at every episode end
-  c.set_cost_map("wirelength");   // the fifth map: MaskPlace's wiremask (proxy: the full proxy-cost change)
+  c.set_cost_map("wirelength");   // the fifth map: MaskPlace's wiremask (proxy: the full proxy-cost change; split: + density and congestion changes)
   return c;
 }
 

@@ -102,12 +102,15 @@ int Place(const Options& o) {
   CheckPlaceConfig(cfg);
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   const std::string ckpt = CheckpointFile(cfg.checkpoint());
-  {  // The fifth per-cell map is part of the policy's inputs: the checkpoint decides chip.cost_map.
+  {  // The cost-change maps are part of the policy's inputs: the checkpoint decides chip.cost_map.
     const encoders::FeatureLayout l = encoders::Policy::ReadLayout(ckpt);
-    if (l.action_feature_names.size() == 5 && l.action_feature_names[4] == "proxy_cost_change")
+    const std::vector<std::string>& a = l.action_feature_names;
+    if (a.size() == 5 && a[4] == "proxy_cost_change")
       cfg.mutable_chip()->set_cost_map("proxy");
-    else if (l.action_feature_names.size() == 5 && l.action_feature_names[4] == "wirelength_change")
+    else if (a.size() == 5 && a[4] == "wirelength_change")
       cfg.mutable_chip()->set_cost_map("wirelength");
+    else if (a.size() == 7 && a[4] == "wirelength_change" && a[5] == "density_change")
+      cfg.mutable_chip()->set_cost_map("split");
   }
   std::vector<std::unique_ptr<env::ChipEnv>> envs;
   envs.push_back(MakeChipEnv(cfg.chip(), /*maps=*/true));

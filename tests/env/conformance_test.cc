@@ -50,6 +50,7 @@ std::vector<std::string> Specs() {
   s.push_back("chip(seed=3,reward=dense,soft=keep)");
   s.push_back("chip(seed=4,reward=dense,soft=keep,off_canvas_nets=skip)");
   s.push_back("chip(seed=5,soft=keep,cost_map=proxy)");
+  s.push_back("chip(seed=5,soft=keep,cost_map=split)");
   s.push_back("chip(netlist=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/netlist.pb.txt,"
               "plc=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/initial.plc)");
   s.push_back("partition(nodes=10,devices=3,extra_edges=5,graph_seed=7)");

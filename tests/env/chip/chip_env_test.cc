@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -484,6 +485,91 @@ TEST(ChipEnv, ProxyCostMapIsTheWeightedChangeScaledOverLegalCells) {
   EXPECT_EQ(w2->state().action_feature_names[4], "wirelength_change");
   EXPECT_EQ(w2->name().find("cost_map"), std::string::npos);  // the default names are unchanged
   EXPECT_THROW(MakeEnvironment("chip(seed=1,cost_map=congestion)"), ConfigError);
+}
+
+// ---- cost_map=split: the wirelength map plus the density and congestion changes, separately ----
+
+// Checks that `map` is `v` min-max scaled over the legal cells (illegal 1, the cheapest legal 0)
+// and orders the legal cells as `v` does. Returns false when all legal values are equal.
+bool CheckScaledOverLegal(const std::vector<double>& v, const float* map, const std::vector<uint8_t>& mask) {
+  double lo = 1e300, hi = -1e300;
+  for (size_t a = 0; a < mask.size(); ++a)
+    if (mask[a]) lo = std::min(lo, v[a]), hi = std::max(hi, v[a]);
+  if (!(hi > lo)) {
+    for (size_t a = 0; a < mask.size(); ++a) EXPECT_EQ(map[a], mask[a] ? 0.f : 1.f) << a;
+    return false;
+  }
+  float mn = 2, mx = -1;
+  std::vector<size_t> legal;
+  for (size_t a = 0; a < mask.size(); ++a) {
+    if (!mask[a]) {
+      EXPECT_EQ(map[a], 1.f) << a;
+      continue;
+    }
+    legal.push_back(a);
+    EXPECT_NEAR(map[a], (v[a] - lo) / (hi - lo), 1e-6) << a;
+    mn = std::min(mn, map[a]), mx = std::max(mx, map[a]);
+  }
+  EXPECT_EQ(mn, 0.f);
+  EXPECT_EQ(mx, 1.f);
+  // Monotone: a cell that changes the cost less never gets a larger value.
+  std::sort(legal.begin(), legal.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  for (size_t j = 1; j < legal.size(); ++j) EXPECT_LE(map[legal[j - 1]], map[legal[j]]) << legal[j];
+  return true;
+}
+
+TEST(ChipEnv, SplitCostMapAddsTheDensityAndCongestionChangesScaledOnTheirOwn) {
+  auto e = MakeEnvironment("chip(" + kAriane + ",soft=keep,cost_map=split)");
+  auto& env = dynamic_cast<ChipEnv&>(*e);
+  EXPECT_NE(env.name().find("cost_map=split"), std::string::npos) << env.name();
+  EXPECT_EQ(MakeEnvironment(env.name())->name(), env.name());
+  auto w = MakeEnvironment("chip(" + kAriane + ",soft=keep)");
+  const int32_t n = env.num_actions();
+  std::mt19937_64 rng(9), rng2(9);
+  int varied_den = 0, varied_cong = 0;
+  for (int k = 0; k < 30; ++k) {
+    const DynamicState& st = env.state();
+    ASSERT_EQ(st.action_feature_dim, 7);
+    ASSERT_EQ(st.action_features.size(), 7 * static_cast<size_t>(n));
+    EXPECT_EQ(st.action_feature_names,
+              (std::vector<std::string>{"occupancy", "density", "congestion_v", "congestion_h", "wirelength_change",
+                                        "density_change", "congestion_change"}));
+    // Channels 0-4 are cost_map=wirelength's, bit for bit.
+    const auto& f2 = w->state().action_features;
+    ASSERT_EQ(f2.size(), 5 * static_cast<size_t>(n));
+    EXPECT_EQ(std::memcmp(st.action_features.data(), f2.data(), f2.size() * sizeof(float)), 0) << "step " << k;
+    if (k % 10 == 9) {  // channels 5 and 6 against CostChangeByCell
+      std::vector<double> dwl, dden, dcong;
+      env.CostChangeByCell(&dwl, &dden, &dcong);
+      varied_den += CheckScaledOverLegal(dden, &st.action_features[5 * static_cast<size_t>(n)], st.action_mask);
+      varied_cong += CheckScaledOverLegal(dcong, &st.action_features[6 * static_cast<size_t>(n)], st.action_mask);
+    }
+    env.Step(RandomLegal(env, rng));
+    w->Step(RandomLegal(*w, rng2));
+  }
+  EXPECT_GT(varied_den, 0);
+  EXPECT_GT(varied_cong, 0);
+  // A whole episode on a synthetic design: the first five maps are the wirelength mode's, the
+  // last two are zero once the episode is over.
+  auto s = MakeEnvironment("chip(seed=1,soft=keep,cost_map=split)");
+  auto s2 = MakeEnvironment("chip(seed=1,soft=keep)");
+  std::mt19937_64 r1(4), r2(4);
+  const size_t m = static_cast<size_t>(s->num_actions());
+  while (!s->done()) {
+    ASSERT_FALSE(s2->done());
+    EXPECT_EQ(std::memcmp(s->state().action_features.data(), s2->state().action_features.data(), 5 * m * sizeof(float)), 0);
+    s->Step(RandomLegal(*s, r1));
+    s2->Step(RandomLegal(*s2, r2));
+  }
+  const auto& fe = s->state().action_features;
+  EXPECT_TRUE(std::all_of(fe.begin() + 4 * m, fe.end(), [](float x) { return x == 0.f; }));
+  try {
+    MakeEnvironment("chip(seed=1,cost_map=congestion)");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& err) {
+    EXPECT_NE(std::string(err.what()).find("must be wirelength, proxy or split (got 'congestion')"), std::string::npos)
+        << err.what();
+  }
 }
 
 // FNV-1a over the bytes of every map of one random episode.

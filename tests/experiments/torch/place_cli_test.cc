@@ -40,17 +40,19 @@ TEST(PlaceCli, RunsATrainedPolicyOnANetlistItWasNotTrainedOn) {
 }
 
 // The pretrained policy shipped in the repository loads and places a design it never saw.
-// chip.cost_map is part of the policy's inputs: a policy trained with cost_map=proxy is placed
-// with it (place takes it from the checkpoint), whatever the config says.
+// chip.cost_map is part of the policy's inputs: a policy trained with cost_map=proxy (or split:
+// seven maps) is placed with it (place takes it from the checkpoint), whatever the config says.
 TEST(PlaceCli, TakesTheCostMapFromTheCheckpoint) {
-  testing::TempDir tmp;
-  ASSERT_EQ(Sh(kBin + "/place-train --max-updates 1 --set episodes_per_update=2 --set chip.cost_map=proxy --out " +
-               (tmp / "train") + " >/dev/null 2>&1").status, 0);
-  const auto r = Sh("(" + kBin + "/place --checkpoint " + (tmp / "train") + " --samples 2 --set chip.cost_map=wirelength --json --out " +
-                    (tmp / "place") + " 2>/dev/null)");
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_GT(nlohmann::json::parse(r.out)["best"]["proxy_cost"].get<double>(), 0);
-  EXPECT_EQ(Sh("grep -c 'cost_map: \"proxy\"' " + (tmp / "place/config.pbtxt")).out, "1\n");
+  for (const std::string map : {"proxy", "split"}) {
+    testing::TempDir tmp;
+    ASSERT_EQ(Sh(kBin + "/place-train --max-updates 1 --set episodes_per_update=2 --set chip.cost_map=" + map + " --out " +
+                 (tmp / "train") + " >/dev/null 2>&1").status, 0) << map;
+    const auto r = Sh("(" + kBin + "/place --checkpoint " + (tmp / "train") + " --samples 2 --set chip.cost_map=wirelength --json --out " +
+                      (tmp / "place") + " 2>/dev/null)");
+    ASSERT_EQ(r.status, 0) << map << ": " << r.out;
+    EXPECT_GT(nlohmann::json::parse(r.out)["best"]["proxy_cost"].get<double>(), 0) << map;
+    EXPECT_EQ(Sh("grep -c 'cost_map: \"" + map + "\"' " + (tmp / "place/config.pbtxt")).out, "1\n") << map;
+  }
 }
 
 TEST(PlaceCli, TheShippedPretrainedPolicyRunsOnAFreshClone) {

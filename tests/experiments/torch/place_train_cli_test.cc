@@ -78,6 +78,8 @@ TEST(PlaceTrainCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
     EXPECT_EQ(r.out.rfind("place-train: error: ", 0), 0u) << r.out;
     EXPECT_FALSE(fs::exists(out)) << args;
   }
+  EXPECT_NE(Sh(kBin + " --set chip.cost_map=wiremask --out " + out).out.find("chip.cost_map must be wirelength, proxy or split (got 'wiremask')"),
+            std::string::npos);
   EXPECT_EQ(Sh(kBin + " --resume " + (tmp / "nothing")).status, 1);
 }
 
