@@ -10,11 +10,17 @@
 #
 #   experiments/chip_learning.sh [--minutes 60] [--seeds "1 2 3"] [--baselines "random greedy sa"]
 #       [--baseline-minutes M] [--baseline-seeds "1 2 3"] [--at "20 60"] [--jobs 2]
-#       [--set key=value ...] [--keep DIR] [--bin build/bin] [--out docs/chip_learning.md]
+#       [--set key=value ...] [--keep DIR] [--archive DIR] [--bin build/bin] [--out docs/chip_learning.md]
 #
 # --set goes to place-train (e.g. --set agent.minibatch_size=512). With --keep DIR, finished runs
 # in DIR (a <name>.json with a result) are not run again: a protocol can be spread over
 # sessions. Runs are DIR/ppo_s<seed> and DIR/<baseline>_s<seed>.
+# --archive DIR (e.g. experiments/results/chip_learning, committed) keeps what the table and the
+# curves need of every finished run — <name>.json, <name>.rescore.json, <name>/result.json,
+# <name>/config.pbtxt and <name>/metrics.csv cut to its time and best-cost columns (≈ 1/10 of the
+# file) — and brings archived runs back before running, so a protocol too long for one machine's
+# session can accumulate across machines (an archived run is not run again; its best.plc is not
+# kept, its re-scored cost is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +34,7 @@ AT="20 60"
 JOBS=2
 OUT=docs/chip_learning.md
 KEEP=""
+ARCHIVE=""
 SETS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -40,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --jobs) JOBS="$2"; shift 2 ;;
     --set) SETS+=(--set "$2"); shift 2 ;;
     --keep) KEEP="$2"; shift 2 ;;
+    --archive) ARCHIVE="$2"; shift 2 ;;
     --bin) BIN="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
@@ -59,6 +67,20 @@ PLC=$A/initial.plc
 [[ -f "$NET" && -f "$PLC" ]] || { echo "chip_learning.sh: error: $A not found (../shared beside the repository)" >&2; exit 1; }
 
 finished() { [[ -f "$WORK/$1.json" ]] && grep -q '"best' "$WORK/$1.json"; }
+# Archived runs (--archive) come back into the work directory unless it has them already.
+if [[ -n "$ARCHIVE" && -d "$ARCHIVE" ]]; then
+  for f in "$ARCHIVE"/*.json; do
+    [[ -f "$f" && "$f" != *.rescore.json ]] || continue
+    n=$(basename "$f" .json)
+    finished "$n" && continue
+    grep -q '"best' "$f" || continue
+    rm -rf "${WORK:?}/$n"
+    cp -r "$ARCHIVE/$n" "$WORK/$n" 2>/dev/null || mkdir -p "$WORK/$n"
+    cp "$f" "$WORK/$n.json"
+    [[ ! -f "$ARCHIVE/$n.rescore.json" ]] || cp "$ARCHIVE/$n.rescore.json" "$WORK/$n.rescore.json"
+    echo "from the archive: $n" >&2
+  done
+fi
 run_one() {  # name, command...
   local name=$1; shift
   rm -rf "${WORK:?}/$name"
@@ -86,6 +108,35 @@ for d in "$WORK"/*/; do
   [[ -f "$d/best.plc" && ! -f "$WORK/$n.rescore.json" ]] || continue
   "$BIN/proxy-cost" --json --netlist "$NET" --plc "$d/best.plc" 2>/dev/null | sed -n '/^{/,$p' > "$WORK/$n.rescore.json" || true
 done
+
+# The archive: every finished run's summary (see the header).
+if [[ -n "$ARCHIVE" ]]; then
+  mkdir -p "$ARCHIVE"
+  for f in "$WORK"/*.json; do
+    [[ "$f" != *.rescore.json ]] || continue
+    n=$(basename "$f" .json)
+    finished "$n" || continue
+    mkdir -p "$ARCHIVE/$n"
+    for g in result.json config.pbtxt; do [[ ! -f "$WORK/$n/$g" ]] || cp "$WORK/$n/$g" "$ARCHIVE/$n/$g"; done
+    if [[ -f "$WORK/$n/metrics.csv" ]]; then
+      python3 - "$WORK/$n/metrics.csv" "$ARCHIVE/$n/metrics.csv" <<'PY'
+import csv, os, sys
+src, dst = sys.argv[1:3]
+keep = ["step", "time_s", "charts/elapsed_s", "charts/best_proxy_cost", "charts/mean_proxy_cost"]
+rows = list(csv.DictReader(open(src)))
+cols = [c for c in keep if rows and c in rows[0]]
+with open(dst + ".tmp", "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+    w.writeheader()
+    w.writerows(rows)
+os.replace(dst + ".tmp", dst)
+PY
+    fi
+    cp "$f" "$ARCHIVE/$n.json"
+    [[ ! -f "$WORK/$n.rescore.json" ]] || cp "$WORK/$n.rescore.json" "$ARCHIVE/$n.rescore.json"
+  done
+  echo "archived the finished runs' summaries in $ARCHIVE" >&2
+fi
 
 mkdir -p "$(dirname "$OUT")/img"
 IMG="$(dirname "$OUT")/img/chip_learning_curves.png"
