@@ -17,7 +17,7 @@
 # sessions. Runs are DIR/ppo_s<seed> and DIR/<baseline>_s<seed>.
 # --archive DIR (e.g. experiments/results/chip_learning, committed) keeps what the table and the
 # curves need of every finished run — <name>.json, <name>.rescore.json, <name>/result.json,
-# <name>/config.pbtxt and <name>/metrics.csv cut to its time and best-cost columns (≈ 1/10 of the
+# <name>/config.pbtxt and <name>/metrics.csv cut to its time and best-cost columns (≈ 1/5 of the
 # file) — and brings archived runs back before running, so a protocol too long for one machine's
 # session can accumulate across machines (an archived run is not run again; its best.plc is not
 # kept, its re-scored cost is).
