@@ -649,21 +649,6 @@ void ChipEnv::CostChangeByCell(std::vector<double>* dwl, std::vector<double>* dd
   }
 }
 
-void ChipEnv::ProxyCostByCell(float* out) {
-  CostChangeByCell(&dwl_, &dden_, &dcong_);
-  const CostWeights& w = opt_.weights;
-  const size_t n = state_.action_mask.size();
-  double lo = 1e300, hi = -1e300;
-  for (size_t a = 0; a < n; ++a) {
-    if (!state_.action_mask[a]) continue;
-    const double d = w.wirelength * dwl_[a] + w.density * dden_[a] + w.congestion * dcong_[a];
-    dwl_[a] = d;
-    lo = std::min(lo, d), hi = std::max(hi, d);
-  }
-  const double scale = hi > lo ? 1.0 / (hi - lo) : 0.0;
-  for (size_t a = 0; a < n; ++a) out[a] = state_.action_mask[a] ? static_cast<float>((dwl_[a] - lo) * scale) : 1.f;
-}
-
 namespace {
 // Min-max scaling of `v` to [0, 1] over the legal cells (mask 1); illegal cells 1; all legal
 // cells equal → 0.
@@ -675,6 +660,14 @@ void ScaleOverLegal(const std::vector<double>& v, const std::vector<uint8_t>& ma
   for (size_t a = 0; a < mask.size(); ++a) out[a] = mask[a] ? static_cast<float>((v[a] - lo) * scale) : 1.f;
 }
 }  // namespace
+
+void ChipEnv::ProxyCostByCell(float* out) {
+  CostChangeByCell(&dwl_, &dden_, &dcong_);
+  const CostWeights& w = opt_.weights;
+  for (size_t a = 0; a < dwl_.size(); ++a)  // the weighted change, in place of the wirelength term
+    dwl_[a] = w.wirelength * dwl_[a] + w.density * dden_[a] + w.congestion * dcong_[a];
+  ScaleOverLegal(dwl_, state_.action_mask, out);
+}
 
 void ChipEnv::SplitCostByCell(float* out) {
   CostChangeByCell(&dwl_, &dden_, &dcong_);  // leaves m's wl_col_ / wl_row_ (WirelengthByColumnAndRow)
