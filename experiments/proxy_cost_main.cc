@@ -1,7 +1,8 @@
 // proxy-cost: scores a chip placement with the Circuit Training proxy cost.
 //   proxy-cost --netlist netlist.pb.txt[.gz] [--plc initial.plc] [--weights 1,0.5,0.5] [--json]
 //   proxy-cost --bench 1000 ...   (mean time of full evaluations and one-macro moves)
-// Without --netlist it scores the built-in synthetic netlist (seed 1); `--netlist ""` is an
+// Without --netlist it scores the built-in synthetic netlist (seed 1; --synthetic sets its
+// size, --write-netlist/--write-plc write it as a design file pair); `--netlist ""` is an
 // error. --json prints exactly one JSON document (costs, inputs, bench, written file).
 #include <CLI/CLI.hpp>
 #include <time.h>
@@ -14,6 +15,7 @@
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
+#include "datasets/chip/synthetic.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "experiments/lib/chip_input.h"
@@ -43,7 +45,8 @@ int main(int argc, char** argv) {
   return RunMain("proxy-cost", [&] {
     CLI::App app{"Scores a chip placement with the Circuit Training proxy cost "
                  "(wirelength + density + congestion, exactly as Google's plc_wrapper_main)."};
-    std::string netlist_path, plc_path, weights_str = "1,0.5,0.5", out_plc, off_canvas = "clamp";
+    std::string netlist_path, plc_path, weights_str = "1,0.5,0.5", out_plc, out_netlist, synthetic_spec,
+        off_canvas = "clamp";
     bool json = false, allow_slow = false;
     long long bench = 0;
     uint64_t seed = 1;
@@ -60,6 +63,15 @@ int main(int argc, char** argv) {
         ->check(cli::IntRange(0, cli::kMaxCount));
     app.add_option("--seed", seed, "seed of the synthetic netlist (without --netlist)")
         ->check(cli::IntRange(0, std::numeric_limits<long long>::max()))->capture_default_str();
+    app.add_option("--synthetic", synthetic_spec,
+                   "options of the synthetic netlist (without --netlist): key=value,... with keys macros, soft, ports, "
+                   "nets, utilization, global, weighted, grid=COLSxROWS (default macros=40,soft=200,ports=60,nets=1500,"
+                   "utilization=0.6,global=0.05,weighted=0.3,grid=16x16)")
+        ->check(cli::NonEmpty());
+    app.add_option("--write-netlist", out_netlist,
+                   "write the scored netlist (e.g. a synthetic one) to this netlist.pb.txt, atomically; with --write-plc "
+                   "the pair is a design every chip binary reads")
+        ->check(cli::NonEmpty());
     app.add_option("--write-plc", out_plc, "write the scored placement, costs in the header, to this .plc (never replaces a non-regular file)")
         ->check(cli::NonEmpty());
     app.add_flag("--allow-slow", allow_slow, "run even when the work is estimated above 60 s or 8 GiB (huge grid or smoothing)");
@@ -67,9 +79,15 @@ int main(int argc, char** argv) {
     CostWeights weights = ParseCostWeights(weights_str);
     weights.off_canvas_nets = ParseOffCanvasNets(off_canvas);
     if (!out_plc.empty()) CheckOutputPath(out_plc);  // refuse before the work, not after
+    if (!out_netlist.empty()) CheckOutputPath(out_netlist);
+    if (!synthetic_spec.empty() && !netlist_path.empty())
+      throw ConfigError("--synthetic describes the built-in synthetic netlist; leave out --netlist to use it");
+    chip::SyntheticOptions synthetic;
+    synthetic.seed = seed;
+    chip::ParseSyntheticSpec(synthetic_spec, &synthetic);
 
     const auto t0 = std::chrono::steady_clock::now();
-    ChipInput in = LoadChipInput(netlist_path, plc_path, seed);
+    ChipInput in = chip::LoadChipDesign(netlist_path, plc_path, synthetic);
     const auto t1 = std::chrono::steady_clock::now();
     const Netlist& nl = in.netlist;
     const PlacementSettings& settings = in.settings;
@@ -116,6 +134,12 @@ int main(int argc, char** argv) {
       const PlcCosts pcosts{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};
       WritePlc(placed, settings, &pcosts, out_plc);
       j["written"] = out_plc;
+    }
+    if (!out_netlist.empty()) {
+      Netlist placed = nl;
+      pc.CopyPlacementTo(&placed);
+      WriteNetlist(placed, out_netlist);
+      j["written_netlist"] = out_netlist;
     }
     if (bench > 0) {
       // Full evaluations.

@@ -28,15 +28,20 @@ PlacementSettings OverlayPlcSettings(const PlacementSettings& h, PlacementSettin
 
 
 ChipDesign LoadChipDesign(const std::string& netlist_path, const std::string& plc_path, uint64_t seed) {
+  SyntheticOptions so;
+  so.seed = seed;
+  return LoadChipDesign(netlist_path, plc_path, so);
+}
+
+ChipDesign LoadChipDesign(const std::string& netlist_path, const std::string& plc_path,
+                          const SyntheticOptions& synthetic) {
   ChipDesign in;
   PlacementSettings given;
   if (netlist_path.empty()) {
-    SyntheticOptions so;
-    so.seed = seed;
-    SyntheticDesign d = GenerateSyntheticNetlist(so);
+    SyntheticDesign d = GenerateSyntheticNetlist(synthetic);
     in.netlist = std::move(d.netlist);
     given = d.settings;
-    in.label = "synthetic (seed " + std::to_string(seed) + ")";
+    in.label = "synthetic (seed " + std::to_string(synthetic.seed) + ")";
   } else {
     in.netlist = ReadNetlist(netlist_path);
     std::string t = netlist_path;

@@ -9,6 +9,7 @@
 
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
+#include "datasets/chip/synthetic.h"
 
 namespace placerl::chip {
 
@@ -26,5 +27,8 @@ PlacementSettings OverlayPlcSettings(const PlacementSettings& header, PlacementS
 // `netlist_path` empty → the synthetic default with `seed`. Warns (PLC-0001, PLC-0002) about a
 // .plc that places only some macros and about macros off the canvas.
 ChipDesign LoadChipDesign(const std::string& netlist_path, const std::string& plc_path, uint64_t seed);
+// The same with every option of the synthetic design (used when `netlist_path` is empty).
+ChipDesign LoadChipDesign(const std::string& netlist_path, const std::string& plc_path,
+                          const SyntheticOptions& synthetic);
 
 }  // namespace placerl::chip

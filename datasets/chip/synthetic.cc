@@ -3,7 +3,9 @@
 #include "datasets/chip/synthetic.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -273,6 +275,56 @@ SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
   s.overlap_threshold = 0.004;
   s.block = "synthetic";
   return d;
+}
+
+void ParseSyntheticSpec(const std::string& spec, SyntheticOptions* o) {
+  auto bad = [&](const std::string& item, const std::string& why) {
+    return ConfigError("synthetic spec '" + spec + "': " + item + ": " + why +
+                       " (keys: macros, soft, ports, nets, utilization, global, weighted, grid=COLSxROWS)");
+  };
+  auto to_int = [&](const std::string& item, const std::string& v, int lo, int hi) {
+    errno = 0;
+    char* end = nullptr;
+    const long x = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || errno != 0 || x < lo || x > hi)
+      throw bad(item, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return static_cast<int>(x);
+  };
+  auto to_double = [&](const std::string& item, const std::string& v, double lo, double hi) {
+    errno = 0;
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || errno != 0 || !(x >= lo && x <= hi))
+      throw bad(item, "expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return x;
+  };
+  size_t start = 0;
+  while (start < spec.size()) {
+    size_t end = spec.find(',', start);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) throw bad(item, "expected key=value");
+    const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+    constexpr int kMaxCount = 1000000;
+    if (k == "macros") o->num_hard_macros = to_int(item, v, 0, kMaxCount);
+    else if (k == "soft") o->num_soft_macros = to_int(item, v, 0, kMaxCount);
+    else if (k == "ports") o->num_ports = to_int(item, v, 0, kMaxCount);
+    else if (k == "nets") o->num_nets = to_int(item, v, 1, 10 * kMaxCount);
+    else if (k == "utilization") o->utilization = to_double(item, v, 1e-6, 1);
+    else if (k == "global") o->global_net_fraction = to_double(item, v, 0, 1);
+    else if (k == "weighted") o->weighted_net_fraction = to_double(item, v, 0, 1);
+    else if (k == "grid") {
+      const size_t x = v.find('x');
+      if (x == std::string::npos) throw bad(item, "expected grid=COLSxROWS");
+      o->cols = to_int(item, v.substr(0, x), 1, 4096);
+      o->rows = to_int(item, v.substr(x + 1), 1, 4096);
+    } else {
+      throw bad(item, "unknown key '" + k + "'");
+    }
+  }
 }
 
 }  // namespace placerl::chip

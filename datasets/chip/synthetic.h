@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
@@ -33,5 +34,11 @@ struct SyntheticDesign {
 // Same options (seed included) → the same netlist, byte for byte in NetlistToText.
 // Throws ConfigError on options that cannot make a netlist.
 SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& options = {});
+
+// Lays "key=value,key=value" over `options` (the seed is not a key: binaries take it from
+// --seed). Keys: macros (hard macros), soft (soft macros), ports, nets, utilization, global
+// (global_net_fraction), weighted (weighted_net_fraction), grid (COLSxROWS). Empty spec = no
+// change. Throws ConfigError naming the bad item (unknown key, bad number, missing '=').
+void ParseSyntheticSpec(const std::string& spec, SyntheticOptions* options);
 
 }  // namespace placerl::chip

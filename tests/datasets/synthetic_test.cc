@@ -130,3 +130,47 @@ TEST(Synthetic, BadOptions) {
 
 }  // namespace
 }  // namespace placerl::chip
+
+namespace placerl::chip {
+namespace {
+
+TEST(SyntheticSpec, KeysOverrideTheDefaultsAndTheSeedStays) {
+  SyntheticOptions o;
+  o.seed = 9;
+  ParseSyntheticSpec("macros=100,soft=50,ports=8,nets=700,utilization=0.5,global=0.1,weighted=0,grid=24x20", &o);
+  EXPECT_EQ(o.seed, 9u);
+  EXPECT_EQ(o.num_hard_macros, 100);
+  EXPECT_EQ(o.num_soft_macros, 50);
+  EXPECT_EQ(o.num_ports, 8);
+  EXPECT_EQ(o.num_nets, 700);
+  EXPECT_DOUBLE_EQ(o.utilization, 0.5);
+  EXPECT_DOUBLE_EQ(o.global_net_fraction, 0.1);
+  EXPECT_DOUBLE_EQ(o.weighted_net_fraction, 0.0);
+  EXPECT_EQ(o.cols, 24);
+  EXPECT_EQ(o.rows, 20);
+  const SyntheticDesign d = GenerateSyntheticNetlist(o);
+  EXPECT_EQ(static_cast<int>(d.netlist.hard_macros.size()), 100);
+  EXPECT_EQ(static_cast<int>(d.netlist.soft_macros.size()), 50);
+  EXPECT_EQ(d.settings.cols, 24);
+  EXPECT_EQ(d.settings.rows, 20);
+  SyntheticOptions same;
+  ParseSyntheticSpec("", &same);  // empty: no change
+  EXPECT_EQ(same.num_hard_macros, SyntheticOptions{}.num_hard_macros);
+}
+
+TEST(SyntheticSpec, BadItemsAreNamed) {
+  for (const char* bad : {"macros", "macros=x", "macros=-1", "foo=1", "grid=3", "grid=0x3", "grid=3x", "utilization=2",
+                          "utilization=0", "nets=1e3", "global=nan"}) {
+    SCOPED_TRACE(bad);
+    SyntheticOptions o;
+    try {
+      ParseSyntheticSpec(bad, &o);
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace placerl::chip

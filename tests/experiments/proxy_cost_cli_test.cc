@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -91,6 +92,33 @@ TEST(ProxyCostCli, WrittenPlcScoresTheSame) {
   // The costs written into the header are named as the second run's inputs.
   EXPECT_NEAR(jb["inputs"]["plc_header_costs"]["density_cost"].get<double>(), ja["density_cost"].get<double>(), 1e-4);
   std::filesystem::remove(out);
+}
+
+TEST(ProxyCostCli, SyntheticDesignWrittenAsAFilePairScoresTheSame) {
+  const std::string dir = TempDir();
+  const auto a = ShSplit(kBin + " --json --seed 7 --synthetic macros=30,soft=20,nets=400,grid=12x10 --write-netlist " +
+                         dir + "/netlist.pb.txt --write-plc " + dir + "/initial.plc");
+  ASSERT_EQ(a.status, 0) << a.out;
+  const auto b = ShSplit(kBin + " --json --netlist " + dir + "/netlist.pb.txt --plc " + dir + "/initial.plc");
+  ASSERT_EQ(b.status, 0) << b.out;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja["written_netlist"], dir + "/netlist.pb.txt");
+  EXPECT_EQ(jb["inputs"]["counts"]["hard_macros"], 30);
+  EXPECT_EQ(jb["inputs"]["counts"]["soft_macros"], 20);
+  EXPECT_EQ(jb["inputs"]["grid"]["cols"], 12);
+  EXPECT_EQ(jb["inputs"]["grid"]["rows"], 10);
+  for (const char* k : {"hpwl", "wirelength_cost", "density_cost", "congestion_cost", "proxy_cost"}) {
+    EXPECT_NEAR(ja[k].get<double>(), jb[k].get<double>(), 1e-9 * (1 + std::abs(ja[k].get<double>()))) << k;
+  }
+  // --synthetic is for the built-in netlist only; a bad spec names its item.
+  CmdResult r = Sh(kBin + " --netlist " + kNet + " --synthetic macros=3");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("leave out --netlist"), std::string::npos) << r.out;
+  r = Sh(kBin + " --synthetic grid=3");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("grid=3"), std::string::npos) << r.out;
+  EXPECT_EQ(Lines(r.out), 1) << r.out;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ProxyCostCli, BuiltInDefaultAndBench) {
