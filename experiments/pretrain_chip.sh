@@ -3,7 +3,7 @@
 # `place --checkpoint experiments/pretrained/chip ...` works on a fresh clone), and checks it
 # zero-shot on Ariane133, a design it never saw, against random and greedy with the same wall time.
 #
-#   experiments/pretrain_chip.sh [--minutes M] [--clock wall|cpu] [--set k=v ...]
+#   experiments/pretrain_chip.sh [--minutes M] [--clock wall|cpu] [--set k=v ...] [--designs flows|broad]
 #                                [--finetune-minutes F] [--bin build/bin] [--work DIR] [--reuse] [--install]
 #
 # --clock cpu counts every budget in this process's CPU seconds (fair on a shared machine).
@@ -15,8 +15,12 @@
 # --reuse keeps a finished pretraining in --work (its checkpoint and train.json) instead of
 # training again (to redo the evaluations, or to add --finetune-minutes afterwards).
 #
-# Designs: the four TILOS flows designs (grouped by bin/group-netlist from their flat netlists
-# and CT's groups.final, with their initial.plc). Not Ariane133 (held out). --install copies the run's checkpoint and result into
+# Designs (--designs): `flows` (default; the shipped policy's set) = the four TILOS flows designs
+# (grouped by bin/group-netlist from their flat netlists and CT's groups.final, with their
+# initial.plc); `broad` = those, CT's test netlists macro_tiles_10x10 and sample_clustered, and four
+# synthetic designs of different sizes (`proxy-cost --seed 11..14 --synthetic ...`: 20–150 hard
+# macros, grids 12 × 12 … 32 × 32). Never Ariane133 (held out) nor ibm01 or the synthetic seeds
+# 21–22 that experiments/zero_shot_chip.sh checks. --install copies the run's checkpoint and result into
 # experiments/pretrained/chip/ (checkpoints/latest.ckpt, config.pbtxt, result.json,
 # zero_shot.json); without it the run stays in --work.
 set -euo pipefail
@@ -28,6 +32,7 @@ WORK=""
 INSTALL=0
 REUSE=0
 CLOCK=wall
+DESIGNS=flows
 FT_MINUTES=0
 SETS=(--set agent.learning_rate=0.002 --set episodes_per_update=16)
 while [[ $# -gt 0 ]]; do
@@ -38,13 +43,15 @@ while [[ $# -gt 0 ]]; do
     --install) INSTALL=1; shift ;;
     --reuse) REUSE=1; shift ;;
     --clock) CLOCK="$2"; shift 2 ;;
+    --designs) DESIGNS="$2"; shift 2 ;;
     --set) SETS+=(--set "$2"); shift 2 ;;
     --finetune-minutes) FT_MINUTES="$2"; shift 2 ;;
     -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "pretrain_chip.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
-for b in place-train place place-baseline group-netlist; do
+[[ $DESIGNS == flows || $DESIGNS == broad ]] || { echo "pretrain_chip.sh: error: --designs must be flows or broad" >&2; exit 1; }
+for b in place-train place place-baseline group-netlist proxy-cost; do
   [[ -x "$BIN/$b" ]] || { echo "pretrain_chip.sh: error: $BIN/$b not built (scripts/build.sh)" >&2; exit 1; }
 done
 [[ -n "$WORK" ]] || WORK=$(mktemp -d /tmp/pretrain_chip.XXXXXX)
@@ -58,10 +65,25 @@ for d in ng45_ariane136 ng45_mempool_tile asap7_ariane136 sky130hd_ariane133; do
       -o "$WORK/$d" > /dev/null
   ARGS+=(--netlist "$WORK/$d/netlist.pb.txt" --plc "$F/initial.plc")
 done
+if [[ $DESIGNS == broad ]]; then
+  for d in macro_tiles_10x10 sample_clustered; do
+    ARGS+=(--netlist "$DATA/circuit_training/$d/netlist.pb.txt" --plc "$DATA/circuit_training/$d/initial.plc")
+  done
+  for spec in "11 macros=20,soft=100,ports=30,nets=800,grid=12x12" "12 macros=60,soft=250,ports=60,nets=2000,grid=20x20" \
+              "13 macros=100,soft=150,ports=40,nets=1800,grid=24x24" \
+              "14 macros=150,soft=300,ports=80,nets=3000,grid=32x32,utilization=0.5"; do
+    read -r seed syn <<< "$spec"
+    mkdir -p "$WORK/synthetic_s$seed"
+    [[ -f "$WORK/synthetic_s$seed/netlist.pb.txt" ]] || \
+      "$BIN/proxy-cost" --seed "$seed" --synthetic "$syn" --write-netlist "$WORK/synthetic_s$seed/netlist.pb.txt" \
+        --write-plc "$WORK/synthetic_s$seed/initial.plc" > /dev/null
+    ARGS+=(--netlist "$WORK/synthetic_s$seed/netlist.pb.txt" --plc "$WORK/synthetic_s$seed/initial.plc")
+  done
+fi
 if [[ $REUSE == 1 && -f "$WORK/run/checkpoints/latest.ckpt" && -s "$WORK/train.json" ]]; then
   echo "reusing the pretraining in $WORK/run" >&2
 else
-  echo "pretraining for $MINUTES minutes on 4 designs ..." >&2
+  echo "pretraining for $MINUTES minutes on $(( ${#ARGS[@]} / 4 )) designs ($DESIGNS) ..." >&2
   "$BIN/place-train" "${ARGS[@]}" --minutes "$MINUTES" --clock "$CLOCK" --seed 1 "${SETS[@]}" \
     --set checkpoint_minutes=2 --force --out "$WORK/run" --json > "$WORK/train.json"
 fi
