@@ -2,9 +2,13 @@
 // co-location groups, forward / backward / update ops and FLOPs, parameters, activations — and,
 // with --fuse, what Baechi-style fusion and HDP-style grouping make of it (docs/device_graphs.md).
 //   graph-info --graph 'nmt(layers=4)' [--json] [--fuse N] [--expert D] [--write FILE]
-//              [--write-fused FILE] [--write-placement FILE]
+//              [--write-fused FILE] [--write-placement FILE] [--fuse-max-group-gb GB]
+//              [--machine SPEC]
 // --fuse 0 fuses co-located ops only; --fuse N > 0 also groups down to at most N placement
-// groups. --expert D prints the expert placement's per-device FLOPs and weights;
+// groups, with --fuse-max-group-gb none needing more than GB (FusionOptions::max_group_bytes):
+// the all_outputs measure (weights + optimizer state + outputs + max temp of its ops), or, with
+// --machine, the device env's lifetime estimate of the group alone on that machine (also
+// printed for the largest groups). --expert D prints the expert placement's per-device FLOPs and weights;
 // --write-placement writes it as a placement file (`perf-model simulate --placement FILE`).
 // Op classes come from names: "grad/…" backward, "update/…" optimizer, everything else forward.
 #include <CLI/CLI.hpp>
@@ -21,6 +25,7 @@
 #include "datasets/graphs/graph_spec.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "env/device/device_env.h"
 #include "experiments/lib/cli.h"
 
 using namespace placerl;
@@ -44,7 +49,8 @@ int main(int argc, char** argv) {
     CLI::App app{
         "Prints the size of a compute graph (ops, edges, co-location groups, FLOPs, parameters, "
         "activations) and optionally its fused / grouped form and expert placement."};
-    std::string spec, write_path, write_fused_path, write_placement_path;
+    std::string spec, write_path, write_fused_path, write_placement_path, machine;
+    double max_group_gb = 0;
     bool json = false;
     int fuse = -1, expert = 0;
     app.add_option("--graph", spec,
@@ -54,6 +60,11 @@ int main(int argc, char** argv) {
     app.add_flag("--json", json, "one JSON object on stdout");
     app.add_option("--fuse", fuse, "fuse co-located ops; N > 0: group down to at most N placement groups")
         ->check(cli::IntRange(0, 100000000));
+    app.add_option("--fuse-max-group-gb", max_group_gb,
+                   "with --fuse N > 0: no grouping step makes a placement group needing more than GB (0 = no cap)")
+        ->check(CLI::Range(0.0, 1e9));
+    app.add_option("--machine", machine,
+                   "with --fuse: measure groups by the device env's lifetime estimate on this machine (k80(gpus=4), ...)");
     app.add_option("--expert", expert, "expert placement on D devices: per-device FLOPs and weights")
         ->check(cli::IntRange(1, 4096));
     app.add_option("--write", write_path, "write the graph (text format)");
@@ -62,6 +73,8 @@ int main(int argc, char** argv) {
     cli::Parse(app, argc, argv);
     if (!write_fused_path.empty() && fuse < 0) throw UsageError("--write-fused needs --fuse");
     if (!write_placement_path.empty() && expert < 1) throw UsageError("--write-placement needs --expert");
+    if (max_group_gb > 0 && fuse < 1) throw UsageError("--fuse-max-group-gb needs --fuse N with N > 0");
+    if (!machine.empty() && fuse < 0) throw UsageError("--machine needs --fuse");
 
     const auto t0 = std::chrono::steady_clock::now();
     const NamedGraph named = GraphFromSpec(spec);
@@ -95,6 +108,12 @@ int main(int argc, char** argv) {
     if (fuse >= 0) {
       FusionOptions o;
       o.target_groups = fuse;
+      o.max_group_bytes = max_group_gb * 1e9;
+      OpLiveRanges ranges;
+      if (!machine.empty()) {
+        ranges = env::DeviceEnv::LiveRanges(g, perf::MachineFromSpec(machine), 256);
+        o.live_ranges = &ranges;
+      }
       const auto f0 = std::chrono::steady_clock::now();
       fused = FuseGraph(g, o);
       const auto f1 = std::chrono::steady_clock::now();
@@ -109,6 +128,15 @@ int main(int argc, char** argv) {
       std::sort(held.begin(), held.end(), std::greater<double>());
       held.resize(std::min<size_t>(held.size(), 3));
       out["fused_largest_groups_bytes"] = held;
+      if (!machine.empty()) {  // the device env's lifetime estimate of each group alone
+        std::vector<std::vector<int>> members(fused.num_groups);
+        for (int i = 0; i < g.num_ops(); ++i) members[fused.op_to_group[i]].push_back(i);
+        std::vector<double> peak;
+        for (const auto& m : members) peak.push_back(GroupMemoryBytes(g, m, &ranges));
+        std::sort(peak.begin(), peak.end(), std::greater<double>());
+        peak.resize(std::min<size_t>(peak.size(), 3));
+        out["fused_largest_groups_lifetime_bytes"] = peak;
+      }
       if (!write_fused_path.empty()) WriteComputeGraph(write_fused_path, fused.coarse);
     }
     if (expert > 0) {
@@ -147,6 +175,12 @@ int main(int argc, char** argv) {
       for (size_t k = 0; k < out["fused_largest_groups_bytes"].size(); ++k)
         std::printf("%s%.3f GB", k ? ", " : "", out["fused_largest_groups_bytes"][k].get<double>() / 1e9);
       std::printf(" (weights + optimizer state + outputs of their ops)\n");
+      if (out.contains("fused_largest_groups_lifetime_bytes")) {
+        std::printf("largest (lifetime) ");
+        for (size_t k = 0; k < out["fused_largest_groups_lifetime_bytes"].size(); ++k)
+          std::printf("%s%.3f GB", k ? ", " : "", out["fused_largest_groups_lifetime_bytes"][k].get<double>() / 1e9);
+        std::printf(" (the device env's lifetime estimate of each group alone on %s)\n", machine.c_str());
+      }
     }
     if (expert > 0) {
       std::printf("expert placement   ");

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <cstring>
 #include <map>
 #include <random>
@@ -185,11 +186,22 @@ std::vector<int> RunSearchPlacer(const PlacerInput& in, const SearchPlacer& plac
   if (c.fuse()) {
     graphs::FusionOptions fo;
     fo.target_groups = c.fuse_target_groups();
+    // The cap (fuse_max_group_fraction) measures a group by the device env's lifetime estimate alone.
+    graphs::OpLiveRanges ranges;
+    if (fo.target_groups > 0) fo.max_group_bytes = FuseMaxGroupBytes(in.machine, c.fuse_max_group_fraction());
+    if (fo.max_group_bytes > 0) {
+      ranges = env::DeviceEnv::LiveRanges(in.graph, in.machine, env::DeviceEnvOptions().memory_buckets);
+      fo.live_ranges = &ranges;
+    }
     const graphs::FusedGraph fused = graphs::FuseGraph(in.graph, fo);
     p = graphs::ExpandPlacement(fused, place(fused.coarse, sub, c));
-    if (in.notes)
+    if (in.notes) {
+      char cap[96] = "";
+      if (fo.max_group_bytes > 0)
+        std::snprintf(cap, sizeof cap, " (groups capped at %.4g GB, lifetime estimate)", fo.max_group_bytes / 1e9);
       in.notes->push_back("placed the fused graph: " + std::to_string(fused.coarse.num_ops()) + " nodes, " +
-                          std::to_string(fused.num_groups) + " placement groups");
+                          std::to_string(fused.num_groups) + " placement groups" + cap);
+    }
   } else {
     p = place(in.graph, sub, c);
   }
@@ -262,6 +274,7 @@ config::DevicePlaceBaselineConfig DefaultConfig() {
   c.set_partition_imbalance(0.05);
   c.set_fuse(false);
   c.set_fuse_target_groups(0);
+  c.set_fuse_max_group_fraction(0.5);
   c.set_expert_split_unlayered(false);
   c.set_expert_spread_experts(true);
   return c;
@@ -302,6 +315,7 @@ config::DevicePlaceBaselineConfig ResolveConfig(const Options& o) {
   if (!(c.partition_imbalance() > 0 && c.partition_imbalance() <= 1))
     throw ConfigError("partition_imbalance must be in (0, 1]");
   if (c.fuse_target_groups() < 0) throw ConfigError("fuse_target_groups must be >= 0");
+  CheckFuseMaxGroupFraction(c.fuse_max_group_fraction());
   return c;
 }
 
@@ -762,6 +776,21 @@ void WriteTimelinePicture(const std::string& path, const std::string& title, con
 }
 
 std::string StepTimeLabel(double seconds) { return TimeLabel(seconds); }
+
+void CheckFuseMaxGroupFraction(double fraction) {
+  if (!(fraction >= 0 && fraction <= 1)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", fraction);
+    throw ConfigError(std::string("fuse_max_group_fraction must be in [0, 1] (0 = no cap), got ") + buf);
+  }
+}
+
+double FuseMaxGroupBytes(const perf::Machine& m, double fraction) {
+  CheckFuseMaxGroupFraction(fraction);
+  double smallest = std::numeric_limits<double>::infinity();
+  for (int d : Accelerators(m)) smallest = std::min(smallest, m.sim.devices[d].memory_capacity);
+  return fraction > 0 && std::isfinite(smallest) ? fraction * smallest : 0.0;
+}
 
 bool SelectsDeviceEnv(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

@@ -54,6 +54,13 @@ void WriteTimelinePicture(const std::string& path, const std::string& title, con
 // "1.23 ms"-style label of a duration in seconds.
 std::string StepTimeLabel(double seconds);
 
+// The fusion cap of fuse_max_group_fraction (place-baseline fuse=true, place-train/place --env
+// device): fraction × the smallest accelerator's memory (every device's when the machine has no
+// accelerator), in bytes; 0 (no cap) when fraction is 0 or that memory is unlimited. Throws
+// ConfigError unless fraction is in [0, 1].
+double FuseMaxGroupBytes(const perf::Machine& m, double fraction);
+void CheckFuseMaxGroupFraction(double fraction);  // the same ConfigError
+
 // True when argv selects `--env device` (or `--env=device`): main dispatches on it before parsing.
 bool SelectsDeviceEnv(int argc, char** argv);
 // The whole `place-baseline --env device` program (parsing included); returns the exit code.

@@ -5,7 +5,10 @@
 #include "datasets/graphs/fusion.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <map>
+#include <numeric>
 #include <queue>
 #include <string>
 #include <tuple>
@@ -153,6 +156,45 @@ class Fuser {
       ops[u] += 1;
       if (Find(i) == i) clusters[u].push_back(i);
     }
+    // Memory cap (fusion.h): per unit the all_outputs sums, or its live-range profile.
+    const bool capped = o_.max_group_bytes > 0;
+    const OpLiveRanges* lr = capped ? o_.live_ranges : nullptr;
+    const int B = lr ? lr->buckets : 0;
+    std::vector<double> held, temp;
+    std::vector<std::vector<double>> profile;
+    if (lr) {
+      profile.resize(k);
+      for (int i = 0; i < n; ++i) {
+        std::vector<double>& p = profile[UnitOf(Find(i))];
+        if (p.empty()) p.assign(B + 1, 0.0);
+        const int b = lr->bucket[i];
+        p[0] += g_.param_bytes[i], p[B] -= g_.param_bytes[i];
+        p[b] += g_.temp_bytes[i], p[b + 1] -= g_.temp_bytes[i];
+        p[b] += g_.output_bytes[i], p[lr->last_use[i] + 1] -= g_.output_bytes[i];
+      }
+      for (std::vector<double>& p : profile) {
+        if (p.empty()) continue;
+        std::partial_sum(p.begin(), p.end(), p.begin());
+        p.pop_back();
+      }
+    } else if (capped) {
+      held.assign(k, 0.0);
+      temp.assign(k, 0.0);
+      for (int i = 0; i < n; ++i) {
+        const int u = UnitOf(Find(i));
+        held[u] += g_.param_bytes[i] + g_.output_bytes[i];
+        temp[u] = std::max(temp[u], g_.temp_bytes[i]);
+      }
+    }
+    auto fits = [&](int a, int b) {
+      if (!capped) return true;
+      if (!lr) return held[a] + held[b] + std::max(temp[a], temp[b]) <= o_.max_group_bytes;
+      const double* pa = profile[a].data();
+      const double* pb = profile[b].data();
+      for (int t = 0; t < B; ++t)
+        if (pa[t] + pb[t] > o_.max_group_bytes) return false;
+      return true;
+    };
     using Entry = std::tuple<double, double, int>;  // flops, ops, unit
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
     for (int u = 0; u < k; ++u)
@@ -166,6 +208,7 @@ class Fuser {
       return -1;
     };
     std::map<int, int> links;  // neighbour unit → edges
+    std::vector<std::pair<int, int>> ranked;  // (−edges, unit)
     while (units_ > o_.target_groups) {
       const int u = pop_valid();
       if (u < 0) break;
@@ -181,20 +224,54 @@ class Fuser {
         for (int y : pred_[c])
           if (UnitOf(y) != u) ++links[UnitOf(y)];
       }
-      int w = consumer_unit;
-      if (w < 0) {
-        int best = 0;
-        for (const auto& [unit, count] : links)
-          if (count > best) best = count, w = unit;
+      int w = -1;
+      if (!capped) {
+        w = consumer_unit;
+        if (w < 0) {
+          int best = 0;
+          for (const auto& [unit, count] : links)
+            if (count > best) best = count, w = unit;
+        }
+      } else {
+        // The same preference as uncapped (consumer, then most edges, lowest unit first), the
+        // first candidate within the cap.
+        if (consumer_unit >= 0 && fits(u, consumer_unit)) w = consumer_unit;
+        if (w < 0) {
+          ranked.clear();
+          for (const auto& [unit, count] : links)
+            if (unit != consumer_unit) ranked.emplace_back(-count, unit);
+          std::sort(ranked.begin(), ranked.end());
+          for (const auto& [neg, unit] : ranked)
+            if (fits(u, unit)) {
+              w = unit;
+              break;
+            }
+        }
       }
-      if (w < 0) w = pop_valid();  // no neighbour: the next lightest group
-      if (w < 0) break;
+      if (w < 0 && links.empty()) {  // no neighbour: the next lightest group
+        w = pop_valid();
+        if (w >= 0 && !fits(u, w)) {
+          heap.emplace(flops[w], ops[w], w);  // stays a candidate for later joins
+          w = -1;
+        }
+      }
+      if (w < 0) {
+        if (!capped) break;
+        continue;  // capped: u joins nothing; set aside (another group may still join it)
+      }
       // Join the units; the longer cluster list absorbs the shorter one.
       int r = u, o = w;
       if (clusters[o].size() > clusters[r].size()) std::swap(r, o);
       unit_parent_[o] = r;
       flops[r] += flops[o];
       ops[r] += ops[o];
+      if (lr) {
+        for (int t = 0; t < B; ++t) profile[r][t] += profile[o][t];
+        std::vector<double>().swap(profile[o]);
+      } else if (capped) {
+        held[r] += held[o];
+        temp[r] = std::max(temp[r], temp[o]);
+      }
       --units_;
       const std::vector<int> joined = clusters[o];
       clusters[r].insert(clusters[r].end(), joined.begin(), joined.end());
@@ -278,11 +355,62 @@ class Fuser {
   int cur_stamp_ = 0;
 };
 
+void CheckLiveRanges(const ComputeGraph& g, const OpLiveRanges& r) {
+  const size_t n = static_cast<size_t>(g.num_ops());
+  if (r.buckets < 1 || r.bucket.size() != n || r.last_use.size() != n)
+    throw ConfigError("fusion: live ranges cover " + std::to_string(r.bucket.size()) + " ops in " +
+                      std::to_string(r.buckets) + " buckets; the graph has " + std::to_string(n) + " ops");
+  for (size_t i = 0; i < n; ++i)
+    if (r.bucket[i] < 0 || r.bucket[i] > r.last_use[i] || r.last_use[i] >= r.buckets)
+      throw ConfigError("fusion: live range of op " + std::to_string(i) + " is not within [0, buckets)");
+}
+
 }  // namespace
+
+OpLiveRanges LiveRangesAlongSchedule(const ComputeGraph& g, const std::vector<double>& start, int max_buckets) {
+  const int n = g.num_ops();
+  if (static_cast<int>(start.size()) != n)
+    throw ConfigError("fusion: " + std::to_string(start.size()) + " start times for " + std::to_string(n) + " ops");
+  std::vector<int> by_start(n);
+  std::iota(by_start.begin(), by_start.end(), 0);
+  std::stable_sort(by_start.begin(), by_start.end(), [&](int a, int b) { return start[a] < start[b]; });
+  OpLiveRanges r;
+  r.buckets = std::max(1, std::min(max_buckets, n));
+  r.bucket.assign(n, 0);
+  for (int k = 0; k < n; ++k)
+    r.bucket[by_start[k]] = static_cast<int>(static_cast<int64_t>(k) * r.buckets / std::max(1, n));
+  r.last_use = r.bucket;
+  for (int i = 0; i < n; ++i)
+    for (int e = g.out_offsets[i]; e < g.out_offsets[i + 1]; ++e)
+      r.last_use[i] = std::max(r.last_use[i], r.bucket[g.out_targets[e]]);
+  return r;
+}
+
+double GroupMemoryBytes(const ComputeGraph& g, const std::vector<int>& ops, const OpLiveRanges* lr) {
+  if (!lr) {
+    double held = 0, temp = 0;
+    for (int i : ops) held += g.param_bytes[i] + g.output_bytes[i], temp = std::max(temp, g.temp_bytes[i]);
+    return held + temp;
+  }
+  CheckLiveRanges(g, *lr);
+  std::vector<double> p(lr->buckets + 1, 0.0);
+  for (int i : ops) {
+    const int b = lr->bucket[i];
+    p[0] += g.param_bytes[i], p[lr->buckets] -= g.param_bytes[i];
+    p[b] += g.temp_bytes[i], p[b + 1] -= g.temp_bytes[i];
+    p[b] += g.output_bytes[i], p[lr->last_use[i] + 1] -= g.output_bytes[i];
+  }
+  double run = 0, peak = 0;
+  for (int t = 0; t < lr->buckets; ++t) peak = std::max(peak, run += p[t]);
+  return peak;
+}
 
 FusedGraph FuseGraph(const ComputeGraph& g, const FusionOptions& options) {
   if (options.target_groups < 0) throw ConfigError("fusion: target_groups must be >= 0");
   if (options.cycle_check_budget < 1) throw ConfigError("fusion: cycle_check_budget must be >= 1");
+  if (!std::isfinite(options.max_group_bytes) || options.max_group_bytes < 0)
+    throw ConfigError("fusion: max_group_bytes must be a finite number >= 0 (0 = no cap)");
+  if (options.live_ranges) CheckLiveRanges(g, *options.live_ranges);
   return Fuser(g, options).Run();
 }
 

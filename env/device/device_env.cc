@@ -72,14 +72,13 @@ void DeviceEnv::BuildLifetime(DeviceInstance* inst, const std::vector<double>& s
   }
   const int mn = mg->num_ops();
   const int ng = static_cast<int>(inst->order.size());
-  // Buckets of equal op count along the single-device schedule (start time, then op index).
-  std::vector<int> by_start(mn);
-  for (int i = 0; i < mn; ++i) by_start[i] = i;
-  std::stable_sort(by_start.begin(), by_start.end(), [&](int a, int b) { return start[a] < start[b]; });
-  const int B = std::max(1, std::min(o_.memory_buckets, mn));
+  // Buckets of equal op count along the single-device schedule (start time, then op index) and
+  // each output's last use (datasets/graphs/fusion.h: the same ranges cap fusion's groups).
+  const graphs::OpLiveRanges ranges = graphs::LiveRangesAlongSchedule(*mg, start, o_.memory_buckets);
+  const int B = ranges.buckets;
   inst->mem_buckets = B;
-  std::vector<int> bucket(mn, 0), node(mn);
-  for (int r = 0; r < mn; ++r) bucket[by_start[r]] = static_cast<int>(static_cast<int64_t>(r) * B / std::max(1, mn));
+  const std::vector<int>& bucket = ranges.bucket;
+  std::vector<int> node(mn);
   for (int i = 0; i < mn; ++i) node[i] = inst->node_of_group[g.coloc_group[to_op[i]]];
   using MI = DeviceInstance::MemInterval;
   std::vector<std::vector<MI>> own(ng);
@@ -95,11 +94,10 @@ void DeviceEnv::BuildLifetime(DeviceInstance* inst, const std::vector<double>& s
     if (mg->temp_bytes[i] > 0) own[n].push_back({b, b, mg->temp_bytes[i]});
     const double bytes = mg->output_bytes[i];
     if (!(bytes > 0)) continue;
-    int end = b;
+    const int end = ranges.last_use[i];
     consumers.clear();
     for (int e = mg->out_offsets[i]; e < mg->out_offsets[i + 1]; ++e) {
       const int c = mg->out_targets[e];
-      end = std::max(end, bucket[c]);
       if (node[c] == n) continue;
       auto it = std::find_if(consumers.begin(), consumers.end(), [&](const auto& x) { return x.first == node[c]; });
       if (it == consumers.end()) consumers.emplace_back(node[c], std::max(b, bucket[c]));
@@ -154,6 +152,13 @@ void DeviceEnv::BuildLifetime(DeviceInstance* inst, const std::vector<double>& s
       throw ConfigError("device: group '" + group + "'" + buf);
     }
   }
+}
+
+graphs::OpLiveRanges DeviceEnv::LiveRanges(const graphs::ComputeGraph& g, const perf::Machine& m, int memory_buckets) {
+  if (memory_buckets < 1 || memory_buckets > 65536) throw ConfigError("device: memory_buckets must be in [1, 65536]");
+  perf::Simulator sim(g, m.sim);
+  const std::vector<double> start = sim.Run(std::vector<int>(g.num_ops(), m.FastestDevice())).op_start;
+  return graphs::LiveRangesAlongSchedule(g, start, memory_buckets);
 }
 
 DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {

@@ -93,6 +93,7 @@
 #include "cost_models/tpu/machine.h"
 #include "cost_models/tpu/placed_graph_sim.h"
 #include "datasets/graphs/compute_graph.h"
+#include "datasets/graphs/fusion.h"
 #include "env/environment.h"
 #include "env/registry.h"
 
@@ -193,6 +194,10 @@ class DeviceEnv : public Environment {
   // Per device: the estimated memory (memory_estimate's; all_outputs: Σ need, lifetime: the
   // profile's peak) of the current placement's placed groups.
   const std::vector<double>& memory_estimate() const { return used_; }
+  // memory_estimate=lifetime's buckets and live ranges of the ops of `g` on `m` (the single-device
+  // schedule on the fastest device, B = min(memory_buckets, ops)): what the mask counts, for
+  // FusionOptions::live_ranges (a fused group's lifetime memory alone = its up-front check).
+  static graphs::OpLiveRanges LiveRanges(const graphs::ComputeGraph& g, const perf::Machine& m, int memory_buckets);
   // Replays a complete node → device placement in decision order on a copy of this environment
   // and returns the per-device estimate at the end; *first_refused (if given) = the first node
   // whose device the memory check (memory_mask's, whether or not the mask is on) refuses, or -1.

@@ -43,15 +43,25 @@ double DeviceTask::Score() {
   return scoring->EffectiveTime(r);
 }
 
-DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_groups, int fuse_target_groups) {
+DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_groups, int fuse_target_groups,
+                          double fuse_max_group_fraction) {
+  device_baseline::CheckFuseMaxGroupFraction(fuse_max_group_fraction);
   DeviceTask t;
   t.label = options.graph;
   t.env = std::make_unique<env::DeviceEnv>(options);
   if (fuse_above_groups <= 0 || t.env->episode_length() <= fuse_above_groups) return t;
   t.scoring = std::move(t.env);
+  const env::DeviceInstance& original = t.scoring->instance();
   graphs::FusionOptions fo;
   fo.target_groups = fuse_target_groups;
-  t.fused = std::make_shared<const graphs::FusedGraph>(graphs::FuseGraph(t.scoring->instance().graph, fo));
+  // The memory cap: only where a mask refuses devices by memory (device_training.h).
+  graphs::OpLiveRanges ranges;
+  if (options.memory_mask) fo.max_group_bytes = device_baseline::FuseMaxGroupBytes(original.machine, fuse_max_group_fraction);
+  if (fo.max_group_bytes > 0 && options.memory_estimate == "lifetime") {
+    ranges = env::DeviceEnv::LiveRanges(original.graph, original.machine, options.memory_buckets);
+    fo.live_ranges = &ranges;
+  }
+  t.fused = std::make_shared<const graphs::FusedGraph>(graphs::FuseGraph(original.graph, fo));
   // The device env reads graphs from specs or files: the coarse graph goes through a temporary file.
   static int counter = 0;
   const std::string path = (std::filesystem::temp_directory_path() /
@@ -315,7 +325,9 @@ namespace {
 
 using nlohmann::json;
 
-void CheckEnvOptions(const std::string& reward, const std::string& oom, double oom_factor, int fuse_above, int fuse_target) {
+void CheckEnvOptions(const std::string& reward, const std::string& oom, double oom_factor, int fuse_above, int fuse_target,
+                     double fuse_max_group_fraction) {
+  device_baseline::CheckFuseMaxGroupFraction(fuse_max_group_fraction);
   if (fuse_above < 0) throw ConfigError("fuse_above_groups must be >= 0 (0 = never fuse)");
   if (fuse_above > 0 && fuse_target < 1) throw ConfigError("fuse_target_groups must be >= 1");
   if (reward != "sqrt" && reward != "id" && reward != "log" && reward != "relative")
@@ -327,7 +339,8 @@ void CheckEnvOptions(const std::string& reward, const std::string& oom, double o
 
 DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool memory_mask, const std::string& reward,
                     const std::string& oom, double oom_factor, int fuse_above_groups, int fuse_target_groups,
-                    const std::string& features, const std::string& order, const std::string& memory_estimate) {
+                    const std::string& features, const std::string& order, const std::string& memory_estimate,
+                    double fuse_max_group_fraction) {
   env::DeviceEnvOptions eo;
   eo.graph = graph;
   eo.machine = machine;
@@ -339,7 +352,7 @@ DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool m
   eo.features = features.empty() ? "basic" : features;
   eo.order = order.empty() ? "topological" : order;
   eo.memory_estimate = memory_estimate.empty() ? "all_outputs" : memory_estimate;
-  return MakeDeviceTask(eo, fuse_above_groups, fuse_target_groups);
+  return MakeDeviceTask(eo, fuse_above_groups, fuse_target_groups, fuse_max_group_fraction);
 }
 
 // best.placement (the text perf-model simulate --placement reads), the timeline picture, and
@@ -415,6 +428,7 @@ config::DevicePlaceTrainConfig DefaultTrainConfig() {
   c.set_features("basic");
   c.set_order("topological");
   c.set_memory_estimate("lifetime");  // with memory_mask=true (docs/device_placement.md "Memory mask")
+  c.set_fuse_max_group_fraction(0.5);  // with memory_mask=true (docs/device_placement.md "Memory cap of fusion")
   c.mutable_hdp()->set_num_groups(0);  // HDP's TF code: min(256, 20 x devices)
   c.mutable_hdp()->set_hidden_dim(64);
   FillDefaultPolicyConfig(c.mutable_policy());
@@ -432,6 +446,9 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
         !o.clock.empty())
       throw ConfigError("--resume keeps the run's graphs, machine, seed, method, algorithm and clock; change the budget with --minutes or --set");
     dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
+    // A run started before fuse_max_group_fraction existed has no such line: it keeps its fusion
+    // (uncapped); config.pbtxt lists every field, so runs since then have the line.
+    cfg.set_fuse_max_group_fraction(0);
     run::ResolveRunConfig(o.dir, *dir, &cfg, run::CommandLineText(argc, argv));
     if (o.minutes > 0) cfg.set_minutes(o.minutes);
   } else {
@@ -463,7 +480,8 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   if (!std::isfinite(cfg.checkpoint_minutes()) || cfg.checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
   CheckPolicyConfig(cfg.policy());
   CheckAgentConfig(cfg.agent());
-  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups());
+  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups(),
+                  cfg.fuse_max_group_fraction());
   const BudgetClock clock = ParseBudgetClock(cfg.clock());
   const bool hdp = cfg.method() == "hdp";
   if (!hdp && !cfg.method().empty())
@@ -485,7 +503,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   for (const std::string& g : cfg.graphs())
     envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
                             hdp ? 0 : cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order(),
-                            cfg.memory_estimate()));
+                            cfg.memory_estimate(), cfg.fuse_max_group_fraction()));
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
   encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
   if (!cfg.policy().preset().empty()) po.preset = encoders::ParsePolicyPreset(cfg.policy().preset());
@@ -678,6 +696,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   cfg.set_fuse_above_groups(300);
   cfg.set_fuse_target_groups(128);
   cfg.set_memory_estimate("lifetime");
+  cfg.set_fuse_max_group_fraction(0.5);
   FillDefaultAgentConfig(cfg.mutable_agent());
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
   if (!o.checkpoint.empty()) cfg.set_checkpoint(o.checkpoint);
@@ -694,7 +713,8 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
     throw ConfigError("finetune_minutes must be in [0, a week]");
   if (cfg.episodes_per_update() < 1 || cfg.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
   CheckAgentConfig(cfg.agent());
-  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups());
+  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups(),
+                  cfg.fuse_max_group_fraction());
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   const std::string ckpt = CheckpointFile(cfg.checkpoint());
   std::vector<DeviceTask> envs;
@@ -705,7 +725,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
     envs.clear();
     envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
                             cfg.fuse_above_groups(), cfg.fuse_target_groups(), features, cfg.order(),
-                            cfg.memory_estimate()));
+                            cfg.memory_estimate(), cfg.fuse_max_group_fraction()));
     try {
       policy = encoders::Policy::Load(ckpt, *envs[0].env);  // checks the layout (device count, features)
       cfg.set_features(features);

@@ -54,10 +54,33 @@ TEST(GraphInfoCli, WritesGraphFusedGraphAndPlacement) {
   EXPECT_EQ(placerl::graphs::ColocationViolation(g, p), "");
 }
 
+// --fuse-max-group-gb caps the placement groups: on nmt(layers=4) at 128 groups the largest
+// holds 8.6 GB uncapped; capped at 2.34 GB every group fits, under either measure.
+TEST(GraphInfoCli, FuseMaxGroupGbCapsTheLargestGroup) {
+  const auto plain = ShSplit(kBin + " --graph 'nmt(layers=4)' --json --fuse 128");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_GT(nlohmann::json::parse(plain.out)["fused_largest_groups_bytes"][0].get<double>(), 8e9);
+  const auto capped = ShSplit(kBin + " --graph 'nmt(layers=4)' --json --fuse 128 --fuse-max-group-gb 2.34");
+  ASSERT_EQ(capped.status, 0) << capped.err;
+  const auto c = nlohmann::json::parse(capped.out);
+  EXPECT_LE(c["fused_groups"].get<int>(), 128);
+  EXPECT_LE(c["fused_largest_groups_bytes"][0].get<double>(), 2.34e9);
+  const auto life = ShSplit(kBin + " --graph 'nmt(layers=4)' --json --fuse 128 --fuse-max-group-gb 2.34 " +
+                            "--machine 'k80(gpus=4,memory_fraction=0.39)'");
+  ASSERT_EQ(life.status, 0) << life.err;
+  const auto l = nlohmann::json::parse(life.out);
+  EXPECT_LE(l["fused_largest_groups_lifetime_bytes"][0].get<double>(), 2.34e9);
+  EXPECT_GT(l["fused_largest_groups_lifetime_bytes"][0].get<double>(), 1e9);
+}
+
 TEST(GraphInfoCli, ErrorsAreOneLine) {
   for (const std::string& args : {std::string("--graph 'nmt(depth=2)'"), std::string("--graph 'rnnlm(layers=0)'"),
                                   std::string("--graph rnnlm --fuse -3"), std::string("--graph /nonexistent.graph"),
-                                  std::string("--graph rnnlm --write-placement /tmp/x"), std::string("")}) {
+                                  std::string("--graph rnnlm --write-placement /tmp/x"), std::string(""),
+                                  std::string("--graph rnnlm --fuse-max-group-gb 1"),
+                                  std::string("--graph rnnlm --fuse 8 --fuse-max-group-gb -1"),
+                                  std::string("--graph rnnlm --machine 'k80(gpus=2)'"),
+                                  std::string("--graph rnnlm --fuse 8 --machine 'k80(gpus=x)'")}) {
     const auto r = Sh(kBin + " " + args);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
     EXPECT_EQ(r.out.rfind("graph-info: error: ", 0), 0u) << r.out;

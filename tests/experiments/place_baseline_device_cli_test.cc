@@ -111,7 +111,8 @@ TEST(PlaceBaselineDeviceCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   for (const std::string& args :
        {std::string("--method nosuch"), std::string("--method m_etf --set memory_accounting=tight"),
         std::string("--method heft --set devices=gpus"), std::string("--method m_sct --set sct_threshold=2"),
-        std::string("--method metis --set partition_imbalance=0"), std::string("--machine 'k80(gpus=x)'"), std::string("--machine ''"),
+        std::string("--method metis --set partition_imbalance=0"), std::string("--method heft --set fuse_max_group_fraction=2"),
+        std::string("--method heft --set fuse_max_group_fraction=-1"), std::string("--machine 'k80(gpus=x)'"), std::string("--machine ''"),
         std::string("--graph no/such.graph"), std::string("--samples 0"), std::string("--minutes nan"),
         std::string("--set nosuch=1"), std::string("--graph 'layered(ops=0)'"), std::string("--resume " + out)}) {
     const auto r = Sh(kBin + " --env device --graph " + kGraph + " " + args + " --out " + out);
@@ -185,7 +186,11 @@ TEST(PlaceBaselineDeviceCli, SearchPlacersAndExpertKeepGroupsAndPerfModelReprodu
       ASSERT_EQ(j["notes"].size(), 1u) << j.dump();
       EXPECT_NE(j["notes"][0].get<std::string>().find("fused graph"), std::string::npos);
       if (c.sets.find("fuse_target_groups=4") != std::string::npos)
+      {
         EXPECT_NE(j["notes"][0].get<std::string>().find(", 4 placement groups"), std::string::npos) << j.dump();
+        // fuse_max_group_fraction 0.5 of a 12 GB K80: the cap is on (and does not bind here).
+        EXPECT_NE(j["notes"][0].get<std::string>().find("groups capped at 6 GB"), std::string::npos) << j.dump();
+      }
     }
     int status = -1;
     const auto sim = SimulateOnMachine(kGraph, "k80(gpus=2)", out + "/best.placement", &status);

@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
 #include <string>
 
 #include "datasets/graphs/enas_graphs.h"
+#include "datasets/graphs/graph_spec.h"
 #include "datasets/graphs/rnn_graphs.h"
 #include "datasets/graphs/training_graph.h"
 #include "datasets/util/errors.h"
@@ -190,6 +192,117 @@ TEST(Fusion, EnasCellsAndNmtMeetTheGroupTarget) {
   EXPECT_LT(f.coarse.num_ops(), nmt.num_ops() / 2);
 }
 
+// Members of each placement group.
+std::vector<std::vector<int>> GroupMembers(const FusedGraph& f) {
+  std::vector<std::vector<int>> m(f.num_groups);
+  for (size_t i = 0; i < f.op_to_group.size(); ++i) m[f.op_to_group[i]].push_back(static_cast<int>(i));
+  return m;
+}
+
+// a → b → c → d, each its own group, flops 1..4 (the lightest joins first), outputs 4 bytes, no
+// weights. Live ranges: op i runs in bucket i, its output lives until its consumer's bucket.
+// Uncapped: one group. Cap 8, all_outputs measure (Σ outputs): a+b = 8 joins, c+d = 8 joins,
+// {a,b}+{c,d} = 16 is refused both ways → two groups, above the target of 1. Cap 8, lifetime:
+// {a,b} peaks at 8 (bucket 1), {c,d} at 8, all four at 8 (at most two outputs live at once)
+// → one group. Cap 7: every join exceeds it → four groups.
+TEST(Fusion, MemoryCapByHand) {
+  std::vector<OpInfo> ops(4);
+  for (int i = 0; i < 4; ++i) {
+    ops[i] = {std::string(1, static_cast<char>('a' + i)), "matmul", 1.0 + i, 1, 4, 0, 0, -1, "", {}};
+    if (i > 0) ops[i].inputs = {i - 1};
+  }
+  const ComputeGraph g = BuildComputeGraph(ops);
+  const OpLiveRanges lr = LiveRangesAlongSchedule(g, {0, 1, 2, 3}, 256);
+  ASSERT_EQ(lr.buckets, 4);
+  EXPECT_EQ(lr.bucket, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(lr.last_use, (std::vector<int>{1, 2, 3, 3}));
+  EXPECT_EQ(GroupMemoryBytes(g, {0, 1, 2, 3}, nullptr), 16);
+  EXPECT_EQ(GroupMemoryBytes(g, {0, 1, 2, 3}, &lr), 8);
+  EXPECT_EQ(GroupMemoryBytes(g, {0, 1}, &lr), 8);  // a [0,1] and b [1,2] overlap in bucket 1
+  EXPECT_EQ(GroupMemoryBytes(g, {0, 2}, &lr), 4);  // a [0,1] and c [2,3] never both live
+  auto fuse = [&](double cap, const OpLiveRanges* ranges) {
+    FusionOptions o;
+    o.target_groups = 1;
+    o.max_group_bytes = cap;
+    o.live_ranges = ranges;
+    const FusedGraph f = FuseGraph(g, o);
+    CheckFusion(g, f, 0);
+    return f;
+  };
+  EXPECT_EQ(fuse(0, nullptr).num_groups, 1);
+  EXPECT_EQ(fuse(0, &lr).num_groups, 1);  // no cap: the ranges are not used
+  const FusedGraph two = fuse(8, nullptr);
+  ASSERT_EQ(two.num_groups, 2);
+  EXPECT_EQ(two.op_to_group[0], two.op_to_group[1]);
+  EXPECT_EQ(two.op_to_group[2], two.op_to_group[3]);
+  EXPECT_NE(two.op_to_group[1], two.op_to_group[2]);
+  EXPECT_EQ(fuse(8, &lr).num_groups, 1);
+  EXPECT_EQ(fuse(7, nullptr).num_groups, 4);
+  EXPECT_EQ(fuse(7, &lr).num_groups, 4);
+  EXPECT_EQ(fuse(16, nullptr).num_groups, 1);
+}
+
+// Random training graphs: cap 0 gives exactly the uncapped result; with a cap, the coarse graph
+// keeps every property, and a group over the cap is one co-location group of the input (which
+// fusion never splits) — under both measures.
+TEST(Fusion, MemoryCapOnRandomGraphs) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    std::vector<OpInfo> fwd = Ops(MakeLayeredRandomGraph(80, 7, 3, seed));
+    std::mt19937 rng(static_cast<unsigned>(seed));
+    for (OpInfo& o : fwd) {
+      if (rng() % 3 == 0) o.colocation = "g" + std::to_string(rng() % 9);
+      o.param_bytes = rng() % 3 == 0 ? 100 + rng() % 1000 : 0;
+      o.output_bytes = 10 + rng() % 100;
+      o.temp_bytes = rng() % 50;
+    }
+    const ComputeGraph g = BuildComputeGraph(AddTrainingOps(fwd));
+    std::vector<double> start(g.num_ops());
+    for (int k = 0; k < g.num_ops(); ++k) start[g.topo_order[k]] = k;
+    const OpLiveRanges lr = LiveRangesAlongSchedule(g, start, 16);
+    FusionOptions plain;
+    plain.target_groups = 10;
+    const FusedGraph base = FuseGraph(g, plain);
+    FusionOptions zero = plain;
+    zero.live_ranges = &lr;
+    const FusedGraph same = FuseGraph(g, zero);
+    EXPECT_EQ(same.op_to_node, base.op_to_node);
+    EXPECT_EQ(same.op_to_group, base.op_to_group);
+    for (const OpLiveRanges* ranges : {static_cast<const OpLiveRanges*>(nullptr), &lr})
+      for (const double cap : {1500.0, 4000.0, 1e9}) {
+        SCOPED_TRACE("seed " + std::to_string(seed) + " cap " + std::to_string(cap) + (ranges ? " lifetime" : ""));
+        FusionOptions o = plain;
+        o.max_group_bytes = cap;
+        o.live_ranges = ranges;
+        const FusedGraph f = FuseGraph(g, o);
+        CheckFusion(g, f, 0);
+        if (cap == 1e9) EXPECT_EQ(f.op_to_group, base.op_to_group);  // never binds
+        for (const std::vector<int>& m : GroupMembers(f)) {
+          if (GroupMemoryBytes(g, m, ranges) <= cap) continue;
+          for (int i : m) EXPECT_EQ(g.coloc_group[i], g.coloc_group[m[0]]) << "a join made a group over the cap";
+        }
+      }
+  }
+}
+
+// nmt(layers=4) at 128 groups (place-train's default): uncapped, one group holds 8.6 GB of
+// weights, optimizer state and outputs (graph-info --fuse 128); capped at 2.34 GB (half of a
+// k80(memory_fraction=0.39) GPU) every group fits, still at most 128 groups, acyclic, co-located.
+TEST(Fusion, MemoryCapOnNmt4) {
+  const ComputeGraph g = GraphFromSpec("nmt(layers=4)").graph;
+  FusionOptions o;
+  o.target_groups = 128;
+  double largest = 0;
+  for (const auto& m : GroupMembers(FuseGraph(g, o))) largest = std::max(largest, GroupMemoryBytes(g, m, nullptr));
+  EXPECT_GT(largest, 8e9);
+  o.max_group_bytes = 2.34e9;
+  const FusedGraph f = FuseGraph(g, o);
+  CheckFusion(g, f, 128);
+  largest = 0;
+  for (const auto& m : GroupMembers(f)) largest = std::max(largest, GroupMemoryBytes(g, m, nullptr));
+  EXPECT_LE(largest, 2.34e9);
+  EXPECT_GT(largest, 1e9);
+}
+
 TEST(Fusion, Errors) {
   const ComputeGraph g = MakeChainGraph(3, 1, 1, 1);
   FusionOptions o;
@@ -199,6 +312,19 @@ TEST(Fusion, Errors) {
   o.cycle_check_budget = 0;
   EXPECT_THROW(FuseGraph(g, o), ConfigError);
   EXPECT_THROW(ExpandPlacement(FuseGraph(g), {0}), ConfigError);
+  o.cycle_check_budget = 16;
+  o.max_group_bytes = -1;
+  EXPECT_THROW(FuseGraph(g, o), ConfigError);
+  o.max_group_bytes = INFINITY;
+  EXPECT_THROW(FuseGraph(g, o), ConfigError);
+  o.max_group_bytes = 10;
+  OpLiveRanges bad = LiveRangesAlongSchedule(g, {0, 1, 2}, 4);
+  bad.last_use[0] = 7;  // beyond the buckets
+  o.live_ranges = &bad;
+  EXPECT_THROW(FuseGraph(g, o), ConfigError);
+  bad.bucket.pop_back();
+  EXPECT_THROW(FuseGraph(g, o), ConfigError);
+  EXPECT_THROW(LiveRangesAlongSchedule(g, {0, 1}, 4), ConfigError);
 }
 
 }  // namespace

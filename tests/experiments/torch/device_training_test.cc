@@ -7,10 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 
+#include "datasets/graphs/fusion.h"
+#include "datasets/util/errors.h"
 #include "env/device/device_env.h"
 #include "tests/experiments/test_dir.h"
 
@@ -116,6 +119,64 @@ TEST(DeviceTraining, FusedTasksCountLifetimeMemoryOnTheOriginalOps) {
   o.memory_estimate = "all_outputs";
   DeviceTask a = MakeDeviceTask(o, 50, 16);
   EXPECT_FALSE(a.env->options().memory_graph);
+}
+
+// Issue 15: on NMT-4, 4 K80-like GPUs at 0.39 of their memory (4.68 GB) and no CPU, place-train's
+// default fusion (128 groups) makes one group of 4.70 GB under the lifetime estimate, which the
+// masked environment refuses up front; with fuse_max_group_fraction = 0.5 every placement group
+// needs at most 2.34 GB (the mask's own up-front number: the environment accepts the graph with
+// a GPU of exactly that size), within 128 groups.
+TEST(DeviceTraining, MemoryCapOfFusionLetsTheMaskPlaceNmt4OnFourGpus) {
+  env::DeviceEnvOptions o;
+  o.graph = "nmt(layers=4)";
+  o.machine = "k80(gpus=4,cpu=0,memory_fraction=0.39)";
+  o.memory_mask = true;
+  o.memory_estimate = "lifetime";
+  EXPECT_THROW(MakeDeviceTask(o, 300, 128), ConfigError);
+  EXPECT_THROW(MakeDeviceTask(o, 300, 128, 0.0), ConfigError);
+  DeviceTask t = MakeDeviceTask(o, 300, 128, 0.5);
+  ASSERT_TRUE(t.fused);
+  EXPECT_LE(t.fused->num_groups, 128);
+  EXPECT_EQ(t.env->episode_length(), t.fused->num_groups);
+  const double cap = 0.5 * t.scoring->instance().machine.sim.devices[0].memory_capacity;
+  EXPECT_NEAR(cap, 0.5 * 0.39 * 12e9, 1e6);
+  const graphs::ComputeGraph& g = t.scoring->instance().graph;
+  const graphs::OpLiveRanges lr = env::DeviceEnv::LiveRanges(g, t.scoring->instance().machine, 256);
+  std::vector<std::vector<int>> members(t.fused->num_groups);
+  for (int i = 0; i < g.num_ops(); ++i) members[t.fused->op_to_group[i]].push_back(i);
+  double largest = 0;
+  for (const auto& m : members) largest = std::max(largest, graphs::GroupMemoryBytes(g, m, &lr));
+  EXPECT_LE(largest, cap);
+  EXPECT_GT(largest, 0.5 * cap);
+  // Expanded placements respect co-location: every op of a group of the original gets one device.
+  const std::vector<int> op_device =
+      graphs::ExpandPlacement(*t.fused, [&] {
+        std::vector<int> v(t.fused->coarse.num_ops());
+        for (int k = 0; k < t.fused->coarse.num_ops(); ++k) v[k] = t.fused->coarse.coloc_group[k] % 4;
+        return v;
+      }());
+  EXPECT_EQ(graphs::ColocationViolation(g, op_device), "");
+  // The mask's up-front check agrees: a GPU of exactly the cap (+ rounding) admits every group.
+  env::DeviceEnvOptions small = o;
+  char spec[96];
+  std::snprintf(spec, sizeof spec, "k80(gpus=4,cpu=0,memory_fraction=%.9f)", 0.5 * 0.39 * (1 + 1e-6));
+  small.machine = spec;
+  EXPECT_NO_THROW(MakeDeviceTask(small, 300, 128, 1.0));
+  // all_outputs: the cap measures Σ params + outputs + max temp of the original ops.
+  o.memory_estimate = "all_outputs";
+  DeviceTask a = MakeDeviceTask(o, 300, 128, 0.5);
+  double held = 0;
+  std::vector<std::vector<int>> am(a.fused->num_groups);
+  for (int i = 0; i < g.num_ops(); ++i) am[a.fused->op_to_group[i]].push_back(i);
+  for (const auto& m : am) held = std::max(held, graphs::GroupMemoryBytes(g, m, nullptr));
+  EXPECT_LE(held, cap);
+  // Without the mask the cap is off: today's fusion.
+  o.memory_mask = false;
+  DeviceTask u = MakeDeviceTask(o, 300, 128, 0.5);
+  DeviceTask v = MakeDeviceTask(o, 300, 128, 0.0);
+  EXPECT_EQ(u.fused->op_to_node, v.fused->op_to_node);
+  EXPECT_THROW(MakeDeviceTask(o, 300, 128, 1.5), ConfigError);
+  EXPECT_THROW(MakeDeviceTask(o, 300, 128, -0.1), ConfigError);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -190,6 +191,29 @@ TEST(PlaceTrainDeviceCli, ResumeAfterKillContinuesTheSameCurve) {
   EXPECT_NE(none.err.find("no checkpoint to resume from"), std::string::npos) << none.err;
 }
 
+// fuse_max_group_fraction: a new run writes the default (0.5) into config.pbtxt; a run whose
+// config.pbtxt has no such line (started before the key) resumes with it off (0), not 0.5.
+TEST(PlaceTrainDeviceCli, FuseMaxGroupFractionDefaultAndOldRunsKeepTheirFusion) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "d";
+  ASSERT_EQ(ShSplit(kBin + "/place-train --env device --graph " + kMlp + " --minutes 10 --max-updates 1 " +
+                    "--set episodes_per_update=2 --out " + out).status, 0);
+  const std::string cfg_path = out + "/config.pbtxt";
+  std::string text;
+  {
+    std::ifstream f(cfg_path);
+    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  const size_t at = text.find("fuse_max_group_fraction: 0.5\n");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.erase(at, std::string("fuse_max_group_fraction: 0.5\n").size());
+  std::ofstream(cfg_path) << text;
+  const auto resumed = ShSplit(kBin + "/place-train --env device --resume " + out + " --max-updates 2");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  const auto cfg = ShSplit("cat " + cfg_path);
+  EXPECT_NE(cfg.out.find("\nfuse_max_group_fraction: 0\n"), std::string::npos) << cfg.out;
+}
+
 TEST(PlaceTrainDeviceCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   testing::TempDir tmp;
   const std::string out = tmp / "never";
@@ -199,7 +223,10 @@ TEST(PlaceTrainDeviceCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
         std::string("--graph /nonexistent.graph"), std::string("--graph ") + kMlp + " --machine 'k80(gpus=0,cpu=0)'",
         std::string("--graph ") + kMlp + " --set fuse_above_groups=-1", std::string("--machine 'k80(gpus=2)'"),
         std::string("--graph ") + kMlp + " --set features=all", std::string("--graph ") + kMlp + " --set order=sideways",
-        std::string("--graph ") + kMlp + " --set reward=relativ"}) {
+        std::string("--graph ") + kMlp + " --set reward=relativ",
+        std::string("--graph ") + kMlp + " --set fuse_max_group_fraction=1.5",
+        std::string("--graph ") + kMlp + " --set fuse_max_group_fraction=-0.25",
+        std::string("--graph ") + kMlp + " --set fuse_max_group_fraction=nan"}) {
     const auto r = ShSplit(kBin + "/place-train --env device " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.err;
     EXPECT_NE(r.err.find("place-train: error:"), std::string::npos) << args << ": " << r.err;
