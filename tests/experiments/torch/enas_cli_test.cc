@@ -159,6 +159,12 @@ TEST(EnasCli, RankingOptionsAndEnasRank) {
   EXPECT_EQ(k["known"], 3);  // enas0, enas1 (one of them also "enas"), hand
   EXPECT_TRUE(k["kendall_tau"].is_null() || std::abs(k["kendall_tau"].get<double>()) <= 1);
 
+  // The shipped seed-1 cells (docs/nas.md): all 7 parse, with their from-scratch accuracies.
+  const auto shipped = ShSplit(rank + " --checkpoint " + out + " --cells experiments/configs/enas_micro_seed1_cells.txt "
+                               "--max-images 128 --images 32 --json");
+  ASSERT_EQ(shipped.status, 0) << shipped.out << shipped.err;
+  EXPECT_EQ(nlohmann::json::parse(shipped.out)["known"], 7);
+
   const std::string bad = tmp / "bad.txt";
   {
     std::ofstream f(bad);
