@@ -16,8 +16,10 @@
 // The same architecture given twice is scored once (labels joined with '/').
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <sstream>
