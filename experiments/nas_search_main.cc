@@ -66,7 +66,9 @@ struct Options {
   int32_t population = 0, tournament = 0, episodes_per_update = 0;
   double cost_budget = -1, penalty = -1;
   double budget_minutes = -1, final_epochs = -1;  // --dataset fashion-mnist
-  int32_t random_cells = 0, max_images = 0;
+  int32_t random_cells = -1, max_images = 0;
+  int32_t derive_samples = -1, derive_images = -1, final_candidates = -1;  // enas_micro / fashion-mnist
+  double uniform_fraction = -1;
   std::string fashion_mnist_dir;
   std::string clock;  // --clock wall | cpu (enas_micro / fashion-mnist: the search budget's clock)
   bool json = false;
@@ -523,11 +525,26 @@ int NasSearch(const Options& o) {
   if (!o.clock.empty() && !(cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro"))
     throw ConfigError("--clock applies to the time budget of --space enas_micro --dataset fashion-mnist (the other "
                       "searches count architectures: --budget)");
+  if ((o.derive_samples > 0 || o.derive_images > 0 || o.final_candidates > 0 || o.uniform_fraction >= 0) &&
+      !(cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro" && cfg.method() == "enas"))
+    throw ConfigError("--derive-samples, --derive-images, --final-candidates and --uniform-fraction apply to --space "
+                      "enas_micro --dataset fashion-mnist --method enas");
 #if PLACERL_HAVE_TORCH
-  if (cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro")
-    return enas::RunFashionMnistNasSearch(cfg, {o.budget_minutes, o.final_epochs, o.random_cells, o.max_images,
-                                           o.fashion_mnist_dir, o.test_kill_after_checkpoints, o.clock}, o.dir,
-                                          run::CommandLineText(argc_, argv_), o.json);
+  if (cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro") {
+    enas::FashionMnistFlags f;
+    f.budget_minutes = o.budget_minutes;
+    f.final_epochs = o.final_epochs;
+    f.random_cells = o.random_cells;
+    f.max_images = o.max_images;
+    f.data_dir = o.fashion_mnist_dir;
+    f.test_kill_after_checkpoints = o.test_kill_after_checkpoints;
+    f.clock = o.clock;
+    f.derive_samples = o.derive_samples;
+    f.derive_images = o.derive_images;
+    f.final_candidates = o.final_candidates;
+    f.uniform_fraction = o.uniform_fraction;
+    return enas::RunFashionMnistNasSearch(cfg, f, o.dir, run::CommandLineText(argc_, argv_), o.json);
+  }
 #endif
   RunState resume_state;
   if (resuming) resume_state = ReadRunState(o.dir.resume, cfg);
@@ -824,8 +841,20 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"wall", "cpu"}));
     app.add_option("--final-epochs", o.final_epochs, "fashion-mnist: epochs of training from scratch (default 1; "
                                                      "fractions allowed)")->check(cli::FiniteRange(1e-6, 1e4));
-    app.add_option("--random-cells", o.random_cells, "fashion-mnist: random cells trained from scratch (default 4)")
-        ->check(cli::IntRange(1, 10000));
+    app.add_option("--random-cells", o.random_cells, "fashion-mnist: random cells trained from scratch (default 4; "
+                                                     "0 with --method enas: no random or hand-designed cells)")
+        ->check(cli::IntRange(0, 10000));
+    app.add_option("--derive-samples", o.derive_samples,
+                   "enas: children sampled from the trained controller and ranked with the shared weights (default 10)")
+        ->check(cli::IntRange(1, 100000));
+    app.add_option("--derive-images", o.derive_images, "enas: validation images that rank them (default 1000)")
+        ->check(cli::IntRange(1, 1000000));
+    app.add_option("--final-candidates", o.final_candidates,
+                   "enas: the R best-ranked children trained from scratch, the best by validation is the found cell "
+                   "(default 1; compare with --random-cells R)")->check(cli::IntRange(1, 10000));
+    app.add_option("--uniform-fraction", o.uniform_fraction,
+                   "enas: shared steps train a uniformly random child (not the controller's) during this first "
+                   "fraction of the budget (default 0)")->check(cli::FiniteRange(0, 1));
     app.add_option("--max-images", o.max_images, "fashion-mnist: at most N images of each split (quick runs, tests)")
         ->check(cli::IntRange(1, 60000));
     app.add_option("--fashion-mnist-dir", o.fashion_mnist_dir, "the IDX files (default /usr/share/datasets/fashion-mnist, "

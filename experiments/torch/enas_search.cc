@@ -306,7 +306,9 @@ void CheckSearchOptions(const EnasSearchOptions& o) {
   positive(o.epoch_val_images, 1000000, "epoch_val_images");
   positive(o.derive_samples, 100000, "derive_samples");
   positive(o.derive_images, 1000000, "derive_images");
-  positive(o.random_cells, 10000, "random_cells");
+  positive(o.final_candidates, 10000, "final_candidates");
+  if (o.random_cells < 0 || o.random_cells > 10000) throw ConfigError("random_cells must be in [0, 10000]");
+  if (!(o.uniform_fraction >= 0 && o.uniform_fraction <= 1)) throw ConfigError("uniform_fraction must be in [0, 1]");
   positive(o.threads, 256, "threads");
   if (o.max_train_images < 0 || o.max_test_images < 0) throw ConfigError("max_train_images / max_test_images must be >= 0");
   if (!(o.budget_minutes > 0 && o.budget_minutes <= 1e6)) throw ConfigError("budget_minutes must be in (0, 1e6]");
@@ -347,6 +349,7 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
                    const EnasCheckpoints& checkpoints) {
   if (method != "enas" && method != "random") throw ConfigError("fashion-mnist: method '" + method + "' (enas, random)");
   CheckSearchOptions(o);
+  if (method == "random" && o.random_cells < 1) throw ConfigError("method random: random_cells must be at least 1");
   torch::set_num_threads(o.threads);
   const Data d = LoadData(o);
   if (d.train.size() < o.batch) throw ConfigError("fewer training images than one batch");
@@ -370,6 +373,7 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
     co.seed = o.seed;
     NasRlController controller(block, co);
     Batches batches(d.train, o.batch, o.seed);
+    std::mt19937_64 uniform_rng(o.seed * 104729 + 3);  // the uniformly random children (uniform_fraction)
     const double budget = 60 * o.budget_minutes;
     const auto start = Clock::now();
     const double cpu_start = CpuSeconds();
@@ -394,6 +398,8 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
           {"controller_children", r.controller_children}, {"episodes", controller.episodes()},
           {"samples", controller.samples()}, {"batches_rng", batches.RngText()}, {"batches_at", batches.at()},
           {"quality", quality->State()},    {"epochs", epochs}, {"seed", o.seed},
+          {"uniform_rng", [&] { std::ostringstream u; u << uniform_rng; return u.str(); }()},
+          {"uniform_steps", r.uniform_steps},
           {"distinct", std::vector<nas::Architecture>(distinct.begin(), distinct.end())}};
       archive.write("state", BytesTensor(state.dump()));
       std::ostringstream out;
@@ -427,6 +433,12 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
         r.shared_steps = state.at("shared_steps").get<int64_t>();
         r.controller_children = state.at("controller_children").get<int64_t>();
         for (const auto& e : state.at("epochs")) r.epochs.push_back(EpochFrom(e));
+        if (state.contains("uniform_rng")) {
+          std::istringstream u(state.at("uniform_rng").get<std::string>());
+          u >> uniform_rng;
+          if (!u) throw ConfigError("enas checkpoint: the uniform children's RNG is unreadable");
+          r.uniform_steps = state.at("uniform_steps").get<int64_t>();
+        }
         if (state.contains("distinct"))
           for (const auto& a : state.at("distinct")) distinct.insert(a.get<nas::Architecture>());
       } catch (const nlohmann::json::exception& e) {
@@ -447,8 +459,14 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
       int32_t n = 0;
       for (; n < o.shared_steps && !(n > 0 && (elapsed() >= budget || stopped())); ++n) {
         es.lr = CosineLr(o, elapsed() / budget);
-        const nas::Architecture child = controller.Sample();
-        distinct.insert(child);
+        // The first uniform_fraction of the budget: a uniformly random child (not the controller's).
+        const bool uniform = elapsed() < o.uniform_fraction * budget;
+        const nas::Architecture child = uniform ? search::RandomArchitecture(*space, uniform_rng) : controller.Sample();
+        if (uniform) {
+          ++r.uniform_steps;
+        } else {
+          distinct.insert(child);
+        }
         const auto [loss, acc] = TrainStep(net, sgd, DecodeEnasMicro(child), batches.Next(), es.lr, o.grad_clip);
         es.shared_loss += loss;
         es.shared_accuracy += acc;
@@ -510,11 +528,17 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
       return a.shared_val_accuracy > b.shared_val_accuracy;
     });
     r.derive_seconds = Since(derive_start);
-    if (!stopped()) {
-      r.enas = TrainFromScratch(d, "enas", r.candidates.front().arch, o, o.seed + 1, stop, progress);
-      r.enas.shared_val_accuracy = r.candidates.front().shared_val_accuracy;
+    // Final: the R best candidates trained from scratch; the found cell is the best by validation.
+    const size_t finalists = std::min<size_t>(o.final_candidates, r.candidates.size());
+    for (size_t k = 0; k < finalists && !stopped(); ++k) {
+      const std::string label = finalists == 1 ? "enas" : "enas" + std::to_string(k);
+      TrainedChild t = TrainFromScratch(d, label, r.candidates[k].arch, o, o.seed + 1, stop, progress);
+      t.shared_val_accuracy = r.candidates[k].shared_val_accuracy;
+      r.finalists.push_back(t);
+      if (!r.have_enas || t.val_accuracy > r.enas.val_accuracy) r.enas = t;
       r.have_enas = true;
     }
+    if (r.have_enas) r.enas.label = "enas";
   }
   if (method == "random" || o.compare) {
     std::mt19937_64 rng(o.seed * 7919 + 17);
@@ -531,6 +555,113 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
   }
   r.stopped = stopped();
   return r;
+}
+
+std::vector<double> SharedWeightAccuracies(const std::string& checkpoint_bytes, const std::vector<nas::Architecture>& cells,
+                                           const EnasSearchOptions& o, int64_t images,
+                                           const std::function<void(size_t done)>& progress) {
+  CheckSearchOptions(o);
+  if (images < 1) throw ConfigError("images must be at least 1");
+  std::vector<ChildArch> archs;
+  for (const nas::Architecture& a : cells) archs.push_back(DecodeEnasMicro(a));  // throws for a wrong size / choice
+  torch::set_num_threads(o.threads);
+  EnasNet net(NetOptionsOf(o.search_net));
+  const std::string size = "C=" + std::to_string(o.search_net.channels) + " N=" + std::to_string(o.search_net.cells_per_stage);
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;  // (loading takes a stored tensor's shape)
+  for (const auto& p : net->named_parameters()) shapes.emplace_back(p.key(), p.value().sizes().vec());
+  try {
+    torch::serialize::InputArchive archive, net_archive;
+    std::istringstream in(checkpoint_bytes);
+    archive.load_from(in);
+    archive.read("net", net_archive);
+    net->load(net_archive);
+    const auto loaded = net->named_parameters();
+    for (const auto& [name, shape] : shapes)
+      if (loaded[name].sizes().vec() != shape)
+        throw ConfigError("not a checkpoint of an enas_micro search with " + size + " (" + name + " has another shape)");
+  } catch (const c10::Error& e) {
+    std::string what = e.what_without_backtrace();
+    what = what.substr(0, what.find('\n'));
+    throw ConfigError("not a checkpoint of an enas_micro search with " + size + " (" + what + ")");
+  }
+  net->train();  // as in the search and its derive step: BN with the batch's statistics
+  const Data d = LoadData(o);
+  const int64_t n = std::min<int64_t>(images, d.val.size());
+  std::vector<double> acc;
+  for (size_t k = 0; k < archs.size(); ++k) {
+    acc.push_back(Accuracy(net, archs[k], d.val, 0, n));
+    if (progress) progress(k + 1);
+  }
+  return acc;
+}
+
+namespace {
+// Average ranks (1-based; ties share the mean of their ranks).
+std::vector<double> AverageRanks(const std::vector<double>& x) {
+  std::vector<size_t> idx(x.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+  std::vector<double> rank(x.size());
+  for (size_t i = 0; i < idx.size();) {
+    size_t j = i;
+    while (j + 1 < idx.size() && x[idx[j + 1]] == x[idx[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) rank[idx[k]] = 0.5 * static_cast<double>(i + j) + 1;
+    i = j + 1;
+  }
+  return rank;
+}
+}  // namespace
+
+double KendallTau(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size()) throw ConfigError("KendallTau: lists of different lengths");
+  double concordant = 0, discordant = 0, ties_x = 0, ties_y = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    for (size_t j = i + 1; j < x.size(); ++j) {
+      const double dx = x[i] - x[j], dy = y[i] - y[j];
+      if (dx == 0 && dy == 0) continue;
+      if (dx == 0) {
+        ++ties_x;
+      } else if (dy == 0) {
+        ++ties_y;
+      } else if ((dx > 0) == (dy > 0)) {
+        ++concordant;
+      } else {
+        ++discordant;
+      }
+    }
+  const double denom = std::sqrt((concordant + discordant + ties_x) * (concordant + discordant + ties_y));
+  return x.size() < 2 || denom == 0 ? NAN : (concordant - discordant) / denom;
+}
+
+double SpearmanRho(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size()) throw ConfigError("SpearmanRho: lists of different lengths");
+  if (x.size() < 2) return NAN;
+  const std::vector<double> rx = AverageRanks(x), ry = AverageRanks(y);
+  const double mean = 0.5 * static_cast<double>(x.size() + 1);
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += (rx[i] - mean) * (ry[i] - mean);
+    sxx += (rx[i] - mean) * (rx[i] - mean);
+    syy += (ry[i] - mean) * (ry[i] - mean);
+  }
+  return sxx == 0 || syy == 0 ? NAN : sxy / std::sqrt(sxx * syy);
+}
+
+nas::Architecture ParseDescribedArchitecture(const nas::SearchSpace& space, const std::string& text) {
+  nas::ArchitectureDef def;
+  def.set_space(space.name());
+  std::istringstream in(text);
+  std::string token;
+  while (in >> token) {
+    const size_t eq = token.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == token.size())
+      throw ConfigError("'" + token + "' is not decision=choice");
+    auto* c = def.add_choice();
+    c->set_decision(token.substr(0, eq));
+    c->set_choice(token.substr(eq + 1));
+  }
+  if (def.choice_size() == 0) throw ConfigError("no decision=choice in the cell");
+  return space.FromDef(def);  // throws for a missing, repeated or unknown decision or choice
 }
 
 namespace {
@@ -581,17 +712,26 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
       const nlohmann::json& saved = st.at("flags");
       auto differs = [](bool given, bool same) { return given && !same; };
       if (differs(flags.final_epochs > 0, flags.final_epochs == saved.at("final_epochs").get<double>()) ||
-          differs(flags.random_cells > 0, flags.random_cells == saved.at("random_cells").get<int32_t>()) ||
+          differs(flags.random_cells >= 0, flags.random_cells == saved.at("random_cells").get<int32_t>()) ||
+          differs(flags.derive_samples > 0, flags.derive_samples == saved.value("derive_samples", -1)) ||
+          differs(flags.derive_images > 0, flags.derive_images == saved.value("derive_images", -1)) ||
+          differs(flags.final_candidates > 0, flags.final_candidates == saved.value("final_candidates", -1)) ||
+          differs(flags.uniform_fraction >= 0, flags.uniform_fraction == saved.value("uniform_fraction", -1.0)) ||
           differs(flags.max_images > 0, flags.max_images == saved.at("max_images").get<int32_t>()) ||
           differs(!flags.data_dir.empty(), flags.data_dir == saved.at("data_dir").get<std::string>()) ||
           differs(!flags.clock.empty(), flags.clock == saved.value("clock", std::string("wall"))))
         throw ConfigError("--resume " + dir_flags.resume + " keeps the run's --final-epochs, --random-cells, --max-images, "
-                          "--fashion-mnist-dir and --clock (a longer search: --budget-minutes M, the new total)");
+                          "--fashion-mnist-dir, --clock, --derive-samples, --derive-images, --final-candidates and "
+                          "--uniform-fraction (a longer search: --budget-minutes M, the new total)");
       f.final_epochs = saved.at("final_epochs").get<double>();
       f.random_cells = saved.at("random_cells").get<int32_t>();
       f.max_images = saved.at("max_images").get<int32_t>();
       f.data_dir = saved.at("data_dir").get<std::string>();
       f.clock = saved.value("clock", std::string("wall"));
+      f.derive_samples = saved.value("derive_samples", -1);
+      f.derive_images = saved.value("derive_images", -1);
+      f.final_candidates = saved.value("final_candidates", -1);
+      f.uniform_fraction = saved.value("uniform_fraction", -1.0);
       if (!(flags.budget_minutes > 0)) f.budget_minutes = saved.at("budget_minutes").get<double>();
       const std::string ckpt = dir_flags.resume + "/checkpoints/latest.ckpt";
       resume_bytes = ReadFile(ckpt);
@@ -606,7 +746,13 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
   EnasSearchOptions o;
   if (f.budget_minutes > 0) o.budget_minutes = f.budget_minutes;
   if (f.final_epochs > 0) o.final_epochs = f.final_epochs;
-  if (f.random_cells > 0) o.random_cells = f.random_cells;
+  if (f.random_cells >= 0) o.random_cells = f.random_cells;
+  if (f.derive_samples > 0) o.derive_samples = f.derive_samples;
+  if (f.derive_images > 0) o.derive_images = f.derive_images;
+  if (f.final_candidates > 0) o.final_candidates = f.final_candidates;
+  if (f.uniform_fraction >= 0) o.uniform_fraction = f.uniform_fraction;
+  o.compare = o.random_cells > 0;  // --random-cells 0: no comparison cells (method enas)
+  if (cfg.method() == "random" && o.random_cells < 1) throw ConfigError("--method random needs --random-cells >= 1");
   if (!f.data_dir.empty()) o.data_dir = f.data_dir;
   if (f.clock.empty()) f.clock = "wall";
   o.cpu_clock = ParseBudgetClock(f.clock) == BudgetClock::kCpu;  // throws on anything but wall | cpu
@@ -633,14 +779,16 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
   (void)nas::LoadFashionMnist(o.data_dir, "test");
 
   run::RunDirectory dir(run::ResolveRunDirFlags(dir_flags));
-  char header[700];
+  char header[900];
   std::snprintf(header, sizeof(header),
                 "%s\nENAS options (experiments/torch/enas_search.h): budget_minutes=%g clock=%s final_epochs=%g "
                 "random_cells=%d search_net C=%d N=%d final_net C=%d N=%d S=%d M=%d batch=%d reward_batch=%d "
-                "derive_samples=%d derive_images=%d validation_images=%d max_images=%d lr=%g..%g wd=%g threads=%d",
+                "derive_samples=%d derive_images=%d final_candidates=%d uniform_fraction=%g validation_images=%d "
+                "max_images=%d lr=%g..%g wd=%g threads=%d",
                 command_line.c_str(), o.budget_minutes, f.clock.c_str(), o.final_epochs, o.random_cells, o.search_net.channels,
                 o.search_net.cells_per_stage, o.final_net.channels, o.final_net.cells_per_stage, o.shared_steps,
-                o.controller_steps, o.batch, o.reward_batch, o.derive_samples, o.derive_images, o.validation_images,
+                o.controller_steps, o.batch, o.reward_batch, o.derive_samples, o.derive_images, o.final_candidates,
+                o.uniform_fraction, o.validation_images,
                 f.max_images, o.lr_max, o.lr_min, o.weight_decay, o.threads);
   dir.WriteConfig(cfg, header);
   if (resuming) dir.ResumeFrom(resume_epoch);  // the epochs logged after the checkpoint go (they run again)
@@ -659,7 +807,8 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
         {"next_epoch", next_epoch},
         {"flags", {{"budget_minutes", o.budget_minutes}, {"final_epochs", f.final_epochs},
                    {"random_cells", f.random_cells}, {"max_images", f.max_images}, {"data_dir", f.data_dir},
-                   {"clock", f.clock}}},
+                   {"clock", f.clock}, {"derive_samples", f.derive_samples}, {"derive_images", f.derive_images},
+                   {"final_candidates", f.final_candidates}, {"uniform_fraction", f.uniform_fraction}}},
         {"checkpoint", {{"file", "latest.ckpt"}, {"bytes", bytes.size()}, {"fnv1a", Fnv1a(bytes)}}}};
     WriteFileAtomic(dir.CheckpointPath("state.json"), st.dump(2) + "\n");
     last_checkpoint = Clock::now();
@@ -745,6 +894,7 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
                   {"shared_steps_per_epoch", o.shared_steps}, {"controller_children_per_epoch", o.controller_steps},
                   {"batch", o.batch},                   {"reward_batch", o.reward_batch},
                   {"derive_samples", o.derive_samples}, {"derive_images", o.derive_images},
+                  {"final_candidates", o.final_candidates}, {"uniform_fraction", o.uniform_fraction},
                   {"validation_images", o.validation_images}, {"threads", o.threads}};
   j["best"] = ChildJson(space, *best);
   j["test_accuracy"] = best->test_accuracy;
@@ -761,9 +911,13 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
     j["controller_children"] = r.controller_children;
     j["controller_updates"] = r.controller_updates;
     j["distinct_children"] = r.distinct_children;
+    j["uniform_steps"] = r.uniform_steps;
     nlohmann::json cand = nlohmann::json::array();
     for (const TrainedChild& c : r.candidates) cand.push_back(ChildJson(space, c));
     j["candidates"] = cand;
+    nlohmann::json fin = nlohmann::json::array();
+    for (const TrainedChild& c : r.finalists) fin.push_back(ChildJson(space, c));
+    j["finalists"] = fin;
     if (r.have_enas) j["enas"] = ChildJson(space, r.enas);
     if (r.have_hand) j["hand_designed"] = ChildJson(space, r.hand);
   }
@@ -792,6 +946,8 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
                   r.epochs.size(), static_cast<long long>(r.shared_steps),
                   static_cast<long long>(r.controller_children), static_cast<long long>(r.distinct_children),
                   r.search_seconds, r.search_cpu_seconds);
+      if (r.finalists.size() > 1)
+        for (const TrainedChild& c : r.finalists) line(c.label.c_str(), c);
       line("enas", r.enas);
     }
     if (r.best_random >= 0) {

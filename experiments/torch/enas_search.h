@@ -60,6 +60,14 @@ struct EnasSearchOptions {
   double grad_clip = 5;              // ENAS: grad bound 5
   int32_t derive_samples = 10;       // K
   int32_t derive_images = 1000;      // validation images that rank the K children
+  // R: the R best derived children (by shared-weight accuracy) are trained from scratch and the
+  // best of them by validation accuracy is the found cell (1 = ENAS: the top one only). At equal
+  // cost, compare with the best of R random cells (random_cells = R).
+  int32_t final_candidates = 1;
+  // Shared steps whose child is drawn uniformly at random instead of by the controller while the
+  // search has spent less than this fraction of its budget (0 = ENAS: always the controller;
+  // 1 = uniform throughout: weights not biased towards what the controller samples).
+  double uniform_fraction = 0;
   double final_epochs = 1;           // E (fractions: part of an epoch)
   int32_t random_cells = 4;          // random cells trained from scratch (compare / --method random)
   bool compare = true;               // method enas: also train the random cells and the hand-designed one
@@ -108,8 +116,10 @@ struct EnasResult {
   int64_t distinct_children = 0;
   double search_seconds = 0, derive_seconds = 0;
   double search_cpu_seconds = 0;         // process CPU time of the search (std::clock)
+  int64_t uniform_steps = 0;             // shared steps with a uniformly random child (uniform_fraction)
   std::vector<TrainedChild> candidates;  // the K derived children (shared_val_accuracy), best first
-  TrainedChild enas;                     // the found cell trained from scratch
+  std::vector<TrainedChild> finalists;   // the final_candidates best candidates trained from scratch
+  TrainedChild enas;                     // the found cell: the finalist with the best validation accuracy
   std::vector<TrainedChild> random;      // random cells trained from scratch
   int32_t best_random = -1;              // index into random (highest validation accuracy)
   TrainedChild hand;                     // the hand-designed cell (trained when compare)
@@ -140,11 +150,34 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
                    const EnasProgressFn& progress = {}, const std::function<void(const EnasEpochStats&)>& on_epoch = {},
                    const EnasCheckpoints& checkpoints = {});
 
-// The extra flags of `nas-search --dataset fashion-mnist` (negative / 0 = the default).
+// Ranking measurement (enas-rank): the accuracy of each cell with the shared weights of a search
+// checkpoint (`checkpoint_bytes`: a checkpoints/latest.ckpt of RunEnas, made with o.search_net) on
+// validation images [0, images) (capped at the validation split), evaluated as the derive step
+// does (super-network in training mode: BN with the statistics of chunks of 500 images).
+// `progress` (may be empty) sees each cell done. Throws ConfigError for a checkpoint that is not
+// one of an enas_micro search of that size, IoError for missing IDX files.
+std::vector<double> SharedWeightAccuracies(const std::string& checkpoint_bytes, const std::vector<nas::Architecture>& cells,
+                                           const EnasSearchOptions& o, int64_t images,
+                                           const std::function<void(size_t done)>& progress = {});
+
+// Rank correlations of two equally long lists (NaN with fewer than 2 entries or when a list is
+// constant): Kendall's tau-b (ties counted as in tau-b) and Spearman's rho (Pearson's r of the
+// average ranks).
+double KendallTau(const std::vector<double>& x, const std::vector<double>& y);
+double SpearmanRho(const std::vector<double>& x, const std::vector<double>& y);
+
+// An enas_micro architecture from the text nas-search logs and writes in result.json
+// ("normal0/input0=0 normal0/op0=sep_conv3x3 …": every decision once, any order). Throws
+// ConfigError saying what is wrong.
+nas::Architecture ParseDescribedArchitecture(const nas::SearchSpace& space, const std::string& text);
+
+// The extra flags of `nas-search --dataset fashion-mnist` (negative = the default).
 struct FashionMnistFlags {
   double budget_minutes = -1;
   double final_epochs = -1;
-  int32_t random_cells = 0;
+  int32_t random_cells = -1;  // 0 (method enas): no comparison cells (neither random nor hand-designed)
+  int32_t derive_samples = -1, derive_images = -1, final_candidates = -1;
+  double uniform_fraction = -1;
   int32_t max_images = 0;  // > 0: at most this many images of each split (quick runs, tests)
   std::string data_dir;    // empty: nas::kFashionMnistDir
   int test_kill_after_checkpoints = 0;  // tests: SIGKILL right after the k-th checkpoint

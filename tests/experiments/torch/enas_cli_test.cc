@@ -6,9 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "datasets/nas/search_space.h"
+#include "experiments/torch/enas_search.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -93,6 +97,13 @@ TEST(EnasCli, BadDatasetSpaceMethodOrFilesAreOneLineExitOne) {
         std::string("--space enas_micro --dataset fashion-mnist --method enas --set agent.algorithm=ppo"),
         std::string("--space enas_micro --dataset fashion-mnist --method enas --clock sundial"),
         std::string("--space nb201 --dataset table --method random --clock cpu"),
+        std::string("--space enas_micro --dataset fashion-mnist --method enas --final-candidates 0"),
+        std::string("--space enas_micro --dataset fashion-mnist --method enas --uniform-fraction 1.5"),
+        std::string("--space enas_micro --dataset fashion-mnist --method enas --derive-samples 0"),
+        std::string("--space enas_micro --dataset fashion-mnist --method enas --random-cells -1"),
+        std::string("--space enas_micro --dataset fashion-mnist --method random --random-cells 0"),
+        std::string("--space enas_micro --dataset fashion-mnist --method random --final-candidates 2"),
+        std::string("--space nb201 --dataset table --method random --uniform-fraction 0.5"),
         std::string("--space enas_micro --dataset fashion-mnist --method enas --fashion-mnist-dir ") + tmp / "none"}) {
     const auto r = Sh(kBin + " " + args + " --out " + out);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
@@ -103,6 +114,72 @@ TEST(EnasCli, BadDatasetSpaceMethodOrFilesAreOneLineExitOne) {
   const auto missing = Sh(kBin + " --space enas_micro --dataset fashion-mnist --method enas --fashion-mnist-dir " +
                           tmp / "none" + " --out " + out);
   EXPECT_NE(missing.out.find("dataset-fashion-mnist"), std::string::npos) << missing.out;
+}
+
+// The ranking options reach the run (--final-candidates R: R finalists trained from scratch, the
+// found cell the best of them by validation; --uniform-fraction; --random-cells 0: no comparison
+// cells), and enas-rank scores every cell of that run with its checkpoint: accuracies in [0, 1],
+// rank correlations over the cells trained from scratch. Bad input: one line, exit 1.
+TEST(EnasCli, RankingOptionsAndEnasRank) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "rank";
+  const auto r = ShSplit(kBin + " --space enas_micro --dataset fashion-mnist --max-images 128 --budget-minutes 0.002 "
+                         "--final-epochs 0.5 --random-cells 0 --method enas --final-candidates 2 --uniform-fraction 1 "
+                         "--derive-samples 6 --derive-images 64 --json --out " + out);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["options"]["final_candidates"], 2);
+  EXPECT_EQ(j["options"]["uniform_fraction"], 1.0);
+  EXPECT_EQ(j["options"]["derive_samples"], 6);
+  EXPECT_EQ(j["options"]["random_cells"], 0);
+  EXPECT_EQ(j["uniform_steps"], j["shared_steps"]);
+  ASSERT_EQ(j["finalists"].size(), 2u);
+  for (const auto& f : j["finalists"]) EXPECT_LE(f["val_accuracy"].get<double>(), j["enas"]["val_accuracy"].get<double>());
+  EXPECT_FALSE(j.contains("random"));
+  EXPECT_FALSE(j.contains("hand_designed"));
+  EXPECT_NE(testing::Slurp(out + "/config.pbtxt").find("final_candidates=2 uniform_fraction=1"), std::string::npos);
+
+  const std::string rank = std::string(PLACERL_BIN_DIR) + "/enas-rank";
+  const std::string cells = tmp / "cells.txt";
+  const std::string hand = nas::LoadSearchSpace("enas_micro").Describe(enas::HandDesignedCell());
+  {
+    std::ofstream f(cells);
+    f << "# label accuracy genotype\nhand 0.8594 " << hand << "\n";
+  }
+  const auto s = ShSplit(rank + " --checkpoint " + out + " --result " + out + "/result.json --candidates --cells " + cells +
+                         " --max-images 128 --images 64 --json");
+  ASSERT_EQ(s.status, 0) << s.out << s.err;
+  const auto k = nlohmann::json::parse(s.out);
+  EXPECT_EQ(k["images"], 64);
+  ASSERT_GE(k["cells"].size(), 3u);  // the finalists, the hand cell, the candidates (duplicates merged)
+  for (const auto& c : k["cells"]) {
+    EXPECT_GE(c["shared_accuracy"].get<double>(), 0) << c;
+    EXPECT_LE(c["shared_accuracy"].get<double>(), 1) << c;
+  }
+  EXPECT_EQ(k["known"], 3);  // enas0, enas1 (one of them also "enas"), hand
+  EXPECT_TRUE(k["kendall_tau"].is_null() || std::abs(k["kendall_tau"].get<double>()) <= 1);
+
+  // The shipped seed-1 cells (docs/nas.md): all 7 parse, with their from-scratch accuracies.
+  const auto shipped = ShSplit(rank + " --checkpoint " + out + " --cells experiments/configs/enas_micro_seed1_cells.txt "
+                               "--max-images 128 --images 32 --json");
+  ASSERT_EQ(shipped.status, 0) << shipped.out << shipped.err;
+  EXPECT_EQ(nlohmann::json::parse(shipped.out)["known"], 7);
+
+  const std::string bad = tmp / "bad.txt";
+  {
+    std::ofstream f(bad);
+    f << "ok - " << hand << "\nbroken 0.5 normal0/input0=9\n";
+  }
+  for (const std::string& args :
+       {" --checkpoint " + out + " --cells " + bad, " --checkpoint " + tmp / "none" + " --result " + out + "/result.json",
+        " --checkpoint " + out + " --result " + out + "/result.json --images 0", " --checkpoint " + out,
+        " --checkpoint " + out + "/result.json --result " + out + "/result.json"}) {
+    const auto e = Sh(rank + args + " --max-images 128");
+    EXPECT_EQ(e.status, 1) << args << ": " << e.out;
+    EXPECT_EQ(std::count(e.out.begin(), e.out.end(), '\n'), 1) << args << ": " << e.out;
+    EXPECT_EQ(e.out.rfind("enas-rank: error: ", 0), 0u) << e.out;
+  }
+  EXPECT_NE(Sh(rank + " --checkpoint " + out + " --cells " + bad).out.find(bad + ":2: "), std::string::npos);
 }
 
 }  // namespace

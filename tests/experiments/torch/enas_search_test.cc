@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "datasets/nas/search_space.h"
 #include "datasets/util/errors.h"
 #include "experiments/torch/enas_search.h"
@@ -124,14 +126,108 @@ TEST(EnasSearch, BadOptionsAndMissingFilesAreErrors) {
            [](EnasSearchOptions& o) { o.batch = 0; }, [](EnasSearchOptions& o) { o.budget_minutes = 0; },
            [](EnasSearchOptions& o) { o.final_epochs = -1; }, [](EnasSearchOptions& o) { o.lr_min = 1; },
            [](EnasSearchOptions& o) { o.momentum = 1; }, [](EnasSearchOptions& o) { o.search_net.channels = 0; },
-           [](EnasSearchOptions& o) { o.validation_images = 60000; }}) {
+           [](EnasSearchOptions& o) { o.validation_images = 60000; },
+           [](EnasSearchOptions& o) { o.final_candidates = 0; }, [](EnasSearchOptions& o) { o.random_cells = -1; },
+           [](EnasSearchOptions& o) { o.uniform_fraction = 1.5; },
+           [](EnasSearchOptions& o) { o.uniform_fraction = -0.1; }}) {
     EnasSearchOptions o = Toy();
     change(o);
     EXPECT_THROW(CheckSearchOptions(o), ConfigError);
   }
   EnasSearchOptions o = Toy();
+  o.random_cells = 0;
+  EXPECT_THROW(RunEnas("random", o), ConfigError);  // nothing to train
+  o = Toy();
   o.data_dir = "/nonexistent/fashion-mnist";
   EXPECT_THROW(RunEnas("random", o), IoError);
+}
+
+// The ranking changes (docs/nas.md, 2026-11-26 session 9): with uniform_fraction = 1 every shared
+// step trains a uniformly random child (none of them counts as a controller sample); with
+// final_candidates = R the R best-ranked candidates are trained from scratch and the found cell is
+// the one of them with the best validation accuracy; random_cells = 0 without compare trains no
+// comparison cells.
+TEST(EnasSearch, UniformSharedTrainingAndTopRFinalists) {
+  EnasSearchOptions o = Toy();
+  o.uniform_fraction = 1;
+  o.final_candidates = 2;
+  o.derive_samples = 4;
+  o.random_cells = 0;
+  o.compare = false;
+  const EnasResult r = RunEnas("enas", o);
+  ASSERT_GE(r.shared_steps, 1);
+  EXPECT_EQ(r.uniform_steps, r.shared_steps);
+  EXPECT_LE(r.distinct_children, r.controller_children);  // the uniform children are not the controller's
+  ASSERT_GE(r.candidates.size(), 2u);
+  ASSERT_EQ(r.finalists.size(), 2u);
+  ASSERT_TRUE(r.have_enas);
+  EXPECT_EQ(r.enas.label, "enas");
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(r.finalists[k].arch, r.candidates[k].arch);
+    EXPECT_EQ(r.finalists[k].shared_val_accuracy, r.candidates[k].shared_val_accuracy);
+    EXPECT_LE(r.finalists[k].val_accuracy, r.enas.val_accuracy);
+  }
+  EXPECT_TRUE(r.enas.arch == r.finalists[0].arch || r.enas.arch == r.finalists[1].arch);
+  EXPECT_TRUE(r.random.empty());
+  EXPECT_FALSE(r.have_hand);
+
+  o.uniform_fraction = 0;  // ENAS: every shared child is the controller's
+  const EnasResult e = RunEnas("enas", o);
+  EXPECT_EQ(e.uniform_steps, 0);
+}
+
+// enas-rank's core: the shared-weight accuracy of given cells with a search checkpoint's weights
+// (in [0, 1], the same as the derive step's for the same cell and images), and a checkpoint that
+// is not one is a ConfigError.
+TEST(EnasSearch, SharedWeightAccuraciesOfACheckpoint) {
+  EnasSearchOptions o = Toy();
+  o.compare = false;
+  o.random_cells = 0;
+  std::string bytes;
+  EnasCheckpoints ck;
+  ck.on_checkpoint = [&](const std::string& b, int32_t) { bytes = b; };
+  const EnasResult r = RunEnas("enas", o, {}, {}, {}, ck);
+  ASSERT_FALSE(bytes.empty());
+  ASSERT_GE(r.candidates.size(), 1u);
+  const std::vector<nas::Architecture> cells = {r.candidates.front().arch, HandDesignedCell()};
+  size_t seen = 0;
+  const std::vector<double> acc = SharedWeightAccuracies(bytes, cells, o, o.derive_images, [&](size_t done) { seen = done; });
+  ASSERT_EQ(acc.size(), 2u);
+  EXPECT_EQ(seen, 2u);
+  for (double a : acc) {
+    EXPECT_GE(a, 0);
+    EXPECT_LE(a, 1);
+  }
+  EXPECT_DOUBLE_EQ(acc[0], r.candidates.front().shared_val_accuracy);
+  EXPECT_THROW(SharedWeightAccuracies("not a checkpoint", cells, o, 64), ConfigError);
+  EXPECT_THROW(SharedWeightAccuracies(bytes, cells, o, 0), ConfigError);
+  EnasSearchOptions wider = o;
+  wider.search_net.channels = 8;  // weights of another shape
+  EXPECT_THROW(SharedWeightAccuracies(bytes, cells, wider, 64), ConfigError);
+}
+
+TEST(EnasSearch, RankCorrelations) {
+  EXPECT_DOUBLE_EQ(KendallTau({1, 2, 3, 4}, {10, 20, 30, 40}), 1);
+  EXPECT_DOUBLE_EQ(KendallTau({1, 2, 3, 4}, {40, 30, 20, 10}), -1);
+  EXPECT_DOUBLE_EQ(SpearmanRho({1, 2, 3, 4}, {1, 4, 9, 16}), 1);
+  EXPECT_DOUBLE_EQ(SpearmanRho({1, 2, 3, 4}, {4, 3, 2, 1}), -1);
+  // One swap among 4: 5 concordant, 1 discordant pair → tau = 4/6; rho = 1 − 6·2/(4·15) = 0.8.
+  EXPECT_NEAR(KendallTau({1, 2, 3, 4}, {1, 3, 2, 4}), 4.0 / 6, 1e-12);
+  EXPECT_NEAR(SpearmanRho({1, 2, 3, 4}, {1, 3, 2, 4}), 0.8, 1e-12);
+  // Ties (tau-b): x = (1, 1, 2), y = (1, 2, 3): 2 concordant, one tie in x → 2 / sqrt(3·2).
+  EXPECT_NEAR(KendallTau({1, 1, 2}, {1, 2, 3}), 2 / std::sqrt(6.0), 1e-12);
+  EXPECT_TRUE(std::isnan(KendallTau({1}, {2})));
+  EXPECT_TRUE(std::isnan(SpearmanRho({1, 1, 1}, {1, 2, 3})));
+  EXPECT_THROW(KendallTau({1, 2}, {1}), ConfigError);
+}
+
+TEST(EnasSearch, DescribedArchitectureRoundTrip) {
+  const nas::SearchSpace space = nas::LoadSearchSpace("enas_micro");
+  const nas::Architecture hand = HandDesignedCell();
+  EXPECT_EQ(ParseDescribedArchitecture(space, space.Describe(hand)), hand);
+  for (const std::string bad : {std::string(""), std::string("normal0/input0"), std::string("normal0/input0=0"),
+                                space.Describe(hand) + " normal0/input0=0", std::string("x=y")})
+    EXPECT_THROW(ParseDescribedArchitecture(space, bad), ConfigError) << bad;
 }
 
 }  // namespace

@@ -1,0 +1,221 @@
+// enas-rank: how well ENAS's shared weights rank cells (issue 16; docs/nas.md "ENAS weight
+// sharing on Fashion-MNIST"). Scores a list of enas_micro cells with the shared weights of a
+// `nas-search --method enas --dataset fashion-mnist` search checkpoint, exactly as the derive step
+// does (experiments/torch/enas_search.h SharedWeightAccuracies: the same super-network, the same
+// validation split), and, for the cells whose accuracy after training from scratch is known,
+// the rank correlation between the two (Kendall's tau-b, Spearman's rho).
+//   enas-rank --checkpoint runs/enas [--result runs/enas/result.json]... [--cells cells.txt]...
+//             [--pbtxt best.pbtxt]... [--candidates] [--images 2000] [--max-images N]
+//             [--fashion-mnist-dir D] [--json]
+// --result: every cell of a nas-search fashion-mnist result.json that was trained from scratch
+//   (enas, finalists, random, hand_designed) with its test accuracy; --candidates adds the
+//   derive step's candidates (no from-scratch accuracy).
+// --cells: a text file, one cell a line: `LABEL ACCURACY|- decision=choice decision=choice …`
+//   (the "architecture" text of result.json); `#` starts a comment.
+// --pbtxt: an ArchitectureDef (best.pbtxt); its quality, when > 0, is taken as the known accuracy.
+// The same architecture given twice is scored once (labels joined with '/').
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "datasets/nas/search_space.h"
+#include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+#include "experiments/lib/cli.h"
+#include "experiments/torch/enas_search.h"
+
+using namespace placerl;
+
+namespace {
+
+struct Cell {
+  std::string label;
+  nas::Architecture arch;
+  double known = NAN;  // accuracy after training from scratch, NaN if unknown
+  double shared = NAN;
+};
+
+void Add(std::vector<Cell>* cells, Cell c) {
+  for (Cell& e : *cells)
+    if (e.arch == c.arch) {
+      e.label += "/" + c.label;
+      if (std::isnan(e.known)) e.known = c.known;
+      return;
+    }
+  cells->push_back(std::move(c));
+}
+
+void AddResult(const nas::SearchSpace& space, const std::string& path, bool candidates, std::vector<Cell>* cells) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ReadFile(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(path + ": not JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || j.value("space", "") != "enas_micro" || j.value("dataset", "") != "fashion-mnist")
+    throw ConfigError(path + ": not the result.json of a nas-search enas_micro / fashion-mnist run");
+  auto one = [&](const nlohmann::json& c, const std::string& prefix) {
+    try {
+      Cell cell;
+      cell.label = prefix + c.at("label").get<std::string>();
+      cell.arch = enas::ParseDescribedArchitecture(space, c.at("architecture").get<std::string>());
+      if (c.contains("test_accuracy")) cell.known = c.at("test_accuracy").get<double>();
+      Add(cells, std::move(cell));
+    } catch (const nlohmann::json::exception& e) {
+      throw ConfigError(path + ": a cell without label / architecture (" + e.what() + ")");
+    } catch (const ConfigError& e) {
+      throw ConfigError(path + ": " + e.what());
+    }
+  };
+  if (j.contains("enas")) one(j["enas"], "");
+  for (const char* list : {"finalists", "random"})
+    if (j.contains(list))
+      for (const auto& c : j[list]) one(c, "");
+  if (j.contains("hand_designed")) one(j["hand_designed"], "");
+  if (candidates && j.contains("candidates"))
+    for (const auto& c : j["candidates"]) one(c, "");
+}
+
+void AddCellsFile(const nas::SearchSpace& space, const std::string& path, std::vector<Cell>* cells) {
+  std::istringstream in(ReadFile(path));
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    Cell c;
+    std::string acc;
+    if (!(words >> c.label)) continue;  // blank
+    auto fail = [&](const std::string& what) {
+      throw ConfigError(path + ":" + std::to_string(lineno) + ": " + what);
+    };
+    if (!(words >> acc)) fail("expected LABEL ACCURACY|- decision=choice …");
+    if (acc != "-") {
+      char* end = nullptr;
+      c.known = std::strtod(acc.c_str(), &end);
+      if (end == acc.c_str() || *end != '\0' || !(c.known >= 0 && c.known <= 1))
+        fail("accuracy '" + acc + "' is not a number in [0, 1] or '-'");
+    }
+    std::string rest;
+    std::getline(words, rest);
+    try {
+      c.arch = enas::ParseDescribedArchitecture(space, rest);
+    } catch (const ConfigError& e) {
+      fail(e.what());
+    }
+    Add(cells, std::move(c));
+  }
+}
+
+void AddPbtxt(const nas::SearchSpace& space, const std::string& path, std::vector<Cell>* cells) {
+  nas::ArchitectureDef def;
+  nas::ParseNasText(ReadFile(path), path, &def);  // ParseError file:line
+  Cell c;
+  c.label = std::filesystem::path(path).parent_path().filename().string() + "/" +
+            std::filesystem::path(path).filename().string();
+  try {
+    c.arch = space.FromDef(def);
+  } catch (const ConfigError& e) {
+    throw ConfigError(path + ": " + e.what());
+  }
+  if (def.quality() > 0) c.known = def.quality();
+  Add(cells, std::move(c));
+}
+
+nlohmann::json Finite(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return RunMain("enas-rank", [&] {
+    CLI::App app{"Scores enas_micro cells with the shared weights of an ENAS search checkpoint (as nas-search's derive "
+                 "step does) and compares that ranking with the cells' accuracies after training from scratch "
+                 "(Kendall tau-b, Spearman rho)."};
+    std::string checkpoint, data_dir;
+    std::vector<std::string> results, cells_files, pbtxts;
+    bool candidates = false, json = false;
+    int32_t images = 2000, max_images = 0;
+    app.add_option("--checkpoint", checkpoint, "a nas-search enas run directory (its checkpoints/latest.ckpt) or a .ckpt")
+        ->required()->check(cli::NonEmpty());
+    app.add_option("--result", results, "result.json of a nas-search enas_micro / fashion-mnist run (repeatable)");
+    app.add_option("--cells", cells_files, "text file: LABEL ACCURACY|- decision=choice … per line (repeatable)");
+    app.add_option("--pbtxt", pbtxts, "an ArchitectureDef (best.pbtxt; quality = known accuracy) (repeatable)");
+    app.add_flag("--candidates", candidates, "also the derive candidates of each --result");
+    app.add_option("--images", images, "validation images per cell (default 2000, at most the 5000 of the split)")
+        ->check(cli::IntRange(1, 60000));
+    app.add_option("--max-images", max_images, "at most N images of each split (tests)")->check(cli::IntRange(1, 60000));
+    app.add_option("--fashion-mnist-dir", data_dir, "the IDX files (default /usr/share/datasets/fashion-mnist)")
+        ->check(cli::NonEmpty());
+    app.add_flag("--json", json, "print one JSON document");
+    cli::Parse(app, argc, argv);
+
+    const nas::SearchSpace space = nas::LoadSearchSpace("enas_micro");
+    std::vector<Cell> cells;
+    for (const std::string& r : results) AddResult(space, r, candidates, &cells);
+    for (const std::string& f : cells_files) AddCellsFile(space, f, &cells);
+    for (const std::string& p : pbtxts) AddPbtxt(space, p, &cells);
+    if (cells.empty()) throw ConfigError("no cells to score: give --result, --cells or --pbtxt");
+
+    const std::string ckpt_path =
+        std::filesystem::is_directory(checkpoint) ? checkpoint + "/checkpoints/latest.ckpt" : checkpoint;
+    const std::string bytes = ReadFile(ckpt_path);
+    enas::EnasSearchOptions o;
+    if (!data_dir.empty()) o.data_dir = data_dir;
+    if (max_images > 0) {
+      o.max_train_images = o.max_test_images = max_images;
+      o.validation_images = std::min(o.validation_images, max_images);
+    }
+    std::vector<nas::Architecture> archs;
+    for (const Cell& c : cells) archs.push_back(c.arch);
+    const double cpu_start = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+    std::vector<double> shared;
+    try {
+      shared = enas::SharedWeightAccuracies(bytes, archs, o, images);
+    } catch (const ConfigError& e) {
+      throw ConfigError(ckpt_path + ": " + e.what());
+    }
+    const double cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC - cpu_start;
+    std::vector<double> xs, ys;
+    for (size_t k = 0; k < cells.size(); ++k) {
+      cells[k].shared = shared[k];
+      if (!std::isnan(cells[k].known)) xs.push_back(shared[k]), ys.push_back(cells[k].known);
+    }
+    const double tau = enas::KendallTau(xs, ys), rho = enas::SpearmanRho(xs, ys);
+    const int64_t used = std::min<int64_t>(images, o.validation_images);
+
+    if (json) {
+      nlohmann::json j;
+      j["checkpoint"] = ckpt_path;
+      j["images"] = used;
+      j["cpu_seconds"] = cpu;
+      nlohmann::json cj = nlohmann::json::array();
+      for (const Cell& c : cells)
+        cj.push_back({{"label", c.label}, {"architecture", space.Describe(c.arch)}, {"known_accuracy", Finite(c.known)},
+                      {"shared_accuracy", c.shared}});
+      j["cells"] = cj;
+      j["known"] = xs.size();
+      j["kendall_tau"] = Finite(tau);
+      j["spearman_rho"] = Finite(rho);
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      std::printf("%-32s %12s %14s\n", "cell", "from scratch", "shared weights");
+      for (const Cell& c : cells) {
+        char known[32] = "-";
+        if (!std::isnan(c.known)) std::snprintf(known, sizeof(known), "%.2f %%", 100 * c.known);
+        std::printf("%-32s %12s %12.2f %%\n", c.label.c_str(), known, 100 * c.shared);
+      }
+      std::printf("%zu cells with a from-scratch accuracy: Kendall tau-b %.3f, Spearman rho %.3f "
+                  "(shared weights on %lld validation images, %.1f s CPU)\n",
+                  xs.size(), tau, rho, static_cast<long long>(used), cpu);
+    }
+    return kExitOk;
+  });
+}
