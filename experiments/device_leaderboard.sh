@@ -10,13 +10,16 @@
 #
 #   experiments/device_leaderboard.sh [--memory-fraction 0.39] [--baechi-memory-fraction 0.4] [--bin build/bin]
 #                                     [--out docs/device_leaderboard.md] [--keep DIR]
-#                                     [--rl-minutes M] [--rl-seeds "1 2 3"] [--rl-rows "NMT-2:2 RNNLM:2"] [--rl-jobs 1]
+#                                     [--rl-minutes M] [--rl-clock wall|cpu] [--rl-seeds "1 2 3"]
+#                                     [--rl-rows "NMT-2:2 RNNLM:2"] [--rl-jobs 1]
 #
 # RL column: with --rl-minutes M > 0 (default 0: RL is not run, so the script stays about a minute
 # of CPU) every selected row (label:GPUs of the table below; default all) runs `place-train --env
 # device --set memory_mask=true --minutes M --seed S` once per seed (--rl-jobs of them at a time),
 # re-simulates its best.placement with perf-model, and the RL cell shows the mean ± sd over seeds of
-# the simulated step time, with the training wall and CPU time in the wall-time table. With --keep
+# the simulated step time, with the training wall and CPU time in the wall-time table. --rl-clock cpu
+# counts M in each run's own CPU time (place-train --clock cpu: fair on a shared machine; such runs
+# are kept apart from wall-clock runs in DIR, as rl_<M>cm_…). With --keep
 # the runs already in DIR are reused, and every RL run found in DIR with the same M fills the
 # table (so rows may be run by separate invocations with different seeds). The script is not
 # part of CI.
@@ -39,6 +42,7 @@ RL_MINUTES=0
 RL_SEEDS="1 2 3"
 RL_ROWS=""
 RL_JOBS=1
+RL_CLOCK=wall
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --memory-fraction) FRACTION="$2"; shift 2 ;;
@@ -50,11 +54,15 @@ while [[ $# -gt 0 ]]; do
     --rl-seeds) RL_SEEDS="$2"; shift 2 ;;
     --rl-rows) RL_ROWS="$2"; shift 2 ;;
     --rl-jobs) RL_JOBS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --rl-clock) RL_CLOCK="$2"; shift 2 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "device_leaderboard.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
 [[ "$RL_MINUTES" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "device_leaderboard.sh: error: --rl-minutes must be a number >= 0, got '$RL_MINUTES'" >&2; exit 1; }
+[[ "$RL_CLOCK" == wall || "$RL_CLOCK" == cpu ]] || { echo "device_leaderboard.sh: error: --rl-clock must be wall or cpu, got '$RL_CLOCK'" >&2; exit 1; }
+RL_TAG=m
+[[ "$RL_CLOCK" == cpu ]] && RL_TAG=cm
 [[ "$RL_JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "device_leaderboard.sh: error: --rl-jobs must be a positive integer, got '$RL_JOBS'" >&2; exit 1; }
 for s_ in $RL_SEEDS; do
   [[ "$s_" =~ ^[0-9]+$ ]] || { echo "device_leaderboard.sh: error: --rl-seeds must be non-negative integers, got '$s_'" >&2; exit 1; }
@@ -129,7 +137,7 @@ run_rl() {
   rm -rf "${WORK:?}/$id"
   set +e
   /usr/bin/time -f "%U %S %e" -o "$WORK/$id.time" "$BIN/place-train" --env device --graph "$graph" \
-    --machine "$machine" --minutes "$RL_MINUTES" --seed "$seed" --set memory_mask=true --json --out "$WORK/$id" \
+    --machine "$machine" --minutes "$RL_MINUTES" --clock "$RL_CLOCK" --seed "$seed" --set memory_mask=true --json --out "$WORK/$id" \
     >"$WORK/$id.out" 2>"$WORK/$id.err"
   local rc=$?
   set -e
@@ -152,8 +160,8 @@ if [[ "$RL_MINUTES" != 0 ]]; then
     IFS='|' read -r label graph gpus <<<"$row"
     if [[ -n "$RL_ROWS" && " $RL_ROWS " != *" $label:$gpus "* ]]; then continue; fi
     for seed in $RL_SEEDS; do
-      rm -f "$WORK/rl_${RL_MINUTES}m_${label}_${gpus}_s${seed}.failed"
-      run_rl "rl_${RL_MINUTES}m_${label}_${gpus}_s${seed}" "$graph" "k80(gpus=$gpus,memory_fraction=$FRACTION)" "$seed" &
+      rm -f "$WORK/rl_${RL_MINUTES}${RL_TAG}_${label}_${gpus}_s${seed}.failed"
+      run_rl "rl_${RL_MINUTES}${RL_TAG}_${label}_${gpus}_s${seed}" "$graph" "k80(gpus=$gpus,memory_fraction=$FRACTION)" "$seed" &
       while [[ $(jobs -rp | wc -l) -ge $RL_JOBS ]]; do wait -n || true; done
     done
   done
@@ -211,7 +219,7 @@ run_one cpu_gather_rnnlm_single rnnlm "$WORK/k80_cpu_gather.pbtxt" single
 run_one cpu_gather_rnnlm_expert rnnlm "$WORK/k80_cpu_gather.pbtxt" expert
 END=$(date +%s)
 
-python3 - "$WORK" "$OUT" "$FRACTION" "$((END - START))" "$BAECHI_FRACTION" "$RL_MINUTES" "${ROWS[@]}" <<'PYEOF'
+python3 - "$WORK" "$OUT" "$FRACTION" "$((END - START))" "$BAECHI_FRACTION" "$RL_MINUTES$RL_TAG" "${ROWS[@]}" <<'PYEOF'
 import json, os, re, sys, datetime, statistics
 
 work, out, fraction, wall = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
@@ -251,16 +259,20 @@ for label, graph, gpus in rows:
     for key, _ in MAIN + VARIANTS:
         data[(label, gpus, key)] = load(f"{label}_{gpus}_{key}")
 
-# RL runs in $WORK: rl_<M>m_<label>_<gpus>_s<seed>.json (place-train --json). The budget shown is
-# --rl-minutes, or when it is 0 the largest budget found (so a --keep rerun keeps the RL column).
+# RL runs in $WORK: rl_<M>m_<label>_<gpus>_s<seed>.json (place-train --json; rl_<M>cm_… on the CPU
+# clock). The budget shown is --rl-minutes (with its clock), or when it is 0 the largest budget found
+# (so a --keep rerun keeps the RL column).
 rl_files = {}
 for f in os.listdir(work):
-    m = re.match(r"rl_([0-9.]+)m_(.+)_([0-9]+)_s([0-9]+)\.json$", f)
+    m = re.match(r"rl_([0-9.]+c?m)_(.+)_([0-9]+)_s([0-9]+)\.json$", f)
     if m:
         rl_files.setdefault(m.group(1), []).append((m.group(2), m.group(3), int(m.group(4)), f[:-5]))
-rl_m = rl_minutes_arg if rl_minutes_arg != "0" else (max(rl_files, key=float) if rl_files else None)
+rl_key = rl_minutes_arg if rl_minutes_arg.rstrip("cm") != "0" else \
+    (max(rl_files, key=lambda k: float(k.rstrip("cm"))) if rl_files else None)
+rl_m = rl_key.rstrip("cm") if rl_key else None
+rl_clock = "CPU" if rl_key and rl_key.endswith("cm") else "wall"
 rl = {}  # (label, gpus) -> list of {seed, t, oom, wall, cpu, episodes, sim_ok}
-for label, gpus, seed, id_ in sorted(rl_files.get(rl_m, [])):
+for label, gpus, seed, id_ in sorted(rl_files.get(rl_key, [])):
     j = json.load(open(os.path.join(work, id_ + ".json")))
     g = j["graphs"][0]
     simp = os.path.join(work, id_ + ".sim")
@@ -364,7 +376,7 @@ P("Ratio = T / T_ref, with T_ref = 1-GPU where the model fits one GPU, else the 
   "ColocRL's and HDP's within-row convention (§5.1); < 1 is faster. \"OOM\" = the simulated peak exceeds a "
   "GPU's memory; \"infeasible\" = the placer found no device with room (exit 2). RL = `place-train --env device "
   "--set memory_mask=true` (shared GNN policy + PPO, one-shot episodes, graphs over 300 groups fused to 128), "
-  f"{rl_m or '—'} min wall per seed: mean ± sd over seeds of the simulated step time of each seed's best placement "
+  f"{rl_m or '—'} min {rl_clock} per seed: mean ± sd over seeds of the simulated step time of each seed's best placement "
   "(ratio of the mean); \"not run\" = no RL run for that row in this invocation's results.")
 P("")
 P("| Model | #GPU | 1-GPU peak (GB) | ref | " + " | ".join(n for _, n in MAIN) + " | RL | sim ✓ |")
@@ -582,7 +594,7 @@ P("")
 if rl:
     P("## RL against the baselines")
     P("")
-    P(f"Per row where RL ran ({rl_m} min wall per seed on this shared 2-core VM): every seed's simulated step "
+    P(f"Per row where RL ran ({rl_m} min {rl_clock} per seed on this shared 2-core VM): every seed's simulated step "
       "time, and whether the mean beats (<) or loses to (>) the expert, HEFT and the better memory accounting of "
       "m-ETF and m-SCT (ratio = RL mean / baseline).")
     P("")
