@@ -25,6 +25,7 @@
 # zero_shot.json); without it the run stays in --work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source experiments/lib/synthetic_designs.sh
 
 BIN=build/bin
 MINUTES=20
@@ -73,11 +74,8 @@ if [[ $DESIGNS == broad ]]; then
               "13 macros=100,soft=150,ports=40,nets=1800,grid=24x24" \
               "14 macros=150,soft=300,ports=80,nets=3000,grid=32x32,utilization=0.5"; do
     read -r seed syn <<< "$spec"
-    mkdir -p "$WORK/synthetic_s$seed"
-    [[ -f "$WORK/synthetic_s$seed/netlist.pb.txt" ]] || \
-      "$BIN/proxy-cost" --seed "$seed" --synthetic "$syn" --write-netlist "$WORK/synthetic_s$seed/netlist.pb.txt" \
-        --write-plc "$WORK/synthetic_s$seed/initial.plc" > /dev/null
-    ARGS+=(--netlist "$WORK/synthetic_s$seed/netlist.pb.txt" --plc "$WORK/synthetic_s$seed/initial.plc")
+    dir=$(synthetic_design "$BIN" "$WORK" "$seed" "$syn")
+    ARGS+=(--netlist "$dir/netlist.pb.txt" --plc "$dir/initial.plc")
   done
 fi
 if [[ $REUSE == 1 && -f "$WORK/run/checkpoints/latest.ckpt" && -s "$WORK/train.json" ]]; then

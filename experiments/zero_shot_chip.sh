@@ -25,6 +25,7 @@
 #                    200 on 36 x 36; pretrain_chip.sh --designs broad uses seeds 11–14, never these)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source experiments/lib/synthetic_designs.sh
 
 BIN=build/bin
 CKPT=experiments/pretrained/chip
@@ -60,10 +61,7 @@ DATA=../shared/datasets/chip
 for spec in "21 macros=80,soft=200,ports=50,nets=1600,grid=22x18" \
             "22 macros=200,soft=400,ports=100,nets=4000,grid=36x36,utilization=0.5"; do
   read -r sseed syn <<< "$spec"
-  mkdir -p "$WORK/synthetic_s$sseed"
-  [[ -f "$WORK/synthetic_s$sseed/netlist.pb.txt" ]] || \
-    "$BIN/proxy-cost" --seed "$sseed" --synthetic "$syn" --write-netlist "$WORK/synthetic_s$sseed/netlist.pb.txt" \
-      --write-plc "$WORK/synthetic_s$sseed/initial.plc" > /dev/null
+  synthetic_design "$BIN" "$WORK" "$sseed" "$syn" > /dev/null
 done
 DESIGNS=(
   "ariane133 $DATA/ariane133_ng45/netlist.pb.txt.gz $DATA/ariane133_ng45/initial.plc"
