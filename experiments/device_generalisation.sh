@@ -18,8 +18,10 @@
 #       [--pretrain-minutes 7] [--pergraph-minutes 2] [--finetune-minutes 1] [--samples 16]
 #       [--train-seeds '1 2 3 4 5 6 7 8'] [--test-seeds '9 10 11 12'] [--family cifar10]
 #       [--machine 'k80(gpus=2,memory_fraction=0.39)'] [--learning-rate 0.002] [--episodes-per-update 8]
-#       [--bin build/bin] [--out docs/device_placement.md] [--keep DIR]
+#       [--seed 1] [--clock wall|cpu] [--bin build/bin] [--out docs/device_placement.md] [--keep DIR]
 #
+# --seed S is the learners' seed (pretraining, place, per-graph); --clock cpu counts every RL
+# budget (and the "reached at" times) in the run's own CPU seconds (fair on a shared machine).
 # Wall time ≈ pretrain + #test × (pergraph + finetune) minutes + a few seconds per baseline.
 # --keep DIR keeps (and reuses) the run directories in DIR.
 set -euo pipefail
@@ -41,11 +43,13 @@ FAMILY=cifar10
 MACHINE='k80(gpus=2,memory_fraction=0.39)'
 LR=0.002
 EPU=8
+SEED=1
+CLOCK=wall
 die() { echo "device_generalisation.sh: error: $*" >&2; exit 1; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -h|--help|--features|--order|--reward|--pretrain-minutes|--pergraph-minutes|--finetune-minutes|--samples|\
-    --train-seeds|--test-seeds|--family|--machine|--learning-rate|--episodes-per-update|--bin|--out|--keep) ;;
+    --train-seeds|--test-seeds|--family|--machine|--learning-rate|--episodes-per-update|--seed|--clock|--bin|--out|--keep) ;;
     *) die "unknown argument $1" ;;
   esac
   [[ $# -ge 2 || "$1" == -h || "$1" == --help ]] || die "$1 needs a value"
@@ -63,10 +67,12 @@ while [[ $# -gt 0 ]]; do
     --machine) MACHINE="$2"; shift 2 ;;
     --learning-rate) LR="$2"; shift 2 ;;
     --episodes-per-update) EPU="$2"; shift 2 ;;
+    --seed) SEED="$2"; shift 2 ;;
+    --clock) CLOCK="$2"; shift 2 ;;
     --bin) BIN="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --keep) KEEP="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) die "unknown argument $1" ;;
   esac
 done
@@ -75,6 +81,8 @@ command -v python3 >/dev/null || die "python3 is needed to write the table"
 for b in place-train place place-baseline; do
   [[ -x "$BIN/$b" ]] || die "$BIN/$b not built (cmake --build build --target $b)"
 done
+[[ "$SEED" =~ ^[0-9]+$ ]] || die "--seed must be a non-negative integer, got '$SEED'"
+[[ "$CLOCK" == wall || "$CLOCK" == cpu ]] || die "--clock must be wall or cpu, got '$CLOCK'"
 [[ -n "$TRAIN_SEEDS" && -n "$TEST_SEEDS" ]] || die "--train-seeds and --test-seeds must not be empty"
 if [[ -n "$KEEP" ]]; then WORK="$KEEP"; mkdir -p "$WORK"; else WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT; fi
 export OMP_NUM_THREADS=1
@@ -88,7 +96,7 @@ run() {
   /usr/bin/time -f '%U %S %e' -o "$WORK/$name.time" "$@" --out "$WORK/$name" >"$WORK/$name.log" 2>&1 ||
     { cat "$WORK/$name.log" >&2; die "$name failed"; }
 }
-COMMON=(--set "features=$FEATURES" --set "order=$ORDER" --set "reward=$REWARD" --set "agent.learning_rate=$LR" --set "episodes_per_update=$EPU")
+COMMON=(--seed "$SEED" --clock "$CLOCK" --set "features=$FEATURES" --set "order=$ORDER" --set "reward=$REWARD" --set "agent.learning_rate=$LR" --set "episodes_per_update=$EPU")
 
 G=""
 for s in $TRAIN_SEEDS; do G+="$(cell "$s"),"; done
@@ -96,15 +104,16 @@ run pretrain "$BIN/place-train" --env device --graph "${G%,}" --machine "$MACHIN
 for s in $TEST_SEEDS; do
   run "heft_$s" "$BIN/place-baseline" --env device --method heft --graph "$(cell "$s")" --machine "$MACHINE"
   run "place_$s" "$BIN/place" --env device --checkpoint "$WORK/pretrain" --graph "$(cell "$s")" --machine "$MACHINE" \
-    --samples "$SAMPLES" --finetune-minutes "$FINETUNE" --set "order=$ORDER" --set "reward=$REWARD" --set "agent.learning_rate=$LR" \
+    --samples "$SAMPLES" --finetune-minutes "$FINETUNE" --seed "$SEED" --clock "$CLOCK" --set "order=$ORDER" --set "reward=$REWARD" --set "agent.learning_rate=$LR" \
     --set "episodes_per_update=$EPU"
   run "pergraph_$s" "$BIN/place-train" --env device --graph "$(cell "$s")" --machine "$MACHINE" --minutes "$PERGRAPH" \
     "${COMMON[@]}"
 done
 
-python3 - "$WORK" "$OUT" "$TEST_SEEDS" <<PY
+python3 - "$WORK" "$OUT" "$TEST_SEEDS" "$SEED" "$CLOCK" <<PY
 import csv, json, os, re, sys
 work, out, seeds = sys.argv[1], sys.argv[2], sys.argv[3].split()
+seed, clock = sys.argv[4], sys.argv[5]
 def res(name): return json.load(open(os.path.join(work, name, "result.json")))
 def cpu(name):
     u, s, e = open(os.path.join(work, name + ".time")).read().split()[-3:]
@@ -135,9 +144,11 @@ for s in seeds:
         ft / h, reach, "%.1f s" % reach_pg if reach_pg is not None else "?"))
 mean = lambda v: sum(v) / len(v)
 table = [
-    "Pretrained %s wall / %.0f s CPU (%d episodes, %d updates) on %d graphs; features=%s, order=%s, reward=%s." % (
+    "Pretrained %s wall / %.0f s CPU (%d episodes, %d updates) on %d graphs; features=%s, order=%s, reward=%s; "
+    "machine $MACHINE, learner seed %s, RL budgets on the %s clock%s." % (
         "%.1f min" % (pre_wall / 60), pre_cpu, pre["episodes"], pre["updates"], len(pre["graphs"]),
-        "$FEATURES", "$ORDER", "$REWARD"),
+        "$FEATURES", "$ORDER", "$REWARD", seed, clock,
+        " (minutes and \"reached at\" seconds are the run's own CPU time)" if clock == "cpu" else ""),
     "",
     "| seed | groups | 1-GPU ms | HEFT ms | per-graph RL ($PERGRAPH min) | zero-shot ($SAMPLES+1 placements) | zero-shot / per-graph | zero-shot / HEFT | fine-tuned ($FINETUNE min) | fine-tuned / HEFT | fine-tuning reached per-graph at |",
     "|---|---|---|---|---|---|---|---|---|---|---|",

@@ -9,10 +9,11 @@
 # defaults take about 90 + 7 × FINAL × 4 ≈ 175 min of wall time on an otherwise idle core.
 #
 #   experiments/enas_fashion_mnist.sh [--budget-minutes 90] [--final-epochs 3] [--random-cells 5]
-#                                     [--final-candidates 1] [--uniform-fraction 0]
+#                                     [--final-candidates 1] [--uniform-fraction 0] [--derive-samples 10]
 #                                     [--seed 1] [--bin build/bin] [--out runs/enas_fashion_mnist]
 # (--final-candidates R: the R best-ranked cells trained from scratch, compare with --random-cells R;
-# --uniform-fraction F: uniformly random children for the first F of the shared training; docs/nas.md)
+# --uniform-fraction F: uniformly random children for the first F of the shared training;
+# --derive-samples K: the controller's K samples ranked by shared-weight accuracy; docs/nas.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,7 @@ FINAL=3
 RANDOM_CELLS=5
 FINAL_CANDIDATES=1
 UNIFORM=0
+DERIVE=10
 SEED=1
 OUT=runs/enas_fashion_mnist
 while [[ $# -gt 0 ]]; do
@@ -31,10 +33,11 @@ while [[ $# -gt 0 ]]; do
     --random-cells) RANDOM_CELLS="$2"; shift 2 ;;
     --final-candidates) FINAL_CANDIDATES="$2"; shift 2 ;;
     --uniform-fraction) UNIFORM="$2"; shift 2 ;;
+    --derive-samples) DERIVE="$2"; shift 2 ;;
     --seed) SEED="$2"; shift 2 ;;
     --bin) BIN="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "enas_fashion_mnist.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -43,7 +46,7 @@ done
   "$BIN/nas-search" --space enas_micro --dataset fashion-mnist --method enas \
   --config experiments/configs/enas_micro_controller.pbtxt --clock cpu \
   --budget-minutes "$BUDGET" --final-epochs "$FINAL" --random-cells "$RANDOM_CELLS" --seeds "$SEED" \
-  --final-candidates "$FINAL_CANDIDATES" --uniform-fraction "$UNIFORM" \
+  --final-candidates "$FINAL_CANDIDATES" --uniform-fraction "$UNIFORM" --derive-samples "$DERIVE" \
   --out "$OUT" --force
 python3 - "$OUT/result.json" <<'PY'
 import json, sys

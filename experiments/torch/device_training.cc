@@ -664,7 +664,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
 // ------------------------------------------------------------------ place --env device
 
 struct PlaceOptions {
-  std::string env = "device", checkpoint, graph, machine;
+  std::string env = "device", checkpoint, graph, machine, clock;
   int samples = -1;
   double finetune_minutes = -1;
   int64_t seed = -1;
@@ -705,7 +705,10 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   if (o.samples >= 0) cfg.set_samples(o.samples);
   if (o.finetune_minutes >= 0) cfg.set_finetune_minutes(o.finetune_minutes);
   if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
+  if (!o.clock.empty()) cfg.set_clock(o.clock);
   run::ApplyOverrides(o.dir.sets, &cfg);
+  const BudgetClock clock = ParseBudgetClock(cfg.clock());
+  cfg.set_clock(BudgetClockName(clock));
   if (cfg.checkpoint().empty()) throw ConfigError("a checkpoint is needed (--checkpoint FILE or run directory)");
   if (cfg.graph().empty()) throw ConfigError("a graph is needed (--graph SPEC)");
   if (cfg.samples() < 0 || cfg.samples() > 1000000) throw ConfigError("samples must be in [0, 1e6]");
@@ -739,9 +742,8 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(argc, argv));
   run::InstallStopOnSignal();
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  const Stopwatch watch(clock);  // time_s, the stages' seconds and the fine-tuning budget
+  auto elapsed = [&] { return watch.Elapsed(); };
   auto nullable = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
 
   DeviceTrainingState st;
@@ -782,7 +784,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
                                      {"charts/effective_time_s", mean},
                                      {"charts/best_effective_time_s", ft.best_time[0]}});
                 },
-                {});
+                {}, clock);
     st.best_time = ft.best_time;
     st.best = ft.best;
     stages["finetune"] = {{"episodes", ft.episodes}, {"updates", ft.iteration},
@@ -801,7 +803,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   dir.PlotMetrics("curve", "time_s", {"charts/effective_time_s", "charts/best_effective_time_s"}, plot,
                   {"placement", "best so far"});
   json j = {{"env", "device"}, {"checkpoint", ckpt}, {"machine", env.instance().machine.spec}, {"best", best},
-            {"stages", stages}, {"seconds", elapsed()}, {"out", dir.path()}};
+            {"stages", stages}, {"seconds", elapsed()}, {"clock", BudgetClockName(clock)}, {"out", dir.path()}};
   dir.WriteFile("result.json", j.dump(2) + "\n");
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
@@ -869,6 +871,10 @@ int DevicePlaceMain(int argc, char** argv) {
     app.add_option("--finetune-minutes", o.finetune_minutes, "PPO fine-tuning on this graph (default 0)")
         ->check(cli::FiniteRange(0, cli::kMaxSeconds / 60));
     app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
+    app.add_option("--clock", o.clock,
+                   "the clock of the fine-tuning budget, time_s and the stages' seconds: wall (default) | cpu (this "
+                   "process's CPU time)")
+        ->check(CLI::IsMember({"wall", "cpu"}));
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);

@@ -62,6 +62,7 @@ TEST(PlaceTrainDeviceCli, TrainsWritesTheRunDirectoryAndPlaceLoadsTheCheckpointE
   const auto pj = nlohmann::json::parse(p.out);
   EXPECT_TRUE(pj["stages"].contains("zero_shot"));
   EXPECT_TRUE(pj["stages"].contains("finetune"));
+  EXPECT_EQ(pj["clock"], "wall");  // the default clock of the fine-tuning budget
   const double best = pj["best"]["step_time_s"].get<double>();
   EXPECT_LE(pj["best"]["effective_time_s"].get<double>(), pj["stages"]["zero_shot"]["greedy_effective_time_s"].get<double>());
   for (const char* f : {"config.pbtxt", "best.placement", "best.png", "curve.png", "metrics.csv", "result.json"})
@@ -94,10 +95,14 @@ TEST(PlaceTrainDeviceCli, Seq2SeqConfigTrainsAndPlaceLoadsIt) {
   EXPECT_NE(config.find("logit_temperature: 10"), std::string::npos) << config;
   const std::string placed = tmp / "place";
   const auto p = ShSplit(kBin + "/place --env device --checkpoint " + out + " --graph 'layered(ops=40,width=4,fan_in=2,seed=5)' " +
-                         "--machine '" + kMachine + "' --samples 3 --finetune-minutes 0.01 --set episodes_per_update=2 --json --out " +
-                         placed);
+                         "--machine '" + kMachine + "' --samples 3 --finetune-minutes 0.01 --set episodes_per_update=2 " +
+                         "--clock cpu --json --out " + placed);
   ASSERT_EQ(p.status, 0) << p.err;
-  EXPECT_TRUE(nlohmann::json::parse(p.out)["stages"].contains("zero_shot"));
+  const auto pj = nlohmann::json::parse(p.out);
+  EXPECT_TRUE(pj["stages"].contains("zero_shot"));
+  EXPECT_TRUE(pj["stages"].contains("finetune"));
+  EXPECT_EQ(pj["clock"], "cpu");  // --clock cpu: the fine-tuning budget counts this process's CPU seconds
+  EXPECT_NE(Sh("cat " + placed + "/config.pbtxt").out.find("clock: \"cpu\""), std::string::npos);
 }
 
 TEST(PlaceTrainDeviceCli, BigGraphIsPlacedFusedAndScoredOnItsOps) {
