@@ -4,9 +4,9 @@
 // does (experiments/torch/enas_search.h SharedWeightAccuracies: the same super-network, the same
 // validation split), and, for the cells whose accuracy after training from scratch is known,
 // the rank correlation between the two (Kendall's tau-b, Spearman's rho).
-//   enas-rank --checkpoint runs/enas [--result runs/enas/result.json]... [--cells cells.txt]...
-//             [--pbtxt best.pbtxt]... [--candidates] [--images 2000] [--max-images N]
-//             [--fashion-mnist-dir D] [--json]
+//   enas-rank [--checkpoint runs/enas] [--result runs/enas/result.json]... [--cells cells.txt]...
+//             [--pbtxt best.pbtxt]... [--candidates] [--images 2000] [--retrain-seeds "2 3"]
+//             [--final-epochs 1] [--max-images N] [--fashion-mnist-dir D] [--json]
 // --result: every cell of a nas-search fashion-mnist result.json that was trained from scratch
 //   (enas, finalists, random, hand_designed) with its test accuracy; --candidates adds the
 //   derive step's candidates (no from-scratch accuracy).
@@ -14,6 +14,11 @@
 //   (the "architecture" text of result.json); `#` starts a comment.
 // --pbtxt: an ArchitectureDef (best.pbtxt); its quality, when > 0, is taken as the known accuracy.
 // The same architecture given twice is scored once (labels joined with '/').
+// --retrain-seeds "S1 S2 …" [--final-epochs E]: also train every cell from scratch once per seed
+//   (nas-search's final training: same network, recipe and E; a seed sets initialisation and data
+//   order, the same for every cell) and report mean ± sd of test and validation accuracy; the
+//   mean test accuracy is then the "from scratch" accuracy the correlation uses (the given ones
+//   are shown beside it). Without --checkpoint only the retraining is done.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -41,7 +46,23 @@ struct Cell {
   nas::Architecture arch;
   double known = NAN;  // accuracy after training from scratch, NaN if unknown
   double shared = NAN;
+  double given = NAN;  // the known accuracy from the input when --retrain-seeds replaces it
+  std::vector<double> test, val;  // --retrain-seeds: one per seed
+  int64_t params = 0, macs = 0;
 };
+
+double Mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? NAN : s / v.size();
+}
+double Sd(const std::vector<double>& v) {
+  if (v.size() < 2) return NAN;
+  const double m = Mean(v);
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return std::sqrt(s / (v.size() - 1));
+}
 
 void Add(std::vector<Cell>* cells, Cell c) {
   for (Cell& e : *cells)
@@ -141,10 +162,20 @@ int main(int argc, char** argv) {
                  "(Kendall tau-b, Spearman rho)."};
     std::string checkpoint, data_dir;
     std::vector<std::string> results, cells_files, pbtxts;
+    std::vector<uint64_t> retrain_seeds;
+    double final_epochs = 0;
     bool candidates = false, json = false;
     int32_t images = 2000, max_images = 0;
-    app.add_option("--checkpoint", checkpoint, "a nas-search enas run directory (its checkpoints/latest.ckpt) or a .ckpt")
-        ->required()->check(cli::NonEmpty());
+    app.add_option("--checkpoint", checkpoint,
+                   "a nas-search enas run directory (its checkpoints/latest.ckpt) or a .ckpt (needed unless --retrain-seeds)")
+        ->check(cli::NonEmpty());
+    app.add_option("--retrain-seeds", retrain_seeds,
+                   "train every cell from scratch once per seed (nas-search's final training) and use the mean test "
+                   "accuracy as its from-scratch accuracy")
+        ->delimiter(' ')
+        ->check(cli::IntRange(0, INT32_MAX));
+    app.add_option("--final-epochs", final_epochs, "epochs of each --retrain-seeds training (default 1, nas-search's)")
+        ->check(cli::FiniteRange(1e-6, 10000));
     app.add_option("--result", results, "result.json of a nas-search enas_micro / fashion-mnist run (repeatable)");
     app.add_option("--cells", cells_files, "text file: LABEL ACCURACY|- decision=choice … per line (repeatable)");
     app.add_option("--pbtxt", pbtxts, "an ArchitectureDef (best.pbtxt; quality = known accuracy) (repeatable)");
@@ -163,11 +194,16 @@ int main(int argc, char** argv) {
     for (const std::string& f : cells_files) AddCellsFile(space, f, &cells);
     for (const std::string& p : pbtxts) AddPbtxt(space, p, &cells);
     if (cells.empty()) throw ConfigError("no cells to score: give --result, --cells or --pbtxt");
+    if (checkpoint.empty() && retrain_seeds.empty())
+      throw ConfigError("nothing to do: give --checkpoint (shared-weight scores) and/or --retrain-seeds");
+    if (final_epochs > 0 && retrain_seeds.empty()) throw ConfigError("--final-epochs applies to --retrain-seeds");
 
-    const std::string ckpt_path =
-        std::filesystem::is_directory(checkpoint) ? checkpoint + "/checkpoints/latest.ckpt" : checkpoint;
-    const std::string bytes = ReadFile(ckpt_path);
+    const std::string ckpt_path = checkpoint.empty()                           ? std::string()
+                                  : std::filesystem::is_directory(checkpoint) ? checkpoint + "/checkpoints/latest.ckpt"
+                                                                               : checkpoint;
+    const std::string bytes = ckpt_path.empty() ? std::string() : ReadFile(ckpt_path);
     enas::EnasSearchOptions o;
+    if (final_epochs > 0) o.final_epochs = final_epochs;
     if (!data_dir.empty()) o.data_dir = data_dir;
     if (max_images > 0) {
       o.max_train_images = o.max_test_images = max_images;
@@ -176,45 +212,94 @@ int main(int argc, char** argv) {
     std::vector<nas::Architecture> archs;
     for (const Cell& c : cells) archs.push_back(c.arch);
     const double cpu_start = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
-    std::vector<double> shared;
-    try {
-      shared = enas::SharedWeightAccuracies(bytes, archs, o, images);
-    } catch (const ConfigError& e) {
-      throw ConfigError(ckpt_path + ": " + e.what());
+    std::vector<double> shared(cells.size(), NAN);
+    if (!bytes.empty()) {
+      try {
+        shared = enas::SharedWeightAccuracies(bytes, archs, o, images);
+      } catch (const ConfigError& e) {
+        throw ConfigError(ckpt_path + ": " + e.what());
+      }
     }
     const double cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC - cpu_start;
+    double retrain_cpu = 0;
+    if (!retrain_seeds.empty()) {
+      const double t0 = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+      const auto trained = enas::TrainCellsFromScratch(archs, o, retrain_seeds, {}, [&](size_t c, size_t s) {
+        if (!json)
+          std::fprintf(stderr, "enas-rank: trained %s with seed %llu (%zu of %zu)\n", cells[c].label.c_str(),
+                       static_cast<unsigned long long>(retrain_seeds[s]), c * retrain_seeds.size() + s + 1,
+                       cells.size() * retrain_seeds.size());
+      });
+      retrain_cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC - t0;
+      for (size_t k = 0; k < cells.size(); ++k) {
+        for (const enas::TrainedChild& t : trained[k]) {
+          cells[k].test.push_back(t.test_accuracy);
+          cells[k].val.push_back(t.val_accuracy);
+          cells[k].params = t.params;
+          cells[k].macs = t.macs;
+        }
+        cells[k].given = cells[k].known;
+        cells[k].known = Mean(cells[k].test);
+      }
+    }
     std::vector<double> xs, ys;
     for (size_t k = 0; k < cells.size(); ++k) {
       cells[k].shared = shared[k];
-      if (!std::isnan(cells[k].known)) xs.push_back(shared[k]), ys.push_back(cells[k].known);
+      if (!std::isnan(cells[k].known) && !std::isnan(shared[k])) xs.push_back(shared[k]), ys.push_back(cells[k].known);
     }
     const double tau = enas::KendallTau(xs, ys), rho = enas::SpearmanRho(xs, ys);
     const int64_t used = std::min<int64_t>(images, o.validation_images);
 
     if (json) {
       nlohmann::json j;
-      j["checkpoint"] = ckpt_path;
+      j["checkpoint"] = ckpt_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(ckpt_path);
       j["images"] = used;
       j["cpu_seconds"] = cpu;
       nlohmann::json cj = nlohmann::json::array();
-      for (const Cell& c : cells)
-        cj.push_back({{"label", c.label}, {"architecture", space.Describe(c.arch)}, {"known_accuracy", Finite(c.known)},
-                      {"shared_accuracy", c.shared}});
+      for (const Cell& c : cells) {
+        nlohmann::json e = {{"label", c.label}, {"architecture", space.Describe(c.arch)}, {"known_accuracy", Finite(c.known)},
+                            {"shared_accuracy", Finite(c.shared)}};
+        if (!retrain_seeds.empty())
+          e["retrained"] = {{"test_accuracies", c.test},     {"val_accuracies", c.val},
+                            {"mean_test_accuracy", Finite(Mean(c.test))}, {"sd_test_accuracy", Finite(Sd(c.test))},
+                            {"mean_val_accuracy", Finite(Mean(c.val))},   {"sd_val_accuracy", Finite(Sd(c.val))},
+                            {"given_accuracy", Finite(c.given)},          {"params", c.params},
+                            {"macs", c.macs}};
+        cj.push_back(e);
+      }
+      if (!retrain_seeds.empty())
+        j["retrain"] = {{"seeds", retrain_seeds}, {"final_epochs", o.final_epochs}, {"cpu_seconds", retrain_cpu}};
       j["cells"] = cj;
       j["known"] = xs.size();
       j["kendall_tau"] = Finite(tau);
       j["spearman_rho"] = Finite(rho);
       std::printf("%s\n", j.dump().c_str());
     } else {
-      std::printf("%-32s %12s %14s\n", "cell", "from scratch", "shared weights");
-      for (const Cell& c : cells) {
-        char known[32] = "-";
-        if (!std::isnan(c.known)) std::snprintf(known, sizeof(known), "%.2f %%", 100 * c.known);
-        std::printf("%-32s %12s %12.2f %%\n", c.label.c_str(), known, 100 * c.shared);
+      auto pct = [](double x) {
+        char b[32] = "-";
+        if (!std::isnan(x)) std::snprintf(b, sizeof(b), "%.2f %%", 100 * x);
+        return std::string(b);
+      };
+      if (retrain_seeds.empty()) {
+        std::printf("%-32s %12s %14s\n", "cell", "from scratch", "shared weights");
+        for (const Cell& c : cells) std::printf("%-32s %12s %14s\n", c.label.c_str(), pct(c.known).c_str(), pct(c.shared).c_str());
+      } else {
+        std::printf("%-32s %22s %22s %10s %8s %12s %14s\n", "cell", "test (mean ± sd)", "val (mean ± sd)", "MMACs", "params",
+                    "given", "shared weights");
+        for (const Cell& c : cells) {
+          char test[48], val[48];
+          std::snprintf(test, sizeof(test), "%.2f ± %.2f %%", 100 * Mean(c.test), 100 * Sd(c.test));
+          std::snprintf(val, sizeof(val), "%.2f ± %.2f %%", 100 * Mean(c.val), 100 * Sd(c.val));
+          std::printf("%-32s %22s %22s %10.2f %8lld %12s %14s\n", c.label.c_str(), test, val, c.macs / 1e6,
+                      static_cast<long long>(c.params), pct(c.given).c_str(), pct(c.shared).c_str());
+        }
+        std::printf("retrained every cell with %zu seed(s), %g epoch(s) each: %.1f s CPU\n", retrain_seeds.size(),
+                    o.final_epochs, retrain_cpu);
       }
-      std::printf("%zu cells with a from-scratch accuracy: Kendall tau-b %.3f, Spearman rho %.3f "
-                  "(shared weights on %lld validation images, %.1f s CPU)\n",
-                  xs.size(), tau, rho, static_cast<long long>(used), cpu);
+      if (!bytes.empty())
+        std::printf("%zu cells with a from-scratch accuracy: Kendall tau-b %.3f, Spearman rho %.3f "
+                    "(shared weights on %lld validation images, %.1f s CPU)\n",
+                    xs.size(), tau, rho, static_cast<long long>(used), cpu);
     }
     return kExitOk;
   });

@@ -595,6 +595,24 @@ std::vector<double> SharedWeightAccuracies(const std::string& checkpoint_bytes, 
   return acc;
 }
 
+std::vector<std::vector<TrainedChild>> TrainCellsFromScratch(const std::vector<nas::Architecture>& cells,
+                                                             const EnasSearchOptions& o, const std::vector<uint64_t>& seeds,
+                                                             const std::function<bool()>& stop,
+                                                             const std::function<void(size_t, size_t)>& progress) {
+  CheckSearchOptions(o);
+  if (seeds.empty()) throw ConfigError("no seeds to train with");
+  for (const nas::Architecture& a : cells) DecodeEnasMicro(a);  // throws for a wrong size / choice, before any training
+  torch::set_num_threads(o.threads);
+  const Data d = LoadData(o);
+  std::vector<std::vector<TrainedChild>> out(cells.size());
+  for (size_t c = 0; c < cells.size() && !(stop && stop()); ++c)
+    for (size_t s = 0; s < seeds.size() && !(stop && stop()); ++s) {
+      out[c].push_back(TrainFromScratch(d, "cell" + std::to_string(c), cells[c], o, seeds[s], stop, {}));
+      if (progress) progress(c, s);
+    }
+  return out;
+}
+
 namespace {
 // Average ranks (1-based; ties share the mean of their ranks).
 std::vector<double> AverageRanks(const std::vector<double>& x) {

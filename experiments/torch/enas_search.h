@@ -160,6 +160,16 @@ std::vector<double> SharedWeightAccuracies(const std::string& checkpoint_bytes, 
                                            const EnasSearchOptions& o, int64_t images,
                                            const std::function<void(size_t done)>& progress = {});
 
+// Final training of given cells (enas-rank --retrain-seeds): every cell trained from scratch
+// once per seed exactly as RunEnas's final training does (o.final_net, o.final_epochs, the cosine
+// schedule; the seed sets the initialisation and the minibatch order, the same for every cell),
+// then validation and test accuracy. result[c][s] is cell c with seeds[s] (fewer when `stop`
+// ended it). `progress` (may be empty) sees each training done (cell, seed index). Throws ConfigError / IoError as RunEnas.
+std::vector<std::vector<TrainedChild>> TrainCellsFromScratch(const std::vector<nas::Architecture>& cells,
+                                                             const EnasSearchOptions& o, const std::vector<uint64_t>& seeds,
+                                                             const std::function<bool()>& stop = {},
+                                                             const std::function<void(size_t cell, size_t seed)>& progress = {});
+
 // Rank correlations of two equally long lists (NaN with fewer than 2 entries or when a list is
 // constant): Kendall's tau-b (ties counted as in tau-b) and Spearman's rho (Pearson's r of the
 // average ranks).

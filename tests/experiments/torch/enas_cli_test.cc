@@ -165,6 +165,32 @@ TEST(EnasCli, RankingOptionsAndEnasRank) {
   ASSERT_EQ(shipped.status, 0) << shipped.out << shipped.err;
   EXPECT_EQ(nlohmann::json::parse(shipped.out)["known"], 7);
 
+  // --retrain-seeds without a checkpoint: every cell trained from scratch once per seed; the same
+  // seed gives the same accuracies (a seed fixes initialisation and data order); the mean test
+  // accuracy replaces the given one (kept as given_accuracy).
+  const auto rt = ShSplit(rank + " --cells " + cells + " --retrain-seeds '3 4 3' --final-epochs 0.25 --max-images 128 --json");
+  ASSERT_EQ(rt.status, 0) << rt.out << rt.err;
+  const auto t = nlohmann::json::parse(rt.out);
+  EXPECT_TRUE(t["checkpoint"].is_null());
+  EXPECT_EQ(t["retrain"]["seeds"].size(), 3u);
+  EXPECT_EQ(t["retrain"]["final_epochs"], 0.25);
+  ASSERT_EQ(t["cells"].size(), 1u);
+  const auto& rc = t["cells"][0]["retrained"];
+  ASSERT_EQ(rc["test_accuracies"].size(), 3u);
+  EXPECT_EQ(rc["test_accuracies"][0], rc["test_accuracies"][2]);
+  EXPECT_EQ(rc["val_accuracies"][0], rc["val_accuracies"][2]);
+  double mean = 0;
+  for (const auto& a : rc["test_accuracies"]) {
+    EXPECT_GE(a.get<double>(), 0);
+    EXPECT_LE(a.get<double>(), 1);
+    mean += a.get<double>() / 3;
+  }
+  EXPECT_NEAR(rc["mean_test_accuracy"].get<double>(), mean, 1e-12);
+  EXPECT_EQ(t["cells"][0]["known_accuracy"], rc["mean_test_accuracy"]);
+  EXPECT_EQ(rc["given_accuracy"], 0.8594);
+  EXPECT_GT(rc["macs"].get<int64_t>(), 0);
+  EXPECT_TRUE(t["cells"][0]["shared_accuracy"].is_null());
+
   const std::string bad = tmp / "bad.txt";
   {
     std::ofstream f(bad);
@@ -173,7 +199,9 @@ TEST(EnasCli, RankingOptionsAndEnasRank) {
   for (const std::string& args :
        {" --checkpoint " + out + " --cells " + bad, " --checkpoint " + tmp / "none" + " --result " + out + "/result.json",
         " --checkpoint " + out + " --result " + out + "/result.json --images 0", " --checkpoint " + out,
-        " --checkpoint " + out + "/result.json --result " + out + "/result.json"}) {
+        " --checkpoint " + out + "/result.json --result " + out + "/result.json", " --cells " + cells,
+        " --cells " + cells + " --retrain-seeds 1 --final-epochs 0", " --cells " + cells + " --retrain-seeds x",
+        " --checkpoint " + out + " --cells " + cells + " --final-epochs 1"}) {
     const auto e = Sh(rank + args + " --max-images 128");
     EXPECT_EQ(e.status, 1) << args << ": " << e.out;
     EXPECT_EQ(std::count(e.out.begin(), e.out.end(), '\n'), 1) << args << ": " << e.out;
