@@ -11,7 +11,7 @@
 #   experiments/device_leaderboard.sh [--memory-fraction 0.39] [--baechi-memory-fraction 0.4] [--bin build/bin]
 #                                     [--out docs/device_leaderboard.md] [--keep DIR]
 #                                     [--rl-minutes M] [--rl-clock wall|cpu] [--rl-seeds "1 2 3"]
-#                                     [--rl-rows "NMT-2:2 RNNLM:2"] [--rl-jobs 1]
+#                                     [--rl-rows "NMT-2:2 RNNLM:2"] [--rl-jobs 1] [--rl-methods "ppo seq2seq hdp"]
 #
 # RL column: with --rl-minutes M > 0 (default 0: RL is not run, so the script stays about a minute
 # of CPU) every selected row (label:GPUs of the table below; default all) runs `place-train --env
@@ -23,6 +23,11 @@
 # the runs already in DIR are reused, and every RL run found in DIR with the same M fills the
 # table (so rows may be run by separate invocations with different seeds). The script is not
 # part of CI.
+# --rl-methods (default ppo) adds the papers' RL placers as columns, each run like the ppo one (memory
+# mask on, same budget, clock and seeds): seq2seq = the 2017 placer (--config
+# experiments/configs/seq2seq_2017.pbtxt: LSTM encoder/decoder with attention, REINFORCE), hdp = HDP's
+# grouper + placer (--config experiments/configs/hdp_2018.pbtxt, the paper's column: G = 256, LSTM
+# placer, REINFORCE). Their runs are DIR/rl-seq2seq_<M>…, DIR/rl-hdp_<M>… (ppo: DIR/rl_<M>…).
 #
 # The memory fraction scales the K80's 12 GB: 0.39 → 4.68 GB per GPU, below NMT-2's
 # single-device peak (4.83 GB) and above Inception-V3's (4.50 GB) and RNNLM's (2.86 GB), so that
@@ -43,6 +48,7 @@ RL_SEEDS="1 2 3"
 RL_ROWS=""
 RL_JOBS=1
 RL_CLOCK=wall
+RL_METHODS=ppo
 # The invocation, for the page (directories as DIR / OUT).
 DL_INVOCATION=""
 for a_ in "$@"; do
@@ -62,12 +68,17 @@ while [[ $# -gt 0 ]]; do
     --rl-rows) RL_ROWS="$2"; shift 2 ;;
     --rl-jobs) RL_JOBS="$2"; shift 2 ;;
     --rl-clock) RL_CLOCK="$2"; shift 2 ;;
+    --rl-methods) RL_METHODS="$2"; shift 2 ;;
     -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "device_leaderboard.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
 [[ "$RL_MINUTES" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "device_leaderboard.sh: error: --rl-minutes must be a number >= 0, got '$RL_MINUTES'" >&2; exit 1; }
 [[ "$RL_CLOCK" == wall || "$RL_CLOCK" == cpu ]] || { echo "device_leaderboard.sh: error: --rl-clock must be wall or cpu, got '$RL_CLOCK'" >&2; exit 1; }
+for m_ in $RL_METHODS; do
+  [[ "$m_" == ppo || "$m_" == seq2seq || "$m_" == hdp ]] || { echo "device_leaderboard.sh: error: --rl-methods takes ppo, seq2seq and hdp, got '$m_'" >&2; exit 1; }
+done
+[[ -n "${RL_METHODS// /}" ]] || { echo "device_leaderboard.sh: error: --rl-methods must name at least one of ppo, seq2seq, hdp" >&2; exit 1; }
 RL_TAG=m
 [[ "$RL_CLOCK" == cpu ]] && RL_TAG=cm
 [[ "$RL_JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "device_leaderboard.sh: error: --rl-jobs must be a positive integer, got '$RL_JOBS'" >&2; exit 1; }
@@ -136,15 +147,20 @@ run_one() {
   echo "$id: exit $rc" >&2
 }
 
-# run_rl ID GRAPH MACHINE SEED: place-train --env device (memory mask on) for RL_MINUTES; its JSON in
-# $WORK/ID.json, CPU time in ID.time, perf-model simulate of its best.placement in ID.sim.
+# run_rl ID GRAPH MACHINE SEED METHOD: place-train --env device (memory mask on) for RL_MINUTES; its
+# JSON in $WORK/ID.json, CPU time in ID.time, perf-model simulate of its best.placement in ID.sim.
 run_rl() {
-  local id="$1" graph="$2" machine="$3" seed="$4"
+  local id="$1" graph="$2" machine="$3" seed="$4" method="$5"
+  local extra=()
+  case "$method" in
+    seq2seq) extra=(--config experiments/configs/seq2seq_2017.pbtxt) ;;
+    hdp) extra=(--config experiments/configs/hdp_2018.pbtxt) ;;
+  esac
   [[ -s "$WORK/$id.json" ]] && return 0
   rm -rf "${WORK:?}/$id"
   set +e
   /usr/bin/time -f "%U %S %e" -o "$WORK/$id.time" "$BIN/place-train" --env device --graph "$graph" \
-    --machine "$machine" --minutes "$RL_MINUTES" --clock "$RL_CLOCK" --seed "$seed" --set memory_mask=true --json --out "$WORK/$id" \
+    --machine "$machine" --minutes "$RL_MINUTES" --clock "$RL_CLOCK" --seed "$seed" "${extra[@]}" --set memory_mask=true --json --out "$WORK/$id" \
     >"$WORK/$id.out" 2>"$WORK/$id.err"
   local rc=$?
   set -e
@@ -166,15 +182,19 @@ if [[ "$RL_MINUTES" != 0 ]]; then
   for row in "${ROWS[@]}"; do
     IFS='|' read -r label graph gpus <<<"$row"
     if [[ -n "$RL_ROWS" && " $RL_ROWS " != *" $label:$gpus "* ]]; then continue; fi
-    for seed in $RL_SEEDS; do
-      rm -f "$WORK/rl_${RL_MINUTES}${RL_TAG}_${label}_${gpus}_s${seed}.failed"
-      run_rl "rl_${RL_MINUTES}${RL_TAG}_${label}_${gpus}_s${seed}" "$graph" "k80(gpus=$gpus,memory_fraction=$FRACTION)" "$seed" &
-      while [[ $(jobs -rp | wc -l) -ge $RL_JOBS ]]; do wait -n || true; done
+    for method in $RL_METHODS; do
+      prefix=rl
+      [[ "$method" != ppo ]] && prefix="rl-$method"
+      for seed in $RL_SEEDS; do
+        rm -f "$WORK/${prefix}_${RL_MINUTES}${RL_TAG}_${label}_${gpus}_s${seed}.failed"
+        run_rl "${prefix}_${RL_MINUTES}${RL_TAG}_${label}_${gpus}_s${seed}" "$graph" "k80(gpus=$gpus,memory_fraction=$FRACTION)" "$seed" "$method" &
+        while [[ $(jobs -rp | wc -l) -ge $RL_JOBS ]]; do wait -n || true; done
+      done
     done
   done
   wait
-  if compgen -G "$WORK/rl_*.failed" >/dev/null; then
-    echo "device_leaderboard.sh: error: an RL run failed (see $WORK/rl_*.err)" >&2
+  if compgen -G "$WORK/rl*_*.failed" >/dev/null; then
+    echo "device_leaderboard.sh: error: an RL run failed (see $WORK/rl*_*.err)" >&2
     exit 1
   fi
 fi
@@ -269,41 +289,55 @@ for label, graph, gpus in rows:
 # RL runs in $WORK: rl_<M>m_<label>_<gpus>_s<seed>.json (place-train --json; rl_<M>cm_… on the CPU
 # clock). The budget shown is --rl-minutes (with its clock), or when it is 0 the largest budget found
 # (so a --keep rerun keeps the RL column).
+# The other RL placers (--rl-methods seq2seq hdp): rl-<method>_<M>…, same budget key.
 rl_files = {}
+other_files = {}  # method -> budget key -> runs
 for f in os.listdir(work):
-    m = re.match(r"rl_([0-9.]+c?m)_(.+)_([0-9]+)_s([0-9]+)\.json$", f)
+    m = re.match(r"rl(?:-(seq2seq|hdp))?_([0-9.]+c?m)_(.+)_([0-9]+)_s([0-9]+)\.json$", f)
     if m:
-        rl_files.setdefault(m.group(1), []).append((m.group(2), m.group(3), int(m.group(4)), f[:-5]))
+        files = rl_files if m.group(1) is None else other_files.setdefault(m.group(1), {})
+        files.setdefault(m.group(2), []).append((m.group(3), m.group(4), int(m.group(5)), f[:-5]))
 rl_key = rl_minutes_arg if rl_minutes_arg.rstrip("cm") != "0" else \
     (max(rl_files, key=lambda k: float(k.rstrip("cm"))) if rl_files else None)
 rl_m = rl_key.rstrip("cm") if rl_key else None
 rl_clock = "CPU" if rl_key and rl_key.endswith("cm") else "wall"
-rl = {}  # (label, gpus) -> list of {seed, t, oom, wall, cpu, episodes, sim_ok}
-for label, gpus, seed, id_ in sorted(rl_files.get(rl_key, [])):
+def rl_run(id_):
     j = json.load(open(os.path.join(work, id_ + ".json")))
     g = j["graphs"][0]
     simp = os.path.join(work, id_ + ".sim")
     sim = json.load(open(simp)) if os.path.exists(simp) and os.path.getsize(simp) > 0 else None
     tp = os.path.join(work, id_ + ".time")
     cpu = sum(map(float, open(tp).read().split("\n")[-2].split()[:2])) if os.path.exists(tp) else None
-    rl.setdefault((label, gpus), []).append({
-        "seed": seed, "t": g.get("step_time_s"), "oom": g.get("oom", False), "wall": j["seconds"], "cpu": cpu,
+    return {
+        "t": g.get("step_time_s"), "oom": g.get("oom", False), "wall": j["seconds"], "cpu": cpu,
         "episodes": j["episodes"],
         "cpu_util": max([d["utilisation"] for d in g.get("devices", []) if d["name"].startswith("cpu")] or [0]),
-        "sim_ok": sim is not None and g.get("step_time_s") is not None and sim["makespan_s"] == g["step_time_s"]})
+        "sim_ok": sim is not None and g.get("step_time_s") is not None and sim["makespan_s"] == g["step_time_s"]}
 
-def rl_times(label, gpus):
-    return [r["t"] for r in rl.get((label, gpus), []) if r["t"] is not None and not r["oom"]]
+rl = {}  # (label, gpus) -> list of {seed, t, oom, wall, cpu, episodes, sim_ok}
+for label, gpus, seed, id_ in sorted(rl_files.get(rl_key, [])):
+    rl.setdefault((label, gpus), []).append(dict(seed=seed, **rl_run(id_)))
+OTHER = [("seq2seq", "seq2seq (2017)"), ("hdp", "HDP")]
+other = {}  # method -> (label, gpus) -> runs, at the same budget key as the ppo column
+for meth, _ in OTHER:
+    for label, gpus, seed, id_ in sorted(other_files.get(meth, {}).get(rl_key, [])):
+        other.setdefault(meth, {}).setdefault((label, gpus), []).append(dict(seed=seed, **rl_run(id_)))
+OTHER = [(m, n) for m, n in OTHER if m in other]  # columns only for the placers that ran
 
-def rl_mean(label, gpus):
-    t = rl_times(label, gpus)
+def rl_times(label, gpus, runs_of=None):
+    runs_of = rl if runs_of is None else runs_of
+    return [r["t"] for r in runs_of.get((label, gpus), []) if r["t"] is not None and not r["oom"]]
+
+def rl_mean(label, gpus, runs_of=None):
+    t = rl_times(label, gpus, runs_of)
     return statistics.mean(t) if t else None
 
-def rl_cell(label, gpus, r):
-    runs = rl.get((label, gpus))
+def rl_cell(label, gpus, r, runs_of=None):
+    runs_of = rl if runs_of is None else runs_of
+    runs = runs_of.get((label, gpus))
     if not runs:
         return "—, not run"
-    t = rl_times(label, gpus)
+    t = rl_times(label, gpus, runs_of)
     if not t:
         return f"no feasible placement ({len(runs)} seeds)"
     mean = statistics.mean(t)
@@ -382,19 +416,28 @@ P("Ratio = T / T_ref, with T_ref = 1-GPU where the model fits one GPU, else the 
   "GPU's memory; \"infeasible\" = the placer found no device with room (exit 2). RL = `place-train --env device "
   "--set memory_mask=true` (shared GNN policy + PPO, one-shot episodes, graphs over 300 groups fused to 128), "
   f"{rl_m or '—'} min {rl_clock} per seed: mean ± sd over seeds of the simulated step time of each seed's best placement "
-  "(ratio of the mean); \"not run\" = no RL run for that row in this invocation's results.")
+  "(ratio of the mean); \"not run\" = no RL run for that row in this invocation's results." +
+  (" The papers' RL placers, same budget, clock, seeds and memory mask (`--rl-methods`): " +
+   "; ".join({"seq2seq": "seq2seq (2017) = `--config experiments/configs/seq2seq_2017.pbtxt` (Mirhoseini et al. "
+                         "2017: LSTM encoder/decoder with attention over the fused groups, REINFORCE)",
+              "hdp": "HDP = `--config experiments/configs/hdp_2018.pbtxt` (Hierarchical Device Placement 2018, the "
+                     "paper's column: a feed-forward grouper of the unfused co-location groups into 256 groups + the "
+                     "LSTM placer, one REINFORCE loss)"}[m] for m, _ in OTHER) + "." if OTHER else ""))
 P("")
-P("| Model | #GPU | 1-GPU peak (GB) | ref | " + " | ".join(n for _, n in MAIN) + " | RL | sim ✓ |")
-P("|---|---|---|---|" + "---|" * len(MAIN) + "---|---|")
+P("| Model | #GPU | 1-GPU peak (GB) | ref | " + " | ".join(n for _, n in MAIN) + " | RL" +
+  "".join(f" | {n}" for _, n in OTHER) + " | sim ✓ |")
+P("|---|---|---|---|" + "---|" * len(MAIN) + "---|" * (1 + len(OTHER)) + "---|")
 for label, graph, gpus in rows:
     r = ref(label, gpus)
     cells = [cell(data[(label, gpus, k)], r) for k, _ in MAIN]
     ok = all(j["_sim"] is not None and j["_sim"]["makespan_s"] == step(j)
              for k, _ in MAIN + VARIANTS for j in [data[(label, gpus, k)]] if j is not None and step(j) is not None)
-    ok = ok and all(x["sim_ok"] for x in rl.get((label, gpus), []) if x["t"] is not None)
+    ok = ok and all(x["sim_ok"] for runs_of in [rl] + [other[m] for m, _ in OTHER]
+                    for x in runs_of.get((label, gpus), []) if x["t"] is not None)
     sj = data[(label, gpus, "single")]
     peak = max(d["peak_memory_bytes"] for d in sj["best"]["devices"]) / 1e9 if sj and "best" in sj else None
-    P(f"| {label} | {gpus} | {fmt(peak)} | {r[1]} | " + " | ".join(cells) + " | " + rl_cell(label, gpus, r) + " | " + ("✓" if ok else "✗") + " |")
+    P(f"| {label} | {gpus} | {fmt(peak)} | {r[1]} | " + " | ".join(cells) + " | " + rl_cell(label, gpus, r) +
+      "".join(" | " + rl_cell(label, gpus, r, other[m]) for m, _ in OTHER) + " | " + ("✓" if ok else "✗") + " |")
 P("")
 P("## Variants")
 P("")
@@ -411,8 +454,8 @@ P("The placer's own wall time on this machine (`placement_wall_s` of result.json
   "Baechi's planning speed-up 654×–206,000×). One run each on a loaded 2-core machine: values under "
   "≈ 20 ms vary several-fold between runs (scheduling noise); m-SCT's LP (≈ 0.1–2 s) is the only cost that matters.")
 P("")
-def rl_wall(label, gpus):
-    runs = rl.get((label, gpus))
+def rl_wall(label, gpus, runs_of=None):
+    runs = (rl if runs_of is None else runs_of).get((label, gpus))
     if not runs:
         return "—"
     w = statistics.mean(x["wall"] for x in runs)
@@ -423,12 +466,12 @@ def rl_wall(label, gpus):
 P("RL: training wall time per seed (mean), the CPU time it got on the shared machine (`/usr/bin/time`, user + "
   "system) and the episodes it played in that time.")
 P("")
-P("| Model | #GPU | ops | " + " | ".join(n for _, n in MAIN + VARIANTS) + " | RL |")
-P("|---|---|---|" + "---|" * len(MAIN + VARIANTS) + "---|")
+P("| Model | #GPU | ops | " + " | ".join(n for _, n in MAIN + VARIANTS) + " | RL |" + "".join(f" {n} |" for _, n in OTHER))
+P("|---|---|---|" + "---|" * len(MAIN + VARIANTS) + "---|" * (1 + len(OTHER)))
 for label, graph, gpus in rows:
     ops = next((j["ops"] for k, _ in MAIN for j in [data[(label, gpus, k)]] if j), "—")
     P(f"| {label} | {gpus} | {ops:,} | " + " | ".join(wall_s(data[(label, gpus, k)]) for k, _ in MAIN + VARIANTS) +
-      f" | {rl_wall(label, gpus)} |")
+      f" | {rl_wall(label, gpus)} |" + "".join(f" {rl_wall(label, gpus, other[m])} |" for m, _ in OTHER))
 P("")
 
 # ------------------------------------------------------------------ published ratios
