@@ -424,7 +424,7 @@ P("Ratio = T / T_ref, with T_ref = 1-GPU where the model fits one GPU, else the 
                      "paper's column: a feed-forward grouper of the unfused co-location groups into 256 groups + the "
                      "LSTM placer, one REINFORCE loss)"}[m] for m, _ in OTHER) + "." if OTHER else ""))
 P("")
-P("| Model | #GPU | 1-GPU peak (GB) | ref | " + " | ".join(n for _, n in MAIN) + " | RL" +
+P("| Model | #GPU | 1-GPU peak (GB) | ref | " + " | ".join(n for _, n in MAIN) + " | RL" + (" (GNN + PPO)" if OTHER else "") +
   "".join(f" | {n}" for _, n in OTHER) + " | sim ✓ |")
 P("|---|---|---|---|" + "---|" * len(MAIN) + "---|" * (1 + len(OTHER)) + "---|")
 for label, graph, gpus in rows:
