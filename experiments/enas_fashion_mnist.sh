@@ -10,10 +10,13 @@
 #
 #   experiments/enas_fashion_mnist.sh [--budget-minutes 90] [--final-epochs 3] [--random-cells 5]
 #                                     [--final-candidates 1] [--uniform-fraction 0] [--derive-samples 10]
+#                                     [--step-time-budget B --under-penalty W]
 #                                     [--seed 1] [--bin build/bin] [--out runs/enas_fashion_mnist]
 # (--final-candidates R: the R best-ranked cells trained from scratch, compare with --random-cells R;
 # --uniform-fraction F: uniformly random children for the first F of the shared training;
-# --derive-samples K: the controller's K samples ranked by shared-weight accuracy; docs/nas.md)
+# --derive-samples K: the controller's K samples ranked by shared-weight accuracy;
+# --step-time-budget B (MMACs, the step-time proxy) with --under-penalty W: the budget as a target,
+# reward = accuracy − max(0, MACs/B − 1) − W·max(0, 1 − MACs/B), in the controller and the derive; docs/nas.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +27,7 @@ RANDOM_CELLS=5
 FINAL_CANDIDATES=1
 UNIFORM=0
 DERIVE=10
+BUDGET_ARGS=()
 SEED=1
 OUT=runs/enas_fashion_mnist
 while [[ $# -gt 0 ]]; do
@@ -34,10 +38,12 @@ while [[ $# -gt 0 ]]; do
     --final-candidates) FINAL_CANDIDATES="$2"; shift 2 ;;
     --uniform-fraction) UNIFORM="$2"; shift 2 ;;
     --derive-samples) DERIVE="$2"; shift 2 ;;
+    --step-time-budget) BUDGET_ARGS+=(--step-time-budget "$2"); shift 2 ;;
+    --under-penalty) BUDGET_ARGS+=(--under-penalty "$2"); shift 2 ;;
     --seed) SEED="$2"; shift 2 ;;
     --bin) BIN="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "enas_fashion_mnist.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -46,7 +52,7 @@ done
   "$BIN/nas-search" --space enas_micro --dataset fashion-mnist --method enas \
   --config experiments/configs/enas_micro_controller.pbtxt --clock cpu \
   --budget-minutes "$BUDGET" --final-epochs "$FINAL" --random-cells "$RANDOM_CELLS" --seeds "$SEED" \
-  --final-candidates "$FINAL_CANDIDATES" --uniform-fraction "$UNIFORM" --derive-samples "$DERIVE" \
+  --final-candidates "$FINAL_CANDIDATES" --uniform-fraction "$UNIFORM" --derive-samples "$DERIVE" "${BUDGET_ARGS[@]}" \
   --out "$OUT" --force
 python3 - "$OUT/result.json" <<'PY'
 import json, sys

@@ -64,7 +64,7 @@ struct Options {
   std::string space, method, dataset, table_dataset, seeds, nb201_table, macro_table;
   int64_t budget = 0, train_steps = 0;
   int32_t population = 0, tournament = 0, episodes_per_update = 0;
-  double cost_budget = -1, penalty = -1;
+  double cost_budget = -1, penalty = -1, under_penalty = -1;
   double budget_minutes = -1, final_epochs = -1;  // --dataset fashion-mnist
   int32_t random_cells = -1, max_images = 0;
   int32_t derive_samples = -1, derive_images = -1, final_candidates = -1;  // enas_micro / fashion-mnist
@@ -99,6 +99,7 @@ config::NasSearchConfig DefaultConfig(const std::string& method = "evolution", c
   c.set_tournament(3);
   c.set_cost_budget(0);
   c.set_penalty(1);
+  c.set_under_penalty(0);
   c.set_nb201_table(env::kDefaultNb201Table);
   c.set_macro_table(env::kDefaultMacroTable);
   c.set_checkpoint_minutes(5);
@@ -187,6 +188,7 @@ config::NasSearchConfig ResolveConfig(const Options& o, const std::string& confi
   if (o.tournament > 0) c.set_tournament(o.tournament);
   if (o.cost_budget >= 0) c.set_cost_budget(o.cost_budget);
   if (o.penalty >= 0) c.set_penalty(o.penalty);
+  if (o.under_penalty >= 0) c.set_under_penalty(o.under_penalty);
   if (!o.nb201_table.empty()) c.set_nb201_table(o.nb201_table);
   if (!o.macro_table.empty()) c.set_macro_table(o.macro_table);
   if (o.episodes_per_update > 0) c.set_episodes_per_update(o.episodes_per_update);
@@ -244,6 +246,10 @@ config::NasSearchConfig ResolveConfig(const Options& o, const std::string& confi
   if (c.tournament() < 1 || c.tournament() > c.population()) throw ConfigError("tournament must be in [1, population]");
   if (!(c.cost_budget() >= 0 && std::isfinite(c.cost_budget()))) throw ConfigError("cost_budget must be finite and >= 0");
   if (!(c.penalty() >= 0 && std::isfinite(c.penalty()))) throw ConfigError("penalty must be finite and >= 0");
+  if (!(c.under_penalty() >= 0 && std::isfinite(c.under_penalty())))
+    throw ConfigError("under_penalty must be finite and >= 0");
+  if (c.under_penalty() > 0 && c.cost_budget() == 0)
+    throw ConfigError("under_penalty needs a step-time budget (--step-time-budget > 0): it weighs the shortfall below it");
   if (!(c.checkpoint_minutes() > 0 && std::isfinite(c.checkpoint_minutes())))
     throw ConfigError("checkpoint_minutes must be finite and > 0");
   return c;
@@ -418,6 +424,7 @@ std::unique_ptr<env::BlockEnv> MakeEnv(const config::NasSearchConfig& c) {
   eo.dataset = c.table_dataset();
   eo.cost_budget = c.cost_budget();
   eo.penalty = c.penalty();
+  eo.under_penalty = c.under_penalty();
   eo.skip_penalty = c.skip_penalty();
   // The table of the space's benchmark (the environment picks table or synthetic quality).
   const nas::SearchSpace probe = nas::LoadSearchSpace(c.space());
@@ -874,6 +881,9 @@ int main(int argc, char** argv) {
                    "penalise a step time (or its proxy: nb201 MMACs, nas_bench_macro MFLOPs) above this; 0 = off")
         ->check(cli::FiniteRange(0, 1e18));
     app.add_option("--penalty", o.penalty, "penalty weight (default 1)")->check(cli::FiniteRange(0, 1e9));
+    app.add_option("--under-penalty", o.under_penalty,
+                   "weight of the shortfall below the step-time budget, reward -= W * max(0, 1 - cost / budget): "
+                   "the budget as a target (default 0 = off)")->check(cli::FiniteRange(0, 1e9));
     app.add_option("--nb201-table", o.nb201_table, "nats_bench_tss.csv (default ../shared/datasets/nas/…)")->check(cli::NonEmpty());
     app.add_option("--macro-table", o.macro_table, "nas_bench_macro_cifar10.json (default ../shared/datasets/nas/…)")
         ->check(cli::NonEmpty());

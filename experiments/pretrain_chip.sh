@@ -4,14 +4,19 @@
 # zero-shot on Ariane133, a design it never saw, against random and greedy with the same wall time.
 #
 #   experiments/pretrain_chip.sh [--minutes M] [--clock wall|cpu] [--set k=v ...] [--designs flows|broad]
-#                                [--finetune-minutes F] [--bin build/bin] [--work DIR] [--reuse] [--install]
+#                                [--finetune-minutes F] [--finetune-seeds "1 2 3"] [--checkpoint DIR]
+#                                [--bin build/bin] [--work DIR] [--reuse] [--install]
 #
 # --clock cpu counts every budget in this process's CPU seconds (fair on a shared machine).
 # --set k=v goes to pretraining, fine-tuning and the from-scratch run alike (agent.*, chip.*, …;
 # the script's own settings come first: agent.learning_rate=0.002, episodes_per_update=16).
 # --finetune-minutes F > 0 also fine-tunes the pretrained policy on Ariane133 for F minutes
 # (`place --finetune-minutes F --samples 0`) and trains from scratch there for F minutes
-# (`place-train`), both on --clock, side by side, and prints both bests (finetune.json).
+# (`place-train`), both on --clock, side by side, and prints both bests; once per learner seed of
+# --finetune-seeds (default "1"; both runs get the seed): $WORK/finetune_s<seed>.json each (a seed
+# whose file is already in --work is not run again) and finetune.json, every seed's pair and the means.
+# --checkpoint DIR uses that pretrained run (a place-train run directory or experiments/pretrained/chip)
+# instead of pretraining (then --install is refused: nothing new to install).
 # --reuse keeps a finished pretraining in --work (its checkpoint and train.json) instead of
 # training again (to redo the evaluations, or to add --finetune-minutes afterwards).
 #
@@ -35,6 +40,8 @@ REUSE=0
 CLOCK=wall
 DESIGNS=flows
 FT_MINUTES=0
+FT_SEEDS=1
+CKPT=""
 SETS=(--set agent.learning_rate=0.002 --set episodes_per_update=16)
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -47,10 +54,20 @@ while [[ $# -gt 0 ]]; do
     --designs) DESIGNS="$2"; shift 2 ;;
     --set) SETS+=(--set "$2"); shift 2 ;;
     --finetune-minutes) FT_MINUTES="$2"; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --finetune-seeds) FT_SEEDS="$2"; shift 2 ;;
+    --checkpoint) CKPT="$2"; shift 2 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "pretrain_chip.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
+[[ -n ${FT_SEEDS// /} ]] || { echo "pretrain_chip.sh: error: --finetune-seeds is empty" >&2; exit 1; }
+for s in $FT_SEEDS; do
+  [[ $s =~ ^[0-9]+$ ]] || { echo "pretrain_chip.sh: error: --finetune-seeds must be non-negative integers, got '$s'" >&2; exit 1; }
+done
+if [[ -n $CKPT ]]; then
+  [[ -f $CKPT/checkpoints/latest.ckpt ]] || { echo "pretrain_chip.sh: error: --checkpoint $CKPT has no checkpoints/latest.ckpt" >&2; exit 1; }
+  [[ $INSTALL == 0 ]] || { echo "pretrain_chip.sh: error: --install with --checkpoint: nothing new to install" >&2; exit 1; }
+fi
 [[ $DESIGNS == flows || $DESIGNS == broad ]] || { echo "pretrain_chip.sh: error: --designs must be flows or broad" >&2; exit 1; }
 for b in place-train place place-baseline group-netlist proxy-cost; do
   [[ -x "$BIN/$b" ]] || { echo "pretrain_chip.sh: error: $BIN/$b not built (scripts/build.sh)" >&2; exit 1; }
@@ -78,7 +95,11 @@ if [[ $DESIGNS == broad ]]; then
     ARGS+=(--netlist "$dir/netlist.pb.txt" --plc "$dir/initial.plc")
   done
 fi
-if [[ $REUSE == 1 && -f "$WORK/run/checkpoints/latest.ckpt" && -s "$WORK/train.json" ]]; then
+RUN=$WORK/run
+if [[ -n $CKPT ]]; then
+  RUN=$CKPT
+  echo "using the pretrained run in $CKPT (no pretraining)" >&2
+elif [[ $REUSE == 1 && -f "$WORK/run/checkpoints/latest.ckpt" && -s "$WORK/train.json" ]]; then
   echo "reusing the pretraining in $WORK/run" >&2
 else
   echo "pretraining for $MINUTES minutes on $(( ${#ARGS[@]} / 4 )) designs ($DESIGNS) ..." >&2
@@ -88,7 +109,7 @@ fi
 
 # Zero-shot on Ariane133 (held out) vs random and greedy with the same wall time.
 A=$DATA/ariane133_ng45
-"$BIN/place" --checkpoint "$WORK/run" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --samples 32 \
+"$BIN/place" --checkpoint "$RUN" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --samples 32 \
   --clock "$CLOCK" --force --out "$WORK/zero_shot" --json > "$WORK/zero_shot.json" 2>/dev/null
 ZS_SECONDS=$(python3 -c "import json;print(max(0.05, json.load(open('$WORK/zero_shot.json'))['seconds']/60))")
 for m in random greedy; do
@@ -108,30 +129,52 @@ for m in ("random", "greedy"):
           r["best"]["proxy_cost"], r["episodes"]))
 EOF
 
-# Fine-tuned for F minutes vs F minutes from scratch on Ariane133 (same settings and clock).
+# Fine-tuned for F minutes vs F minutes from scratch on Ariane133 (same settings, clock and seed).
 if [[ $FT_MINUTES != 0 ]]; then
-  echo "fine-tuning on ariane133 for $FT_MINUTES minutes and the same from scratch, side by side ..." >&2
-  "$BIN/place" --checkpoint "$WORK/run" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --samples 0 \
-    --finetune-minutes "$FT_MINUTES" --clock "$CLOCK" "${SETS[@]}" --force --out "$WORK/finetune" --json \
-    > "$WORK/finetune_run.json" &
-  FT_PID=$!
-  "$BIN/place-train" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --minutes "$FT_MINUTES" --clock "$CLOCK" \
-    --seed 1 "${SETS[@]}" --force --out "$WORK/scratch" --json > "$WORK/scratch_run.json"
-  wait "$FT_PID"
-  python3 - "$WORK" "$FT_MINUTES" <<'EOF'
+  for seed in $FT_SEEDS; do
+    [[ ! -s "$WORK/finetune_s$seed.json" ]] || { echo "fine-tune seed $seed: kept from $WORK/finetune_s$seed.json" >&2; continue; }
+    echo "fine-tuning on ariane133 for $FT_MINUTES minutes and the same from scratch, side by side, seed $seed ..." >&2
+    "$BIN/place" --checkpoint "$RUN" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --samples 0 \
+      --finetune-minutes "$FT_MINUTES" --clock "$CLOCK" --seed "$seed" "${SETS[@]}" --force --out "$WORK/finetune_s$seed" \
+      --json > "$WORK/finetune_run_s$seed.json" &
+    FT_PID=$!
+    "$BIN/place-train" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --minutes "$FT_MINUTES" --clock "$CLOCK" \
+      --seed "$seed" "${SETS[@]}" --force --out "$WORK/scratch_s$seed" --json > "$WORK/scratch_run_s$seed.json"
+    wait "$FT_PID"
+    python3 - "$WORK" "$FT_MINUTES" "$seed" <<'EOF'
 import json, sys
-w, minutes = sys.argv[1], sys.argv[2]
-ft = json.load(open(w + "/finetune_run.json"))
-sc = json.load(open(w + "/scratch_run.json"))
-out = {"minutes": float(minutes), "clock": ft.get("clock", "wall"),
+w, minutes, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ft = json.load(open("%s/finetune_run_s%d.json" % (w, seed)))
+sc = json.load(open("%s/scratch_run_s%d.json" % (w, seed)))
+out = {"minutes": float(minutes), "clock": ft.get("clock", "wall"), "seed": seed,
        "finetuned": {"best_proxy_cost": ft["best"]["proxy_cost"], "episodes": ft["stages"]["finetune"]["episodes"],
                      "zero_shot_greedy": ft["stages"]["zero_shot"]["greedy_proxy_cost"]},
        "scratch": {"best_proxy_cost": sc["designs"][0]["best_proxy_cost"], "episodes": sc["episodes"]}}
-open(w + "/finetune.json", "w").write(json.dumps(out, indent=2) + "\n")
-print("ariane133, %s %s-minutes: fine-tuned best %.6f (%d episodes) vs from scratch %.6f (%d episodes)" % (
-    minutes, out["clock"], out["finetuned"]["best_proxy_cost"], out["finetuned"]["episodes"],
-    out["scratch"]["best_proxy_cost"], out["scratch"]["episodes"]))
+open("%s/finetune_s%d.json.tmp" % (w, seed), "w").write(json.dumps(out, indent=2) + "\n")
 EOF
+    mv "$WORK/finetune_s$seed.json.tmp" "$WORK/finetune_s$seed.json"
+  done
+  python3 - "$WORK" "$FT_SEEDS" <<'EOF'
+import json, statistics, sys
+w, seeds = sys.argv[1], [int(s) for s in sys.argv[2].split()]
+runs = [json.load(open("%s/finetune_s%d.json" % (w, s))) for s in seeds]
+def stat(xs):
+    return {"mean": statistics.mean(xs), "sd": statistics.stdev(xs) if len(xs) > 1 else 0.0, "values": xs}
+ft = [r["finetuned"]["best_proxy_cost"] for r in runs]
+sc = [r["scratch"]["best_proxy_cost"] for r in runs]
+out = {"minutes": runs[0]["minutes"], "clock": runs[0]["clock"], "seeds": seeds, "runs": runs,
+       "finetuned": stat(ft), "scratch": stat(sc),
+       "finetuned_better_on": sum(1 for a, b in zip(ft, sc) if a < b)}
+open(w + "/finetune.json.tmp", "w").write(json.dumps(out, indent=2) + "\n")
+for r in runs:
+    print("ariane133 seed %d, %g %s-minutes: fine-tuned best %.6f (%d episodes) vs from scratch %.6f (%d episodes)" % (
+        r["seed"], r["minutes"], r["clock"], r["finetuned"]["best_proxy_cost"], r["finetuned"]["episodes"],
+        r["scratch"]["best_proxy_cost"], r["scratch"]["episodes"]))
+print("mean over %d seeds: fine-tuned %.6f ± %.6f vs from scratch %.6f ± %.6f; fine-tuned better on %d of %d" % (
+    len(seeds), out["finetuned"]["mean"], out["finetuned"]["sd"], out["scratch"]["mean"], out["scratch"]["sd"],
+    out["finetuned_better_on"], len(seeds)))
+EOF
+  mv "$WORK/finetune.json.tmp" "$WORK/finetune.json"
 fi
 if [[ $INSTALL == 1 ]]; then
   DEST=experiments/pretrained/chip

@@ -122,6 +122,10 @@ BlockEnv::BlockEnv(std::shared_ptr<const nas::SearchSpace> space, std::shared_pt
 void BlockEnv::CheckOptionsAndBuild() {
   if (!(o_.cost_budget >= 0 && std::isfinite(o_.cost_budget))) throw ConfigError("block: budget must be finite and >= 0");
   if (!(o_.penalty >= 0 && std::isfinite(o_.penalty))) throw ConfigError("block: penalty must be finite and >= 0");
+  if (!(o_.under_penalty >= 0 && std::isfinite(o_.under_penalty)))
+    throw ConfigError("block: under_penalty must be finite and >= 0");
+  if (o_.under_penalty > 0 && o_.cost_budget == 0)
+    throw ConfigError("block: under_penalty needs a budget (budget > 0): it weighs the shortfall below it");
   if (!(o_.skip_penalty >= 0 && std::isfinite(o_.skip_penalty))) throw ConfigError("block: skip_penalty must be finite and >= 0");
   if (!(o_.skip_target > 0 && o_.skip_target < 1)) throw ConfigError("block: skip_target must be in (0, 1)");
   skip_decisions_ = SkipDecisions(*space_);
@@ -150,6 +154,7 @@ std::unique_ptr<Environment> BlockEnv::Make(EnvParams& p) {
   const bool glam_budget = p.GetString("budget", "") == "glam";
   if (!glam_budget) o.cost_budget = p.GetDouble("budget", o.cost_budget);
   o.penalty = p.GetDouble("penalty", o.penalty);
+  o.under_penalty = p.GetDouble("under_penalty", o.under_penalty);
   o.skip_penalty = p.GetDouble("skip_penalty", o.skip_penalty);
   o.skip_target = p.GetDouble("skip_target", o.skip_target);
   const int64_t seed = p.GetInt("seed", 1);
@@ -167,7 +172,8 @@ std::unique_ptr<Environment> BlockEnv::Make(EnvParams& p) {
 std::string BlockEnv::name() const {
   return "block(space=" + Quoted(o_.space) + ",quality=" + o_.quality + ",dataset=" + Quoted(o_.dataset) +
          ",table=" + (o_.table.empty() ? "''" : Quoted(o_.table)) + ",budget=" + Num(o_.cost_budget) +
-         ",penalty=" + Num(o_.penalty) + ",seed=" + std::to_string(o_.seed) + StepTimeKeys() +
+         ",penalty=" + Num(o_.penalty) + (o_.under_penalty > 0 ? ",under_penalty=" + Num(o_.under_penalty) : "") +
+         ",seed=" + std::to_string(o_.seed) + StepTimeKeys() +
          (o_.skip_penalty > 0 ? ",skip_penalty=" + Num(o_.skip_penalty) + ",skip_target=" + Num(o_.skip_target) : "") +
          ")";
 }
@@ -291,13 +297,19 @@ StepResult BlockEnv::Step(int32_t action) {
   return r;
 }
 
+double BlockEnv::BudgetPenalty(double cost) const {
+  if (o_.cost_budget <= 0) return 0;
+  const double r = cost / o_.cost_budget;
+  return o_.penalty * std::max(0.0, r - 1.0) + o_.under_penalty * std::max(0.0, 1.0 - r);
+}
+
 BlockScore BlockEnv::Evaluate(const nas::Architecture& a) const {
   const std::string why = space_->Check(a);
   if (!why.empty()) throw ConfigError("block: the architecture " + why);
   BlockScore s;
   s.quality = quality_->Quality(a);
   s.cost = step_time_->StepTime(a);
-  if (o_.cost_budget > 0) s.penalty = o_.penalty * std::max(0.0, s.cost / o_.cost_budget - 1.0);
+  s.penalty = BudgetPenalty(s.cost);
   if (!skip_decisions_.empty()) {
     int32_t set = 0;
     for (int32_t d : skip_decisions_) set += a[d] == 1;

@@ -6,6 +6,7 @@
 // one-hot; edges: decision order, decisions of the same layer/cell node, rules), dynamic
 // features: decided + one-hot of the choice made so far. Reward 0 per step and, at the end,
 //   quality − penalty · max(0, cost / cost_budget − 1)       (no penalty when cost_budget = 0)
+//           − under_penalty · max(0, 1 − cost / cost_budget)  (off by default: the budget as a target)
 //           − skip_penalty · KL(Bernoulli(f) ‖ Bernoulli(skip_target))
 // with quality and cost (a step time or its proxy) from the QualityModel / StepTimeModel
 // interfaces (env/block/block_models.h); both terms and the penalty are in info. Brainformer
@@ -39,6 +40,10 @@ struct BlockEnvOptions {
   std::string table;             // the benchmark file; empty = the shared one for the space
   double cost_budget = 0;        // in the step-time model's unit; 0 = no penalty
   double penalty = 1;            // weight of the relative excess over the budget
+  // Weight of the relative shortfall below the budget (needs cost_budget > 0; 0 = off, and the name
+  // omits it). With it the budget is a target: a search whose quality estimate favours cheap
+  // architectures (ENAS's shared weights) is pushed to use the budget (docs/nas.md).
+  double under_penalty = 0;
   uint64_t seed = 1;             // synthetic quality's weights
   // perf: the TPU performance model's step time at `scale` (spaces with the Brainformer
   // decisions; their default); proxy: the table spaces' MACs / FLOPs (their default);
@@ -78,6 +83,9 @@ class BlockEnv : public Environment {
   // The score of any complete, allowed architecture (what an episode that builds it ends
   // with). Throws ConfigError for an architecture the space does not allow. Thread-safe.
   BlockScore Evaluate(const nas::Architecture& a) const;
+  // The budget terms of the reward for a cost in step_time_model().unit():
+  // penalty · max(0, cost / budget − 1) + under_penalty · max(0, 1 − cost / budget); 0 without a budget.
+  double BudgetPenalty(double cost) const;
   const nas::SearchSpace& space() const { return *space_; }
   std::shared_ptr<const nas::SearchSpace> shared_space() const { return space_; }
   const QualityModel& quality_model() const { return *quality_; }

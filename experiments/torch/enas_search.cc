@@ -367,6 +367,7 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
     eo.space = "enas_micro";
     eo.cost_budget = o.cost_budget;
     eo.penalty = o.penalty;
+    eo.under_penalty = o.under_penalty;
     const auto quality = std::make_shared<SharedWeightsQuality>(net, &d.val, o.reward_batch);
     const env::BlockEnv block(space, quality, std::make_shared<const MacsCost>(sn), eo);
     NasRlOptions co = o.controller;
@@ -506,7 +507,8 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
     r.search_seconds = wall();
     r.search_cpu_seconds = cpu_before + CpuSeconds() - cpu_start;
 
-    // Derive: K sampled children (and the greedy one) ranked on a larger validation batch.
+    // Derive: K sampled children (and the greedy one) ranked on a larger validation batch (accuracy
+    // minus the reward's budget terms, so that the ranking sees the objective the controller saw).
     const auto derive_start = Clock::now();
     std::vector<nas::Architecture> pool = {controller.Sample(true)};
     for (int32_t k = 0; k < o.derive_samples; ++k) pool.push_back(controller.Sample());
@@ -521,11 +523,12 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
       c.params = cost.params;
       c.macs = cost.macs;
       c.shared_val_accuracy = Accuracy(net, DecodeEnasMicro(pool[k]), d.val, 0, derive_images);
+      c.derive_penalty = block.BudgetPenalty(block.step_time_model().StepTime(pool[k]));
       r.candidates.push_back(c);
       if (progress) progress("derive", static_cast<double>(k + 1) / pool.size(), "");
     }
     std::stable_sort(r.candidates.begin(), r.candidates.end(), [](const TrainedChild& a, const TrainedChild& b) {
-      return a.shared_val_accuracy > b.shared_val_accuracy;
+      return a.shared_val_accuracy - a.derive_penalty > b.shared_val_accuracy - b.derive_penalty;
     });
     r.derive_seconds = Since(derive_start);
     // Final: the R best candidates trained from scratch; the found cell is the best by validation.
@@ -534,6 +537,7 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
       const std::string label = finalists == 1 ? "enas" : "enas" + std::to_string(k);
       TrainedChild t = TrainFromScratch(d, label, r.candidates[k].arch, o, o.seed + 1, stop, progress);
       t.shared_val_accuracy = r.candidates[k].shared_val_accuracy;
+      t.derive_penalty = r.candidates[k].derive_penalty;
       r.finalists.push_back(t);
       if (!r.have_enas || t.val_accuracy > r.enas.val_accuracy) r.enas = t;
       r.have_enas = true;
@@ -699,6 +703,7 @@ nlohmann::json ChildJson(const nas::SearchSpace& space, const TrainedChild& c) {
                       {"macs", c.macs},
                       {"mflops", 2e-6 * static_cast<double>(c.macs)}};
   if (c.shared_val_accuracy >= 0) j["shared_val_accuracy"] = c.shared_val_accuracy;
+  if (c.derive_penalty > 0) j["derive_penalty"] = c.derive_penalty;
   if (c.train_seconds > 0) {
     j["val_accuracy"] = c.val_accuracy;
     j["test_accuracy"] = c.test_accuracy;
@@ -781,6 +786,7 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
   o.seed = cfg.seeds_size() > 0 ? cfg.seeds(0) : 1;
   o.cost_budget = cfg.cost_budget();
   o.penalty = cfg.penalty();
+  o.under_penalty = cfg.under_penalty();
   if (cfg.seeds_size() > 1) throw ConfigError("--dataset fashion-mnist runs one seed");
   if (cfg.method() == "enas") {
     if (cfg.agent().algorithm() != "reinforce")

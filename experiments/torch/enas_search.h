@@ -74,6 +74,7 @@ struct EnasSearchOptions {
   int32_t threads = 1;               // torch intra-op threads
   uint64_t seed = 1;
   double cost_budget = 0, penalty = 1;  // the block environment's MACs budget (proxy step time), 0 = off
+  double under_penalty = 0;             // its weight below the budget (env/block/block_env.h)
   NasRlOptions controller;           // budget unused; seed set from `seed`
 };
 
@@ -95,6 +96,8 @@ struct TrainedChild {
   nas::Architecture arch;
   int64_t params = 0, macs = 0;
   double shared_val_accuracy = -1;  // with the super-network's weights (enas candidates), −1 if not
+  double derive_penalty = 0;        // the budget terms of the reward at derive (candidates rank by
+                                    // shared_val_accuracy − derive_penalty)
   double val_accuracy = 0, test_accuracy = 0;  // after training from scratch (fractions)
   double train_seconds = 0, train_cpu_seconds = 0;  // training and evaluation, wall and process CPU
 };

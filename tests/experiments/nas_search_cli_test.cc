@@ -53,6 +53,28 @@ TEST(NasSearchCli, EnasControllerConfigAndSkipPenalty) {
   EXPECT_NE(preset.err.find("policy preset must be default, ct_faithful or lstm"), std::string::npos) << preset.err;
 }
 
+// --under-penalty: the step-time budget as a target. The best architecture's penalty is the
+// shortfall below the budget (or the excess above it) with its weight; without a budget, refused.
+TEST(NasSearchCli, UnderPenaltyMakesTheBudgetATarget) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "target";
+  const auto r = ShSplit(kBin + " --space nb201 --method random --dataset table --budget 30 --seeds 2 "
+                                "--step-time-budget 100 --under-penalty 0.5 --json --out " + out);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& b = j["best"];
+  const double cost = b["cost"].get<double>(), ratio = cost / 100;
+  EXPECT_NEAR(b["penalty"].get<double>(), 0.5 * std::max(0.0, 1 - ratio) + std::max(0.0, ratio - 1), 1e-12) << b;
+  EXPECT_NEAR(b["reward"].get<double>(), b["quality"].get<double>() - b["penalty"].get<double>(), 1e-12) << b;
+  EXPECT_NE(ShSplit("cat " + out + "/config.pbtxt").out.find("under_penalty: 0.5"), std::string::npos);
+  const auto bad = ShSplit(kBin + " --space nb201 --method random --under-penalty 0.5 --budget 10 --out " +
+                           std::string(tmp / "bad"));
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(CountLines(bad.err), 1) << bad.err;
+  EXPECT_NE(bad.err.find("under_penalty needs a step-time budget"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(tmp / "bad"));
+}
+
 TEST(NasSearchCli, Nb201EndToEnd) {
   testing::TempDir tmp;
   const std::string out = tmp / "runs/rea";

@@ -88,6 +88,26 @@ TEST(BlockEnv, MacroUsesTheTableFlopsAsItsCost) {
   EXPECT_THROW(MakeEnvironment("block(space=nas_bench_macro,dataset=cifar100)"), ConfigError);
 }
 
+TEST(BlockEnv, UnderPenaltyMakesTheBudgetATarget) {
+  // macro cell "02012100": 47.327744 MFLOPs (the test above); budget 60 → shortfall 1 − 47.33/60.
+  auto env = MakeEnvironment("block(space=nas_bench_macro,budget=60,under_penalty=0.25)");
+  EXPECT_NE(env->name().find("under_penalty=0.25"), std::string::npos);
+  for (int32_t c : {0, 2, 0, 1, 2, 1, 0, 0}) env->Step(c);
+  const double under = 0.25 * (1 - 47.327744 / 60);
+  EXPECT_NEAR(Info(*env, "penalty"), under, 1e-9);
+  EXPECT_NEAR(Info(*env, "reward"), 0.8919666 - under, 1e-6);
+  auto& block = dynamic_cast<BlockEnv&>(*env);
+  EXPECT_NEAR(block.BudgetPenalty(60), 0.0, 1e-15);      // on target: nothing
+  EXPECT_NEAR(block.BudgetPenalty(90), 0.5, 1e-12);      // above: penalty (1) × 0.5 excess
+  EXPECT_NEAR(block.BudgetPenalty(30), 0.125, 1e-12);    // below: under_penalty × 0.5 shortfall
+  // Off by default: the name (and so old run directories) unchanged, no term below the budget.
+  auto plain = MakeEnvironment("block(space=nas_bench_macro,budget=60)");
+  EXPECT_EQ(plain->name().find("under_penalty"), std::string::npos);
+  EXPECT_EQ(dynamic_cast<BlockEnv&>(*plain).BudgetPenalty(30), 0.0);
+  EXPECT_THROW(MakeEnvironment("block(space=nas_bench_macro,under_penalty=0.25)"), ConfigError);  // no budget
+  EXPECT_THROW(MakeEnvironment("block(space=nas_bench_macro,budget=60,under_penalty=-1)"), ConfigError);
+}
+
 TEST(BlockEnv, MasksComeFromTheSpace) {
   auto env = MakeEnvironment("block(space=brainformer)");
   EXPECT_EQ(env->action_spec(), ActionSpec::Choice(7));

@@ -118,17 +118,30 @@ TEST(EnasCli, BadDatasetSpaceMethodOrFilesAreOneLineExitOne) {
 
 // The ranking options reach the run (--final-candidates R: R finalists trained from scratch, the
 // found cell the best of them by validation; --uniform-fraction; --random-cells 0: no comparison
-// cells), and enas-rank scores every cell of that run with its checkpoint: accuracies in [0, 1],
+// cells; --under-penalty: the derive's ranking), and enas-rank scores every cell of that run with its checkpoint: accuracies in [0, 1],
 // rank correlations over the cells trained from scratch. Bad input: one line, exit 1.
 TEST(EnasCli, RankingOptionsAndEnasRank) {
   testing::TempDir tmp;
   const std::string out = tmp / "rank";
   const auto r = ShSplit(kBin + " --space enas_micro --dataset fashion-mnist --max-images 128 --budget-minutes 0.002 "
                          "--final-epochs 0.5 --random-cells 0 --method enas --final-candidates 2 --uniform-fraction 1 "
-                         "--derive-samples 6 --derive-images 64 --json --out " + out);
+                         "--derive-samples 6 --derive-images 64 --step-time-budget 1000 --under-penalty 0.5 --json --out " + out);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["options"]["final_candidates"], 2);
+  // --under-penalty: every cell is far below the 1000-MMAC target, so each candidate carries its
+  // shortfall's penalty and the derive ranks by shared-weight accuracy minus it.
+  ASSERT_GE(j["candidates"].size(), 1u);
+  double last = 1e9;
+  for (const auto& c : j["candidates"]) {
+    ASSERT_TRUE(c.contains("derive_penalty")) << c;
+    EXPECT_GT(c["derive_penalty"].get<double>(), 0.4) << c;
+    EXPECT_LT(c["derive_penalty"].get<double>(), 0.5) << c;
+    const double key = c["shared_val_accuracy"].get<double>() - c["derive_penalty"].get<double>();
+    EXPECT_LE(key, last) << c;
+    last = key;
+  }
+  EXPECT_NE(testing::Slurp(out + "/config.pbtxt").find("under_penalty: 0.5"), std::string::npos);
   EXPECT_EQ(j["options"]["uniform_fraction"], 1.0);
   EXPECT_EQ(j["options"]["derive_samples"], 6);
   EXPECT_EQ(j["options"]["random_cells"], 0);
