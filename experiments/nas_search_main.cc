@@ -31,13 +31,14 @@
 #include <filesystem>
 #include <sstream>
 
+#include "agents/learner.h"
 #include "datasets/nas/search_space.h"
 #include "datasets/nas/tables.h"
 #include "datasets/proto/nas_search.pb.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "datasets/util/stats.h"
 #include "encoders/policy.h"
-#include "agents/learner.h"
 #include "env/block/block_env.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
@@ -48,8 +49,8 @@
 #include "experiments/lib/stop_signal.h"
 #include "search/nas/nas_search.h"
 #if PLACERL_HAVE_TORCH
-#include "experiments/torch/enas_search.h"
 #include "experiments/torch/brainformer_search.h"
+#include "experiments/torch/enas_search.h"
 #include "experiments/torch/nas_rl.h"
 #endif
 
@@ -481,14 +482,8 @@ nlohmann::json ArchJson(const env::BlockEnv& e, const search::NasEvaluation& x) 
           {"penalty", x.score.penalty}, {"reward", x.score.reward}, {"architecture", e.space().Describe(x.arch)}};
 }
 
-double Mean(const std::vector<double>& v) { return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
-double Std(const std::vector<double>& v) {  // sample standard deviation (n − 1)
-  if (v.size() < 2) return 0;
-  const double m = Mean(v);
-  double s = 0;
-  for (double x : v) s += (x - m) * (x - m);
-  return std::sqrt(s / (v.size() - 1));
-}
+double Mean(const std::vector<double>& v) { return stats::Mean(v, 0); }
+double Std(const std::vector<double>& v) { return stats::SampleSd(v, 0); }  // sample (n − 1); 0 for one seed
 
 // One seed of reinforce / ppo (experiments/torch/nas_rl.h).
 search::NasSearchResult RunLearned(

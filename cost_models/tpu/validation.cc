@@ -11,6 +11,7 @@
 #include "datasets/graphs/graph_spec.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "datasets/util/stats.h"
 
 namespace placerl::perf {
 
@@ -31,12 +32,7 @@ MeasurementSet LoadMeasurements(const std::string& path) {
 bool IsMemoryMetric(Metric m) { return m == HBM_PARAMS_OPT_GIB || m == HBM_ACTIVATIONS_GIB; }
 
 namespace {
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double Median(const std::vector<double>& v) { return stats::Median(v, 0); }
 }  // namespace
 
 ValidationReport Validate(const MeasurementSet& set, const Catalog& catalog) {

@@ -34,6 +34,7 @@
 #include "datasets/nas/search_space.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "datasets/util/stats.h"
 #include "experiments/lib/cli.h"
 #include "experiments/torch/enas_search.h"
 
@@ -51,18 +52,8 @@ struct Cell {
   int64_t params = 0, macs = 0;
 };
 
-double Mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? NAN : s / v.size();
-}
-double Sd(const std::vector<double>& v) {
-  if (v.size() < 2) return NAN;
-  const double m = Mean(v);
-  double s = 0;
-  for (double x : v) s += (x - m) * (x - m);
-  return std::sqrt(s / (v.size() - 1));
-}
+using stats::Mean;
+double Sd(const std::vector<double>& v) { return stats::SampleSd(v); }
 
 void Add(std::vector<Cell>* cells, Cell c) {
   for (Cell& e : *cells)

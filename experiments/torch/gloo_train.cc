@@ -20,6 +20,7 @@
 #include "cost_models/tpu/training_eval.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "datasets/util/stats.h"
 #include "experiments/torch/workers.h"
 
 namespace placerl {
@@ -434,18 +435,8 @@ std::vector<GlooRankResult> LaunchTwo(const GlooTrainOptions& o, const std::stri
   return results;
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double Mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0 : s / double(v.size());
-}
+double Median(const std::vector<double>& v) { return stats::Median(v, 0); }
+double Mean(const std::vector<double>& v) { return stats::Mean(v, 0); }
 
 }  // namespace
 

@@ -25,6 +25,7 @@
 #include "cost_models/tpu/catalog.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "datasets/util/stats.h"
 
 namespace placerl::host {
 namespace {
@@ -33,12 +34,7 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
+double Median(const std::vector<double>& v) { return stats::Median(v, 0); }
 
 // Mean without the slowest 5 % of the samples (rare disturbances by other processes).
 double TrimmedMean(std::vector<double> v) {
