@@ -142,7 +142,7 @@ if [[ $FT_MINUTES != 0 ]]; then
       --seed "$seed" "${SETS[@]}" --force --out "$WORK/scratch_s$seed" --json > "$WORK/scratch_run_s$seed.json"
     wait "$FT_PID"
     python3 - "$WORK" "$FT_MINUTES" "$seed" <<'EOF'
-import json, sys
+import csv, json, sys
 w, minutes, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
 ft = json.load(open("%s/finetune_run_s%d.json" % (w, seed)))
 sc = json.load(open("%s/scratch_run_s%d.json" % (w, seed)))
@@ -150,6 +150,17 @@ out = {"minutes": float(minutes), "clock": ft.get("clock", "wall"), "seed": seed
        "finetuned": {"best_proxy_cost": ft["best"]["proxy_cost"], "episodes": ft["stages"]["finetune"]["episodes"],
                      "zero_shot_greedy": ft["stages"]["zero_shot"]["greedy_proxy_cost"]},
        "scratch": {"best_proxy_cost": sc["designs"][0]["best_proxy_cost"], "episodes": sc["episodes"]}}
+# The best so far at a third and two thirds of the budget, from each run's metrics.csv (time_s on the
+# run's clock), and the mean sampled cost of the last 10 logged updates (where the policy has got to).
+def curve(run, mean_column):
+    rows = list(csv.DictReader(open("%s/%s/metrics.csv" % (w, run))))
+    best = lambda t: min([float(r["charts/best_proxy_cost"]) for r in rows if float(r["time_s"]) <= t] or [float("nan")])
+    last = [float(r[mean_column]) for r in rows if r.get(mean_column)][-10:]
+    return [best(float(minutes) * 60 * f) for f in (1 / 3, 2 / 3)], sum(last) / len(last) if last else float("nan")
+out["best_at_minutes"] = [float(minutes) / 3, 2 * float(minutes) / 3]
+for key, run, column in (("finetuned", "finetune_s%d" % seed, "charts/proxy_cost"),
+                         ("scratch", "scratch_s%d" % seed, "charts/mean_proxy_cost")):
+    out[key]["best_at"], out[key]["last_updates_mean_proxy_cost"] = curve(run, column)
 open("%s/finetune_s%d.json.tmp" % (w, seed), "w").write(json.dumps(out, indent=2) + "\n")
 EOF
     mv "$WORK/finetune_s$seed.json.tmp" "$WORK/finetune_s$seed.json"
@@ -165,6 +176,11 @@ sc = [r["scratch"]["best_proxy_cost"] for r in runs]
 out = {"minutes": runs[0]["minutes"], "clock": runs[0]["clock"], "seeds": seeds, "runs": runs,
        "finetuned": stat(ft), "scratch": stat(sc),
        "finetuned_better_on": sum(1 for a, b in zip(ft, sc) if a < b)}
+timed = [r for r in runs if "best_at" in r["finetuned"]]  # seeds run before best_at was recorded lack it
+if timed:
+    out["best_at"] = {"minutes": timed[0]["best_at_minutes"], "seeds": [r["seed"] for r in timed]}
+    for key in ("finetuned", "scratch"):
+        out["best_at"][key] = [stat([r[key]["best_at"][i] for r in timed]) for i in range(2)]
 open(w + "/finetune.json.tmp", "w").write(json.dumps(out, indent=2) + "\n")
 for r in runs:
     print("ariane133 seed %d, %g %s-minutes: fine-tuned best %.6f (%d episodes) vs from scratch %.6f (%d episodes)" % (
@@ -173,6 +189,11 @@ for r in runs:
 print("mean over %d seeds: fine-tuned %.6f ± %.6f vs from scratch %.6f ± %.6f; fine-tuned better on %d of %d" % (
     len(seeds), out["finetuned"]["mean"], out["finetuned"]["sd"], out["scratch"]["mean"], out["scratch"]["sd"],
     out["finetuned_better_on"], len(seeds)))
+if timed:
+    for i, m in enumerate(out["best_at"]["minutes"]):
+        print("best after %g minutes, mean over seeds %s: fine-tuned %.6f vs from scratch %.6f" % (
+            m, " ".join(str(s) for s in out["best_at"]["seeds"]), out["best_at"]["finetuned"][i]["mean"],
+            out["best_at"]["scratch"][i]["mean"]))
 EOF
   mv "$WORK/finetune.json.tmp" "$WORK/finetune.json"
 fi

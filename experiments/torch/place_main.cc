@@ -159,6 +159,7 @@ int Place(const Options& o) {
     if (clock == BudgetClock::kCpu) po.clock = ProcessCpuSeconds;
     run::Progress progress(po);
     ChipTrainingState ft = st;
+    double entropy_first = NAN, entropy_last = NAN;  // the policy's entropy at the first and last update
     ft.elapsed_s = 0;
     ChipTrainingOptions to;
     to.episodes_per_update = cfg.episodes_per_update();
@@ -170,12 +171,19 @@ int Place(const Options& o) {
               [&](int64_t, const run::Scalars& row) {
                 // One column set for every stage: the update's mean cost and the best so far.
                 double mean = NAN, best_so_far = NAN;
+                run::Scalars losses;  // PPO's own scalars go to TensorBoard (metrics.csv keeps one column set)
                 for (const auto& [k, v] : row) {
                   if (k == "charts/mean_proxy_cost") mean = v;
                   if (k == "charts/best_proxy_cost") best_so_far = v;
+                  if (k.rfind("losses/", 0) == 0) losses.emplace_back(k, v);
+                  if (k == "losses/entropy") {
+                    if (std::isnan(entropy_first)) entropy_first = v;
+                    entropy_last = v;
+                  }
                 }
-                dir.Log(logged++, {{"time_s", start + row[0].second}, {"charts/proxy_cost", mean},
-                                   {"charts/best_proxy_cost", best_so_far}});
+                dir.Log(logged, {{"time_s", start + row[0].second}, {"charts/proxy_cost", mean},
+                                 {"charts/best_proxy_cost", best_so_far}});
+                dir.tensorboard().AddScalars(logged++, losses);
               },
               [&](const ChipTrainingState& s, double) { progress.Update(static_cast<double>(s.episodes), {{"best", s.best_cost[0]}}); });
     progress.Finish();
@@ -183,7 +191,9 @@ int Place(const Options& o) {
     st.best = ft.best;
     stages["finetune"] = {{"episodes", ft.episodes}, {"updates", ft.iteration},
                           {"best_proxy_cost", std::isfinite(st.best_cost[0]) ? nlohmann::json(st.best_cost[0]) : nlohmann::json(nullptr)},
-                          {"seconds", elapsed() - start}};
+                          {"seconds", elapsed() - start},
+                          {"entropy_first_update", std::isfinite(entropy_first) ? nlohmann::json(entropy_first) : nlohmann::json(nullptr)},
+                          {"entropy_last_update", std::isfinite(entropy_last) ? nlohmann::json(entropy_last) : nlohmann::json(nullptr)}};
   }
   // 3. Refinement of the best placement by a classic placer, starting from it.
   if (cfg.refine() != "none" && st.best[0].valid && !run::StopRequested()) {

@@ -77,6 +77,14 @@ TEST(PlaceCli, FineTuningUsesTheConfiguredAgentAndClock) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["clock"], "cpu");
   EXPECT_GT(j["stages"]["finetune"]["episodes"].get<int64_t>(), 0);
+  // The policy's entropy at the first and last update (a sampling policy over many cells: > 0).
+  const auto& ft = j["stages"]["finetune"];
+  if (ft["updates"].get<int64_t>() > 0) {
+    EXPECT_GT(ft["entropy_first_update"].get<double>(), 0) << ft.dump();
+    EXPECT_GT(ft["entropy_last_update"].get<double>(), 0) << ft.dump();
+  } else {
+    EXPECT_TRUE(ft["entropy_first_update"].is_null()) << ft.dump();
+  }
   const auto c = Sh("cat " + (tmp / "place/config.pbtxt"));
   EXPECT_NE(c.out.find("clock: \"cpu\""), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("minibatch_size: 64"), std::string::npos) << c.out;
