@@ -15,6 +15,8 @@
 # (`place-train`), both on --clock, side by side, and prints both bests; once per learner seed of
 # --finetune-seeds (default "1"; both runs get the seed): $WORK/finetune_s<seed>.json each (a seed
 # whose file is already in --work is not run again) and finetune.json, every seed's pair and the means.
+# Each pair also records the best so far at F/3 and 2F/3 (`best_at`, from the runs' metrics.csv) and the
+# mean sampled cost of the last 10 updates (where each policy has got to).
 # --checkpoint DIR uses that pretrained run (a place-train run directory or experiments/pretrained/chip)
 # instead of pretraining (then --install is refused: nothing new to install).
 # --reuse keeps a finished pretraining in --work (its checkpoint and train.json) instead of
