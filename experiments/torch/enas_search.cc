@@ -841,15 +841,24 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
   };
 
   run::InstallStopOnSignal();
-  run::ProgressOptions po;
-  po.label = cfg.method();
-  po.unit = "%";
-  po.total = 100;
-  run::Progress bar(po);
+  // One bar per phase (search, derive, final:<cell>): each phase's fraction and ETA are its own.
+  std::unique_ptr<run::Progress> bar;
+  std::string bar_phase;
+  const auto start_bar = [&](const std::string& phase) {
+    if (bar) bar->Finish();
+    run::ProgressOptions po;
+    po.label = cfg.method() + " " + phase;
+    po.unit = "%";
+    po.total = 100;
+    bar = std::make_unique<run::Progress>(po);
+    bar_phase = phase;
+  };
   const EnasResult r = RunEnas(
       cfg.method(), o, [] { return run::StopRequested(); },
       [&](const std::string& phase, double fraction, const std::string& status) {
-        bar.Update(100 * fraction, {{"phase", phase}, {"status", status}});
+        if (!bar || phase != bar_phase) start_bar(phase);
+        if (status.empty()) bar->Update(100 * fraction);
+        else bar->Update(100 * fraction, {{"status", status}});
       },
       [&](const EnasEpochStats& e) {
         dir.Log(e.epoch, {{"time_s", e.seconds},
@@ -864,7 +873,8 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
       ck);
   const nas::SearchSpace space = nas::LoadSearchSpace("enas_micro");
   const TrainedChild* best = r.have_enas ? &r.enas : r.best_random >= 0 ? &r.random[r.best_random] : nullptr;
-  bar.Finish(best ? "test accuracy " + std::to_string(best->test_accuracy) : "stopped before a result");
+  if (!bar) start_bar("search");
+  bar->Finish(best ? "test accuracy " + std::to_string(best->test_accuracy) : "stopped before a result");
   if (!best) throw ConfigError("stopped before the first child was trained");
 
   nas::ArchitectureDef def = space.ToDef(best->arch);
