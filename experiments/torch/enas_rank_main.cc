@@ -36,6 +36,7 @@
 #include "datasets/util/files.h"
 #include "datasets/util/stats.h"
 #include "experiments/lib/cli.h"
+#include "experiments/lib/json_number.h"
 #include "experiments/torch/enas_search.h"
 
 using namespace placerl;
@@ -142,7 +143,6 @@ void AddPbtxt(const nas::SearchSpace& space, const std::string& path, std::vecto
   Add(cells, std::move(c));
 }
 
-nlohmann::json Finite(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
 }  // namespace
 
@@ -248,13 +248,13 @@ int main(int argc, char** argv) {
       j["cpu_seconds"] = cpu;
       nlohmann::json cj = nlohmann::json::array();
       for (const Cell& c : cells) {
-        nlohmann::json e = {{"label", c.label}, {"architecture", space.Describe(c.arch)}, {"known_accuracy", Finite(c.known)},
-                            {"shared_accuracy", Finite(c.shared)}};
+        nlohmann::json e = {{"label", c.label}, {"architecture", space.Describe(c.arch)}, {"known_accuracy", FiniteOrNull(c.known)},
+                            {"shared_accuracy", FiniteOrNull(c.shared)}};
         if (!retrain_seeds.empty())
           e["retrained"] = {{"test_accuracies", c.test},     {"val_accuracies", c.val},
-                            {"mean_test_accuracy", Finite(Mean(c.test))}, {"sd_test_accuracy", Finite(Sd(c.test))},
-                            {"mean_val_accuracy", Finite(Mean(c.val))},   {"sd_val_accuracy", Finite(Sd(c.val))},
-                            {"given_accuracy", Finite(c.given)},          {"params", c.params},
+                            {"mean_test_accuracy", FiniteOrNull(Mean(c.test))}, {"sd_test_accuracy", FiniteOrNull(Sd(c.test))},
+                            {"mean_val_accuracy", FiniteOrNull(Mean(c.val))},   {"sd_val_accuracy", FiniteOrNull(Sd(c.val))},
+                            {"given_accuracy", FiniteOrNull(c.given)},          {"params", c.params},
                             {"macs", c.macs}};
         cj.push_back(e);
       }
@@ -262,8 +262,8 @@ int main(int argc, char** argv) {
         j["retrain"] = {{"seeds", retrain_seeds}, {"final_epochs", o.final_epochs}, {"cpu_seconds", retrain_cpu}};
       j["cells"] = cj;
       j["known"] = xs.size();
-      j["kendall_tau"] = Finite(tau);
-      j["spearman_rho"] = Finite(rho);
+      j["kendall_tau"] = FiniteOrNull(tau);
+      j["spearman_rho"] = FiniteOrNull(rho);
       std::printf("%s\n", j.dump().c_str());
     } else {
       auto pct = [](double x) {

@@ -22,6 +22,7 @@
 #include "env/block/block_env.h"
 #include "env/block/block_models.h"
 #include "experiments/lib/config.h"
+#include "experiments/lib/json_number.h"
 #include "experiments/lib/learner_config.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
@@ -170,14 +171,13 @@ std::string TensorBytes(const torch::Tensor& t) {
   return std::string(reinterpret_cast<const char*>(c.data_ptr<uint8_t>()), static_cast<size_t>(c.numel()));
 }
 
-nlohmann::json Finite(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 double FiniteOr(const nlohmann::json& j) { return j.is_null() ? NAN : j.get<double>(); }
 
 nlohmann::json EpochJson(const EnasEpochStats& e) {
-  return {{"epoch", e.epoch}, {"seconds", e.seconds}, {"lr", e.lr}, {"shared_loss", Finite(e.shared_loss)},
-          {"shared_accuracy", Finite(e.shared_accuracy)}, {"controller_reward", Finite(e.controller_reward)},
-          {"val_accuracy", Finite(e.val_accuracy)}, {"entropy", Finite(e.entropy)},
-          {"policy_loss", Finite(e.policy_loss)}};
+  return {{"epoch", e.epoch}, {"seconds", e.seconds}, {"lr", e.lr}, {"shared_loss", FiniteOrNull(e.shared_loss)},
+          {"shared_accuracy", FiniteOrNull(e.shared_accuracy)}, {"controller_reward", FiniteOrNull(e.controller_reward)},
+          {"val_accuracy", FiniteOrNull(e.val_accuracy)}, {"entropy", FiniteOrNull(e.entropy)},
+          {"policy_loss", FiniteOrNull(e.policy_loss)}};
 }
 
 EnasEpochStats EpochFrom(const nlohmann::json& j) {

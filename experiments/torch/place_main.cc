@@ -20,6 +20,7 @@
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
+#include "experiments/lib/json_number.h"
 #include "experiments/lib/learner_config.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
@@ -141,10 +142,10 @@ int Place(const Options& o) {
     if (std::isfinite(c)) sum += c, ++complete;
     dir.Log(logged++, {{"time_s", elapsed()}, {"charts/proxy_cost", c}, {"charts/best_proxy_cost", st.best_cost[0]}});
   }
-  stages["zero_shot"] = {{"greedy_proxy_cost", std::isfinite(greedy) ? nlohmann::json(greedy) : nlohmann::json(nullptr)},
+  stages["zero_shot"] = {{"greedy_proxy_cost", FiniteOrNull(greedy)},
                          {"samples", cfg.samples()},
                          {"mean_sampled_proxy_cost", complete ? nlohmann::json(sum / complete) : nlohmann::json(nullptr)},
-                         {"best_proxy_cost", std::isfinite(st.best_cost[0]) ? nlohmann::json(st.best_cost[0]) : nlohmann::json(nullptr)},
+                         {"best_proxy_cost", FiniteOrNull(st.best_cost[0])},
                          {"seconds", elapsed()}};
   std::fprintf(stderr, "place: zero-shot best %.6f (greedy %.6f, %d samples) in %.1f s\n", st.best_cost[0], greedy,
                cfg.samples(), elapsed());
@@ -190,10 +191,10 @@ int Place(const Options& o) {
     st.best_cost = ft.best_cost;
     st.best = ft.best;
     stages["finetune"] = {{"episodes", ft.episodes}, {"updates", ft.iteration},
-                          {"best_proxy_cost", std::isfinite(st.best_cost[0]) ? nlohmann::json(st.best_cost[0]) : nlohmann::json(nullptr)},
+                          {"best_proxy_cost", FiniteOrNull(st.best_cost[0])},
                           {"seconds", elapsed() - start},
-                          {"entropy_first_update", std::isfinite(entropy_first) ? nlohmann::json(entropy_first) : nlohmann::json(nullptr)},
-                          {"entropy_last_update", std::isfinite(entropy_last) ? nlohmann::json(entropy_last) : nlohmann::json(nullptr)}};
+                          {"entropy_first_update", FiniteOrNull(entropy_first)},
+                          {"entropy_last_update", FiniteOrNull(entropy_last)}};
   }
   // 3. Refinement of the best placement by a classic placer, starting from it.
   if (cfg.refine() != "none" && st.best[0].valid && !run::StopRequested()) {

@@ -35,6 +35,7 @@
 #include "experiments/lib/cli.h"
 #include "experiments/lib/learner_config.h"
 #include "experiments/lib/config.h"
+#include "experiments/lib/json_number.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/render.h"
@@ -328,7 +329,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
   for (size_t k = 0; k < envs.size(); ++k) {
     const std::string stem = envs.size() == 1 ? "best" : "best_" + std::to_string(k);
     nlohmann::json d = WriteBestPlacement(*dir, *envs[k], st.best[k], stem, "place-train: " + envs[k]->instance().design.label);
-    d["best_proxy_cost"] = std::isfinite(st.best_cost[k]) ? nlohmann::json(st.best_cost[k]) : nlohmann::json(nullptr);
+    d["best_proxy_cost"] = FiniteOrNull(st.best_cost[k]);
     designs.push_back(d);
   }
   if (st.iteration > 0) {

@@ -5,13 +5,14 @@
 
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "experiments/lib/json_number.h"
 
 namespace placerl::run {
 
 nlohmann::json TrainingProgressJson(const TrainingProgress& p, const std::string& best_key,
                                     const std::vector<std::string>& rank_rngs) {
   nlohmann::json best = nlohmann::json::array();
-  for (double b : p.best) best.push_back(std::isfinite(b) ? nlohmann::json(b) : nlohmann::json(nullptr));
+  for (double b : p.best) best.push_back(FiniteOrNull(b));
   nlohmann::json j = {{"iteration", p.iteration}, {"episodes", p.episodes}, {"steps", p.steps},
                       {"elapsed_s", p.elapsed_s}, {best_key, best}};
   if (rank_rngs.size() > 1) j["rank_rng"] = std::vector<std::string>(rank_rngs.begin() + 1, rank_rngs.end());
