@@ -12,6 +12,9 @@
 // run is handed to the space's trainer (enas_micro: ENAS weight sharing, experiments/torch/
 // enas_search.h; --method enas | random):
 //   nas-search --space enas_micro --dataset fashion-mnist --method enas --budget-minutes 10 --out runs/enas
+// or, without weight sharing, each cell trained from scratch briefly (enas::MakeTrainedSearchSetup;
+// --method evolution | reinforce | ppo, or random with --train-steps) in the generic loop:
+//   nas-search --space enas_micro --dataset fashion-mnist --method evolution --budget 100 --train-steps 200 --out runs/rea
 // --space brainformer --dataset fashion-mnist trains each candidate block as a patch Transformer
 // (experiments/torch/brainformer_search.h):
 //   nas-search --space brainformer --dataset fashion-mnist --method evolution --budget 40 --out runs/bf
@@ -83,6 +86,13 @@ bool Learned(const std::string& method) { return method == "reinforce" || method
 
 bool TrainsBrainformer(const std::string& space, const std::string& dataset) {
   return space == "brainformer" && dataset == "fashion-mnist";
+}
+
+// enas_micro on Fashion-MNIST without weight sharing: every candidate cell trained from scratch
+// briefly (enas::MakeTrainedSearchSetup) for evolution / reinforce / ppo, and for random when
+// --train-steps is given (random without it: the ENAS path's random cells, each trained fully).
+bool TrainsEnasCells(const config::NasSearchConfig& c) {
+  return c.space() == "enas_micro" && c.dataset() == "fashion-mnist" && c.method() != "enas" && c.has_enas_training();
 }
 
 // The defaults of `method` (the learned methods add their policy and learner blocks; Brainformer
@@ -193,10 +203,22 @@ config::NasSearchConfig ResolveConfig(const Options& o, const std::string& confi
   if (!o.nb201_table.empty()) c.set_nb201_table(o.nb201_table);
   if (!o.macro_table.empty()) c.set_macro_table(o.macro_table);
   if (o.episodes_per_update > 0) c.set_episodes_per_update(o.episodes_per_update);
+#if PLACERL_HAVE_TORCH
+  if (c.space() == "enas_micro" && c.dataset() == "fashion-mnist" && !c.has_enas_training() &&
+      ((c.method() != "enas" && c.method() != "random") || (c.method() == "random" && o.train_steps > 0)))
+    enas::FillDefaultTrainingConfig(c.mutable_enas_training());
+#endif
   if (o.train_steps > 0) {
-    if (!c.has_brainformer())
-      throw ConfigError("--train-steps applies to --space brainformer --dataset fashion-mnist (in LibTorch builds)");
-    c.mutable_brainformer()->set_train_steps(o.train_steps);
+    if (c.has_brainformer()) c.mutable_brainformer()->set_train_steps(o.train_steps);
+    else if (c.has_enas_training()) c.mutable_enas_training()->set_train_steps(o.train_steps);
+    else
+      throw ConfigError("--train-steps applies to --space brainformer --dataset fashion-mnist and to --space enas_micro "
+                        "--dataset fashion-mnist with --method random | evolution | reinforce | ppo (in LibTorch builds)");
+  }
+  if (c.has_enas_training()) {  // the Fashion-MNIST flags the ENAS path takes, for trained cells
+    if (o.final_epochs > 0) c.mutable_enas_training()->set_final_epochs(o.final_epochs);
+    if (!o.fashion_mnist_dir.empty()) c.mutable_enas_training()->set_data_dir(o.fashion_mnist_dir);
+    if (o.max_images > 0) c.mutable_enas_training()->set_max_images(o.max_images);
   }
   run::ApplyOverrides(o.dir.sets, &c);
   // Checks of meaning.
@@ -227,12 +249,23 @@ config::NasSearchConfig ResolveConfig(const Options& o, const std::string& confi
   }
   if (c.dataset() == "fashion-mnist") {
 #if PLACERL_HAVE_TORCH
-    if (c.space() == "enas_micro") return c;  // ENAS weight sharing (enas_search.h) checks the rest
-    if (c.space() != "brainformer")
-      throw ConfigError("--dataset fashion-mnist is built for --space enas_micro (ENAS weight sharing) and --space "
-                        "brainformer (trained patch Transformers); use --dataset table for " + c.space());
-    if (!c.has_brainformer()) throw ConfigError("--space brainformer --dataset fashion-mnist: no brainformer training config");
-    brainformer::RecipeFrom(c.brainformer());  // checks it
+    if (c.space() == "enas_micro" && !TrainsEnasCells(c)) {
+      if (c.method() != "enas" && c.method() != "random")
+        throw ConfigError("--space enas_micro --dataset fashion-mnist: method '" + c.method() + "' needs the "
+                          "enas_training block (nas-search fills it unless a --config or --set removed it)");
+      return c;  // ENAS weight sharing (enas_search.h) checks the rest
+    }
+    if (TrainsEnasCells(c)) {
+      enas::CheckTrainingConfig(c.enas_training());
+    } else {
+      if (c.space() != "brainformer")
+        throw ConfigError("--dataset fashion-mnist is built for --space enas_micro (ENAS weight sharing or trained "
+                          "cells) and --space brainformer (trained patch Transformers); use --dataset table for " +
+                          c.space());
+      if (!c.has_brainformer())
+        throw ConfigError("--space brainformer --dataset fashion-mnist: no brainformer training config");
+      brainformer::RecipeFrom(c.brainformer());  // checks it
+    }
 #else
     throw ConfigError("--dataset fashion-mnist needs a build with LibTorch (PLACERL_WITH_TORCH=ON)");
 #endif
@@ -241,6 +274,9 @@ config::NasSearchConfig ResolveConfig(const Options& o, const std::string& confi
   } else if (c.has_brainformer()) {
     throw ConfigError("brainformer training settings apply to --space brainformer --dataset fashion-mnist only");
   }
+  if (c.has_enas_training() && !TrainsEnasCells(c))
+    throw ConfigError("enas_training settings apply to --space enas_micro --dataset fashion-mnist with --method random "
+                      "(with --train-steps) | evolution | reinforce | ppo only");
   if (c.budget() < 1 || c.budget() > cli::kMaxCount) throw ConfigError("budget must be in [1, 1e9] architectures");
   if (c.seeds_size() < 1 || c.seeds_size() > 100000) throw ConfigError("seeds: between 1 and 100000 seeds");
   if (c.population() < 2 || c.population() > 1000000) throw ConfigError("population must be in [2, 1e6]");
@@ -433,6 +469,7 @@ std::unique_ptr<env::BlockEnv> MakeEnv(const config::NasSearchConfig& c) {
   if (probe.table() == "nas_bench_macro") eo.table = c.macro_table();
   auto e = std::make_unique<env::BlockEnv>(eo);
   if (TrainsBrainformer(c.space(), c.dataset())) return e;  // its step time: brainformer::MakeSearchSetup
+  if (TrainsEnasCells(c)) return e;                          // its step time: enas::MakeTrainedSearchSetup
   if (c.cost_budget() > 0 && e->step_time_model().unit() == "none")
     throw ConfigError("space " + e->space().name() + " has no step-time model yet: a cost budget would have no effect");
   return e;
@@ -524,15 +561,20 @@ int NasSearch(const Options& o) {
                       "one stopped before its first checkpoint)");
   const config::NasSearchConfig cfg = resuming ? ResolveResumeConfig(o) : ResolveConfig(o, o.dir.config);
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
-  if (!o.clock.empty() && !(cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro"))
-    throw ConfigError("--clock applies to the time budget of --space enas_micro --dataset fashion-mnist (the other "
-                      "searches count architectures: --budget)");
+  const bool enas_path = cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro" && !TrainsEnasCells(cfg);
+  if (TrainsEnasCells(cfg) && (o.budget_minutes > 0 || o.random_cells >= 0))
+    throw ConfigError("--budget-minutes and --random-cells apply to --method enas (and random without --train-steps); "
+                      "trained cells count architectures: --budget N (compare with --method random --train-steps S "
+                      "--budget N)");
+  if (!o.clock.empty() && !enas_path)
+    throw ConfigError("--clock applies to the time budget of --space enas_micro --dataset fashion-mnist --method enas "
+                      "(or random without --train-steps); the other searches count architectures: --budget");
   if ((o.derive_samples > 0 || o.derive_images > 0 || o.final_candidates > 0 || o.uniform_fraction >= 0) &&
       !(cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro" && cfg.method() == "enas"))
     throw ConfigError("--derive-samples, --derive-images, --final-candidates and --uniform-fraction apply to --space "
                       "enas_micro --dataset fashion-mnist --method enas");
 #if PLACERL_HAVE_TORCH
-  if (cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro") {
+  if (enas_path) {
     enas::FashionMnistFlags f;
     f.budget_minutes = o.budget_minutes;
     f.final_epochs = o.final_epochs;
@@ -558,6 +600,12 @@ int NasSearch(const Options& o) {
   if (TrainsBrainformer(cfg.space(), cfg.dataset())) {
     bf = std::make_unique<brainformer::SearchSetup>(brainformer::MakeSearchSetup(base_env, cfg.brainformer()));
     env = bf->env.get();
+  }
+  // enas_micro cells trained from scratch briefly: quality and MMACs step time.
+  std::unique_ptr<enas::TrainedSearchSetup> cells;
+  if (TrainsEnasCells(cfg)) {
+    cells = std::make_unique<enas::TrainedSearchSetup>(enas::MakeTrainedSearchSetup(base_env, cfg.enas_training()));
+    env = cells->env.get();
   }
 #endif
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
@@ -782,6 +830,25 @@ int NasSearch(const Options& o) {
     j["brainformer"] = brainformer::FinalReport(*bf, overall.arch, cfg.brainformer());
     j["brainformer"]["reference_search"] = ArchJson(*env, reference);
   }
+  if (cells) {  // final training of the best cell and of the hand-designed one: test accuracy
+    std::fprintf(stderr, "final training (%g epochs) of the best cell and the hand-designed one...\n",
+                 cfg.enas_training().final_epochs());
+    run::ProgressOptions fo;
+    fo.label = "final";
+    fo.unit = "%";
+    fo.total = 200;
+    run::Progress final_progress(fo);
+    double base = 0;
+    std::string phase;
+    j["enas_training"] = enas::TrainedFinalReport(
+        *cells, overall.arch, cfg.enas_training(), [&](const std::string& p, double fraction, const std::string& status) {
+          if (p != phase && !phase.empty()) base += 100;
+          phase = p;
+          final_progress.Update(base + 100 * fraction, {run::ProgressField("cell", p.substr(p.find(':') + 1)),
+                                                               run::ProgressField("status", status)});
+        });
+    final_progress.Finish();
+  }
 #endif
   j["unique_mean"] = Mean(unique);
   j["search_seconds"] = total_seconds;
@@ -802,6 +869,15 @@ int NasSearch(const Options& o) {
                   b["best"]["step_time"].get<double>(), b["reference"]["validation_accuracy"].get<double>(),
                   b["reference"]["test_accuracy"].get<double>(), b["reference"]["step_time"].get<double>(),
                   b["step_time_unit"].get<std::string>().c_str());
+    } else if (j.contains("enas_training")) {
+      const auto& e = j["enas_training"];
+      std::printf("%s on enas_micro / Fashion-MNIST, %lld cells trained %lld steps each: best val %.4f (search), after "
+                  "%g epoch(s) val %.4f test %.4f, %.3g MMACs; hand-designed test %.4f, %.3g MMACs\n",
+                  cfg.method().c_str(), static_cast<long long>(cfg.budget()),
+                  static_cast<long long>(cfg.enas_training().train_steps()), e["best"]["search_val_accuracy"].get<double>(),
+                  cfg.enas_training().final_epochs(), e["best"]["val_accuracy"].get<double>(),
+                  e["best"]["test_accuracy"].get<double>(), e["best"]["mmacs"].get<double>(),
+                  e["hand"]["test_accuracy"].get<double>(), e["hand"]["mmacs"].get<double>());
     } else if (tabular)
       std::printf("%s on %s (%s), %zu seed(s) x %lld archs: best test accuracy %.2f +- %.2f %%; best %s %.2f %%\n",
                   cfg.method().c_str(), env->space().name().c_str(), env->quality_model().Describe().c_str(),
@@ -833,7 +909,9 @@ int main(int argc, char** argv) {
     app.add_option("--method", o.method, "random | evolution (default) | reinforce | ppo (the shared GNN policy; "
                                          "learner options with --set agent.learning_rate=…)")->check(cli::NonEmpty());
     app.add_option("--dataset", o.dataset, "table (default) | fashion-mnist (children trained for real: enas_micro with "
-                                           "--method enas | random; brainformer with any method, settings with "
+                                           "--method enas (weight sharing) | random (fully trained random cells); with "
+                                           "evolution | reinforce | ppo, or random with --train-steps, each cell "
+                                           "trained briefly, settings with --set enas_training.…; brainformer with any method, settings with "
                                            "--set brainformer.…)")->check(cli::NonEmpty());
     app.add_option("--budget-minutes", o.budget_minutes, "fashion-mnist: search time (default 10) on --clock")
         ->check(cli::FiniteRange(1e-4, 1e6));
@@ -861,7 +939,8 @@ int main(int argc, char** argv) {
         ->check(cli::IntRange(1, 60000));
     app.add_option("--fashion-mnist-dir", o.fashion_mnist_dir, "the IDX files (default /usr/share/datasets/fashion-mnist, "
                                                                "Debian dataset-fashion-mnist)")->check(cli::NonEmpty());
-    app.add_option("--train-steps", o.train_steps, "brainformer / fashion-mnist: training steps per candidate (default 200)")
+    app.add_option("--train-steps", o.train_steps, "fashion-mnist: training steps per candidate (default 200) for brainformer "
+                                                   "and for enas_micro with random | evolution | reinforce | ppo")
         ->check(cli::IntRange(1, 10000000));
     app.add_option("--table-dataset", o.table_dataset, "nb201: cifar10 (default) | cifar100 | imagenet16-120")
         ->check(cli::NonEmpty());

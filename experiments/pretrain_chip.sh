@@ -5,7 +5,7 @@
 #
 #   experiments/pretrain_chip.sh [--minutes M] [--clock wall|cpu] [--set k=v ...] [--designs flows|broad]
 #                                [--finetune-minutes F] [--finetune-seeds "1 2 3"] [--checkpoint DIR]
-#                                [--bin build/bin] [--work DIR] [--reuse] [--install]
+#                                [--bin build/bin] [--work DIR] [--reuse] [--resume] [--install]
 #
 # --clock cpu counts every budget in this process's CPU seconds (fair on a shared machine).
 # --set k=v goes to pretraining, fine-tuning and the from-scratch run alike (agent.*, chip.*, …;
@@ -21,6 +21,9 @@
 # instead of pretraining (then --install is refused: nothing new to install).
 # --reuse keeps a finished pretraining in --work (its checkpoint and train.json) instead of
 # training again (to redo the evaluations, or to add --finetune-minutes afterwards).
+# --resume continues a pretraining in --work that stopped early (killed, or the machine went away)
+# from its last checkpoint (`place-train --resume`; --minutes is the new total), so that a pretraining
+# of hours can span several sessions; without a checkpoint in --work it starts one.
 #
 # Designs (--designs): `flows` (default; the shipped policy's set) = the four TILOS flows designs
 # (grouped by bin/group-netlist from their flat netlists and CT's groups.final, with their
@@ -39,6 +42,7 @@ MINUTES=20
 WORK=""
 INSTALL=0
 REUSE=0
+RESUME=0
 CLOCK=wall
 DESIGNS=flows
 FT_MINUTES=0
@@ -52,13 +56,14 @@ while [[ $# -gt 0 ]]; do
     --work) WORK="$2"; shift 2 ;;
     --install) INSTALL=1; shift ;;
     --reuse) REUSE=1; shift ;;
+    --resume) RESUME=1; shift ;;
     --clock) CLOCK="$2"; shift 2 ;;
     --designs) DESIGNS="$2"; shift 2 ;;
     --set) SETS+=(--set "$2"); shift 2 ;;
     --finetune-minutes) FT_MINUTES="$2"; shift 2 ;;
     --finetune-seeds) FT_SEEDS="$2"; shift 2 ;;
     --checkpoint) CKPT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "pretrain_chip.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -103,6 +108,10 @@ if [[ -n $CKPT ]]; then
   echo "using the pretrained run in $CKPT (no pretraining)" >&2
 elif [[ $REUSE == 1 && -f "$WORK/run/checkpoints/latest.ckpt" && -s "$WORK/train.json" ]]; then
   echo "reusing the pretraining in $WORK/run" >&2
+elif [[ $RESUME == 1 && -f "$WORK/run/checkpoints/latest.ckpt" ]]; then
+  echo "resuming the pretraining in $WORK/run up to $MINUTES minutes ..." >&2
+  "$BIN/place-train" --resume "$WORK/run" --minutes "$MINUTES" --json > "$WORK/train.json.tmp"
+  mv "$WORK/train.json.tmp" "$WORK/train.json"
 else
   echo "pretraining for $MINUTES minutes on $(( ${#ARGS[@]} / 4 )) designs ($DESIGNS) ..." >&2
   "$BIN/place-train" "${ARGS[@]}" --minutes "$MINUTES" --clock "$CLOCK" --seed 1 "${SETS[@]}" \

@@ -10,7 +10,9 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <set>
@@ -251,6 +253,31 @@ class MacsCost : public env::StepTimeModel {
   EnasNetOptions o_;
 };
 
+// Trains `a` from scratch (a FixedNet of o.final_net's size) for `steps` SGD steps over the train
+// split, the cosine schedule over those steps; initialisation and minibatch order from `seed`.
+// Progress as "final:<label>" every 20 steps (label empty: none). The net is left in eval mode.
+EnasNet TrainSteps(const Data& d, const ChildArch& arch, const EnasSearchOptions& o, uint64_t seed, int64_t steps,
+                   const std::string& label, const std::function<bool()>& stop, const EnasProgressFn& progress) {
+  torch::manual_seed(seed);
+  EnasNet net(NetOptionsOf(o.final_net), arch);
+  net->train();
+  torch::optim::SGD sgd = MakeSgd(net, o);
+  Batches batches(d.train, o.batch, seed);
+  double loss_avg = 0;
+  for (int64_t step = 0; step < steps && !(stop && stop()); ++step) {
+    const auto [loss, acc] = TrainStep(net, sgd, arch, batches.Next(), CosineLr(o, static_cast<double>(step) / steps),
+                                       o.grad_clip);
+    loss_avg = step == 0 ? loss : 0.98 * loss_avg + 0.02 * loss;
+    if (progress && !label.empty() && (step % 20 == 0 || step + 1 == steps)) {
+      char status[80];
+      std::snprintf(status, sizeof(status), "loss %.4f", loss_avg);
+      progress("final:" + label, static_cast<double>(step + 1) / steps, status);
+    }
+  }
+  net->eval();
+  return net;
+}
+
 // Trains `arch` from scratch (a FixedNet) for o.final_epochs over the train split with the
 // cosine schedule, then measures validation and test accuracy in eval mode.
 TrainedChild TrainFromScratch(const Data& d, const std::string& label, const nas::Architecture& a,
@@ -259,30 +286,13 @@ TrainedChild TrainFromScratch(const Data& d, const std::string& label, const nas
   const auto start = Clock::now();
   const double cpu_start = CpuSeconds();
   const ChildArch arch = DecodeEnasMicro(a);
-  const EnasNetOptions no = NetOptionsOf(o.final_net);
-  torch::manual_seed(seed);
-  EnasNet net(no, arch);
-  net->train();
-  torch::optim::SGD sgd = MakeSgd(net, o);
-  Batches batches(d.train, o.batch, seed);
   const int64_t steps =
       std::max<int64_t>(1, static_cast<int64_t>(std::ceil(o.final_epochs * d.train.size() / o.batch)));
-  double loss_avg = 0;
-  for (int64_t step = 0; step < steps && !(stop && stop()); ++step) {
-    const auto [loss, acc] = TrainStep(net, sgd, arch, batches.Next(), CosineLr(o, static_cast<double>(step) / steps),
-                                       o.grad_clip);
-    loss_avg = step == 0 ? loss : 0.98 * loss_avg + 0.02 * loss;
-    if (progress && (step % 20 == 0 || step + 1 == steps)) {
-      char status[80];
-      std::snprintf(status, sizeof(status), "loss %.4f", loss_avg);
-      progress("final:" + label, static_cast<double>(step + 1) / steps, status);
-    }
-  }
-  net->eval();
+  EnasNet net = TrainSteps(d, arch, o, seed, steps, label, stop, progress);
   TrainedChild t;
   t.label = label;
   t.arch = a;
-  const ChildCost cost = ChildCostOf(no, arch);
+  const ChildCost cost = ChildCostOf(NetOptionsOf(o.final_net), arch);
   t.params = cost.params;
   t.macs = cost.macs;
   t.val_accuracy = Accuracy(net, arch, d.val, 0, d.val.size());
@@ -993,6 +1003,126 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
                 dir.path().c_str(), dir_flags.pictures.c_str());
   }
   return 0;
+}
+
+namespace {
+
+// The EnasSearchOptions of a short-training config (the rest: ENAS micro's recipe, as RunEnas).
+EnasSearchOptions OptionsOf(const config::EnasTrainingConfig& c) {
+  EnasSearchOptions o;
+  o.data_dir = c.data_dir();
+  o.validation_images = c.validation_size();
+  o.max_train_images = c.max_images();
+  o.max_test_images = c.max_images();
+  o.final_epochs = c.final_epochs();
+  o.threads = c.threads();
+  o.seed = c.train_seed();
+  return o;
+}
+
+// A cell's quality without weight sharing: its accuracy on the first `eval_size` validation
+// images after `steps` SGD steps from scratch, the same seed (initialisation and data order) for
+// every cell. Deterministic (one thread), so a cell is trained once and then answered from the cache.
+class ShortTrainingQuality : public env::QualityModel {
+ public:
+  ShortTrainingQuality(std::shared_ptr<const Data> d, const EnasSearchOptions& o, int64_t steps, int64_t eval_size)
+      : d_(std::move(d)), o_(o), steps_(steps), eval_size_(std::min<int64_t>(eval_size, d_->val.size())) {}
+  double Quality(const nas::Architecture& a) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (const auto it = cache_.find(a); it != cache_.end()) return it->second;
+    const double cpu_start = CpuSeconds();
+    const ChildArch arch = DecodeEnasMicro(a);
+    EnasNet net = TrainSteps(*d_, arch, o_, o_.seed, steps_, "", {}, {});
+    const double acc = Accuracy(net, arch, d_->val, 0, eval_size_);
+    cache_.emplace(a, acc);
+    stats_.trained += 1;
+    stats_.cpu_seconds += CpuSeconds() - cpu_start;
+    return acc;
+  }
+  std::string Describe() const override {
+    return "validation accuracy (" + std::to_string(eval_size_) + " images) after " + std::to_string(steps_) +
+           " SGD steps from scratch (batch " + std::to_string(o_.batch) + ", seed " + std::to_string(o_.seed) + ")";
+  }
+  TrainedQualityStats stats() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+
+ private:
+  std::shared_ptr<const Data> d_;
+  EnasSearchOptions o_;
+  int64_t steps_, eval_size_;
+  mutable std::mutex mu_;
+  mutable std::map<nas::Architecture, double> cache_;
+  mutable TrainedQualityStats stats_;
+};
+
+}  // namespace
+
+void FillDefaultTrainingConfig(config::EnasTrainingConfig* c) {
+  c->set_data_dir(nas::kFashionMnistDir);
+  c->set_train_steps(200);  // ≈ 0.23 of an epoch at batch 64: ≈ 25 s of one core for a 2.6-MMAC cell
+  c->set_eval_size(5000);
+  c->set_validation_size(5000);  // as the ENAS search's split
+  c->set_train_seed(1);
+  c->set_final_epochs(1);
+  c->set_threads(1);
+  c->set_max_images(0);
+}
+
+void CheckTrainingConfig(const config::EnasTrainingConfig& c) {
+  if (c.data_dir().empty()) throw ConfigError("enas_training.data_dir is empty");
+  if (c.train_steps() < 1 || c.train_steps() > 10000000) throw ConfigError("enas_training.train_steps must be in [1, 1e7]");
+  if (c.validation_size() < 1 || c.validation_size() > 59999)
+    throw ConfigError("enas_training.validation_size must be in [1, 59999]");
+  if (c.eval_size() < 1 || c.eval_size() > c.validation_size())
+    throw ConfigError("enas_training.eval_size must be in [1, validation_size]");
+  if (!(c.final_epochs() > 0 && c.final_epochs() <= 1e4)) throw ConfigError("enas_training.final_epochs must be in (0, 1e4]");
+  if (c.threads() < 1 || c.threads() > 256) throw ConfigError("enas_training.threads must be in [1, 256]");
+  if (c.max_images() < 0) throw ConfigError("enas_training.max_images must be >= 0");
+  CheckSearchOptions(OptionsOf(c));
+}
+
+TrainedSearchSetup MakeTrainedSearchSetup(std::shared_ptr<const env::BlockEnv> base, const config::EnasTrainingConfig& c) {
+  CheckTrainingConfig(c);
+  if (base->space().name() != "enas_micro")
+    throw ConfigError("trained cells (enas_training) are built for the enas_micro space, not " + base->space().name());
+  const EnasSearchOptions o = OptionsOf(c);
+  torch::set_num_threads(o.threads);
+  auto data = std::make_shared<const Data>(LoadData(o));
+  TrainedSearchSetup s;
+  s.base = std::move(base);
+  s.quality = std::make_shared<ShortTrainingQuality>(data, o, c.train_steps(), c.eval_size());
+  s.step_time = std::make_shared<MacsCost>(NetOptionsOf(o.final_net));
+  s.env = std::make_unique<env::BlockEnv>(s.base->shared_space(), s.quality, s.step_time, s.base->options());
+  s.data = data;
+  return s;
+}
+
+TrainedQualityStats QualityStats(const TrainedSearchSetup& s) {
+  return static_cast<const ShortTrainingQuality&>(*s.quality).stats();
+}
+
+nlohmann::json TrainedFinalReport(const TrainedSearchSetup& s, const nas::Architecture& best,
+                                  const config::EnasTrainingConfig& c, const EnasProgressFn& progress) {
+  const EnasSearchOptions o = OptionsOf(c);
+  const Data& d = *static_cast<const Data*>(s.data.get());
+  const TrainedQualityStats search = QualityStats(s);  // before the hand-designed cell's short training
+  nlohmann::json j;
+  for (const auto& [label, arch] : {std::pair<std::string, nas::Architecture>{"best", best}, {"hand", HandDesignedCell()}}) {
+    const TrainedChild t = TrainFromScratch(d, label, arch, o, o.seed + 1, {}, progress);
+    nlohmann::json cj = ChildJson(s.base->space(), t);
+    cj["search_val_accuracy"] = s.quality->Quality(arch);  // cached for the best; the hand cell is trained briefly once
+    cj["mmacs"] = s.step_time->StepTime(arch);
+    j[label] = cj;
+  }
+  j["recipe"] = {{"train_steps", c.train_steps()},  {"eval_size", c.eval_size()},
+                 {"validation_size", c.validation_size()}, {"train_seed", c.train_seed()},
+                 {"final_epochs", c.final_epochs()}, {"final_seed", o.seed + 1},
+                 {"batch", o.batch},                  {"quality", s.quality->Describe()}};
+  j["cells_trained"] = search.trained;  // distinct cells the search trained
+  j["search_training_cpu_seconds"] = search.cpu_seconds;
+  return j;
 }
 
 }  // namespace placerl::enas

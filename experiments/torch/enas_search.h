@@ -21,12 +21,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "datasets/nas/idx.h"
 #include "datasets/nas/search_space.h"
 #include "datasets/proto/nas_search.pb.h"
+#include "env/block/block_env.h"
 #include "experiments/lib/run_dir.h"
 #include "experiments/torch/nas_rl.h"
 
@@ -203,5 +207,40 @@ struct FashionMnistFlags {
 // latest.ckpt + state.json, which `--resume DIR` continues from). Returns the exit code.
 int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMnistFlags& flags,
                              const run::RunDirFlags& dir_flags, const std::string& command_line, bool json);
+
+// Searching enas_micro WITHOUT weight sharing (nas-search --space enas_micro --dataset
+// fashion-mnist --method evolution | reinforce | ppo, or random with --train-steps; docs/nas.md
+// "Cells trained briefly"): the generic search loop on a block environment whose quality is the cell's
+// validation accuracy after config::EnasTrainingConfig's short training from scratch (cached per
+// cell: a cell asked again costs nothing) and whose step time is the cell's MMACs (the proxy the
+// ENAS search uses). Then the best cell and the hand-designed one are trained for final_epochs.
+void FillDefaultTrainingConfig(config::EnasTrainingConfig* c);
+// Throws ConfigError for values out of range.
+void CheckTrainingConfig(const config::EnasTrainingConfig& c);
+
+struct TrainedSearchSetup {
+  std::shared_ptr<const env::BlockEnv> base;     // the space's own environment
+  std::shared_ptr<const env::QualityModel> quality;  // trained from scratch briefly
+  std::shared_ptr<const env::StepTimeModel> step_time;  // MMACs (proxy)
+  std::unique_ptr<env::BlockEnv> env;            // the two with base's budget options
+  std::shared_ptr<const void> data;              // the loaded Fashion-MNIST splits
+};
+// Loads the data (IoError / ParseError for bad IDX files), checks the config (ConfigError).
+TrainedSearchSetup MakeTrainedSearchSetup(std::shared_ptr<const env::BlockEnv> base, const config::EnasTrainingConfig& c);
+// How many cells the quality model has trained (not answered from its cache) and their CPU seconds.
+struct TrainedQualityStats {
+  int64_t trained = 0;
+  double cpu_seconds = 0;
+};
+TrainedQualityStats QualityStats(const TrainedSearchSetup& s);
+// The final training of `best` and of the hand-designed cell (final_epochs, seed train_seed + 1,
+// as the ENAS finalists): {"best": {...}, "hand": {...}, "recipe": {...}, "cells_trained",
+// "search_training_cpu_seconds"} with validation and test accuracy, the short-training (search)
+// validation accuracy, params, MACs, seconds; cells_trained = the distinct cells the search trained
+// by this process (a resumed run: since the resume; not the hand-designed one, whose short
+// training the report adds). `progress`
+// (may be empty) sees each training's fraction done.
+nlohmann::json TrainedFinalReport(const TrainedSearchSetup& s, const nas::Architecture& best,
+                                  const config::EnasTrainingConfig& c, const EnasProgressFn& progress = {});
 
 }  // namespace placerl::enas

@@ -91,7 +91,16 @@ TEST(EnasCli, BadDatasetSpaceMethodOrFilesAreOneLineExitOne) {
   for (const std::string& args :
        {std::string("--space enas_micro --dataset mnist --method enas"),
         std::string("--space nb201 --dataset fashion-mnist --method enas"),
-        std::string("--space enas_micro --dataset fashion-mnist --method evolution"),
+        std::string("--space enas_micro --dataset fashion-mnist --method evolution --random-cells 2"),
+        std::string("--space enas_micro --dataset fashion-mnist --method evolution --budget-minutes 1"),
+        std::string("--space enas_micro --dataset fashion-mnist --method evolution --clock cpu"),
+        std::string("--space enas_micro --dataset fashion-mnist --method evolution --train-steps 0"),
+        std::string("--space enas_micro --dataset fashion-mnist --method evolution --set enas_training.eval_size=6000"),
+        std::string("--space enas_micro --dataset fashion-mnist --method ppo --set enas_training.train_steps=0"),
+        std::string("--space enas_micro --dataset fashion-mnist --method enas --train-steps 5"),
+        std::string("--space enas_micro --dataset fashion-mnist --method random --train-steps 5 --random-cells 2"),
+        std::string("--space nb201 --dataset table --method random --train-steps 5"),
+        std::string("--space enas_micro --dataset fashion-mnist --method evolution --fashion-mnist-dir ") + tmp / "none",
         std::string("--space enas_micro --dataset table --method enas"),
         std::string("--space enas_micro --dataset fashion-mnist --method enas --final-epochs 0"),
         std::string("--space enas_micro --dataset fashion-mnist --method enas --set agent.algorithm=ppo"),
@@ -114,6 +123,46 @@ TEST(EnasCli, BadDatasetSpaceMethodOrFilesAreOneLineExitOne) {
   const auto missing = Sh(kBin + " --space enas_micro --dataset fashion-mnist --method enas --fashion-mnist-dir " +
                           tmp / "none" + " --out " + out);
   EXPECT_NE(missing.out.find("dataset-fashion-mnist"), std::string::npos) << missing.out;
+}
+
+// Cells trained from scratch briefly, no weight sharing (--method evolution, and random with
+// --train-steps): the generic search loop's run directory with the short-training quality and the
+// MMACs step time, the final training of the best and the hand-designed cell in result.json
+// ("enas_training"), the recipe in config.pbtxt; random with --train-steps is random search over
+// the same quality (not the ENAS path's fully trained random cells).
+TEST(EnasCli, TrainedCellsWithEvolutionAndRandomSearch) {
+  testing::TempDir tmp;
+  const std::string toy = kBin + " --space enas_micro --dataset fashion-mnist --max-images 128 --train-steps 3 "
+                                 "--set enas_training.validation_size=96 --set enas_training.eval_size=64 "
+                                 "--final-epochs 0.5 --step-time-budget 2.62 --json";
+  const std::string out = tmp / "evo";
+  const auto r = ShSplit(toy + " --method evolution --budget 3 --population 2 --tournament 1 --out " + out);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("enas_training")) << r.out;
+  const auto& e = j["enas_training"];
+  EXPECT_EQ(e["best"]["search_val_accuracy"], j["best"]["quality"]);
+  EXPECT_EQ(e["best"]["architecture"], j["best"]["architecture"]);
+  EXPECT_DOUBLE_EQ(e["best"]["mmacs"].get<double>(), j["best"]["cost"].get<double>());
+  EXPECT_GE(e["cells_trained"].get<int>(), 1);
+  EXPECT_LE(e["cells_trained"].get<int>(), 3);  // distinct cells of the 3 evaluations
+  for (const char* k : {"best", "hand"}) {
+    EXPECT_GE(e[k]["test_accuracy"].get<double>(), 0) << k;
+    EXPECT_LE(e[k]["test_accuracy"].get<double>(), 1) << k;
+  }
+  EXPECT_NE(e["recipe"]["quality"].get<std::string>().find("after 3 SGD steps"), std::string::npos) << e["recipe"];
+  for (const char* f : {"config.pbtxt", "best.pbtxt", "curve.png", "pareto.png", "metrics.csv", "result.json"})
+    EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  const std::string config = testing::Slurp(out + "/config.pbtxt");
+  for (const char* line : {"enas_training {", "train_steps: 3", "eval_size: 64", "final_epochs: 0.5"})
+    EXPECT_NE(config.find(line), std::string::npos) << line << "\n" << config;
+
+  const auto rr = ShSplit(toy + " --method random --budget 2 --out " + tmp / "random");
+  ASSERT_EQ(rr.status, 0) << rr.out << rr.err;
+  const auto jr = nlohmann::json::parse(rr.out);
+  EXPECT_TRUE(jr.contains("enas_training"));
+  EXPECT_FALSE(jr.contains("random"));  // not the ENAS path's random cells
+  EXPECT_EQ(jr["enas_training"]["best"]["search_val_accuracy"], jr["best"]["quality"]);
 }
 
 // The ranking options reach the run (--final-candidates R: R finalists trained from scratch, the

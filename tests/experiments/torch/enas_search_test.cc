@@ -7,11 +7,14 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <memory>
+#include <random>
 
 #include "datasets/nas/search_space.h"
 #include "datasets/util/errors.h"
 #include "experiments/torch/enas_search.h"
 #include "experiments/torch/enas_supernet.h"
+#include "search/nas/nas_search.h"
 
 namespace placerl::enas {
 namespace {
@@ -228,6 +231,71 @@ TEST(EnasSearch, DescribedArchitectureRoundTrip) {
   for (const std::string bad : {std::string(""), std::string("normal0/input0"), std::string("normal0/input0=0"),
                                 space.Describe(hand) + " normal0/input0=0", std::string("x=y")})
     EXPECT_THROW(ParseDescribedArchitecture(space, bad), ConfigError) << bad;
+}
+
+// Cells trained from scratch briefly instead of weight sharing (MakeTrainedSearchSetup): a cell's
+// quality is its validation accuracy after the short training — trained once (asked again, and
+// through the environment: the cache), the same in a second setup (deterministic), in [0, 1]; the
+// step time is the cell's MMACs; the final report trains the best and the hand-designed cell and
+// carries the search's value; bad configs, another space and missing IDX files are errors.
+TEST(EnasSearch, TrainedCellsQualityIsCachedDeterministicAndReported) {
+  config::EnasTrainingConfig c;
+  FillDefaultTrainingConfig(&c);
+  c.set_train_steps(3);
+  c.set_validation_size(96);
+  c.set_eval_size(64);
+  c.set_max_images(192);
+  c.set_final_epochs(0.2);
+  env::BlockEnvOptions eo;
+  eo.space = "enas_micro";
+  const auto base = std::make_shared<const env::BlockEnv>(eo);
+  const TrainedSearchSetup a = MakeTrainedSearchSetup(base, c), b = MakeTrainedSearchSetup(base, c);
+  std::mt19937_64 rng(3);
+  const nas::Architecture cell = search::RandomArchitecture(base->space(), rng);
+  const double q = a.quality->Quality(cell);
+  EXPECT_GE(q, 0);
+  EXPECT_LE(q, 1);
+  EXPECT_EQ(a.quality->Quality(cell), q);
+  EXPECT_EQ(a.env->Evaluate(cell).quality, q);
+  EXPECT_EQ(QualityStats(a).trained, 1);
+  EXPECT_GT(QualityStats(a).cpu_seconds, 0);
+  EXPECT_EQ(b.quality->Quality(cell), q);
+  EXPECT_EQ(a.env->step_time_model().unit(), "MMACs (proxy)");
+
+  const nlohmann::json j = TrainedFinalReport(a, cell, c);
+  EXPECT_EQ(j["best"]["search_val_accuracy"].get<double>(), q);
+  EXPECT_EQ(j["best"]["architecture"], base->space().Describe(cell));
+  for (const char* k : {"best", "hand"}) {
+    EXPECT_GE(j[k]["test_accuracy"].get<double>(), 0) << k;
+    EXPECT_LE(j[k]["test_accuracy"].get<double>(), 1) << k;
+    EXPECT_DOUBLE_EQ(j[k]["mmacs"].get<double>(), j[k]["macs"].get<double>() / 1e6) << k;
+  }
+  EXPECT_EQ(j["hand"]["architecture"], base->space().Describe(HandDesignedCell()));
+  EXPECT_EQ(j["cells_trained"], 1);  // the search's cells (cached): not the hand-designed one's short training
+  EXPECT_EQ(QualityStats(a).trained, 2);
+  EXPECT_EQ(j["recipe"]["train_steps"], 3);
+  EXPECT_EQ(j["recipe"]["final_seed"], 2);
+
+  for (auto change : std::vector<std::function<void(config::EnasTrainingConfig&)>>{
+           [](config::EnasTrainingConfig& t) { t.set_train_steps(0); },
+           [](config::EnasTrainingConfig& t) { t.set_eval_size(97); },
+           [](config::EnasTrainingConfig& t) { t.set_eval_size(0); },
+           [](config::EnasTrainingConfig& t) { t.set_validation_size(60000); },
+           [](config::EnasTrainingConfig& t) { t.set_final_epochs(0); },
+           [](config::EnasTrainingConfig& t) { t.set_threads(0); },
+           [](config::EnasTrainingConfig& t) { t.set_data_dir(""); }}) {
+    config::EnasTrainingConfig bad = c;
+    change(bad);
+    EXPECT_THROW(CheckTrainingConfig(bad), ConfigError);
+    EXPECT_THROW(MakeTrainedSearchSetup(base, bad), ConfigError);
+  }
+  env::BlockEnvOptions nb;
+  nb.space = "nas_bench_macro";
+  nb.quality = "synthetic";
+  EXPECT_THROW(MakeTrainedSearchSetup(std::make_shared<const env::BlockEnv>(nb), c), ConfigError);
+  config::EnasTrainingConfig missing = c;
+  missing.set_data_dir("/nonexistent/fashion-mnist");
+  EXPECT_THROW(MakeTrainedSearchSetup(base, missing), IoError);
 }
 
 }  // namespace
