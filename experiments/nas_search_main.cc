@@ -253,6 +253,9 @@ config::NasSearchConfig ResolveConfig(const Options& o, const std::string& confi
       if (c.method() != "enas" && c.method() != "random")
         throw ConfigError("--space enas_micro --dataset fashion-mnist: method '" + c.method() + "' needs the "
                           "enas_training block (nas-search fills it unless a --config or --set removed it)");
+      if (c.has_enas_training())
+        throw ConfigError("enas_training settings apply to --method random (with --train-steps) | evolution | "
+                          "reinforce | ppo, not to --method " + c.method());
       return c;  // ENAS weight sharing (enas_search.h) checks the rest
     }
     if (TrainsEnasCells(c)) {

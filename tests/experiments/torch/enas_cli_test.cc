@@ -98,6 +98,7 @@ TEST(EnasCli, BadDatasetSpaceMethodOrFilesAreOneLineExitOne) {
         std::string("--space enas_micro --dataset fashion-mnist --method evolution --set enas_training.eval_size=6000"),
         std::string("--space enas_micro --dataset fashion-mnist --method ppo --set enas_training.train_steps=0"),
         std::string("--space enas_micro --dataset fashion-mnist --method enas --train-steps 5"),
+        std::string("--space enas_micro --dataset fashion-mnist --method enas --set enas_training.train_steps=5"),
         std::string("--space enas_micro --dataset fashion-mnist --method random --train-steps 5 --random-cells 2"),
         std::string("--space nb201 --dataset table --method random --train-steps 5"),
         std::string("--space enas_micro --dataset fashion-mnist --method evolution --fashion-mnist-dir ") + tmp / "none",
