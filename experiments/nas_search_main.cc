@@ -838,16 +838,16 @@ int NasSearch(const Options& o) {
                  cfg.enas_training().final_epochs());
     run::ProgressOptions fo;
     fo.label = "final";
-    fo.unit = "%";
-    fo.total = 200;
+    fo.unit = "cells";
+    fo.total = 2;
     run::Progress final_progress(fo);
     double base = 0;
     std::string phase;
     j["enas_training"] = enas::TrainedFinalReport(
         *cells, overall.arch, cfg.enas_training(), [&](const std::string& p, double fraction, const std::string& status) {
-          if (p != phase && !phase.empty()) base += 100;
+          if (p != phase && !phase.empty()) base += 1;
           phase = p;
-          final_progress.Update(base + 100 * fraction, {run::ProgressField("cell", p.substr(p.find(':') + 1)),
+          final_progress.Update(base + fraction, {run::ProgressField("cell", p.substr(p.find(':') + 1)),
                                                                run::ProgressField("status", status)});
         });
     final_progress.Finish();
@@ -874,7 +874,7 @@ int NasSearch(const Options& o) {
                   b["step_time_unit"].get<std::string>().c_str());
     } else if (j.contains("enas_training")) {
       const auto& e = j["enas_training"];
-      std::printf("%s on enas_micro / Fashion-MNIST, %lld cells trained %lld steps each: best val %.4f (search), after "
+      std::printf("%s on enas_micro / Fashion-MNIST, %lld archs (each cell trained %lld steps): best val %.4f (search), after "
                   "%g epoch(s) val %.4f test %.4f, %.3g MMACs; hand-designed test %.4f, %.3g MMACs\n",
                   cfg.method().c_str(), static_cast<long long>(cfg.budget()),
                   static_cast<long long>(cfg.enas_training().train_steps()), e["best"]["search_val_accuracy"].get<double>(),
