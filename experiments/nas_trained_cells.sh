@@ -59,29 +59,33 @@ for m in evolution random; do
   fi
   OMP_NUM_THREADS=1 "$BIN/nas-search" --space enas_micro --dataset fashion-mnist --method "$m" --budget "$BUDGET" \
     --train-steps "$STEPS" --final-epochs "$FINAL" --step-time-budget "$STB" --seeds "$SEED" --force --json \
-    --out "$OUT/$m" > "$OUT/$m.json" 2> "$OUT/$m.err" &
+    --out "$OUT/$m" > "$OUT/$m.json.tmp" 2> "$OUT/$m.err" &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || { echo "nas_trained_cells.sh: error: a search failed (see $OUT/*.err)" >&2; exit 1; }; done
+for m in evolution random; do [[ ! -f "$OUT/$m.json.tmp" ]] || mv "$OUT/$m.json.tmp" "$OUT/$m.json"; done
 
 python3 - "$OUT" <<'PY'
 import json, sys
 out = sys.argv[1]
-with open(out + "/cells.txt", "w") as f:
+import os
+with open(out + "/cells.txt.tmp", "w") as f:
     f.write("# label given-test-accuracy genotype: the searches' best cells and the hand-designed one\n")
     ev = json.load(open(out + "/evolution.json"))["enas_training"]
     rs = json.load(open(out + "/random.json"))["enas_training"]
     for label, c in (("evolution", ev["best"]), ("random", rs["best"]), ("hand", ev["hand"])):
         f.write("%s %.4f %s\n" % (label, c["test_accuracy"], c["architecture"]))
+os.replace(out + "/cells.txt.tmp", out + "/cells.txt")
 PY
 pids=()
 for s in $RETRAIN; do
   [[ $REUSE == 1 && -s "$OUT/retrain_s$s.json" ]] && continue
   OMP_NUM_THREADS=1 "$BIN/enas-rank" --cells "$OUT/cells.txt" --retrain-seeds "$s" --final-epochs "$FINAL" --json \
-    > "$OUT/retrain_s$s.json" 2> "$OUT/retrain_s$s.err" &
+    > "$OUT/retrain_s$s.json.tmp" 2> "$OUT/retrain_s$s.err" &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || { echo "nas_trained_cells.sh: error: a retraining failed (see $OUT/retrain_s*.err)" >&2; exit 1; }; done
+for s in $RETRAIN; do [[ ! -f "$OUT/retrain_s$s.json.tmp" ]] || mv "$OUT/retrain_s$s.json.tmp" "$OUT/retrain_s$s.json"; done
 
 python3 - "$OUT" "$RETRAIN" <<'PY'
 import json, statistics, sys
