@@ -16,7 +16,9 @@
 # --finetune-seeds (default "1"; both runs get the seed): $WORK/finetune_s<seed>.json each (a seed
 # whose file is already in --work is not run again) and finetune.json, every seed's pair and the means.
 # Each pair also records the best so far at F/3 and 2F/3 (`best_at`, from the runs' metrics.csv) and the
-# mean sampled cost of the last 10 updates (where each policy has got to).
+# mean sampled cost of the last 10 updates (where each policy has got to); finetune.json adds the best so
+# far after every minute (`by_minute`: means over the seeds whose run directories are in --work, and on
+# how many the fine-tuned one is lower), and finetune_curves.png draws every seed's two curves.
 # --checkpoint DIR uses that pretrained run (a place-train run directory or experiments/pretrained/chip)
 # instead of pretraining (then --install is refused: nothing new to install).
 # --reuse keeps a finished pretraining in --work (its checkpoint and train.json) instead of
@@ -63,7 +65,7 @@ while [[ $# -gt 0 ]]; do
     --finetune-minutes) FT_MINUTES="$2"; shift 2 ;;
     --finetune-seeds) FT_SEEDS="$2"; shift 2 ;;
     --checkpoint) CKPT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "pretrain_chip.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -177,9 +179,23 @@ EOF
     mv "$WORK/finetune_s$seed.json.tmp" "$WORK/finetune_s$seed.json"
   done
   python3 - "$WORK" "$FT_SEEDS" <<'EOF'
-import json, statistics, sys
+import csv, json, os, statistics, sys
 w, seeds = sys.argv[1], [int(s) for s in sys.argv[2].split()]
 runs = [json.load(open("%s/finetune_s%d.json" % (w, s))) for s in seeds]
+# The best so far after every whole minute of each arm (`best_by_minute`, from the runs' metrics.csv on
+# their clock), added to a seed's file whenever its two run directories are in --work (also for seeds
+# run before it was recorded).
+for r in runs:
+    dirs = {"finetuned": "%s/finetune_s%d" % (w, r["seed"]), "scratch": "%s/scratch_s%d" % (w, r["seed"])}
+    if "best_by_minute" in r["finetuned"] or not all(os.path.isfile(d + "/metrics.csv") for d in dirs.values()):
+        continue
+    for key, d in dirs.items():
+        rows = [(float(x["time_s"]), float(x["charts/best_proxy_cost"])) for x in csv.DictReader(open(d + "/metrics.csv"))]
+        r[key]["best_by_minute"] = [min([c for t, c in rows if t <= 60 * m] or [float("nan")])
+                                    for m in range(1, int(r["minutes"]) + 1)]
+    name = "%s/finetune_s%d.json" % (w, r["seed"])
+    open(name + ".tmp", "w").write(json.dumps(r, indent=2) + "\n")
+    os.replace(name + ".tmp", name)
 def stat(xs):
     return {"mean": statistics.mean(xs), "sd": statistics.stdev(xs) if len(xs) > 1 else 0.0, "values": xs}
 ft = [r["finetuned"]["best_proxy_cost"] for r in runs]
@@ -192,6 +208,15 @@ if timed:
     out["best_at"] = {"minutes": timed[0]["best_at_minutes"], "seeds": [r["seed"] for r in timed]}
     for key in ("finetuned", "scratch"):
         out["best_at"][key] = [stat([r[key]["best_at"][i] for r in timed]) for i in range(2)]
+curved = [r for r in runs if "best_by_minute" in r["finetuned"]]
+if curved:
+    minutes = len(curved[0]["finetuned"]["best_by_minute"])
+    out["by_minute"] = {"minutes": list(range(1, minutes + 1)), "seeds": [r["seed"] for r in curved]}
+    for key in ("finetuned", "scratch"):
+        out["by_minute"][key] = [statistics.mean(r[key]["best_by_minute"][i] for r in curved) for i in range(minutes)]
+    out["by_minute"]["finetuned_better_on"] = [
+        sum(1 for r in curved if r["finetuned"]["best_by_minute"][i] < r["scratch"]["best_by_minute"][i])
+        for i in range(minutes)]
 open(w + "/finetune.json.tmp", "w").write(json.dumps(out, indent=2) + "\n")
 for r in runs:
     print("ariane133 seed %d, %g %s-minutes: fine-tuned best %.6f (%d episodes) vs from scratch %.6f (%d episodes)" % (
@@ -205,8 +230,24 @@ if timed:
         print("best after %g minutes, mean over seeds %s: fine-tuned %.6f vs from scratch %.6f" % (
             m, " ".join(str(s) for s in out["best_at"]["seeds"]), out["best_at"]["finetuned"][i]["mean"],
             out["best_at"]["scratch"][i]["mean"]))
+if curved:
+    b = out["by_minute"]
+    print("best so far after each minute, mean over seeds %s (fine-tuned better on how many):" % " ".join(map(str, b["seeds"])))
+    for i, m in enumerate(b["minutes"]):
+        print("  %3d min: fine-tuned %.6f vs from scratch %.6f (%d of %d)" % (
+            m, b["finetuned"][i], b["scratch"][i], b["finetuned_better_on"][i], len(b["seeds"])))
 EOF
   mv "$WORK/finetune.json.tmp" "$WORK/finetune.json"
+  # Every seed's two curves (best so far vs minutes) in one picture.
+  CURVES=()
+  for seed in $FT_SEEDS; do
+    [[ ! -f "$WORK/finetune_s$seed/metrics.csv" ]] || CURVES+=(--curve "fine-tuned s$seed=$WORK/finetune_s$seed")
+    [[ ! -f "$WORK/scratch_s$seed/metrics.csv" ]] || CURVES+=(--curve "scratch s$seed=$WORK/scratch_s$seed")
+  done
+  if [[ ${#CURVES[@]} -gt 0 ]]; then
+    "$BIN/plot-curves" "${CURVES[@]}" --x-scale 0.016666666666666666 --x-label "$CLOCK minutes" \
+      --y-label "best proxy cost so far" --title "ariane133: fine-tuned vs from scratch" -o "$WORK/finetune_curves.png" > /dev/null
+  fi
 fi
 if [[ $INSTALL == 1 ]]; then
   DEST=experiments/pretrained/chip
@@ -216,5 +257,6 @@ if [[ $INSTALL == 1 ]]; then
   cp "$WORK/zero_shot.json" "$DEST/zero_shot.json"
   for m in random greedy; do cp "$WORK/$m.json" "$DEST/$m.json"; done
   [[ ! -f "$WORK/finetune.json" ]] || cp "$WORK/finetune.json" "$DEST/finetune.json"
+  [[ ! -f "$WORK/finetune_curves.png" ]] || cp "$WORK/finetune_curves.png" "$DEST/finetune_curves.png"
   echo "installed into $DEST" >&2
 fi
