@@ -84,7 +84,7 @@ std::pair<torch::Tensor, torch::Tensor> LstmForward(encoders::LstmPolicyNetImpl&
 }
 
 Evaluated EvaluateTransitions(PolicyNetImpl& net, GraphCache& graphs, const RolloutBuffer& buf,
-                              const std::vector<int32_t>& idx) {  // idx not empty
+                              const std::vector<int32_t>& idx, bool freeze_encoder) {  // idx not empty
   std::vector<int32_t> order(idx);
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     return buf.transitions[a].instance < buf.transitions[b].instance;
@@ -128,7 +128,13 @@ Evaluated EvaluateTransitions(PolicyNetImpl& net, GraphCache& graphs, const Roll
     }
     batch.illegal = mask.eq(0);
 
-    const encoders::StaticEmbedding emb = net.Encode(g);
+    encoders::StaticEmbedding emb;
+    if (freeze_encoder) {  // no gradient reaches the encoder's weights
+      torch::NoGradGuard no_grad;
+      emb = net.Encode(g);
+    } else {
+      emb = net.Encode(g);
+    }
     torch::Tensor logits, value;
     if (net.lstm()) {
       std::tie(logits, value) = LstmForward(*net.lstm(), emb, buf, order, begin, end, batch.illegal);
@@ -251,7 +257,7 @@ Stats PpoUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCache& g
       Evaluated now;
       torch::Tensor advantages, returns, old_log_prob;
       if (!idx.empty()) {
-        now = EvaluateTransitions(net, graphs, buf, idx);
+        now = EvaluateTransitions(net, graphs, buf, idx, o.freeze_encoder);
         old_log_prob = OldLogProbs(buf, now.order);
         advantages = Gather(buf.advantages, now.order);
         returns = Gather(buf.returns, now.order);
@@ -330,7 +336,7 @@ Stats ReinforceUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCa
   std::iota(all.begin(), all.end(), 0);
   for (int32_t start = 0; start < n; start += o.minibatch_size) {
     const std::vector<int32_t> idx(all.begin() + start, all.begin() + std::min(n, start + o.minibatch_size));
-    const Evaluated now = EvaluateTransitions(net, graphs, buf, idx);
+    const Evaluated now = EvaluateTransitions(net, graphs, buf, idx, o.freeze_encoder);
     std::vector<float> adv(now.order.size());
     for (size_t k = 0; k < now.order.size(); ++k) {
       const int32_t i = now.order[k];
@@ -388,6 +394,8 @@ Learner::Learner(encoders::Policy* policy, const AgentOptions& options)
     : impl_(std::make_unique<Impl>(policy, options)) {
   if (options.epochs < 1 || options.minibatch_size < 1) throw ConfigError("agent: epochs and minibatch_size must be >= 1");
   if (!(options.learning_rate > 0)) throw ConfigError("agent: learning_rate must be > 0");
+  if (options.freeze_encoder && policy->options().preset == encoders::PolicyPreset::kCtFaithful)
+    throw ConfigError("agent.freeze_encoder: the ct_faithful policy runs its GCN in the head; nothing to freeze");
 }
 Learner::~Learner() = default;
 std::mt19937_64& Learner::rng() { return impl_->rng; }

@@ -38,6 +38,10 @@ struct AgentOptions {
   bool normalize_advantages = true;  // per minibatch
   // REINFORCE: baseline_t ← decay·baseline_t + (1 − decay)·mean return at step t.
   double baseline_decay = 0.9;
+  // Fine-tuning: the policy's static encoder (what PolicyNet::Encode computes — the GCN, the
+  // attention keys and values, the graph context; default and lstm presets) keeps its weights and
+  // only the head and value learn. Not for ct_faithful (its GCN runs inside the head): ConfigError.
+  bool freeze_encoder = false;
   uint64_t seed = 1;  // the learner's RNG: action sampling and minibatch shuffling
 };
 

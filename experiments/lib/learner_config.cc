@@ -33,6 +33,7 @@ void FillDefaultAgentConfig(config::AgentConfig* a) {
   a->set_minibatch_size(o.minibatch_size);
   a->set_normalize_advantages(o.normalize_advantages);
   a->set_baseline_decay(o.baseline_decay);
+  a->set_freeze_encoder(o.freeze_encoder);
 }
 
 void CheckPolicyConfig(const config::PolicyConfig& p) {
@@ -97,6 +98,7 @@ agents::AgentOptions AgentOptionsFrom(const config::AgentConfig& a, uint64_t see
   o.minibatch_size = a.minibatch_size();
   o.normalize_advantages = a.normalize_advantages();
   o.baseline_decay = a.baseline_decay();
+  o.freeze_encoder = a.freeze_encoder();
   o.seed = seed;
   return o;
 }

@@ -1,13 +1,15 @@
 // The learners learn: PPO and REINFORCE find the known optimum of partition(nodes=8,devices=2);
 // PPO improves the mean proxy cost of a small synthetic chip over a near-uniform start; the
 // rollout buffer's returns; checkpoints round-trip (same logits, same continuation) and a chip
-// policy loads and runs on another netlist; mismatched checkpoints are clear errors.
+// policy loads and runs on another netlist; mismatched checkpoints are clear errors; a frozen
+// encoder keeps its weights.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <random>
 
 #include "agents/learner.h"
@@ -178,6 +180,53 @@ TEST_F(LearnerTest, PpoImprovesTheCostOfASmallChip) {
   const double after = MeanCost(policy, *env, 32, 5000);
   std::printf("mean proxy cost of 32 sampled episodes: %.4f before, %.4f after\n", before, after);
   EXPECT_LT(after, before - 0.05);
+}
+
+// agent.freeze_encoder (fine-tuning): an update leaves every weight of the static encoder (node
+// input, GCN layers, attention keys and values, metadata) as it was and changes the head's; without
+// it the encoder learns too. The ct_faithful policy (GCN inside the head) refuses it.
+TEST_F(LearnerTest, FreezeEncoderTrainsOnlyTheHead) {
+  auto env = env::MakeEnvironment("chip(seed=1,soft=keep)");
+  const auto is_encoder = [](const std::string& name) {
+    for (const char* prefix : {"node_in", "gcn", "att_key", "att_value", "meta_in"})
+      if (name.rfind(prefix, 0) == 0) return true;
+    return false;
+  };
+  for (const bool freeze : {true, false}) {
+    PolicyOptions po;
+    po.embedding_dim = 8;
+    Policy policy(po, FeatureLayout::Of(*env));
+    std::map<std::string, torch::Tensor> before;
+    for (const auto& p : policy.net()->named_parameters()) before[p.key()] = p.value().detach().clone();
+    AgentOptions o;
+    o.learning_rate = 1e-2;
+    o.freeze_encoder = freeze;
+    Learner learner(&policy, o);
+    RolloutBuffer buffer;
+    for (int32_t it = 0; it < 2; ++it) {
+      buffer.Clear();
+      CollectEpisodes(policy, *env, 4, 10 * it, &learner.rng(), &buffer);
+      learner.Update(&buffer);
+    }
+    int32_t encoder_changed = 0, encoder_total = 0, head_changed = 0;
+    for (const auto& p : policy.net()->named_parameters()) {
+      const bool changed = !torch::equal(p.value(), before.at(p.key()));
+      if (is_encoder(p.key())) {
+        ++encoder_total;
+        encoder_changed += changed;
+      } else {
+        head_changed += changed;
+      }
+    }
+    EXPECT_GE(encoder_total, 5);  // node_in, 3 GCN layers' weights, att_key, att_value
+    EXPECT_GT(head_changed, 3) << "freeze " << freeze;
+    if (freeze) EXPECT_EQ(encoder_changed, 0);
+    else EXPECT_GT(encoder_changed, encoder_total / 2);
+  }
+  Policy ct(PolicyOptions::CtFaithful(), FeatureLayout::Of(*env));
+  AgentOptions o;
+  o.freeze_encoder = true;
+  EXPECT_THROW(Learner(&ct, o), ConfigError);
 }
 
 TEST_F(LearnerTest, CheckpointRoundTripAndAnotherNetlist) {
