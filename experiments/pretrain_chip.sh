@@ -4,7 +4,8 @@
 # zero-shot on Ariane133, a design it never saw, against random and greedy with the same wall time.
 #
 #   experiments/pretrain_chip.sh [--minutes M] [--clock wall|cpu] [--set k=v ...] [--designs flows|broad]
-#                                [--finetune-minutes F] [--finetune-seeds "1 2 3"] [--checkpoint DIR]
+#                                [--finetune-minutes F] [--finetune-seeds "1 2 3"] [--finetune-set k=v ...]
+#                                [--checkpoint DIR]
 #                                [--bin build/bin] [--work DIR] [--reuse] [--resume] [--install]
 #
 # --clock cpu counts every budget in this process's CPU seconds (fair on a shared machine).
@@ -14,7 +15,13 @@
 # (`place --finetune-minutes F --samples 0`) and trains from scratch there for F minutes
 # (`place-train`), both on --clock, side by side, and prints both bests; once per learner seed of
 # --finetune-seeds (default "1"; both runs get the seed): $WORK/finetune_s<seed>.json each (a seed
-# whose file is already in --work is not run again) and finetune.json, every seed's pair and the means.
+# whose file is already in --work is not run again; nor is either run of a pair whose JSON,
+# finetune_run_s<seed>.json or scratch_run_s<seed>.json, and run directory are there — so a pair can
+# reuse from-scratch runs made before, e.g. linked from another --work) and finetune.json, every seed's
+# pair and the means.
+# --finetune-set k=v goes to the fine-tuning runs only, after the --set ones (e.g.
+# agent.freeze_encoder=true: fine-tune the head, keep the pretrained encoder); recorded in each
+# finetune_s<seed>.json as finetune_sets; seeds or kept runs made with other options are an error.
 # Each pair also records the best so far at F/3 and 2F/3 (`best_at`, from the runs' metrics.csv) and the
 # mean sampled cost of the last 10 updates (where each policy has got to); finetune.json adds the best so
 # far after every minute (`by_minute`: means over the seeds whose run directories are in --work, and on
@@ -51,6 +58,7 @@ FT_MINUTES=0
 FT_SEEDS=1
 CKPT=""
 SETS=(--set agent.learning_rate=0.002 --set episodes_per_update=16)
+FT_SETS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --minutes) MINUTES="$2"; shift 2 ;;
@@ -64,8 +72,9 @@ while [[ $# -gt 0 ]]; do
     --set) SETS+=(--set "$2"); shift 2 ;;
     --finetune-minutes) FT_MINUTES="$2"; shift 2 ;;
     --finetune-seeds) FT_SEEDS="$2"; shift 2 ;;
+    --finetune-set) FT_SETS+=(--set "$2"); shift 2 ;;
     --checkpoint) CKPT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
     *) echo "pretrain_chip.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -143,23 +152,46 @@ for m in ("random", "greedy"):
 EOF
 
 # Fine-tuned for F minutes vs F minutes from scratch on Ariane133 (same settings, clock and seed).
+# A run is finished when its JSON parses and its run directory has metrics.csv.
+finished_run() {
+  [[ -s $1 && -f $2/metrics.csv ]] && python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" 2> /dev/null
+}
 if [[ $FT_MINUTES != 0 ]]; then
   for seed in $FT_SEEDS; do
     [[ ! -s "$WORK/finetune_s$seed.json" ]] || { echo "fine-tune seed $seed: kept from $WORK/finetune_s$seed.json" >&2; continue; }
     echo "fine-tuning on ariane133 for $FT_MINUTES minutes and the same from scratch, side by side, seed $seed ..." >&2
-    "$BIN/place" --checkpoint "$RUN" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --samples 0 \
-      --finetune-minutes "$FT_MINUTES" --clock "$CLOCK" --seed "$seed" "${SETS[@]}" --force --out "$WORK/finetune_s$seed" \
-      --json > "$WORK/finetune_run_s$seed.json" &
-    FT_PID=$!
-    "$BIN/place-train" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --minutes "$FT_MINUTES" --clock "$CLOCK" \
-      --seed "$seed" "${SETS[@]}" --force --out "$WORK/scratch_s$seed" --json > "$WORK/scratch_run_s$seed.json"
-    wait "$FT_PID"
-    python3 - "$WORK" "$FT_MINUTES" "$seed" <<'EOF'
+    FT_PID=""
+    if finished_run "$WORK/finetune_run_s$seed.json" "$WORK/finetune_s$seed"; then
+      echo "  fine-tuned run kept from $WORK/finetune_s$seed" >&2
+    else
+      { "$BIN/place" --checkpoint "$RUN" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --samples 0 \
+          --finetune-minutes "$FT_MINUTES" --clock "$CLOCK" --seed "$seed" "${SETS[@]}" "${FT_SETS[@]}" --force \
+          --out "$WORK/finetune_s$seed" --json > "$WORK/finetune_run_s$seed.json.tmp" &&
+        mv "$WORK/finetune_run_s$seed.json.tmp" "$WORK/finetune_run_s$seed.json"; } &
+      FT_PID=$!
+    fi
+    if finished_run "$WORK/scratch_run_s$seed.json" "$WORK/scratch_s$seed"; then
+      echo "  from-scratch run kept from $WORK/scratch_s$seed" >&2
+    else
+      "$BIN/place-train" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --minutes "$FT_MINUTES" --clock "$CLOCK" \
+        --seed "$seed" "${SETS[@]}" --force --out "$WORK/scratch_s$seed" --json > "$WORK/scratch_run_s$seed.json.tmp"
+      mv "$WORK/scratch_run_s$seed.json.tmp" "$WORK/scratch_run_s$seed.json"
+    fi
+    [[ -z $FT_PID ]] || wait "$FT_PID"
+    python3 - "$WORK" "$FT_MINUTES" "$seed" "${FT_SETS[*]}" <<'EOF'
 import csv, json, sys
 w, minutes, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+finetune_sets = [x for x in sys.argv[4].split() if x != "--set"]
+# A kept run must have been made with this invocation's fine-tuning options (its config.pbtxt's first
+# line is its command line): the fine-tuned one with every --finetune-set, the from-scratch one with none.
+for run, want in (("finetune_s%d" % seed, True), ("scratch_s%d" % seed, False)):
+    command = open("%s/%s/config.pbtxt" % (w, run)).readline()
+    if any((" --set %s " % x in command + " ") != want for x in finetune_sets):
+        sys.exit("pretrain_chip.sh: error: %s/%s was run %s --finetune-set %s; use another --work" % (
+            w, run, "without" if want else "with", " ".join(finetune_sets)))
 ft = json.load(open("%s/finetune_run_s%d.json" % (w, seed)))
 sc = json.load(open("%s/scratch_run_s%d.json" % (w, seed)))
-out = {"minutes": float(minutes), "clock": ft.get("clock", "wall"), "seed": seed,
+out = {"minutes": float(minutes), "clock": ft.get("clock", "wall"), "seed": seed, "finetune_sets": finetune_sets,
        "finetuned": {"best_proxy_cost": ft["best"]["proxy_cost"], "episodes": ft["stages"]["finetune"]["episodes"],
                      "zero_shot_greedy": ft["stages"]["zero_shot"]["greedy_proxy_cost"]},
        "scratch": {"best_proxy_cost": sc["designs"][0]["best_proxy_cost"], "episodes": sc["episodes"]}}
@@ -178,10 +210,18 @@ open("%s/finetune_s%d.json.tmp" % (w, seed), "w").write(json.dumps(out, indent=2
 EOF
     mv "$WORK/finetune_s$seed.json.tmp" "$WORK/finetune_s$seed.json"
   done
-  python3 - "$WORK" "$FT_SEEDS" <<'EOF'
+  python3 - "$WORK" "$FT_SEEDS" "${FT_SETS[*]}" <<'EOF'
 import csv, json, os, statistics, sys
 w, seeds = sys.argv[1], [int(s) for s in sys.argv[2].split()]
+finetune_sets = [x for x in sys.argv[3].split() if x != "--set"]
 runs = [json.load(open("%s/finetune_s%d.json" % (w, s))) for s in seeds]
+other = [r["seed"] for r in runs if r.get("finetune_sets", []) != finetune_sets]
+if other:
+    sys.exit("pretrain_chip.sh: error: seed(s) %s in %s were fine-tuned with other --finetune-set options than %s; "
+             "use one --work per setting" % (" ".join(map(str, other)), w, " ".join(finetune_sets) or "none"))
+if len({(r["minutes"], r["clock"]) for r in runs}) > 1:
+    sys.exit("pretrain_chip.sh: error: the seeds' runs in %s have different budgets (%s); use one --work per budget" % (
+        w, ", ".join(sorted("%g %s-minutes" % (r["minutes"], r["clock"]) for r in runs))))
 # The best so far after every whole minute of each arm (`best_by_minute`, from the runs' metrics.csv on
 # their clock), added to a seed's file whenever its two run directories are in --work (also for seeds
 # run before it was recorded).
@@ -201,6 +241,7 @@ def stat(xs):
 ft = [r["finetuned"]["best_proxy_cost"] for r in runs]
 sc = [r["scratch"]["best_proxy_cost"] for r in runs]
 out = {"minutes": runs[0]["minutes"], "clock": runs[0]["clock"], "seeds": seeds, "runs": runs,
+       "finetune_sets": finetune_sets,
        "finetuned": stat(ft), "scratch": stat(sc),
        "finetuned_better_on": sum(1 for a, b in zip(ft, sc) if a < b)}
 timed = [r for r in runs if "best_at" in r["finetuned"]]  # seeds run before best_at was recorded lack it
@@ -222,6 +263,8 @@ for r in runs:
     print("ariane133 seed %d, %g %s-minutes: fine-tuned best %.6f (%d episodes) vs from scratch %.6f (%d episodes)" % (
         r["seed"], r["minutes"], r["clock"], r["finetuned"]["best_proxy_cost"], r["finetuned"]["episodes"],
         r["scratch"]["best_proxy_cost"], r["scratch"]["episodes"]))
+if out["finetune_sets"]:
+    print("fine-tuning runs with: %s" % " ".join(out["finetune_sets"]))
 print("mean over %d seeds: fine-tuned %.6f ± %.6f vs from scratch %.6f ± %.6f; fine-tuned better on %d of %d" % (
     len(seeds), out["finetuned"]["mean"], out["finetuned"]["sd"], out["scratch"]["mean"], out["scratch"]["sd"],
     out["finetuned_better_on"], len(seeds)))
