@@ -61,6 +61,10 @@ SETS=(--set agent.learning_rate=0.002 --set episodes_per_update=16)
 FT_SETS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    --minutes|--bin|--work|--clock|--designs|--set|--finetune-minutes|--finetune-seeds|--finetune-set|--checkpoint)
+      [[ $# -ge 2 ]] || { echo "pretrain_chip.sh: error: $1 needs a value" >&2; exit 1; } ;;
+  esac
+  case "$1" in
     --minutes) MINUTES="$2"; shift 2 ;;
     --bin) BIN="$2"; shift 2 ;;
     --work) WORK="$2"; shift 2 ;;
@@ -157,6 +161,12 @@ finished_run() {
   [[ -s $1 && -f $2/metrics.csv ]] && python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" 2> /dev/null
 }
 if [[ $FT_MINUTES != 0 ]]; then
+  if [[ ${#FT_SETS[@]} -gt 0 ]]; then  # a bad --finetune-set fails here, not after a from-scratch run
+    "$BIN/place" --checkpoint "$RUN" --netlist "$A/netlist.pb.txt.gz" --plc "$A/initial.plc" --samples 0 \
+      "${SETS[@]}" "${FT_SETS[@]}" --force --out "$WORK/finetune_set_check" > /dev/null 2> "$WORK/finetune_set_check.err" ||
+      { grep -v warning "$WORK/finetune_set_check.err" >&2; exit 1; }
+    rm -rf "$WORK/finetune_set_check" "$WORK/finetune_set_check.err"
+  fi
   for seed in $FT_SEEDS; do
     [[ ! -s "$WORK/finetune_s$seed.json" ]] || { echo "fine-tune seed $seed: kept from $WORK/finetune_s$seed.json" >&2; continue; }
     echo "fine-tuning on ariane133 for $FT_MINUTES minutes and the same from scratch, side by side, seed $seed ..." >&2
@@ -249,7 +259,7 @@ if timed:
     out["best_at"] = {"minutes": timed[0]["best_at_minutes"], "seeds": [r["seed"] for r in timed]}
     for key in ("finetuned", "scratch"):
         out["best_at"][key] = [stat([r[key]["best_at"][i] for r in timed]) for i in range(2)]
-curved = [r for r in runs if "best_by_minute" in r["finetuned"]]
+curved = [r for r in runs if r["finetuned"].get("best_by_minute")]  # none for budgets under a minute
 if curved:
     minutes = len(curved[0]["finetuned"]["best_by_minute"])
     out["by_minute"] = {"minutes": list(range(1, minutes + 1)), "seeds": [r["seed"] for r in curved]}
