@@ -2,6 +2,7 @@
 #include "agents/learner.h"
 
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -37,7 +38,8 @@ class GraphCache {
 
 // Log-probabilities of the taken actions, entropies and values of transitions `idx` under the
 // current weights, in the order `order` (idx grouped by instance). Each instance's static graph
-// is encoded ONCE, with gradient, for all its transitions in `idx`.
+// is encoded ONCE, with gradient, for all its transitions in `idx` — or, with a frozen encoder
+// (`frozen` not null), once per update without gradient and reused by every minibatch.
 struct Evaluated {
   torch::Tensor log_prob, entropy, value;
   std::vector<int32_t> order;
@@ -83,8 +85,11 @@ std::pair<torch::Tensor, torch::Tensor> LstmForward(encoders::LstmPolicyNetImpl&
   return m.Head(emb, h, illegal);
 }
 
+// One update's embeddings of a frozen encoder, by instance graph.
+using FrozenEmbeddings = std::vector<std::pair<const env::StaticGraph*, encoders::StaticEmbedding>>;
+
 Evaluated EvaluateTransitions(PolicyNetImpl& net, GraphCache& graphs, const RolloutBuffer& buf,
-                              const std::vector<int32_t>& idx, bool freeze_encoder) {  // idx not empty
+                              const std::vector<int32_t>& idx, FrozenEmbeddings* frozen) {  // idx not empty
   std::vector<int32_t> order(idx);
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     return buf.transitions[a].instance < buf.transitions[b].instance;
@@ -129,9 +134,14 @@ Evaluated EvaluateTransitions(PolicyNetImpl& net, GraphCache& graphs, const Roll
     batch.illegal = mask.eq(0);
 
     encoders::StaticEmbedding emb;
-    if (freeze_encoder) {  // no gradient reaches the encoder's weights
-      torch::NoGradGuard no_grad;
-      emb = net.Encode(g);
+    if (frozen) {  // no gradient reaches the encoder's weights
+      auto it = std::find_if(frozen->begin(), frozen->end(), [&](const auto& e) { return e.first == ri.graph.get(); });
+      if (it == frozen->end()) {
+        torch::NoGradGuard no_grad;
+        frozen->emplace_back(ri.graph.get(), net.Encode(g));
+        it = std::prev(frozen->end());
+      }
+      emb = it->second;
     } else {
       emb = net.Encode(g);
     }
@@ -236,6 +246,7 @@ Stats PpoUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCache& g
   sync.Sum(&total);
   const int64_t global_n = static_cast<int64_t>(total[0]);
   const int64_t parts = std::max<int64_t>(1, (global_n + o.minibatch_size - 1) / o.minibatch_size);
+  FrozenEmbeddings frozen;
   std::vector<int32_t> shuffled(n);
   std::iota(shuffled.begin(), shuffled.end(), 0);
   std::vector<double> sums(5, 0.0);  // policy loss, value loss, entropy, approx kl, clip fraction
@@ -257,7 +268,7 @@ Stats PpoUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCache& g
       Evaluated now;
       torch::Tensor advantages, returns, old_log_prob;
       if (!idx.empty()) {
-        now = EvaluateTransitions(net, graphs, buf, idx, o.freeze_encoder);
+        now = EvaluateTransitions(net, graphs, buf, idx, o.freeze_encoder ? &frozen : nullptr);
         old_log_prob = OldLogProbs(buf, now.order);
         advantages = Gather(buf.advantages, now.order);
         returns = Gather(buf.returns, now.order);
@@ -310,6 +321,7 @@ Stats PpoUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCache& g
 Stats ReinforceUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCache& graphs, const RolloutBuffer& buf,
                       const AgentOptions& o, std::vector<double>* baseline, Sync& sync) {
   const int32_t n = buf.size();
+  FrozenEmbeddings frozen;
   // Batch sums of the return at each step index; a step seen for the first time starts there.
   std::vector<double> sum, count;
   for (int32_t i = 0; i < n; ++i) {
@@ -336,7 +348,7 @@ Stats ReinforceUpdate(PolicyNetImpl& net, torch::optim::Adam& optimizer, GraphCa
   std::iota(all.begin(), all.end(), 0);
   for (int32_t start = 0; start < n; start += o.minibatch_size) {
     const std::vector<int32_t> idx(all.begin() + start, all.begin() + std::min(n, start + o.minibatch_size));
-    const Evaluated now = EvaluateTransitions(net, graphs, buf, idx, o.freeze_encoder);
+    const Evaluated now = EvaluateTransitions(net, graphs, buf, idx, o.freeze_encoder ? &frozen : nullptr);
     std::vector<float> adv(now.order.size());
     for (size_t k = 0; k < now.order.size(); ++k) {
       const int32_t i = now.order[k];
