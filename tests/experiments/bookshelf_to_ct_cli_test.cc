@@ -19,7 +19,7 @@ using placerl::testing::CmdResult;
 using placerl::testing::Sh;
 using placerl::testing::ShSplit;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/bookshelf-to-ct";
+const std::string kBin = placerl::testing::BinDir() + "/bookshelf-to-ct";
 const std::string kAux = "../shared/datasets/chip/ibm01_bookshelf/ibm01.aux";
 
 int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }

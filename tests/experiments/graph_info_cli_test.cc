@@ -15,7 +15,7 @@ namespace {
 using placerl::testing::Sh;
 using placerl::testing::ShSplit;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/graph-info";
+const std::string kBin = placerl::testing::BinDir() + "/graph-info";
 const std::string kSmallNmt = "'nmt(layers=2,hidden=8,batch=2,steps=3,vocab=10)'";
 
 TEST(GraphInfoCli, JsonCountsMatchTheGraph) {

@@ -16,7 +16,7 @@ namespace {
 using placerl::testing::CmdResult;
 using placerl::testing::Sh;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/group-netlist";
+const std::string kBin = placerl::testing::BinDir() + "/group-netlist";
 const std::string kToy = "../shared/datasets/chip/circuit_training/toy_macro_stdcell/netlist.pb.txt";
 
 std::string TempDir(const std::string& name) {

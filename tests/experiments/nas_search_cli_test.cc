@@ -22,7 +22,7 @@ using testing::Sh;
 using testing::ShSplit;
 namespace fs = std::filesystem;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/nas-search";
+const std::string kBin = placerl::testing::BinDir() + "/nas-search";
 
 int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 

@@ -21,7 +21,7 @@ namespace {
 using placerl::testing::CmdResult;
 using placerl::testing::Sh;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/perf-model";
+const std::string kBin = placerl::testing::BinDir() + "/perf-model";
 
 class SimulateCli : public ::testing::Test {
  protected:
@@ -98,7 +98,7 @@ TEST_F(SimulateCli, OutOfMemoryExitsWithTwo) {
 TEST_F(SimulateCli, CalibrateHostWritesALoadableCatalogue) {
   const std::string out = Path("cat/host.pbtxt");
   const CmdResult r = Sh(kBin + " calibrate-host --seconds 0.02 --out " + out);
-  if (!std::filesystem::exists(std::string(PLACERL_BIN_DIR) + "/host-calibrate")) {
+  if (!std::filesystem::exists(placerl::testing::BinDir() + "/host-calibrate")) {
     EXPECT_NE(r.status, 0);
     EXPECT_NE(r.out.find("host-calibrate"), std::string::npos) << r.out;
     return;

@@ -17,7 +17,7 @@ namespace {
 using testing::Sh;
 namespace fs = std::filesystem;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/place-baseline";
+const std::string kBin = placerl::testing::BinDir() + "/place-baseline";
 
 int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -43,7 +43,7 @@ TEST(PlaceBaselineCli, WritesTheRunDirectoryAndOneJsonDocument) {
   EXPECT_NE(text.find("fd_every_steps: 2"), std::string::npos) << text;
   EXPECT_NE(text.find("off_canvas_nets: \"clamp\""), std::string::npos) << text;  // TILOS's rule by default
   // The .plc scores to the reported cost.
-  const auto p = Sh(std::string(PLACERL_BIN_DIR) + "/proxy-cost --json --seed 1 --plc " + out + "/best.plc");
+  const auto p = Sh(placerl::testing::BinDir() + "/proxy-cost --json --seed 1 --plc " + out + "/best.plc");
   ASSERT_EQ(p.status, 0) << p.out;
   const auto pj = nlohmann::json::parse(p.out.substr(p.out.find('{')));
   EXPECT_NEAR(pj["proxy_cost"].get<double>(), j["best"]["proxy_cost"].get<double>(), 1e-6);
@@ -100,7 +100,7 @@ TEST(PlaceBaselineCli, OffCanvasNetsSkipIsTheCostOfTheRun) {
   ASSERT_EQ(r.status, 0) << r.out;
   const double reported = nlohmann::json::parse(r.out)["best"]["proxy_cost"].get<double>();
   auto score = [&](const std::string& rule) {
-    const auto p = Sh("(" + std::string(PLACERL_BIN_DIR) + "/proxy-cost --json --off-canvas-nets " + rule + " --netlist " +
+    const auto p = Sh("(" + placerl::testing::BinDir() + "/proxy-cost --json --off-canvas-nets " + rule + " --netlist " +
                       net + " --plc " + out + "/best.plc 2>/dev/null)");
     EXPECT_EQ(p.status, 0) << p.out;
     return nlohmann::json::parse(p.out)["proxy_cost"].get<double>();

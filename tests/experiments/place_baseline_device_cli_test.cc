@@ -23,7 +23,7 @@ using testing::Sh;
 using testing::ShSplit;
 namespace fs = std::filesystem;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/place-baseline";
+const std::string kBin = placerl::testing::BinDir() + "/place-baseline";
 const std::string kGraph = "tests/data/device/mlp_training.graph";
 
 int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
@@ -72,7 +72,7 @@ TEST(PlaceBaselineDeviceCli, EveryMethodWritesTheRunDirectoryAndPerfModelAgrees)
     const std::string machine_file = tmp / "k80_by_hand.pbtxt";
     std::ofstream(machine_file) << "device { name: \"gpu\" count: 2 flops_per_s: 4.37e12 bytes_per_s: 2.4e11 "
                                    "memory_bytes: 12e9 }\nlink { preset: \"placeto\" latency_s: 134e-6 }\n";
-    const auto p = Sh(std::string(PLACERL_BIN_DIR) + "/perf-model simulate --json --machine " + machine_file +
+    const auto p = Sh(placerl::testing::BinDir() + "/perf-model simulate --json --machine " + machine_file +
                       " --graph " + kGraph + " --placement " + out + "/best.placement");
     ASSERT_EQ(p.status, 0) << p.out;
     EXPECT_DOUBLE_EQ(nlohmann::json::parse(p.out)["makespan_s"].get<double>(), t) << method;
@@ -139,7 +139,7 @@ std::vector<int> ReadBest(const std::string& dir, const graphs::ComputeGraph& g,
 
 nlohmann::json SimulateOnMachine(const std::string& graph, const std::string& machine, const std::string& placement,
                                  int* status) {
-  const auto p = ShSplit(std::string(PLACERL_BIN_DIR) + "/perf-model simulate --json --machine '" + machine +
+  const auto p = ShSplit(placerl::testing::BinDir() + "/perf-model simulate --json --machine '" + machine +
                          "' --graph '" + graph + "' --placement " + placement);
   *status = p.status;
   return p.out.empty() ? nlohmann::json() : nlohmann::json::parse(p.out);
@@ -273,12 +273,12 @@ TEST(PlaceBaselineDeviceCli, ExpertPutsOneLstmLayerPerGpuAndCpuOnlyOpsOnTheCpu) 
     ASSERT_EQ(status, 0);
     EXPECT_EQ(sim["makespan_s"].get<double>(), j["best"]["step_time_s"].get<double>()) << method;
   }
-  const auto bad = ShSplit(std::string(PLACERL_BIN_DIR) + "/perf-model simulate --machine " + machine + " --graph '" +
+  const auto bad = ShSplit(placerl::testing::BinDir() + "/perf-model simulate --machine " + machine + " --graph '" +
                            spec + "' --placement single");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("CPU-only op"), std::string::npos) << bad.err;
   // --machine replaces the uniform-device flags.
-  const auto both = ShSplit(std::string(PLACERL_BIN_DIR) + "/perf-model simulate --machine 'k80(gpus=2)' --devices 2");
+  const auto both = ShSplit(placerl::testing::BinDir() + "/perf-model simulate --machine 'k80(gpus=2)' --devices 2");
   EXPECT_EQ(both.status, 1);
   EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
 }

@@ -15,7 +15,7 @@ namespace {
 using testing::Sh;
 namespace fs = std::filesystem;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/plot-curves";
+const std::string kBin = placerl::testing::BinDir() + "/plot-curves";
 
 TEST(PlotCurvesCli, DrawsRunsWithTheirOwnXColumn) {
   testing::TempDir tmp;

@@ -33,7 +33,7 @@ std::string TempDir() {
   return d ? d : "/tmp";
 }
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/proxy-cost";
+const std::string kBin = placerl::testing::BinDir() + "/proxy-cost";
 const std::string kNet = "../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz";
 const std::string kPlc = "../shared/datasets/chip/ariane133_ng45/initial.plc";
 

@@ -19,7 +19,7 @@ using placerl::testing::CmdResult;
 using placerl::testing::Sh;
 using placerl::testing::ShSplit;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/render";
+const std::string kBin = placerl::testing::BinDir() + "/render";
 const std::string kDir = "../shared/datasets/chip/circuit_training/sample_clustered/";
 
 int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }

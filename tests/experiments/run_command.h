@@ -8,9 +8,20 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace placerl::testing {
+
+// The folder of the built binaries: `<build>/bin`, next to `<build>/tests` where the test
+// executables are. Found at run time (not compiled in) so that the compile commands hold no
+// absolute path and two clones share one ccache.
+inline std::string BinDir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "build/bin";
+  return (exe.parent_path().parent_path() / "bin").string();
+}
 
 struct CmdResult {
   int status;

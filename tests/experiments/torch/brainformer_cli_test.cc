@@ -17,7 +17,7 @@ using testing::Sh;
 using testing::ShSplit;
 namespace fs = std::filesystem;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/nas-search";
+const std::string kBin = placerl::testing::BinDir() + "/nas-search";
 // Tiny: 3-step trainings of width model_dim / 64 on 200 held-out images.
 const std::string kTiny = " --space brainformer --dataset fashion-mnist --train-steps 3 --set brainformer.eval_size=100 "
                           "--set brainformer.validation_size=200 --set brainformer.final_train_steps=4 "

@@ -23,7 +23,7 @@ using testing::Sh;
 using testing::ShSplit;
 namespace fs = std::filesystem;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/nas-search";
+const std::string kBin = placerl::testing::BinDir() + "/nas-search";
 const std::string kToy = " --space enas_micro --dataset fashion-mnist --max-images 128 --budget-minutes 0.002 "
                          "--final-epochs 0.5 --random-cells 1";
 
@@ -202,7 +202,7 @@ TEST(EnasCli, RankingOptionsAndEnasRank) {
   EXPECT_FALSE(j.contains("hand_designed"));
   EXPECT_NE(testing::Slurp(out + "/config.pbtxt").find("final_candidates=2 uniform_fraction=1"), std::string::npos);
 
-  const std::string rank = std::string(PLACERL_BIN_DIR) + "/enas-rank";
+  const std::string rank = placerl::testing::BinDir() + "/enas-rank";
   const std::string cells = tmp / "cells.txt";
   const std::string hand = nas::LoadSearchSpace("enas_micro").Describe(enas::HandDesignedCell());
   {

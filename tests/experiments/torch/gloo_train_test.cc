@@ -1,7 +1,7 @@
 // gloo-train: 2-process data parallel and pipeline runs over c10d Gloo give the same losses
 // as one process on the whole batch; failures are readable errors; the prediction with a
 // hand-made `host` chip is a positive finite number. Tiny configs, no timing assertions.
-// Needs bin/gloo-train built next to the tests (PLACERL_BIN_DIR).
+// Needs bin/gloo-train built next to the tests (testing::BinDir()).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -17,13 +17,14 @@
 #include "cost_models/tpu/catalog.h"
 #include "datasets/util/errors.h"
 #include "experiments/torch/gloo_train.h"
+#include "tests/experiments/run_command.h"
 
 namespace placerl {
 namespace {
 
 const char* kTinyModel = "transformer(layers=2,d_model=32,d_ff=64,heads=2,seq=16,vocab=64)";
 
-std::string Binary() { return std::string(PLACERL_BIN_DIR) + "/gloo-train"; }
+std::string Binary() { return placerl::testing::BinDir() + "/gloo-train"; }
 
 class TempDir {
  public:

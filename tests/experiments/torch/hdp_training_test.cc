@@ -27,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ShSplit;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR);
+const std::string kBin = placerl::testing::BinDir();
 const std::string kMlp = "tests/data/device/mlp_training.graph";  // 38 ops, 16 co-location groups
 
 std::string TwoChains(const std::string& path) {

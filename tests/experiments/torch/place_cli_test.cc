@@ -16,7 +16,7 @@ namespace {
 using testing::Sh;
 namespace fs = std::filesystem;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR);
+const std::string kBin = placerl::testing::BinDir();
 const std::string kTiles = "../shared/datasets/chip/circuit_training/macro_tiles_10x10/";
 
 TEST(PlaceCli, RunsATrainedPolicyOnANetlistItWasNotTrainedOn) {

@@ -27,7 +27,7 @@ namespace {
 using testing::Sh;
 namespace fs = std::filesystem;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR) + "/place-train";
+const std::string kBin = placerl::testing::BinDir() + "/place-train";
 
 int Lines(const std::string& path) {
   std::ifstream f(path);
@@ -247,7 +247,7 @@ TEST(PlaceTrainCli, BatchedCollectionGivesTheSameMetricsForTheSameSeed) {
 // "proxy-cost" (the placement as written) or "fd" (place-baseline --method fd: the plc's hard
 // macros with the soft macros re-placed by CT's full FD schedule).
 double Score(const std::string& plc, const std::string& tool) {
-  const std::string bin = std::string(PLACERL_BIN_DIR);
+  const std::string bin = placerl::testing::BinDir();
   const auto r = tool == "proxy-cost"
                      ? Sh("(" + bin + "/proxy-cost --json --seed 1 --plc " + plc + " 2>/dev/null)")
                      : Sh("(" + bin + "/place-baseline --method fd --minutes 1 --json --force --plc " + plc + " --out " + plc +

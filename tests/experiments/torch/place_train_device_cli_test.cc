@@ -23,7 +23,7 @@ using testing::Sh;
 using testing::ShSplit;
 namespace fs = std::filesystem;
 
-const std::string kBin = std::string(PLACERL_BIN_DIR);
+const std::string kBin = placerl::testing::BinDir();
 const std::string kMlp = "tests/data/device/mlp_training.graph";
 const std::string kMachine = "k80(gpus=2)";
 
