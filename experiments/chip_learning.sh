@@ -32,7 +32,7 @@ BMINUTES=""
 BSEEDS=""
 AT="20 60"
 JOBS=2
-OUT=docs/chip_learning.md
+OUT=out/chip_learning.md   # tracked docs are rewritten only when asked: --out docs/chip_learning.md
 KEEP=""
 ARCHIVE=""
 SETS=()
@@ -54,6 +54,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "chip_learning.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
+# A page that keeps hand-written text below its marker starts from the tracked doc.
+mkdir -p "$(dirname "$OUT")"
+[ -e "$OUT" ] || [ ! -e "docs/chip_learning.md" ] || cp "docs/chip_learning.md" "$OUT"
 BMINUTES=${BMINUTES:-$MINUTES}
 BSEEDS=${BSEEDS:-$SEEDS}
 for b in place-train place-baseline proxy-cost plot-curves; do

@@ -41,7 +41,7 @@ cd "$(dirname "$0")/.."
 BIN=build/bin
 FRACTION=0.39
 BAECHI_FRACTION=0.4
-OUT=docs/device_leaderboard.md
+OUT=out/device_leaderboard.md   # tracked docs are rewritten only when asked: --out docs/device_leaderboard.md
 KEEP=""
 RL_MINUTES=0
 RL_SEEDS="1 2 3"
@@ -73,6 +73,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "device_leaderboard.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
+# A page that keeps hand-written text below its marker starts from the tracked doc.
+mkdir -p "$(dirname "$OUT")"
+[ -e "$OUT" ] || [ ! -e "docs/device_leaderboard.md" ] || cp "docs/device_leaderboard.md" "$OUT"
 [[ "$RL_MINUTES" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "device_leaderboard.sh: error: --rl-minutes must be a number >= 0, got '$RL_MINUTES'" >&2; exit 1; }
 [[ "$RL_CLOCK" == wall || "$RL_CLOCK" == cpu ]] || { echo "device_leaderboard.sh: error: --rl-clock must be wall or cpu, got '$RL_CLOCK'" >&2; exit 1; }
 for m_ in $RL_METHODS; do

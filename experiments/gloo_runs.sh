@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 BIN=build/bin
 CATALOG=""
-OUT=docs/gloo_runs.md
+OUT=out/gloo_runs.md   # tracked docs are rewritten only when asked: --out docs/gloo_runs.md
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) BIN="$2"; shift 2 ;;
@@ -23,6 +23,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "gloo_runs.sh: error: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+# A page that keeps hand-written text below its marker starts from the tracked doc.
+mkdir -p "$(dirname "$OUT")"
+[ -e "$OUT" ] || [ ! -e "docs/gloo_runs.md" ] || cp "docs/gloo_runs.md" "$OUT"
 GT="$BIN/gloo-train"
 [[ -x "$GT" ]] || { echo "gloo_runs.sh: error: $GT not built (ninja -C <build> gloo-train)" >&2; exit 1; }
 TMP=$(mktemp -d /tmp/gloo_runs.XXXXXX)

@@ -16,7 +16,7 @@ BIN=build/bin
 BUDGET=100
 SEEDS="1-100"
 RL_SEEDS=""
-OUT=docs/nas_leaderboard.md
+OUT=out/nas_leaderboard.md   # tracked docs are rewritten only when asked: --out docs/nas_leaderboard.md
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --budget) BUDGET="$2"; shift 2 ;;
@@ -28,6 +28,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "nas_leaderboard.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
+# A page that keeps hand-written text below its marker starts from the tracked doc.
+mkdir -p "$(dirname "$OUT")"
+[ -e "$OUT" ] || [ ! -e "docs/nas_leaderboard.md" ] || cp "docs/nas_leaderboard.md" "$OUT"
 RL_SEEDS=${RL_SEEDS:-$SEEDS}
 command -v jq >/dev/null || { echo "nas_leaderboard.sh: error: jq is needed" >&2; exit 1; }
 [[ -x "$BIN/nas-search" ]] || { echo "nas_leaderboard.sh: error: no $BIN/nas-search (build it first)" >&2; exit 1; }
