@@ -1,0 +1,26 @@
+// `--help-config`: every key a binary's `--set` takes, with its type, its default (the binary's
+// resolved defaults, not proto3's zeros) and its description — the comment on the field in
+// datasets/proto/*.proto, read from the schema embedded at build time, so the help cannot drift
+// from the schema. A field without a comment is listed by UndocumentedFields (tested).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <google/protobuf/message.h>
+
+namespace placerl::run {
+
+// One line per key reachable from `defaults` through singular message fields: the dotted path
+// (as `--set` takes it), the type, the default and the description. Repeated message fields are
+// shown as one key (`path`, set with text format). `binary` names the binary in the header.
+std::string ConfigHelp(const google::protobuf::Message& defaults, const std::string& binary);
+
+// The description of one field: its comment in the .proto (trailing, else leading), on one
+// line; empty when it has none.
+std::string FieldDescription(const google::protobuf::FieldDescriptor* field);
+
+// Dotted paths of every field reachable from `type` (as ConfigHelp walks) without a description.
+std::vector<std::string> UndocumentedFields(const google::protobuf::Descriptor* type);
+
+}  // namespace placerl::run

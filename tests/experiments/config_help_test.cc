@@ -1,0 +1,81 @@
+// --help-config: descriptions come from the .proto comments embedded at build time; every
+// field of every config message has one (a new field without a comment fails here).
+#include <gtest/gtest.h>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/text_format.h>
+
+#include "datasets/proto/chip_placement.pb.h"
+#include "datasets/proto/descriptors.h"
+#include "experiments/lib/chip_config.h"
+#include "experiments/lib/config_help.h"
+
+namespace placerl {
+namespace {
+
+namespace pb = google::protobuf;
+
+TEST(ConfigHelp, DescriptionsComeFromTheProtoComments) {
+  const auto* d = config::ChipEnvConfig::descriptor();
+  // A trailing comment.
+  EXPECT_EQ(run::FieldDescription(d->FindFieldByName("netlist")),
+            "netlist.pb.txt[.gz]; empty = the built-in synthetic chip");
+  // A leading comment over several lines becomes one line.
+  const std::string scale = run::FieldDescription(d->FindFieldByName("fd_steps_scale"));
+  EXPECT_NE(scale.find("FD steps per phase"), std::string::npos) << scale;
+  EXPECT_EQ(scale.find('\n'), std::string::npos);
+  EXPECT_EQ(scale.find("  "), std::string::npos);
+}
+
+TEST(ConfigHelp, ListsEveryKeyWithTheBinarysDefault) {
+  const auto c = DefaultPlaceBaselineConfig();
+  const std::string help = run::ConfigHelp(c, "place-baseline");
+  // Nested keys as --set takes them, with the resolved default (not proto3's zero).
+  for (const char* key : {"\nmethod ", "\nchip.netlist ", "\nsa.t_max ", "\nsa.action_probs ", "\ngreedy.top_k "})
+    EXPECT_NE(help.find(key), std::string::npos) << key << "\n" << help;
+  std::string t_max;
+  pb::TextFormat::PrintFieldValueToString(c.sa(), c.sa().GetDescriptor()->FindFieldByName("t_max"), -1, &t_max);
+  const auto line_start = help.find("\nsa.t_max ");
+  const std::string line = help.substr(line_start + 1, help.find('\n', line_start + 1) - line_start - 1);
+  EXPECT_NE(line.find(" " + t_max + " "), std::string::npos) << line;
+  EXPECT_NE(line.find("double"), std::string::npos) << line;
+}
+
+// Every field of every message in every schema carries a description.
+TEST(ConfigHelp, EveryProtoFieldHasADescription) {
+  pb::FileDescriptorSet set;
+  const auto data = config::ProtoDescriptorSet();
+  ASSERT_TRUE(set.ParseFromArray(data.data(), static_cast<int>(data.size())));
+  ASSERT_GE(set.file_size(), 5);
+  // A pool of its own: the schemas this test binary does not link are in the set too.
+  pb::DescriptorPool pool;
+  std::vector<std::string> missing;
+  for (const auto& file : set.file()) {
+    const pb::FileDescriptor* fd = pool.BuildFile(file);
+    ASSERT_NE(fd, nullptr) << file.name();
+    for (int i = 0; i < fd->message_type_count(); ++i) {
+      std::vector<const pb::Descriptor*> todo = {fd->message_type(i)};
+      while (!todo.empty()) {
+        const pb::Descriptor* d = todo.back();
+        todo.pop_back();
+        for (int j = 0; j < d->nested_type_count(); ++j) todo.push_back(d->nested_type(j));
+        for (int j = 0; j < d->field_count(); ++j)
+          if (run::FieldDescription(d->field(j)).empty()) missing.push_back(d->field(j)->full_name());
+      }
+    }
+  }
+  std::string list;
+  for (const auto& m : missing) list += "  " + m + "\n";
+  EXPECT_TRUE(missing.empty()) << missing.size() << " fields without a comment in datasets/proto/:\n" << list;
+}
+
+TEST(ConfigHelp, UndocumentedFieldsWalksNestedMessages) {
+  const auto missing = run::UndocumentedFields(config::PlaceBaselineConfig::descriptor());
+  for (const auto& m : missing) EXPECT_EQ(m.find(' '), std::string::npos) << m;  // dotted paths
+  // netlist is documented, so it is never listed.
+  for (const auto& m : missing) EXPECT_NE(m, "chip.netlist");
+}
+
+}  // namespace
+}  // namespace placerl
