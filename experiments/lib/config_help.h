@@ -4,10 +4,13 @@
 // from the schema. A field without a comment is listed by UndocumentedFields (tested).
 #pragma once
 
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include <google/protobuf/message.h>
+
+#include "experiments/lib/cli.h"
 
 namespace placerl::run {
 
@@ -22,5 +25,18 @@ std::string FieldDescription(const google::protobuf::FieldDescriptor* field);
 
 // Dotted paths of every field reachable from `type` (as ConfigHelp walks) without a description.
 std::vector<std::string> UndocumentedFields(const google::protobuf::Descriptor* type);
+
+// Adds `--help-config` to `app`: prints ConfigHelp(defaults(), binary) on stdout and ends the
+// binary with exit 0. `defaults` returns the binary's resolved default config (by value).
+template <class DefaultsFn>
+void AddHelpConfig(CLI::App& app, const std::string& binary, DefaultsFn defaults) {
+  app.add_flag_callback(
+      "--help-config",
+      [binary, defaults] {
+        std::cout << ConfigHelp(defaults(), binary);
+        throw ExitRequest{kExitOk};
+      },
+      "print every key of --set / --config with its type, default and description, and exit");
+}
 
 }  // namespace placerl::run
