@@ -212,6 +212,16 @@ TEST(GoldenRuns, PlaceTrainDevice) {
            {"metrics.csv", "best.placement", "result.json"});
 }
 
+TEST(GoldenRuns, PlaceTrainDeviceSeq2SeqAndHdp) {
+  CheckRun("place_train_device_seq2seq", "place-train",
+           "--env device --graph 'nmt(layers=1)' --machine 'k80(gpus=2)' --max-updates 1 --seed 1 "
+           "--config experiments/configs/seq2seq_2017.pbtxt",
+           {"metrics.csv", "best.placement", "result.json"});
+  CheckRun("place_train_device_hdp", "place-train",
+           "--env device --graph 'nmt(layers=1)' --machine 'k80(gpus=2)' --max-updates 1 --seed 1 --method hdp",
+           {"metrics.csv", "best.placement", "result.json"});
+}
+
 TEST(GoldenRuns, NasSearchTables) {
   for (const char* method : {"evolution", "reinforce", "ppo"}) {
     SCOPED_TRACE(method);
