@@ -47,7 +47,7 @@ std::string Round(const std::string& field) {
 }
 
 bool TimingKey(const std::string& k) {
-  return k == "time_s" || k == "seconds" || k == "cpu_s" || k.find("SPS") != std::string::npos ||
+  return k == "time_s" || k.find("second") != std::string::npos || k == "cpu_s" || k.find("SPS") != std::string::npos ||
          k.rfind("perf/", 0) == 0 || k.find("per_hour") != std::string::npos || k.find("per_s") != std::string::npos ||
          (k.size() > 2 && k.compare(k.size() - 2, 2, "_s") == 0) || k == "time" || k == "wall_s";
 }
@@ -103,18 +103,32 @@ std::string NormalSolution(const fs::path& p) {
   return out;
 }
 
-void Normalise(nlohmann::json* j) {
+// Paths inside strings (a spec naming its table file) depend on where the clone is.
+std::string Unrooted(std::string s, const std::string& out) {
+  std::error_code ec;
+  const std::vector<std::pair<std::string, std::string>> roots = {
+      {out, "<out>"}, {fs::current_path().string(), "<repo>"}, {fs::canonical("../shared", ec).string(), "<shared>"}};
+  for (const auto& [from, to] : roots) {
+    if (from.empty()) continue;
+    for (size_t at; (at = s.find(from)) != std::string::npos;) s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
+void Normalise(nlohmann::json* j, const std::string& out) {
   if (j->is_object()) {
     for (auto it = j->begin(); it != j->end();) {
       if (TimingKey(it.key()) || PathKey(it.key())) {
         it = j->erase(it);
       } else {
-        Normalise(&it.value());
+        Normalise(&it.value(), out);
         ++it;
       }
     }
   } else if (j->is_array()) {
-    for (auto& v : *j) Normalise(&v);
+    for (auto& v : *j) Normalise(&v, out);
+  } else if (j->is_string()) {
+    *j = Unrooted(j->get<std::string>(), out);
   } else if (j->is_number_float()) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.9g", j->get<double>());
@@ -122,10 +136,10 @@ void Normalise(nlohmann::json* j) {
   }
 }
 
-std::string NormalResult(const fs::path& p) {
+std::string NormalResult(const fs::path& p, const std::string& out) {
   auto j = nlohmann::json::parse(Slurp(p), nullptr, false);
   if (j.is_discarded()) return "unparsable";
-  Normalise(&j);
+  Normalise(&j, out);
   return j.dump();
 }
 
@@ -164,7 +178,7 @@ void CheckRun(const std::string& name, const std::string& binary, const std::str
     ASSERT_TRUE(fs::exists(p)) << p;
     std::string text;
     if (f == "metrics.csv") text = NormalMetrics(p);
-    else if (f == "result.json") text = NormalResult(p);
+    else if (f == "result.json") text = NormalResult(p, out);
     else text = NormalSolution(p);
     now[name + ":" + f] = Hash(text);
   }
