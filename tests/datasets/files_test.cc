@@ -179,6 +179,33 @@ TEST_F(FilesTest, PendingOutputCommitsOrCleansUp) {
   EXPECT_EQ(ReadFile(P("kept.txt")), "yes");
 }
 
+// A line-based file cut in its last row: the last line without a newline is found (its
+// number and text) and refused unless the reader's rule says it is whole.
+TEST(TruncatedLastLine, FoundAndRefusedWithItsLine) {
+  std::string_view last;
+  EXPECT_EQ(UnterminatedLastLine("a\nb\n"), 0);
+  EXPECT_EQ(UnterminatedLastLine(""), 0);
+  EXPECT_EQ(UnterminatedLastLine("a\n  \t"), 0);  // only blanks after the last newline
+  EXPECT_EQ(UnterminatedLastLine("a\nb\n12 3", &last), 3);
+  EXPECT_EQ(last, "12 3");
+  EXPECT_EQ(UnterminatedLastLine("12", &last), 1);
+  EXPECT_NO_THROW(RefuseTruncatedLastLine("1\n2\n", "f.txt"));
+  try {
+    RefuseTruncatedLastLine("1\n2\n19882 240.781 10", "f.txt");
+    ADD_FAILURE() << "a cut last line was accepted";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(std::string(e.what()),
+              "f.txt:3: no newline at end of file: the last line ('19882 240.781 10') may be truncated, and a cut "
+              "row reads as other numbers; end the file with a newline if the line is complete");
+  }
+  // The reader's rule: a line it knows to be whole is read.
+  EXPECT_NO_THROW(RefuseTruncatedLastLine("x\n}", "f.pbtxt", [](std::string_view l) { return l == "}"; }));
+  EXPECT_THROW(RefuseTruncatedLastLine("x\n} 1", "f.pbtxt", [](std::string_view l) { return l == "}"; }), ParseError);
+  // Control bytes: binary data, left to the reader to report as such.
+  EXPECT_NO_THROW(RefuseTruncatedLastLine(std::string("a\n\x1b[2J\x01", 7), "f.txt"));
+}
+
 TEST(Warnings, CapturedWithIdsAndRestored) {
   ScopedWarningCapture outer;
   {
