@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -166,6 +167,35 @@ TEST_F(FilesTest, CheckOutputPathBeforeTheWork) {
   EXPECT_NE(ErrorOf<IoError>([&] { CheckOutputPath(P("file/x.txt"), mk); }).find("is not a directory"), std::string::npos);
   EXPECT_NE(ErrorOf<IoError>([&] { CheckOutputPath(dir_); }).find("it is a directory"), std::string::npos);
   EXPECT_EQ(Listing(), std::vector<std::string>{"file"});  // checks create nothing
+}
+
+// Issue 29 item 11: an output on a read-only file system was found only when the write
+// failed, after the work. CheckOutputPath now asks whether the folder may be written in. A
+// read-only tmpfs where mounting is allowed (root in a container), else a folder without
+// write permission (not root), else skipped.
+TEST_F(FilesTest, CheckOutputPathRefusesAFolderItCannotWriteIn) {
+  const std::string ro = P("ro");
+  fs::create_directories(ro);
+  bool mounted = std::system(("mount -t tmpfs -o ro,size=64k tmpfs " + ro + " 2>/dev/null").c_str()) == 0;
+  if (!mounted) {
+    fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+    if (::access(ro.c_str(), W_OK) == 0) {
+      fs::permissions(ro, fs::perms::owner_all);
+      GTEST_SKIP() << "neither a read-only mount nor a read-only folder can be made here";
+    }
+  }
+  WriteOptions mk;
+  mk.create_parent_dirs = true;
+  const std::string reason = mounted ? "Read-only file system" : "Permission denied";
+  EXPECT_EQ(ErrorOf<IoError>([&] { CheckOutputPath(ro + "/x.txt"); }),
+            "cannot write " + ro + "/x.txt (folder " + ro + ": " + reason + ")");
+  EXPECT_EQ(ErrorOf<IoError>([&] { CheckOutputPath(ro + "/a/b/x.txt", mk); }),
+            "cannot write " + ro + "/a/b/x.txt (folder " + ro + ": " + reason + ")");
+  if (mounted) {
+    EXPECT_EQ(std::system(("umount " + ro).c_str()), 0);
+  } else {
+    fs::permissions(ro, fs::perms::owner_all);
+  }
 }
 
 TEST_F(FilesTest, PendingOutputCommitsOrCleansUp) {
