@@ -133,6 +133,17 @@ TEST(GroupNetlistCli, LargestCountsRefusedOrBounded) {
     }
     EXPECT_EQ(placerl::testing::LeftoverTemporaries(root), "");
   }
+  // On a real flat netlist (ng45 Ariane, 11 MB) the largest part count runs for long (METIS
+  // on ~100k parts) in about 0.2 GB; Ctrl-C ends it with nothing written.
+  {
+    const std::string d = "../shared/datasets/chip/tilos_flows/ng45_ariane136/";
+    const std::string out = root + "/ng45";
+    const CmdResult r = placerl::testing::ShLimited(kBin + " --netlist " + d + "netlist_flat.pb.txt.gz --metis --groups-count 1000000 -o " + out, 5);
+    EXPECT_EQ(placerl::testing::SweepVerdict(r, "group-netlist"), "");
+    if (r.status != 0) {
+      EXPECT_FALSE(std::filesystem::exists(out)) << r.out;
+    }
+  }
   // The huge grid is refused from the estimate, before the grouping.
   const CmdResult g = Sh(kBin + " --netlist " + kToy + " --metis --grid 100000,100000 -o " + root + "/g");
   EXPECT_EQ(g.status, 1);
