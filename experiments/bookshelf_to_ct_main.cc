@@ -1,8 +1,10 @@
 // bookshelf-to-ct: converts a Bookshelf design (.aux) into a Circuit Training netlist
-// (`netlist.pb.txt`) and placement (`initial.plc`, canvas from the .scl rows, the given
-// grid, costs of the Bookshelf placement in its header). The output folder and its parents
-// are created; the two files are written all or nothing (a failed run leaves neither file
-// nor a new empty folder behind).
+// (`netlist.pb.txt`) and placement (`initial.plc`, canvas from the .scl rows, the grid —
+// --grid, else Circuit Training's grid selection on the movable hard macros, as group-netlist
+// chooses it, else 10 × 10 — and the costs of the Bookshelf placement in its header). Every
+// chip binary takes the grid from that header, so the converted design is placeable as it
+// is. The output folder and its parents are created; the two files are written all or
+// nothing (a failed run leaves neither file nor a new empty folder behind).
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -13,10 +15,12 @@
 
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/bookshelf.h"
+#include "datasets/chip/grouping.h"
 #include "datasets/chip/plc.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "datasets/util/warnings.h"
+#include "experiments/lib/chip_input.h"
 #include "experiments/lib/cli.h"
 
 namespace {
@@ -44,16 +48,19 @@ int main(int argc, char** argv) {
     using namespace placerl::chip;
     namespace cli = placerl::cli;
     CLI::App app{"Convert a Bookshelf design (.aux) to a Circuit Training netlist.pb.txt + initial.plc"};
-    std::string aux, outdir, grid = "10,10";
-    bool json = false;
+    std::string aux, outdir, grid;
+    bool json = false, allow_slow = false;
     app.add_option("--aux", aux, "the design's .aux file")->required()->check(cli::NonEmpty());
     app.add_option("-o,--out", outdir, "output folder (created with its parents if missing)")
         ->required()->check(cli::NonEmpty());
-    app.add_option("--grid", grid, "placement grid as COLS,ROWS, each in [1, 4096]")->capture_default_str();
+    CLI::Option* grid_option = app.add_option("--grid", grid,
+                   "placement grid as COLS,ROWS, each in [1, 4096] (default: Circuit Training's grid selection, "
+                   "a grid on which all movable hard macros fit; 10,10 without any)");
+    app.add_flag("--allow-slow", allow_slow, "run even when the cost evaluation is estimated above 60 s or 8 GiB (huge grid)");
     app.add_flag("--json", json, "print one JSON document (counts, canvas, grid, costs, files written)");
     cli::Parse(app, argc, argv);
     int cols = 0, rows = 0;
-    ParseGrid(grid, &cols, &rows);
+    if (grid_option->count() > 0) ParseGrid(grid, &cols, &rows);  // given empty: an error
     if (outdir.back() != '/') outdir += '/';
     placerl::WriteOptions wo;
     wo.create_parent_dirs = true;
@@ -64,6 +71,19 @@ int main(int argc, char** argv) {
     CtConversionReport rep;
     Netlist nl = ToCircuitTrainingNets(d.netlist, &rep);
     PlacementSettings s = d.settings;
+    std::string grid_source = "--grid";
+    if (cols == 0) {
+      // The canvas first (the .scl rows, else CT's default square), then the grid on it.
+      const PlacementSettings canvas = ResolveDefaults(s, nl);
+      if (const auto choice = SelectGrid(nl, canvas.canvas_width, canvas.canvas_height)) {
+        cols = choice->cols;
+        rows = choice->rows;
+        grid_source = "grid selection";
+      } else {
+        cols = rows = 10;
+        grid_source = "default";
+      }
+    }
     s.cols = cols;
     s.rows = rows;
     s.block = aux.substr(aux.rfind('/') == std::string::npos ? 0 : aux.rfind('/') + 1);
@@ -71,6 +91,7 @@ int main(int argc, char** argv) {
       s.block.resize(s.block.size() - 4);
     }
     const PlacementSettings resolved = ResolveDefaults(s, nl);
+    placerl::CheckEvaluationBudget(resolved, 1, allow_slow);
     ProxyCost cost(nl, resolved);
     const CostBreakdown c = cost.EvaluateFull();
     PlcCosts pc;
@@ -100,7 +121,7 @@ int main(int argc, char** argv) {
       j["nets"] = {{"in", rep.nets_in}, {"written", rep.nets_out}, {"drivers_reassigned", rep.drivers_reassigned},
                    {"merged", rep.nets_merged}, {"merged_exactly", rep.nets_merged_exact}};
       j["canvas"] = {{"width", resolved.canvas_width}, {"height", resolved.canvas_height}};
-      j["grid"] = {{"cols", resolved.cols}, {"rows", resolved.rows}};
+      j["grid"] = {{"cols", resolved.cols}, {"rows", resolved.rows}, {"source", grid_source}};
       j["hpwl"] = c.hpwl;
       j["wirelength_cost"] = c.wirelength_cost;
       j["density_cost"] = c.density_cost;
@@ -117,8 +138,8 @@ int main(int argc, char** argv) {
     std::printf("nets: %d in, %d written (%d drivers reassigned, %d merged into a shared driver's net, %d of them exactly)\n",
                 rep.nets_in, rep.nets_out, rep.drivers_reassigned, rep.nets_merged,
                 rep.nets_merged_exact);
-    std::printf("canvas %.3f x %.3f, grid %d x %d; HPWL %.3f, wirelength %.6f, density %.6f, congestion %.6f\n",
-                resolved.canvas_width, resolved.canvas_height, resolved.cols, resolved.rows, c.hpwl,
+    std::printf("canvas %.3f x %.3f, grid %d x %d (%s); HPWL %.3f, wirelength %.6f, density %.6f, congestion %.6f\n",
+                resolved.canvas_width, resolved.canvas_height, resolved.cols, resolved.rows, grid_source.c_str(), c.hpwl,
                 c.wirelength_cost, c.density_cost, c.congestion_cost);
     std::printf("wrote %s and %s\n", net_path.c_str(), plc_path.c_str());
     return 0;

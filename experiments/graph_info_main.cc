@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
     if (!write_placement_path.empty() && expert < 1) throw UsageError("--write-placement needs --expert");
     if (max_group_gb > 0 && fuse < 1) throw UsageError("--fuse-max-group-gb needs --fuse N with N > 0");
     if (!machine.empty() && fuse < 0) throw UsageError("--machine needs --fuse");
+    // Outputs are checked before the work and written together at the end (all or nothing).
+    for (const std::string* p : {&write_path, &write_fused_path, &write_placement_path})
+      if (!p->empty()) CheckOutputPath(*p);
+    std::vector<FileToWrite> outputs;
 
     const auto t0 = std::chrono::steady_clock::now();
     const NamedGraph named = GraphFromSpec(spec);
@@ -137,7 +141,7 @@ int main(int argc, char** argv) {
         peak.resize(std::min<size_t>(peak.size(), 3));
         out["fused_largest_groups_lifetime_bytes"] = peak;
       }
-      if (!write_fused_path.empty()) WriteComputeGraph(write_fused_path, fused.coarse);
+      if (!write_fused_path.empty()) outputs.push_back({write_fused_path, ComputeGraphToText(fused.coarse)});
     }
     if (expert > 0) {
       const std::vector<int> place = ExpertPlacement(g, expert);
@@ -148,9 +152,10 @@ int main(int argc, char** argv) {
       }
       out["expert_flops"] = flops;
       out["expert_param_bytes"] = params;
-      if (!write_placement_path.empty()) WriteFileAtomic(write_placement_path, PlacementToText(g, place));
+      if (!write_placement_path.empty()) outputs.push_back({write_placement_path, PlacementToText(g, place)});
     }
-    if (!write_path.empty()) WriteComputeGraph(write_path, g);
+    if (!write_path.empty()) outputs.push_back({write_path, ComputeGraphToText(g)});
+    if (!outputs.empty()) WriteFilesAtomic(outputs);
 
     if (json) {
       std::printf("%s\n", out.dump().c_str());

@@ -4,11 +4,13 @@
 //                 [--score legalized.plc ...] -o DIR [--json]
 //   group-netlist --netlist FLAT.pb.txt --metis [--groups-count 500] [--grid C,R] -o DIR
 //   group-netlist --aux ibm01.aux --metis -o DIR
-// Writes DIR/netlist.pb.txt (atomically; DIR created). With --plc: canvas and grid come
-// from its header, the node counts are checked against the header's and the .plc is scored
-// on the result (and every --score file). Without --plc the canvas is CT's default square
-// and the grid CT's grid selection, and DIR/initial.plc is written too (canvas, grid, soft
-// macros at their cells' centre); with --metis also DIR/groups.final.
+// Writes DIR/netlist.pb.txt (DIR created; the outputs are checked before the inputs are
+// read, and written all or nothing once everything, scoring included, succeeded). With
+// --plc: canvas and grid come from its header, the node counts are checked against the
+// header's and the .plc is scored on the result (and every --score file). Without --plc the
+// canvas is CT's default square and the grid CT's grid selection, and DIR/initial.plc is
+// written too (canvas, grid, soft macros at their cells' centre); with --metis also
+// DIR/groups.final.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
@@ -25,7 +27,9 @@
 #include "datasets/chip/plc.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "datasets/util/warnings.h"
 #include "datasets/chip/design.h"
+#include "experiments/lib/chip_input.h"
 #include "experiments/lib/cli.h"
 
 using namespace placerl;
@@ -80,7 +84,7 @@ int main(int argc, char** argv) {
                  "netlist.pb.txt."};
     std::string netlist_path, aux_path, groups_path, plc_path, out_dir, canvas_str, grid_str, weights_str = "1,0.5,0.5";
     std::vector<std::string> score_paths;
-    bool use_metis = false, json = false, no_breakup = false;
+    bool use_metis = false, json = false, no_breakup = false, allow_slow = false;
     GroupingOptions gopt;
     MetisGroupingOptions mopt;
     app.add_option("--netlist", netlist_path, "flat netlist.pb.txt (gzip ok; several files comma-separated)");
@@ -108,12 +112,23 @@ int main(int argc, char** argv) {
     app.add_option("--seed", mopt.seed, "METIS seed")->capture_default_str()->check(cli::IntRange(0, 1000000000));
     app.add_option("--weights", weights_str, "wirelength,density,congestion weights for scoring")->capture_default_str();
     app.add_flag("--json", json, "print one JSON summary instead of text");
+    app.add_flag("--allow-slow", allow_slow, "run even when scoring is estimated above 60 s or 8 GiB (huge grid or smoothing)");
     cli::Parse(app, argc, argv);
     mopt.breakup = !no_breakup;
     const CostWeights weights = ParseCostWeights(weights_str);
     if (netlist_path.empty() == aux_path.empty()) throw ConfigError("give exactly one of --netlist and --aux");
     if (groups_path.empty() == !use_metis) throw ConfigError("give exactly one of --groups FILE and --metis");
     if (!aux_path.empty() && !use_metis) throw ConfigError("--aux needs --metis (Bookshelf designs come without a group file)");
+    // The outputs, checked before the work (a path through a file, a device, a folder that
+    // cannot be made): a run does not read an 11 MB netlist and then refuse.
+    WriteOptions wo;
+    wo.create_parent_dirs = true;
+    const std::string out_prefix = out_dir.empty() || out_dir.back() == '/' ? out_dir : out_dir + "/";
+    const std::string out_netlist = out_prefix + "netlist.pb.txt", out_groups = out_prefix + "groups.final",
+                      out_plc = out_prefix + "initial.plc";
+    CheckOutputPath(out_netlist, wo);
+    if (use_metis) CheckOutputPath(out_groups, wo);
+    if (plc_path.empty()) CheckOutputPath(out_plc, wo);
 
     const auto t0 = std::chrono::steady_clock::now();
     Netlist flat;
@@ -171,6 +186,16 @@ int main(int argc, char** argv) {
     } else if (!grid_str.empty()) {
       grid_source = "--grid";
     }
+    // Scoring evaluates the proxy cost on this grid: refuse a grid far beyond the machine up front.
+    {
+      PlacementSettings est;
+      est.canvas_width = canvas_w;
+      est.canvas_height = canvas_h;
+      est.cols = cols;
+      est.rows = rows;
+      if (!plc_path.empty()) est = OverlayPlcSettings(plc.settings, est);
+      CheckEvaluationBudget(ResolveDefaults(est, flat), 1.0 + 2.0 * (score_paths.size() + !plc_path.empty()), allow_slow);
+    }
     gopt.canvas_width = canvas_w;
     gopt.cols = cols;
     mopt.canvas_height = canvas_h;
@@ -187,11 +212,13 @@ int main(int argc, char** argv) {
         y1 = std::max(y1, flat.y[c]);
       }
       if (x1 - x0 <= 0.01 * canvas_w && y1 - y0 <= 0.01 * canvas_h) {
-        std::fprintf(stderr,
-                     "[WARNING GRP-0001] all %zu standard cells lie within %.3g x %.3g um near (%g, %g): the netlist "
-                     "looks unplaced; soft macros start there and the break-up of spread groups does nothing "
-                     "(Circuit Training's grouper expects placed cells)\n",
-                     flat.stdcells.size(), x1 - x0, y1 - y0, x0, y0);
+        char what[320];
+        std::snprintf(what, sizeof what,
+                      "all %zu standard cells lie within %.3g x %.3g um near (%g, %g): the netlist looks unplaced; "
+                      "soft macros start there and the break-up of spread groups does nothing (Circuit Training's "
+                      "grouper expects placed cells)",
+                      flat.stdcells.size(), x1 - x0, y1 - y0, x0, y0);
+        Warn(warning_id::kGroupUnplacedCells, what);
       }
     }
     std::vector<int32_t> groups;
@@ -206,13 +233,13 @@ int main(int argc, char** argv) {
     Netlist grouped = BuildGroupedNetlist(flat, groups, gopt, &report);
     const auto t3 = std::chrono::steady_clock::now();
 
-    std::filesystem::create_directories(out_dir);
-    const std::string out_netlist = (std::filesystem::path(out_dir) / "netlist.pb.txt").string();
-    WriteNetlist(grouped, out_netlist);
+    // The files to write, written all or nothing once the scoring below succeeded too (a .plc
+    // row that does not fit the clustered netlist leaves no output behind).
+    std::vector<FileToWrite> outputs{{out_netlist, NetlistToText(grouped)}};
     if (use_metis) {
       std::string text;
       for (int32_t g : groups) text += std::to_string(g) + "\n";
-      WriteFileAtomic((std::filesystem::path(out_dir) / "groups.final").string(), text);
+      outputs.push_back({out_groups, std::move(text)});
     }
     if (plc_path.empty()) {
       PlacementSettings s;
@@ -223,7 +250,8 @@ int main(int argc, char** argv) {
       s = ResolveDefaults(s, grouped);
       const CostBreakdown c = EvaluateProxyCost(grouped, s, weights);
       const PlcCosts pc{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};
-      WritePlc(grouped, s, &pc, (std::filesystem::path(out_dir) / "initial.plc").string());
+      const std::string src = grouped.sources.empty() ? std::string("(generated)") : grouped.sources.front();
+      outputs.push_back({out_plc, PlcToText(grouped, s, &pc, src, out_plc)});
     }
     const auto t4 = std::chrono::steady_clock::now();
 
@@ -262,6 +290,7 @@ int main(int argc, char** argv) {
       s.placeable = static_cast<int32_t>(grouped.ports.size() + grouped.macros.size());
       scored.push_back(std::move(s));
     }
+    WriteFilesAtomic(outputs, wo);
     const auto t5 = std::chrono::steady_clock::now();
 
     if (json) {

@@ -12,6 +12,7 @@
 #include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
 #include "experiments/lib/chip_config.h"
+#include "experiments/lib/chip_input.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
 #include "experiments/lib/plot.h"
@@ -88,7 +89,8 @@ int PlaceBaseline(const Options& o) {
                 r.evaluations_per_second(), po.unit.c_str());
   progress.Finish(summary);
   if (!r.best.valid) {
-    std::fprintf(stderr, "place-baseline: no complete placement was found (every episode ran out of legal cells)\n");
+    std::fprintf(stderr, "place-baseline: no complete placement was found (every episode ran out of legal cells) %s\n",
+                 NoCompletePlacementHint(env->instance().design).c_str());
     return kExitInfeasible;
   }
 

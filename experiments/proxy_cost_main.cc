@@ -128,18 +128,19 @@ int main(int argc, char** argv) {
       }
       std::printf("read input       %.1f ms\n", 1e3 * Seconds(t0, t1));
     }
-    if (!out_plc.empty()) {
+    if (!out_plc.empty() || !out_netlist.empty()) {  // both or neither
       Netlist placed = nl;
       pc.CopyPlacementTo(&placed);
-      const PlcCosts pcosts{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};
-      WritePlc(placed, settings, &pcosts, out_plc);
-      j["written"] = out_plc;
-    }
-    if (!out_netlist.empty()) {
-      Netlist placed = nl;
-      pc.CopyPlacementTo(&placed);
-      WriteNetlist(placed, out_netlist);
-      j["written_netlist"] = out_netlist;
+      std::vector<FileToWrite> files;
+      if (!out_plc.empty()) {
+        const PlcCosts pcosts{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};
+        const std::string src = placed.sources.empty() ? std::string("(generated)") : placed.sources.front();
+        files.push_back({out_plc, PlcToText(placed, settings, &pcosts, src, out_plc)});
+      }
+      if (!out_netlist.empty()) files.push_back({out_netlist, NetlistToText(placed)});
+      WriteFilesAtomic(files);
+      if (!out_plc.empty()) j["written"] = out_plc;
+      if (!out_netlist.empty()) j["written_netlist"] = out_netlist;
     }
     if (bench > 0) {
       // Full evaluations.

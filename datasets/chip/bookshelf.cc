@@ -19,11 +19,25 @@ namespace {
 
 constexpr size_t kMaxLine = size_t(1) << 20;
 
+bool IEqualsEnd(std::string_view w) {
+  return w.size() == 3 && (w[0] == 'E' || w[0] == 'e') && (w[1] == 'N' || w[1] == 'n') && (w[2] == 'D' || w[2] == 'd');
+}
+
 // Lines of a Bookshelf file, tokenised on whitespace with ':' as a token of its own;
 // `#` starts a comment; blank lines are skipped.
 class LineSource {
  public:
-  LineSource(const std::string& text, std::string file) : text_(text), file_(std::move(file)) {}
+  // A last line without a newline may be cut ("a1 16 1" from "a1 16 16", a pin without its
+  // offsets): refused, unless it is only a comment or the .scl's closing "End".
+  LineSource(const std::string& text, std::string file) : text_(text), file_(std::move(file)) {
+    RefuseTruncatedLastLine(text_, file_, [](std::string_view l) {
+      l = l.substr(0, l.find('#'));
+      const size_t a = l.find_first_not_of(" \t\r\v\f");
+      if (a == std::string_view::npos) return true;
+      const size_t b = l.find_last_not_of(" \t\r\v\f");
+      return IEqualsEnd(l.substr(a, b - a + 1));
+    });
+  }
 
   bool Next() {
     tok_.clear();

@@ -21,6 +21,8 @@ namespace placerl::chip {
 
 std::vector<int32_t> ParseGroupText(const std::string& text, const std::string& file_label,
                                     int32_t num_nodes) {
+  // The line count is checked below, but a cut last id ("12" from "123") would not be.
+  RefuseTruncatedLastLine(text, file_label);
   std::vector<int32_t> groups;
   groups.reserve(num_nodes > 0 ? num_nodes : 0);
   size_t pos = 0;

@@ -322,6 +322,14 @@ void ParseFile(const std::string& text, const std::string& label, int file_index
     }
     nodes->push_back(std::move(node));
   }
+  // Circuit Training's netlists end with a '}' and no newline. A file cut inside a block fails
+  // above (block not closed); one cut after a top-level scalar ("versions_x: 12" from "123")
+  // would not: a last line without a newline must end with '}' or be a comment.
+  RefuseTruncatedLastLine(text, label, [](std::string_view l) {
+    const size_t b = l.find_last_not_of(" \t\r");
+    const size_t a = l.find_first_not_of(" \t\r");
+    return l[b] == '}' || l[a] == '#';
+  });
 }
 
 }  // namespace

@@ -62,6 +62,15 @@ std::string Num(double v) {
 }  // namespace
 
 PlcFile ParsePlcText(const std::string& text, const std::string& file) {
+  // A last line without a newline may be cut. Circuit Training's own files end that way after
+  // a whole row, so it is read when it cannot have been cut: a body row with all five fields
+  // (its last field, the fixed flag, is one character) or a comment without digits. A shorter
+  // row or a header line with numbers is refused ("19882 240.781 10" may be "… 1006.2 N 0").
+  RefuseTruncatedLastLine(text, file, [](std::string_view line) {
+    const std::vector<std::string_view> w = Words(line);
+    if (!w.empty() && w[0][0] == '#') return line.find_first_of("0123456789") == std::string_view::npos;
+    return w.size() == 5;
+  });
   PlcFile plc;
   PlacementSettings& s = plc.settings;
   int line_no = 0;

@@ -184,7 +184,12 @@ ComputeGraph BuildComputeGraph(const std::vector<OpInfo>& ops) {
   return g;
 }
 
+// A cut last line ("flops=12" from "flops=1234", a device "1" from "13") reads as other
+// numbers: a last line without a newline is refused unless it is only a comment.
+static bool CommentOnly(std::string_view line) { return Tokens(std::string(line)).empty(); }
+
 ComputeGraph ParseComputeGraph(const std::string& text, const std::string& label) {
+  RefuseTruncatedLastLine(text, label, CommentOnly);
   std::vector<OpInfo> ops;
   std::vector<int> op_line;
   std::vector<std::vector<std::string>> input_names;
@@ -291,6 +296,7 @@ std::string ColocationViolation(const ComputeGraph& g, const std::vector<int>& o
 
 std::vector<int> ParsePlacement(const std::string& text, const std::string& label,
                                 const ComputeGraph& g, int num_devices) {
+  RefuseTruncatedLastLine(text, label, CommentOnly);
   std::unordered_map<std::string, int> by_name;
   for (int i = 0; i < g.num_ops(); ++i) by_name.emplace(g.names[i], i);
   std::vector<int> dev(g.num_ops(), -1);

@@ -1,5 +1,7 @@
 #include "datasets/graphs/graph_spec.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -7,6 +9,7 @@
 #include "datasets/graphs/enas_graphs.h"
 #include "datasets/graphs/inception_graph.h"
 #include "datasets/graphs/model_graphs.h"
+#include "datasets/graphs/op_list.h"
 #include "datasets/graphs/rnn_graphs.h"
 #include "datasets/graphs/transformer_graphs.h"
 #include "datasets/graphs/onnx_import.h"
@@ -31,6 +34,16 @@ Keys TransformerKeys(bool moe) {
 // Keys whose value may be 0 (switches, seeds, optional parts).
 bool MayBeZero(const std::string& k) {
   return k == "backward" || k == "seed" || k == "fused" || k == "update" || k == "aux" || k == "enc_layers";
+}
+
+// Largest value of a key. Graphs are bounded by op count (OpList::kMaxOps, checked by the
+// generators from an estimate before they build); the chain and the layered random graph take
+// their op count directly, so it is bounded here, and so is the fan-in, whose draws cost
+// fan_in² per op.
+long MaxValue(const std::string& k) {
+  if (k == "ops") return OpList::kMaxOps;
+  if (k == "fan_in") return 64;
+  return 100000000;
 }
 
 }  // namespace
@@ -89,17 +102,24 @@ NamedGraph GraphFromSpec(const std::string& spec) {
         throw ConfigError("graph: enas_cell family must be cifar10, ptb or nmt, got '" + family + "'");
       continue;
     }
-    char* end = nullptr;
-    const long x = eq == std::string::npos ? -1 : std::strtol(kv.c_str() + eq + 1, &end, 10);
-    if (eq == std::string::npos || *end != '\0' || x < 0 || x > 100000000)
+    // An integer (digits, optionally a '-'); its range is checked after the key is known.
+    const std::string value = eq == std::string::npos ? std::string() : kv.substr(eq + 1);
+    const size_t digits_from = !value.empty() && value[0] == '-' ? 1 : 0;
+    if (eq == std::string::npos || value.size() == digits_from ||
+        value.find_first_not_of("0123456789", digits_from) != std::string::npos)
       throw ConfigError("graph: expected key=non-negative integer, got '" + kv + "'");
     if (v.count(k) == 0) {
       std::string keys = name == "enas_cell" ? "family" : "";
       for (const auto& [key, unused] : known->second) keys += (keys.empty() ? "" : ", ") + key;
       throw ConfigError("graph: unknown key '" + k + "' for " + name + " (" + keys + ")");
     }
-    if (x == 0 && !MayBeZero(k)) throw ConfigError("graph: " + k + " must be >= 1, got '" + kv + "'");
-    v[k] = x;
+    const long lo = MayBeZero(k) ? 0 : 1, hi = MaxValue(k);
+    errno = 0;
+    const long long x = std::strtoll(value.c_str(), nullptr, 10);
+    if (errno == ERANGE || x < lo || x > hi)
+      throw ConfigError("graph: " + k + "=" + value + " is out of range: " + name + "'s " + k + " takes [" +
+                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    v[k] = static_cast<long>(x);
   }
   auto i = [&](const char* k) { return static_cast<int>(v.at(k)); };
   out.canonical = name + "(" + (name == "enas_cell" ? "family=" + family + "," : std::string());
@@ -109,6 +129,11 @@ NamedGraph GraphFromSpec(const std::string& spec) {
   if (name == "chain") {
     out.graph = MakeChainGraph(i("ops"), 1e9, 1e6, 1e6);
   } else if (name == "layered") {
+    const double edges = static_cast<double>(v["ops"]) * std::min(v["fan_in"], v["width"]);
+    if (edges > 2e7)
+      throw ConfigError("graph: layered with ops=" + std::to_string(v["ops"]) + " and fan_in=" + std::to_string(v["fan_in"]) +
+                        " draws up to " + std::to_string(static_cast<long long>(edges)) +
+                        " edges, more than 20000000; choose fewer ops or a smaller fan_in");
     out.graph = MakeLayeredRandomGraph(i("ops"), i("width"), i("fan_in"), static_cast<uint64_t>(v["seed"]));
   } else if (name == "resnet") {
     ResNetConfig c;

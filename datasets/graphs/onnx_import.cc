@@ -1336,9 +1336,12 @@ NamedGraph GraphFromOnnxSpec(const std::string& spec) {
       char* end = nullptr;
       const long long x = eq == std::string::npos ? -1 : std::strtoll(kv.c_str() + eq + 1, &end, 10);
       const std::string k = kv.substr(0, eq);
-      if (eq == std::string::npos || k.empty() || *end != '\0' || end == kv.c_str() + eq + 1 || x < 0 ||
-          x > 100000000)
+      if (eq == std::string::npos || k.empty() || *end != '\0' || end == kv.c_str() + eq + 1)
         throw ConfigError("graph: expected key=non-negative integer after '.onnx?', got '" + kv + "'");
+      const bool is_switch = k == "backward" || k == "update";
+      if (x < (is_switch ? 0 : 1) || x > 100000000 || x == std::numeric_limits<long long>::max())
+        throw ConfigError("graph: " + kv + " is out of range: " + k + " takes [" + (is_switch ? "0" : "1") +
+                          ", 100000000]");
       if (k == "backward") {
         options.training = x != 0;
       } else if (k == "update") {

@@ -111,7 +111,14 @@ SearchSpace LoadSearchSpace(const std::string& name_or_path) {
   for (const auto& [name, text] : BuiltinSpaceTexts())
     if (name == name_or_path) return ParseSearchSpace(text, "<built-in " + name + ".pbtxt>");
   if (!Contains(name_or_path, "/") && !Contains(name_or_path, ".")) BuiltinSpaceText(name_or_path);  // throws
-  return ParseSearchSpace(ReadFile(name_or_path, size_t(64) << 20), name_or_path);
+  const std::string text = ReadFile(name_or_path, size_t(64) << 20);
+  // Cut inside a block it fails to parse; cut in a last top-level value ("table: \"nb2") it
+  // would not: a last line without a newline must end with '}' or be a comment.
+  RefuseTruncatedLastLine(text, name_or_path, [](std::string_view l) {
+    const size_t a = l.find_first_not_of(" \t\r"), b = l.find_last_not_of(" \t\r");
+    return l[b] == '}' || l[a] == '#';
+  });
+  return ParseSearchSpace(text, name_or_path);
 }
 
 SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& file,

@@ -170,6 +170,37 @@ void CheckRegularInputFile(const std::string& path) {
   }
 }
 
+int UnterminatedLastLine(std::string_view text, std::string_view* last) {
+  if (text.empty() || text.back() == '\n') return 0;
+  const size_t nl = text.rfind('\n');
+  const std::string_view line = nl == std::string_view::npos ? text : text.substr(nl + 1);
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return 0;
+  if (last) *last = line;
+  int lines = 1;
+  for (const char* p = text.data(), *end = text.data() + text.size();
+       (p = static_cast<const char*>(std::memchr(p, '\n', end - p))) != nullptr; ++p) {
+    ++lines;
+  }
+  return lines;
+}
+
+void RefuseTruncatedLastLine(std::string_view text, const std::string& file,
+                             const std::function<bool(std::string_view)>& complete) {
+  std::string_view last;
+  const int line = UnterminatedLastLine(text, &last);
+  if (line == 0 || (complete && complete(last))) return;
+  // Control bytes: binary data, not a cut text row; the reader says so itself.
+  for (unsigned char c : last) {
+    if ((c < 0x20 && c != '\t' && c != '\r' && c != '\v' && c != '\f') || c == 0x7f) return;
+  }
+  std::string shown(last.substr(0, 60));
+  if (last.size() > 60) shown += "...";
+  throw ParseError(file, line,
+                   "no newline at end of file: the last line ('" + shown +
+                       "') may be truncated, and a cut row reads as other numbers; end the file with a newline "
+                       "if the line is complete");
+}
+
 std::string ReadFile(const std::string& path, size_t max_bytes) {
   CheckRegularInputFile(path);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -231,18 +262,24 @@ bool CheckTarget(const std::string& target) {
 
 void CheckOutputPath(const std::string& path, const WriteOptions& options) {
   CheckTarget(path);
-  // The nearest existing ancestor must be a folder; without create_parent_dirs, the parent itself.
+  // The nearest existing ancestor must be a folder we may write in (the temporary file, or the
+  // folders to create, go there: a read-only file system or folder is refused now, not after
+  // the work); without create_parent_dirs, the parent itself.
   std::string d = ParentOf(path);
   while (!d.empty() && d != "/") {
     struct stat st;
     if (::stat(d.c_str(), &st) == 0) {
       if (!S_ISDIR(st.st_mode)) throw IoError("cannot write " + path + ": " + d + " is not a directory");
-      return;
+      break;
     }
     if (!options.create_parent_dirs) {
       throw IoError("cannot write " + path + " (folder " + d + ": " + ErrnoText(errno) + ")");
     }
     d = ParentOf(d);
+  }
+  const std::string folder = d.empty() ? "." : d;
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+    throw IoError("cannot write " + path + " (folder " + folder + ": " + ErrnoText(errno) + ")");
   }
 }
 

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace placerl {
@@ -28,6 +30,21 @@ std::string ReadFile(const std::string& path, size_t max_bytes = kMaxInputBytes)
 
 // Throws IoError unless `path` names an existing regular file (symlinks followed).
 void CheckRegularInputFile(const std::string& path);
+
+// A line-based input cut in its last row (a copy or download stopped early) can read as a
+// shorter legal row with other numbers (`19882 240.781 10` from `19882 240.781 1006.2`).
+// The last line of `text` when `text` does not end with a newline and that line holds more
+// than blanks: its 1-based number (0 when the text ends with a newline or a blank line) and,
+// in `*last`, the line itself.
+int UnterminatedLastLine(std::string_view text, std::string_view* last = nullptr);
+
+// Throws ParseError(`file`, line, "no newline at end of file: the last line ('…') may be
+// truncated; …") when `text` ends in a line without a newline, unless `complete(line)` says
+// such a line cannot have been cut (a reader's rule: a .plc row with all five fields, a
+// protobuf text file ending with '}', …), or it holds control bytes (binary data, which the
+// reader reports as such).
+void RefuseTruncatedLastLine(std::string_view text, const std::string& file,
+                             const std::function<bool(std::string_view)>& complete = nullptr);
 
 struct WriteOptions {
   bool create_parent_dirs = false;  // mkdir -p the target's folder (removed again on failure)

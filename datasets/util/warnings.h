@@ -23,6 +23,7 @@ inline constexpr const char* kPlcMacroOffCanvas = "PLC-0002";    // macro centre
 inline constexpr const char* kBookshelfMergedNets = "BKS-0001";  // nets merged into a shared driver's net
 inline constexpr const char* kSlowEvaluation = "COST-0001";      // a full evaluation takes seconds
 inline constexpr const char* kSlowRender = "RND-0001";           // a large picture takes seconds
+inline constexpr const char* kGroupUnplacedCells = "GRP-0001";   // group-netlist: the standard cells look unplaced
 }  // namespace warning_id
 
 // Reports a warning to the current sink.

@@ -44,6 +44,17 @@ nlohmann::json ChipInputJson(const ChipInput& in, const std::string& netlist_pat
   return j;
 }
 
+std::string NoCompletePlacementHint(const ChipInput& in) {
+  const PlacementSettings& s = in.settings;
+  const bool from_header = in.plc.settings.has_grid();
+  const std::string grid = std::to_string(s.cols) + " x " + std::to_string(s.rows);
+  return "on the " + grid + " grid (" +
+         (from_header ? std::string("from the .plc header") : std::string("the default: no .plc gives Columns and Rows")) +
+         ") for " + std::to_string(in.netlist.hard_macros.size()) +
+         " hard macros; a larger grid is set by the .plc header line '# Columns : C  Rows : R' "
+         "(bookshelf-to-ct and group-netlist write one that fits the macros)";
+}
+
 void CheckEvaluationBudget(const PlacementSettings& s, double evaluations, bool allow_slow) {
   const EvaluationEstimate e = EstimateEvaluation(s);
   const double seconds = e.seconds * evaluations;

@@ -26,6 +26,13 @@ ChipInput LoadChipInput(const std::string& netlist_path, const std::string& plc_
 // states them, its costs.
 nlohmann::json ChipInputJson(const ChipInput& in, const std::string& netlist_path, const std::string& plc_path);
 
+// Why no complete placement may have been found and what to do, for the "no complete
+// placement" message: the grid, where it came from (the .plc header, or the 10 × 10 default
+// when the .plc gives none) and the number of hard macros, and how to give a larger grid (a
+// .plc header's "# Columns : C  Rows : R" line; bookshelf-to-ct and group-netlist write one
+// chosen by Circuit Training's grid selection). Starts with "on the ".
+std::string NoCompletePlacementHint(const ChipInput& in);
+
 // Refuses (ConfigError, with the estimate) `evaluations` full proxy-cost evaluations under
 // `settings` that are estimated to take more than kMaxEstimatedSeconds or a single one more
 // than kMaxEstimatedBytes, unless `allow_slow`; announces (warning COST-0001) work

@@ -18,6 +18,7 @@
 #include "encoders/policy.h"
 #include "experiments/torch/device_training.h"  // --env device
 #include "experiments/lib/chip_config.h"
+#include "experiments/lib/chip_input.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
 #include "experiments/lib/json_number.h"
@@ -218,7 +219,8 @@ int Place(const Options& o) {
                         {"seconds", elapsed() - start}};
   }
   if (!st.best[0].valid) {
-    std::fprintf(stderr, "place: the policy found no complete placement (every episode ran out of legal cells)\n");
+    std::fprintf(stderr, "place: the policy found no complete placement (every episode ran out of legal cells) %s\n",
+                 NoCompletePlacementHint(env.instance().design).c_str());
     return kExitInfeasible;
   }
   nlohmann::json best = WriteBestPlacement(dir, env, st.best[0], "best", "place: " + env.instance().design.label);

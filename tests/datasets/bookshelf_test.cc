@@ -200,6 +200,16 @@ TEST(Bookshelf, Ibm01ConvertedRoundTrip) {
   EXPECT_NEAR(h0, h1, 0.05 * h0);
 }
 
+// Files that end without a newline are still read where the last line cannot have been cut:
+// a comment, or the .scl's closing "End".
+TEST(Bookshelf, LastLineWithoutNewlineReadWhenWhole) {
+  auto f = SmallDesign();
+  f["scl"].pop_back();  // "...\nEnd"
+  f["wts"] += "# end of weights";
+  const std::string dir = MakeTempDir();
+  EXPECT_NO_THROW(ReadBookshelf(WriteDesign(f, dir)));
+}
+
 TEST(Bookshelf, ConversionMergesParallelNets) {
   auto f = SmallDesign();
   // Three nets between c2 and c3 (only two drivers available) + netA + n2.
@@ -292,7 +302,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_number", "nets", "UCLA nets 1.0\nNetDegree : two a\n", "nets", 2,
                 "expected a number"},
         BadCase{"wts_unknown_name", "wts", "UCLA wts 1.0\n nobody 3\n", "wts", 2, "neither a net nor a node"},
-        BadCase{"huge_line", "pl", nullptr, "pl", 2, "longer than 1 MiB"}),
+        BadCase{"huge_line", "pl", nullptr, "pl", 2, "longer than 1 MiB"},
+        // Cut in the last row (no newline at the end): "c3 60" from "c3 60 0 : N" read as a
+        // legal row; "c3 2 1" from "c3 2 10" as a smaller cell.
+        BadCase{"pl_cut_last_row", "pl",
+                "UCLA pl 1.0\npa 100 -5 : N /FIXED\npb -4 50 : N /FIXED\nfixm 150 150 : N /FIXED\nmac 30 40 : N\n"
+                "c1 10 10 : N\nc2 20 20 : FS\nc3 60",
+                "pl", 8, "no newline at end of file: the last line ('c3 60') may be truncated"},
+        BadCase{"nodes_cut_last_row", "nodes",
+                "UCLA nodes 1.0\nNumNodes : 7\nNumTerminals : 3\n pa 0 0 terminal\n pb 2 2 terminal_NI\n"
+                " fixm 40 40 terminal\n mac 20 30\n c1 4 10\n c2 6 10\n c3 2 1",
+                "nodes", 10, "may be truncated"},
+        BadCase{"nets_cut_last_pin", "nets",
+                "UCLA nets 1.0\nNetDegree : 2 a\n c1 I\n c2 O : 0.5 0.", "nets", 4, "may be truncated"}),
     [](const ::testing::TestParamInfo<BadCase>& i) { return std::string(i.param.label); });
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -168,6 +169,35 @@ TEST_F(FilesTest, CheckOutputPathBeforeTheWork) {
   EXPECT_EQ(Listing(), std::vector<std::string>{"file"});  // checks create nothing
 }
 
+// Issue 29 item 11: an output on a read-only file system was found only when the write
+// failed, after the work. CheckOutputPath now asks whether the folder may be written in. A
+// read-only tmpfs where mounting is allowed (root in a container), else a folder without
+// write permission (not root), else skipped.
+TEST_F(FilesTest, CheckOutputPathRefusesAFolderItCannotWriteIn) {
+  const std::string ro = P("ro");
+  fs::create_directories(ro);
+  bool mounted = std::system(("mount -t tmpfs -o ro,size=64k tmpfs " + ro + " 2>/dev/null").c_str()) == 0;
+  if (!mounted) {
+    fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+    if (::access(ro.c_str(), W_OK) == 0) {
+      fs::permissions(ro, fs::perms::owner_all);
+      GTEST_SKIP() << "neither a read-only mount nor a read-only folder can be made here";
+    }
+  }
+  WriteOptions mk;
+  mk.create_parent_dirs = true;
+  const std::string reason = mounted ? "Read-only file system" : "Permission denied";
+  EXPECT_EQ(ErrorOf<IoError>([&] { CheckOutputPath(ro + "/x.txt"); }),
+            "cannot write " + ro + "/x.txt (folder " + ro + ": " + reason + ")");
+  EXPECT_EQ(ErrorOf<IoError>([&] { CheckOutputPath(ro + "/a/b/x.txt", mk); }),
+            "cannot write " + ro + "/a/b/x.txt (folder " + ro + ": " + reason + ")");
+  if (mounted) {
+    EXPECT_EQ(std::system(("umount " + ro).c_str()), 0);
+  } else {
+    fs::permissions(ro, fs::perms::owner_all);
+  }
+}
+
 TEST_F(FilesTest, PendingOutputCommitsOrCleansUp) {
   {
     PendingOutput out(P("kept.txt"));
@@ -177,6 +207,33 @@ TEST_F(FilesTest, PendingOutputCommitsOrCleansUp) {
   { PendingOutput out(P("dropped.txt")); out.Write("no"); }  // destroyed uncommitted
   EXPECT_EQ(Listing(), std::vector<std::string>{"kept.txt"});
   EXPECT_EQ(ReadFile(P("kept.txt")), "yes");
+}
+
+// A line-based file cut in its last row: the last line without a newline is found (its
+// number and text) and refused unless the reader's rule says it is whole.
+TEST(TruncatedLastLine, FoundAndRefusedWithItsLine) {
+  std::string_view last;
+  EXPECT_EQ(UnterminatedLastLine("a\nb\n"), 0);
+  EXPECT_EQ(UnterminatedLastLine(""), 0);
+  EXPECT_EQ(UnterminatedLastLine("a\n  \t"), 0);  // only blanks after the last newline
+  EXPECT_EQ(UnterminatedLastLine("a\nb\n12 3", &last), 3);
+  EXPECT_EQ(last, "12 3");
+  EXPECT_EQ(UnterminatedLastLine("12", &last), 1);
+  EXPECT_NO_THROW(RefuseTruncatedLastLine("1\n2\n", "f.txt"));
+  try {
+    RefuseTruncatedLastLine("1\n2\n19882 240.781 10", "f.txt");
+    ADD_FAILURE() << "a cut last line was accepted";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(std::string(e.what()),
+              "f.txt:3: no newline at end of file: the last line ('19882 240.781 10') may be truncated, and a cut "
+              "row reads as other numbers; end the file with a newline if the line is complete");
+  }
+  // The reader's rule: a line it knows to be whole is read.
+  EXPECT_NO_THROW(RefuseTruncatedLastLine("x\n}", "f.pbtxt", [](std::string_view l) { return l == "}"; }));
+  EXPECT_THROW(RefuseTruncatedLastLine("x\n} 1", "f.pbtxt", [](std::string_view l) { return l == "}"; }), ParseError);
+  // Control bytes: binary data, left to the reader to report as such.
+  EXPECT_NO_THROW(RefuseTruncatedLastLine(std::string("a\n\x1b[2J\x01", 7), "f.txt"));
 }
 
 TEST(Warnings, CapturedWithIdsAndRestored) {

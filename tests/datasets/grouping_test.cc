@@ -46,7 +46,13 @@ void ExpectGroupError(const std::string& text, int32_t nodes, int line, const st
 
 TEST(GroupFile, ReadsOneIdPerNode) {
   EXPECT_EQ(ParseGroupText("0\n-1\n7\n", "g", 3), (std::vector<int32_t>{0, -1, 7}));
-  EXPECT_EQ(ParseGroupText("0\r\n -1 \r\n7", "g", 3), (std::vector<int32_t>{0, -1, 7}));  // CRLF, blanks, no final newline
+  EXPECT_EQ(ParseGroupText("0\r\n -1 \r\n7\r\n", "g", 3), (std::vector<int32_t>{0, -1, 7}));  // CRLF, blanks
+}
+
+// A group file cut in its last id ("7" from "71") had the right line count and was read:
+// a last line without a newline is refused at its line.
+TEST(GroupFile, CutLastIdIsRefused) {
+  ExpectGroupError("0\n-1\n7", 3, 3, "no newline at end of file: the last line ('7') may be truncated");
 }
 
 TEST(GroupFile, MalformedFilesGiveFileLineErrors) {

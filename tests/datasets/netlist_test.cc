@@ -234,6 +234,29 @@ TEST(NetlistMalformed, EachCaseNamesFileAndLine) {
   }
 }
 
+// A netlist cut mid-way (at any byte but exactly after a node's closing brace) fails to
+// parse: verified on Ariane at 40 offsets. A file cut after a top-level scalar would parse, so
+// a last line without a newline must end with '}' (as Circuit Training's files do).
+TEST(NetlistMalformed, CutTextFailsToParse) {
+  const std::string text = ReadFile("../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz");
+  for (int k = 1; k <= 40; ++k) {
+    const size_t at = text.size() / 41 * k + 7 * k;
+    SCOPED_TRACE(at);
+    EXPECT_THROW(ParseNetlistText(text.substr(0, at), "cut.pb.txt"), ParseError);
+  }
+  const std::string good = kGood;
+  ASSERT_EQ(good.back(), '\n');
+  EXPECT_EQ(ParseNetlistText(good.substr(0, good.size() - 1), "x.pb.txt").num_nodes(), 3);  // ends with '}'
+  EXPECT_EQ(ParseNetlistText(good + "# end", "x.pb.txt").num_nodes(), 3);
+  try {
+    ParseNetlistText(good + "versions_x: 12", "cut.pb.txt");
+    ADD_FAILURE() << "a last top-level value without a newline was read";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("no newline at end of file: the last line ('versions_x: 12') may be truncated"),
+              std::string::npos) << e.what();
+  }
+}
+
 TEST(NetlistMalformed, CorruptAndTruncatedGzip) {
   const std::string gz = ReadFile("../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz", 1u << 30);
   std::ifstream raw("../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz", std::ios::binary);

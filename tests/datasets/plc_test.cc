@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
@@ -60,6 +61,43 @@ TEST(PlcChecks, SilentlyAcceptedInputIsNowAnErrorAtItsLine) {
   // Still fine: a header-only file, a blockage of rate 0 and 1, a 0-area blockage.
   EXPECT_NO_THROW(ParsePlcText("# Columns : 2  Rows : 2\n", "ok.plc"));
   EXPECT_NO_THROW(ParsePlcText("# Blockage : 0 0 10 10 0\n# Blockage : 5 5 5 5 1\n", "ok.plc"));
+}
+
+// Issue 29 item 2: Ariane's initial.plc cut in its last row (`head -c 41346`) read
+// "19882 240.781 10" as a legal row with y = 10 and changed the cost without a word. A last
+// row without a newline is now refused at its line unless it has all five fields; Circuit
+// Training's own files, which end after a whole row without a newline, still read.
+TEST(PlcChecks, RowCutAtTheEndIsRefusedAtItsLine) {
+  const std::string a = "../shared/datasets/chip/ariane133_ng45/initial.plc";
+  std::ifstream in(a, std::ios::binary);
+  std::string full((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(full.size(), 41346u);
+  const std::string cut = full.substr(0, 41346);
+  ASSERT_EQ(cut.substr(cut.size() - 16), "19882 240.781 10");
+  int lines = 1;
+  for (char c : cut) lines += c == '\n';
+  try {
+    ParsePlcText(cut, "t.plc");
+    ADD_FAILURE() << "a .plc cut in its last row was read";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), lines);
+    EXPECT_NE(std::string(e.what()).find("no newline at end of file: the last line ('19882 240.781 10') may be truncated"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(ParsePlcText(full, "full.plc"));
+  // Whole rows and harmless comments without a newline are read; cut rows and header lines
+  // whose numbers could be cut are not.
+  EXPECT_EQ(ParsePlcText("0 1 2 N 0\n2 5 5 N 1", "ok.plc").rows.size(), 2u);
+  EXPECT_NO_THROW(ParsePlcText("0 1 2 N 0\n# node_index x y orientation fixed", "ok.plc"));
+  for (const char* bad : {"0 1 2 N 0\n2 5 5 N", "0 1 2 N 0\n2 5 5", "0 1 2 N 0\n2 5", "# Columns : 20  Rows : 1",
+                          "# Width : 500  Height : 50", "0 1 2 N 0\n# Blockage : 0 0 10 10 0.5"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(ParsePlcText(bad, "cut.plc"), ParseError);
+  }
+  for (const char* ct : {"simple_grouped_with_coords", "simple_with_coords", "toy_macro_stdcell"}) {
+    SCOPED_TRACE(ct);
+    EXPECT_NO_THROW(ReadPlc(std::string("../shared/datasets/chip/circuit_training/") + ct + "/initial.plc"));
+  }
 }
 
 TEST(PlcChecks, EmptyFileOnDisk) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/experiments/limits_sweep.h"
 #include "tests/experiments/run_command.h"
 
 namespace {
@@ -49,7 +50,7 @@ TEST_F(BookshelfToCtCli, CreatesNestedOutputFolderAndPrintsOneJson) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["written"], (std::vector<std::string>{dir_ + "/out/ibm01/netlist.pb.txt", dir_ + "/out/ibm01/initial.plc"}));
   EXPECT_EQ(j["bookshelf"]["nodes"], 12752);
-  EXPECT_EQ(j["grid"]["cols"], 10);
+  EXPECT_EQ(j["grid"]["source"], "grid selection");  // no --grid: one on which the 246 macros fit
   EXPECT_NE(r.err.find("bookshelf-to-ct: warning [BKS-0001]: 278 nets"), std::string::npos) << r.err;
   EXPECT_EQ(Listing(), (std::vector<std::string>{"out", "out/ibm01", "out/ibm01/initial.plc", "out/ibm01/netlist.pb.txt"}));
 }
@@ -82,6 +83,48 @@ TEST_F(BookshelfToCtCli, GridIsValidated) {
     EXPECT_EQ(Lines(r.out), 1) << r.out;
   }
   EXPECT_TRUE(Listing().empty());
+}
+
+// Issue 29 item 13: the README path `bookshelf-to-ct` then `place-baseline` on ibm01 failed
+// with "no complete placement": the default 10 × 10 grid cannot hold 246 macros. The default
+// grid is now Circuit Training's grid selection, written into the .plc header that every chip
+// binary reads; and "no complete placement" names the grid and how to set a larger one.
+TEST_F(BookshelfToCtCli, ConvertedIbm01IsPlaceableWithDefaults) {
+  const auto r = ShSplit(kBin + " --json --aux " + kAux + " -o " + dir_ + "/ibm01");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const int cols = j["grid"]["cols"], rows = j["grid"]["rows"];
+  EXPECT_GE(cols * rows, 246) << cols << " x " << rows;
+  EXPECT_NE(Sh("grep -c '^# Columns : " + std::to_string(cols) + "  Rows : " + std::to_string(rows) + "$' " + dir_ +
+               "/ibm01/initial.plc").out, "0\n");
+  const std::string baseline = placerl::testing::BinDir() + "/place-baseline --method greedy --netlist " + dir_ +
+                               "/ibm01/netlist.pb.txt --plc " + dir_ + "/ibm01/initial.plc --minutes 0.05 --out ";
+  const CmdResult placed = Sh(baseline + dir_ + "/run");
+  EXPECT_EQ(placed.status, 0) << placed.out;
+  EXPECT_TRUE(fs::exists(dir_ + "/run/best.plc")) << placed.out;
+  // With the old default grid: infeasible, and the message says which grid and how to change it.
+  ASSERT_EQ(Sh(kBin + " --aux " + kAux + " --grid 10,10 -o " + dir_ + "/small").status, 0);
+  const CmdResult small = Sh(placerl::testing::BinDir() + "/place-baseline --method greedy --netlist " + dir_ +
+                             "/small/netlist.pb.txt --plc " + dir_ + "/small/initial.plc --minutes 0.05 --out " + dir_ +
+                             "/run_small");
+  EXPECT_EQ(small.status, 2) << small.out;
+  EXPECT_NE(small.out.find("on the 10 x 10 grid (from the .plc header) for 246 hard macros; a larger grid is set by "
+                           "the .plc header line '# Columns : C  Rows : R'"),
+            std::string::npos)
+      << small.out;
+}
+
+// The limits sweep: the largest grid (an evaluation estimated at a few seconds and 2.2 GiB,
+// announced as COST-0001, under the refusal limits) runs under a 4 GB address space and ends at
+// Ctrl-C, leaving nothing.
+TEST_F(BookshelfToCtCli, LargestGridBoundedAndStoppedBySigint) {
+  const CmdResult r = placerl::testing::ShLimited(kBin + " --aux " + kAux + " --grid 4096,4096 -o " + dir_ + "/big", 3);
+  EXPECT_EQ(placerl::testing::SweepVerdict(r, "bookshelf-to-ct"), "");
+  EXPECT_NE(r.out.find("bookshelf-to-ct: warning [COST-0001]: grid 4096 x 4096"), std::string::npos) << r.out;
+  if (r.status != 0) {
+    EXPECT_TRUE(Listing().empty()) << r.out;
+  }
+  EXPECT_EQ(placerl::testing::LeftoverTemporaries(dir_), "");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "datasets/graphs/compute_graph.h"
+#include "tests/experiments/limits_sweep.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -85,6 +86,70 @@ TEST(GraphInfoCli, ErrorsAreOneLine) {
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
     EXPECT_EQ(r.out.rfind("graph-info: error: ", 0), 0u) << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  }
+}
+
+// Issue 29 item 15: 'nmt(layers=1000000000)' said "expected key=non-negative integer".
+TEST(GraphInfoCli, ValueOutOfRangeSaysSoAndGivesTheRange) {
+  const auto r = Sh(kBin + " --graph 'nmt(layers=1000000000)'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "graph-info: error: graph: layers=1000000000 is out of range: nmt's layers takes [1, 100000000]\n");
+  const auto onnx = Sh(kBin + " --graph 'x.onnx?batch=1000000000'");
+  EXPECT_EQ(onnx.out, "graph-info: error: graph: batch=1000000000 is out of range: batch takes [1, 100000000]\n");
+}
+
+// Issue 29 item 11 (graph-info's writers): the outputs are checked before the graph is read
+// or built, and written together at the end.
+TEST(GraphInfoCli, OutputsAreCheckedBeforeTheWork) {
+  placerl::testing::TempDir dir;
+  for (const std::string opt : {"--write", "--write-fused", "--write-placement"}) {
+    SCOPED_TRACE(opt);
+    const auto r = Sh(kBin + " --graph /nonexistent.graph --fuse 2 --expert 2 " + opt + " /dev/null/x");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, "graph-info: error: cannot write /dev/null/x: /dev/null is not a directory\n");
+  }
+  // One target refused: none of the three written.
+  std::filesystem::create_directories(dir / "p.txt");
+  const auto r = Sh(kBin + " --graph " + kSmallNmt + " --fuse 4 --expert 2 --write " + (dir / "g.txt") +
+                    " --write-fused " + (dir / "f.txt") + " --write-placement " + (dir / "p.txt"));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "g.txt"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "f.txt"));
+}
+
+// The limits sweep: every key of every generator at its largest accepted value, and --fuse /
+// --expert at theirs, under a 4 GB address space: refused up front with one line, or done
+// (or stopped by SIGINT) within the limit.
+TEST(GraphInfoCli, LargestValuesRefusedOrBounded) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> families = {
+      {"layered", {"ops", "width", "fan_in", "seed"}},
+      {"chain", {"ops"}},
+      {"resnet", {"depth", "batch", "image", "classes", "backward", "fused", "update"}},
+      {"rnnlm", {"layers", "hidden", "batch", "steps", "vocab", "update", "dtype_bytes"}},
+      {"nmt", {"layers", "hidden", "batch", "steps", "vocab", "update", "dtype_bytes"}},
+      {"gnmt", {"layers", "hidden", "batch", "steps", "vocab", "update", "dtype_bytes"}},
+      {"inception_v3", {"batch", "image", "classes", "aux", "update", "dtype_bytes"}},
+      {"transformer_graph", {"layers", "enc_layers", "d_model", "d_ff", "heads", "seq", "batch", "vocab", "update", "dtype_bytes"}},
+      {"moe_graph", {"layers", "experts", "moe_every", "d_model", "seq"}},
+      {"enas_cell", {"seed", "nodes", "cells", "channels", "image", "classes", "hidden", "steps", "vocab", "batch", "dtype_bytes"}},
+  };
+  int runs = 0;
+  for (const auto& [name, keys] : families) {
+    for (const std::string& key : keys) {
+      const std::string max = key == "ops" ? "2000000" : key == "fan_in" ? "64" : "100000000";
+      const std::string spec = name + "(" + key + "=" + max + ")";
+      SCOPED_TRACE(spec);
+      const auto r = placerl::testing::ShLimited(kBin + " --graph '" + spec + "'", 3);
+      EXPECT_EQ(placerl::testing::SweepVerdict(r, "graph-info"), "");
+      ++runs;
+    }
+  }
+  EXPECT_EQ(runs, 65);
+  for (const std::string opts : {"--graph 'nmt(layers=4)' --fuse 100000000", "--graph 'moe_graph' --expert 4096",
+                                 "--graph 'layered(ops=2000000,fan_in=10)' --fuse 1"}) {
+    SCOPED_TRACE(opts);
+    const auto r = placerl::testing::ShLimited(kBin + " " + opts, 3);
+    EXPECT_EQ(placerl::testing::SweepVerdict(r, "graph-info"), "");
   }
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/experiments/limits_sweep.h"
 #include "tests/experiments/run_command.h"
 
 namespace {
@@ -75,6 +76,80 @@ TEST(GroupNetlistCli, ErrorsAreOneLine) {
   EXPECT_EQ(no_out.out.rfind("group-netlist: error: ", 0), 0u) << no_out.out;
   const CmdResult range = Sh(kBin + " --netlist " + kToy + " --metis --utilization 0 -o " + TempDir("x"));
   EXPECT_EQ(range.status, 1);
+}
+
+// Issue 29 item 11: a run that failed on a .plc row left an 11 MB netlist.pb.txt in the
+// output folder; an output path through a file said "internal: filesystem error" after
+// reading the netlist. Outputs are checked before the inputs are read, and written all or
+// nothing after the scoring.
+TEST(GroupNetlistCli, OutputsCheckedFirstAndWrittenAllOrNothing) {
+  const std::string root = TempDir("out11");
+  std::filesystem::create_directories(root);
+  // Through a file, into a device: refused before the (here missing) netlist is read.
+  std::ofstream(root + "/file") << "x\n";
+  for (const std::string out : {root + "/file/g6", std::string("/dev/null/g6")}) {
+    SCOPED_TRACE(out);
+    const CmdResult r = Sh(kBin + " --netlist /nonexistent.pb.txt --metis -o " + out);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out.rfind("group-netlist: error: cannot write " + out + "/netlist.pb.txt", 0), 0u) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  }
+  // A .plc row that does not fit the clustered netlist: no folder, no file.
+  const std::string plc = root + "/bad.plc";
+  std::ofstream(plc) << "# Columns : 20  Rows : 10\n# Width : 200  Height : 100\n99999 1 1 N 0\n";
+  const CmdResult r = Sh(kBin + " --netlist " + kToy + " --metis --groups-count 3 --plc " + plc + " -o " + root + "/g6");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out.rfind("group-netlist: error: " + plc + ":3: row for node 99999", 0), 0u) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(root + "/g6"));
+  // A read-only folder: the reason, before the work.
+  std::filesystem::create_directories(root + "/ro");
+  std::filesystem::permissions(root + "/ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  if (::access((root + "/ro").c_str(), W_OK) != 0) {  // not as root
+    const CmdResult ro = Sh(kBin + " --netlist " + kToy + " --metis --groups-count 3 -o " + root + "/ro/g");
+    EXPECT_EQ(ro.status, 1);
+    EXPECT_EQ(ro.out, "group-netlist: error: cannot write " + root + "/ro/g/netlist.pb.txt (folder " + root +
+                          "/ro: Permission denied)\n");
+  }
+  std::filesystem::permissions(root + "/ro", std::filesystem::perms::owner_all);
+  EXPECT_EQ(placerl::testing::LeftoverTemporaries(root), "");
+  std::filesystem::remove_all(root);
+}
+
+// The limits sweep: each count option at its largest accepted value, under a 4 GB address
+// space: refused with one line, or done / stopped by SIGINT with no partial output.
+TEST(GroupNetlistCli, LargestCountsRefusedOrBounded) {
+  const std::string root = TempDir("sweep");
+  int k = 0;
+  for (const std::string opts : {std::string("--groups-count 1000000"), std::string("--max-fanout 1000000000"),
+                                 std::string("--fixed-logic-levels 100 --groups-count 3"),
+                                 std::string("--grid 100000,100000"), std::string("--imbalance 10 --groups-count 3"),
+                                 std::string("--seed 1000000000 --groups-count 3")}) {
+    SCOPED_TRACE(opts);
+    const std::string out = root + "/o" + std::to_string(k++);
+    const CmdResult r = placerl::testing::ShLimited(kBin + " --netlist " + kToy + " --metis " + opts + " -o " + out);
+    EXPECT_EQ(placerl::testing::SweepVerdict(r, "group-netlist"), "");
+    if (r.status != 0) {
+      EXPECT_FALSE(std::filesystem::exists(out)) << r.out;
+    }
+    EXPECT_EQ(placerl::testing::LeftoverTemporaries(root), "");
+  }
+  // On a real flat netlist (ng45 Ariane, 11 MB) the largest part count runs for long (METIS
+  // on ~100k parts) in about 0.2 GB; Ctrl-C ends it with nothing written.
+  {
+    const std::string d = "../shared/datasets/chip/tilos_flows/ng45_ariane136/";
+    const std::string out = root + "/ng45";
+    const CmdResult r = placerl::testing::ShLimited(kBin + " --netlist " + d + "netlist_flat.pb.txt.gz --metis --groups-count 1000000 -o " + out, 5);
+    EXPECT_EQ(placerl::testing::SweepVerdict(r, "group-netlist"), "");
+    if (r.status != 0) {
+      EXPECT_FALSE(std::filesystem::exists(out)) << r.out;
+    }
+  }
+  // The huge grid is refused from the estimate, before the grouping.
+  const CmdResult g = Sh(kBin + " --netlist " + kToy + " --metis --grid 100000,100000 -o " + root + "/g");
+  EXPECT_EQ(g.status, 1);
+  EXPECT_NE(g.out.find("grid 100000 x 100000"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("--allow-slow runs it anyway"), std::string::npos) << g.out;
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

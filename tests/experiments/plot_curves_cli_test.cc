@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "tests/experiments/limits_sweep.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -51,6 +52,27 @@ TEST(PlotCurvesCli, BadInputIsOneLineAndExitOne) {
     EXPECT_FALSE(fs::exists(tmp / "o.png")) << args;
   }
   EXPECT_EQ(Sh(kBin + " --help").status, 0);
+}
+
+// The limits sweep: plot-curves has no count option; its input grows instead. A 1,000,000-row
+// metrics.csv and the largest --x-scale, under a 4 GB address space: drawn, or stopped by
+// SIGINT with no partial picture. And the output is checked before any curve is read.
+TEST(PlotCurvesCli, LargestInputBoundedAndOutputCheckedFirst) {
+  testing::TempDir tmp;
+  ASSERT_EQ(Sh("seq 1 1000000 | awk 'BEGIN{print \"step,time_s,charts/best_proxy_cost\"} {print $1\",\"$1\",\"1/$1}' > " +
+               (tmp / "m.csv")).status, 0);
+  for (const std::string ext : {"png", "svg"}) {
+    const std::string out = tmp / ("c." + ext);
+    const auto r = testing::ShLimited(kBin + " --curve 'a=" + (tmp / "m.csv") + "' --x-scale 1000000000000 --out " + out, 5);
+    EXPECT_EQ(testing::SweepVerdict(r, "plot-curves"), "") << ext;
+    if (r.status != 0) {
+      EXPECT_FALSE(fs::exists(out)) << r.out;
+    }
+    EXPECT_EQ(testing::LeftoverTemporaries(tmp.path()), "");
+  }
+  const auto r = Sh(kBin + " --curve 'a=/nonexistent.csv' --out /dev/null/c.png");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "plot-curves: error: cannot write /dev/null/c.png: /dev/null is not a directory\n");
 }
 
 }  // namespace

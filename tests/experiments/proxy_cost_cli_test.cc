@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/experiments/limits_sweep.h"
 #include "tests/experiments/run_command.h"
 
 namespace {
@@ -258,6 +259,57 @@ TEST(ProxyCostCli, PlcRowErrorsNameTheirLine) {
   const CmdResult r = Sh(kBin + " --netlist " + kNet + " --plc " + plc);
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out.rfind("proxy-cost: error: " + plc + ":4: row for node 99999", 0), 0u) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 29 item 2: `head -c 41346 initial.plc > t.plc` read the cut last row
+// "19882 240.781 10" as y = 10 and printed another cost (0.710876 for 0.710926) without a
+// word. Now one line naming the file, the line and the cut.
+TEST(ProxyCostCli, PlcCutInItsLastRowIsRefused) {
+  const std::string dir = TempDir();
+  const std::string t = dir + "/t.plc";
+  ASSERT_EQ(Sh("head -c 41346 " + kPlc + " > " + t).status, 0);
+  const int lines = std::stoi(Sh("wc -l < " + t).out) + 1;  // the cut row is the line after the last newline
+  const CmdResult r = Sh(kBin + " --netlist " + kNet + " --plc " + t);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "proxy-cost: error: " + t + ":" + std::to_string(lines) +
+                       ": no newline at end of file: the last line ('19882 240.781 10') may be truncated, and a cut "
+                       "row reads as other numbers; end the file with a newline if the line is complete\n");
+  std::filesystem::remove_all(dir);
+}
+
+// The limits sweep: --bench at its largest accepted value is refused from the estimate; a
+// bench that is accepted ends at Ctrl-C, and --write-plc/--write-netlist are written both or
+// neither.
+TEST(ProxyCostCli, LargestBenchRefusedOrStoppedBySigint) {
+  const std::string dir = TempDir();
+  using placerl::testing::ShLimited;
+  CmdResult r = ShLimited(kBin + " --bench 1000000000 --write-plc " + dir + "/o.plc");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("proxy-cost: error: grid 16 x 16 with smoothing range", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("1000000001 full evaluations take about"), std::string::npos) << r.out;
+  EXPECT_EQ(Lines(r.out), 1) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/o.plc"));
+  // Allowed anyway: it runs until SIGINT (2 s), within the memory limit.
+  r = ShLimited(kBin + " --bench 1000000000 --allow-slow", 2);
+  EXPECT_EQ(r.status, placerl::testing::kEndedBySigint) << r.out;
+  EXPECT_EQ(placerl::testing::SweepVerdict(r, "proxy-cost"), "");
+  // The synthetic netlist's counts at their largest.
+  for (const std::string syn : {"macros=1000000", "soft=1000000", "ports=1000000", "nets=10000000", "grid=4096x4096"}) {
+    SCOPED_TRACE(syn);
+    r = ShLimited(kBin + " --synthetic " + syn + " --write-plc " + dir + "/s.plc", 5);
+    EXPECT_EQ(placerl::testing::SweepVerdict(r, "proxy-cost"), "");
+    if (r.status != 0) {
+      EXPECT_FALSE(std::filesystem::exists(dir + "/s.plc")) << r.out;
+    }
+    std::filesystem::remove(dir + "/s.plc");
+  }
+  // A refused second target: neither file is written.
+  std::filesystem::create_directories(dir + "/n.pb.txt");
+  r = Sh(kBin + " --write-plc " + dir + "/p.plc --write-netlist " + dir + "/n.pb.txt");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/p.plc"));
+  EXPECT_EQ(placerl::testing::LeftoverTemporaries(dir), "");
   std::filesystem::remove_all(dir);
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/experiments/limits_sweep.h"
 #include "tests/experiments/run_command.h"
 
 namespace {
@@ -96,6 +97,26 @@ TEST_F(RenderCli, InterruptLeavesNoTemporary) {
     EXPECT_NE(r.out.find("rc=143"), std::string::npos) << r.out;
     for (const std::string& f : Listing()) EXPECT_EQ(f.find(".tmp."), std::string::npos) << f;
     std::filesystem::remove(dir_ + "/p.png");
+  }
+}
+
+// The limits sweep: --size at its largest (20000 px: a 1.6 GB PNG surface) under a 4 GB
+// address space draws, fails with one line, or ends at Ctrl-C; no temporary, no partial file.
+TEST_F(RenderCli, LargestSizeBoundedAndStoppedBySigint) {
+  for (const std::string ext : {"png", "svg"}) {
+    SCOPED_TRACE(ext);
+    const std::string out = dir_ + "/big." + ext;
+    const CmdResult r = placerl::testing::ShLimited(kBin + " --netlist " + kDir + "netlist.pb.txt --nets --size 20000 -o " + out, 3);
+    // A warning line (RND-0001) may come before the error line.
+    EXPECT_TRUE(r.status == 0 || r.status == 1 || r.status == placerl::testing::kEndedBySigint) << r.status << r.out;
+    if (r.status == 1) {
+      EXPECT_NE(r.out.find("render: error: "), std::string::npos) << r.out;
+    }
+    if (r.status != 0) {
+      EXPECT_FALSE(std::filesystem::exists(out)) << r.out;
+    }
+    EXPECT_EQ(placerl::testing::LeftoverTemporaries(dir_), "");
+    std::filesystem::remove(out);
   }
 }
 

@@ -98,6 +98,9 @@ TEST(ComputeGraph, MalformedInputsReportFileAndLine) {
   ExpectParseError("op a matmul\nop b matmul inputs=a,,a\n", 2, "empty input name");
   ExpectParseError("op a matmul\nop b matmul inputs=a,a\n", 2, "duplicate input 'a'");
   ExpectParseError("op a,b matmul\n", 1, "contains ','");
+  // Cut in the last line (no newline at the end): "flops=12" may be "flops=1234".
+  ExpectParseError("op a matmul\nop b matmul flops=12", 2, "no newline at end of file");
+  EXPECT_EQ(ParseComputeGraph("op a matmul\n# end", "g").num_ops(), 1);
 }
 
 TEST(Placement, RoundTripAndMalformedInputs) {
@@ -121,6 +124,7 @@ TEST(Placement, RoundTripAndMalformedInputs) {
   expect_error("a 0\na 1\n", 2, "placed twice");
   expect_error("a 0 1\n", 1, "expected '<op name> <device index>'");
   expect_error("a 0\nb 1\n", 2, "op 'c' has no device");
+  expect_error("a 0\nb 1\nc 2", 3, "no newline at end of file");  // "2" may be cut from "21"
 }
 
 TEST(ComputeGraph, BuildRejectsBadOps) {

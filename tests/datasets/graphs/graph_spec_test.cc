@@ -77,17 +77,28 @@ TEST(GraphSpec, DtypeBytesScalesSizesNotFlops) {
 TEST(GraphSpec, ErrorsNameTheProblem) {
   EXPECT_NE(ErrorOf("nmt(depth=3)").find("unknown key 'depth' for nmt"), std::string::npos);
   EXPECT_NE(ErrorOf("nmt(depth=3)").find("layers"), std::string::npos);  // lists the keys
-  EXPECT_NE(ErrorOf("rnnlm(layers=0)").find("layers must be >= 1"), std::string::npos);
-  EXPECT_NE(ErrorOf("rnnlm(layers=-1)").find("non-negative integer"), std::string::npos);
+  EXPECT_NE(ErrorOf("rnnlm(layers=0)").find("layers=0 is out of range: rnnlm's layers takes [1, 100000000]"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("rnnlm(layers=-1)").find("layers=-1 is out of range"), std::string::npos);
   EXPECT_NE(ErrorOf("rnnlm(layers=2.5)").find("non-negative integer"), std::string::npos);
   EXPECT_NE(ErrorOf("gnmt(layers)").find("non-negative integer"), std::string::npos);
   EXPECT_NE(ErrorOf("enas_cell(family=imagenet)").find("cifar10, ptb or nmt"), std::string::npos);
   EXPECT_NE(ErrorOf("enas_cell(colour=3)").find("family"), std::string::npos);
   EXPECT_NE(ErrorOf("transformer_graph(heads=3)").find("must divide d_model"), std::string::npos);
   EXPECT_NE(ErrorOf("gnmt(layers=1)").find("layers must be >= 2"), std::string::npos);
-  EXPECT_NE(ErrorOf("rnnlm(dtype_bytes=0)").find("dtype_bytes must be >= 1"), std::string::npos);
+  EXPECT_NE(ErrorOf("rnnlm(dtype_bytes=0)").find("dtype_bytes takes [1, 100000000]"), std::string::npos);
   EXPECT_NE(ErrorOf("nmt(layers=2,layers=4)").find("given twice"), std::string::npos);
   EXPECT_NE(ErrorOf("rnnlm(layers=1000,steps=100000)").find("smaller configuration"), std::string::npos);
+  // Issue 29 item 15: a value too large said "expected key=non-negative integer"; it now says
+  // that it is out of range and gives the range (also beyond what a long holds).
+  EXPECT_EQ(ErrorOf("nmt(layers=1000000000)"),
+            "graph: layers=1000000000 is out of range: nmt's layers takes [1, 100000000]");
+  EXPECT_EQ(ErrorOf("resnet(batch=99999999999999999999999)"),
+            "graph: batch=99999999999999999999999 is out of range: resnet's batch takes [1, 100000000]");
+  EXPECT_EQ(ErrorOf("layered(seed=100000001)"), "graph: seed=100000001 is out of range: layered's seed takes [0, 100000000]");
+  EXPECT_EQ(ErrorOf("chain(ops=2000001)"), "graph: ops=2000001 is out of range: chain's ops takes [1, 2000000]");
+  EXPECT_NE(ErrorOf("layered(ops=2000000,fan_in=64,width=1000)").find("more than 20000000"), std::string::npos);
+  EXPECT_NE(ErrorOf("nmt(layers=1e9)").find("expected key=non-negative integer, got 'layers=1e9'"), std::string::npos);
   // perf-model's analytic MODEL strings are not graph specs: read as a file, which fails
   EXPECT_THROW(GraphFromSpec("transformer(layers=2)"), Error);
 }

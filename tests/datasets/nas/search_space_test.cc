@@ -143,6 +143,17 @@ TEST(SearchSpace, LoadsFilesAndNamesTheBuiltinsForAnUnknownName) {
     EXPECT_NE(std::string(e.what()).find("enas_micro"), std::string::npos) << e.what();
   }
   EXPECT_THROW(LoadSearchSpace(tmp / "none.pbtxt"), IoError);
+  // A file ending in '}' without a newline is whole; one ending in a top-level value may be cut.
+  testing::Spit(tmp / "brace.pbtxt", "name: \"tiny\"\nnode { name: \"a\" decision { name: \"x\" choice: [\"p\", \"q\"] } }");
+  EXPECT_EQ(LoadSearchSpace(tmp / "brace.pbtxt").num_decisions(), 1);
+  testing::Spit(tmp / "cut.pbtxt", "node { name: \"a\" decision { name: \"x\" choice: [\"p\", \"q\"] } }\nname: \"ti");
+  try {
+    LoadSearchSpace(tmp / "cut.pbtxt");
+    ADD_FAILURE() << "a cut last value was read";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(std::string(e.what()).find("may be truncated"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SearchSpace, MalformedSpacesFailWithTheirLine) {

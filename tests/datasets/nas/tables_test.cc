@@ -31,6 +31,12 @@ int Nb201ErrorLine(const std::string& content, bool require_all = false) {
   return -1;
 }
 
+int ReadNb201CsvText(const std::string& content) {
+  testing::TempDir tmp;
+  testing::Spit(tmp / "t.csv", content);
+  return ReadNb201Csv(tmp / "t.csv", {false}).rows;
+}
+
 int MacroErrorLine(const std::string& content, bool require_all = false) {
   testing::TempDir tmp;
   testing::Spit(tmp / "t.json", content);
@@ -98,6 +104,13 @@ TEST(Nb201, MalformedRowsFailWithTheirLine) {
   EXPECT_EQ(Nb201ErrorLine(std::string(kHeader) + kRowA + "nan" + bad.substr(5)), 3);
   EXPECT_EQ(Nb201ErrorLine("CIFAR10TestAccuracy200Epochs,ArchitectureString\n"), 1);             // header
   EXPECT_EQ(Nb201ErrorLine(""), 0);
+  // Cut in the last row with the accuracy last: "26.6" from "26.63" read as another accuracy.
+  const std::string arch_first =
+      "ArchitectureString,CIFAR10TestAccuracy200Epochs,CIFAR100TestAccuracy200Epochs,ImageNetTestAccuracy200Epochs\n"
+      "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|skip_connect~2|,93.66,70.29,44.03\n"
+      "|avg_pool_3x3~0|+|nor_conv_1x1~0|skip_connect~1|+|nor_conv_1x1~0|skip_connect~1|skip_connect~2|,85.86,52.91,26.6";
+  EXPECT_EQ(Nb201ErrorLine(arch_first), 3);
+  EXPECT_EQ(ReadNb201CsvText(arch_first + "3\n"), 2);
 }
 
 TEST(Macro, ReadsTheSharedTableAndEncodes) {
