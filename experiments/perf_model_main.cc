@@ -75,6 +75,8 @@ struct InferOptions {
   long long batch = 1, prompt = 2048, generate = 64;
   std::string weights = "bf16";
   bool batch_sharded_kv = false;
+  bool energy = false;  // also Wh and gCO2e per request
+  double power_w = 0, pue = 1.1, grid = 0.429;
 };
 struct BenchOptions {
   ModelInputs in;
@@ -374,12 +376,43 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
   q.batch_sharded_kv = o.batch_sharded_kv;
   const InferenceResult r = ev.EvaluateInference(p, q);
   if (!r.valid) ThrowInvalidPlan(r.invalid_reason, p, ev);
+  // --energy: every chip of the mesh busy for the whole batch (prefill + decode) at its mean
+  // system power, shared by the batch's requests; no idle capacity.
+  json energy = nullptr;
+  std::string energy_text;
+  if (o.energy) {
+    EnergyQuery eq;
+    eq.chips = ev.num_chips();
+    eq.hours = (r.prefill_s + r.decode_s) / 3600;
+    std::string source = "--power-w";
+    if (o.power_w > 0) {
+      eq.power_w = o.power_w;
+    } else {
+      const ChipPower& cp = PowerOf(DefaultEnergyTable(), ev.chip().name());
+      eq.power_w = cp.system_w();
+      source = cp.source();
+    }
+    eq.pue = o.pue;
+    eq.grid_kg_per_kwh = o.grid;
+    const EnergyResult er = EnergyOfRun(eq);
+    const double wh = er.facility_mwh * 1e6 / q.batch;
+    const double g = er.gross_tco2e * 1e6 / q.batch;
+    energy = {{"power_w", eq.power_w}, {"power_source", source}, {"pue", o.pue}, {"grid_kg_per_kwh", o.grid},
+              {"wh_per_request", wh}, {"gco2e_per_request", g}, {"facility_wh_batch", er.facility_mwh * 1e6}};
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "energy           %.4g Wh and %.4g gCO2e per request (%d chips x %.4g W (%s) x PUE %.3g over "
+                  "%.4g s, / %lld requests; grid %.3g kg/kWh)\n",
+                  wh, g, ev.num_chips(), eq.power_w, source.c_str(), o.pue, r.prefill_s + r.decode_s, o.batch, o.grid);
+    energy_text = buf;
+  }
   json options = ToJson(o.in);
   options["batch"] = o.batch;
   options["prompt"] = o.prompt;
   options["generate"] = o.generate;
   options["weights"] = o.weights;
   options["batch_sharded_kv"] = o.batch_sharded_kv;
+  if (o.energy) options["energy"] = {{"power_w", o.power_w}, {"pue", o.pue}, {"grid", o.grid}};
   options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)},
                          {"plan", ResolvedPlanString(p, 1)}};
   if (o.in.json) {
@@ -392,6 +425,7 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
               {"hbm_weights", r.hbm_weights}, {"hbm_kv", r.hbm_kv},
               {"hbm_total", r.hbm_total},     {"hbm_capacity", r.hbm_capacity},
               {"oom", r.oom}};
+    if (o.energy) j["energy"] = energy;
     std::cout << j.dump(2) << "\n";
   } else {
     PrintVerbose(o.in.verbose, false, options);
@@ -402,6 +436,7 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
                 ModelToString(ev.model()).c_str(), MeshToString(mesh).c_str(), ev.num_devices(), p.tensor,
                 layout.c_str(), o.batch, o.prompt, o.generate, DType_Name(q.weight_dtype).c_str(),
                 q.batch_sharded_kv ? ", batch-sharded KV" : "", FormatInference(r).c_str());
+    std::printf("%s", energy_text.c_str());
   }
   return r.oom ? kExitInfeasible : kExitOk;
 }
@@ -1101,6 +1136,14 @@ int main(int argc, char** argv) {
     infer->add_option("--weights", infer_o.weights, "weight dtype: bf16, int8, fp8, int4")->capture_default_str();
     infer->add_flag("--batch-sharded-kv", infer_o.batch_sharded_kv,
                     "shard attention over the batch (multi-query models) instead of the heads");
+    infer->add_flag("--energy", infer_o.energy,
+                    "also Wh and gCO2e per request: every chip busy for prefill + decode at its mean measured "
+                    "system power (the energy table, or --power-w), x PUE, shared by the batch; no idle capacity");
+    infer->add_option("--power-w", infer_o.power_w, "with --energy: system power per chip, W")
+        ->check(cli::FiniteRange(1, 10000));
+    infer->add_option("--pue", infer_o.pue, "with --energy: data-centre PUE")->capture_default_str()->check(cli::FiniteRange(1, 3));
+    infer->add_option("--grid", infer_o.grid, "with --energy: grid intensity, kgCO2e/kWh")
+        ->capture_default_str()->check(cli::FiniteRange(0, 2));
 
     BenchOptions bench_o;
     CLI::App* bench = app.add_subcommand("bench", "plan evaluations per second (one core)");

@@ -427,6 +427,23 @@ TEST_F(PerfModelFiles, FailuresSweep) {
   ExpectOneLineError("run --mesh tpu_v4:4x4x4,failed=64", "failed=64");
 }
 
+// `infer --energy`: Wh per request = chips × P × PUE × (prefill + decode) / batch, by hand.
+TEST(InferCli, EnergyPerRequest) {
+  const std::string args =
+      " --json --model 'transformer(layers=8,d_model=2048,d_ff=8192,heads=16,kv_heads=1,seq=1024,vocab=32000)'"
+      " --mesh tpu_v4:2x2x1 --batch 8 --prompt 512 --generate 32";
+  const CmdResult r = Sh(kBin + " infer --energy --pue 1.09 --grid 0.2" + args);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  const double s = j["prefill_s"].get<double>() + j["decode_s"].get<double>();
+  const double wh = 4 * 352 * 1.09 * s / 3600 / 8;  // tpu_v4: 352 W per chip in the energy table
+  EXPECT_NEAR(j["energy"]["wh_per_request"].get<double>(), wh, 1e-9 * wh);
+  EXPECT_NEAR(j["energy"]["gco2e_per_request"].get<double>(), wh * 0.2, 1e-9 * wh);
+  const CmdResult none = Sh(kBin + " infer" + args);
+  ASSERT_EQ(none.status, 0) << none.out;
+  EXPECT_FALSE(nlohmann::json::parse(none.out).contains("energy"));
+}
+
 // `validate` writes the markdown page only when asked (it overwrote docs/perf_validation.md
 // of the working directory before).
 TEST_F(PerfModelFiles, ValidateWritesNoDocByDefault) {
