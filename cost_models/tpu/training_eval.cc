@@ -49,8 +49,9 @@ double TensorTrafficForward(const TransformerModel& m, const PlanC& p, double t,
   const double d = m.d_model(), f = m.d_ff(), H = m.heads(), KV = m.kv_heads(), dh = m.head_dim();
   const double g = m.gated_ffn() ? 2 : 1;
   const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
-  if (tx == 1) return 2 * coll(Collective::kAllReduce, all, t * d * ab);
-  return 4 * coll(Collective::kAllGather, y, t * d / tx * ab) +
+  const double blocks = m.parallel_block() ? 1 : 2;  // reductions of [t, d] per layer
+  if (tx == 1) return blocks * coll(Collective::kAllReduce, all, t * d * ab);
+  return 2 * blocks * coll(Collective::kAllGather, y, t * d / tx * ab) +
          coll(Collective::kReduceScatter, x, t * (H + 2 * KV) * dh / ty * ab) +
          coll(Collective::kAllGather, x, t * H * dh / ty * ab) +
          coll(Collective::kReduceScatter, x, t * g * f / ty * ab) +
@@ -154,6 +155,7 @@ TransformerModel NormalizedModel(const TransformerModel& in) {
     need(m.top_k() <= m.num_experts(), "top_k must be <= num_experts");
     need(m.capacity_factor() > 0, "capacity_factor must be > 0");
   }
+  need(!(m.parallel_block() && m.block_size() > 0), "parallel_block applies to uniform models (no block)");
   for (int i = 0; i < m.block_size(); ++i) {
     SubLayer& s = *m.mutable_block(i);
     const std::string at = "block sub-layer " + std::to_string(i + 1) + ": ";
@@ -237,6 +239,7 @@ TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& 
     // The uniform layer as sub-layers, which take the model's widths by default: attention,
     // dense FFN and, with experts, the MoE FFN.
     TransformerModel layer = m;
+    layer.set_parallel_block(false);  // (a uniform-model option; the sub-layers are the same)
     layer.add_block()->set_type(ATTENTION);
     layer.add_block()->set_type(DENSE_FFN);
     if (has_experts_) layer.add_block()->set_type(MOE_FFN);
@@ -454,6 +457,12 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
       l.act_moe += s.ActiveExperts() * pf + d * E;
       l.act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1) * per_token;
       l.min_units += f * g * per_token;
+    }
+    if (uniform && n == 2 && m.parallel_block()) {
+      // PaLM's parallel block: attention and FFN share one layer norm and one reduction.
+      l.tp_fwd = t_ar;
+      n_tp_y = 2;
+      l.norm_units = 5;
     }
     if (tx > 1) {
       // 2-D weight-stationary layout (Pope et al.), per sub-layer: 2 all-gathers of [t, d/x]
@@ -675,6 +684,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
                         (mm_m * k + mm_m * n) * ab + k * n * wb);
   };
   const double kv_shard = q.batch_sharded_kv ? std::min(tp, q.batch) : std::min(tp, KV);
+  const double norm_units = m.parallel_block() ? 5 : 10;  // layer-norm traffic per token, × d
   // One layer for a step of t tokens (all sequences), attention over `ctx` cached positions.
   auto layer = [&](double t, double ctx, double* comm) {
     const double attn_flops = 4 * t * ctx * H * dh / tp;
@@ -682,7 +692,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
     const double compute =
         mm(t, d, (H + 2 * KV) * dh / tp) + mm(t, H * dh / tp, d) + mm(t, d, f * g / tp) +
         mm(t, f / tp, d) + MatmulOpTime(rates, std::min(ctx, dh), attn_flops, kv_bytes + 2 * t * H * dh / tp * ab) +
-        OpTime(rates, OpKind::kNorm, t * 10 * d / tp, t * 10 * d / tp * ab) +
+        OpTime(rates, OpKind::kNorm, t * norm_units * d / tp, t * norm_units * d / tp * ab) +
         OpTime(rates, OpKind::kElementwise, t * (g + 1) * f / tp, t * (g + 1) * f / tp * ab);
     double traffic = TensorTrafficForward(m, p, t, ab, tp_g, tpy_g, tpx_g, e);
     if (q.batch_sharded_kv && p.tensor > 1)  // heads → batch and back around attention

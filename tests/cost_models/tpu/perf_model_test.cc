@@ -344,6 +344,48 @@ TEST(Formats, WeightAndGradientBitsSetHbmAndTraffic) {
                    base.step_s);
 }
 
+// PaLM's parallel block: one layer norm and one tensor-parallel reduction per layer instead of
+// two; same FLOPs and weights. Training: the forward tensor traffic halves, the replicated
+// layer-norm activations (5·d per token without sequence parallelism) halve. Inference: less
+// exposed communication. Block models refuse it.
+TEST(TrainingEval, ParallelBlockHalvesTheTensorReductions) {
+  const std::string base = "layers=8,d_model=4096,d_ff=16384,heads=32,seq=2048,vocab=32000";
+  const TransformerModel serial_m = ParseModelSpec("transformer(" + base + ")");
+  const TransformerModel par_m = ParseModelSpec("transformer(" + base + ",parallel_block=true)");
+  EXPECT_NE(ModelToString(par_m).find("parallel_block=true"), std::string::npos);
+  TrainingEvaluator serial(serial_m, ParseMeshSpec("a100:8"), DefaultCatalog());
+  TrainingEvaluator par(par_m, ParseMeshSpec("a100:8"), DefaultCatalog());
+  PlanC p = PlanFromProto(ParsePlanSpec("tensor=8,global_batch=4,no_sequence_parallel=true"));
+  const StepBreakdown a = serial.Evaluate(p), b = par.Evaluate(p);
+  ASSERT_TRUE(a.valid && b.valid) << b.invalid_reason;
+  EXPECT_DOUBLE_EQ(a.model_flops, b.model_flops);
+  EXPECT_DOUBLE_EQ(a.hbm_params, b.hbm_params);
+  EXPECT_LE(b.exposed_tp_s, a.exposed_tp_s);  // NVSwitch: hidden under compute either way
+  EXPECT_LT(b.step_s, a.step_s);
+  // On a 4x4 v5e torus with 16-way tensor parallelism the traffic is exposed, and less of it.
+  TrainingEvaluator serial_tpu(serial_m, ParseMeshSpec("tpu_v5e:4x4"), DefaultCatalog());
+  TrainingEvaluator par_tpu(par_m, ParseMeshSpec("tpu_v5e:4x4"), DefaultCatalog());
+  PlanC p16 = p;
+  p16.tensor = 16;
+  const StepBreakdown c = serial_tpu.Evaluate(p16), e = par_tpu.Evaluate(p16);
+  ASSERT_TRUE(c.valid && e.valid);
+  EXPECT_GT(c.exposed_tp_s, 0);
+  EXPECT_LT(e.exposed_tp_s, c.exposed_tp_s);
+  // 8 layers × 4 sequences × 2048 tokens × 5·d replicated units × 2 B / 2 saved.
+  EXPECT_NEAR(a.hbm_activations - b.hbm_activations, 8 * 4 * 2048.0 * 5 * 4096 * 2 / 2, 1);
+  PlanC ip;
+  ip.tensor = 8;
+  InferenceQuery q;
+  q.batch = 4;
+  q.prompt = 512;
+  q.generate = 16;
+  const InferenceResult ia = serial.EvaluateInference(ip, q), ib = par.EvaluateInference(ip, q);
+  ASSERT_TRUE(ia.valid && ib.valid);
+  EXPECT_LT(ib.prefill_s, ia.prefill_s);
+  EXPECT_LT(ib.decode_s, ia.decode_s);
+  EXPECT_THROW(ParseModelSpec("transformer(layers=2,block=attn+ffn,parallel_block=true)"), ConfigError);
+}
+
 TEST(TrainingEval, UpdateConsumingGradientsKeepsOneLayersGradients) {
   // 8 layers, d 1024, f 4096, vocab 1000 on 8 devices, fsdp 8, fp32 gradients: a layer has
   // 4·d² + 2·d·f = 12.6M weights, the embedding 1.024M → one layer's gradients / 8 · 4 B.
