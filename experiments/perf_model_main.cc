@@ -599,8 +599,10 @@ int Failures(const FailuresOptions& o, const Catalog& catalog) {
   json table = json::array();
   for (const Row& r : rows) {
     const double loss = 1 - r.per_chip / rows[0].per_chip;
-    std::snprintf(buf, sizeof buf, "| %d | %.0f | %s | %.5g | %.4g | %.4g | %.5g | %+.2f %% |\n", r.failed, r.chips,
-                  r.plan.c_str(), r.step_s, r.comm_s, r.exposed_s, r.per_chip, 100 * loss);
+    std::snprintf(buf, sizeof buf, "| %d | %.0f | ", r.failed, r.chips);
+    md << buf << r.plan;
+    std::snprintf(buf, sizeof buf, " | %.5g | %.4g | %.4g | %.5g | %+.2f %% |\n", r.step_s, r.comm_s, r.exposed_s,
+                  r.per_chip, 100 * loss);
     md << buf;
     table.push_back({{"failed", r.failed}, {"chips", r.chips}, {"plan", r.plan}, {"step_s", r.step_s},
                      {"collective_s", r.comm_s}, {"exposed_s", r.exposed_s}, {"per_chip", r.per_chip},
@@ -681,11 +683,12 @@ int Diloco(const DilocoOptions& o, const Catalog& catalog) {
      << "the last microbatch's backward pass. Break-even H: the smallest H with ≤ 5 % overhead over one\n"
      << "island's step. Convergence per step is NOT modelled (DiLoCo: 8 islands match synchronous\n"
      << "training on C4, Douillard et al. 2023 [V]).\n\n";
-  std::snprintf(buf, sizeof buf, "- island: `%s` on `%s`, plan `%s`\n- params P = %.4g, island step %.4g s\n"
-                "- B = %.4g Gbit/s per island (%s), α = %.3g s\n\n",
-                ModelToString(ev.model()).c_str(), MeshToString(mesh).c_str(),
-                ResolvedPlanString(plan, b.microbatches).c_str(), ev.total_params(), b.step_s, bw * 8 / 1e9,
-                bw_source.c_str(), q.latency_s);
+  md << "- island: `" << ModelToString(ev.model()) << "` on `" << MeshToString(mesh) << "`, plan `"
+     << ResolvedPlanString(plan, b.microbatches) << "`\n";
+  std::snprintf(buf, sizeof buf, "- params P = %.4g, island step %.4g s\n- B = %.4g Gbit/s per island (", ev.total_params(),
+                b.step_s, bw * 8 / 1e9);
+  md << buf << bw_source;
+  std::snprintf(buf, sizeof buf, "), α = %.3g s\n\n", q.latency_s);
   md << buf
      << "| islands M | H | t_sync s | mean step s | overhead | GB per island per step | sync DP step s | "
         "sync DP GB per step | DiLoCo speed-up | break-even H |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
