@@ -3,6 +3,10 @@
 //   search    enumerate valid plans, rank by step time under the HBM limit
 //   validate  predicted vs published measurements → table (markdown to --out)
 //   infer     inference latency (prefill + decode) on a tensor-parallel layout
+//   failures  step time of one run with 0..N failed chips (holes routed around)
+//   diloco    DiLoCo islands: step time and inter-island traffic vs H, vs synchronous DP
+//   formats   HBM and step time of one plan across eXmY number formats (markdown to --out)
+//   energy    MWh and tCO2e of a training run; --validate: the published runs
 //   bench     plan evaluations per second of the training-run evaluator
 //   calibrate-host  measure this machine (LibTorch, Gloo) and write a catalogue with `host`
 //   simulate  placed-graph simulator: a compute graph + op → device placement → step time,
@@ -23,8 +27,11 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <sstream>
 
 #include "cost_models/tpu/catalog.h"
+#include "cost_models/tpu/diloco.h"
+#include "cost_models/tpu/energy.h"
 #include "cost_models/tpu/graph_training.h"
 #include "cost_models/tpu/machine.h"
 #include "cost_models/tpu/placed_graph_sim.h"
@@ -68,6 +75,8 @@ struct InferOptions {
   long long batch = 1, prompt = 2048, generate = 64;
   std::string weights = "bf16";
   bool batch_sharded_kv = false;
+  bool energy = false;  // also Wh and gCO2e per request
+  double power_w = 0, pue = 1.1, grid = 0.429;
 };
 struct BenchOptions {
   ModelInputs in;
@@ -77,6 +86,32 @@ struct ValidateOptions {
   std::string measurements;  // "" = embedded
   std::string out;           // markdown page to write ("" = none; docs/perf_validation.md is explicit)
   bool fit = false, no_held_out = false, json = false, verbose = false;
+};
+struct FailuresOptions {
+  ModelInputs in;
+  std::string graph;  // non-empty: a graph run (data parallel) instead of --model
+  int max_failed = 8;
+  std::string out;
+};
+struct DilocoOptions {
+  ModelInputs in;  // one island
+  std::string islands = "2,4,8", inner_steps = "1,10,100,500", outer = "fp32", out;
+  double dcn_gbps = 0;  // 0 = the island's DCN from the catalogue
+  double overlap_steps = 0;
+};
+struct FormatsOptions {
+  ModelInputs in;
+  std::string formats = "bf16,fp8,e3m2,e2m1";
+  std::string tensors = "weights,grads";
+  std::string out;
+};
+struct EnergyOptions {
+  ModelInputs in;             // with --tokens: the run whose time the evaluator predicts
+  std::string chip, table, out;
+  long long chips = 0;
+  double days = 0, hours = 0, tokens = 0;
+  double pue = 1.1, grid = 0.429, net_grid = -1, power_w = 0;
+  bool validate = false;
 };
 struct SimulateOptions {
   std::string graph = "layered(ops=1000,width=100,fan_in=3,seed=1)", placement = "round_robin";
@@ -305,15 +340,18 @@ int Search(const SearchOptions& o, const Catalog& catalog) {
   PrintVerbose(o.in.verbose, false, options);
   std::printf("%ld plans enumerated, %ld valid, %ld fit in HBM%s\n\n", stats.enumerated, stats.valid,
               stats.fitting, spec.keys.empty() ? "" : " (keys fixed by --plan kept)");
-  std::printf("%4s %5s %5s %8s %5s %5s %6s %-7s %5s %10s %9s %7s %9s\n", "rank", "data", "fsdp", "tensor",
+  std::printf("%4s %5s %5s %8s %5s %5s %6s %-9s %5s %10s %9s %7s %9s\n", "rank", "data", "fsdp", "tensor",
               "pipe", "mb", "expert", "remat", "shOpt", "step (s)", "tokens/s", "MFU", "HBM GiB");
   int rank = 1;
   for (const auto& r : ranked) {
-    const char* remat = r.plan.remat == REMAT_NONE ? "none" : r.plan.remat == REMAT_MINIMAL ? "minimal" : "full";
+    const char* remat = r.plan.remat == REMAT_NONE      ? "none"
+                        : r.plan.remat == REMAT_MINIMAL ? "minimal"
+                        : r.plan.remat == REMAT_SELECTIVE ? "selective"
+                                                          : "full";
     const std::string tensor = r.plan.tensor_x > 1 ? std::to_string(r.plan.tensor_x) + "x" +
                                                          std::to_string(r.plan.tensor / r.plan.tensor_x)
                                                    : std::to_string(r.plan.tensor);
-    std::printf("%4d %5d %5d %8s %5d %5d %6d %-7s %5s %10.4f %9.4g %6.1f%% %9.2f\n", rank++, r.plan.data,
+    std::printf("%4d %5d %5d %8s %5d %5d %6d %-9s %5s %10.4f %9.4g %6.1f%% %9.2f\n", rank++, r.plan.data,
                 r.plan.fsdp, tensor.c_str(), r.plan.pipeline, r.result.microbatches, r.plan.expert, remat,
                 r.plan.shard_optimizer ? "yes" : "no", r.result.step_s, r.result.tokens_per_s, 100 * r.result.mfu,
                 r.result.hbm_total / (1024.0 * 1024 * 1024));
@@ -338,12 +376,43 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
   q.batch_sharded_kv = o.batch_sharded_kv;
   const InferenceResult r = ev.EvaluateInference(p, q);
   if (!r.valid) ThrowInvalidPlan(r.invalid_reason, p, ev);
+  // --energy: every chip of the mesh busy for the whole batch (prefill + decode) at its mean
+  // system power, shared by the batch's requests; no idle capacity.
+  json energy = nullptr;
+  std::string energy_text;
+  if (o.energy) {
+    EnergyQuery eq;
+    eq.chips = ev.num_chips();
+    eq.hours = (r.prefill_s + r.decode_s) / 3600;
+    std::string source = "--power-w";
+    if (o.power_w > 0) {
+      eq.power_w = o.power_w;
+    } else {
+      const ChipPower& cp = PowerOf(DefaultEnergyTable(), ev.chip().name());
+      eq.power_w = cp.system_w();
+      source = cp.source();
+    }
+    eq.pue = o.pue;
+    eq.grid_kg_per_kwh = o.grid;
+    const EnergyResult er = EnergyOfRun(eq);
+    const double wh = er.facility_mwh * 1e6 / q.batch;
+    const double g = er.gross_tco2e * 1e6 / q.batch;
+    energy = {{"power_w", eq.power_w}, {"power_source", source}, {"pue", o.pue}, {"grid_kg_per_kwh", o.grid},
+              {"wh_per_request", wh}, {"gco2e_per_request", g}, {"facility_wh_batch", er.facility_mwh * 1e6}};
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "energy           %.4g Wh and %.4g gCO2e per request (%d chips x %.4g W (%s) x PUE %.3g over "
+                  "%.4g s, / %lld requests; grid %.3g kg/kWh)\n",
+                  wh, g, ev.num_chips(), eq.power_w, source.c_str(), o.pue, r.prefill_s + r.decode_s, o.batch, o.grid);
+    energy_text = buf;
+  }
   json options = ToJson(o.in);
   options["batch"] = o.batch;
   options["prompt"] = o.prompt;
   options["generate"] = o.generate;
   options["weights"] = o.weights;
   options["batch_sharded_kv"] = o.batch_sharded_kv;
+  if (o.energy) options["energy"] = {{"power_w", o.power_w}, {"pue", o.pue}, {"grid", o.grid}};
   options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)},
                          {"plan", ResolvedPlanString(p, 1)}};
   if (o.in.json) {
@@ -356,6 +425,7 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
               {"hbm_weights", r.hbm_weights}, {"hbm_kv", r.hbm_kv},
               {"hbm_total", r.hbm_total},     {"hbm_capacity", r.hbm_capacity},
               {"oom", r.oom}};
+    if (o.energy) j["energy"] = energy;
     std::cout << j.dump(2) << "\n";
   } else {
     PrintVerbose(o.in.verbose, false, options);
@@ -366,6 +436,7 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
                 ModelToString(ev.model()).c_str(), MeshToString(mesh).c_str(), ev.num_devices(), p.tensor,
                 layout.c_str(), o.batch, o.prompt, o.generate, DType_Name(q.weight_dtype).c_str(),
                 q.batch_sharded_kv ? ", batch-sharded KV" : "", FormatInference(r).c_str());
+    std::printf("%s", energy_text.c_str());
   }
   return r.oom ? kExitInfeasible : kExitOk;
 }
@@ -417,15 +488,20 @@ int RunValidate(const ValidateOptions& o, const Catalog& catalog) {
   if (rep.evaluated == 0)
     throw ConfigError("validate: no full-configuration row could be evaluated (" + std::to_string(rows.row_size()) +
                       " rows, all partial, extra or failing): no median error to report");
-  ValidationReport held_out;
-  if (!o.no_held_out) held_out = CrossValidate(rows, catalog);
-  if (!o.out.empty()) WriteFileAtomic(o.out, ReportMarkdown(rep, used, o.no_held_out ? nullptr : &held_out));
+  ValidationReport held_out, paper_out;
+  if (!o.no_held_out) {
+    held_out = CrossValidate(rows, catalog);
+    paper_out = CrossValidatePapers(rows, catalog);
+  }
+  if (!o.out.empty())
+    WriteFileAtomic(o.out, ReportMarkdown(rep, used, o.no_held_out ? nullptr : &held_out,
+                                          o.no_held_out ? nullptr : &paper_out));
   if (o.json) {
     json table = json::array();
     for (const ValidationRow& r : rep.rows)
       table.push_back({{"id", r.id}, {"chip", r.chip}, {"metric", r.metric}, {"measured", r.measured},
                        {"predicted", r.predicted}, {"rel_error", r.rel_error}, {"oom", r.oom},
-                       {"partial", r.partial}, {"extra", r.extra}, {"error", r.error}});
+                       {"partial", r.partial}, {"extra", r.extra}, {"paper", r.paper}, {"error", r.error}});
     json j = {{"options", options},
               {"rows", table},
               {"evaluated", rep.evaluated},
@@ -433,19 +509,408 @@ int RunValidate(const ValidateOptions& o, const Catalog& catalog) {
               {"worst_abs_error", rep.worst_abs_error},
               {"worst_id", rep.worst_id}};
     if (o.fit) j["fit"] = fit_log;
-    if (!o.no_held_out)
+    if (!o.no_held_out) {
       j["held_out"] = {{"median_abs_error", held_out.median_abs_error},
                        {"worst_abs_error", held_out.worst_abs_error},
                        {"worst_id", held_out.worst_id}};
+      json papers = json::array();
+      for (const ValidationRow& r : paper_out.rows)
+        papers.push_back({{"id", r.id}, {"paper", r.paper}, {"predicted", r.predicted},
+                          {"rel_error", r.rel_error}, {"error", r.error}});
+      j["paper_out"] = {{"median_abs_error", paper_out.median_abs_error},
+                        {"worst_abs_error", paper_out.worst_abs_error},
+                        {"worst_id", paper_out.worst_id},
+                        {"rows", papers}};
+    }
     if (!o.out.empty()) j["wrote"] = o.out;
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
   std::printf("%s", ReportTable(rep).c_str());
-  if (!o.no_held_out)
+  if (!o.no_held_out) {
     std::printf("\nheld out (leave-one-out refits): median |error| %.1f %%, worst %.1f %% (%s)\n",
                 100 * held_out.median_abs_error, 100 * held_out.worst_abs_error, held_out.worst_id.c_str());
+    std::printf("held out by paper (leave-one-paper-out refits): median |error| %.1f %%, worst %.1f %% (%s)\n",
+                100 * paper_out.median_abs_error, 100 * paper_out.worst_abs_error, paper_out.worst_id.c_str());
+  }
   if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
+  return kExitOk;
+}
+
+int Failures(const FailuresOptions& o, const Catalog& catalog) {
+  const Mesh base_mesh = ParseMeshSpec(o.in.mesh);
+  if (base_mesh.failed() != 0) throw ConfigError("failures: give the healthy mesh (no failed=); --max-failed sets the holes");
+  const PlanSpec spec = ParsePlanSpecWithKeys(o.in.plan);
+  struct Row {
+    int failed;
+    double step_s, comm_s, exposed_s, per_chip, chips;
+    std::string plan;
+  };
+  std::vector<Row> rows;
+  std::string what;
+  for (int k = 0; k <= o.max_failed; ++k) {
+    Mesh mesh = base_mesh;
+    mesh.set_failed(k);
+    Row row{k, 0, 0, 0, 0, 0, ""};
+    if (!o.graph.empty()) {
+      const graphs::NamedGraph ng = graphs::GraphFromSpec(o.graph);
+      const GraphRunResult r = EvaluateGraphOnMesh(ng.graph, mesh, catalog, GraphRunPlanFromPlan(spec.plan, ng.examples));
+      row.step_s = r.step_s;
+      row.comm_s = r.dp_comm_s;
+      row.exposed_s = r.exposed_dp_s;
+      row.per_chip = r.examples_per_s / r.chips;
+      row.chips = r.chips;
+      row.plan = "data=" + std::to_string(r.replicas);
+      what = "graph `" + o.graph + "`, examples/s per chip";
+    } else {
+      const TrainingEvaluator ev(ParseModelSpec(o.in.model), mesh, catalog);
+      const PlanC plan = ResolvePlan(spec, ev.num_devices(), FillAxis::kFsdp);
+      const StepBreakdown b = ev.Evaluate(plan);
+      if (!b.valid) ThrowInvalidPlan(b.invalid_reason, plan, ev);
+      row.step_s = b.step_s;
+      row.comm_s = b.exposed_tp_s + b.exposed_fsdp_s + b.exposed_dp_s + b.exposed_ep_s + b.pipeline_comm_s;
+      row.exposed_s = row.comm_s;
+      row.per_chip = b.tokens_per_s / ev.num_chips();
+      row.chips = ev.num_chips();
+      row.plan = ResolvedPlanString(plan, b.microbatches);
+      what = "model `" + ModelToString(ev.model()) + "`, tokens/s per chip";
+    }
+    rows.push_back(row);
+  }
+  json options = ToJson(o.in);
+  if (!o.graph.empty()) {
+    options.erase("model");
+    options["graph"] = o.graph;
+  }
+  options["max_failed"] = o.max_failed;
+  options["out"] = o.out;
+  std::ostringstream md;
+  char buf[512];
+  md << "# Failed chips\n\n"
+     << "Generated by `perf-model failures` (do not edit by hand). " << what << ", mesh `"
+     << MeshToString(base_mesh) << "` with 0.." << o.max_failed << " failed chips (Mesh.failed). Assumptions\n"
+     << "[A]: the holes leave the job (the other chips keep their per-chip batch); each hole sits in its\n"
+     << "own row and column; every ICI ring through a hole is routed around it: it loses its wraparound,\n"
+     << "its detour shares the neighbouring ring's links (half that axis's bandwidth) and adds 2 hops per\n"
+     << "hole. Kumar & Jouppi 2020 [V, abstract]: all-reduce routed around failed chips with \"minimal impact\n"
+     << "to training throughput\" for MLPerf ResNet-50 and BERT on 512 and 1024 TPU-v3 chips (no number published).\n\n"
+     << "| failed | chips | plan | step s | collective s | exposed s | per chip | loss vs healthy |\n"
+        "|---:|---:|---|---:|---:|---:|---:|---:|\n";
+  json table = json::array();
+  for (const Row& r : rows) {
+    const double loss = 1 - r.per_chip / rows[0].per_chip;
+    std::snprintf(buf, sizeof buf, "| %d | %.0f | ", r.failed, r.chips);
+    md << buf << r.plan;
+    std::snprintf(buf, sizeof buf, " | %.5g | %.4g | %.4g | %.5g | %+.2f %% |\n", r.step_s, r.comm_s, r.exposed_s,
+                  r.per_chip, 100 * loss);
+    md << buf;
+    table.push_back({{"failed", r.failed}, {"chips", r.chips}, {"plan", r.plan}, {"step_s", r.step_s},
+                     {"collective_s", r.comm_s}, {"exposed_s", r.exposed_s}, {"per_chip", r.per_chip},
+                     {"loss_vs_healthy", loss}});
+  }
+  if (!o.out.empty()) WriteFileAtomic(o.out, md.str());
+  if (o.in.json) {
+    json j = {{"options", options}, {"rows", table}};
+    if (!o.out.empty()) j["wrote"] = o.out;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    PrintVerbose(o.in.verbose, false, options);
+    std::printf("%s", md.str().c_str());
+    if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
+  }
+  return kExitOk;
+}
+
+// "2,4,8" → numbers in [lo, hi] (at most 64).
+std::vector<double> NumberList(const std::string& list, const char* what, double lo, double hi) {
+  std::vector<double> out;
+  for (const std::string& v : SplitCommaList(list)) {
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !std::isfinite(x) || x < lo || x > hi || x != std::floor(x))
+      throw ConfigError(std::string("diloco: ") + what + " takes whole numbers in [" + std::to_string(static_cast<long long>(lo)) +
+                        ", " + std::to_string(static_cast<long long>(hi)) + "], got \"" + v + "\"");
+    out.push_back(x);
+  }
+  if (out.empty() || out.size() > 64) throw ConfigError(std::string("diloco: ") + what + ": give 1..64 values");
+  return out;
+}
+
+int Diloco(const DilocoOptions& o, const Catalog& catalog) {
+  const TransformerModel model = ParseModelSpec(o.in.model);
+  const Mesh mesh = ParseMeshSpec(o.in.mesh);
+  const TrainingEvaluator ev(model, mesh, catalog);
+  const PlanC plan = ResolvePlan(ParsePlanSpecWithKeys(o.in.plan), ev.num_devices(), FillAxis::kFsdp);
+  const StepBreakdown b = ev.Evaluate(plan);
+  if (!b.valid) ThrowInvalidPlan(b.invalid_reason, plan, ev);
+  if (b.oom) throw ConfigError("diloco: the island's plan does not fit in HBM (perf-model run shows where)");
+  const std::vector<double> islands = NumberList(o.islands, "--islands", 2, 1e6);
+  const std::vector<double> hs = NumberList(o.inner_steps, "--inner-steps", 1, 1e9);
+  const Efficiency eff = EffectiveEfficiency(catalog, ev.chip());
+  double bw = o.dcn_gbps * 1e9 / 8;
+  std::string bw_source = "--dcn-gbps";
+  if (bw <= 0) {
+    bw = ev.num_chips() * ev.chip().dcn_bw_per_chip() * eff.dcn_bw();
+    bw_source = "catalogue: chips x DCN per chip x dcn_bw efficiency";
+    if (!(bw > 0))
+      throw ConfigError("diloco: the catalogue has no DCN bandwidth for " + ev.chip().name() + "; give --dcn-gbps");
+  }
+  DilocoQuery q;
+  q.island_bw = bw;
+  q.latency_s = ev.chip().dcn_latency_s();
+  q.outer_bytes = FormatBits(o.outer) / 8.0;
+  q.overlap_steps = o.overlap_steps;
+  const double grad_bytes = plan.grad_bits > 0 ? plan.grad_bits / 8.0 : BytesPerElement(plan.grad_dtype);
+  json options = ToJson(o.in);
+  options["islands"] = o.islands;
+  options["inner_steps"] = o.inner_steps;
+  options["outer"] = o.outer;
+  options["overlap_steps"] = o.overlap_steps;
+  options["dcn_gbps"] = bw * 8 / 1e9;
+  options["out"] = o.out;
+  options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)},
+                         {"plan", ResolvedPlanString(plan, b.microbatches)}};
+  std::ostringstream md;
+  char buf[512];
+  md << "# DiLoCo islands\n\n"
+     << "Generated by `perf-model diloco` (do not edit by hand). Each island runs the plan below (its step\n"
+     << "time from the training-step evaluator), H inner steps, then all-reduces the outer gradient (" << o.outer
+     << ",\n" << FormatBits(o.outer) << " bits per value) over the inter-island network: t_sync = 2(M−1)/M · P·b / B + 2(M−1)·α;\n"
+     << "the mean step is t_inner + max(0, t_sync − τ·t_inner)/H with τ = " << o.overlap_steps
+     << " overlapped inner steps. Synchronous\n"
+     << "data parallelism over the same network all-reduces the gradients (" << grad_bytes
+     << " B per value) every step, hidden under\n"
+     << "the last microbatch's backward pass. Break-even H: the smallest H with ≤ 5 % overhead over one\n"
+     << "island's step. Convergence per step is NOT modelled (DiLoCo: 8 islands match synchronous\n"
+     << "training on C4, Douillard et al. 2023 [V]).\n\n";
+  md << "- island: `" << ModelToString(ev.model()) << "` on `" << MeshToString(mesh) << "`, plan `"
+     << ResolvedPlanString(plan, b.microbatches) << "`\n";
+  std::snprintf(buf, sizeof buf, "- params P = %.4g, island step %.4g s\n- B = %.4g Gbit/s per island (", ev.total_params(),
+                b.step_s, bw * 8 / 1e9);
+  md << buf << bw_source;
+  std::snprintf(buf, sizeof buf, "), α = %.3g s\n\n", q.latency_s);
+  md << buf
+     << "| islands M | H | t_sync s | mean step s | overhead | GB per island per step | sync DP step s | "
+        "sync DP GB per step | DiLoCo speed-up | break-even H |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  json rows = json::array();
+  for (double m : islands)
+    for (double h : hs) {
+      q.islands = m;
+      q.inner_steps = h;
+      const DilocoResult r = EvaluateDiloco(b, ev.total_params(), grad_bytes, q);
+      std::snprintf(buf, sizeof buf, "| %.0f | %.0f | %.4g | %.4g | %.1f %% | %.4g | %.4g | %.4g | %.2f× | %.0f |\n", m,
+                    h, r.sync_s, r.step_s, 100 * r.overhead, r.dcn_bytes_per_step / 1e9, r.sync_dp_step_s,
+                    r.sync_dp_dcn_bytes_per_step / 1e9, r.speedup_vs_sync_dp, r.break_even_h);
+      md << buf;
+      rows.push_back({{"islands", m}, {"inner_steps", h}, {"inner_step_s", r.inner_step_s}, {"sync_s", r.sync_s},
+                      {"exposed_sync_s", r.exposed_sync_s}, {"step_s", r.step_s}, {"overhead", r.overhead},
+                      {"dcn_bytes_per_step", r.dcn_bytes_per_step}, {"sync_dp_step_s", r.sync_dp_step_s},
+                      {"sync_dp_dcn_bytes_per_step", r.sync_dp_dcn_bytes_per_step},
+                      {"speedup_vs_sync_dp", r.speedup_vs_sync_dp}, {"break_even_h", r.break_even_h}});
+    }
+  if (!o.out.empty()) WriteFileAtomic(o.out, md.str());
+  if (o.in.json) {
+    json j = {{"options", options}, {"params", ev.total_params()}, {"island_step_s", b.step_s}, {"rows", rows}};
+    if (!o.out.empty()) j["wrote"] = o.out;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    PrintVerbose(o.in.verbose, false, options);
+    std::printf("%s", md.str().c_str());
+    if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
+  }
+  return kExitOk;
+}
+
+int Formats(const FormatsOptions& o, const Catalog& catalog) {
+  const TransformerModel model = ParseModelSpec(o.in.model);
+  const Mesh mesh = ParseMeshSpec(o.in.mesh);
+  const TrainingEvaluator ev(model, mesh, catalog);
+  const PlanC base = ResolvePlan(ParsePlanSpecWithKeys(o.in.plan), ev.num_devices(), FillAxis::kFsdp);
+  const std::vector<std::string> formats = SplitCommaList(o.formats), tensors = SplitCommaList(o.tensors);
+  if (formats.empty() || formats.size() > 64) throw ConfigError("formats: give 1..64 formats, e.g. bf16,fp8,e3m2,e2m1");
+  bool w = false, g = false, opt = false, act = false;
+  for (const std::string& t : tensors) {
+    if (t == "weights") w = true;
+    else if (t == "grads") g = true;
+    else if (t == "optimizer") opt = true;
+    else if (t == "activations") act = true;
+    else throw ConfigError("formats: --tensors takes weights, grads, optimizer, activations; got \"" + t + "\"");
+  }
+  if (!(w || g || opt || act)) throw ConfigError("formats: --tensors is empty");
+  struct Row {
+    std::string format;
+    int bits;
+    PlanC plan;
+    StepBreakdown b;
+  };
+  std::vector<Row> rows;
+  for (const std::string& f : formats) {
+    const int bits = FormatBits(f);
+    PlanC p = base;
+    if (w) p.weight_bits = bits;
+    if (g) p.grad_bits = bits;
+    if (opt) p.optimizer_bits = bits;
+    if (act) p.activation_bits = bits;
+    const StepBreakdown b = ev.Evaluate(p);
+    if (!b.valid) ThrowInvalidPlan(b.invalid_reason, p, ev);
+    rows.push_back({f, bits, p, b});
+  }
+  json options = ToJson(o.in);
+  options["formats"] = o.formats;
+  options["tensors"] = o.tensors;
+  options["out"] = o.out;
+  options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)},
+                         {"plan", ResolvedPlanString(base, rows[0].b.microbatches)}};
+  const double gib = 1073741824.0;
+  std::ostringstream md;
+  char buf[512];
+  md << "# Number formats (eXmY)\n\n"
+     << "Generated by `perf-model formats` (do not edit by hand). One model, mesh and plan; the formats\n"
+     << "below replace the storage width of: " << o.tensors << ". Bytes per value = bits / 8 (eXmY packs\n"
+     << "exactly B bits per value, Agrawal et al. 2024); this sets HBM, HBM traffic and the bytes the\n"
+     << "tensors' collectives move (weight all-gathers, gradient reduce-scatters / all-reduces).\n"
+     << "**Compute-rate assumption**: values are decoded to the compute dtype ("
+     << DType_Name(base.compute_dtype) << " here) before the\n"
+     << "matmuls, so the compute rate does not change with the format; an 8-bit rate (2× bf16 where\n"
+     << "published: int8 on v5e/v5p/v6e, fp8 on H100) needs compute_dtype=int8/fp8 in --plan. With\n"
+     << "weights below 32 bits the optimizer keeps an fp32 master copy (4 B per weight).\n\n"
+     << "- model: `" << ModelToString(ev.model()) << "`\n- mesh: `" << MeshToString(mesh) << "`\n- plan: `"
+     << ResolvedPlanString(base, rows[0].b.microbatches) << "`\n\n"
+     << "| format | bits | weights GiB | grads GiB | optimizer GiB | activations GiB | HBM total GiB | step s | "
+        "exposed FSDP s | exposed data s | MFU |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  json table = json::array();
+  for (const Row& r : rows) {
+    std::snprintf(buf, sizeof buf,
+                  "| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f%s | %.4f | %.4f | %.4f | %.1f %% |\n", r.format.c_str(),
+                  r.bits, r.b.hbm_params / gib, r.b.hbm_grads / gib, r.b.hbm_optimizer / gib,
+                  r.b.hbm_activations / gib, r.b.hbm_total / gib, r.b.oom ? " (OOM)" : "", r.b.step_s,
+                  r.b.exposed_fsdp_s, r.b.exposed_dp_s, 100 * r.b.mfu);
+    md << buf;
+    json e = ToJson(r.b);
+    e["format"] = r.format;
+    e["bits"] = r.bits;
+    e["plan"] = ResolvedPlanString(r.plan, r.b.microbatches);
+    table.push_back(e);
+  }
+  if (!o.out.empty()) WriteFileAtomic(o.out, md.str());
+  if (o.in.json) {
+    json j = {{"options", options}, {"rows", table}};
+    if (!o.out.empty()) j["wrote"] = o.out;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    PrintVerbose(o.in.verbose, false, options);
+    std::printf("%s", md.str().c_str());
+    if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
+  }
+  return kExitOk;
+}
+
+int Energy(const EnergyOptions& o, const Catalog& catalog) {
+  const EnergyTable table = LoadEnergyTable(o.table);
+  json options = {{"table", o.table.empty() ? "<embedded>" : o.table}};
+  if (!o.validate && !o.out.empty()) throw ConfigError("energy: --out writes the --validate page; give --validate");
+  if (o.validate) {
+    options["validate"] = true;
+    options["out"] = o.out;
+    PrintVerbose(o.in.verbose, o.in.json, options);
+    const EnergyReport rep = ValidateEnergy(table);
+    if (rep.evaluated == 0) throw ConfigError("energy --validate: no run could be evaluated");
+    if (!o.out.empty()) WriteFileAtomic(o.out, EnergyMarkdown(rep, table));
+    if (o.in.json) {
+      json rows = json::array();
+      for (const EnergyRow& r : rep.rows)
+        rows.push_back({{"id", r.id}, {"paper", r.paper}, {"chip", r.chip}, {"power_w", r.power_w},
+                        {"run_power_w", r.run_power_w}, {"measured_mwh", r.measured_mwh},
+                        {"predicted_mwh", r.predicted_mwh}, {"mwh_rel_error", r.mwh_error},
+                        {"measured_tco2e", r.measured_tco2e}, {"predicted_tco2e", r.predicted_tco2e},
+                        {"tco2e_rel_error", r.tco2e_error}, {"measured_net_tco2e", r.measured_net_tco2e},
+                        {"predicted_net_tco2e", r.predicted_net_tco2e}, {"net_tco2e_rel_error", r.net_tco2e_error},
+                        {"error", r.error}});
+      json j = {{"options", options}, {"rows", rows}, {"evaluated", rep.evaluated},
+                {"median_abs_mwh_error", rep.median_abs_mwh_error}, {"worst_abs_mwh_error", rep.worst_abs_mwh_error},
+                {"worst_mwh_id", rep.worst_mwh_id}, {"median_abs_tco2e_error", rep.median_abs_tco2e_error},
+                {"worst_abs_tco2e_error", rep.worst_abs_tco2e_error}};
+      if (!o.out.empty()) j["wrote"] = o.out;
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::printf("%s", EnergyMarkdown(rep, table).c_str());
+      if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
+    }
+    return kExitOk;
+  }
+  EnergyQuery q;
+  std::string chip = o.chip;
+  json run = nullptr;
+  if (o.tokens > 0) {
+    // The run's time from the training-step evaluator: tokens / predicted tokens per second.
+    if (!o.chip.empty() || o.chips > 0 || o.days > 0 || o.hours > 0)
+      throw ConfigError("energy: --tokens takes the chips and the time from --model/--mesh/--plan; "
+                        "do not also give --chip, --chips, --days or --hours");
+    const TransformerModel model = ParseModelSpec(o.in.model);
+    const Mesh mesh = ParseMeshSpec(o.in.mesh);
+    const TrainingEvaluator ev(model, mesh, catalog);
+    const PlanC plan = ResolvePlan(ParsePlanSpecWithKeys(o.in.plan), ev.num_devices(), FillAxis::kFsdp);
+    const StepBreakdown b = ev.Evaluate(plan);
+    if (!b.valid) ThrowInvalidPlan(b.invalid_reason, plan, ev);
+    if (b.oom) throw ConfigError("energy: the plan does not fit in HBM (perf-model run shows where)");
+    chip = mesh.chip();
+    q.chips = ev.num_chips();
+    q.hours = o.tokens / b.tokens_per_s / 3600;
+    options["model"] = ModelToString(ev.model());
+    options["mesh"] = MeshToString(mesh);
+    options["plan"] = ResolvedPlanString(plan, b.microbatches);
+    options["tokens"] = o.tokens;
+    run = {{"step_s", b.step_s}, {"tokens_per_s", b.tokens_per_s}, {"mfu", b.mfu}, {"hfu", b.hfu},
+           {"steps", o.tokens / (b.tokens_per_s * b.step_s)}};
+  } else {
+    if (o.chip.empty() || o.chips <= 0 || (o.days > 0) == (o.hours > 0))
+      throw ConfigError("energy: give --chip, --chips and one of --days / --hours (or --tokens with "
+                        "--model/--mesh/--plan, or --validate)");
+    q.chips = double(o.chips);
+    q.hours = o.days > 0 ? o.days * 24 : o.hours;
+    options["chip"] = o.chip;
+    options["chips"] = o.chips;
+    options["hours"] = q.hours;
+  }
+  std::string power_source = "--power-w";
+  if (o.power_w > 0) {
+    q.power_w = o.power_w;
+  } else {
+    const ChipPower& p = PowerOf(table, chip);
+    q.power_w = p.system_w();
+    power_source = p.source();
+  }
+  q.pue = o.pue;
+  q.grid_kg_per_kwh = o.grid;
+  q.net_grid_kg_per_kwh = o.net_grid;
+  const EnergyResult r = EnergyOfRun(q);
+  options["power_w"] = q.power_w;
+  options["pue"] = o.pue;
+  options["grid_kg_per_kwh"] = o.grid;
+  options["net_grid_kg_per_kwh"] = o.net_grid >= 0 ? json(o.net_grid) : json(nullptr);
+  PrintVerbose(o.in.verbose, o.in.json, options);
+  if (o.in.json) {
+    json j = {{"options", options},         {"chip", chip},
+              {"chips", q.chips},           {"hours", q.hours},
+              {"power_w", q.power_w},       {"power_source", power_source},
+              {"accelerator_hours", r.accelerator_hours},
+              {"it_mwh", r.it_mwh},         {"facility_mwh", r.facility_mwh},
+              {"gross_tco2e", r.gross_tco2e}, {"net_tco2e", r.net_tco2e}};
+    if (!run.is_null()) j["run"] = run;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    if (!run.is_null())
+      std::printf("run          %s on %s, %s: step %.4g s, %.4g tokens/s, MFU %.1f %%\n",
+                  options["model"].get<std::string>().c_str(), options["mesh"].get<std::string>().c_str(),
+                  options["plan"].get<std::string>().c_str(), run["step_s"].get<double>(),
+                  run["tokens_per_s"].get<double>(), 100 * run["mfu"].get<double>());
+    std::printf("accelerators %.0f × %s for %.4g h (%.4g days)\n"
+                "power        %.4g W per accelerator (%s)\n"
+                "energy       %.4g MWh IT, %.4g MWh with PUE %.3g\n"
+                "CO2e         %.4g t gross (%.3g kg/kWh), %.4g t net\n",
+                q.chips, chip.c_str(), q.hours, q.hours / 24, q.power_w, power_source.c_str(), r.it_mwh,
+                r.facility_mwh, o.pue, r.gross_tco2e, o.grid, r.net_tco2e);
+  }
   return kExitOk;
 }
 
@@ -654,7 +1119,10 @@ int main(int argc, char** argv) {
                        "(prints the fitted values; the catalogue is not changed)");
     validate->add_flag("--no-held-out", validate_o.no_held_out,
                        "skip the leave-one-out table (each row predicted with parameters "
-                       "fitted on the other rows; takes a few seconds)");
+                       "fitted on the other rows) and the leave-one-paper-out table (each paper's "
+                       "rows predicted with parameters fitted on the other papers' rows; a chip "
+                       "measured only by the held-out paper takes the median matmul efficiency of "
+                       "the fitted chips); together a few seconds");
     validate->add_flag("--json", validate_o.json, "print one JSON document (rows, errors, options)");
     validate->add_flag("--verbose", validate_o.verbose, "print the resolved options first");
 
@@ -671,12 +1139,100 @@ int main(int argc, char** argv) {
     infer->add_option("--weights", infer_o.weights, "weight dtype: bf16, int8, fp8, int4")->capture_default_str();
     infer->add_flag("--batch-sharded-kv", infer_o.batch_sharded_kv,
                     "shard attention over the batch (multi-query models) instead of the heads");
+    infer->add_flag("--energy", infer_o.energy,
+                    "also Wh and gCO2e per request: every chip busy for prefill + decode at its mean measured "
+                    "system power (the energy table, or --power-w), x PUE, shared by the batch; no idle capacity");
+    infer->add_option("--power-w", infer_o.power_w, "with --energy: system power per chip, W")
+        ->check(cli::FiniteRange(1, 10000));
+    infer->add_option("--pue", infer_o.pue, "with --energy: data-centre PUE")->capture_default_str()->check(cli::FiniteRange(1, 3));
+    infer->add_option("--grid", infer_o.grid, "with --energy: grid intensity, kgCO2e/kWh")
+        ->capture_default_str()->check(cli::FiniteRange(0, 2));
 
     BenchOptions bench_o;
     CLI::App* bench = app.add_subcommand("bench", "plan evaluations per second (one core)");
     AddModelInputs(bench, &bench_o.in);
     bench->add_option("--seconds", bench_o.seconds, "how long to measure")
         ->capture_default_str()->check(cli::FiniteRange(0.001, cli::kMaxSeconds));
+
+    FailuresOptions failures_o;
+    CLI::App* failures = app.add_subcommand(
+        "failures",
+        "step time and throughput per chip of one run with 0..--max-failed failed chips on a one-slice "
+        "torus/mesh (Mesh failed=N). Assumes the holes leave the job, each in its own row and column, and "
+        "every ICI ring through a hole is routed around it (no wraparound, half the axis bandwidth, +2 "
+        "hops per hole); with --model the fill axis (fsdp) takes the healthy devices");
+    AddModelInputs(failures, &failures_o.in);
+    failures->add_option("--graph", failures_o.graph, "a graph run (data parallel over the healthy devices) instead of --model");
+    failures->add_option("--max-failed", failures_o.max_failed, "failed chips 0..N")
+        ->capture_default_str()->check(cli::IntRange(0, 64));
+    failures->add_option("--out", failures_o.out, "also write the markdown table here (e.g. docs/perf_failures.md)");
+
+    DilocoOptions diloco_o;
+    CLI::App* diloco = app.add_subcommand(
+        "diloco",
+        "DiLoCo islands: M islands (this model/mesh/plan each) run H inner steps, then all-reduce "
+        "the outer gradient over the inter-island network; mean step time, traffic and break-even H "
+        "vs synchronous data parallelism over the same network. Assumes a ring all-reduce between "
+        "islands at --dcn-gbps per island (default: the catalogue's DCN of the island's chips x "
+        "dcn_bw efficiency) and the chip's DCN latency per ring step; convergence per step is not "
+        "modelled");
+    AddModelInputs(diloco, &diloco_o.in);
+    diloco->add_option("--islands", diloco_o.islands, "comma list of island counts M (2..1e6)")->capture_default_str();
+    diloco->add_option("--inner-steps", diloco_o.inner_steps, "comma list of H (1..1e9)")->capture_default_str();
+    diloco->add_option("--dcn-gbps", diloco_o.dcn_gbps, "inter-island bandwidth per island, Gbit/s")
+        ->check(cli::FiniteRange(1e-6, 1e7));
+    diloco->add_option("--outer", diloco_o.outer, "outer-gradient format on the wire (fp32, bf16, e2m1, ...)")
+        ->capture_default_str();
+    diloco->add_option("--overlap-steps", diloco_o.overlap_steps,
+                       "inner steps the outer all-reduce runs under (streaming / eager DiLoCo)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 1e9));
+    diloco->add_option("--out", diloco_o.out, "also write the markdown table here (e.g. docs/perf_diloco.md)");
+
+    FormatsOptions formats_o;
+    CLI::App* formats = app.add_subcommand(
+        "formats",
+        "HBM and step time of one plan across eXmY number formats (bytes per value = bits/8 for the "
+        "chosen tensors: HBM, HBM traffic, their collectives). Assumes values are decoded to the "
+        "plan's compute dtype before the matmuls: no compute speed-up from the format (an 8-bit "
+        "rate needs compute_dtype=int8/fp8 in --plan); an fp32 master copy with weights < 32 bits");
+    AddModelInputs(formats, &formats_o.in);
+    formats->add_option("--formats", formats_o.formats,
+                        "comma list: eXmY (1+X+Y bits), fp32, bf16, fp16, fp8, int8, int4 or a width 2..32")
+        ->capture_default_str();
+    formats->add_option("--tensors", formats_o.tensors, "which tensors take the format: weights, grads, optimizer, activations")
+        ->capture_default_str();
+    formats->add_option("--out", formats_o.out, "also write the markdown table here (e.g. docs/perf_formats.md)");
+
+    EnergyOptions energy_o;
+    CLI::App* energy = app.add_subcommand(
+        "energy",
+        "energy and CO2e of a training run (Patterson et al. 2021): MWh = hours x accelerators x P "
+        "x PUE, tCO2e = MWh x grid kgCO2e/kWh. Assumes P = the mean measured SYSTEM power per "
+        "accelerator (chip + HBM + host share + network; Patterson Table 3 for v2/v3/P100/V100, "
+        "[S] for v4; none published for A100/H100/v5+: give --power-w), independent of "
+        "utilisation; no idle or embodied emissions. Time from --days/--hours, or from --tokens "
+        "with the evaluator's predicted tokens/s for --model/--mesh/--plan. --validate: the "
+        "published runs (docs/perf_energy.md)");
+    AddModelInputs(energy, &energy_o.in);
+    energy->add_option("--chip", energy_o.chip, "accelerator (a power-table chip: tpu_v2, tpu_v3, tpu_v4, p100, v100)");
+    energy->add_option("--chips", energy_o.chips, "accelerators")->check(cli::IntRange(1, 100000000));
+    energy->add_option("--days", energy_o.days, "wall-clock days")->check(cli::FiniteRange(1e-6, 36500));
+    energy->add_option("--hours", energy_o.hours, "wall-clock hours")->check(cli::FiniteRange(1e-6, 876000));
+    energy->add_option("--tokens", energy_o.tokens,
+                       "training tokens: time = tokens / predicted tokens/s of --model/--mesh/--plan")
+        ->check(cli::FiniteRange(1, 1e18));
+    energy->add_option("--pue", energy_o.pue, "data-centre power usage effectiveness")
+        ->capture_default_str()->check(cli::FiniteRange(1, 3));
+    energy->add_option("--grid", energy_o.grid, "gross grid intensity, kgCO2e/kWh (default: US average 2020)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 2));
+    energy->add_option("--net-grid", energy_o.net_grid,
+                       "net intensity after carbon-free-energy purchases, kgCO2e/kWh (default: = --grid)")
+        ->check(cli::FiniteRange(0, 2));
+    energy->add_option("--power-w", energy_o.power_w, "mean system power per accelerator, W (default: the power table)")
+        ->check(cli::FiniteRange(1, 10000));
+    energy->add_option("--energy-table", energy_o.table, "EnergyTable .pbtxt (default: embedded)");
+    energy->add_flag("--validate", energy_o.validate, "predict the published runs' MWh and tCO2e");
+    energy->add_option("--out", energy_o.out, "with --validate: also write the markdown page here");
 
     SimulateOptions sim_o;
     CLI::App* simulate = app.add_subcommand(
@@ -733,6 +1289,10 @@ int main(int argc, char** argv) {
     if (*infer) return Infer(infer_o, catalog);
     if (*bench) return Bench(bench_o, catalog);
     if (*simulate) return Simulate(sim_o, catalog);
+    if (*energy) return Energy(energy_o, catalog);
+    if (*formats) return Formats(formats_o, catalog);
+    if (*diloco) return Diloco(diloco_o, catalog);
+    if (*failures) return Failures(failures_o, catalog);
     return RunValidate(validate_o, catalog);
   });
 }

@@ -60,7 +60,7 @@ double IciGroupTime(Collective c, const AxisGroup& g, double S) {
     bidi_share += g.wrap[i] ? w : 0;
     hops += g.wrap[i] ? double((g.extent[i] + 1) / 2) : double(g.extent[i] - 1);
   }
-  const double lat = hops * g.hop_latency;
+  const double lat = (hops + g.extra_hops) * g.hop_latency;
   const double ag = lat + frac * S / bw;
   switch (c) {
     case Collective::kAllGather:

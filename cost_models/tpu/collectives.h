@@ -45,6 +45,8 @@ struct AxisGroup {
   // DCN hop of the ring is one chip's DCN share, so the whole S crosses it (DeepSpeed ZeRO-3
   // on NCCL rings; XLA and multi-channel NCCL are hierarchical, the default).
   bool flat_dcn = false;
+  // Hops added to the ICI latency term by detours around failed chips (mesh `failed`).
+  double extra_hops = 0;
   int ici_size() const {
     int s = 1;
     for (int i = 0; i < ndims; ++i) s *= extent[i];

@@ -1,6 +1,7 @@
 #include "cost_models/tpu/mesh.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <string>
 
@@ -55,12 +56,46 @@ MeshTopology::MeshTopology(const Mesh& mesh, const Chip& chip) {
   }
   num_chips_ = static_cast<int>(chips_per_slice * slices);
   num_devices_ = static_cast<int>(devices);
+  chips_per_slice_ = chips_per_slice;
+  if (mesh.failed() != 0) {
+    if (mesh.failed() < 0 || mesh.failed() >= chips_per_slice)
+      throw ConfigError("mesh: failed=" + std::to_string(mesh.failed()) + " must be in [0, " +
+                        std::to_string(chips_per_slice - 1) + "] (chips of the slice)");
+    if (slices > 1) throw ConfigError("mesh: failed chips are modelled on one slice only (slices=1)");
+    if (switched) throw ConfigError("mesh: failed chips are modelled on tori / meshes, not switched nodes");
+    failed_ = mesh.failed();
+    dpc_ = dpc;
+    num_chips_ -= failed_;
+    num_devices_ -= failed_ * dpc;
+  }
   hop_latency_ = ici.hop_latency_s();
   dcn_bw_ = chip.dcn_bw_per_chip() / dpc;
   dcn_latency_ = chip.dcn_latency_s();
 }
 
-void MeshTopology::MapAxes(const int* sizes, int num_axes, AxisGroup* groups) const {
+void MeshTopology::MapAxes(const int* sizes_in, int num_axes, AxisGroup* groups) const {
+  // With failed chips the groups span the whole (holed) mesh: the outermost axis that fills
+  // the healthy devices is mapped as if the holes were members (its rings run through them,
+  // routed around; below).
+  int grown[8];
+  const int* sizes = sizes_in;
+  if (failed_ > 0 && num_axes <= 8) {
+    long long prod = 1;
+    int last = -1;
+    for (int a = 0; a < num_axes; ++a) {
+      prod *= sizes_in[a];
+      grown[a] = sizes_in[a];
+      if (sizes_in[a] > 1) last = a;
+    }
+    const long long full = num_devices_ + static_cast<long long>(failed_) * dpc_;
+    if (last >= 0 && prod == num_devices_) {
+      const long long others = prod / sizes_in[last];
+      if (full % others == 0) {
+        grown[last] = static_cast<int>(full / others);
+        sizes = grown;
+      }
+    }
+  }
   int consumed[8];
   for (int i = 0; i < nphys_; ++i) consumed[i] = 1;
   int i = 0;
@@ -93,6 +128,15 @@ void MeshTopology::MapAxes(const int* sizes, int num_axes, AxisGroup* groups) co
         // A strided sub-ring shares each link with (stride) sibling rings.
         g.dim_bw[k] = p.switched ? p.bw : p.bw / consumed[i];
         g.switched = p.switched;
+        if (failed_ > 0) {
+          // Rings along this axis: chips / extent; the holes in distinct rows and columns, so a
+          // ring meets ⌈failed / rings⌉ of them. Routed around: no wraparound, the detour
+          // shares the neighbouring ring's links (half the bandwidth), 2 hops per hole.
+          const double rings = double(chips_per_slice_) / p.extent;
+          g.wrap[k] = false;
+          g.dim_bw[k] /= 2;
+          g.extra_hops += 2 * std::ceil(failed_ / rings);
+        }
       }
       consumed[i] *= take;
       need = (need + take - 1) / take;

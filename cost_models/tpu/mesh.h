@@ -22,8 +22,9 @@ class MeshTopology {
   // than the chip's ICI domain, more than kMaxDevices devices, slices without DCN).
   MeshTopology(const Mesh& mesh, const Chip& chip);
 
-  int num_devices() const { return num_devices_; }
+  int num_devices() const { return num_devices_; }  // healthy ones (failed chips removed)
   int num_chips() const { return num_chips_; }
+  int failed_chips() const { return failed_; }
   // Lays logical axes of `sizes` (innermost first) onto the physical dims, in order; each
   // gets the AxisGroup it spans (ICI axes, strided sub-rings share links, DCN slices).
   void MapAxes(const int* sizes, int num_axes, AxisGroup* groups) const;
@@ -41,6 +42,8 @@ class MeshTopology {
   int nphys_ = 0;
   int num_devices_ = 0, num_chips_ = 0;
   double hop_latency_ = 0, dcn_bw_ = 0, dcn_latency_ = 0;
+  int failed_ = 0, dpc_ = 1;
+  long long chips_per_slice_ = 1;
 };
 
 }  // namespace placerl::perf

@@ -62,9 +62,12 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
           if (mbs.empty()) continue;
         }
         for (int mb : mbs)
-          for (Remat r : remats)
+          for (Remat r0 : remats)
             for (int shard = 0; shard <= (data > 1 ? 1 : 0); ++shard) {
-              if (fix_remat && r != base.remat) continue;
+              // A fixed remat is the base's, also one the search does not enumerate
+              // (selective): it takes the first slot and the other two are skipped.
+              const Remat r = fix_remat ? base.remat : r0;
+              if (fix_remat && r0 != REMAT_NONE) continue;
               if (fix_shard && (shard == 1) != base.shard_optimizer) continue;
               PlanC p = base;
               p.data = data;

@@ -350,6 +350,7 @@ Mesh ParseMeshSpec(const std::string& spec) {
   if (mesh.dims_size() == 0) source.Fail(keys, "dims", "mesh \"" + spec + "\": no dims");
   if (mesh.dims_size() > 4) source.Fail(keys, "dims", "mesh \"" + spec + "\": at most 4 dims");
   CheckRange(mesh, keys, source, "mesh", {"slices"}, 1, kMaxDevices);
+  CheckRange(mesh, keys, source, "mesh", {"failed"}, 0, kMaxDevices);
   // Chips in 64-bit, stopping as soon as the product passes the limit (no overflow).
   long long chips = 1;
   std::string product;
@@ -382,6 +383,8 @@ PlanSpec ParsePlanSpecWithKeys(const std::string& spec) {
              {"data", "fsdp", "tensor", "pipeline", "microbatches", "expert", "tensor_x", "interleave"}, 1,
              kMaxDevices);
   CheckRange(out.plan, out.keys, source, "plan", {"global_batch"}, 1, kMaxGlobalBatch);
+  CheckRange(out.plan, out.keys, source, "plan", {"weight_bits", "grad_bits", "optimizer_bits", "activation_bits"}, 2,
+             32);
   return out;
 }
 
@@ -431,6 +434,11 @@ std::string ResolvedPlanString(const PlanC& p, int microbatches) {
   if (p.tensor_x > 1) o << ",tensor_x=" << p.tensor_x;
   o << ",pipeline=" << p.pipeline << ",microbatches=" << microbatches << ",expert=" << p.expert;
   if (p.interleave > 1) o << ",interleave=" << p.interleave;
+  if (p.schedule == SCHEDULE_GPIPE) o << ",schedule=gpipe";
+  if (p.weight_bits > 0) o << ",weight_bits=" << p.weight_bits;
+  if (p.grad_bits > 0) o << ",grad_bits=" << p.grad_bits;
+  if (p.optimizer_bits > 0) o << ",optimizer_bits=" << p.optimizer_bits;
+  if (p.activation_bits > 0) o << ",activation_bits=" << p.activation_bits;
   o << ",remat=" << lower(Remat_Name(p.remat).substr(6)) << ",global_batch=" << static_cast<long long>(p.global_batch)
     << ",param_dtype=" << lower(DType_Name(p.param_dtype)) << ",compute_dtype=" << lower(DType_Name(p.compute_dtype))
     << ",grad_dtype=" << lower(DType_Name(p.grad_dtype)) << ",optimizer=" << lower(Optimizer_Name(p.optimizer))
@@ -564,9 +572,32 @@ std::string MeshToString(const Mesh& mesh) {
   std::string s = mesh.chip() + ":";
   for (int i = 0; i < mesh.dims_size(); ++i) s += (i ? "x" : "") + std::to_string(mesh.dims(i));
   if (mesh.slices() > 1) s += ",slices=" + std::to_string(mesh.slices());
+  if (mesh.failed() > 0) s += ",failed=" + std::to_string(mesh.failed());
   return s;
 }
 
 std::string PlanToString(const Plan& plan) { return FieldsToString(plan); }
+
+int FormatBits(const std::string& format) {
+  std::string f;
+  for (char c : Trim(format)) f += char(std::tolower(static_cast<unsigned char>(c)));
+  const std::pair<const char*, int> named[] = {{"fp32", 32}, {"bf16", 16}, {"fp16", 16},
+                                               {"fp8", 8},   {"int8", 8},  {"int4", 4}};
+  for (const auto& [name, bits] : named)
+    if (f == name) return bits;
+  auto digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 2 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  long long bits = -1;
+  const size_t m = f.find('m');
+  if (f.size() >= 4 && f[0] == 'e' && m != std::string::npos && digits(f.substr(1, m - 1)) && digits(f.substr(m + 1)))
+    bits = 1 + std::stoll(f.substr(1, m - 1)) + std::stoll(f.substr(m + 1));
+  else if (digits(f))
+    bits = std::stoll(f);
+  if (bits < 2 || bits > 32)
+    throw ConfigError("number format \"" + format +
+                      "\": expected eXmY (1 + X + Y bits, 2..32), fp32, bf16, fp16, fp8, int8, int4 or a width 2..32");
+  return int(bits);
+}
 
 }  // namespace placerl::perf

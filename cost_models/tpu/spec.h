@@ -92,4 +92,9 @@ std::string ModelToString(const TransformerModel& model);
 std::string MeshToString(const Mesh& mesh);
 std::string PlanToString(const Plan& plan);
 
+// Bits per value of a number format: eXmY (1 sign + X exponent + Y mantissa bits, e.g. e3m2 = 6,
+// e2m1 = 4, e4m3 / e5m2 = 8), fp32, bf16, fp16, fp8, int8, int4, or a plain width "6".
+// Throws ConfigError (naming the accepted forms) unless the width is in [2, 32].
+int FormatBits(const std::string& format);
+
 }  // namespace placerl::perf

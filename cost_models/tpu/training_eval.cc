@@ -12,23 +12,23 @@ namespace placerl::perf {
 
 // Bytes of the optimizer state per parameter (master fp32 copy counted when params are
 // stored below fp32). Adafactor's factored second moment is (rows + cols) per matrix.
-double OptimizerBytesPerParam(Optimizer opt, double param_bytes, double d, double f) {
+double OptimizerBytesPerParam(Optimizer opt, double param_bytes, double d, double f, double state_bytes) {
   const double master = param_bytes < 4 ? 4 : 0;
   switch (opt) {
-    case ADAM: return 8 + master;
-    case ADAFACTOR: return 4 * (1 / d + 1 / f) + master;
-    case SGD_MOMENTUM: return 4 + master;
-    default: return 8 + master;
+    case ADAM: return 2 * state_bytes + master;
+    case ADAFACTOR: return state_bytes * (1 / d + 1 / f) + master;
+    case SGD_MOMENTUM: return state_bytes + master;
+    default: return 2 * state_bytes + master;
   }
 }
 // Bytes the optimizer update streams through HBM per parameter (read + write).
-double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_bytes) {
+double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_bytes, double state_bytes) {
   const double p = std::max(param_bytes, 4.0);
   switch (opt) {
-    case ADAM: return 2 * p + grad_bytes + 16;  // p r/w, g r, m & v r/w
+    case ADAM: return 2 * p + grad_bytes + 4 * state_bytes;  // p r/w, g r, m & v r/w
     case ADAFACTOR: return 2 * p + grad_bytes;
-    case SGD_MOMENTUM: return 2 * p + grad_bytes + 8;
-    default: return 2 * p + grad_bytes + 16;
+    case SGD_MOMENTUM: return 2 * p + grad_bytes + 2 * state_bytes;
+    default: return 2 * p + grad_bytes + 4 * state_bytes;
   }
 }
 
@@ -49,8 +49,9 @@ double TensorTrafficForward(const TransformerModel& m, const PlanC& p, double t,
   const double d = m.d_model(), f = m.d_ff(), H = m.heads(), KV = m.kv_heads(), dh = m.head_dim();
   const double g = m.gated_ffn() ? 2 : 1;
   const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
-  if (tx == 1) return 2 * coll(Collective::kAllReduce, all, t * d * ab);
-  return 4 * coll(Collective::kAllGather, y, t * d / tx * ab) +
+  const double blocks = m.parallel_block() ? 1 : 2;  // reductions of [t, d] per layer
+  if (tx == 1) return blocks * coll(Collective::kAllReduce, all, t * d * ab);
+  return 2 * blocks * coll(Collective::kAllGather, y, t * d / tx * ab) +
          coll(Collective::kReduceScatter, x, t * (H + 2 * KV) * dh / ty * ab) +
          coll(Collective::kAllGather, x, t * H * dh / ty * ab) +
          coll(Collective::kReduceScatter, x, t * g * f / ty * ab) +
@@ -95,6 +96,11 @@ PlanC PlanFromProto(const Plan& p) {
   c.interleave = std::max(1, p.interleave());
   c.no_sequence_parallel = p.no_sequence_parallel();
   c.update_consumes_gradients = p.update_consumes_gradients();
+  c.schedule = p.schedule();
+  c.weight_bits = p.weight_bits();
+  c.grad_bits = p.grad_bits();
+  c.optimizer_bits = p.optimizer_bits();
+  c.activation_bits = p.activation_bits();
   return c;
 }
 
@@ -118,6 +124,11 @@ Plan PlanToProto(const PlanC& c) {
   if (c.interleave > 1) p.set_interleave(c.interleave);
   p.set_no_sequence_parallel(c.no_sequence_parallel);
   p.set_update_consumes_gradients(c.update_consumes_gradients);
+  p.set_schedule(c.schedule);
+  p.set_weight_bits(c.weight_bits);
+  p.set_grad_bits(c.grad_bits);
+  p.set_optimizer_bits(c.optimizer_bits);
+  p.set_activation_bits(c.activation_bits);
   p.set_global_batch(int64_t(c.global_batch));
   return p;
 }
@@ -144,6 +155,7 @@ TransformerModel NormalizedModel(const TransformerModel& in) {
     need(m.top_k() <= m.num_experts(), "top_k must be <= num_experts");
     need(m.capacity_factor() > 0, "capacity_factor must be > 0");
   }
+  need(!(m.parallel_block() && m.block_size() > 0), "parallel_block applies to uniform models (no block)");
   for (int i = 0; i < m.block_size(); ++i) {
     SubLayer& s = *m.mutable_block(i);
     const std::string at = "block sub-layer " + std::to_string(i + 1) + ": ";
@@ -227,6 +239,7 @@ TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& 
     // The uniform layer as sub-layers, which take the model's widths by default: attention,
     // dense FFN and, with experts, the MoE FFN.
     TransformerModel layer = m;
+    layer.set_parallel_block(false);  // (a uniform-model option; the sub-layers are the same)
     layer.add_block()->set_type(ATTENTION);
     layer.add_block()->set_type(DENSE_FFN);
     if (has_experts_) layer.add_block()->set_type(MOE_FFN);
@@ -267,6 +280,7 @@ struct LayerSums {
   double fwd = 0;        // matmuls, attention, layer norms and elementwise work (s)
   double ffn_mm = 0;     // the FFN sub-layers' matmuls (+ MoE router, dispatch, combine) in fwd
   double remat_min = 0;  // recomputed under REMAT_MINIMAL: attention scores + elementwise (s)
+  double remat_sel = 0;  // recomputed under REMAT_SELECTIVE: the attention cores (s)
   double tp_fwd = 0;     // tensor-parallel traffic of the forward pass (s)
   double a2a = 0;        // expert all-to-alls of the forward pass (s)
   double p_dense = 0, p_experts = 0;  // params: FSDP-gathered (attention, FFN, router); experts
@@ -328,6 +342,9 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   if (p.pipeline > m.layers()) return invalid("pipeline > layers");
   if (p.interleave > 1 && (p.pipeline == 1 || m.layers() % (static_cast<long long>(p.pipeline) * p.interleave) != 0))
     return invalid("interleave needs pipeline > 1 and layers divisible by pipeline*interleave");
+  if (p.interleave > 1 && p.schedule == SCHEDULE_GPIPE) return invalid("interleave needs the 1F1B schedule");
+  for (int bits : {p.weight_bits, p.grad_bits, p.optimizer_bits, p.activation_bits})
+    if (bits != 0 && (bits < 2 || bits > 32)) return invalid("eXmY bits must be 0 (the dtype's) or 2..32");
   if (!has_experts_ && p.expert > 1) return invalid("expert > 1 on a dense model");
   if (p.expert > 1 && ((p.data * p.fsdp) % p.expert != 0 || (uniform && m.num_experts() % p.expert != 0)))
     return invalid("expert must divide data*fsdp and num_experts");
@@ -342,8 +359,12 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
 
   const Efficiency& e = eff_;
   const DeviceRates rates = MakeDeviceRates(chip_, p.compute_dtype, e);
-  const double ab = BytesPerElement(p.compute_dtype), wb = ab;
-  const double pb = BytesPerElement(p.param_dtype), gb = BytesPerElement(p.grad_dtype);
+  // Bytes per value: the dtypes', or an eXmY width (bits / 8) where the plan gives one.
+  const double ab = p.activation_bits > 0 ? p.activation_bits / 8.0 : BytesPerElement(p.compute_dtype);
+  const double wb = p.weight_bits > 0 ? p.weight_bits / 8.0 : BytesPerElement(p.compute_dtype);
+  const double pb = p.weight_bits > 0 ? p.weight_bits / 8.0 : BytesPerElement(p.param_dtype);
+  const double gb = p.grad_bits > 0 ? p.grad_bits / 8.0 : BytesPerElement(p.grad_dtype);
+  const double sb = p.optimizer_bits > 0 ? p.optimizer_bits / 8.0 : 4.0;
   const double d = m.d_model(), S = m.seq(), V = m.vocab(), tp = p.tensor;
   const double g = m.gated_ffn() ? 2 : 1;
   const double t = seqs_per_shard / M * S;  // tokens per microbatch per device
@@ -437,6 +458,12 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
       l.act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1) * per_token;
       l.min_units += f * g * per_token;
     }
+    if (uniform && n == 2 && m.parallel_block()) {
+      // PaLM's parallel block: attention and FFN share one layer norm and one reduction.
+      l.tp_fwd = t_ar;
+      n_tp_y = 2;
+      l.norm_units = 5;
+    }
     if (tx > 1) {
       // 2-D weight-stationary layout (Pope et al.), per sub-layer: 2 all-gathers of [t, d/x]
       // over y, then the wide output's reduce-scatter and the wide input's all-gather over x.
@@ -461,6 +488,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
                                           : 0;
     l.fwd = l.fwd + t_ew_norm + t_ew_ffn;
     l.remat_min = t_attn_sum + t_ew_norm + t_ew_ffn;
+    l.remat_sel = t_attn_sum;
     return l;
   };
 
@@ -477,6 +505,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
       k1 = sum_layer(uniform_layer_ + 2, 1, false);  // MoE FFN
       k1.fwd = k0.fwd - k0.ffn_mm + k1.ffn_mm;
       k1.remat_min = k0.remat_min;
+      k1.remat_sel = k0.remat_sel;
       k1.tp_fwd = k0.tp_fwd;
       k1.p_dense = k0.act_attn + k1.p_dense;  // attention + router
       moe_frac = double(m.layers() / m.moe_every()) / m.layers();
@@ -497,7 +526,10 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
     const double tp_layer = k.tp_fwd * (2 + (p.remat == REMAT_FULL ? 1 : 0));
     const double ag = p.fsdp > 1 ? coll(Collective::kAllGather, fsdp_g, k.p_dense / tp * wb) : 0;
     const double rs = p.fsdp > 1 ? coll(Collective::kReduceScatter, fsdp_g, k.p_dense / tp * gb) : 0;
-    const double recompute = p.remat == REMAT_FULL ? k.fwd : p.remat == REMAT_MINIMAL ? k.remat_min : 0;
+    const double recompute = p.remat == REMAT_FULL      ? k.fwd
+                             : p.remat == REMAT_MINIMAL ? k.remat_min
+                             : p.remat == REMAT_SELECTIVE ? k.remat_sel
+                                                          : 0;
     const double bwd = 2 * k.fwd + recompute;
     *compute = k.fwd + bwd;
     // Tensor traffic hides under up to tp_overlap of the layer's compute; FSDP gathers under
@@ -515,7 +547,9 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
                           OpTime(rates, OpKind::kSoftmax, 3 * t * V / tp, 3 * t * V / tp * 4);
   const double t_embed = 3 * OpTime(rates, OpKind::kEmbedding, 0, t * d * ab);
   const double t_ends = K == 1 ? t_logits + t_embed : std::max(t_logits, t_embed);
-  const double t_p2p = K > 1 ? 2 * coll(Collective::kPermute, pp_g, t * d / tp * ab * K) : 0;
+  // Stage-to-stage sends, forward and backward; interleaved 1F1B crosses v× as many stage
+  // boundaries per microbatch (Narayanan et al. 2021 §2.2.2).
+  const double t_p2p = K > 1 ? 2 * coll(Collective::kPermute, pp_g, t * d / tp * ab * K) * std::max(1, p.interleave) : 0;
 
   const double mb_compute = L0 * c0 + L1 * c1 + t_ends;
   const double mb_tp = L0 * tp0 + L1 * tp1, mb_fsdp = L0 * fs0 + L1 * fs1;
@@ -542,7 +576,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   const double last_bwd = (L0 * c0 + L1 * c1) * 2.0 / 3.0;
   const double opt_params = dev_params / (p.shard_optimizer ? p.data : 1);
   const double t_opt = OpTime(rates, OpKind::kElementwise, 0,
-                              opt_params * OptimizerTrafficPerParam(p.optimizer, pb, gb));
+                              opt_params * OptimizerTrafficPerParam(p.optimizer, pb, gb, sb));
 
   r.compute_s = M * mb_compute;
   r.exposed_tp_s = M * mb_tp;
@@ -565,7 +599,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   r.model_flops = tokens * (6 * (active_layer_params + V * d) + 3 * attn_all);
   double recompute_flops = 0;
   if (p.remat == REMAT_FULL) recompute_flops = tokens * (2 * active_layer_params + attn_all);
-  if (p.remat == REMAT_MINIMAL) recompute_flops = tokens * attn_all;
+  if (p.remat == REMAT_MINIMAL || p.remat == REMAT_SELECTIVE) recompute_flops = tokens * attn_all;
   r.hw_flops = r.model_flops + recompute_flops;
   r.tokens_per_s = tokens / r.step_s;
   const double peak_job = rates.peak_flops * num_devices_;
@@ -584,7 +618,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
     const double layer1 = L1 > 0 ? k1.p_dense + k1.p_experts / p.expert : 0.0;
     r.hbm_grads = std::max(std::max(layer0, layer1), V * d) / (tp * p.fsdp) * gb;
   }
-  r.hbm_optimizer = opt_params * OptimizerBytesPerParam(p.optimizer, pb, d, m.d_ff());
+  r.hbm_optimizer = opt_params * OptimizerBytesPerParam(p.optimizer, pb, d, m.d_ff(), sb);
   // Korthikanti et al. 2022 (bytes per token in fp16 units of ab/2): 34·d per token and layer
   // for f = 4d, i.e. attention 8·d sharded + 5·H·S scores (unless flash attention), FFN 4·d_ff
   // (× 1.5 gated, × routed slots for a block's MoE), and 5·d per sub-layer (layer-norm inputs,
@@ -597,9 +631,14 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   // Minimal remat keeps the matmul outputs + 1.5·d per sub-layer; full remat the layer's input.
   if (p.remat == REMAT_MINIMAL) per_token_layer = (k0.min_units + (1.5 * k0.sub_layers) * d) * ab / tp;
   if (p.remat == REMAT_FULL) per_token_layer = d * ab / tp;
+  // Selective remat keeps everything but the attention scores (Korthikanti et al.'s 34·d).
+  if (p.remat == REMAT_SELECTIVE) per_token_layer = k0.act_sharded * ab / 2 / tp + k0.norm_units * d * ab / 2 / tp_rest;
   // 1F1B: the first stage holds min(K, M) microbatches; the interleaved schedule
   // (v > 1) a factor 1 + (K−1)/(K·v) more (Korthikanti et al. 2022, §4.2.3).
-  const double inflight = K > 1 ? std::min(K, M) * (v > 1 ? 1 + (K - 1) / (K * v) : 1) : 1;
+  // GPipe: all M forwards run before the first backward, so M microbatches are in flight.
+  const double inflight = K == 1                        ? 1
+                          : p.schedule == SCHEDULE_GPIPE ? M
+                                                         : std::min(K, M) * (v > 1 ? 1 + (K - 1) / (K * v) : 1);
   // + the layer being recomputed in the backward pass: what remat did not save of it (the
   // saved part is already counted above) + fp32 logits and their gradient.
   r.hbm_activations = Ls * t * per_token_layer * inflight +
@@ -645,6 +684,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
                         (mm_m * k + mm_m * n) * ab + k * n * wb);
   };
   const double kv_shard = q.batch_sharded_kv ? std::min(tp, q.batch) : std::min(tp, KV);
+  const double norm_units = m.parallel_block() ? 5 : 10;  // layer-norm traffic per token, × d
   // One layer for a step of t tokens (all sequences), attention over `ctx` cached positions.
   auto layer = [&](double t, double ctx, double* comm) {
     const double attn_flops = 4 * t * ctx * H * dh / tp;
@@ -652,7 +692,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
     const double compute =
         mm(t, d, (H + 2 * KV) * dh / tp) + mm(t, H * dh / tp, d) + mm(t, d, f * g / tp) +
         mm(t, f / tp, d) + MatmulOpTime(rates, std::min(ctx, dh), attn_flops, kv_bytes + 2 * t * H * dh / tp * ab) +
-        OpTime(rates, OpKind::kNorm, t * 10 * d / tp, t * 10 * d / tp * ab) +
+        OpTime(rates, OpKind::kNorm, t * norm_units * d / tp, t * norm_units * d / tp * ab) +
         OpTime(rates, OpKind::kElementwise, t * (g + 1) * f / tp, t * (g + 1) * f / tp * ab);
     double traffic = TensorTrafficForward(m, p, t, ab, tp_g, tpy_g, tpx_g, e);
     if (q.batch_sharded_kv && p.tensor > 1)  // heads → batch and back around attention

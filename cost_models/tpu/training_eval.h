@@ -34,6 +34,9 @@ struct PlanC {
   int interleave = 1;  // model chunks per pipeline device (interleaved 1F1B)
   bool no_sequence_parallel = false;  // Megatron TP without SP: 10·d per token replicated
   bool update_consumes_gradients = false;  // no whole-model gradient buffer (one microbatch)
+  PipelineSchedule schedule = SCHEDULE_1F1B;  // GPipe: M microbatches in flight on stage 1
+  // eXmY storage widths in bits (0 = the dtype's): Plan.weight_bits etc.
+  int weight_bits = 0, grad_bits = 0, optimizer_bits = 0, activation_bits = 0;
 };
 PlanC PlanFromProto(const Plan& plan);
 Plan PlanToProto(const PlanC& plan);
@@ -65,9 +68,10 @@ struct StepBreakdown {
 
 // Bytes of optimizer state per parameter (fp32 master copy counted when params are stored
 // below fp32; Adafactor factored: 4·(1/d + 1/f) for a d×f matrix) and bytes the update
-// streams through HBM per parameter (read + write).
-double OptimizerBytesPerParam(Optimizer opt, double param_bytes, double d, double f);
-double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_bytes);
+// streams through HBM per parameter (read + write). `state_bytes`: bytes of one state value
+// (4 = fp32; an eXmY optimizer_bits / 8).
+double OptimizerBytesPerParam(Optimizer opt, double param_bytes, double d, double f, double state_bytes = 4);
+double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_bytes, double state_bytes = 4);
 
 // Validates the model (ConfigError) and fills defaults (head_dim, kv_heads, top_k, ...),
 // for a block model also every sub-layer's (heads, kv_heads, head_dim, d_ff, num_experts,

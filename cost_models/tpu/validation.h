@@ -17,6 +17,7 @@ MeasurementSet LoadMeasurements(const std::string& path);  // "" → embedded
 
 struct ValidationRow {
   std::string id, chip, metric, note;
+  std::string paper;  // Measurement.paper, or its source when unset
   double measured = 0, predicted = 0, rel_error = 0;  // (predicted - measured) / measured
   bool oom = false;
   bool partial = false;  // not counted in median / worst, not fitted
@@ -41,9 +42,14 @@ bool IsMemoryMetric(Metric m);
 
 ValidationReport Validate(const MeasurementSet& rows, const Catalog& catalog);
 std::string ReportTable(const ValidationReport& report);  // markdown table + summary
-// Markdown page: parameters, the table, and (if given) the leave-one-out table.
+// Markdown page: parameters, the table, and (if given) the leave-one-out and the
+// leave-one-paper-out tables.
 std::string ReportMarkdown(const ValidationReport& report, const Catalog& catalog,
-                           const ValidationReport* held_out = nullptr);
+                           const ValidationReport* held_out = nullptr,
+                           const ValidationReport* paper_out = nullptr);
+
+// The row's paper key: Measurement.paper, or its source when the paper is not given.
+std::string PaperOf(const Measurement& m);
 
 // The efficiency parameters in one line (global ones, then per-chip matmul overrides).
 std::string EfficiencyText(const Catalog& catalog);
@@ -58,5 +64,11 @@ Catalog FitEfficiency(const MeasurementSet& rows, const Catalog& catalog, std::s
 // on all the OTHER rows. Its median/worst say how the model does on a row it was not fitted
 // to — the honest error for "other published measurements".
 ValidationReport CrossValidate(const MeasurementSet& rows, const Catalog& catalog);
+
+// Leave-one-paper-out: the rows of each paper predicted together with the parameters fitted
+// on the rows of all OTHER papers, so a paper's rows never pin their own prediction. A chip
+// whose only rows are the held-out paper's has no fitted matmul efficiency in that fold and
+// uses the global one (the median of the fitted chips'), as a chip without rows does.
+ValidationReport CrossValidatePapers(const MeasurementSet& rows, const Catalog& catalog);
 
 }  // namespace placerl::perf

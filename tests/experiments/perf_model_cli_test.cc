@@ -153,10 +153,12 @@ TEST(ValidateCli, WritesTheTablesAndTheHeldOutError) {
   const CmdResult r = Sh(kBin + " validate --out " + out);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("held out (leave-one-out refits): median"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("held out by paper (leave-one-paper-out refits): median"), std::string::npos) << r.out;
   std::ifstream f(out);
   const std::string md((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   for (const char* part : {"| X1 |", "| N8a |", "Partial-configuration rows", "| M1 |",
-                           "## Held-out error (leave-one-out)", "Time / throughput rows only"})
+                           "## Held-out error (leave-one-out)", "Time / throughput rows only",
+                           "## Held-out error by paper (leave-one-paper-out)", "| Narayanan et al. 2021 | 9 |"})
     EXPECT_NE(md.find(part), std::string::npos) << part;
   // --fit prints the fitted parameters in one line; a bad measurements file is a readable error.
   const CmdResult fit = Sh(kBin + " validate --fit --no-held-out --out ''");
@@ -319,7 +321,9 @@ TEST(PerfModelJson, OneDocumentPerInvocation) {
   for (const std::string& args : std::vector<std::string>{
            "run --json" + small, "run --json --graph 'resnet(depth=18,batch=8)' --mesh tpu_v3:2x2",
         "search --json --top 2" + small, "infer --json" + small, "bench --json --seconds 0.01" + small,
-        "simulate --json --bench 0.01 --graph 'chain(ops=10)'", "validate --json --fit --no-held-out"}) {
+        "simulate --json --bench 0.01 --graph 'chain(ops=10)'", "validate --json --fit --no-held-out",
+        "energy --json --chip tpu_v2 --chips 8 --hours 2", "energy --json --validate",
+        "diloco --json --islands 2 --inner-steps 10" + small, "formats --json" + small}) {
     const CmdResult r = Sh(kBin + " " + args + " 2>/dev/null");
     ASSERT_EQ(r.status, 0) << args << "\n" << r.out;
     nlohmann::json j;
@@ -331,6 +335,119 @@ TEST(PerfModelJson, OneDocumentPerInvocation) {
   ASSERT_EQ(v.status, 0) << v.out;
   EXPECT_EQ(v.out.rfind("options {", 0), 0u) << v.out;
   EXPECT_NE(v.out.find("\"resolved\""), std::string::npos) << v.out;
+}
+
+// `energy`: a run given by its days (T5 of Patterson et al. 2021 Table 4 with the table's
+// 283 W per v3 chip), a run whose time the evaluator predicts from --tokens, the validation
+// page, and inputs that cannot be accounted as one-line errors.
+TEST_F(PerfModelFiles, EnergyOfARunAndThePublishedRuns) {
+  const CmdResult r = Sh(kBin + " energy --json --chip tpu_v3 --chips 512 --days 20 --pue 1.12 --grid 0.545");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["facility_mwh"].get<double>(), 512 * 480 * 283 * 1.12 / 1e6, 1e-9);
+  EXPECT_NEAR(j["gross_tco2e"].get<double>(), j["facility_mwh"].get<double>() * 0.545, 1e-9);
+  EXPECT_TRUE(j.contains("options"));
+  const std::string small = " --model 'transformer(layers=2,d_model=512,heads=8)' --mesh tpu_v4:2x2x1 --plan global_batch=16";
+  const CmdResult t = Sh(kBin + " energy --json --tokens 1e9 --power-w 300" + small);
+  ASSERT_EQ(t.status, 0) << t.out;
+  const auto jt = nlohmann::json::parse(t.out);
+  const double tok_s = jt["run"]["tokens_per_s"].get<double>();
+  ASSERT_GT(tok_s, 0);
+  EXPECT_NEAR(jt["hours"].get<double>(), 1e9 / tok_s / 3600, 1e-9 * jt["hours"].get<double>());
+  EXPECT_EQ(jt["chips"].get<double>(), 4);
+  EXPECT_NEAR(jt["it_mwh"].get<double>(), 4 * jt["hours"].get<double>() * 300 / 1e6, 1e-12);
+  const CmdResult v = Sh("cd " + dir_ + " && " + kBin + " energy --validate --out e.md");
+  ASSERT_EQ(v.status, 0) << v.out;
+  EXPECT_NE(v.out.find("Runs evaluated: 11."), std::string::npos) << v.out;
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/e.md"));
+  ExpectOneLineError("energy --chip tpu_v3 --chips 8", "one of --days / --hours");
+  ExpectOneLineError("energy --chip tpu_v5p --chips 8 --days 1", "give --power-w");
+  ExpectOneLineError("energy --chip tpu_v3 --chips 8 --days 1 --pue 0.5", "--pue");
+  ExpectOneLineError("energy --tokens 1e9 --chips 8" + small, "--tokens");
+  ExpectOneLineError("energy --chip tpu_v3 --chips 8 --days 1 --out x.md", "--validate");
+}
+
+// `formats`: one row per format, HBM falling with the width, the table written on request;
+// a malformed format is a one-line error naming the accepted forms.
+TEST_F(PerfModelFiles, FormatsTableAcrossExmyWidths) {
+  const std::string small = " --model 'transformer(layers=4,d_model=2048,d_ff=8192,heads=16)' --mesh tpu_v5e:4x4 --plan global_batch=32";
+  const CmdResult r = Sh(kBin + " formats --json --out " + dir_ + "/f.md" + small);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 4u);
+  const int bits[4] = {16, 8, 6, 4};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(j["rows"][i]["bits"].get<int>(), bits[i]);
+    if (i > 0) {
+      EXPECT_LT(j["rows"][i]["hbm_bytes_per_device"]["total"].get<double>(),
+                j["rows"][i - 1]["hbm_bytes_per_device"]["total"].get<double>());
+    }
+  }
+  std::ifstream f(dir_ + "/f.md");
+  const std::string md((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("| e3m2 | 6 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Compute-rate assumption"), std::string::npos) << md;
+  ExpectOneLineError("formats --formats bf16,e9m9x" + small, "expected eXmY");
+  ExpectOneLineError("formats --tensors weights,kv" + small, "--tensors takes");
+}
+
+// `diloco`: islands × H rows, traffic falling as 1/H, the island step from the evaluator (as
+// `run` prints it); a catalogue chip without DCN needs --dcn-gbps.
+TEST_F(PerfModelFiles, DilocoIslandsTable) {
+  const std::string island = " --model 'transformer(layers=4,d_model=2048,d_ff=8192,heads=16)' --mesh tpu_v5e:4x4 --plan global_batch=32";
+  const CmdResult r = Sh(kBin + " diloco --json --islands 2,8 --inner-steps 1,100 --out " + dir_ + "/d.md" + island);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 4u);
+  const CmdResult run = Sh(kBin + " run --json" + island);
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_DOUBLE_EQ(j["island_step_s"].get<double>(), nlohmann::json::parse(run.out)["step_s"].get<double>());
+  EXPECT_NEAR(j["rows"][1]["dcn_bytes_per_step"].get<double>() * 100, j["rows"][0]["dcn_bytes_per_step"].get<double>(),
+              1e-6 * j["rows"][0]["dcn_bytes_per_step"].get<double>());
+  EXPECT_LE(j["rows"][1]["step_s"].get<double>(), j["rows"][0]["step_s"].get<double>());
+  // The page's header lines are whole (a fixed 512-byte buffer cut them: the model string is
+  // long, and the table's first line ran into the truncated bandwidth line).
+  std::ifstream f(dir_ + "/d.md");
+  const std::string md((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("dcn_bw efficiency), α = "), std::string::npos) << md;
+  EXPECT_NE(md.find("\n| islands M | H |"), std::string::npos) << md;
+  EXPECT_NE(md.find("flash_attention=true"), std::string::npos) << md;
+  ExpectOneLineError("diloco --mesh tpu_v3:2x2 --model 'transformer(layers=2,d_model=512,heads=8)' --plan global_batch=8",
+                     "give --dcn-gbps");
+  ExpectOneLineError("diloco --islands 1,2" + island, "--islands");
+}
+
+// `failures`: rows for 0..N holes on a 32x32 v3 mesh (ResNet-50, data parallel); the mesh with
+// holes is an error as the base (the sweep sets them).
+TEST_F(PerfModelFiles, FailuresSweep) {
+  const CmdResult r = Sh(kBin + " failures --json --graph 'resnet(depth=50,batch=128,fused=1)' --mesh tpu_v3:32x32 "
+                                "--max-failed 3 --out " + dir_ + "/h.md");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 4u);
+  EXPECT_EQ(j["rows"][0]["chips"].get<double>(), 1024);
+  EXPECT_EQ(j["rows"][3]["chips"].get<double>(), 1021);
+  EXPECT_GT(j["rows"][1]["collective_s"].get<double>(), j["rows"][0]["collective_s"].get<double>());
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/h.md"));
+  ExpectOneLineError("failures --mesh tpu_v3:32x32,failed=2 --graph 'resnet(depth=18,batch=8)'", "healthy mesh");
+  ExpectOneLineError("run --mesh tpu_v4:4x4x4,failed=64", "failed=64");
+}
+
+// `infer --energy`: Wh per request = chips × P × PUE × (prefill + decode) / batch, by hand.
+TEST(InferCli, EnergyPerRequest) {
+  const std::string args =
+      " --json --model 'transformer(layers=8,d_model=2048,d_ff=8192,heads=16,kv_heads=1,seq=1024,vocab=32000)'"
+      " --mesh tpu_v4:2x2x1 --batch 8 --prompt 512 --generate 32";
+  const CmdResult r = Sh(kBin + " infer --energy --pue 1.09 --grid 0.2" + args);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  const double s = j["prefill_s"].get<double>() + j["decode_s"].get<double>();
+  const double wh = 4 * 352 * 1.09 * s / 3600 / 8;  // tpu_v4: 352 W per chip in the energy table
+  EXPECT_NEAR(j["energy"]["wh_per_request"].get<double>(), wh, 1e-9 * wh);
+  EXPECT_NEAR(j["energy"]["gco2e_per_request"].get<double>(), wh * 0.2, 1e-9 * wh);
+  const CmdResult none = Sh(kBin + " infer" + args);
+  ASSERT_EQ(none.status, 0) << none.out;
+  EXPECT_FALSE(nlohmann::json::parse(none.out).contains("energy"));
 }
 
 // `validate` writes the markdown page only when asked (it overwrote docs/perf_validation.md

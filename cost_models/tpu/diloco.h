@@ -1,0 +1,43 @@
+// DiLoCo islands (Douillard et al. 2023): M islands (pods / slices, each an ordinary SPMD job
+// on its own ICI domain) run H inner steps each, then all-reduce the parameter delta (the
+// outer gradient) over the network between them, instead of a gradient all-reduce every step
+// (fully synchronous data parallelism over the same network). Time model:
+//   t_sync = 2(M−1)/M · P·b_outer / B + 2(M−1)·α       (ring over the M islands)
+//   mean step = t_inner + max(0, t_sync − τ·t_inner) / H (τ inner steps overlap the sync)
+//   sync DP:  t_inner + max(0, 2(M−1)/M · P·b_grad / B + 2(M−1)·α − t_hidden) every step
+// with B the bandwidth of one island's share of the inter-island network (bytes/s) and
+// t_hidden the backward time the gradient all-reduce overlaps (the evaluator's convention:
+// the last microbatch's backward). Quality vs synchronous training is not modelled.
+#pragma once
+
+#include "cost_models/tpu/training_eval.h"
+
+namespace placerl::perf {
+
+struct DilocoQuery {
+  double islands = 2;        // M >= 2
+  double inner_steps = 100;  // H >= 1
+  double island_bw = 0;      // bytes/s of one island's link to the others
+  double latency_s = 0;      // per ring step between islands
+  double outer_bytes = 4;    // bytes per value of the outer gradient on the wire (fp32 = 4; 4-bit = 0.5)
+  double overlap_steps = 0;  // τ: inner steps the outer all-reduce runs under (streaming / eager)
+};
+struct DilocoResult {
+  double inner_step_s = 0;          // one island's step (the evaluator)
+  double sync_s = 0;                // one outer all-reduce
+  double exposed_sync_s = 0;        // of it, not hidden under the overlapped inner steps
+  double step_s = 0;                // mean per inner step
+  double overhead = 0;              // step_s / inner_step_s − 1
+  double dcn_bytes_per_step = 0;    // per island, mean per inner step (sent + received / 2 = ring bytes)
+  double sync_dp_step_s = 0;        // fully synchronous data parallelism over the same network
+  double sync_dp_dcn_bytes_per_step = 0;
+  double speedup_vs_sync_dp = 0;    // sync_dp_step_s / step_s
+  double break_even_h = 0;          // smallest H with overhead <= 5 % (1 if none needed)
+};
+
+// `island`: the evaluator's result for one island's plan; `params` the model's parameters;
+// `grad_bytes` bytes per gradient value of the synchronous alternative. Throws ConfigError on
+// out-of-range inputs (islands 2..1e6, H 1..1e9, bandwidth > 0, bytes per value in (0, 8]).
+DilocoResult EvaluateDiloco(const StepBreakdown& island, double params, double grad_bytes, const DilocoQuery& q);
+
+}  // namespace placerl::perf

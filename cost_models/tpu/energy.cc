@@ -1,0 +1,177 @@
+#include "cost_models/tpu/energy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "cost_models/tpu/catalog.h"
+#include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+#include "datasets/util/stats.h"
+
+namespace placerl::perf {
+
+namespace {
+
+void CheckRange(const char* what, double v, double lo, double hi) {
+  if (!std::isfinite(v) || v < lo || v > hi) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "energy: %s must be in [%g, %g], got %g", what, lo, hi, v);
+    throw ConfigError(buf);
+  }
+}
+
+EnergyTable ParseEnergyTable(const std::string& text, const std::string& name) {
+  EnergyTable t;
+  ParseTextProto(text, name, &t);
+  for (const ChipPower& p : t.power()) {
+    if (p.chip().empty()) throw ParseError(name, 1, "power entry without chip");
+    if (p.system_w() < 0 || p.system_w() > 1e4 || !std::isfinite(p.system_w()))
+      throw ParseError(name, 1, "power of " + p.chip() + ": system_w out of [0, 10000] W");
+  }
+  return t;
+}
+
+double Rel(double predicted, double measured) { return (predicted - measured) / measured; }
+
+}  // namespace
+
+const EnergyTable& DefaultEnergyTable() {
+  static const EnergyTable table = ParseEnergyTable(DefaultEnergyText(), "<embedded energy.pbtxt>");
+  return table;
+}
+
+EnergyTable LoadEnergyTable(const std::string& path) {
+  if (path.empty()) return DefaultEnergyTable();
+  return ParseEnergyTable(ReadFile(path), path);
+}
+
+EnergyResult EnergyOfRun(const EnergyQuery& q) {
+  CheckRange("chips", q.chips, 1, 1e8);
+  CheckRange("hours", q.hours, 1e-9, 1e6);
+  CheckRange("power per accelerator (W)", q.power_w, 1e-3, 1e4);
+  CheckRange("PUE", q.pue, 1, 3);
+  CheckRange("grid intensity (kgCO2e/kWh)", q.grid_kg_per_kwh, 0, 2);
+  if (q.net_grid_kg_per_kwh >= 0) CheckRange("net grid intensity (kgCO2e/kWh)", q.net_grid_kg_per_kwh, 0, 2);
+  EnergyResult r;
+  r.accelerator_hours = q.chips * q.hours;
+  r.it_mwh = r.accelerator_hours * q.power_w / 1e6;
+  r.facility_mwh = r.it_mwh * q.pue;
+  // MWh × kg/kWh = t.
+  r.gross_tco2e = r.facility_mwh * q.grid_kg_per_kwh;
+  r.net_tco2e = r.facility_mwh * (q.net_grid_kg_per_kwh >= 0 ? q.net_grid_kg_per_kwh : q.grid_kg_per_kwh);
+  return r;
+}
+
+const ChipPower& PowerOf(const EnergyTable& table, const std::string& chip) {
+  std::string known;
+  for (const ChipPower& p : table.power()) {
+    if (p.chip() == chip) {
+      if (p.system_w() > 0) return p;
+      throw ConfigError("energy: no measured system power for " + chip + " (" + p.source() + ")");
+    }
+    if (p.system_w() > 0) known += (known.empty() ? "" : ", ") + p.chip();
+  }
+  throw ConfigError("energy: no measured system power for '" + chip + "' (known: " + known +
+                    "); give --power-w");
+}
+
+EnergyReport ValidateEnergy(const EnergyTable& table) {
+  EnergyReport rep;
+  std::vector<double> mwh, tco2e;
+  for (const EnergyRun& run : table.run()) {
+    EnergyRow row;
+    row.id = run.id();
+    row.paper = run.paper();
+    row.chip = run.chip();
+    row.note = run.note();
+    row.run_power_w = run.run_power_w();
+    row.measured_mwh = run.measured_mwh();
+    row.measured_tco2e = run.measured_tco2e();
+    row.measured_net_tco2e = run.measured_net_tco2e();
+    try {
+      EnergyQuery q;
+      q.chips = double(run.chips());
+      q.hours = run.days() * 24;
+      q.power_w = PowerOf(table, run.chip()).system_w();
+      q.pue = run.pue();
+      q.grid_kg_per_kwh = run.grid_kg_per_kwh();
+      q.net_grid_kg_per_kwh = run.net_grid_kg_per_kwh() > 0 ? run.net_grid_kg_per_kwh() : -1;
+      const EnergyResult r = EnergyOfRun(q);
+      row.power_w = q.power_w;
+      row.predicted_mwh = r.facility_mwh;
+      row.predicted_tco2e = r.gross_tco2e;
+      row.predicted_net_tco2e = r.net_tco2e;
+      if (row.measured_mwh > 0) {
+        row.mwh_error = Rel(row.predicted_mwh, row.measured_mwh);
+        mwh.push_back(std::fabs(row.mwh_error));
+        if (std::fabs(row.mwh_error) > rep.worst_abs_mwh_error) {
+          rep.worst_abs_mwh_error = std::fabs(row.mwh_error);
+          rep.worst_mwh_id = row.id;
+        }
+      }
+      if (row.measured_tco2e > 0) {
+        row.tco2e_error = Rel(row.predicted_tco2e, row.measured_tco2e);
+        tco2e.push_back(std::fabs(row.tco2e_error));
+      }
+      if (row.measured_net_tco2e > 0) {
+        row.net_tco2e_error = Rel(row.predicted_net_tco2e, row.measured_net_tco2e);
+        tco2e.push_back(std::fabs(row.net_tco2e_error));
+      }
+    } catch (const Error& e) {
+      row.error = e.what();
+    }
+    rep.rows.push_back(row);
+  }
+  rep.evaluated = int(mwh.size());
+  rep.median_abs_mwh_error = stats::Median(mwh, 0);
+  rep.median_abs_tco2e_error = stats::Median(tco2e, 0);
+  rep.worst_abs_tco2e_error = tco2e.empty() ? 0 : *std::max_element(tco2e.begin(), tco2e.end());
+  return rep;
+}
+
+std::string EnergyMarkdown(const EnergyReport& rep, const EnergyTable& table) {
+  std::ostringstream out;
+  char buf[512];
+  out << "# Energy and CO2e validation\n\n"
+      << "Generated by `perf-model energy --validate --out docs/perf_energy.md` (do not edit by hand).\n"
+      << "Published training runs with their energy (`../shared/reference/perf_model_notes_2.md` §7a,\n"
+      << "all [V]; data in `cost_models/tpu/validation/energy.pbtxt`). Each run is predicted from its\n"
+      << "accelerators, days, PUE and grid intensity with the power table below (facility MWh =\n"
+      << "days · 24 h · accelerators · P̄ · PUE; tCO2e = MWh · kgCO2e/kWh), never with the run's own\n"
+      << "measured power (column `run W`, shown for comparison). P̄ does not depend on utilisation\n"
+      << "here. Caveat: Table 3's means are averages over the same paper's runs (v3: T5, Meena,\n"
+      << "GShard, Switch), so these rows are not held out from the power table.\n\n"
+      << "| chip | P̄ per accelerator (W) | TDP (W) | source |\n|---|---:|---:|---|\n";
+  for (const ChipPower& p : table.power()) {
+    std::snprintf(buf, sizeof buf, "| %s | %s | %.0f | %s |\n", p.chip().c_str(),
+                  p.system_w() > 0 ? std::to_string(int(std::lround(p.system_w()))).c_str() : "—",
+                  p.tdp_w(), p.source().c_str());
+    out << buf;
+  }
+  out << "\n| id | run | chip | P̄ W | run W | MWh measured | MWh predicted | error | tCO2e gross meas. / pred. | error | "
+         "tCO2e net meas. / pred. | error |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const EnergyRow& r : rep.rows) {
+    if (!r.error.empty()) {
+      out << "| " << r.id << " | " << r.note << " | " << r.chip << " | — | — | — | — | — | — | — | — | not evaluated: "
+          << r.error << " |\n";
+      continue;
+    }
+    std::snprintf(buf, sizeof buf,
+                  "| %s | %s | %s | %.0f | %.0f | %.4g | %.4g | %+.1f %% | %.4g / %.4g | %+.1f %% | %.4g / %.4g | %+.1f %% |\n",
+                  r.id.c_str(), r.note.c_str(), r.chip.c_str(), r.power_w, r.run_power_w, r.measured_mwh,
+                  r.predicted_mwh, 100 * r.mwh_error, r.measured_tco2e, r.predicted_tco2e, 100 * r.tco2e_error,
+                  r.measured_net_tco2e, r.predicted_net_tco2e, 100 * r.net_tco2e_error);
+    out << buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                "\nRuns evaluated: %d. MWh: median |error| %.1f %%, worst %.1f %% (%s). "
+                "tCO2e (gross and net): median |error| %.1f %%, worst %.1f %%.\n",
+                rep.evaluated, 100 * rep.median_abs_mwh_error, 100 * rep.worst_abs_mwh_error,
+                rep.worst_mwh_id.c_str(), 100 * rep.median_abs_tco2e_error, 100 * rep.worst_abs_tco2e_error);
+  out << buf;
+  return out.str();
+}
+
+}  // namespace placerl::perf
