@@ -113,7 +113,7 @@ TEST(PlaceBaselineCli, OffCanvasNetsSkipIsTheCostOfTheRun) {
 }
 
 
-// ------------------------------------------------------------ what a run reports (issue 29)
+// ------------------------------------------------------------ what a run reports
 
 namespace report {
 

@@ -300,7 +300,7 @@ TEST(PlaceBaselineDeviceCli, APlacerWithoutRoomIsExitTwoWithItsReason) {
 }
 
 
-// ------------------------------------------------------------ what a run reports (issue 29)
+// ------------------------------------------------------------ what a run reports
 
 namespace report {
 

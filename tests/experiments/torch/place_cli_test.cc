@@ -112,7 +112,7 @@ TEST(PlaceCli, BadCheckpointsAndOptionsAreOneLineErrors) {
 }
 
 
-// ------------------------------------------------------------ what a run reports (issue 29)
+// ------------------------------------------------------------ what a run reports
 
 namespace report {
 

@@ -309,7 +309,7 @@ TEST(PlaceTrainCli, CheaperFdChangesTheRewardsButTheBestIsScoredWithTheFullSched
 }
 
 
-// ------------------------------------------------------------ what a run reports (issue 29)
+// ------------------------------------------------------------ what a run reports
 
 namespace report {
 

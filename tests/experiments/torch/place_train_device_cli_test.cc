@@ -270,7 +270,7 @@ TEST(PlaceTrainDeviceCli, HeftFeaturesTrainAndPlaceReadsThemFromTheCheckpoint) {
 }
 
 
-// ------------------------------------------------------------ what a run reports (issue 29)
+// ------------------------------------------------------------ what a run reports
 
 namespace report {
 
