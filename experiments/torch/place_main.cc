@@ -217,7 +217,10 @@ int Place(const Options& o) {
                                  {"charts/best_proxy_cost", best_so_far}});
                 dir.tensorboard().AddScalars(logged++, losses);
               },
-              [&](const ChipTrainingState& s, double) { progress.Update(static_cast<double>(s.episodes), {{"best", s.best_cost[0]}}); });
+              [&](const ChipTrainingState& s, double) {
+                if (std::isfinite(s.best_cost[0])) progress.Update(static_cast<double>(s.episodes), {{"best", s.best_cost[0]}});
+                else progress.Update(static_cast<double>(s.episodes));  // no "best inf"
+              });
     progress.Finish();
     st.best_cost = ft.best_cost;
     st.best = ft.best;
