@@ -517,10 +517,12 @@ void DrawTimeline(const std::string& path, const std::string& title, const graph
 
 // ------------------------------------------------------------------ the run
 
-// The method could not place within memory (InfeasibleAction): result.json says why, exit 2.
-int ReportInfeasible(const Options& o, const config::DevicePlaceBaselineConfig& cfg, const graphs::ComputeGraph& g,
-                     const perf::Machine& machine, const env::DeviceEnv& env, run::RunDirectory& dir,
-                     const std::string& reason, double placing_s, double elapsed) {
+// The method could not place within memory (InfeasibleAction): the run's document with null
+// results, "feasible": false and the reason, exit 2 (cli.h ReportInfeasible).
+int ReportInfeasiblePlacer(const Options& o, const config::DevicePlaceBaselineConfig& cfg, const graphs::ComputeGraph& g,
+                           const perf::Machine& machine, const env::DeviceEnv& env, run::RunDirectory& dir,
+                           const std::string& reason, double placing_s, double elapsed, int64_t evaluations,
+                           const std::vector<std::string>& notes) {
   json j;
   j["env"] = "device";
   j["method"] = cfg.method();
@@ -529,21 +531,19 @@ int ReportInfeasible(const Options& o, const config::DevicePlaceBaselineConfig& 
   j["ops"] = g.num_ops();
   j["groups"] = env.episode_length();
   j["seed"] = cfg.seed();
-  j["infeasible"] = reason;
+  j["memory_aware"] = cfg.memory_aware();
   j["single_device_time_s"] = env.instance().single_device_time;
   j["placement_wall_s"] = placing_s;
   j["seconds"] = elapsed;
-  j["out"] = dir.path();
-  j["wrote"] = {"config.pbtxt", "metrics.csv", "result.json"};
-  dir.WriteFile("result.json", j.dump(2) + "\n");
-  if (o.json) {
-    std::printf("%s\n", j.dump().c_str());
-  } else {
-    std::printf("%s on %s, %s: infeasible: %s\nwrote %s (result.json, config.pbtxt)\n", cfg.method().c_str(),
-                cfg.graph().c_str(), machine.spec.c_str(), reason.c_str(), dir.path().c_str());
-  }
-  std::fprintf(stderr, "place-baseline: infeasible: %s\n", reason.c_str());
-  return kExitInfeasible;
+  j["evaluations"] = evaluations;
+  j["notes"] = notes;
+  j["stopped_by_signal"] = run::StopRequested();
+  InfeasibleRun bad;
+  bad.reason = reason;
+  bad.document = j;
+  bad.null_costs = {"/best/step_time_s", "/best/effective_time_s", "/best/oom", "/best/oom_device", "/speedup_vs_single"};
+  bad.out = dir.path();
+  return placerl::ReportInfeasible("place-baseline", bad, o.json, [&](const std::string& text) { dir.WriteFile("result.json", text); });
 }
 
 int Run(const Options& o, int argc, char** argv) {
@@ -594,7 +594,7 @@ int Run(const Options& o, int argc, char** argv) {
       placing_s += since(tp);
       if (k > 0 && !best.empty()) break;  // a stochastic method keeps what it found
       progress.Finish("infeasible");
-      return ReportInfeasible(o, cfg, g, machine, env, dir, e.what(), placing_s, since(t0));
+      return ReportInfeasiblePlacer(o, cfg, g, machine, env, dir, e.what(), placing_s, since(t0), evaluations, notes);
     }
     placing_s += since(tp);
     if (static_cast<int>(p.size()) != g.num_ops())
@@ -714,10 +714,28 @@ int Run(const Options& o, int argc, char** argv) {
   j["seconds"] = elapsed;
   j["evaluations"] = evaluations;
   j["notes"] = notes;
+  j["samples_requested"] = draws;
+  j["budget_seconds"] = placer.stochastic ? cfg.minutes() * 60 : 0.0;
   j["stopped_by_signal"] = run::StopRequested();
   j["out"] = dir.path();
   j["wrote"] = {"config.pbtxt", "metrics.csv", "best.placement", "best." + o.dir.pictures, "result.json"};
-  dir.WriteFile("result.json", j.dump(2) + "\n");
+  // Out of memory on a device: the placement is written but infeasible (exit 2, cli.h
+  // ReportInfeasible; its step time stays, as the simulator measured it).
+  InfeasibleRun oom;
+  if (r.oom) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "out of memory on %s (peak %s > capacity %s)", machine.device_names[r.oom_device].c_str(),
+                  Si(r.peak_memory[r.oom_device], "B").c_str(),
+                  Si(machine.sim.devices[r.oom_device].memory_capacity, "B").c_str());
+    oom.reason = buf;
+    oom.document = j;
+    oom.out = dir.path();
+    if (o.json)
+      return placerl::ReportInfeasible("place-baseline", oom, true, [&](const std::string& t) { dir.WriteFile("result.json", t); });
+  } else {
+    MarkFeasible(&j);
+    dir.WriteFile("result.json", j.dump(2) + "\n");
+  }
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
@@ -732,10 +750,12 @@ int Run(const Options& o, int argc, char** argv) {
                   100 * r.utilisation[d], Si(r.peak_memory[d], "B").c_str(),
                   r.peak_memory[d] > machine.sim.devices[d].memory_capacity ? " > capacity" : "");
     for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+    if (r.oom)
+      return placerl::ReportInfeasible("place-baseline", oom, false, [&](const std::string& t) { dir.WriteFile("result.json", t); });
     std::printf("wrote %s (best.placement, best.%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
                 dir.path().c_str(), o.dir.pictures.c_str());
   }
-  return r.oom ? kExitInfeasible : kExitOk;
+  return kExitOk;
 }
 
 }  // namespace

@@ -74,24 +74,56 @@ int PlaceBaseline(const Options& o) {
   run::Progress progress(po);
   int64_t logged = 0;
   auto on_progress = [&](const search::BaselineProgress& p) {
-    progress.Update(static_cast<double>(p.evaluations), {{"best", p.best_cost}});
-    if (p.best_cost > 0) {
+    if (p.best_cost > 0) {  // (0: no complete placement yet)
+      progress.Update(static_cast<double>(p.evaluations), {{"best", p.best_cost}});
       dir.Log(logged++, {{"charts/best_proxy_cost", p.best_cost},
                          {"charts/current_proxy_cost", p.current_cost},
                          {"charts/evaluations", static_cast<double>(p.evaluations)},
                          {"charts/elapsed_s", p.elapsed_s}});
+    } else {
+      progress.Update(static_cast<double>(p.evaluations));
     }
   };
   const search::BaselineResult r =
       search::RunChipBaseline(cfg.method(), env.get(), bo, [] { return run::StopRequested(); }, on_progress);
   char summary[256];
-  std::snprintf(summary, sizeof(summary), "best proxy cost %.6f, %.4g %s/s", r.best.valid ? r.best.cost.proxy_cost : 0.0,
-                r.evaluations_per_second(), po.unit.c_str());
+  if (r.best.valid)
+    std::snprintf(summary, sizeof(summary), "best proxy cost %.6f, %.4g %s/s", r.best.cost.proxy_cost,
+                  r.evaluations_per_second(), po.unit.c_str());
+  else
+    std::snprintf(summary, sizeof(summary), "no complete placement, %.4g %s/s", r.evaluations_per_second(), po.unit.c_str());
   progress.Finish(summary);
+
+  // What the run was asked for and what it did, feasible or not.
+  nlohmann::json j;
+  j["method"] = cfg.method();
+  j["netlist"] = cfg.chip().netlist().empty() ? env->instance().design.label : cfg.chip().netlist();
+  j["plc"] = cfg.chip().plc();
+  j["canvas"] = {env->settings().canvas_width, env->settings().canvas_height};
+  j["grid"] = {env->settings().cols, env->settings().rows};
+  j["weights"] = {cfg.chip().wirelength_weight(), cfg.chip().density_weight(), cfg.chip().congestion_weight()};
+  j["seed"] = cfg.seed();
+  j["budget_seconds"] = bo.seconds;
   if (!r.best.valid) {
-    std::fprintf(stderr, "place-baseline: no complete placement was found (every episode ran out of legal cells) %s\n",
-                 NoCompletePlacementHint(env->instance().design).c_str());
-    return kExitInfeasible;
+    // No complete placement (every episode ran out of legal cells, or sa/cd could not make their
+    // start): infeasible, exit 2, the same document with null costs (cli.h ReportInfeasible).
+    InfeasibleRun bad;
+    bad.reason = r.infeasible;
+    // The grid and how to set a larger one, when the macros did not fit.
+    if (bad.reason.rfind("no complete placement", 0) == 0)
+      bad.reason = "no complete placement: every episode ran out of legal cells " + NoCompletePlacementHint(env->instance().design);
+    j["best"] = {{"proxy_cost", nullptr}, {"wirelength_cost", nullptr}, {"density_cost", nullptr},
+                 {"congestion_cost", nullptr}, {"hpwl", nullptr}};
+    j["legal"] = nullptr;
+    j["seconds"] = r.seconds;
+    j["evaluations"] = r.evaluations;
+    j["evaluations_per_second"] = r.evaluations_per_second();
+    j["episodes"] = r.episodes;
+    j["accepted"] = r.accepted;
+    j["stopped_by_signal"] = run::StopRequested();
+    bad.document = j;
+    bad.out = dir.path();
+    return ReportInfeasible("place-baseline", bad, o.json, [&](const std::string& text) { dir.WriteFile("result.json", text); });
   }
 
   // Best placement (.plc with its costs), its picture and the cost-versus-time curve.
@@ -110,14 +142,6 @@ int PlaceBaseline(const Options& o) {
   plot.markers = curve.x.size() < 3;
   viz::PlotCurves({curve}, plot, dir.PicturePath("curve"));
 
-  nlohmann::json j;
-  j["method"] = cfg.method();
-  j["netlist"] = cfg.chip().netlist().empty() ? env->instance().design.label : cfg.chip().netlist();
-  j["plc"] = cfg.chip().plc();
-  j["canvas"] = {env->settings().canvas_width, env->settings().canvas_height};
-  j["grid"] = {env->settings().cols, env->settings().rows};
-  j["weights"] = {cfg.chip().wirelength_weight(), cfg.chip().density_weight(), cfg.chip().congestion_weight()};
-  j["seed"] = cfg.seed();
   j["best"] = {{"proxy_cost", c.proxy_cost}, {"wirelength_cost", c.wirelength_cost}, {"density_cost", c.density_cost},
                {"congestion_cost", c.congestion_cost}, {"hpwl", c.hpwl}};
   std::string why;
@@ -130,14 +154,16 @@ int PlaceBaseline(const Options& o) {
   j["accepted"] = r.accepted;
   j["stopped_by_signal"] = run::StopRequested();
   j["out"] = dir.path();
+  MarkFeasible(&j);
   dir.WriteFile("result.json", j.dump(2) + "\n");
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("%s on %s: proxy %.6f (wirelength %.6f, density %.6f, congestion %.6f) after %.1f s, %lld %s (%.4g/s)\n",
+    std::printf("%s on %s: proxy %.6f (wirelength %.6f, density %.6f, congestion %.6f) after %.1f s of %.1f s, %lld %s "
+                "(%.4g/s)%s\n",
                 cfg.method().c_str(), env->instance().design.label.c_str(), c.proxy_cost, c.wirelength_cost,
-                c.density_cost, c.congestion_cost, r.seconds, static_cast<long long>(r.evaluations), po.unit.c_str(),
-                r.evaluations_per_second());
+                c.density_cost, c.congestion_cost, r.seconds, bo.seconds, static_cast<long long>(r.evaluations),
+                po.unit.c_str(), r.evaluations_per_second(), run::StopRequested() ? " (stopped by signal)" : "");
     std::printf("wrote %s (best.plc, best.%s, curve.%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
                 dir.path().c_str(), o.dir.pictures.c_str(), o.dir.pictures.c_str());
   }
@@ -153,8 +179,10 @@ int main(int argc, char** argv) {
   argv_ = argv;
   return RunMain("place-baseline", [&] {
     CLI::App app{"Places a chip's macros with a classic baseline (random, greedy, simulated annealing, "
-                 "force-directed soft macros) on the exact Circuit Training proxy cost, within a time budget, "
-                 "and writes a run directory (best.plc, pictures, metrics.csv, TensorBoard events)."};
+                 "force-directed soft macros, coordinate descent) on the exact Circuit Training proxy cost, within a "
+                 "time budget, and writes a run directory (best.plc, pictures, metrics.csv, TensorBoard events). Exit 2 "
+                 "when no placement completes. --env device: the device placers (single, round_robin, random, HEFT, "
+                 "m-SCT, METIS, ...) on a computation graph and a machine (see place-baseline --env device --help)."};
     Options o;
     std::string env_name = "chip";
     app.add_option("--env", env_name, "chip (default: this help) | device (see --env device --help)")

@@ -16,16 +16,20 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "datasets/util/errors.h"
 #include "datasets/util/warnings.h"
@@ -148,4 +152,51 @@ constexpr double kMaxSeconds = 7 * 24 * 3600.0;  // a time budget of at most a w
 constexpr long long kMaxCount = 1000000000LL;    // iterations, samples, episodes
 
 }  // namespace cli
+
+// A run that ended without a feasible solution (no complete placement, out of memory on the
+// device, a dead end), reported the same way by every binary (docs/conventions.md "Errors and
+// exit codes"): exit 2 (kExitInfeasible); one line on stderr, `<binary>: infeasible: <reason>`;
+// the run's document — the same shape as a feasible run's, with "feasible": false, the reason
+// as "infeasible", and every cost named in `null_costs` (JSON pointers, "/best/proxy_cost")
+// null — written as result.json (when the run has a directory) and printed by --json; in text
+// mode stdout says what was written (no best.* file is).
+struct InfeasibleRun {
+  std::string reason;
+  nlohmann::json document = nlohmann::json::object();
+  std::vector<std::string> null_costs;  // JSON pointers to set null (created when missing)
+  std::string out;                      // the run directory ("" = none): its files are listed
+};
+
+// A feasible run's document says so too: "feasible": true.
+inline void MarkFeasible(nlohmann::json* document) { (*document)["feasible"] = true; }
+
+// Completes `run.document`, hands its text (pretty, with a final newline) to `write_result`
+// (may be empty: no result.json), prints as described above, and returns kExitInfeasible.
+inline int ReportInfeasible(const char* binary, InfeasibleRun run, bool json,
+                            const std::function<void(const std::string&)>& write_result) {
+  nlohmann::json& d = run.document;
+  d["feasible"] = false;
+  d["infeasible"] = run.reason;
+  for (const std::string& p : run.null_costs) d[nlohmann::json::json_pointer(p)] = nullptr;
+  if (!run.out.empty()) d["out"] = run.out;
+  if (write_result) write_result(d.dump(2) + "\n");
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: infeasible: %s\n", binary, run.reason.c_str());
+  if (json) {
+    std::printf("%s\n", d.dump().c_str());
+  } else if (!run.out.empty()) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(run.out, ec))
+      names.push_back(e.path().filename().string() + (e.is_directory(ec) ? "/" : ""));
+    std::sort(names.begin(), names.end());
+    std::string files;
+    for (const std::string& f : names) files += (files.empty() ? "" : ", ") + f;
+    std::printf("no feasible solution; wrote %s (%s)\n", run.out.c_str(), files.c_str());
+  } else {
+    std::printf("no feasible solution\n");
+  }
+  return kExitInfeasible;
+}
+
 }  // namespace placerl

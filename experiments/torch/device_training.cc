@@ -641,8 +641,34 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
             {"method", hdp ? "hdp" : cfg.agent().algorithm()},
             {"clock", BudgetClockName(clock)},
             {"checkpoint", ckpt},
+            {"budget_minutes", cfg.minutes()},
+            {"max_updates", o.max_updates > 0 ? json(o.max_updates) : json(nullptr)},
             {"stopped_by_signal", run::StopRequested()},
             {"out", dir->path()}};
+  // A graph without a complete placement, or whose best does not fit in memory: infeasible
+  // (exit 2, cli.h ReportInfeasible; the checkpoints stay).
+  std::string infeasible;
+  std::vector<std::string> null_costs;
+  for (size_t k = 0; k < envs.size(); ++k) {
+    const json& g = graphs[k];
+    if (st.best[k].empty()) {
+      infeasible += std::string(infeasible.empty() ? "" : "; ") + cfg.graphs(static_cast<int>(k)) + ": no complete placement";
+      for (const char* c : {"step_time_s", "effective_time_s", "oom", "speedup_vs_single"})
+        null_costs.push_back("/graphs/" + std::to_string(k) + "/" + c);
+    } else if (g.value("oom", false)) {
+      infeasible += std::string(infeasible.empty() ? "" : "; ") + cfg.graphs(static_cast<int>(k)) +
+                    ": the best placement does not fit the devices' memory";
+    }
+  }
+  if (!infeasible.empty()) {
+    InfeasibleRun bad;
+    bad.reason = infeasible;
+    bad.document = j;
+    bad.null_costs = null_costs;
+    bad.out = dir->path();
+    return ReportInfeasible("place-train", bad, o.json, [&](const std::string& t) { dir->WriteFile("result.json", t); });
+  }
+  MarkFeasible(&j);
   dir->WriteFile("result.json", j.dump(2) + "\n");
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
@@ -757,15 +783,17 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   int64_t logged = 0;
   dir.Log(logged++, {{"time_s", elapsed()}, {"charts/effective_time_s", greedy}, {"charts/best_effective_time_s", st.best_time[0]}});
   double sum = 0;
-  int complete = 0;
+  int complete = 0, sampled = 0;  // what was done (a stop request ends the samples early)
   for (int k = 0; k < cfg.samples() && !run::StopRequested(); ++k) {
     const double t = PlayDeviceEpisode(*policy, task, cfg.seed() + 1 + k, &rng, false, nullptr);
+    ++sampled;
     OfferBestDevice(task, 0, t, &st);
     if (std::isfinite(t)) sum += t, ++complete;
     dir.Log(logged++, {{"time_s", elapsed()}, {"charts/effective_time_s", t}, {"charts/best_effective_time_s", st.best_time[0]}});
   }
   stages["zero_shot"] = {{"greedy_effective_time_s", nullable(greedy)},
-                         {"samples", cfg.samples()},
+                         {"samples", sampled},
+                         {"samples_requested", cfg.samples()},
                          {"mean_sampled_effective_time_s", complete ? json(sum / complete) : json(nullptr)},
                          {"best_effective_time_s", nullable(st.best_time[0])},
                          {"seconds", elapsed()}};
@@ -790,9 +818,18 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
     stages["finetune"] = {{"episodes", ft.episodes}, {"updates", ft.iteration},
                           {"best_effective_time_s", nullable(st.best_time[0])}, {"seconds", elapsed() - start}};
   }
-  if (st.best[0].empty()) {
-    std::fprintf(stderr, "place: the policy found no complete placement (the memory mask left a group no device)\n");
-    return kExitInfeasible;
+  json j = {{"env", "device"}, {"checkpoint", ckpt}, {"machine", env.instance().machine.spec},
+            {"stages", stages}, {"clock", BudgetClockName(clock)}, {"stopped_by_signal", run::StopRequested()}};
+  auto write_result = [&](const std::string& text) { dir.WriteFile("result.json", text); };
+  if (st.best[0].empty()) {  // infeasible: exit 2, result.json with null results (cli.h)
+    InfeasibleRun bad;
+    bad.reason = "no complete placement: the memory mask left a group no device in every episode";
+    j["best"] = WriteDeviceBest(dir, task, st.best[0], "best", "place --env device");
+    j["seconds"] = elapsed();
+    bad.document = j;
+    bad.null_costs = {"/best/step_time_s", "/best/effective_time_s", "/best/oom", "/best/speedup_vs_single"};
+    bad.out = dir.path();
+    return ReportInfeasible("place", bad, o.json, write_result);
   }
   json best = WriteDeviceBest(dir, task, st.best[0], "best", "place --env device");
   viz::PlotOptions plot;
@@ -802,8 +839,17 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   plot.markers = true;
   dir.PlotMetrics("curve", "time_s", {"charts/effective_time_s", "charts/best_effective_time_s"}, plot,
                   {"placement", "best so far"});
-  json j = {{"env", "device"}, {"checkpoint", ckpt}, {"machine", env.instance().machine.spec}, {"best", best},
-            {"stages", stages}, {"seconds", elapsed()}, {"clock", BudgetClockName(clock)}, {"out", dir.path()}};
+  j["best"] = best;
+  j["seconds"] = elapsed();
+  j["out"] = dir.path();
+  if (best["oom"].get<bool>()) {  // the best placement does not fit: infeasible (its step time stays)
+    InfeasibleRun bad;
+    bad.reason = "out of memory: the best placement found does not fit the devices' memory";
+    bad.document = j;
+    bad.out = dir.path();
+    return ReportInfeasible("place", bad, o.json, write_result);
+  }
+  MarkFeasible(&j);
   dir.WriteFile("result.json", j.dump(2) + "\n");
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
@@ -815,7 +861,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
     std::printf("wrote %s (best.placement, best and curve pictures, metrics.csv, TensorBoard events, result.json)\n",
                 dir.path().c_str());
   }
-  return best["oom"].get<bool>() ? kExitInfeasible : kExitOk;
+  return kExitOk;
 }
 
 const char* kGraphHelp =

@@ -21,6 +21,7 @@
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "datasets/util/stats.h"
+#include "experiments/lib/stop_signal.h"
 #include "experiments/torch/workers.h"
 
 namespace placerl {
@@ -180,7 +181,7 @@ nlohmann::json RankToJson(const GlooRankResult& r) {
           {"compute_s", r.compute_s}, {"comm_s", r.comm_s},
           {"optimizer_s", r.optimizer_s}, {"loss", r.loss}, {"grad_sq", r.grad_sq},
           {"param_max_abs_diff", r.param_max_abs_diff}, {"param_sq_sum", r.param_sq_sum},
-          {"params", r.params}};
+          {"params", r.params}, {"steps_run", r.steps_run}, {"stopped", r.stopped}};
 }
 
 GlooRankResult RankFromJson(const nlohmann::json& j) {
@@ -195,6 +196,8 @@ GlooRankResult RankFromJson(const nlohmann::json& j) {
   r.param_max_abs_diff = j.at("param_max_abs_diff").get<double>();
   r.param_sq_sum = j.at("param_sq_sum").get<double>();
   r.params = j.at("params").get<int64_t>();
+  r.steps_run = j.at("steps_run").get<int>();
+  r.stopped = j.at("stopped").get<bool>();
   return r;
 }
 
@@ -237,6 +240,19 @@ struct Trainer {
     const int64_t bucket_cap = std::max<int64_t>(1, int64_t(o.bucket_mb * 1024 * 1024 / 4));
 
     for (int step = 0; step < total; ++step) {
+      // A stop request ends the run before this step; the ranks agree (max of their flags).
+      double stop = run::StopRequested() ? 1 : 0;
+      if (pg) {
+        std::vector<torch::Tensor> v = {torch::full({1}, stop, torch::kFloat64)};
+        ::c10d::AllreduceOptions max;
+        max.reduceOp = ::c10d::ReduceOp::MAX;
+        Wait(pg->allreduce(v, max), "stop all-reduce");
+        stop = v[0].item<double>();
+      }
+      if (stop > 0) {
+        res.stopped = true;
+        break;
+      }
       if (step == o.warmup && pg) Wait(pg->barrier(), "barrier");
       Heartbeat(dir, rank, step);
       torch::Tensor batch = GlobalBatch(o.seed, step, o.global_batch, int(m.seq()), int(m.vocab()));
@@ -364,6 +380,7 @@ struct Trainer {
         res.optimizer_s.push_back(optimizer);
       }
       DebugFault(o, rank, step);
+      res.steps_run = step + 1;
     }
 
     res.param_sq_sum = SqSum(params);
@@ -458,17 +475,40 @@ GlooMode ParseGlooMode(const std::string& name) {
   throw ConfigError("--mode \"" + name + "\": expected single, dp or pipeline");
 }
 
+double EstimateGlooMemoryBytes(const GlooTrainOptions& o) {
+  const perf::TransformerModel m = perf::ParseModelSpec(o.model);
+  const double L = double(m.layers()), d = double(m.d_model()), f = double(m.d_ff()), h = double(m.heads());
+  const double S = double(m.seq()), V = double(m.vocab()), dh = double(m.head_dim());
+  // Weights: embedding, positions, per layer qkv + proj + two FFN matrices + LayerNorms, head.
+  const double params = V * d + S * d + L * (4 * h * dh * d + 2 * d * f + 4 * d) + 2 * d + (m.tied_embeddings() ? 0 : d * V);
+  // Kept for backward per sequence: per layer the block's inputs, LN outputs, q/k/v, attention
+  // scores and probabilities (h·S² each), FFN hidden (twice), plus the logits (twice: softmax).
+  const double per_sequence = S * L * (8 * d + 3 * h * dh + 2 * f) + L * 2 * h * S * S + 2 * S * V;
+  return 4.0 * (4 * params + double(o.global_batch) * per_sequence);
+}
+
 void ValidateGlooOptions(const GlooTrainOptions& o) {
   const perf::TransformerModel m = perf::ParseModelSpec(o.model);
   if (m.num_experts() > 0) throw ConfigError("model: gloo-train runs dense Transformers only (num_experts > 0)");
   if (m.gated_ffn()) throw ConfigError("model: gated_ffn is not implemented in gloo-train");
   if (m.kv_heads() != m.heads()) throw ConfigError("model: kv_heads != heads is not implemented in gloo-train");
   if (o.global_batch < 1) throw ConfigError("--global-batch must be >= 1");
+  if (o.global_batch > kMaxGlooBatch) throw ConfigError("--global-batch must be <= " + std::to_string(kMaxGlooBatch));
   if (o.steps < 1) throw ConfigError("--steps must be >= 1");
+  if (o.steps > kMaxGlooSteps) throw ConfigError("--steps must be <= " + std::to_string(kMaxGlooSteps));
   if (o.warmup < 0) throw ConfigError("--warmup must be >= 0");
-  if (!(o.lr > 0)) throw ConfigError("--lr must be > 0");
-  if (!(o.timeout_s > 0)) throw ConfigError("--timeout must be > 0");
-  if (!(o.bucket_mb > 0)) throw ConfigError("--bucket-mb must be > 0");
+  if (o.warmup > kMaxGlooSteps) throw ConfigError("--warmup must be <= " + std::to_string(kMaxGlooSteps));
+  if (!(o.lr > 0) || !std::isfinite(o.lr)) throw ConfigError("--lr must be finite and > 0");
+  if (!(o.timeout_s > 0) || !(o.timeout_s <= 7 * 24 * 3600.0)) throw ConfigError("--timeout must be in (0, a week]");
+  if (!(o.bucket_mb > 0) || !(o.bucket_mb <= 1e6)) throw ConfigError("--bucket-mb must be in (0, 1e6]");
+  const double bytes = EstimateGlooMemoryBytes(o);
+  if (bytes > kMaxGlooMemoryBytes) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "the run needs about %.3g GiB of memory per process (global batch %d of this model); "
+                  "at most %.0f GiB: use a smaller --global-batch or model", bytes / (1ULL << 30), o.global_batch,
+                  kMaxGlooMemoryBytes / (1ULL << 30));
+    throw ConfigError(buf);
+  }
   if (o.mode == GlooMode::kDataParallel && o.global_batch % 2 != 0)
     throw ConfigError("--global-batch " + std::to_string(o.global_batch) + " must be even for dp (2 processes)");
   if (o.mode == GlooMode::kPipeline) {
@@ -521,6 +561,7 @@ GlooPrediction PredictGlooRun(const GlooTrainOptions& o) {
 }
 
 void RunGlooWorker(const GlooTrainOptions& o, int rank, const std::string& dir) {
+  run::InstallStopOnSignal();  // first: Ctrl-C (the terminal's, or the launcher's SIGTERM) stops after a step
   ValidateGlooOptions(o);
   if (o.mode == GlooMode::kSingle) throw ConfigError("--rank is for the 2-process modes only");
   if (rank != 0 && rank != 1) throw ConfigError("--rank must be 0 or 1");
@@ -551,6 +592,7 @@ GlooRunResult RunGlooTraining(const GlooTrainOptions& o, const std::string& work
   res.model_string = perf::ModelToString(perf::ParseModelSpec(o.model));
   // Read the catalogue first: a bad file fails before the run, not after.
   res.prediction = PredictGlooRun(o);
+  run::InstallStopOnSignal();  // single: this process stops; dp/pipeline: the launcher waits for the ranks
   if (o.mode == GlooMode::kSingle) {
     Trainer t(o, 0, 1, "");
     try {
@@ -564,6 +606,8 @@ GlooRunResult RunGlooTraining(const GlooTrainOptions& o, const std::string& work
     res.ranks = LaunchTwo(o, worker_exe);
   }
   res.processes = int(res.ranks.size());
+  res.steps_run = res.ranks[0].steps_run;
+  for (const auto& r : res.ranks) res.stopped_by_signal |= r.stopped;
   const size_t n = res.ranks[0].step_s.size();
   res.step_s.assign(n, 0);
   std::vector<double> comp(n, 0), comm(n, 0), opt(n, 0);
@@ -613,6 +657,11 @@ std::string FormatGlooReport(const GlooRunResult& r) {
                 o.mode == GlooMode::kPipeline ? (", " + std::to_string(o.microbatches) + " microbatches").c_str() : "",
                 o.warmup, o.steps, o.lr, (unsigned long long)o.seed);
   out << buf;
+  if (r.stopped_by_signal) {
+    std::snprintf(buf, sizeof buf, "stopped by signal after %d of %d steps (%zu timed)\n", r.steps_run,
+                  o.warmup + o.steps, r.step_s.size());
+    out << buf;
+  }
   std::snprintf(buf, sizeof buf, "params  %lld trained (LibTorch, incl. LayerNorm and positions)", (long long)r.params);
   out << buf;
   if (r.prediction.available) {
@@ -685,8 +734,11 @@ std::string GlooResultJson(const GlooRunResult& r) {
   j["threads_per_process"] = 1;
   j["global_batch"] = o.global_batch;
   j["microbatches"] = o.mode == GlooMode::kPipeline ? o.microbatches : 1;
-  j["warmup"] = o.warmup;
-  j["steps"] = o.steps;
+  j["warmup"] = std::min(o.warmup, r.steps_run);  // done; a stop request ends a run early
+  j["warmup_requested"] = o.warmup;
+  j["steps"] = r.step_s.size();
+  j["steps_requested"] = o.steps;
+  j["stopped_by_signal"] = r.stopped_by_signal;
   j["lr"] = o.lr;
   j["seed"] = o.seed;
   j["loss"] = r.loss;

@@ -45,8 +45,19 @@ struct GlooTrainOptions {
   int debug_hang_rank = -1;
 };
 
+// Upper bounds of the options (checked by ValidateGlooOptions; the binary's parser too).
+constexpr int kMaxGlooSteps = 100000;          // --steps, --warmup: per-step results are kept
+constexpr int kMaxGlooBatch = 65536;           // --global-batch, --microbatches
+constexpr double kMaxGlooMemoryBytes = 8.0 * (1ULL << 30);  // estimated per process
+
+// Bytes one process of the run needs, estimated before it starts (weights, gradients and
+// Adam's two moments in fp32; the activations autograd keeps for one step's batch, logits
+// included). ValidateGlooOptions refuses a run above kMaxGlooMemoryBytes with the estimate.
+double EstimateGlooMemoryBytes(const GlooTrainOptions& options);
+
 // Throws ConfigError when the options cannot run (batch not divisible, unsupported model
-// feature, ...). Parses the model string with perf::ParseModelSpec.
+// feature, a count above its bound, a memory estimate above kMaxGlooMemoryBytes, ...). Parses
+// the model string with perf::ParseModelSpec.
 void ValidateGlooOptions(const GlooTrainOptions& options);
 
 // What one process measured. Times per timed step, in seconds.
@@ -61,6 +72,8 @@ struct GlooRankResult {
   double param_max_abs_diff = -1;   // dp rank 0: max |p_rank0 - p_rank1| after training
   double param_sq_sum = 0;          // Σ p² over the parameters this rank trains
   int64_t params = 0;               // parameters this rank trains
+  int steps_run = 0;                // steps done, warmup included (fewer when stopped)
+  bool stopped = false;             // a stop request (Ctrl-C, SIGTERM) ended the run early
 };
 
 struct GlooPrediction {
@@ -88,6 +101,8 @@ struct GlooRunResult {
   int64_t params = 0;              // trained parameters (LibTorch count, incl. LN/positions)
   GlooPrediction prediction;
   double relative_error = 0;       // (predicted − measured median) / measured median
+  int steps_run = 0;               // steps done, warmup included; timed ones = step_s.size()
+  bool stopped_by_signal = false;  // Ctrl-C / SIGTERM ended the run after steps_run steps
 };
 
 // The perf model's prediction for `options` with the catalogue options.catalog.
@@ -96,7 +111,9 @@ struct GlooRunResult {
 GlooPrediction PredictGlooRun(const GlooTrainOptions& options);
 
 // Runs the training (single: in this process; dp/pipeline: two children of `worker_exe`)
-// and attaches the prediction. Throws Error on any failure, children reaped.
+// and attaches the prediction. Throws Error on any failure, children reaped. The first
+// SIGINT / SIGTERM (experiments/lib/stop_signal.h) ends the run after the current step (both
+// ranks at the same step); the result then reports the steps done.
 GlooRunResult RunGlooTraining(const GlooTrainOptions& options, const std::string& worker_exe);
 
 // One rank of a 2-process run (the hidden --rank mode): rendezvous in `rendezvous_dir`,

@@ -2,6 +2,9 @@
 // trained on: the best of one greedy and K sampled placements (zero-shot), then optionally
 // PPO fine-tuning on this design and refinement of the best placement by simulated annealing or
 // coordinate descent; writes a run directory (best.plc, best picture, metrics, result.json).
+// The input placement's cost is reported next to the result (--keep-better writes the input as
+// best.plc when it is legal and better); a run where no placement completes is infeasible
+// (exit 2, cli.h ReportInfeasible); Ctrl-C stops it with what was done reported.
 //   place --checkpoint runs/pretrain --netlist N.pb.txt.gz --plc initial.plc --samples 64 --out runs/zs
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -12,6 +15,7 @@
 #include <filesystem>
 
 #include "agents/learner.h"
+#include "cost_models/chip/proxy_cost.h"
 #include "datasets/proto/chip_placement.pb.h"
 #include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
@@ -83,9 +87,17 @@ struct Options {
   int samples = -1;
   double finetune_minutes = -1, refine_minutes = 0;
   int64_t seed = -1;
-  bool json = false, verbose = false;
+  bool json = false, verbose = false, keep_better = false;
   run::RunDirFlags dir;
 };
+
+// The costs of a placement for result.json (nulls when there is none).
+nlohmann::json CostsJson(const chip::CostBreakdown* c) {
+  return {{"proxy_cost", c ? nlohmann::json(c->proxy_cost) : nlohmann::json(nullptr)},
+          {"wirelength_cost", c ? nlohmann::json(c->wirelength_cost) : nlohmann::json(nullptr)},
+          {"density_cost", c ? nlohmann::json(c->density_cost) : nlohmann::json(nullptr)},
+          {"congestion_cost", c ? nlohmann::json(c->congestion_cost) : nlohmann::json(nullptr)}};
+}
 
 int Place(const Options& o) {
   if (!o.dir.resume.empty()) throw ConfigError("place runs cannot be resumed; start a new one with --out");
@@ -118,6 +130,16 @@ int Place(const Options& o) {
   envs.push_back(MakeChipEnv(cfg.chip(), /*maps=*/true));
   env::ChipEnv& env = *envs[0];
   std::unique_ptr<encoders::Policy> policy = encoders::Policy::Load(ckpt, env);  // checks the layout
+  // The input placement (the .plc's, else the netlist's positions), scored as proxy-cost would:
+  // the result is reported next to it, and --keep-better keeps it when it is legal and better.
+  search::ChipSolution input;
+  input.x = env.netlist().x;
+  input.y = env.netlist().y;
+  input.orientation = env.netlist().orientation;
+  input.cost = chip::EvaluateProxyCost(env.netlist(), env.settings(), env.options().weights);
+  input.valid = true;
+  std::string input_illegal;
+  const bool input_legal = search::IsLegalPlacement(env.netlist(), env.settings(), input, &input_illegal);
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(g_argc, g_argv));
   run::InstallStopOnSignal();
@@ -136,20 +158,29 @@ int Place(const Options& o) {
   int64_t logged = 0;
   dir.Log(logged++, {{"time_s", elapsed()}, {"charts/proxy_cost", greedy}, {"charts/best_proxy_cost", st.best_cost[0]}});
   double sum = 0;
-  int complete = 0;
+  int complete = 0, sampled = 0;  // what was done (a stop request ends the samples early)
   for (int k = 0; k < cfg.samples() && !run::StopRequested(); ++k) {
     const double c = PlayChipEpisode(*policy, env, cfg.seed() + 1 + k, &rng, false, nullptr);
+    ++sampled;
     OfferBest(env, 0, c, &st);
     if (std::isfinite(c)) sum += c, ++complete;
     dir.Log(logged++, {{"time_s", elapsed()}, {"charts/proxy_cost", c}, {"charts/best_proxy_cost", st.best_cost[0]}});
   }
   stages["zero_shot"] = {{"greedy_proxy_cost", FiniteOrNull(greedy)},
-                         {"samples", cfg.samples()},
+                         {"samples", sampled},
+                         {"samples_requested", cfg.samples()},
+                         {"complete_samples", complete},
                          {"mean_sampled_proxy_cost", complete ? nlohmann::json(sum / complete) : nlohmann::json(nullptr)},
                          {"best_proxy_cost", FiniteOrNull(st.best_cost[0])},
                          {"seconds", elapsed()}};
-  std::fprintf(stderr, "place: zero-shot best %.6f (greedy %.6f, %d samples) in %.1f s\n", st.best_cost[0], greedy,
-               cfg.samples(), elapsed());
+  auto cost_text = [](double c) {  // "none" for an episode that did not complete
+    char b[32];
+    std::snprintf(b, sizeof b, "%.6f", c);
+    return std::isfinite(c) ? std::string(b) : std::string("none");
+  };
+  std::fprintf(stderr, "place: zero-shot best %s (greedy %s, %d of %d samples%s) in %.1f s\n",
+               cost_text(st.best_cost[0]).c_str(), cost_text(greedy).c_str(), sampled, cfg.samples(),
+               sampled < cfg.samples() ? ", stopped" : "", elapsed());
   // 2. Fine-tuning (PPO with the default hyper-parameters, fresh optimiser).
   if (cfg.finetune_minutes() > 0 && !run::StopRequested()) {
     agents::Learner learner(policy.get(), AgentOptionsFrom(cfg.agent(), cfg.seed()));
@@ -187,13 +218,17 @@ int Place(const Options& o) {
                                  {"charts/best_proxy_cost", best_so_far}});
                 dir.tensorboard().AddScalars(logged++, losses);
               },
-              [&](const ChipTrainingState& s, double) { progress.Update(static_cast<double>(s.episodes), {{"best", s.best_cost[0]}}); });
+              [&](const ChipTrainingState& s, double) {
+                if (std::isfinite(s.best_cost[0])) progress.Update(static_cast<double>(s.episodes), {{"best", s.best_cost[0]}});
+                else progress.Update(static_cast<double>(s.episodes));  // no "best inf"
+              });
     progress.Finish();
     st.best_cost = ft.best_cost;
     st.best = ft.best;
     stages["finetune"] = {{"episodes", ft.episodes}, {"updates", ft.iteration},
                           {"best_proxy_cost", FiniteOrNull(st.best_cost[0])},
                           {"seconds", elapsed() - start},
+                          {"budget_seconds", cfg.finetune_minutes() * 60},
                           {"entropy_first_update", FiniteOrNull(entropy_first)},
                           {"entropy_last_update", FiniteOrNull(entropy_last)}};
   }
@@ -215,31 +250,76 @@ int Place(const Options& o) {
     }
     dir.Log(logged++, {{"time_s", elapsed()}, {"charts/proxy_cost", r.best.valid ? r.best.cost.proxy_cost : NAN},
                        {"charts/best_proxy_cost", st.best_cost[0]}});
-    stages["refine"] = {{"method", cfg.refine()}, {"evaluations", r.evaluations}, {"best_proxy_cost", st.best_cost[0]},
-                        {"seconds", elapsed() - start}};
+    stages["refine"] = {{"method", cfg.refine()}, {"evaluations", r.evaluations}, {"best_proxy_cost", FiniteOrNull(st.best_cost[0])},
+                        {"seconds", elapsed() - start}, {"budget_seconds", cfg.refine_minutes() * 60}};
   }
-  if (!st.best[0].valid) {
-    std::fprintf(stderr, "place: the policy found no complete placement (every episode ran out of legal cells) %s\n",
-                 NoCompletePlacementHint(env.instance().design).c_str());
-    return kExitInfeasible;
+  // The stages that did not run because of a stop request are named.
+  nlohmann::json skipped = nlohmann::json::array();
+  if (run::StopRequested()) {
+    if (cfg.finetune_minutes() > 0 && !stages.contains("finetune")) skipped.push_back("finetune");
+    if (cfg.refine() != "none" && !stages.contains("refine")) skipped.push_back("refine");
   }
-  nlohmann::json best = WriteBestPlacement(dir, env, st.best[0], "best", "place: " + env.instance().design.label);
+  // The input placement against the result; --keep-better keeps the input when it is legal and
+  // better (or when the policy found no complete placement).
+  const double result_cost = st.best[0].valid ? st.best[0].cost.proxy_cost : INFINITY;
+  const bool input_wins = input_legal && input.cost.proxy_cost < result_cost;
+  const bool keep_input = o.keep_better && input_wins;
+  nlohmann::json input_j = CostsJson(&input.cost);
+  input_j["legal"] = input_legal;
+  if (!input_legal) input_j["illegal"] = input_illegal;
+  nlohmann::json j = {{"checkpoint", ckpt}, {"design", env.instance().design.label},
+                      {"input", input_j}, {"input_cost", input.cost.proxy_cost},
+                      {"result_cost", FiniteOrNull(result_cost)},
+                      {"kept", keep_input ? "input" : "result"}, {"keep_better", o.keep_better},
+                      {"stages", stages}, {"stopped_by_signal", run::StopRequested()}, {"skipped_stages", skipped},
+                      {"clock", BudgetClockName(clock)}};
+  if (!st.best[0].valid && !keep_input) {
+    InfeasibleRun bad;
+    bad.reason = "no complete placement: every episode of the policy ran out of legal cells " +
+                 NoCompletePlacementHint(env.instance().design);
+    j["best"] = CostsJson(nullptr);
+    j["best"]["design"] = env.instance().design.label;
+    j["best"]["plc"] = nullptr;
+    j["seconds"] = elapsed();
+    bad.document = j;
+    bad.out = dir.path();
+    return ReportInfeasible("place", bad, o.json, [&](const std::string& text) { dir.WriteFile("result.json", text); });
+  }
+  nlohmann::json best = WriteBestPlacement(dir, env, keep_input ? input : st.best[0], "best",
+                                           "place: " + env.instance().design.label + (keep_input ? " (the input placement)" : ""));
   viz::PlotOptions plot;
   plot.title = "place: " + env.instance().design.label + " (zero-shot samples, fine-tuning, refinement)";
   plot.x_label = "time (s)";
   plot.y_label = "proxy cost";
   plot.markers = true;
   dir.PlotMetrics("curve", "time_s", {"charts/proxy_cost", "charts/best_proxy_cost"}, plot, {"placement", "best so far"});
-  nlohmann::json j = {{"checkpoint", ckpt}, {"design", env.instance().design.label}, {"best", best},
-                      {"stages", stages}, {"seconds", elapsed()}, {"clock", BudgetClockName(clock)},
-                      {"out", dir.path()}};
+  j["best"] = best;
+  j["seconds"] = elapsed();
+  j["out"] = dir.path();
+  MarkFeasible(&j);
   dir.WriteFile("result.json", j.dump(2) + "\n");
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("place on %s: proxy %.6f (wirelength %.6f, density %.6f, congestion %.6f) in %.1f s\n",
+    std::printf("place on %s: proxy %.6f (wirelength %.6f, density %.6f, congestion %.6f) in %.1f s%s\n",
                 env.instance().design.label.c_str(), best["proxy_cost"].get<double>(), best["wirelength_cost"].get<double>(),
-                best["density_cost"].get<double>(), best["congestion_cost"].get<double>(), elapsed());
+                best["density_cost"].get<double>(), best["congestion_cost"].get<double>(), elapsed(),
+                run::StopRequested() ? " (stopped by signal)" : "");
+    // The input placement next to the policy's result.
+    std::string verdict;
+    if (!st.best[0].valid) {
+      verdict = "no complete placement";
+    } else {
+      char buf[96];
+      const double d = result_cost - input.cost.proxy_cost;
+      std::snprintf(buf, sizeof buf, "%.6f (%s by %.6f)", result_cost, d > 0 ? "worse" : d < 0 ? "better" : "equal",
+                    std::fabs(d));
+      verdict = buf;
+    }
+    std::printf("input placement: %.6f%s, result: %s%s\n", input.cost.proxy_cost, input_legal ? "" : " (illegal)",
+                verdict.c_str(),
+                keep_input ? "; kept the input as best.plc (--keep-better)"
+                : input_wins ? "; --keep-better writes the input as best.plc" : "");
     std::printf("wrote %s (best.plc, best and curve pictures, metrics.csv, TensorBoard events, result.json)\n", dir.path().c_str());
   }
   return kExitOk;
@@ -254,8 +334,13 @@ int main(int argc, char** argv) {
   return RunMain("place", [&] {
     CLI::App app{"Places a chip's macros with a trained policy (a place-train checkpoint): best of a greedy and K "
                  "sampled placements, optional PPO fine-tuning on this design, optional refinement by simulated "
-                 "annealing or coordinate descent; writes a run directory."};
+                 "annealing or coordinate descent; reports the input placement's cost next to the result; writes a "
+                 "run directory. Exit 2 when no placement completes. --env device: places a computation graph's ops "
+                 "on a machine's devices with a place-train --env device checkpoint (see place --env device --help)."};
     Options o;
+    std::string env_name = "chip";
+    app.add_option("--env", env_name, "chip (default: this help) | device (see --env device --help)")
+        ->check(CLI::IsMember({"chip", "device"}));
     app.add_option("--checkpoint", o.checkpoint, "checkpoint file, or a place-train run directory")->check(cli::NonEmpty());
     app.add_option("--netlist", o.netlist, "netlist.pb.txt[.gz]; default: the built-in synthetic chip")->check(cli::NonEmpty());
     app.add_option("--plc", o.plc, ".plc: canvas, grid, routing, the input placement")->check(cli::NonEmpty());
@@ -270,6 +355,8 @@ int main(int argc, char** argv) {
     app.add_option("--clock", o.clock,
                    "the budgets' clock: wall (default) or cpu (this process's CPU seconds, for fair budgets on a "
                    "shared machine); time_s in metrics.csv is on it");
+    app.add_flag("--keep-better", o.keep_better,
+                 "write the input placement as best.plc when it is legal and cheaper than the result");
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);

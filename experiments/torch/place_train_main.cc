@@ -295,7 +295,10 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
                 for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
               double best_all = INFINITY;
               for (double b : s.best_cost) best_all = std::min(best_all, b);
-              if (progress) progress->Update(static_cast<double>(s.episodes), {{"best", best_all}});
+              if (progress) {  // no "best inf" while no episode has completed
+                if (std::isfinite(best_all)) progress->Update(static_cast<double>(s.episodes), {{"best", best_all}});
+                else progress->Update(static_cast<double>(s.episodes), {});
+              }
               std::vector<double> due = {rank == 0 && elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60 ? 1.0 : 0.0};
               if (group) group->AllReduceMax(due.data(), 1);
               if (due[0] > 0) checkpoint(s, elapsed_s);
@@ -321,18 +324,34 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
   double best_all = INFINITY;
   for (double b : st.best_cost) best_all = std::min(best_all, b);
   char summary[200];
-  std::snprintf(summary, sizeof(summary), "best proxy cost %.6f after %lld episodes", best_all, static_cast<long long>(st.episodes));
+  if (std::isfinite(best_all))
+    std::snprintf(summary, sizeof(summary), "best proxy cost %.6f after %lld episodes", best_all, static_cast<long long>(st.episodes));
+  else
+    std::snprintf(summary, sizeof(summary), "no complete placement after %lld episodes", static_cast<long long>(st.episodes));
   progress->Finish(summary);
 
   // Best placements of this run (a resumed run keeps the earlier best files when it found none better).
+  // A design on which no episode completed (in this run or, resumed, an earlier one) has no
+  // best placement: the run is infeasible (exit 2, cli.h ReportInfeasible), its costs null.
   nlohmann::json designs = nlohmann::json::array();
+  std::string infeasible;  // the designs without a complete placement
+  std::vector<std::string> null_costs;
   for (size_t k = 0; k < envs.size(); ++k) {
     const std::string stem = envs.size() == 1 ? "best" : "best_" + std::to_string(k);
     nlohmann::json d = WriteBestPlacement(*dir, *envs[k], st.best[k], stem, "place-train: " + envs[k]->instance().design.label);
     d["best_proxy_cost"] = FiniteOrNull(st.best_cost[k]);
+    d["feasible"] = std::isfinite(st.best_cost[k]);
+    if (!std::isfinite(st.best_cost[k])) {
+      const env::ChipEnv& e = *envs[k];
+      infeasible += std::string(infeasible.empty() ? "" : "; ") + e.instance().design.label + " (grid " +
+                    std::to_string(e.settings().cols) + "x" + std::to_string(e.settings().rows) + ", " +
+                    std::to_string(e.order().size()) + " hard macros)";
+      for (const char* c : {"proxy_cost", "wirelength_cost", "density_cost", "congestion_cost", "plc"})
+        null_costs.push_back("/designs/" + std::to_string(k) + "/" + c);
+    }
     designs.push_back(d);
   }
-  if (st.iteration > 0) {
+  if (st.iteration > 0 && infeasible.empty()) {
     viz::PlotOptions plot;
     plot.title = "place-train: proxy cost of sampled placements";
     plot.x_label = "time (s)";
@@ -356,16 +375,29 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
                       {"cost_map", cfg.chip().cost_map().empty() ? std::string("wirelength") : cfg.chip().cost_map()},
                       {"best_rescores", st.times.rescores},
                       {"checkpoint", ckpt},
+                      {"budget_minutes", cfg.minutes()},
+                      {"max_updates", o.max_updates > 0 ? nlohmann::json(o.max_updates) : nlohmann::json(nullptr)},
                       {"stopped_by_signal", run::StopRequested()},
                       {"out", dir->path()}};
+  if (!infeasible.empty()) {
+    InfeasibleRun bad;
+    bad.reason = "no complete placement: every episode ran out of legal cells on " + infeasible;
+    bad.document = j;
+    bad.null_costs = null_costs;
+    bad.out = dir->path();
+    const int code = ReportInfeasible("place-train", bad, o.json, [&](const std::string& text) { dir->WriteFile("result.json", text); });
+    return launched ? kExitOk : code;  // launched: the launcher reads result.json for the exit code
+  }
+  MarkFeasible(&j);
   dir->WriteFile("result.json", j.dump(2) + "\n");
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("place-train: %lld episodes, %lld updates in %.1f s (%.0f episodes/hour)%s; best proxy cost %.6f\n",
+    std::printf("place-train: %lld episodes, %lld updates in %.1f s (%.0f episodes/hour)%s; best proxy cost %.6f%s\n",
                 static_cast<long long>(st.episodes), static_cast<long long>(st.iteration), elapsed(),
                 st.episodes / std::max(1e-9, elapsed()) * 3600,
-                world > 1 ? (" with " + std::to_string(world) + " workers").c_str() : "", best_all);
+                world > 1 ? (" with " + std::to_string(world) + " workers").c_str() : "", best_all,
+                run::StopRequested() ? " (stopped by signal)" : "");
     std::printf("wrote %s (best.plc, pictures, metrics.csv, TensorBoard events, checkpoints/)\n", dir->path().c_str());
   }
   return kExitOk;
@@ -392,7 +424,26 @@ int LaunchWorkers(const Options& o) {
   lo.heartbeat_dir = rendezvous.path();
   lo.timeout_s = o.worker_timeout;
   workers::Launch(lo);
+  // Rank 0 reported the result; an infeasible one (result.json "feasible": false) exits 2.
+  try {
+    const nlohmann::json r = nlohmann::json::parse(ReadFile(run::ResolveRunDirFlags(o.dir).path + "/result.json"));
+    if (r.value("feasible", true) == false) return kExitInfeasible;
+  } catch (const std::exception&) {
+    // No readable result.json (a stop before it was written): rank 0 said what happened.
+  }
   return kExitOk;
+}
+
+// Workers on one machine: each is a process with one thread and its own copy of the policy and
+// the designs. More than a few per CPU only time-share the CPUs and multiply the memory, so
+// they are refused up front (across machines: one process per rank, MASTER_ADDR etc.).
+void CheckLocalWorkers(int workers) {
+  const int cpus = std::max(1u, std::thread::hardware_concurrency());
+  const int most = std::max(2, 4 * cpus);
+  if (workers > most)
+    throw ConfigError("--workers " + std::to_string(workers) + ": at most " + std::to_string(most) + " on this machine (" +
+                      std::to_string(cpus) + " CPUs, 4 workers per CPU); across machines set MASTER_ADDR, MASTER_PORT, "
+                      "RANK, WORLD_SIZE and start one process per rank");
 }
 
 int PlaceTrain(const Options& o) {
@@ -413,6 +464,7 @@ int PlaceTrain(const Options& o) {
                         " (with MASTER_ADDR etc. set, start one process per rank yourself)");
     rv.timeout_s = o.worker_timeout;
   } else if (o.workers > 1) {
+    CheckLocalWorkers(o.workers);
     return LaunchWorkers(o);
   } else {
     return Train(o, nullptr, false);
@@ -440,8 +492,13 @@ int main(int argc, char** argv) {
   return RunMain("place-train", [&] {
     CLI::App app{"Learns to place a chip's macros with the shared GNN policy and PPO or REINFORCE on the exact "
                  "proxy cost, on one netlist or several, and writes a resumable run directory (checkpoints, best "
-                 "placement, learning curve, metrics.csv, TensorBoard events)."};
+                 "placement, learning curve, metrics.csv, TensorBoard events). Exit 2 when no placement completes "
+                 "on a design. --env device: learns to place a computation graph's ops on a machine's devices "
+                 "(PPO, REINFORCE or HDP on the placed-graph simulator; see place-train --env device --help)."};
     Options o;
+    std::string env_name = "chip";
+    app.add_option("--env", env_name, "chip (default: this help) | device (see --env device --help)")
+        ->check(CLI::IsMember({"chip", "device"}));
     app.add_option("--netlist", o.netlists, "netlist.pb.txt[.gz] (repeat for several designs); default: the built-in synthetic chip")
         ->check(cli::NonEmpty());
     app.add_option("--plc", o.plcs, ".plc per netlist (canvas, grid, routing, initial placement)")->check(cli::NonEmpty());

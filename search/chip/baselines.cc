@@ -52,6 +52,10 @@ class Run {
   BaselineResult& result() { return result_; }
   BaselineResult Finish(const env::ChipEnv& env) {
     result_.seconds = Elapsed();
+    if (!result_.best.valid && result_.infeasible.empty())
+      result_.infeasible = "no complete placement: every episode ran out of legal cells (grid " +
+                           std::to_string(env.settings().cols) + "x" + std::to_string(env.settings().rows) + ", " +
+                           std::to_string(env.order().size()) + " hard macros)";
     if (result_.best.valid) {
       // Re-score the best placement from scratch: the number reported is a full evaluation.
       const Netlist placed = PlacedNetlist(env.netlist(), result_.best);
@@ -381,9 +385,14 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
     ProxyCost pc = env->cost();
     if (o.sa_init == "snapped") ok = SnapToLegalCells(env->netlist(), env->settings(), env->order(), &pc);
     if (o.sa_init == "input" || o.sa_init == "snapped") ++run.result().episodes;  // the start is a complete placement
-    if (!ok) throw InfeasibleAction("sa: the initial placement (" + o.sa_init + ") did not complete");
-    run.Offer(pc, pc.Cost());
-    Anneal(env, &pc, o, rng, &run);
+    if (ok) {
+      run.Offer(pc, pc.Cost());
+      Anneal(env, &pc, o, rng, &run);
+    } else {
+      run.result().infeasible = "sa: the initial placement (sa.init=" + o.sa_init + ") did not complete: " +
+                                (o.sa_init == "snapped" ? std::string("a hard macro found no free legal cell")
+                                                        : std::string("the episode ran out of legal cells"));
+    }
   } else if (method == "fd") {
     env->Reset(0);
     ProxyCost pc = env->cost();
@@ -402,12 +411,15 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
       ChipSolution input;
       CopyPlacement(pc, &input);
       if (!IsLegalPlacement(env->netlist(), env->settings(), input) &&
-          !SnapToLegalCells(env->netlist(), env->settings(), env->order(), &pc))
-        throw InfeasibleAction("cd: the input placement is illegal and its hard macros do not all fit on legal cells");
+          !SnapToLegalCells(env->netlist(), env->settings(), env->order(), &pc)) {
+        run.result().infeasible = "cd: the input placement is illegal and its hard macros do not all fit on legal cells";
+        return run.Finish(*env);
+      }
     }
     run.Offer(pc, pc.Cost());
     CoordinateDescentOptions co;
     co.epochs = 1000;
+    co.stop = [&] { return run.Over(); };  // the budget and Ctrl-C end a round after its current macro
     for (uint64_t round = 0; !run.Over(); ++round) {
       co.seed = o.seed + round;
       const double before = pc.Cost().proxy_cost;
@@ -415,7 +427,7 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
       run.result().evaluations += cr.evaluations;
       ++run.result().episodes;
       run.Offer(pc, pc.Cost());
-      if (pc.Cost().proxy_cost >= before * (1 - co.min_relative_improvement)) break;
+      if (cr.stopped || pc.Cost().proxy_cost >= before * (1 - co.min_relative_improvement)) break;
     }
   } else {
     throw ConfigError("unknown baseline method '" + method + "' (random, greedy, sa, fd, cd)");
@@ -426,6 +438,7 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
     ProxyCost pc(placed, env->settings(), env->options().weights);
     CoordinateDescentOptions co;
     co.seed = o.seed;
+    co.stop = stop;  // Ctrl-C (the refinement is not part of the budget)
     const CoordinateDescentResult cr = RunCoordinateDescent(&pc, co);
     run.result().evaluations += cr.evaluations;
     run.Offer(pc, pc.Cost());

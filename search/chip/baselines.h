@@ -77,6 +77,9 @@ struct BaselineResult {
   int64_t episodes = 0;   // complete placements produced
   int64_t accepted = 0;   // sa: accepted moves
   double seconds = 0;
+  // Why there is no result when `best` is not valid (no complete placement within the budget, an
+  // initial placement that cannot be made): the run is infeasible, not an error.
+  std::string infeasible;
   double evaluations_per_second() const { return seconds > 0 ? evaluations / seconds : 0; }
 };
 
@@ -85,7 +88,8 @@ using ProgressFn = std::function<void(const BaselineProgress&)>;
 // `env` supplies the instance, the macro order, the weights and the soft-macro placement; its
 // state is used and left in an arbitrary state. `stop` (may be empty) is polled often; when it
 // returns true the run ends early and the best result so far is returned. `progress` (may be
-// empty) is called about 4 times a second and once at the end.
+// empty) is called about 4 times a second and once at the end. A run that finds no complete
+// placement returns `best` not valid and says why in `infeasible` (it does not throw).
 BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env,
                                const ChipBaselineOptions& options, const std::function<bool()>& stop,
                                const ProgressFn& progress);

@@ -60,14 +60,16 @@ class CoordinateDescent {
     PlaceSoftMacros(&res);
     for (int e = 0; e < opt_.epochs; ++e) {
       if (opt_.random_order) std::shuffle(order_.begin(), order_.end(), rng_);
-      for (size_t i = 0; i < order_.size(); ++i) {
+      for (size_t i = 0; i < order_.size() && !res.stopped; ++i) {
         ImproveMacro(order_[i], &res);
         if (opt_.fd_every_n_macros > 0 && (i + 1) % opt_.fd_every_n_macros == 0) PlaceSoftMacros(&res);
+        if (opt_.stop && opt_.stop()) res.stopped = true;
       }
       PlaceSoftMacros(&res);
       const double now = pc_.Cost().proxy_cost;
       res.cost_history.push_back(now);
       ++res.epochs_run;
+      if (res.stopped) break;
       const bool small = cost > 0 && (cost - now) / cost < opt_.min_relative_improvement;
       cost = now;
       if (small) break;

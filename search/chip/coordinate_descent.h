@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "cost_models/chip/fd_placer.h"
@@ -37,6 +38,9 @@ struct CoordinateDescentOptions {
   }();
   // Stop when an epoch lowers the cost by less than this fraction (CT: 1e-3); 0: never.
   double min_relative_improvement = 1e-3;
+  // Polled after every macro (may be empty): true ends the run there (a budget, Ctrl-C); the
+  // soft macros are re-placed once more and the placement is kept as good as it is.
+  std::function<bool()> stop;
 };
 
 struct CoordinateDescentResult {
@@ -46,6 +50,7 @@ struct CoordinateDescentResult {
   int64_t evaluations = 0;     // candidate (cell, orientation) costs read
   int64_t macro_moves = 0;     // macros that changed cell or orientation
   int fd_accepted = 0, fd_rejected = 0;
+  bool stopped = false;        // options.stop ended the run
 };
 
 // Runs on the placement held by `pc` (hard macros where they stand, soft macros too) and

@@ -8,6 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
+
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -109,5 +112,83 @@ TEST(PlaceBaselineCli, OffCanvasNetsSkipIsTheCostOfTheRun) {
   EXPECT_GT(score("clamp") - reported, 1e-4);  // the off-canvas nets do count when clamped
 }
 
+
+// ------------------------------------------------------------ what a run reports
+
+namespace report {
+
+using testing::FileLines;
+using testing::RunAndInterrupt;
+const std::string kAriane = "../shared/datasets/chip/ariane133_ng45/";
+constexpr long kAddressSpaceKb = 2000000;  // `ulimit -v` (KiB): no LibTorch here
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
+}
+
+// No complete placement (Ariane without its .plc: the default 10×10 grid) was exit 2 printing
+// "best proxy cost 0.000000" (greedy) or exit 1 (sa: an exception): every method now gives the
+// shared infeasible report — exit 2, one stderr line, result.json / --json "feasible": false
+// with null costs, no best.plc.
+TEST(PlaceBaselineCliReport, NoCompletePlacementIsTheSharedInfeasibleReportForEveryMethod) {
+  testing::TempDir tmp;
+  for (const std::string method : {"random", "greedy", "sa", "cd"}) {
+    SCOPED_TRACE(method);
+    const std::string out = tmp / method;
+    const auto r = testing::ShSplit(kBin + " --method " + method + " --netlist " + kAriane +
+                                    "netlist.pb.txt.gz --minutes 0.01 --json --out " + out);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("place-baseline: infeasible: "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("best proxy cost 0.000000"), std::string::npos) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_FALSE(j["feasible"].get<bool>());
+    EXPECT_TRUE(j["best"]["proxy_cost"].is_null());
+    EXPECT_FALSE(j["infeasible"].get<std::string>().empty());
+    EXPECT_EQ(j, ReadJson(out + "/result.json"));
+    EXPECT_FALSE(fs::exists(out + "/best.plc"));
+  }
+  const auto t = testing::ShSplit(kBin + " --method greedy --netlist " + kAriane + "netlist.pb.txt.gz --minutes 0.01 --out " +
+                                  (tmp / "text"));
+  EXPECT_EQ(t.status, 2);
+  EXPECT_NE(t.out.find("no feasible solution; wrote "), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("best.plc"), std::string::npos) << t.out;
+  // A feasible run says so.
+  const auto ok = testing::ShSplit(kBin + " --method greedy --minutes 0.01 --json --out " + (tmp / "ok"));
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  EXPECT_TRUE(nlohmann::json::parse(ok.out)["feasible"].get<bool>());
+}
+
+// --minutes at its maximum (a week): every method runs with bounded memory and stops within
+// seconds of Ctrl-C with its best written and the stop reported (or ends by itself first).
+TEST(PlaceBaselineCliReport, TheMaximumBudgetStopsOnCtrlCForEveryMethod) {
+  testing::TempDir tmp;
+  for (const std::string method : {"random", "greedy", "sa", "fd", "cd"}) {
+    SCOPED_TRACE(method);
+    const std::string out = tmp / method;
+    const auto r = RunAndInterrupt(kBin + " --method " + method + " --netlist " + kAriane + "netlist.pb.txt.gz --plc " +
+                                       kAriane + "initial.plc --minutes 10080 --json --out " + out,
+                                   [&] { return FileLines(out + "/metrics.csv") >= 3; }, 120, SIGINT, 30, kAddressSpaceKb);
+    ASSERT_TRUE(r.ended) << "still running 30 s after Ctrl-C";
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto j = ReadJson(out + "/result.json");
+    EXPECT_EQ(j["stopped_by_signal"].get<bool>(), r.signalled) << j.dump();
+    if (method != "fd" && method != "cd") {
+      EXPECT_TRUE(r.signalled) << method << " ended by itself";
+    }
+    EXPECT_EQ(j["budget_seconds"].get<double>(), 10080 * 60.0);
+    EXPECT_LT(j["seconds"].get<double>(), 600);
+    EXPECT_TRUE(fs::exists(out + "/best.plc"));
+  }
+}
+
+TEST(PlaceBaselineCliReport, HelpNamesTheDeviceEnvironment) {
+  const auto r = Sh(kBin + " --help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("--env device --help"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("coordinate descent"), std::string::npos) << r.out;
+}
+
+}  // namespace report
 }  // namespace
 }  // namespace placerl

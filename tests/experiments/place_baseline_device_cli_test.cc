@@ -13,6 +13,9 @@
 
 #include "datasets/graphs/compute_graph.h"
 #include "datasets/graphs/graph_spec.h"
+#include <csignal>
+
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -296,5 +299,64 @@ TEST(PlaceBaselineDeviceCli, APlacerWithoutRoomIsExitTwoWithItsReason) {
   EXPECT_FALSE(fs::exists(out + "/best.placement"));
 }
 
+
+// ------------------------------------------------------------ what a run reports
+
+namespace report {
+
+using testing::FileLines;
+using testing::RunAndInterrupt;
+constexpr long kAddressSpaceKb = 2000000;  // `ulimit -v` (KiB): no LibTorch here
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
+}
+
+// --samples and --minutes at their maximum: the random placer runs with bounded memory and
+// stops within seconds of Ctrl-C, reporting the placements it drew and the stop.
+TEST(PlaceBaselineDeviceCliReport, TheMaximumCountsStopOnCtrlC) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "random";
+  const auto r = RunAndInterrupt(kBin + " --env device --graph " + kGraph + " --machine 'k80(gpus=2,cpu=0)' --method random " +
+                                     "--samples 1000000000 --minutes 10080 --json --out " + out,
+                                 [&] { return FileLines(out + "/metrics.csv") >= 20; }, 120, SIGINT, 30, kAddressSpaceKb);
+  ASSERT_TRUE(r.signalled) << r.err;
+  ASSERT_TRUE(r.ended) << "still running 30 s after Ctrl-C";
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto j = ReadJson(out + "/result.json");
+  EXPECT_TRUE(j["stopped_by_signal"].get<bool>());
+  EXPECT_TRUE(j["feasible"].get<bool>());
+  EXPECT_EQ(j["samples_requested"].get<int64_t>(), 1000000000);
+  EXPECT_EQ(FileLines(out + "/metrics.csv"), 1 + j["evaluations"].get<int64_t>());
+  EXPECT_GE(j["evaluations"].get<int64_t>(), 19);
+}
+
+// Out of memory and a placer without room are the shared infeasible report: exit 2, one
+// stderr line, "feasible": false in result.json and --json; the text mode names no best file.
+TEST(PlaceBaselineDeviceCliReport, InfeasibleIsTheSharedReport) {
+  testing::TempDir tmp;
+  const std::string tiny = "'baechi(gpus=2,memory_fraction=0.001)'";
+  for (const std::string method : {"single", "m_etf"}) {
+    SCOPED_TRACE(method);
+    const auto r = ShSplit(kBin + " --env device --graph " + kGraph + " --machine " + tiny + " --method " + method +
+                           " --json --out " + (tmp / method));
+    EXPECT_EQ(r.status, 2) << r.err;
+    // (stderr also has the progress line) one line says why, in the shared form.
+    const size_t at = r.err.find("place-baseline: infeasible: ");
+    ASSERT_NE(at, std::string::npos) << r.err;
+    EXPECT_TRUE(at == 0 || r.err[at - 1] == '\n') << r.err;
+    EXPECT_EQ(r.err.find("place-baseline: infeasible: ", at + 1), std::string::npos) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_FALSE(j["feasible"].get<bool>());
+    EXPECT_EQ(j, ReadJson(tmp / (method + "/result.json")));
+    const auto t = ShSplit(kBin + " --env device --graph " + kGraph + " --machine " + tiny + " --method " + method +
+                           " --out " + (tmp / (method + "_text")));
+    EXPECT_EQ(t.status, 2);
+    EXPECT_NE(t.out.find("no feasible solution; wrote "), std::string::npos) << t.out;
+  }
+}
+
+}  // namespace report
 }  // namespace
 }  // namespace placerl

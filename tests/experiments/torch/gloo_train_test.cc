@@ -6,7 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,6 +20,7 @@
 #include "cost_models/tpu/catalog.h"
 #include "datasets/util/errors.h"
 #include "experiments/torch/gloo_train.h"
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 
 namespace placerl {
@@ -223,5 +227,72 @@ chip {
   EXPECT_LT(PredictGlooRun(dp).step_s, PredictGlooRun(single).step_s);
 }
 
+
+// ------------------------------------------------------------ limits
+
+// Every count option at its maximum: refused up front with one line (counts beyond their
+// bounds, a batch whose memory estimate is beyond 8 GiB, microbatches that do not divide the
+// batch), or run with bounded memory (`ulimit -v`) and stopped within seconds by Ctrl-C, the
+// steps done reported — in one process and with two (Ctrl-C reaches the launcher and both
+// ranks, as a terminal sends it to the process group).
+TEST(GlooTrain, EveryCountAtItsMaximumStopsOnCtrlCOrIsRefused) {
+  const std::string model = std::string(" --model '") + kTinyModel + "'";
+  struct Refused {
+    std::string args, expect;
+  } refused[] = {
+      {"--steps 100001", "--steps must be <= 100000"},
+      {"--warmup 100001", "--warmup must be <= 100000"},
+      {"--global-batch 65537", "--global-batch must be <= 65536"},
+      {"--global-batch 65536", "GiB of memory per process"},  // the default model
+      {"--mode pipeline --global-batch 6 --microbatches 65536", "not divisible by --microbatches"},
+      {"--timeout 1e9", "--timeout must be in"},
+      {"--bucket-mb 1e9", "--bucket-mb must be in"},
+      {"--steps 99999999999", "--steps"},
+  };
+  for (const Refused& c : refused) {
+    const CmdResult r = RunBinary(c.args);
+    EXPECT_EQ(r.status, 1) << c.args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << ": " << r.err;
+  }
+  constexpr long kAddressSpaceKb = 6000000;  // per process: LibTorch maps a few GB
+  for (const std::string& args : {std::string("--steps 100000 --global-batch 4"), std::string("--warmup 100000 --global-batch 4"),
+                                  std::string("--mode dp --steps 100000 --global-batch 4"),
+                                  std::string("--mode pipeline --steps 100000 --global-batch 4 --microbatches 4")}) {
+    SCOPED_TRACE(args);
+    // Ctrl-C once the run is training: 6 s after the start in one process; with two, 3 s after
+    // both ranks are up (their heartbeat files exist in a rendezvous folder made after the start:
+    // a rank still loading LibTorch has no handler yet and would die of the signal).
+    const auto start = std::filesystem::file_time_type::clock::now();
+    const bool two = args.find("--mode") != std::string::npos;
+    std::chrono::steady_clock::time_point up{};
+    auto ready = [&] {
+      if (up == std::chrono::steady_clock::time_point{}) {
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
+          if (e.path().filename().string().rfind("gloo-train.", 0) != 0 || e.last_write_time(ec) < start) continue;
+          if (!two || (std::filesystem::exists(e.path() / "progress.0") && std::filesystem::exists(e.path() / "progress.1")))
+            up = std::chrono::steady_clock::now();
+        }
+        if (!two) up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+        return false;
+      }
+      return std::chrono::steady_clock::now() - up > std::chrono::seconds(3);
+    };
+    const auto r = testing::RunAndInterrupt("'" + Binary() + "' --json " + args + model, ready, 120, SIGINT, 30, kAddressSpaceKb);
+    ASSERT_TRUE(r.signalled) << r.err;
+    ASSERT_TRUE(r.ended) << "still running 30 s after Ctrl-C";
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(j["stopped_by_signal"].get<bool>());
+    const bool warm = args.find("--warmup") != std::string::npos;
+    EXPECT_EQ(j["steps_requested"].get<int>(), warm ? 8 : 100000);
+    EXPECT_EQ(j["warmup_requested"].get<int>(), warm ? 100000 : 2);
+    EXPECT_LT(j["steps"].get<int>(), 100000);
+    EXPECT_EQ(j["steps"].get<size_t>(), j["step_s"].size());
+    EXPECT_EQ(j["loss"].size(), j["warmup"].get<size_t>() + j["steps"].get<size_t>());
+    EXPECT_GE(j["loss"].size(), 1u);
+  }
+}
 }  // namespace
 }  // namespace placerl

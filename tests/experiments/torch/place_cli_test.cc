@@ -7,6 +7,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <csignal>
+#include <fstream>
+
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -106,5 +111,153 @@ TEST(PlaceCli, BadCheckpointsAndOptionsAreOneLineErrors) {
   }
 }
 
+
+// ------------------------------------------------------------ what a run reports
+
+namespace report {
+
+using testing::FileLines;
+using testing::RunAndInterrupt;
+const std::string kAriane = "../shared/datasets/chip/ariane133_ng45/";
+// Address space per process (`ulimit -v`, KiB): LibTorch maps a few GB; a normal run fits.
+constexpr long kAddressSpaceKb = 6000000;
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
+}
+
+// A policy trained for one update on the built-in chip: loads on any design.
+std::string TinyCheckpoint(const testing::TempDir& tmp) {
+  const std::string dir = tmp / "train";
+  EXPECT_EQ(Sh(kBin + "/place-train --max-updates 1 --set episodes_per_update=2 --out " + dir + " >/dev/null 2>&1").status, 0);
+  return dir;
+}
+
+// `place --samples 1000000` stopped by Ctrl-C recorded "samples": 1000000 and no
+// stopped_by_signal: the run reports the samples it played and that a signal stopped it.
+TEST(PlaceCliReport, CtrlCDuringTheSamplesReportsTheSamplesDone) {
+  testing::TempDir tmp;
+  const std::string ckpt = TinyCheckpoint(tmp);
+  const std::string out = tmp / "zs";
+  const auto r = RunAndInterrupt(kBin + "/place --checkpoint " + ckpt + " --samples 1000000 --json --out " + out,
+                                 [&] { return FileLines(out + "/metrics.csv") >= 6; }, 120, SIGINT, 30, kAddressSpaceKb);
+  ASSERT_TRUE(r.signalled) << r.err;
+  ASSERT_TRUE(r.ended) << "still running 30 s after Ctrl-C";
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto j = ReadJson(out + "/result.json");
+  EXPECT_TRUE(j["stopped_by_signal"].get<bool>());
+  const auto& zs = j["stages"]["zero_shot"];
+  EXPECT_EQ(zs["samples_requested"].get<int64_t>(), 1000000);
+  const int64_t done = zs["samples"].get<int64_t>();
+  EXPECT_GE(done, 4);
+  EXPECT_LT(done, 1000000);
+  EXPECT_EQ(FileLines(out + "/metrics.csv"), 1 + 1 + done);  // header, greedy, one row per sample
+  EXPECT_EQ(nlohmann::json::parse(r.out), j);                // --json prints result.json
+  EXPECT_NE(r.err.find("of 1000000 samples, stopped"), std::string::npos) << r.err;
+}
+
+// The other budgets at their maximum (a week) run and stop on Ctrl-C within seconds, keeping
+// what was done; the stages a stop skipped are named.
+TEST(PlaceCliReport, EveryBudgetAtItsMaximumStopsOnCtrlC) {
+  testing::TempDir tmp;
+  const std::string ckpt = TinyCheckpoint(tmp);
+  struct Case {
+    std::string args, stage;
+    int lines;  // metrics.csv lines that show the stage has started (header + zero-shot rows + …)
+    bool may_end = false;  // cd ends by itself when a round no longer improves (seconds on Ariane)
+  };
+  for (const Case& c : {Case{"--samples 2 --finetune-minutes 10080", "finetune", 5},
+                        Case{"--samples 1 --refine sa --refine-minutes 10080", "refine", 3},
+                        Case{"--samples 1 --refine cd --refine-minutes 10080 --netlist " + kAriane + "netlist.pb.txt.gz --plc " +
+                                 kAriane + "initial.plc", "refine", 3, true}}) {
+    SCOPED_TRACE(c.args);
+    const std::string out = tmp / ("run_" + c.stage + std::to_string(c.args.size()));
+    // Ctrl-C 3 s after the stage has started (refinement logs no rows until it ends).
+    std::chrono::steady_clock::time_point started{};
+    auto ready = [&] {
+      if (FileLines(out + "/metrics.csv") < c.lines) return false;
+      if (started == std::chrono::steady_clock::time_point{}) started = std::chrono::steady_clock::now();
+      return std::chrono::steady_clock::now() - started > std::chrono::seconds(3);
+    };
+    const auto r = RunAndInterrupt(kBin + "/place --checkpoint " + ckpt + " " + c.args + " --out " + out, ready, 240, SIGINT,
+                                   30, kAddressSpaceKb);
+    if (!c.may_end) {
+      ASSERT_TRUE(r.signalled) << r.err;
+    }
+    ASSERT_TRUE(r.ended) << "still running 30 s after Ctrl-C";
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto j = ReadJson(out + "/result.json");
+    EXPECT_EQ(j["stopped_by_signal"].get<bool>(), r.signalled);
+    ASSERT_TRUE(j["stages"].contains(c.stage)) << j.dump();
+    EXPECT_EQ(j["stages"][c.stage]["budget_seconds"].get<double>(), 10080 * 60.0);
+    EXPECT_LT(j["stages"][c.stage]["seconds"].get<double>(), 600);
+    EXPECT_TRUE(fs::exists(out + "/best.plc"));
+  }
+}
+
+// place on a design where no placement completes (Ariane without its .plc: the default 10×10
+// grid) exited 2 with nothing on stdout and no result.json: now the shared infeasible report.
+TEST(PlaceCliReport, NoCompletePlacementIsTheSharedInfeasibleReport) {
+  testing::TempDir tmp;
+  const std::string ckpt = TinyCheckpoint(tmp);
+  const auto r = testing::ShSplit(kBin + "/place --checkpoint " + ckpt + " --netlist " + kAriane +
+                                  "netlist.pb.txt.gz --samples 2 --json --out " + (tmp / "zs"));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("place: infeasible: no complete placement"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["feasible"].get<bool>());
+  EXPECT_TRUE(j["best"]["proxy_cost"].is_null());
+  EXPECT_TRUE(j["result_cost"].is_null());
+  EXPECT_EQ(j, ReadJson(tmp / "zs/result.json"));
+  EXPECT_FALSE(fs::exists(tmp / "zs/best.plc"));
+  // Text mode: no cost, no best.plc named.
+  const auto t = testing::ShSplit(kBin + "/place --checkpoint " + ckpt + " --netlist " + kAriane +
+                                  "netlist.pb.txt.gz --samples 1 --out " + (tmp / "zs2"));
+  EXPECT_EQ(t.status, 2);
+  EXPECT_EQ(t.out.find("best.plc"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("no feasible solution"), std::string::npos) << t.out;
+}
+
+// Zero-shot ended worse than the input placement without saying so: the input's cost is
+// reported next to the result, and --keep-better writes the input as best.plc when it wins.
+TEST(PlaceCliReport, TheInputPlacementIsReportedAndKeptWhenBetter) {
+  testing::TempDir tmp;
+  const std::string ckpt = TinyCheckpoint(tmp);
+  const std::string plc = kAriane + "legalized.plc";  // CT's legal placement: a one-update policy does worse
+  const auto pc = Sh("(" + kBin + "/proxy-cost --json --netlist " + kAriane + "netlist.pb.txt.gz --plc " + plc + " 2>/dev/null)");
+  ASSERT_EQ(pc.status, 0) << pc.out;
+  const double input = nlohmann::json::parse(pc.out)["proxy_cost"].get<double>();
+  for (const bool keep : {false, true}) {
+    SCOPED_TRACE(keep);
+    const std::string out = tmp / (keep ? "keep" : "plain");
+    const auto r = testing::ShSplit(kBin + "/place --checkpoint " + ckpt + " --netlist " + kAriane + "netlist.pb.txt.gz --plc " +
+                                    plc + " --samples 0 " + (keep ? "--keep-better " : "") + "--out " + out);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = ReadJson(out + "/result.json");
+    EXPECT_NEAR(j["input_cost"].get<double>(), input, 1e-9);
+    EXPECT_TRUE(j["input"]["legal"].get<bool>());
+    const double result = j["result_cost"].get<double>();
+    ASSERT_GT(result, input) << "the test needs a result worse than the input";
+    EXPECT_NE(r.out.find("input placement: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(worse by "), std::string::npos) << r.out;
+    EXPECT_EQ(j["kept"], keep ? "input" : "result");
+    const auto best = Sh("(" + kBin + "/proxy-cost --json --netlist " + kAriane + "netlist.pb.txt.gz --plc " + out +
+                         "/best.plc 2>/dev/null)");
+    ASSERT_EQ(best.status, 0) << best.out;
+    EXPECT_NEAR(nlohmann::json::parse(best.out)["proxy_cost"].get<double>(), keep ? input : result, 1e-6);
+    EXPECT_NEAR(j["best"]["proxy_cost"].get<double>(), keep ? input : result, 1e-6);
+  }
+}
+
+TEST(PlaceCliReport, HelpNamesTheDeviceEnvironment) {
+  const auto r = Sh(kBin + "/place --help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("--env"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--env device --help"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--keep-better"), std::string::npos) << r.out;
+}
+
+}  // namespace report
 }  // namespace
 }  // namespace placerl

@@ -18,6 +18,10 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
+
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -304,5 +308,91 @@ TEST(PlaceTrainCli, CheaperFdChangesTheRewardsButTheBestIsScoredWithTheFullSched
   EXPECT_NEAR(Score(tmp / "two/best.plc", "fd"), best_two, 1e-6);
 }
 
+
+// ------------------------------------------------------------ what a run reports
+
+namespace report {
+
+using testing::FileLines;
+using testing::RunAndInterrupt;
+const std::string kAriane = "../shared/datasets/chip/ariane133_ng45/";
+constexpr long kAddressSpaceKb = 6000000;  // `ulimit -v` per process (KiB): a normal run fits
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
+}
+
+// place-train on a design where no placement completes (Ariane without its .plc: a 10×10 grid)
+// exited 0, printed "best proxy cost inf" and "wrote … best.plc", and wrote no best.plc: now
+// it is the shared infeasible report (exit 2, one stderr line, result.json "feasible": false).
+TEST(PlaceTrainCliReport, NoCompletePlacementIsTheSharedInfeasibleReport) {
+  testing::TempDir tmp;
+  const std::string args = " --netlist " + kAriane + "netlist.pb.txt.gz --max-updates 1 --set episodes_per_update=2 --out ";
+  const auto r = testing::ShSplit(kBin + args + (tmp / "text"));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("best.plc"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no feasible solution"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("place-train: infeasible: no complete placement"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("best proxy cost inf"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "text/best.plc"));
+  const auto j = ReadJson(tmp / "text/result.json");
+  EXPECT_FALSE(j["feasible"].get<bool>());
+  EXPECT_TRUE(j["designs"][0]["proxy_cost"].is_null());
+  EXPECT_TRUE(j["designs"][0]["best_proxy_cost"].is_null());
+  EXPECT_EQ(j["updates"].get<int>(), 1);
+  // --json: the same document on stdout, nothing else.
+  const auto js = testing::ShSplit(kBin + " --json" + args + (tmp / "json"));
+  EXPECT_EQ(js.status, 2);
+  const auto d = nlohmann::json::parse(js.out);
+  EXPECT_FALSE(d["feasible"].get<bool>());
+  EXPECT_EQ(d, ReadJson(tmp / "json/result.json"));
+  // A feasible run says so.
+  const auto ok = testing::ShSplit(kBin + " --json --max-updates 1 --set episodes_per_update=2 --out " + (tmp / "ok"));
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  EXPECT_TRUE(nlohmann::json::parse(ok.out)["feasible"].get<bool>());
+}
+
+// Every budget/count option at its maximum: the budgets run with bounded memory (`ulimit -v`)
+// and stop within seconds of Ctrl-C, reporting what was done; --workers beyond what this
+// machine can run is refused up front with one line.
+TEST(PlaceTrainCliReport, EveryBudgetAtItsMaximumStopsOnCtrlCOrIsRefused) {
+  testing::TempDir tmp;
+  for (const std::string& args : {std::string("--minutes 10080"), std::string("--max-updates 9223372036854775807"),
+                                   std::string("--minutes 10080 --worker-timeout 604800 --workers 2")}) {
+    SCOPED_TRACE(args);
+    const std::string out = tmp / ("run" + std::to_string(args.size()));
+    const auto r = RunAndInterrupt(kBin + " " + args + " --set episodes_per_update=2 --json --out " + out,
+                                   [&] { return FileLines(out + "/metrics.csv") >= 3; }, 240, SIGINT, 30, kAddressSpaceKb);
+    ASSERT_TRUE(r.signalled) << r.err;
+    ASSERT_TRUE(r.ended) << "still running 30 s after Ctrl-C";
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto j = ReadJson(out + "/result.json");
+    EXPECT_TRUE(j["stopped_by_signal"].get<bool>());
+    EXPECT_TRUE(j["feasible"].get<bool>());
+    EXPECT_GE(j["updates"].get<int64_t>(), 2);
+    EXPECT_EQ(j["episodes"].get<int64_t>(), 2 * j["updates"].get<int64_t>());
+    EXPECT_EQ(FileLines(out + "/metrics.csv"), 1 + j["updates"].get<int64_t>());
+    EXPECT_TRUE(fs::exists(out + "/checkpoints/latest.ckpt"));
+    EXPECT_TRUE(fs::exists(out + "/best.plc"));
+  }
+  const auto w = Sh(kBin + " --workers 1024 --out " + (tmp / "many"));
+  EXPECT_EQ(w.status, 1) << w.out;
+  EXPECT_EQ(std::count(w.out.begin(), w.out.end(), '\n'), 1) << w.out;
+  EXPECT_NE(w.out.find("--workers 1024: at most"), std::string::npos) << w.out;
+  EXPECT_FALSE(fs::exists(tmp / "many"));
+}
+
+TEST(PlaceTrainCliReport, HelpNamesTheDeviceEnvironment) {
+  const auto r = Sh(kBin + " --help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("--env device --help"), std::string::npos) << r.out;
+  const auto d = Sh(kBin + " --env device --help");
+  EXPECT_EQ(d.status, 0);
+  EXPECT_NE(d.out.find("--graph"), std::string::npos) << d.out;
+}
+
+}  // namespace report
 }  // namespace
 }  // namespace placerl

@@ -13,6 +13,9 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
+
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -266,5 +269,76 @@ TEST(PlaceTrainDeviceCli, HeftFeaturesTrainAndPlaceReadsThemFromTheCheckpoint) {
   EXPECT_NE(basic.err.find("place: error:"), std::string::npos) << basic.err;
 }
 
+
+// ------------------------------------------------------------ what a run reports
+
+namespace report {
+
+using testing::FileLines;
+using testing::RunAndInterrupt;
+constexpr long kAddressSpaceKb = 6000000;  // `ulimit -v` per process (KiB): a normal run fits
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
+}
+
+// The budgets at their maximum run with bounded memory and stop within seconds of Ctrl-C,
+// reporting what was done; place --env device --samples 1000000 reports the samples played.
+TEST(PlaceTrainDeviceCliReport, EveryBudgetAtItsMaximumStopsOnCtrlC) {
+  testing::TempDir tmp;
+  for (const std::string& args : {std::string("--minutes 10080"), std::string("--max-updates 9223372036854775807")}) {
+    SCOPED_TRACE(args);
+    const std::string out = tmp / (args[2] == 'm' && args[3] == 'i' ? "minutes" : "updates");
+    const auto r = RunAndInterrupt(kBin + "/place-train --env device --graph " + kMlp + " --machine '" + kMachine + "' " +
+                                       args + " --set episodes_per_update=2 --json --out " + out,
+                                   [&] { return FileLines(out + "/metrics.csv") >= 3; }, 240, SIGINT, 30, kAddressSpaceKb);
+    ASSERT_TRUE(r.signalled) << r.err;
+    ASSERT_TRUE(r.ended) << "still running 30 s after Ctrl-C";
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto j = ReadJson(out + "/result.json");
+    EXPECT_TRUE(j["stopped_by_signal"].get<bool>());
+    EXPECT_TRUE(j["feasible"].get<bool>());
+    EXPECT_GE(j["updates"].get<int64_t>(), 2);
+    EXPECT_EQ(FileLines(out + "/metrics.csv"), 1 + j["updates"].get<int64_t>());
+  }
+  // place --env device with a million samples, stopped.
+  const std::string out = tmp / "place";
+  const auto r = RunAndInterrupt(kBin + "/place --env device --checkpoint " + (tmp / "minutes") + " --graph " + kMlp +
+                                     " --machine '" + kMachine + "' --samples 1000000 --json --out " + out,
+                                 [&] { return FileLines(out + "/metrics.csv") >= 6; }, 240, SIGINT, 30, kAddressSpaceKb);
+  ASSERT_TRUE(r.signalled) << r.err;
+  ASSERT_TRUE(r.ended);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto j = ReadJson(out + "/result.json");
+  EXPECT_TRUE(j["stopped_by_signal"].get<bool>());
+  const auto& zs = j["stages"]["zero_shot"];
+  EXPECT_EQ(zs["samples_requested"].get<int64_t>(), 1000000);
+  EXPECT_EQ(FileLines(out + "/metrics.csv"), 1 + 1 + zs["samples"].get<int64_t>());
+  EXPECT_LT(zs["samples"].get<int64_t>(), 1000000);
+}
+
+// Out of memory on the devices is the shared infeasible report in place-train and place --env
+// device: exit 2, one stderr line, result.json (and --json) with "feasible": false.
+TEST(PlaceTrainDeviceCliReport, OutOfMemoryIsTheSharedInfeasibleReport) {
+  testing::TempDir tmp;
+  const std::string tiny = "k80(gpus=2,cpu=0,memory_fraction=0.0001)";
+  const auto r = ShSplit(kBin + "/place-train --env device --graph " + kMlp + " --machine '" + tiny +
+                         "' --max-updates 1 --set episodes_per_update=2 --json --out " + (tmp / "train"));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("place-train: infeasible: "), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["feasible"].get<bool>());
+  EXPECT_EQ(j, ReadJson(tmp / "train/result.json"));
+  const auto p = ShSplit(kBin + "/place --env device --checkpoint " + (tmp / "train") + " --graph " + kMlp + " --machine '" +
+                         tiny + "' --samples 2 --json --out " + (tmp / "place"));
+  EXPECT_EQ(p.status, 2) << p.err;
+  EXPECT_NE(p.err.find("place: infeasible: "), std::string::npos) << p.err;
+  const auto q = nlohmann::json::parse(p.out);
+  EXPECT_FALSE(q["feasible"].get<bool>());
+  EXPECT_EQ(q, ReadJson(tmp / "place/result.json"));
+}
+
+}  // namespace report
 }  // namespace
 }  // namespace placerl
