@@ -96,8 +96,10 @@ run() {
   [[ -f "$WORK/$name/result.json" ]] && return 0
   rm -rf "$WORK/$name"
   echo "== $name: $*" >&2
-  /usr/bin/time -f '%U %S %e' -o "$WORK/$name.time" "$@" --out "$WORK/$name" >"$WORK/$name.log" 2>&1 ||
-    { cat "$WORK/$name.log" >&2; die "$name failed"; }
+  local rc=0
+  /usr/bin/time -f '%U %S %e' -o "$WORK/$name.time" "$@" --out "$WORK/$name" >"$WORK/$name.log" 2>&1 || rc=$?
+  # 2 = ran, infeasible (out of memory): result.json says so with "feasible": false.
+  [[ $rc -eq 0 || $rc -eq 2 ]] || { cat "$WORK/$name.log" >&2; die "$name failed"; }
 }
 COMMON=(--seed "$SEED" --clock "$CLOCK" --set "features=$FEATURES" --set "order=$ORDER" --set "reward=$REWARD" --set "agent.learning_rate=$LR" --set "episodes_per_update=$EPU")
 
