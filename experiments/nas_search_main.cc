@@ -945,6 +945,7 @@ int NasSearch(const Options& o) {
     r.seconds += seconds_before;
     state.current_seconds = r.seconds;
     state.pareto = pareto.points;
+    if (r.evaluations == 0) break;  // stopped before this seed's first evaluation: nothing to add
     add_seed(k, r);
     if (many)
       dir.Log(static_cast<int64_t>(k), {{"charts/seed", static_cast<double>(seeds[k])},
@@ -965,7 +966,10 @@ int NasSearch(const Options& o) {
   if (have_overall) write_checkpoint();
   const double total_seconds = std::accumulate(seconds.begin(), seconds.end(), 0.0);
   char summary[200];
-  std::snprintf(summary, sizeof(summary), "best reward %.6g over %zu seed(s)", overall.score.reward, best_reward.size());
+  if (have_overall)
+    std::snprintf(summary, sizeof(summary), "best reward %.6g over %zu seed(s)", overall.score.reward, best_reward.size());
+  else
+    std::snprintf(summary, sizeof(summary), "stopped before the first architecture");
   progress.Finish(summary);
   if (!have_overall) {
     if (!run::StopRequested()) throw ConfigError("no architecture was evaluated");

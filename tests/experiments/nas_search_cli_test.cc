@@ -483,6 +483,7 @@ TEST(NasSearchCli, EveryFamilyAtItsMaximumsIsRefusedOrStopsOnCtrlC) {
       EXPECT_EQ(CountLines(r.out), 1) << c.args << ": " << r.out;
       EXPECT_NE(r.out.find("--allow-slow"), std::string::npos) << c.args << ": " << r.out;
       EXPECT_FALSE(fs::exists(out)) << c.args;
+      std::printf("%s: refused: %s", c.args.c_str(), r.out.c_str());
       continue;
     }
     const auto r = testing::RunAndInterrupt(cmd, "test -e " + out + "/config.pbtxt", 3);
@@ -493,6 +494,7 @@ TEST(NasSearchCli, EveryFamilyAtItsMaximumsIsRefusedOrStopsOnCtrlC) {
     EXPECT_LT(r.seconds_to_exit, 30) << c.args;
     ASSERT_TRUE(fs::exists(out + "/result.json")) << c.args << ": " << r.out;
     EXPECT_EQ(nlohmann::json::parse(testing::Slurp(out + "/result.json"))["stopped_by_signal"], true) << c.args;
+    std::printf("%s: exit %d, %.1f s after SIGINT\n", c.args.c_str(), r.status, r.seconds_to_exit);
   }
 }
 
