@@ -524,5 +524,18 @@ TEST(NasSearchCli, FinalTrainingStopsOnCtrlC) {
   }
 }
 
+// Issue 29 item 15: the progress line showed the last seed's best; it shows the best over every seed.
+TEST(NasSearchCli, ProgressShowsTheBestOverAllSeeds) {
+  testing::TempDir tmp;
+  const auto r = ShSplit(kBin + " --method random --budget 5 --seeds 1-30 --json --out " + std::string(tmp / "s"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const double overall = nlohmann::json::parse(r.out)["best"]["reward"].get<double>();
+  const size_t done = r.err.find("random: done");
+  ASSERT_NE(done, std::string::npos) << r.err;
+  const size_t at = r.err.find("best ", done);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_NEAR(std::stod(r.err.substr(at + 5)), overall, 1e-6) << r.err;
+}
+
 }  // namespace
 }  // namespace placerl
