@@ -28,16 +28,22 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "agents/learner.h"
 #include "datasets/nas/search_space.h"
 #include "datasets/nas/tables.h"
 #include "datasets/proto/nas_search.pb.h"
+#include "datasets/util/data_path.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "datasets/util/stats.h"
@@ -46,6 +52,7 @@
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
 #include "experiments/lib/learner_config.h"
+#include "experiments/lib/metrics_csv.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
@@ -77,6 +84,7 @@ struct Options {
   std::string clock;  // --clock wall | cpu (enas_micro / fashion-mnist: the search budget's clock)
   bool json = false;
   bool verbose = false;
+  bool allow_slow = false;
   std::string print_space;
   run::RunDirFlags dir;
   int test_kill_after_checkpoints = 0;  // tests: SIGKILL right after the k-th checkpoint
@@ -111,8 +119,10 @@ config::NasSearchConfig DefaultConfig(const std::string& method = "evolution", c
   c.set_cost_budget(0);
   c.set_penalty(1);
   c.set_under_penalty(0);
-  c.set_nb201_table(env::kDefaultNb201Table);
-  c.set_macro_table(env::kDefaultMacroTable);
+  // The benchmarks' tables next to the repository, found from the working directory or from the
+  // binary's own place (datasets/util/data_path.h), so that nas-search runs from anywhere.
+  c.set_nb201_table(FindDefaultData(env::kDefaultNb201Table));
+  c.set_macro_table(FindDefaultData(env::kDefaultMacroTable));
   c.set_checkpoint_minutes(5);
   if (Learned(method)) {
     // The shared policy's defaults (encoders/policy.h).
@@ -361,12 +371,12 @@ uint64_t Fnv1a(const std::string& bytes) {
 // A finished seed as the aggregates need it.
 struct SeedSummary {
   uint64_t seed = 0;
-  search::NasSearchResult result;  // best, evaluations, unique, best_reward, seconds (reward: not kept)
+  search::NasSearchResult result;  // best, evaluations, unique, seconds (the curves: RunState's sums)
 };
 
 nlohmann::json SeedSummaryJson(const SeedSummary& s) {
   return {{"seed", s.seed},         {"best", EvaluationJson(s.result.best)}, {"evaluations", s.result.evaluations},
-          {"unique", s.result.unique}, {"seconds", s.result.seconds},      {"best_reward", s.result.best_reward}};
+          {"unique", s.result.unique}, {"unique_exact", s.result.unique_exact}, {"seconds", s.result.seconds}};
 }
 
 SeedSummary SeedSummaryFrom(const nlohmann::json& j) {
@@ -376,7 +386,8 @@ SeedSummary SeedSummaryFrom(const nlohmann::json& j) {
   s.result.evaluations = j.at("evaluations").get<int64_t>();
   s.result.unique = j.at("unique").get<int64_t>();
   s.result.seconds = j.at("seconds").get<double>();
-  s.result.best_reward = j.at("best_reward").get<std::vector<double>>();
+  s.result.unique_exact = j.value("unique_exact", true);
+  if (j.contains("best_reward")) s.result.best_reward = j.at("best_reward").get<std::vector<double>>();  // version 1
   return s;
 }
 
@@ -389,11 +400,69 @@ struct RunState {
   double current_seconds = 0;                 // its search time so far, over every start
   std::map<std::string, double> last_stats;   // reinforce / ppo: the last update's, for the metrics rows
   std::string learner_checkpoint;             // reinforce / ppo: latest.ckpt's bytes
+  int64_t curve_stride = 1;                   // the curves keep every curve_stride-th evaluation (kept on resume)
+  std::vector<double> curve_sum;              // the seeds in `done`: sum of their best-reward curves
+  std::vector<int64_t> curve_count;           // and how many of them reach each point
+  void AddCurve(const std::vector<double>& best_reward) {
+    if (curve_sum.size() < best_reward.size()) {
+      curve_sum.resize(best_reward.size(), 0.0);
+      curve_count.resize(best_reward.size(), 0);
+    }
+    for (size_t i = 0; i < best_reward.size(); ++i) curve_sum[i] += best_reward[i], ++curve_count[i];
+  }
 };
 
+// Evolution's population in state.json, written as text without a JSON tree (a population of
+// 10^6 takes ~1 s, not the ~40 s and 2 GB of a tree): [[arch…], quality, cost, penalty, reward,
+// skip_fraction, skip_penalty] per member, oldest first; a non-finite number as null.
+constexpr const char* kPopulationMark = "@@population@@";
+
+std::string PopulationText(const std::vector<search::NasEvaluation>& population) {
+  std::string t = "[";
+  auto num = [&](double x) { t += std::isfinite(x) ? run::ShortestDouble(x) : std::string("null"); };
+  for (size_t i = 0; i < population.size(); ++i) {
+    const search::NasEvaluation& e = population[i];
+    t += i ? ",[[" : "[[";
+    for (size_t d = 0; d < e.arch.size(); ++d) (t += d ? "," : "") += std::to_string(e.arch[d]);
+    t += "]";
+    for (double x : {e.score.quality, e.score.cost, e.score.penalty, e.score.reward, e.score.skip_fraction,
+                     e.score.skip_penalty}) {
+      t += ",";
+      num(x);
+    }
+    t += "]";
+  }
+  return t + "]";
+}
+
+search::NasEvaluation PopulationMemberFrom(const nlohmann::json& j) {
+  if (j.is_object()) return EvaluationFrom(j);
+  auto num = [&](size_t k) { return j.at(k).is_null() ? NAN : j.at(k).get<double>(); };
+  search::NasEvaluation e;
+  e.arch = j.at(0).get<nas::Architecture>();
+  e.score.quality = num(1);
+  e.score.cost = num(2);
+  e.score.penalty = num(3);
+  e.score.reward = num(4);
+  e.score.skip_fraction = num(5);
+  e.score.skip_penalty = num(6);
+  return e;
+}
+
+// A search's state (search::NasSearchState) in state.json; version 2 (bounded: no history). The
+// population is kPopulationMark here: RunStateText puts PopulationText in its place.
+nlohmann::json SearchStateJson(const search::NasSearchState& st) {
+  std::vector<uint64_t> seen(st.seen.begin(), st.seen.end());
+  std::sort(seen.begin(), seen.end());
+  return {{"evaluations", st.evaluations},
+          {"best", st.evaluations > 0 ? EvaluationJson(st.best) : nlohmann::json(nullptr)},
+          {"population", kPopulationMark}, {"seen", seen}, {"unique_exact", st.unique_exact},
+          {"reward", st.reward}, {"best_reward", st.best_reward}, {"rng", st.rng}};
+}
+
 nlohmann::json RunStateJson(const RunState& s, const config::NasSearchConfig& c) {
-  nlohmann::json done = nlohmann::json::array(), pareto = nlohmann::json::array(), history = nlohmann::json::array();
-  int64_t evaluations = static_cast<int64_t>(s.current.history.size());
+  nlohmann::json done = nlohmann::json::array(), pareto = nlohmann::json::array();
+  int64_t evaluations = s.current.evaluations;
   double elapsed = s.current_seconds;
   for (const SeedSummary& d : s.done) {
     done.push_back(SeedSummaryJson(d));
@@ -401,13 +470,14 @@ nlohmann::json RunStateJson(const RunState& s, const config::NasSearchConfig& c)
     elapsed += d.result.seconds;
   }
   for (const auto& p : s.pareto) pareto.push_back(EvaluationJson(p));
-  for (const auto& e : s.current.history) history.push_back(EvaluationJson(e));
-  nlohmann::json j = {{"kind", kStateKind}, {"version", 1}, {"space", c.space()}, {"method", c.method()},
+  nlohmann::json current = SearchStateJson(s.current);
+  current["seed"] = c.seeds(static_cast<int>(s.seed_index));
+  current["seconds"] = s.current_seconds;
+  current["last_stats"] = s.last_stats;
+  nlohmann::json j = {{"kind", kStateKind}, {"version", 2}, {"space", c.space()}, {"method", c.method()},
                       {"evaluations", evaluations}, {"elapsed_s", elapsed}, {"seed_index", s.seed_index},
-                      {"seeds_done", done}, {"pareto", pareto},
-                      {"current", {{"seed", c.seeds(static_cast<int>(s.seed_index))}, {"seconds", s.current_seconds},
-                                   {"history", history}, {"rng", s.current.rng}, {"population", s.current.population},
-                                   {"last_stats", s.last_stats}}}};
+                      {"seeds_done", done}, {"pareto", pareto}, {"curve_stride", s.curve_stride},
+                      {"curve_sum", s.curve_sum}, {"curve_count", s.curve_count}, {"current", current}};
   if (Learned(c.method()))
     j["learner_checkpoint"] = {{"file", "latest.ckpt"}, {"bytes", s.learner_checkpoint.size()},
                                {"fnv1a", Fnv1a(s.learner_checkpoint)}};
@@ -430,13 +500,37 @@ RunState ReadRunState(const std::string& dir, const config::NasSearchConfig& c) 
     if (j.at("space") != c.space() || j.at("method") != c.method())
       throw ConfigError(path + ": a " + j.at("method").get<std::string>() + " search of " +
                         j.at("space").get<std::string>() + ", config.pbtxt says " + c.method() + " of " + c.space());
+    const int version = j.value("version", 1);
+    if (version != 1 && version != 2) throw ConfigError(path + ": state version " + std::to_string(version) + " is unknown");
     for (const auto& d : j.at("seeds_done")) s.done.push_back(SeedSummaryFrom(d));
     for (const auto& p : j.at("pareto")) s.pareto.push_back(EvaluationFrom(p));
     s.seed_index = j.at("seed_index").get<size_t>();
     const nlohmann::json& cur = j.at("current");
-    for (const auto& e : cur.at("history")) s.current.history.push_back(EvaluationFrom(e));
     s.current.rng = cur.at("rng").get<std::string>();
-    s.current.population = cur.at("population").get<std::vector<int64_t>>();
+    if (version == 1) {  // every evaluation in order, the population as indices into them; curves per seed
+      std::vector<search::NasEvaluation> history;
+      for (const auto& e : cur.at("history")) history.push_back(EvaluationFrom(e));
+      for (const auto& e : history) search::RecordEvaluation(e, 1, &s.current);
+      for (int64_t i : cur.at("population").get<std::vector<int64_t>>()) {
+        if (i < 0 || i >= static_cast<int64_t>(history.size()))
+          throw ConfigError(path + ": the population points outside the history");
+        s.current.population.push_back(history[static_cast<size_t>(i)]);
+      }
+      for (SeedSummary& d : s.done) s.AddCurve(d.result.best_reward), d.result.best_reward.clear();
+    } else {
+      s.current.evaluations = cur.at("evaluations").get<int64_t>();
+      if (s.current.evaluations > 0) s.current.best = EvaluationFrom(cur.at("best"));
+      for (const auto& e : cur.at("population")) s.current.population.push_back(PopulationMemberFrom(e));
+      for (uint64_t h : cur.at("seen").get<std::vector<uint64_t>>()) s.current.seen.insert(h);
+      s.current.unique_exact = cur.at("unique_exact").get<bool>();
+      s.current.reward = cur.at("reward").get<std::vector<double>>();
+      s.current.best_reward = cur.at("best_reward").get<std::vector<double>>();
+      s.curve_stride = j.at("curve_stride").get<int64_t>();
+      s.curve_sum = j.at("curve_sum").get<std::vector<double>>();
+      s.curve_count = j.at("curve_count").get<std::vector<int64_t>>();
+      if (s.curve_stride < 1 || s.curve_sum.size() != s.curve_count.size())
+        throw ConfigError(path + ": its curves are inconsistent");
+    }
     s.current_seconds = cur.at("seconds").get<double>();
     s.last_stats = cur.at("last_stats").get<std::map<std::string, double>>();
     if (s.seed_index >= static_cast<size_t>(c.seeds_size()) || s.done.size() != s.seed_index ||
@@ -540,6 +634,7 @@ search::NasSearchResult RunLearned(
   o.episodes_per_update = c.episodes_per_update();
   o.reward_scale = c.reward_scale();
   o.seed = seed;
+  o.curve_stride = state->curve_stride;
   NasRlCheckpoints ck;
   ck.state = &state->current;
   ck.learner_checkpoint = &state->learner_checkpoint;
@@ -551,6 +646,102 @@ search::NasSearchResult RunLearned(
   (void)env, (void)c, (void)seed, (void)on_eval, (void)last_stats, (void)state, (void)checkpoint_due, (void)on_checkpoint;
   throw ConfigError("--method " + c.method() + " needs a build with LibTorch");
 #endif
+}
+
+// Bounded logs and curves: rows of metrics.csv per seed before they thin out, points per curve.
+constexpr int64_t kMaxLoggedRows = 100000;
+constexpr int64_t kCurvePoints = 10000;
+
+// The memory this process may still take: physical memory, or what `ulimit -v` leaves.
+double MemoryAvailableBytes() {
+  double total = 0;
+  {
+    std::ifstream in("/proc/meminfo");
+    std::string key, unit;
+    double kib = 0;
+    while (in >> key >> kib >> unit)
+      if (key == "MemTotal:") {
+        total = kib * 1024;
+        break;
+      }
+  }
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    double vm_pages = 0;
+    std::ifstream statm("/proc/self/statm");
+    statm >> vm_pages;
+    const double left = static_cast<double>(rl.rlim_cur) - vm_pages * static_cast<double>(sysconf(_SC_PAGESIZE));
+    total = total > 0 ? std::min(total, left) : left;
+  }
+  return total > 0 ? total : 1e18;
+}
+
+std::string Duration(double s) {
+  char b[64];
+  if (s < 120) std::snprintf(b, sizeof(b), "%.3g s", s);
+  else if (s < 7200) std::snprintf(b, sizeof(b), "%.3g min", s / 60);
+  else if (s < 3 * 86400) std::snprintf(b, sizeof(b), "%.3g h", s / 3600);
+  else std::snprintf(b, sizeof(b), "%.3g days", s / 86400);
+  return b;
+}
+
+// The search's time and memory, estimated before anything is written: refused (ConfigError with
+// the estimate) when beyond the machine — more than cli::kMaxSeconds (a week), or more memory
+// than it has (or `ulimit -v` leaves) — unless `allow_slow` (docs/nas.md "Reliability").
+// Per evaluation: a table or synthetic quality is timed here on a few architectures; a learned
+// method adds its policy's episode; a trained candidate costs its training steps.
+void CheckSearchEstimate(const config::NasSearchConfig& c, const env::BlockEnv& env, int64_t done_evaluations,
+                         bool allow_slow) {
+  const nas::SearchSpace& space = env.space();
+  const double seeds = c.seeds_size();
+  const double evaluations = std::max(0.0, static_cast<double>(c.budget()) * seeds - static_cast<double>(done_evaluations));
+  const double decisions = space.num_decisions();
+  double per_eval = 0;  // seconds
+  std::string what;
+  if (TrainsBrainformer(c.space(), c.dataset())) {
+    // Measured: ≈ 20 ms per step of the default patch Transformer (batch 64, one thread).
+    per_eval = c.brainformer().train_steps() * 0.02 * c.brainformer().batch_size() / 64.0;
+    what = std::to_string(c.brainformer().train_steps()) + " training steps each";
+  } else if (TrainsEnasCells(c)) {
+    // Measured: ≈ 0.12 s per SGD step of a cell (batch 64, one thread; 200 steps ≈ 25 s).
+    per_eval = c.enas_training().train_steps() * 0.12;
+    what = std::to_string(c.enas_training().train_steps()) + " training steps each";
+  } else {
+    std::mt19937_64 rng(1);
+    const int n = 200;
+    std::vector<nas::Architecture> archs;
+    for (int i = 0; i < n; ++i) archs.push_back(search::RandomArchitecture(space, rng));
+    const auto t0 = std::chrono::steady_clock::now();
+    volatile double sink = 0;
+    for (const auto& a : archs) sink = sink + env.Evaluate(a).reward;
+    // + the search's own work per evaluation (bookkeeping, progress, a thinned metrics row): ≈ 1 µs
+    per_eval = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n + 1e-6;
+    what = "evaluated";
+  }
+  if (Learned(c.method())) per_eval += 2e-4 * decisions;  // the policy's steps and the learner's share
+  if (c.method() == "evolution") per_eval += c.tournament() * 2e-7;  // a tournament draw: ≈ 0.1–0.3 µs measured
+  const double seconds = evaluations * per_eval;
+  // Memory that does not grow with the budget, but with the options: evolution's population, the
+  // learner's episodes of an update, the distinct architectures remembered, the per-seed summary.
+  const double arch_bytes = 1200 + 4 * decisions;  // an evaluation, and its JSON in a checkpoint
+  double bytes = 0;
+  if (c.method() == "evolution") bytes += c.population() * arch_bytes;
+  if (Learned(c.method())) bytes += static_cast<double>(c.episodes_per_update()) * decisions * 16384;
+  bytes += std::min<double>(static_cast<double>(c.budget()), search::kMaxTrackedArchitectures) * 48;
+  bytes += seeds * 600;
+  char text[512];
+  std::snprintf(text, sizeof(text),
+                "%.6g architecture(s) (%lld x %d seed(s)) of %s, %s, estimated at %s (%.3g s each) and %.3g GiB of "
+                "memory",
+                evaluations, static_cast<long long>(c.budget()), c.seeds_size(), space.name().c_str(), what.c_str(),
+                Duration(seconds).c_str(), per_eval, bytes / double(1ull << 30));
+  const double memory = MemoryAvailableBytes();
+  if (!allow_slow && (seconds > cli::kMaxSeconds || bytes > memory)) {
+    char limits[200];
+    std::snprintf(limits, sizeof(limits), " (limits %s and the %.3g GiB of memory this machine leaves; --allow-slow "
+                  "runs it anyway)", Duration(cli::kMaxSeconds).c_str(), memory / double(1ull << 30));
+    throw ConfigError(std::string(text) + limits);
+  }
 }
 
 int NasSearch(const Options& o) {
@@ -611,11 +802,17 @@ int NasSearch(const Options& o) {
     env = cells->env.get();
   }
 #endif
+  {  // beyond the machine: refused before the directory is made
+    int64_t done_evaluations = resume_state.current.evaluations;
+    for (const SeedSummary& d : resume_state.done) done_evaluations += d.result.evaluations;
+    CheckSearchEstimate(cfg, *env, done_evaluations, o.allow_slow);
+  }
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(argc_, argv_));
   if (resuming)  // the rows logged after the checkpoint go (they are logged again, the same)
     dir.ResumeFrom(cfg.seeds_size() > 1 ? static_cast<int64_t>(resume_state.seed_index)
-                                        : static_cast<int64_t>(resume_state.current.history.size()));
+                                        : resume_state.current.evaluations);
+  run::InstallStopOnSignal();  // from here on a Ctrl-C ends the run within a step (a training step too)
   search::NasEvaluation reference;  // Brainformer: the GLaM-like block, trained like every candidate
   bool have_reference = false;
 #if PLACERL_HAVE_TORCH
@@ -630,7 +827,10 @@ int NasSearch(const Options& o) {
 
   const std::vector<uint64_t> seeds(cfg.seeds().begin(), cfg.seeds().end());
   const bool many = seeds.size() > 1;
-  run::InstallStopOnSignal();
+  // Bounded logs and curves (docs/nas.md "Reliability"): one metrics row per evaluation up to
+  // kMaxLoggedRows per seed, beyond that every log_stride-th, each new best and the last; the
+  // curves keep at most about kCurvePoints points per seed.
+  const int64_t log_stride = std::max<int64_t>(1, (cfg.budget() + kMaxLoggedRows - 1) / kMaxLoggedRows);
   run::ProgressOptions po;
   po.label = cfg.method();
   po.unit = "archs";
@@ -639,8 +839,6 @@ int NasSearch(const Options& o) {
 
   const bool tabular = !env->space().table().empty() && env->options().quality == "table";
   std::vector<double> best_quality, best_reward, unique, seconds;
-  std::vector<double> mean_curve(cfg.budget(), 0.0);
-  std::vector<int64_t> curve_count(cfg.budget(), 0);
   search::NasEvaluation overall;
   bool have_overall = false;
   nlohmann::json per_seed = nlohmann::json::array();
@@ -649,6 +847,8 @@ int NasSearch(const Options& o) {
   ParetoFront pareto;
   // Checkpoints (docs/nas.md "Resume"): state.json (+ latest.ckpt) every checkpoint_minutes and at the end.
   RunState state = std::move(resume_state);
+  if (!resuming) state.curve_stride = std::max<int64_t>(1, (cfg.budget() + kCurvePoints - 1) / kCurvePoints);
+  std::vector<double> last_curve;  // the last seed's best-reward curve (not in state.done)
   const std::string state_path = dir.Path("checkpoints/state.json");
   auto last_checkpoint = std::chrono::steady_clock::now();
   int checkpoints_written = 0;
@@ -658,7 +858,11 @@ int NasSearch(const Options& o) {
   };
   auto write_checkpoint = [&] {
     if (Learned(cfg.method())) WriteFileAtomic(dir.CheckpointPath("latest.ckpt"), state.learner_checkpoint);
-    WriteFileAtomic(dir.CheckpointPath("state.json"), RunStateJson(state, cfg).dump() + "\n");
+    std::string text = RunStateJson(state, cfg).dump();
+    const size_t mark = text.find(std::string("\"") + kPopulationMark + "\"");
+    if (mark != std::string::npos)
+      text.replace(mark, std::strlen(kPopulationMark) + 2, PopulationText(state.current.population));
+    WriteFileAtomic(dir.CheckpointPath("state.json"), text + "\n");
     last_checkpoint = std::chrono::steady_clock::now();
     if (o.test_kill_after_checkpoints > 0 && ++checkpoints_written == o.test_kill_after_checkpoints)
       std::raise(SIGKILL);  // tests: a crash right after a checkpoint
@@ -666,10 +870,6 @@ int NasSearch(const Options& o) {
   // A finished seed into the aggregates (the seeds of an earlier start too).
   auto add_seed = [&](size_t k, const search::NasSearchResult& r) {
     done_before += r.evaluations;
-    for (size_t i = 0; i < r.best_reward.size() && i < mean_curve.size(); ++i) {
-      mean_curve[i] += r.best_reward[i];
-      ++curve_count[i];
-    }
     best_quality.push_back(r.best.score.quality);
     best_reward.push_back(r.best.score.reward);
     unique.push_back(static_cast<double>(r.unique));
@@ -678,6 +878,7 @@ int NasSearch(const Options& o) {
     sj["seed"] = seeds[k];
     sj["evaluations"] = r.evaluations;
     sj["unique"] = r.unique;
+    if (!r.unique_exact) sj["unique_exact"] = false;
     per_seed.push_back(sj);
     if (!have_overall || r.best.score.reward > overall.score.reward) overall = r.best;
     have_overall = true;
@@ -698,6 +899,7 @@ int NasSearch(const Options& o) {
     so.seed = seeds[k];
     so.population = cfg.population();
     so.tournament = cfg.tournament();
+    so.curve_stride = state.curve_stride;
     double best_quality_so_far = -1e300;
     std::map<std::string, double>& last_stats = state.last_stats;
     const double seconds_before = state.current_seconds;
@@ -708,11 +910,18 @@ int NasSearch(const Options& o) {
           seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - seed_start).count();
       write_checkpoint();
     };
+    // Every new best is logged: the last logged best is the best so far (a resumed seed's too).
+    double last_logged_best = state.current.evaluations > 0 ? state.current.best.score.reward : -1e300;
     auto on_eval = [&](int64_t i, const search::NasEvaluation& e, const search::NasEvaluation& best) {
-      progress.Update(done_before + i + 1, {{"best", best.score.reward}});
+      // The best over every seed so far, not only this seed's.
+      const double overall_best = have_overall ? std::max(overall.score.reward, best.score.reward) : best.score.reward;
+      progress.Update(done_before + i + 1, {{"best", overall_best}});
       if (has_cost) pareto.Add(e);
       if (many) return;
       best_quality_so_far = best.score.quality;
+      const bool improved = best.score.reward > last_logged_best;
+      if (!(improved || (i + 1) % log_stride == 0 || i + 1 == cfg.budget())) return;
+      last_logged_best = best.score.reward;
       run::Scalars row = {{"charts/reward", e.score.reward},
                           {"charts/quality", e.score.quality},
                           {"charts/cost", e.score.cost},
@@ -736,6 +945,7 @@ int NasSearch(const Options& o) {
     r.seconds += seconds_before;
     state.current_seconds = r.seconds;
     state.pareto = pareto.points;
+    if (r.evaluations == 0) break;  // stopped before this seed's first evaluation: nothing to add
     add_seed(k, r);
     if (many)
       dir.Log(static_cast<int64_t>(k), {{"charts/seed", static_cast<double>(seeds[k])},
@@ -744,14 +954,35 @@ int NasSearch(const Options& o) {
                                         {"charts/best_cost", r.best.score.cost},
                                         {"charts/unique", static_cast<double>(r.unique)}});
     // The last seed (or one stopped) stays the current one: --resume with a larger --budget goes on with it.
-    if (k + 1 < seeds.size() && !run::StopRequested()) state.done.push_back({seeds[k], r});
+    if (k + 1 < seeds.size() && !run::StopRequested()) {
+      state.AddCurve(r.best_reward);
+      r.best_reward.clear();
+      r.reward.clear();
+      state.done.push_back({seeds[k], r});
+    } else {
+      last_curve = r.best_reward;
+    }
   }
   if (have_overall) write_checkpoint();
   const double total_seconds = std::accumulate(seconds.begin(), seconds.end(), 0.0);
   char summary[200];
-  std::snprintf(summary, sizeof(summary), "best reward %.6g over %zu seed(s)", overall.score.reward, best_reward.size());
+  if (have_overall)
+    std::snprintf(summary, sizeof(summary), "best reward %.6g over %zu seed(s)", overall.score.reward, best_reward.size());
+  else
+    std::snprintf(summary, sizeof(summary), "stopped before the first architecture");
   progress.Finish(summary);
-  if (!have_overall) throw ConfigError("stopped before the first architecture was evaluated");
+  if (!have_overall) {
+    if (!run::StopRequested()) throw ConfigError("no architecture was evaluated");
+    // Stopped (Ctrl-C) before the first evaluation: result.json says so and what was done.
+    nlohmann::json j = {{"space", env->space().name()}, {"method", cfg.method()}, {"dataset", cfg.dataset()},
+                        {"budget", cfg.budget()}, {"seeds", seeds.size()}, {"evaluations", 0},
+                        {"stopped_by_signal", true}, {"out", dir.path()}};
+    dir.WriteFile("result.json", j.dump(2) + "\n");
+    if (o.json) std::printf("%s\n", j.dump().c_str());
+    else std::printf("stopped by signal before the first architecture was evaluated; wrote %s (config.pbtxt, result.json)\n",
+                     dir.path().c_str());
+    return kExitOk;
+  }
 
   // Best architecture (.pbtxt), the curve, result.json.
   nas::ArchitectureDef best_def = env->space().ToDef(overall.arch);
@@ -762,11 +993,17 @@ int NasSearch(const Options& o) {
   dir.WriteFile("best.pbtxt", "# nas-search " + cfg.method() + " on " + env->name() + "\n" +
                                   run::ResolvedConfigText(best_def));
   viz::PlotSeries curve{cfg.method() + (many ? " (mean of " + std::to_string(best_reward.size()) + " seeds)" : ""), {}, {}};
-  for (size_t i = 0; i < mean_curve.size(); ++i)
-    if (curve_count[i] > 0) {
-      curve.x.push_back(static_cast<double>(i + 1));
-      curve.y.push_back(mean_curve[i] / curve_count[i]);
-    }
+  {
+    RunState all;  // the finished seeds' curves and the last one's
+    all.curve_sum = state.curve_sum;
+    all.curve_count = state.curve_count;
+    all.AddCurve(last_curve);
+    for (size_t i = 0; i < all.curve_sum.size(); ++i)
+      if (all.curve_count[i] > 0) {
+        curve.x.push_back(static_cast<double>((static_cast<int64_t>(i) + 1) * state.curve_stride));
+        curve.y.push_back(all.curve_sum[i] / all.curve_count[i]);
+      }
+  }
   viz::PlotOptions plot;
   plot.title = "best reward, " + cfg.method() + ", " + env->space().name();
   plot.x_label = "architectures evaluated";
@@ -856,6 +1093,10 @@ int NasSearch(const Options& o) {
   j["unique_mean"] = Mean(unique);
   j["search_seconds"] = total_seconds;
   j["evaluations_per_second"] = total_seconds > 0 ? done_before / total_seconds : 0;
+  j["evaluations"] = static_cast<int64_t>(done_before);  // what was done (the budget is what was asked)
+  j["seeds_done"] = best_reward.size();
+  if (!std::all_of(per_seed.begin(), per_seed.end(), [](const nlohmann::json& p) { return !p.contains("unique_exact"); }))
+    j["unique_exact"] = false;  // more distinct architectures than a search remembers: unique counts are lower bounds
   j["stopped_by_signal"] = run::StopRequested();
   if (many) j["per_seed"] = per_seed;
   j["out"] = dir.path();
@@ -863,32 +1104,38 @@ int NasSearch(const Options& o) {
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    if (j.contains("brainformer")) {
+    // The archs counted: those evaluated (fewer than the budget when stopped). A final training
+    // stopped by a signal has no numbers to print (result.json says what it did).
+    const long long archs = static_cast<long long>(done_before);
+    if (run::StopRequested())
+      std::printf("stopped by signal after %lld architecture(s)%s\n", archs,
+                  j.contains("brainformer") || j.contains("enas_training") ? " (final training cut short or skipped)" : "");
+    if (!run::StopRequested() && j.contains("brainformer")) {
       const auto& b = j["brainformer"];
       std::printf("%s on brainformer / Fashion-MNIST, %lld archs: best %s val %.4f test %.4f step %.4g; GLaM-like val %.4f "
                   "test %.4f step %.4g (%s)\n",
-                  cfg.method().c_str(), static_cast<long long>(cfg.budget()), b["best"]["block"].get<std::string>().c_str(),
+                  cfg.method().c_str(), archs, b["best"]["block"].get<std::string>().c_str(),
                   b["best"]["validation_accuracy"].get<double>(), b["best"]["test_accuracy"].get<double>(),
                   b["best"]["step_time"].get<double>(), b["reference"]["validation_accuracy"].get<double>(),
                   b["reference"]["test_accuracy"].get<double>(), b["reference"]["step_time"].get<double>(),
                   b["step_time_unit"].get<std::string>().c_str());
-    } else if (j.contains("enas_training")) {
+    } else if (!run::StopRequested() && j.contains("enas_training")) {
       const auto& e = j["enas_training"];
       std::printf("%s on enas_micro / Fashion-MNIST, %lld archs (each cell trained %lld steps): best val %.4f (search), after "
                   "%g epoch(s) val %.4f test %.4f, %.3g MMACs; hand-designed test %.4f, %.3g MMACs\n",
-                  cfg.method().c_str(), static_cast<long long>(cfg.budget()),
+                  cfg.method().c_str(), archs,
                   static_cast<long long>(cfg.enas_training().train_steps()), e["best"]["search_val_accuracy"].get<double>(),
                   cfg.enas_training().final_epochs(), e["best"]["val_accuracy"].get<double>(),
                   e["best"]["test_accuracy"].get<double>(), e["best"]["mmacs"].get<double>(),
                   e["hand"]["test_accuracy"].get<double>(), e["hand"]["mmacs"].get<double>());
     } else if (tabular)
-      std::printf("%s on %s (%s), %zu seed(s) x %lld archs: best test accuracy %.2f +- %.2f %%; best %s %.2f %%\n",
+      std::printf("%s on %s (%s), %zu seed(s), %lld archs: best test accuracy %.2f +- %.2f %%; best %s %.2f %%\n",
                   cfg.method().c_str(), env->space().name().c_str(), env->quality_model().Describe().c_str(),
-                  best_quality.size(), static_cast<long long>(cfg.budget()), 100 * Mean(best_quality),
+                  best_quality.size(), archs, 100 * Mean(best_quality),
                   100 * Std(best_quality), env->Encoding(overall.arch).c_str(), 100 * overall.score.quality);
     else
-      std::printf("%s on %s, %zu seed(s) x %lld archs: best reward %.6g +- %.3g; best %s\n", cfg.method().c_str(),
-                  env->space().name().c_str(), best_reward.size(), static_cast<long long>(cfg.budget()),
+      std::printf("%s on %s, %zu seed(s), %lld archs: best reward %.6g +- %.3g; best %s\n", cfg.method().c_str(),
+                  env->space().name().c_str(), best_reward.size(), archs,
                   Mean(best_reward), Std(best_reward), env->space().Describe(overall.arch).c_str());
     std::printf("wrote %s (best.pbtxt, curve.%s%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
                 dir.path().c_str(), o.dir.pictures.c_str(), has_cost ? (", pareto." + o.dir.pictures).c_str() : "");
@@ -968,6 +1215,8 @@ int main(int argc, char** argv) {
         ->check(cli::NonEmpty());
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
+    app.add_flag("--allow-slow", o.allow_slow, "run even when the search is estimated to take more than a week or more "
+                                                "memory than the machine has (refused otherwise, with the estimate)");
     run::AddRunDirFlags(app, &o.dir);
     app.add_option("--test-kill-after-checkpoints", o.test_kill_after_checkpoints)->group("");
     cli::Parse(app, argc, argv);

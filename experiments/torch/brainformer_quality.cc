@@ -9,6 +9,7 @@
 #include <random>
 
 #include "datasets/util/errors.h"
+#include "experiments/lib/stop_signal.h"
 #include "experiments/torch/brainformer_net.h"
 
 namespace placerl::brainformer {
@@ -114,6 +115,14 @@ TrainResult TrainBlock(const Block& block, const TrainRecipe& recipe, const Patc
   double first_sum = 0, last_sum = 0;
   int64_t dropped = 0, routed = 0;
   for (int64_t step = 0; step < recipe.steps; ++step) {
+    if (run::StopRequested()) {  // Ctrl-C: ends within a step; the result says it was cut short
+      r.stopped = true;
+      r.validation_accuracy = r.test_accuracy = NAN;
+      r.params = net->num_parameters();
+      r.cost = TrainedNetCost(block, shape);
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return r;
+    }
     std::vector<int32_t> index;
     while (static_cast<int32_t>(index.size()) < recipe.batch_size) {
       if (next == order.size()) {
@@ -171,6 +180,7 @@ double PatchTransformerQuality::Quality(const nas::Architecture& a) const {
   if (it == cache_.end()) {
     const TrainResult r = TrainBlock(BlockFromArchitecture(*space_, a), recipe_, *data_, /*with_test=*/false);
     seconds_ += r.seconds;
+    if (r.stopped) return NAN;  // cut short by a stop: not cached, not counted by the search
     it = cache_.emplace(a, r).first;
   }
   return it->second.validation_accuracy;

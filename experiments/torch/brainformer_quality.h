@@ -50,10 +50,12 @@ struct TrainResult {
   NetCost cost;                          // analytic (params, activated params, FLOPs / sample)
   double dropped_token_fraction = 0;     // MoE: dropped / routed tokens over the last 10 % of steps
   double seconds = 0;                    // wall time of training and evaluation
+  bool stopped = false;                  // a stop (Ctrl-C, run::StopRequested) cut the training short: accuracies NaN
 };
 
 // Trains `block` with `recipe` on data.train and scores it on data.validation (and on
-// data.test when `with_test`). Deterministic for a recipe (single-threaded LibTorch CPU).
+// data.test when `with_test`). Deterministic for a recipe (single-threaded LibTorch CPU). A stop
+// request (run::StopRequested: Ctrl-C, SIGTERM) ends it within a step, `stopped` set.
 TrainResult TrainBlock(const Block& block, const TrainRecipe& recipe, const PatchData& data, bool with_test);
 
 // TrainBlock with `final_steps` steps, all validation images and the test set.

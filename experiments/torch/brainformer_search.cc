@@ -20,7 +20,7 @@ class BorrowedStepTime : public env::StepTimeModel {
 nlohmann::json TrainingJson(const SearchSetup& s, const nas::Architecture& a, const TrainResult& final) {
   const Block b = BlockFromArchitecture(s.base->space(), a);
   const TrainResult* search = s.quality->Find(a);
-  return {{"block", b.Summary()},
+  nlohmann::json j = {{"block", b.Summary()},
           {"architecture", s.base->space().Describe(a)},
           {"search_validation_accuracy", search ? search->validation_accuracy : NAN},
           {"validation_accuracy", final.validation_accuracy},
@@ -32,6 +32,8 @@ nlohmann::json TrainingJson(const SearchSetup& s, const nas::Architecture& a, co
           {"dropped_token_fraction", final.dropped_token_fraction},
           {"final_loss", final.last_loss},
           {"seconds", final.seconds}};
+  if (final.stopped) j["stopped_by_signal"] = true;  // the final training was cut short (accuracies null)
+  return j;
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 //             [--pbtxt best.pbtxt]... [--candidates] [--images 2000] [--retrain-seeds "2 3"]
 //             [--final-epochs 1] [--max-images N] [--fashion-mnist-dir D] [--json]
 // --result: every cell of a nas-search fashion-mnist result.json that was trained from scratch
-//   (enas, finalists, random, hand_designed) with its test accuracy; --candidates adds the
+//   (enas, finalists, random, hand_designed; enas_training's best and hand) with its test accuracy; --candidates adds the
 //   derive step's candidates (no from-scratch accuracy).
 // --cells: a text file, one cell a line: `LABEL ACCURACY|- decision=choice decision=choice …`
 //   (the "architecture" text of result.json); `#` starts a comment.
@@ -37,6 +37,7 @@
 #include "datasets/util/stats.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/json_number.h"
+#include "experiments/lib/stop_signal.h"
 #include "experiments/torch/enas_search.h"
 
 using namespace placerl;
@@ -93,6 +94,11 @@ void AddResult(const nas::SearchSpace& space, const std::string& path, bool cand
     if (j.contains(list))
       for (const auto& c : j[list]) one(c, "");
   if (j.contains("hand_designed")) one(j["hand_designed"], "");
+  // Trained cells (nas-search --method evolution | reinforce | ppo | random --train-steps): the
+  // best cell and the hand-designed one after the final training (not those a stop skipped).
+  if (j.contains("enas_training") && j["enas_training"].is_object())
+    for (const char* key : {"best", "hand"})
+      if (j["enas_training"].contains(key) && j["enas_training"][key].contains("label")) one(j["enas_training"][key], "");
   if (candidates && j.contains("candidates"))
     for (const auto& c : j["candidates"]) one(c, "");
 }
@@ -184,7 +190,17 @@ int main(int argc, char** argv) {
     for (const std::string& r : results) AddResult(space, r, candidates, &cells);
     for (const std::string& f : cells_files) AddCellsFile(space, f, &cells);
     for (const std::string& p : pbtxts) AddPbtxt(space, p, &cells);
-    if (cells.empty()) throw ConfigError("no cells to score: give --result, --cells or --pbtxt");
+    if (cells.empty()) {
+      if (cells_files.empty() && pbtxts.empty() && !results.empty())
+        throw ConfigError("no cells to score: " + std::string(results.size() == 1 ? "the --result file " + results[0] + " holds"
+                                                                                   : "the --result files hold") +
+                          " no cell trained from scratch (enas, finalists, random, hand_designed, enas_training)" +
+                          (candidates ? " and no derive candidates" : "; --candidates adds its derive candidates") +
+                          "; or give --cells or --pbtxt");
+      if (results.empty() && cells_files.empty() && pbtxts.empty())
+        throw ConfigError("no cells to score: give --result, --cells or --pbtxt");
+      throw ConfigError("no cells to score: the --result / --cells / --pbtxt inputs given hold no cell");
+    }
     if (checkpoint.empty() && retrain_seeds.empty())
       throw ConfigError("nothing to do: give --checkpoint (shared-weight scores) and/or --retrain-seeds");
     if (final_epochs > 0 && retrain_seeds.empty()) throw ConfigError("--final-epochs applies to --retrain-seeds");
@@ -202,6 +218,9 @@ int main(int argc, char** argv) {
     }
     std::vector<nas::Architecture> archs;
     for (const Cell& c : cells) archs.push_back(c.arch);
+    // Ctrl-C / SIGTERM: the scoring and the retraining end within a step; what was done is reported
+    // ("stopped_by_signal": true; cells not scored are null, retrainings not done are missing).
+    run::InstallStopOnSignal();
     const double cpu_start = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
     std::vector<double> shared(cells.size(), NAN);
     if (!bytes.empty()) {
@@ -214,8 +233,11 @@ int main(int argc, char** argv) {
     const double cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC - cpu_start;
     double retrain_cpu = 0;
     if (!retrain_seeds.empty()) {
+      std::fprintf(stderr, "enas-rank: retraining %zu cell(s) x %zu seed(s), %g epoch(s) each (Ctrl-C stops it and "
+                   "reports what was done)\n", cells.size(), retrain_seeds.size(), o.final_epochs);
       const double t0 = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
-      const auto trained = enas::TrainCellsFromScratch(archs, o, retrain_seeds, {}, [&](size_t c, size_t s) {
+      const auto trained = enas::TrainCellsFromScratch(archs, o, retrain_seeds, [] { return run::StopRequested(); },
+                                                       [&](size_t c, size_t s) {
         if (!json)
           std::fprintf(stderr, "enas-rank: trained %s with seed %llu (%zu of %zu)\n", cells[c].label.c_str(),
                        static_cast<unsigned long long>(retrain_seeds[s]), c * retrain_seeds.size() + s + 1,
@@ -264,6 +286,7 @@ int main(int argc, char** argv) {
       j["known"] = xs.size();
       j["kendall_tau"] = FiniteOrNull(tau);
       j["spearman_rho"] = FiniteOrNull(rho);
+      j["stopped_by_signal"] = run::StopRequested();
       std::printf("%s\n", j.dump().c_str());
     } else {
       auto pct = [](double x) {
@@ -287,6 +310,7 @@ int main(int argc, char** argv) {
         std::printf("retrained every cell with %zu seed(s), %g epoch(s) each: %.1f s CPU\n", retrain_seeds.size(),
                     o.final_epochs, retrain_cpu);
       }
+      if (run::StopRequested()) std::printf("stopped by signal: the cells not scored or not retrained show '-' or nan\n");
       if (!bytes.empty())
         std::printf("%zu cells with a from-scratch accuracy: Kendall tau-b %.3f, Spearman rho %.3f "
                     "(shared weights on %lld validation images, %.1f s CPU)\n",

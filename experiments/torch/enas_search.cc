@@ -295,8 +295,13 @@ TrainedChild TrainFromScratch(const Data& d, const std::string& label, const nas
   const ChildCost cost = ChildCostOf(NetOptionsOf(o.final_net), arch);
   t.params = cost.params;
   t.macs = cost.macs;
-  t.val_accuracy = Accuracy(net, arch, d.val, 0, d.val.size());
-  t.test_accuracy = Accuracy(net, arch, d.test, 0, d.test.size());
+  if (stop && stop()) {  // cut short by a stop: no accuracy to report (NaN: null in JSON)
+    t.stopped = true;
+    t.val_accuracy = t.test_accuracy = NAN;
+  } else {
+    t.val_accuracy = Accuracy(net, arch, d.val, 0, d.val.size());
+    t.test_accuracy = Accuracy(net, arch, d.test, 0, d.test.size());
+  }
   t.train_seconds = Since(start);
   t.train_cpu_seconds = CpuSeconds() - cpu_start;
   return t;
@@ -521,11 +526,11 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
     // minus the reward's budget terms, so that the ranking sees the objective the controller saw).
     const auto derive_start = Clock::now();
     std::vector<nas::Architecture> pool = {controller.Sample(true)};
-    for (int32_t k = 0; k < o.derive_samples; ++k) pool.push_back(controller.Sample());
+    for (int32_t k = 0; k < o.derive_samples && !stopped(); ++k) pool.push_back(controller.Sample());
     std::sort(pool.begin(), pool.end());
     pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
     const int64_t derive_images = std::min<int64_t>(o.derive_images, d.val.size());
-    for (size_t k = 0; k < pool.size(); ++k) {
+    for (size_t k = 0; k < pool.size() && !stopped(); ++k) {
       TrainedChild c;
       c.label = "candidate" + std::to_string(k);
       c.arch = pool[k];
@@ -546,6 +551,7 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
     for (size_t k = 0; k < finalists && !stopped(); ++k) {
       const std::string label = finalists == 1 ? "enas" : "enas" + std::to_string(k);
       TrainedChild t = TrainFromScratch(d, label, r.candidates[k].arch, o, o.seed + 1, stop, progress);
+      if (t.stopped) break;  // cut short: not a finalist
       t.shared_val_accuracy = r.candidates[k].shared_val_accuracy;
       t.derive_penalty = r.candidates[k].derive_penalty;
       r.finalists.push_back(t);
@@ -558,14 +564,16 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
     std::mt19937_64 rng(o.seed * 7919 + 17);
     for (int32_t k = 0; k < o.random_cells && !stopped(); ++k) {
       const nas::Architecture a = search::RandomArchitecture(*space, rng);
-      r.random.push_back(TrainFromScratch(d, "random" + std::to_string(k), a, o, o.seed + 101 + k, stop, progress));
+      TrainedChild t = TrainFromScratch(d, "random" + std::to_string(k), a, o, o.seed + 101 + k, stop, progress);
+      if (t.stopped) break;  // cut short: not counted
+      r.random.push_back(std::move(t));
       if (r.best_random < 0 || r.random.back().val_accuracy > r.random[r.best_random].val_accuracy)
         r.best_random = static_cast<int32_t>(r.random.size()) - 1;
     }
   }
   if (method == "enas" && o.compare && !stopped()) {
     r.hand = TrainFromScratch(d, "hand", HandDesignedCell(), o, o.seed + 1, stop, progress);
-    r.have_hand = true;
+    r.have_hand = !r.hand.stopped;
   }
   r.stopped = stopped();
   return r;
@@ -603,7 +611,8 @@ std::vector<double> SharedWeightAccuracies(const std::string& checkpoint_bytes, 
   const int64_t n = std::min<int64_t>(images, d.val.size());
   std::vector<double> acc;
   for (size_t k = 0; k < archs.size(); ++k) {
-    acc.push_back(Accuracy(net, archs[k], d.val, 0, n));
+    // After a stop (Ctrl-C) the cells left are not scored (NaN).
+    acc.push_back(run::StopRequested() ? NAN : Accuracy(net, archs[k], d.val, 0, n));
     if (progress) progress(k + 1);
   }
   return acc;
@@ -621,7 +630,9 @@ std::vector<std::vector<TrainedChild>> TrainCellsFromScratch(const std::vector<n
   std::vector<std::vector<TrainedChild>> out(cells.size());
   for (size_t c = 0; c < cells.size() && !(stop && stop()); ++c)
     for (size_t s = 0; s < seeds.size() && !(stop && stop()); ++s) {
-      out[c].push_back(TrainFromScratch(d, "cell" + std::to_string(c), cells[c], o, seeds[s], stop, {}));
+      TrainedChild t = TrainFromScratch(d, "cell" + std::to_string(c), cells[c], o, seeds[s], stop, {});
+      if (t.stopped) break;  // cut short: not a result
+      out[c].push_back(std::move(t));
       if (progress) progress(c, s);
     }
   return out;
@@ -885,44 +896,46 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
   const TrainedChild* best = r.have_enas ? &r.enas : r.best_random >= 0 ? &r.random[r.best_random] : nullptr;
   if (!bar) start_bar("search");
   bar->Finish(best ? "test accuracy " + std::to_string(best->test_accuracy) : "stopped before a result");
-  if (!best) throw ConfigError("stopped before the first child was trained");
-
-  nas::ArchitectureDef def = space.ToDef(best->arch);
-  def.set_quality(best->test_accuracy);
-  def.set_cost(1e-6 * static_cast<double>(best->macs));
-  def.set_reward(best->val_accuracy);
-  dir.WriteFile("best.pbtxt", "# nas-search " + cfg.method() + " on enas_micro / fashion-mnist: " + best->label +
-                                  " (quality = test accuracy, cost = MMACs per image, reward = validation accuracy)\n" +
-                                  run::ResolvedConfigText(def));
-  if (!r.epochs.empty()) {
-    viz::PlotSeries reward{"controller reward (val minibatch)", {}, {}}, val{"greedy child, 500 val images", {}, {}},
-        train{"shared-weight train accuracy", {}, {}};
-    for (const EnasEpochStats& e : r.epochs) {
-      for (auto* s : {&reward, &val, &train}) s->x.push_back(e.seconds / 60);
-      reward.y.push_back(e.controller_reward);
-      val.y.push_back(e.val_accuracy);
-      train.y.push_back(e.shared_accuracy);
+  if (!best && !r.stopped) throw ConfigError("no child was trained (--final-candidates / --random-cells 0?)");
+  // Stopped (Ctrl-C) before any child was trained from scratch: result.json says what was done.
+  if (best) {
+    nas::ArchitectureDef def = space.ToDef(best->arch);
+    def.set_quality(best->test_accuracy);
+    def.set_cost(1e-6 * static_cast<double>(best->macs));
+    def.set_reward(best->val_accuracy);
+    dir.WriteFile("best.pbtxt", "# nas-search " + cfg.method() + " on enas_micro / fashion-mnist: " + best->label +
+                                    " (quality = test accuracy, cost = MMACs per image, reward = validation accuracy)\n" +
+                                    run::ResolvedConfigText(def));
+    if (!r.epochs.empty()) {
+      viz::PlotSeries reward{"controller reward (val minibatch)", {}, {}}, val{"greedy child, 500 val images", {}, {}},
+          train{"shared-weight train accuracy", {}, {}};
+      for (const EnasEpochStats& e : r.epochs) {
+        for (auto* s : {&reward, &val, &train}) s->x.push_back(e.seconds / 60);
+        reward.y.push_back(e.controller_reward);
+        val.y.push_back(e.val_accuracy);
+        train.y.push_back(e.shared_accuracy);
+      }
+      viz::PlotOptions plot;
+      plot.title = "ENAS on Fashion-MNIST (shared weights)";
+      plot.x_label = "search minutes";
+      plot.y_label = "accuracy";
+      plot.markers = r.epochs.size() < 3;
+      viz::PlotCurves({reward, val, train}, plot, dir.PicturePath("curve"));
+    } else {  // random: the validation accuracy of each cell trained
+      viz::PlotSeries val{"validation accuracy", {}, {}}, test{"test accuracy", {}, {}};
+      for (size_t k = 0; k < r.random.size(); ++k) {
+        val.x.push_back(k + 1.0);
+        test.x.push_back(k + 1.0);
+        val.y.push_back(r.random[k].val_accuracy);
+        test.y.push_back(r.random[k].test_accuracy);
+      }
+      viz::PlotOptions plot;
+      plot.title = "random cells trained from scratch, Fashion-MNIST";
+      plot.x_label = "cell";
+      plot.y_label = "accuracy";
+      plot.markers = true;
+      viz::PlotCurves({val, test}, plot, dir.PicturePath("curve"));
     }
-    viz::PlotOptions plot;
-    plot.title = "ENAS on Fashion-MNIST (shared weights)";
-    plot.x_label = "search minutes";
-    plot.y_label = "accuracy";
-    plot.markers = r.epochs.size() < 3;
-    viz::PlotCurves({reward, val, train}, plot, dir.PicturePath("curve"));
-  } else {  // random: the validation accuracy of each cell trained
-    viz::PlotSeries val{"validation accuracy", {}, {}}, test{"test accuracy", {}, {}};
-    for (size_t k = 0; k < r.random.size(); ++k) {
-      val.x.push_back(k + 1.0);
-      test.x.push_back(k + 1.0);
-      val.y.push_back(r.random[k].val_accuracy);
-      test.y.push_back(r.random[k].test_accuracy);
-    }
-    viz::PlotOptions plot;
-    plot.title = "random cells trained from scratch, Fashion-MNIST";
-    plot.x_label = "cell";
-    plot.y_label = "accuracy";
-    plot.markers = true;
-    viz::PlotCurves({val, test}, plot, dir.PicturePath("curve"));
   }
 
   nlohmann::json j;
@@ -940,11 +953,13 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
                   {"derive_samples", o.derive_samples}, {"derive_images", o.derive_images},
                   {"final_candidates", o.final_candidates}, {"uniform_fraction", o.uniform_fraction},
                   {"validation_images", o.validation_images}, {"threads", o.threads}};
-  j["best"] = ChildJson(space, *best);
-  j["test_accuracy"] = best->test_accuracy;
-  j["params"] = best->params;
-  j["macs"] = best->macs;
-  j["mflops"] = 2e-6 * static_cast<double>(best->macs);
+  if (best) {
+    j["best"] = ChildJson(space, *best);
+    j["test_accuracy"] = best->test_accuracy;
+    j["params"] = best->params;
+    j["macs"] = best->macs;
+    j["mflops"] = 2e-6 * static_cast<double>(best->macs);
+  }
   if (cfg.method() == "enas") {
     j["search_seconds"] = r.search_seconds;
     j["search_cpu_seconds"] = r.search_cpu_seconds;
@@ -999,8 +1014,13 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
       line("random", r.random[r.best_random]);
     }
     if (r.have_hand) line("hand-designed", r.hand);
-    std::printf("wrote %s (best.pbtxt, curve.%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
-                dir.path().c_str(), dir_flags.pictures.c_str());
+    if (best)
+      std::printf("wrote %s (best.pbtxt, curve.%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
+                  dir.path().c_str(), dir_flags.pictures.c_str());
+    else
+      std::printf("stopped by signal before a child was trained from scratch; wrote %s (metrics.csv, TensorBoard "
+                  "events, config.pbtxt, result.json, checkpoints: --resume %s goes on)\n",
+                  dir.path().c_str(), dir.path().c_str());
   }
   return 0;
 }
@@ -1032,7 +1052,11 @@ class ShortTrainingQuality : public env::QualityModel {
     if (const auto it = cache_.find(a); it != cache_.end()) return it->second;
     const double cpu_start = CpuSeconds();
     const ChildArch arch = DecodeEnasMicro(a);
-    EnasNet net = TrainSteps(*d_, arch, o_, o_.seed, steps_, "", {}, {});
+    // A stop (Ctrl-C) ends the training within a step: the quality is then NaN and not cached
+    // (the search does not count an evaluation cut short, nas_search.h).
+    const auto stop = [] { return run::StopRequested(); };
+    EnasNet net = TrainSteps(*d_, arch, o_, o_.seed, steps_, "", stop, {});
+    if (stop()) return NAN;
     const double acc = Accuracy(net, arch, d_->val, 0, eval_size_);
     cache_.emplace(a, acc);
     stats_.trained += 1;
@@ -1110,9 +1134,15 @@ nlohmann::json TrainedFinalReport(const TrainedSearchSetup& s, const nas::Archit
   const TrainedQualityStats search = QualityStats(s);  // before the hand-designed cell's short training
   nlohmann::json j;
   for (const auto& [label, arch] : {std::pair<std::string, nas::Architecture>{"best", best}, {"hand", HandDesignedCell()}}) {
-    const TrainedChild t = TrainFromScratch(d, label, arch, o, o.seed + 1, {}, progress);
+    // A stop (Ctrl-C) ends a training within a step; the cut-short cell says so, the next is skipped.
+    if (run::StopRequested()) {
+      j[label] = {{"architecture", s.base->space().Describe(arch)}, {"skipped", "stopped by signal"}};
+      continue;
+    }
+    const TrainedChild t = TrainFromScratch(d, label, arch, o, o.seed + 1, [] { return run::StopRequested(); }, progress);
     nlohmann::json cj = ChildJson(s.base->space(), t);
-    cj["search_val_accuracy"] = s.quality->Quality(arch);  // cached for the best; the hand cell is trained briefly once
+    if (t.stopped) cj["stopped_by_signal"] = true;
+    cj["search_val_accuracy"] = FiniteOrNull(s.quality->Quality(arch));  // cached for the best; the hand cell is trained briefly once
     cj["mmacs"] = s.step_time->StepTime(arch);
     j[label] = cj;
   }

@@ -104,6 +104,7 @@ struct TrainedChild {
                                     // shared_val_accuracy − derive_penalty)
   double val_accuracy = 0, test_accuracy = 0;  // after training from scratch (fractions)
   double train_seconds = 0, train_cpu_seconds = 0;  // training and evaluation, wall and process CPU
+  bool stopped = false;  // the training was cut short by a stop (accuracies NaN)
 };
 
 struct EnasEpochStats {

@@ -1,9 +1,9 @@
 #include "experiments/torch/nas_rl.h"
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <random>
-#include <set>
 
 #include "agents/rollout.h"
 #include "datasets/util/errors.h"
@@ -106,35 +106,45 @@ search::NasSearchResult RunNasRl(
     const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_evaluation,
     const std::function<void(int64_t, const NasRlStats&)>& on_update, const NasRlCheckpoints& checkpoints) {
   if (o.budget < 1) throw ConfigError("nas rl: the budget must be >= 1 architecture");
+  if (o.curve_stride < 1) throw ConfigError("nas rl: the curve stride must be >= 1");
   if ((checkpoints.state == nullptr) != (checkpoints.learner_checkpoint == nullptr))
     throw ConfigError("nas rl: checkpoints need both a state and a learner checkpoint");
   const auto start = std::chrono::steady_clock::now();
   NasRlController controller(env, o);
 
-  search::NasSearchResult r;
-  r.best.score.reward = -1e300;
-  std::set<nas::Architecture> seen;
   search::NasSearchState local;
   search::NasSearchState& st = checkpoints.state ? *checkpoints.state : local;
-  if (!st.history.empty()) {  // continue from the learner after the history's last episode
-    if (checkpoints.learner_checkpoint->empty()) throw ConfigError("nas rl: a history to continue but no learner checkpoint");
-    controller.Restore(*checkpoints.learner_checkpoint, static_cast<int64_t>(st.history.size()));
-    for (const search::NasEvaluation& e : st.history) {
-      search::AddToResult(e, &r);
-      seen.insert(e.arch);
-    }
+  if (st.evaluations > 0) {  // continue from the learner after the state's last episode
+    if (checkpoints.learner_checkpoint->empty()) throw ConfigError("nas rl: a state to continue but no learner checkpoint");
+    search::CheckState(env.space(), st, o.curve_stride);
+    controller.Restore(*checkpoints.learner_checkpoint, st.evaluations);
+  } else {
+    st = search::NasSearchState{};
   }
-  // The last update's history length and learner (what the final state holds).
-  size_t learned = st.history.size();
+  // The bookkeeping at the last update (what the final state holds): the episodes after it are
+  // played again by a resumed search, so the state forgets them at the end.
+  struct Mark {
+    int64_t evaluations = 0;
+    search::NasEvaluation best;
+    size_t points = 0;
+    bool unique_exact = true;
+  };
+  auto mark = [&] { return Mark{st.evaluations, st.best, st.reward.size(), st.unique_exact}; };
+  Mark learned = mark();
+  std::vector<uint64_t> remembered_since;  // distinct architectures first seen after the last update
   if (checkpoints.state) *checkpoints.learner_checkpoint = controller.CheckpointBytes();
-  auto more = [&] { return r.evaluations < o.budget && !(stop && stop()); };
+  bool cut_short = false;
+  auto more = [&] { return !cut_short && st.evaluations < o.budget && !(stop && stop()); };
   while (more()) {
     for (int32_t e = 0; e < o.episodes_per_update && more(); ++e) {
       const search::NasEvaluation ev = controller.PlayEpisode();
-      st.history.push_back(ev);
-      search::AddToResult(ev, &r);
-      seen.insert(ev.arch);
-      if (on_evaluation) on_evaluation(r.evaluations - 1, ev, r.best);
+      if (!std::isfinite(ev.score.quality) && stop && stop()) {  // a training cut short by the stop: not counted
+        cut_short = true;
+        break;
+      }
+      if (search::RecordEvaluation(ev, o.curve_stride, &st) && checkpoints.state)
+        remembered_since.push_back(search::ArchitectureHash(ev.arch));
+      if (on_evaluation) on_evaluation(st.evaluations - 1, ev, st.best);
     }
     // No update after the budget's last architecture: nothing would sample from it.
     if (!more()) break;
@@ -142,14 +152,22 @@ search::NasSearchResult RunNasRl(
     if (stats.empty()) break;
     if (on_update) on_update(controller.updates(), stats);
     if (checkpoints.state) {
-      learned = st.history.size();
+      learned = mark();
+      remembered_since.clear();
       *checkpoints.learner_checkpoint = controller.CheckpointBytes();
       if (checkpoints.on_checkpoint && checkpoints.checkpoint_due && checkpoints.checkpoint_due())
         checkpoints.on_checkpoint(st, *checkpoints.learner_checkpoint);
     }
   }
-  if (checkpoints.state) st.history.resize(learned);
-  r.unique = static_cast<int64_t>(seen.size());
+  search::NasSearchResult r = search::ResultOf(st);
+  if (checkpoints.state) {  // back to the last update
+    st.evaluations = learned.evaluations;
+    st.best = learned.best;
+    st.reward.resize(learned.points);
+    st.best_reward.resize(learned.points);
+    st.unique_exact = learned.unique_exact;
+    for (uint64_t h : remembered_since) st.seen.erase(h);
+  }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -33,6 +33,7 @@ struct NasRlOptions {
   // accuracy in percent); the bookkeeping (best, curves, result) keeps the environment's reward.
   double reward_scale = 1;
   uint64_t seed = 1;               // policy initialisation and action sampling
+  int64_t curve_stride = 1;        // the result's curves keep every curve_stride-th evaluation (search::NasSearchOptions)
 };
 
 // The learner's numbers of the last update (empty before the first).
@@ -76,12 +77,14 @@ class NasRlController {
 };
 
 // Checkpoints of RunNasRl (nas-search --resume), taken right after a learner update. `state`
-// (may be null) holds on entry the history to continue from (empty: a fresh search) and
-// `learner_checkpoint` the learner after its last episode; on return both are the last update's
-// (the episodes after it, not learned from, are played again by a resumed search, the same way).
+// (may be null) holds on entry the bookkeeping to continue from (no evaluations: a fresh search)
+// and `learner_checkpoint` the learner after its last episode; on return both are the last
+// update's (the episodes after it, not learned from, are played again by a resumed search, the
+// same way). An episode whose quality is not finite while `stop` says so (a training cut short)
+// is not counted.
 // `on_checkpoint` gets both after an update when `checkpoint_due` says so.
 struct NasRlCheckpoints {
-  search::NasSearchState* state = nullptr;  // history only
+  search::NasSearchState* state = nullptr;  // counters, best, distinct architectures, curves
   std::string* learner_checkpoint = nullptr;
   std::function<bool()> checkpoint_due;
   std::function<void(const search::NasSearchState&, const std::string& learner_checkpoint)> on_checkpoint;

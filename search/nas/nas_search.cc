@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
-#include <set>
 #include <sstream>
 
 #include "datasets/util/errors.h"
@@ -54,11 +54,58 @@ nas::Architecture Mutate(const nas::SearchSpace& space, const nas::Architecture&
   return child;
 }
 
-void AddToResult(const NasEvaluation& e, NasSearchResult* r) {
-  r->reward.push_back(e.score.reward);
-  if (r->evaluations == 0 || e.score.reward > r->best.score.reward) r->best = e;
-  r->best_reward.push_back(r->best.score.reward);
-  ++r->evaluations;
+uint64_t ArchitectureHash(const nas::Architecture& a) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ a.size();
+  for (int32_t x : a) {  // splitmix64 of the running value and each choice
+    uint64_t z = (h ^ static_cast<uint32_t>(x)) + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    h = z ^ (z >> 31);
+  }
+  return h;
+}
+
+bool RecordEvaluation(const NasEvaluation& e, int64_t curve_stride, NasSearchState* st) {
+  if (st->evaluations == 0 || e.score.reward > st->best.score.reward) st->best = e;
+  ++st->evaluations;
+  if (curve_stride <= 1 || st->evaluations % curve_stride == 0) {
+    st->reward.push_back(e.score.reward);
+    st->best_reward.push_back(st->best.score.reward);
+  }
+  const uint64_t h = ArchitectureHash(e.arch);
+  if (st->seen.count(h)) return false;
+  if (static_cast<int64_t>(st->seen.size()) >= kMaxTrackedArchitectures) {
+    st->unique_exact = false;  // new, but not remembered: `unique` is a lower bound from now on
+    return false;
+  }
+  st->seen.insert(h);
+  return true;
+}
+
+NasSearchResult ResultOf(const NasSearchState& st) {
+  NasSearchResult r;
+  r.best = st.best;
+  if (st.evaluations == 0) r.best.score.reward = -1e300;
+  r.evaluations = st.evaluations;
+  r.unique = static_cast<int64_t>(st.seen.size());
+  r.unique_exact = st.unique_exact;
+  r.reward = st.reward;
+  r.best_reward = st.best_reward;
+  return r;
+}
+
+void CheckState(const nas::SearchSpace& space, const NasSearchState& st, int64_t curve_stride) {
+  const auto fits = [&](const nas::Architecture& a) { return static_cast<int32_t>(a.size()) == space.num_decisions(); };
+  bool ok = st.evaluations >= 0 && (st.evaluations == 0 || fits(st.best.arch));
+  for (const NasEvaluation& e : st.population) ok = ok && fits(e.arch);
+  if (!ok)
+    throw ConfigError("nas search: the state's architectures do not have the space's " +
+                      std::to_string(space.num_decisions()) + " decisions");
+  const int64_t points = st.evaluations / std::max<int64_t>(1, curve_stride);
+  if (static_cast<int64_t>(st.reward.size()) != points || st.best_reward.size() != st.reward.size() ||
+      static_cast<int64_t>(st.seen.size()) > std::min(st.evaluations, kMaxTrackedArchitectures))
+    throw ConfigError("nas search: the state's curves or distinct architectures do not fit its " +
+                      std::to_string(st.evaluations) + " evaluations");
 }
 
 NasSearchResult RunNasSearch(const nas::SearchSpace& space, const NasObjective& objective,
@@ -68,34 +115,26 @@ NasSearchResult RunNasSearch(const nas::SearchSpace& space, const NasObjective& 
   if (o.method != "random" && o.method != "evolution")
     throw ConfigError("nas search: unknown method '" + o.method + "' (random, evolution)");
   if (o.budget < 1) throw ConfigError("nas search: the budget must be >= 1 architecture");
+  if (o.curve_stride < 1) throw ConfigError("nas search: the curve stride must be >= 1");
   if (o.method == "evolution" && (o.population < 2 || o.tournament < 1 || o.tournament > o.population))
     throw ConfigError("nas search: evolution needs population >= 2 and 1 <= tournament <= population");
   const auto start = std::chrono::steady_clock::now();
   std::mt19937_64 rng(o.seed);
-  NasSearchResult r;
-  r.best.score.reward = -1e300;
-  std::set<nas::Architecture> seen;
   NasSearchState local;
   NasSearchState& st = checkpoints.state ? *checkpoints.state : local;
-  std::deque<int64_t> population;  // evolution: indices into st.history, oldest first
-  if (!st.history.empty()) {       // continue a stopped search from its state
-    for (const NasEvaluation& e : st.history) {
-      if (static_cast<int32_t>(e.arch.size()) != space.num_decisions())
-        throw ConfigError("nas search: the state's architectures do not have the space's " +
-                          std::to_string(space.num_decisions()) + " decisions");
-      AddToResult(e, &r);
-      seen.insert(e.arch);
-    }
+  std::deque<NasEvaluation> population;  // evolution: oldest first
+  if (st.evaluations > 0) {              // continue a stopped search from its state
+    CheckState(space, st, o.curve_stride);
     std::istringstream in(st.rng);
     in >> rng;
     if (!in) throw ConfigError("nas search: the state's RNG is unreadable");
-    for (int64_t i : st.population) {
-      if (i < 0 || i >= static_cast<int64_t>(st.history.size()))
-        throw ConfigError("nas search: the state's population points outside its history");
-      population.push_back(i);
-    }
-    if (o.method == "evolution" && static_cast<int32_t>(population.size()) > o.population)
+    if (o.method == "evolution" && static_cast<int32_t>(st.population.size()) > o.population)
       throw ConfigError("nas search: the state's population is larger than " + std::to_string(o.population));
+    if (static_cast<int64_t>(st.population.size()) > st.evaluations || (o.method == "random" && !st.population.empty()))
+      throw ConfigError("nas search: the state's population does not fit its evaluations and method");
+    population.assign(st.population.begin(), st.population.end());
+  } else {
+    st = NasSearchState{};
   }
   auto snapshot = [&] {
     std::ostringstream out;
@@ -103,16 +142,22 @@ NasSearchResult RunNasSearch(const nas::SearchSpace& space, const NasObjective& 
     st.rng = out.str();
     st.population.assign(population.begin(), population.end());
   };
-  // Random search without checkpoints needs no history (the benchmark's fast path).
-  const bool keep_history = checkpoints.state != nullptr || o.method == "evolution";
-  if (keep_history) st.history.reserve(static_cast<size_t>(std::min<int64_t>(o.budget, 1 << 20)));
+  bool cut_short = false;  // the last evaluation was cut short by a stop: not counted
+  // The RNG before the current step's draws: a step whose evaluation a stop cuts short is undone,
+  // so that a resumed search draws it again, as the uninterrupted one does.
+  std::mt19937_64 rng_before = rng;
+  // Returns false when the evaluation was cut short by a stop.
   auto evaluate = [&](const nas::Architecture& a) {
     NasEvaluation e{a, objective(a)};
-    if (keep_history) st.history.push_back(e);
-    AddToResult(e, &r);
-    seen.insert(a);
-    if (on_evaluation) on_evaluation(r.evaluations - 1, e, r.best);
-    return r.evaluations - 1;
+    if (!std::isfinite(e.score.quality) && stop && stop()) {
+      cut_short = true;
+      rng = rng_before;
+      return false;
+    }
+    RecordEvaluation(e, o.curve_stride, &st);
+    if (o.method == "evolution") population.push_back(std::move(e));
+    if (on_evaluation) on_evaluation(st.evaluations - 1, o.method == "evolution" ? population.back() : e, st.best);
+    return true;
   };
   auto step_done = [&] {  // a whole step: the checkpoint may follow
     if (checkpoints.on_checkpoint && checkpoints.checkpoint_due && checkpoints.checkpoint_due()) {
@@ -120,32 +165,33 @@ NasSearchResult RunNasSearch(const nas::SearchSpace& space, const NasObjective& 
       checkpoints.on_checkpoint(st);
     }
   };
-  auto more = [&] { return r.evaluations < o.budget && !(stop && stop()); };
+  auto more = [&] { return !cut_short && st.evaluations < o.budget && !(stop && stop()); };
 
   if (o.method == "random") {
     while (more()) {
-      evaluate(RandomArchitecture(space, rng));
-      step_done();
+      rng_before = rng;
+      if (evaluate(RandomArchitecture(space, rng))) step_done();
     }
   } else {
     while (static_cast<int32_t>(population.size()) < o.population && more()) {
-      population.push_back(evaluate(RandomArchitecture(space, rng)));
-      step_done();
+      rng_before = rng;
+      if (evaluate(RandomArchitecture(space, rng))) step_done();
     }
     while (more()) {
-      int64_t parent = -1;
+      rng_before = rng;
+      const NasEvaluation* parent = nullptr;
       for (int32_t k = 0; k < o.tournament; ++k) {
-        const int64_t c = population[std::uniform_int_distribution<size_t>(0, population.size() - 1)(rng)];
-        if (parent < 0 || st.history[c].score.reward > st.history[parent].score.reward) parent = c;
+        const NasEvaluation& c = population[std::uniform_int_distribution<size_t>(0, population.size() - 1)(rng)];
+        if (parent == nullptr || c.score.reward > parent->score.reward) parent = &c;
       }
-      const nas::Architecture child = Mutate(space, st.history[parent].arch, rng);
-      population.push_back(evaluate(child));
+      const nas::Architecture child = Mutate(space, parent->arch, rng);
+      if (!evaluate(child)) break;
       population.pop_front();
       step_done();
     }
   }
   if (checkpoints.state) snapshot();  // the RNG as text costs ~10 µs: only when asked for
-  r.unique = static_cast<int64_t>(seen.size());
+  NasSearchResult r = ResultOf(st);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/experiments/interrupt_run.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -382,6 +383,158 @@ TEST(NasSearchCli, NotBuiltYetAndBadInputAreOneLineExitOne) {
   const auto none = Sh(kBin + " --print-space nb202");
   EXPECT_EQ(none.status, 1);
   EXPECT_EQ(CountLines(none.out), 1) << none.out;
+}
+
+// Issue 29 item 7: the default tables are found from the binary's place, so nas-search runs from
+// any working directory (here /), and config.pbtxt names them by absolute paths (resumable from anywhere).
+TEST(NasSearchCli, RunsFromOutsideTheRepository) {
+  testing::TempDir tmp;
+  for (const char* space : {"nb201", "nas_bench_macro"}) {
+    const std::string out = tmp / space;
+    const auto r = ShSplit("cd / && " + kBin + " --space " + space + " --method random --budget 20 --json --out " + out);
+    ASSERT_EQ(r.status, 0) << space << ": " << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["best_quality"]["mean"].is_number(), true);
+    const std::string config = testing::Slurp(out + "/config.pbtxt");
+    EXPECT_NE(config.find("nb201_table: \"/"), std::string::npos) << config;
+    EXPECT_NE(config.find("macro_table: \"/"), std::string::npos) << config;
+    const auto resumed = Sh("cd / && " + kBin + " --resume " + out + " --budget 25");
+    EXPECT_EQ(resumed.status, 0) << resumed.out;
+  }
+}
+
+// Issue 29 item 5: --budget 1e9 grew by 200 MB/s and ignored Ctrl-C. Now, under a 4 GB memory
+// limit, it runs, its logs stay small (thinned beyond 100,000 rows), Ctrl-C ends it within
+// seconds with result.json saying what it did; the progress line shows the overall best.
+TEST(NasSearchCli, HugeBudgetRunsInBoundedMemoryAndStopsOnCtrlC) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "nb";
+  const auto r = testing::RunAndInterrupt(kBin + " --budget 1000000000 --out " + out, "test -e " + out + "/metrics.csv", 3);
+  ASSERT_TRUE(r.ready) << r.out;
+  EXPECT_FALSE(r.hung) << r.out;
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_LT(r.seconds_to_exit, 30) << r.out;
+  const auto j = nlohmann::json::parse(testing::Slurp(out + "/result.json"));
+  EXPECT_EQ(j["stopped_by_signal"], true);
+  EXPECT_EQ(j["budget"], 1000000000);
+  EXPECT_GT(j["evaluations"].get<double>(), 0);
+  EXPECT_LT(j["evaluations"].get<double>(), 1e9);
+  EXPECT_LT(fs::file_size(out + "/metrics.csv"), 20u << 20);
+  for (const auto& e : fs::directory_iterator(out))
+    EXPECT_LT(fs::file_size(e.path().string() + (fs::is_directory(e.path()) ? "/state.json" : "")), 50u << 20) << e.path();
+  // The search goes on from its last checkpoint.
+  EXPECT_TRUE(fs::exists(out + "/checkpoints/state.json"));
+}
+
+// Issue 29 item 5: a search whose estimate is beyond the machine (more than a week, or more
+// memory than it has) is refused up front with the estimate, one line, exit 1, no directory.
+TEST(NasSearchCli, ASearchBeyondTheMachineIsRefusedWithItsEstimate) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "never";
+  for (const std::string& args : {std::string("--method random --budget 1000000000 --seeds 1-100000"),
+                                  std::string("--method reinforce --budget 1000 --episodes-per-update 1000000")}) {
+    const auto r = Sh(kBin + " " + args + " --out " + out);
+    EXPECT_EQ(r.status, 1) << args << ": " << r.out;
+    EXPECT_EQ(CountLines(r.out), 1) << args << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("nas-search: error: ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("estimated at"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--allow-slow runs it anyway"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out)) << args;
+  }
+}
+
+// Issue 29, "what it must show": every family of nas-search (tables, synthetic spaces, learned
+// controllers, Brainformer, trained cells, ENAS weight sharing) at the maximum values its options
+// accept, under a 4 GB memory limit, is either refused up front (one line, exit 1) or stopped by
+// Ctrl-C within 30 s with exit 0 and "stopped_by_signal": true in result.json.
+TEST(NasSearchCli, EveryFamilyAtItsMaximumsIsRefusedOrStopsOnCtrlC) {
+  testing::TempDir tmp;
+  const bool fashion = fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
+  const std::string fm = " --dataset fashion-mnist --max-images 60000";
+  struct Case {
+    std::string args;
+    bool refused;
+    bool needs_data;
+  };
+  const std::vector<Case> cases = {
+      {"--space nb201 --method evolution --budget 1000000000 --population 1000000 --tournament 1000000", true, false},
+      {"--space nb201 --method evolution --budget 1000000000 --population 1000000", false, false},
+      {"--space nb201 --method random --budget 1000000000 --seeds 1-100000", true, false},
+      {"--space nas_bench_macro --method random --budget 1000000000", false, false},
+      {"--space enas_macro --method evolution --budget 1000000000", false, false},
+      {"--space nb201 --method ppo --budget 1000000000", true, false},
+      {"--space nb201 --method reinforce --budget 100000 --episodes-per-update 1000000", true, false},
+      {"--space nb201 --method reinforce --budget 1000000", false, false},
+      {"--space brainformer" + fm + " --method evolution --budget 1000000000 --train-steps 10000000", true, true},
+      {"--space brainformer" + fm + " --method random --budget 1 --train-steps 1000000", false, true},
+      {"--space enas_micro" + fm + " --method evolution --budget 1000000000 --train-steps 10000000", true, true},
+      {"--space enas_micro" + fm + " --method evolution --budget 2 --train-steps 1000000 --final-epochs 10000", false, true},
+      {"--space enas_micro" + fm + " --method enas --budget-minutes 1000000 --derive-samples 100000 --derive-images 1000000 "
+       "--final-candidates 10000 --random-cells 10000 --final-epochs 10000", false, true},
+      {"--space enas_micro" + fm + " --method random --random-cells 10000 --final-epochs 10000", false, true},
+  };
+  int k = 0;
+  for (const Case& c : cases) {
+    if (c.needs_data && !fashion) continue;
+    const std::string out = tmp / ("run" + std::to_string(k++));
+    const std::string cmd = kBin + " " + c.args + " --out " + out;
+    if (c.refused) {
+      const auto r = Sh("ulimit -v 4000000; " + cmd);
+      EXPECT_EQ(r.status, 1) << c.args << ": " << r.out;
+      EXPECT_EQ(CountLines(r.out), 1) << c.args << ": " << r.out;
+      EXPECT_NE(r.out.find("--allow-slow"), std::string::npos) << c.args << ": " << r.out;
+      EXPECT_FALSE(fs::exists(out)) << c.args;
+      std::printf("%s: refused: %s", c.args.c_str(), r.out.c_str());
+      continue;
+    }
+    const auto r = testing::RunAndInterrupt(cmd, "test -e " + out + "/config.pbtxt", 3);
+    ASSERT_TRUE(r.ready) << c.args << ": " << r.out;
+    EXPECT_FALSE(r.exited_before) << c.args << ": " << r.out;
+    EXPECT_FALSE(r.hung) << c.args << ": " << r.out;
+    EXPECT_EQ(r.status, 0) << c.args << ": " << r.out;
+    EXPECT_LT(r.seconds_to_exit, 30) << c.args;
+    ASSERT_TRUE(fs::exists(out + "/result.json")) << c.args << ": " << r.out;
+    EXPECT_EQ(nlohmann::json::parse(testing::Slurp(out + "/result.json"))["stopped_by_signal"], true) << c.args;
+    std::printf("%s: exit %d, %.1f s after SIGINT\n", c.args.c_str(), r.status, r.seconds_to_exit);
+  }
+}
+
+// Issue 29 item 6: Ctrl-C during the final training of trained cells (and of Brainformer blocks)
+// ended the run only when the training was over (110 s later); now within seconds, and
+// result.json says it was stopped and that the final training was cut short.
+TEST(NasSearchCli, FinalTrainingStopsOnCtrlC) {
+  if (!fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) GTEST_SKIP() << "no Fashion-MNIST";
+  testing::TempDir tmp;
+  for (const std::string& args :
+       {std::string("--space enas_micro --dataset fashion-mnist --method evolution --budget 2 --train-steps 5 "
+                    "--max-images 6000 --final-epochs 10000"),
+        std::string("--space brainformer --dataset fashion-mnist --method random --budget 1 --train-steps 5 "
+                    "--set brainformer.final_train_steps=10000000")}) {
+    const std::string out = tmp / (args.substr(8, 5));
+    const auto r = testing::RunAndInterrupt(kBin + " " + args + " --out " + out, "grep -q 'final training' \"$log\"", 3);
+    ASSERT_TRUE(r.ready) << args << ": " << r.out;
+    EXPECT_FALSE(r.hung) << args << ": " << r.out;
+    EXPECT_EQ(r.status, 0) << args << ": " << r.out;
+    EXPECT_LT(r.seconds_to_exit, 30) << args;
+    const auto j = nlohmann::json::parse(testing::Slurp(out + "/result.json"));
+    EXPECT_EQ(j["stopped_by_signal"], true) << args;
+    EXPECT_EQ(j["evaluations"], j["budget"]) << args;  // the search was over
+    const auto& final = j.contains("enas_training") ? j["enas_training"] : j["brainformer"];
+    EXPECT_TRUE(final["best"].value("stopped_by_signal", false) || final["best"].contains("skipped")) << final.dump();
+    EXPECT_NE(r.out.find("stopped by signal"), std::string::npos) << r.out;
+  }
+}
+
+// Issue 29 item 15: the progress line showed the last seed's best; it shows the best over every seed.
+TEST(NasSearchCli, ProgressShowsTheBestOverAllSeeds) {
+  testing::TempDir tmp;
+  const auto r = ShSplit(kBin + " --method random --budget 5 --seeds 1-30 --json --out " + std::string(tmp / "s"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const double overall = nlohmann::json::parse(r.out)["best"]["reward"].get<double>();
+  const size_t done = r.err.find("random: done");
+  ASSERT_NE(done, std::string::npos) << r.err;
+  const size_t at = r.err.find("best ", done);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_NEAR(std::stod(r.err.substr(at + 5)), overall, 1e-6) << r.err;
 }
 
 }  // namespace

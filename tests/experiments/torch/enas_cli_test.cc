@@ -13,6 +13,7 @@
 
 #include "datasets/nas/search_space.h"
 #include "experiments/torch/enas_search.h"
+#include "tests/experiments/interrupt_run.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -271,6 +272,50 @@ TEST(EnasCli, RankingOptionsAndEnasRank) {
     EXPECT_EQ(e.out.rfind("enas-rank: error: ", 0), 0u) << e.out;
   }
   EXPECT_NE(Sh(rank + " --checkpoint " + out + " --cells " + bad).out.find(bad + ":2: "), std::string::npos);
+}
+
+// Issue 29 item 15: enas-rank said "give --result" when --result was given; now it says what the
+// file lacks. A trained-cells run's result.json (enas_training's best and hand) is read too.
+TEST(EnasCli, EnasRankSaysWhatAResultLacks) {
+  testing::TempDir tmp;
+  const std::string rank = placerl::testing::BinDir() + "/enas-rank";
+  const std::string empty = tmp / "empty.json";
+  testing::Spit(empty, "{\"space\": \"enas_micro\", \"dataset\": \"fashion-mnist\", \"stopped_by_signal\": true}\n");
+  const auto e = Sh(rank + " --result " + empty + " --retrain-seeds 1");
+  EXPECT_EQ(e.status, 1) << e.out;
+  EXPECT_EQ(std::count(e.out.begin(), e.out.end(), '\n'), 1) << e.out;
+  EXPECT_EQ(e.out.find("give --result"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("the --result file " + empty + " holds no cell trained from scratch"), std::string::npos) << e.out;
+  const std::string hand = nas::LoadSearchSpace("enas_micro").Describe(enas::HandDesignedCell());
+  const std::string trained = tmp / "trained.json";
+  testing::Spit(trained, "{\"space\": \"enas_micro\", \"dataset\": \"fashion-mnist\", \"enas_training\": {\"best\": "
+                         "{\"label\": \"best\", \"architecture\": \"" + hand + "\", \"test_accuracy\": 0.8}, \"hand\": "
+                         "{\"architecture\": \"" + hand + "\", \"skipped\": \"stopped by signal\"}}}\n");
+  const auto t = Sh(rank + " --result " + trained);
+  EXPECT_EQ(t.status, 1) << t.out;
+  EXPECT_NE(t.out.find("nothing to do: give --checkpoint"), std::string::npos) << t.out;  // the cell was found
+}
+
+// Issue 29, "what it must show": enas-rank at the maximum values of its options (every image,
+// 10,000 epochs, many seeds) under a 4 GB memory limit stops on Ctrl-C within 30 s, exit 0, and
+// its JSON says so and holds only the trainings done.
+TEST(EnasCli, EnasRankAtItsMaximumsStopsOnCtrlC) {
+  if (!fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) GTEST_SKIP() << "no Fashion-MNIST";
+  std::string seeds;
+  for (int s = 1; s <= 1000; ++s) seeds += (s > 1 ? " " : "") + std::to_string(s);
+  const std::string rank = placerl::testing::BinDir() + "/enas-rank";
+  const auto r = testing::RunAndInterrupt(rank + " --cells experiments/configs/enas_micro_seed1_cells.txt --retrain-seeds '" +
+                                              seeds + "' --final-epochs 10000 --images 60000 --max-images 60000 --json",
+                                          "grep -q 'retraining' \"$log\"", 3);
+  ASSERT_TRUE(r.ready) << r.out;
+  EXPECT_FALSE(r.hung) << r.out;
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_LT(r.seconds_to_exit, 30);
+  const size_t at = r.out.find("\n{");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1));
+  EXPECT_EQ(j["stopped_by_signal"], true);
+  for (const auto& c : j["cells"]) EXPECT_EQ(c["retrained"]["test_accuracies"].size(), 0u) << c;
 }
 
 }  // namespace

@@ -191,25 +191,29 @@ TEST_F(NasRlTest, ASearchContinuedFromItsCheckpointIsTheUninterruptedOne) {
     const search::NasSearchResult checked = RunNasRl(e, o, {}, {}, [&](int64_t, const NasRlStats&) { ++updates; }, ck);
     EXPECT_EQ(checked.reward, whole.reward);
     ASSERT_GE(saved.size(), 3u);
-    ASSERT_EQ(saved[2].first.history.size(), 24u);
-    EXPECT_EQ(state.history.size(), 32u) << "the end state is the last update's (after 8 x 4 episodes)";
+    ASSERT_EQ(saved[2].first.evaluations, 24);
+    EXPECT_EQ(state.evaluations, 32) << "the end state is the last update's (after 8 x 4 episodes)";
     search::NasSearchState from = saved[2].first;
     std::string from_learner = saved[2].second;
     const search::NasSearchResult resumed = RunNasRl(e, o, {}, {}, {}, {&from, &from_learner, {}, {}});
     EXPECT_EQ(resumed.reward, whole.reward);
     EXPECT_EQ(resumed.best.arch, whole.best.arch);
+    EXPECT_EQ(resumed.unique, whole.unique);
     // Stopped mid-batch after 14 episodes: the state is the 3rd update's (12); the rest the same.
     search::NasSearchState stopped;
     std::string stopped_learner;
     int64_t calls = 0;
     RunNasRl(e, o, [&] { return calls >= 14; }, [&](int64_t, const auto&, const auto&) { ++calls; }, {},
              {&stopped, &stopped_learner, {}, {}});
-    EXPECT_EQ(stopped.history.size(), 12u);
-    EXPECT_EQ(RunNasRl(e, o, {}, {}, {}, {&stopped, &stopped_learner, {}, {}}).reward, whole.reward);
+    EXPECT_EQ(stopped.evaluations, 12);
+    EXPECT_EQ(stopped.reward.size(), 12u);
+    const search::NasSearchResult after_stop = RunNasRl(e, o, {}, {}, {}, {&stopped, &stopped_learner, {}, {}});
+    EXPECT_EQ(after_stop.reward, whole.reward);
+    EXPECT_EQ(after_stop.unique, whole.unique) << "the distinct architectures after the update are forgotten too";
     // A longer budget goes on as a search with that budget from the start.
     o.budget = 45;
     EXPECT_EQ(RunNasRl(e, o, {}, {}, {}, {&state, &learner, {}, {}}).reward, RunNasRl(e, o).reward);
-    // A history without its learner, or a learner of another policy, is refused.
+    // A state without its learner, or a learner of another policy, is refused.
     search::NasSearchState lone = saved[0].first;
     std::string none;
     EXPECT_THROW(RunNasRl(e, o, {}, {}, {}, {&lone, &none, {}, {}}), ConfigError);

@@ -4,6 +4,7 @@
 // evolution beats random search on average (the published ordering).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "datasets/util/errors.h"
@@ -86,7 +87,7 @@ TEST(NasSearch, AStoppedSearchContinuedFromItsStateIsTheUninterruptedOne) {
           RunNasSearch(e.space(), objective, o, [&] { return calls >= k; },
                        [&](int64_t, const NasEvaluation&, const NasEvaluation&) { ++calls; }, {&state, {}, {}});
       ASSERT_EQ(first.evaluations, k);
-      ASSERT_EQ(state.history.size(), static_cast<size_t>(k));
+      ASSERT_EQ(state.evaluations, k);
       EXPECT_EQ(state.population.size(), std::string(method) == "evolution" ? std::min<size_t>(k, 6) : 0u);
       int64_t seen_again = 0;
       const NasSearchResult rest = RunNasSearch(e.space(), objective, o, {},
@@ -96,7 +97,7 @@ TEST(NasSearch, AStoppedSearchContinuedFromItsStateIsTheUninterruptedOne) {
       EXPECT_EQ(rest.best_reward, whole.best_reward) << method << " k=" << k;
       EXPECT_EQ(rest.best.arch, whole.best.arch) << method << " k=" << k;
       EXPECT_EQ(rest.unique, whole.unique) << method << " k=" << k;
-      EXPECT_EQ(state.history.size(), 40u);
+      EXPECT_EQ(state.evaluations, 40);
     }
     // Checkpoints: every 9th evaluation; the 3rd checkpoint's copy continues the same way.
     std::vector<NasSearchState> saved;
@@ -106,7 +107,7 @@ TEST(NasSearch, AStoppedSearchContinuedFromItsStateIsTheUninterruptedOne) {
                             [&](const NasSearchState& s) { saved.push_back(s); }};
     RunNasSearch(e.space(), objective, o, {}, [&](int64_t, const auto&, const auto&) { ++evaluations; }, ck);
     ASSERT_EQ(saved.size(), 4u);
-    EXPECT_EQ(saved[2].history.size(), 27u);
+    EXPECT_EQ(saved[2].evaluations, 27);
     const NasSearchResult resumed = RunNasSearch(e.space(), objective, o, {}, {}, {&saved[2], {}, {}});
     EXPECT_EQ(resumed.reward, whole.reward) << method;
     // A state that does not fit the space or options is refused.
@@ -114,11 +115,78 @@ TEST(NasSearch, AStoppedSearchContinuedFromItsStateIsTheUninterruptedOne) {
     bad.rng = "not an rng";
     EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad, {}, {}}), ConfigError);
     bad = saved[0];
-    bad.history[0].arch.pop_back();
+    bad.best.arch.pop_back();
     EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad, {}, {}}), ConfigError);
     bad = saved[0];
-    bad.population.push_back(1000);
+    bad.reward.pop_back();  // curves that do not fit the evaluations
     EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad, {}, {}}), ConfigError);
+    bad = saved[0];
+    for (int i = 0; i < 7; ++i) bad.population.push_back(bad.best);
+    EXPECT_THROW(RunNasSearch(e.space(), objective, o, {}, {}, {&bad, {}, {}}), ConfigError);
+  }
+}
+
+// Issue 29 item 5: a search's memory does not grow with its budget. The state holds counters,
+// the best, the population and the distinct architectures (at most the space's), never every
+// evaluation; with a curve stride the curves hold budget / stride points.
+TEST(NasSearch, StateDoesNotGrowWithTheBudget) {
+  env::BlockEnv e(env::BlockEnvOptions{});  // nb201's synthetic quality: 15,625 architectures
+  auto objective = [&](const nas::Architecture& a) { return e.Evaluate(a); };
+  for (const char* method : {"random", "evolution"}) {
+    NasSearchOptions o;
+    o.method = method;
+    o.budget = 200000;
+    o.curve_stride = 1000;
+    NasSearchState state;
+    int64_t checkpoints = 0, due = 0;
+    size_t largest_population = 0;
+    const NasSearchResult r = RunNasSearch(e.space(), objective, o, {}, {},
+                                           {&state, [&] { return ++due % 1000 == 0; }, [&](const NasSearchState& s) {
+                                              ++checkpoints;
+                                              largest_population = std::max(largest_population, s.population.size());
+                                            }});
+    EXPECT_EQ(r.evaluations, 200000) << method;
+    EXPECT_EQ(checkpoints, 200) << method;
+    EXPECT_EQ(r.reward.size(), 200u) << method;
+    EXPECT_EQ(r.best_reward.size(), 200u) << method;
+    EXPECT_LE(largest_population, 10u) << method;
+    EXPECT_LE(state.seen.size(), 15625u) << method;
+    EXPECT_EQ(static_cast<int64_t>(state.seen.size()), r.unique) << method;
+    EXPECT_TRUE(r.unique_exact) << method;
+    EXPECT_EQ(r.best_reward.back(), r.best.score.reward) << method;
+  }
+}
+
+// A stop that cuts an evaluation short (a training: its quality is NaN) does not count it, and
+// the search continued from its state draws that architecture again, as the uninterrupted one.
+TEST(NasSearch, AnEvaluationCutShortByAStopIsNotCounted) {
+  env::BlockEnv e(env::BlockEnvOptions{});
+  for (const char* method : {"random", "evolution"}) {
+    NasSearchOptions o;
+    o.method = method;
+    o.budget = 30;
+    o.population = 5;
+    const NasSearchResult whole = RunNasSearch(e.space(), [&](const nas::Architecture& a) { return e.Evaluate(a); }, o);
+    int64_t calls = 0;
+    bool stop = false;
+    auto cut = [&](const nas::Architecture& a) {
+      env::BlockScore s = e.Evaluate(a);
+      if (++calls == 13) {  // the 13th training is interrupted
+        stop = true;
+        s.quality = NAN;
+        s.reward = NAN;
+      }
+      return s;
+    };
+    NasSearchState state;
+    const NasSearchResult first = RunNasSearch(e.space(), cut, o, [&] { return stop; }, {}, {&state, {}, {}});
+    EXPECT_EQ(first.evaluations, 12) << method;
+    EXPECT_EQ(state.evaluations, 12) << method;
+    for (double x : first.reward) EXPECT_TRUE(std::isfinite(x)) << method;
+    const NasSearchResult rest = RunNasSearch(e.space(), [&](const nas::Architecture& a) { return e.Evaluate(a); }, o, {},
+                                              {}, {&state, {}, {}});
+    EXPECT_EQ(rest.reward, whole.reward) << method;
+    EXPECT_EQ(rest.unique, whole.unique) << method;
   }
 }
 
