@@ -49,6 +49,7 @@
 #include "datasets/util/stats.h"
 #include "encoders/policy.h"
 #include "env/block/block_env.h"
+#include "experiments/lib/config_help.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
 #include "experiments/lib/learner_config.h"
@@ -1218,6 +1219,10 @@ int main(int argc, char** argv) {
     app.add_flag("--allow-slow", o.allow_slow, "run even when the search is estimated to take more than a week or more "
                                                 "memory than the machine has (refused otherwise, with the estimate)");
     run::AddRunDirFlags(app, &o.dir);
+    // Defined after --method/--space/--dataset: its defaults are those of the given ones.
+    run::AddHelpConfig(app, "nas-search", [&o] {
+      return DefaultConfig(o.method.empty() ? DefaultConfig().method() : o.method, o.space, o.dataset);
+    });
     app.add_option("--test-kill-after-checkpoints", o.test_kill_after_checkpoints)->group("");
     cli::Parse(app, argc, argv);
     return NasSearch(o);

@@ -11,6 +11,7 @@
 #include "datasets/chip/plc.h"
 #include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
+#include "experiments/lib/config_help.h"
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/chip_input.h"
 #include "experiments/lib/cli.h"
@@ -201,6 +202,7 @@ int main(int argc, char** argv) {
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);
+    run::AddHelpConfig(app, "place-baseline", [] { return DefaultPlaceBaselineConfig(); });
     cli::Parse(app, argc, argv);
     return PlaceBaseline(o);
   });

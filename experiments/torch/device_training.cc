@@ -17,6 +17,7 @@
 #include "datasets/proto/device_placement.pb.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "experiments/lib/config_help.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/config.h"
 #include "experiments/lib/learner_config.h"
@@ -898,6 +899,7 @@ int DevicePlaceTrainMain(int argc, char** argv) {
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);
+    run::AddHelpConfig(app, "place-train --env device", [] { return DefaultTrainConfig(); });
     cli::Parse(app, argc, argv);
     return RunPlaceTrain(o, argc, argv);
   });

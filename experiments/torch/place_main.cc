@@ -21,6 +21,7 @@
 #include "datasets/util/errors.h"
 #include "encoders/policy.h"
 #include "experiments/torch/device_training.h"  // --env device
+#include "experiments/lib/config_help.h"
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/chip_input.h"
 #include "experiments/lib/cli.h"
@@ -360,6 +361,7 @@ int main(int argc, char** argv) {
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);
+    run::AddHelpConfig(app, "place", [] { return DefaultPlaceConfig(); });
     cli::Parse(app, argc, argv);
     return Place(o);
   });

@@ -31,6 +31,7 @@
 #include "datasets/util/files.h"
 #include "encoders/policy.h"
 #include "experiments/torch/device_training.h"  // --env device
+#include "experiments/lib/config_help.h"
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/learner_config.h"
@@ -528,6 +529,7 @@ int main(int argc, char** argv) {
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);
+    run::AddHelpConfig(app, "place-train", [] { return DefaultPlaceTrainConfig(); });
     cli::Parse(app, argc, argv);
     return PlaceTrain(o);
   });

@@ -10,6 +10,10 @@
 #include "datasets/proto/descriptors.h"
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/config_help.h"
+#include "tests/experiments/run_command.h"
+
+#include <filesystem>
+#include <sstream>
 
 namespace placerl {
 namespace {
@@ -75,6 +79,43 @@ TEST(ConfigHelp, UndocumentedFieldsWalksNestedMessages) {
   for (const auto& m : missing) EXPECT_EQ(m.find(' '), std::string::npos) << m;  // dotted paths
   // netlist is documented, so it is never listed.
   for (const auto& m : missing) EXPECT_NE(m, "chip.netlist");
+}
+
+}  // namespace
+}  // namespace placerl
+
+namespace placerl {
+namespace {
+
+// Every binary that takes --set prints all its keys with --help-config, exit 0, nothing else.
+TEST(ConfigHelpCli, EveryBinaryWithSetPrintsItsKeys) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"place-baseline", {"\nsa.t_max ", "\nchip.netlist "}},
+      {"place-baseline --env device", {"\nmethod ", "\nsct_threshold "}},
+      {"place-train", {"\nagent.learning_rate ", "\npolicy.embedding_dim ", "\nchip.cost_map "}},
+      {"place-train --env device", {"\nmemory_mask ", "\nhdp.num_groups "}},
+      {"place", {"\ncheckpoint ", "\nagent.clip "}},
+      {"nas-search", {"\npopulation ", "\nnb201_table "}},
+      {"nas-search --method ppo", {"\nagent.clip ", "\nepisodes_per_update "}},
+  };
+  for (const auto& [cmd, keys] : cases) {
+    const std::string bin = cmd.substr(0, cmd.find(' '));
+    if (!std::filesystem::exists(testing::BinDir() + "/" + bin)) continue;  // LibTorch binaries absent
+    const auto r = testing::ShSplit(testing::BinDir() + "/" + cmd + " --help-config");
+    EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
+    EXPECT_TRUE(r.err.empty()) << cmd << "\n" << r.err;
+    for (const auto& k : keys) EXPECT_NE(r.out.find(k), std::string::npos) << cmd << ": " << k;
+    // No key without a description: every line has a fourth column.
+    std::istringstream lines(r.out);
+    std::string line;
+    int rows = 0;
+    while (std::getline(lines, line)) {
+      if (line.empty() || line.rfind("key ", 0) == 0 || line.find(": every key") != std::string::npos) continue;
+      ++rows;
+      EXPECT_FALSE(line.back() == ' ') << cmd << ": a key without a description: " << line;
+    }
+    EXPECT_GT(rows, 5) << cmd;
+  }
 }
 
 }  // namespace
