@@ -257,6 +257,8 @@ std::string AbsoluteIfExisting(const std::string& value, bool spec_or_path) {
   return ec ? value : a.lexically_normal().string();
 }
 
+}  // namespace
+
 void MakeInputPathsAbsolute(google::protobuf::Message* m) {
   namespace pb = google::protobuf;
   const pb::Descriptor* d = m->GetDescriptor();
@@ -284,6 +286,8 @@ void MakeInputPathsAbsolute(google::protobuf::Message* m) {
     }
   }
 }
+
+namespace {
 
 // The leading comment lines of a config.pbtxt.
 std::string HeaderOf(const std::string& text) {

@@ -102,6 +102,10 @@ std::vector<std::string> MissingDirectories(const std::string& path);
 // which owns the directory, was killed before it could clean up.)
 bool RemoveRunWithoutResults(const std::string& path, const std::vector<std::string>& created, bool logs_too);
 
+// Makes `message`'s input paths absolute as WriteConfig writes them (see there), for a binary
+// whose outputs name its inputs: a new run then names them as a resumed one does.
+void MakeInputPathsAbsolute(google::protobuf::Message* message);
+
 // ResolvedConfigText(message) with its input paths made absolute as WriteConfig writes them:
 // what a run records of its config elsewhere (e.g. inside its checkpoints).
 std::string RecordedConfigText(const google::protobuf::Message& message);
