@@ -94,6 +94,7 @@ void ResolveRunConfig(const RunDirFlags& flags, RunDirectory& run, google::proto
     if (!flags.config.empty()) MergeConfigFile(flags.config, message);
     ApplyOverrides(flags.sets, message);
   }
+  MakeInputPathsAbsolute(message);  // as config.pbtxt has them: a resumed run names its inputs alike
   run.WriteConfig(*message, header);
 }
 

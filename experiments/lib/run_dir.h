@@ -80,7 +80,8 @@ inline const std::vector<std::string>& DefaultResumeChangeable() {
 // comment (WriteConfig: a resumed run keeps the original header and adds a "resumed" line).
 // A resumed run keeps its settings: an override that changes a field other than those listed
 // in `resume_changeable` (dotted paths; by default the budget, e.g. a longer --minutes) is
-// refused with the field, its value and the asked one — before anything is written. Throws
+// refused with the field, its value and the asked one — before anything is written. `message`'s
+// input paths are made absolute (MakeInputPathsAbsolute), as config.pbtxt has them. Throws
 // ConfigError / ConfigParseError / IoError.
 void ResolveRunConfig(const RunDirFlags& flags, RunDirectory& run, google::protobuf::Message* message,
                       const std::string& header = "",

@@ -476,6 +476,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     if (!o.clock.empty()) cfg.set_clock(o.clock);
     if (o.checkpoint_minutes > 0) cfg.set_checkpoint_minutes(o.checkpoint_minutes);
     run::ApplyOverrides(o.dir.sets, &cfg);
+    run::MakeInputPathsAbsolute(&cfg);  // as config.pbtxt has them: a resumed run names its graphs alike
   }
   if (cfg.graphs().empty()) throw ConfigError("give at least one graph (--graph SPEC[,SPEC2,...])");
   if (!std::isfinite(cfg.minutes()) || cfg.minutes() <= 0 || cfg.minutes() * 60 > cli::kMaxSeconds)
