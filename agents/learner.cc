@@ -480,64 +480,75 @@ std::string Learner::CheckpointBytes(const Extras& extras) const {
   root.write("model", model);
   impl_->optimizer.save(optimizer);
   root.write("optimizer", optimizer);
-  std::ostringstream out;
-  root.save_to(out);
-  return out.str();
+  return encoders::CheckpointFileBytes(root);  // with the header: length and checksum
 }
 
 void Learner::LoadCheckpoint(const std::string& path) { LoadCheckpointBytes(ReadFile(path), path); }
 
+namespace {
+
+Learner::Extras ReadExtrasOf(torch::serialize::InputArchive& root) {
+  Learner::Extras extras;
+  torch::Tensor listed;
+  if (root.try_read("extras", listed)) {
+    std::istringstream keys(encoders::ReadString(root, "extras"));
+    std::string key;
+    for (int i = 0; std::getline(keys, key); ++i) extras[key] = encoders::ReadString(root, "extra_" + std::to_string(i));
+  }
+  return extras;
+}
+
+}  // namespace
+
+Learner::Extras Learner::ReadExtras(const std::string& path) {
+  torch::serialize::InputArchive root;
+  encoders::LoadCheckpointArchive(ReadFile(path), path, &root);
+  Extras extras;
+  encoders::WithCheckpointName(path, [&] { extras = ReadExtrasOf(root); });
+  return extras;
+}
+
 void Learner::LoadCheckpointBytes(const std::string& bytes, const std::string& path, Extras* extras) {
   torch::serialize::InputArchive root;
-  try {
-    std::istringstream in(bytes);
-    root.load_from(in);
-  } catch (const c10::Error&) {
-    throw ConfigError(path + ": not a placerl checkpoint");
-  }
-  encoders::PolicyOptions o;
-  encoders::FeatureLayout l;
-  encoders::ParseLayoutText(encoders::ReadString(root, "metadata"), &o, &l);
-  const std::string ours = encoders::LayoutText(impl_->policy->options(), impl_->policy->layout());
-  if (encoders::LayoutText(o, l) != ours) {
-    std::string what = l.Mismatch(impl_->policy->layout());
-    if (what.empty()) what = encoders::OptionsMismatch(o, impl_->policy->options());  // e.g. the preset
-    if (what.empty()) what = "encoder options differ";
-    throw ConfigError(path + ": the checkpoint does not match this policy: " + what);
-  }
-  // Agent state.
-  std::stringstream agent(encoders::ReadString(root, "agent"));
-  std::string line;
-  while (std::getline(agent, line)) {
-    const size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
-    if (key == "algorithm" && value != AlgorithmName(impl_->o.algorithm))
-      throw ConfigError(path + ": the checkpoint was written by " + value + ", not " + AlgorithmName(impl_->o.algorithm));
-    if (key == "updates") impl_->updates = std::stoll(value);
-    if (key == "baseline") {
-      impl_->baseline.clear();
-      for (const std::string& v : SplitCommaList(value)) impl_->baseline.push_back(std::stod(v));
+  encoders::LoadCheckpointArchive(bytes, path, &root);  // length, checksum, archive
+  // Every error below names the file.
+  encoders::WithCheckpointName(path, [&] {
+    encoders::PolicyOptions o;
+    encoders::FeatureLayout l;
+    encoders::ParseLayoutText(encoders::ReadString(root, "metadata"), &o, &l);
+    const std::string ours = encoders::LayoutText(impl_->policy->options(), impl_->policy->layout());
+    if (encoders::LayoutText(o, l) != ours) {
+      std::string what = l.Mismatch(impl_->policy->layout());
+      if (what.empty()) what = encoders::OptionsMismatch(o, impl_->policy->options());  // e.g. the preset
+      if (what.empty()) what = "encoder options differ";
+      throw ConfigError(path + ": the checkpoint does not match this policy: " + what);
     }
-  }
-  torch::serialize::InputArchive model, optimizer;
-  if (!root.try_read("model", model) || !root.try_read("optimizer", optimizer))
-    throw ConfigError(path + ": the checkpoint lacks model or optimizer state");
-  encoders::LoadWeights(*impl_->policy->net(), model);
-  impl_->optimizer.load(optimizer);
-  std::istringstream rng_state(encoders::ReadString(root, "rng"));
-  rng_state >> impl_->rng;
-  if (!rng_state) throw ConfigError(path + ": the checkpoint's RNG state is unreadable");
-  impl_->policy->ClearCache();
-  if (extras) {
-    extras->clear();
-    torch::Tensor listed;
-    if (root.try_read("extras", listed)) {
-      std::istringstream keys(encoders::ReadString(root, "extras"));
-      std::string key;
-      for (int i = 0; std::getline(keys, key); ++i) (*extras)[key] = encoders::ReadString(root, "extra_" + std::to_string(i));
+    // Agent state.
+    std::stringstream agent(encoders::ReadString(root, "agent"));
+    std::string line;
+    while (std::getline(agent, line)) {
+      const size_t eq = line.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+      if (key == "algorithm" && value != AlgorithmName(impl_->o.algorithm))
+        throw ConfigError(path + ": the checkpoint was written by " + value + ", not " + AlgorithmName(impl_->o.algorithm));
+      if (key == "updates") impl_->updates = std::stoll(value);
+      if (key == "baseline") {
+        impl_->baseline.clear();
+        for (const std::string& v : SplitCommaList(value)) impl_->baseline.push_back(std::stod(v));
+      }
     }
-  }
+    torch::serialize::InputArchive model, optimizer;
+    if (!root.try_read("model", model) || !root.try_read("optimizer", optimizer))
+      throw ConfigError(path + ": the checkpoint lacks model or optimizer state");
+    encoders::LoadWeights(*impl_->policy->net(), model);
+    impl_->optimizer.load(optimizer);
+    std::istringstream rng_state(encoders::ReadString(root, "rng"));
+    rng_state >> impl_->rng;
+    if (!rng_state) throw ConfigError(path + ": the checkpoint's RNG state is unreadable");
+    impl_->policy->ClearCache();
+    if (extras) *extras = ReadExtrasOf(root);
+  });
 }
 
 }  // namespace placerl::agents

@@ -86,6 +86,13 @@ class Learner {
   // … from bytes; `name` names them in errors. `extras` (may be null) receives the saved
   // extras (none for checkpoints written without them).
   void LoadCheckpointBytes(const std::string& bytes, const std::string& name, Extras* extras = nullptr);
+  // The extras of a checkpoint file (none when it was written without them), without a policy:
+  // e.g. `place` reads the training run's settings. The file is checked as a load checks it.
+  static Extras ReadExtras(const std::string& path);
+
+  // Checkpoint files (encoders/checkpoint_file.h) start with a header carrying the archive's
+  // length and CRC-32C; every load checks them and refuses weights that are not finite, with
+  // the file named (files written before the header load unchecked).
 
  private:
   struct Impl;

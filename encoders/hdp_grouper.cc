@@ -185,21 +185,14 @@ std::string HdpGrouper::Bytes() const {
   root.write("model", model);
   impl_->optimizer.save(optimizer);
   root.write("optimizer", optimizer);
-  std::ostringstream out;
-  root.save_to(out);
-  return out.str();
+  return CheckpointFileBytes(root);  // with the header: length and checksum
 }
 
 void HdpGrouper::Load(const std::string& path) { LoadBytes(ReadFile(path), path); }
 
 void HdpGrouper::LoadBytes(const std::string& bytes, const std::string& path) {
   torch::serialize::InputArchive root, model, optimizer;
-  try {
-    std::istringstream in(bytes);
-    root.load_from(in);
-  } catch (const c10::Error&) {
-    throw ConfigError(path + ": not a grouper checkpoint");
-  }
+  LoadCheckpointArchive(bytes, path, &root);  // length, checksum, archive
   const std::string theirs = ReadString(root, "metadata"), ours = OptionsText(impl_->options, impl_->feature_dim);
   if (theirs != ours) throw ConfigError(path + ": the grouper checkpoint does not match (" + theirs + " vs " + ours + ")");
   if (!root.try_read("model", model) || !root.try_read("optimizer", optimizer))

@@ -13,6 +13,7 @@
 
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "encoders/checkpoint_file.h"
 #include "encoders/ct_faithful.h"
 #include "encoders/lstm_policy.h"
 
@@ -566,7 +567,43 @@ void LoadWeights(PolicyNetImpl& net, torch::serialize::InputArchive& archive) {
     if (!archive.try_read(p.key(), t)) throw ConfigError("checkpoint: weight '" + p.key() + "' is missing");
     if (!t.sizes().equals(p.value().sizes()))
       throw ConfigError("checkpoint: weight '" + p.key() + "' has another shape than this policy's");
+    // A diverged run's weights would only fail later ("no legal action"): refuse them here.
+    if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>())
+      throw ConfigError("checkpoint: weight '" + p.key() + "' holds non-finite values (NaN or infinity)");
     p.value().copy_(t);
+  }
+}
+
+void LoadCheckpointArchive(const std::string& file_bytes, const std::string& name,
+                           torch::serialize::InputArchive* archive) {
+  const std::string bytes = CheckpointArchive(file_bytes, name);
+  try {
+    std::istringstream in(bytes);
+    archive->load_from(in);
+  } catch (const c10::Error& e) {
+    throw ConfigError(UnreadableArchiveReason(bytes, name, e.what_without_backtrace()));
+  }
+}
+
+std::string CheckpointFileBytes(torch::serialize::OutputArchive& archive) {
+  std::ostringstream out;
+  archive.save_to(out);
+  return FrameCheckpoint(out.str());
+}
+
+void WithCheckpointName(const std::string& name, const std::function<void()>& load) {
+  auto named = [&](const std::string& what) {
+    return what.rfind(name + ":", 0) == 0 ? what : name + ": " + what;
+  };
+  try {
+    load();
+  } catch (const ConfigError& e) {
+    throw ConfigError(named(e.what()));
+  } catch (const ParseError& e) {
+    throw ConfigError(named(e.what()));
+  } catch (const c10::Error& e) {
+    const std::string what = e.what_without_backtrace();
+    throw ConfigError(named("damaged checkpoint (" + what.substr(0, what.find('\n')) + ")"));
   }
 }
 
@@ -922,14 +959,8 @@ namespace {
 // A checkpoint file's archive and its policy options and feature layout (ConfigError naming the
 // file when it is not a placerl checkpoint).
 void OpenCheckpoint(const std::string& path, torch::serialize::InputArchive* archive, PolicyOptions* o, FeatureLayout* l) {
-  const std::string bytes = ReadFile(path);
-  try {
-    std::istringstream in(bytes);
-    archive->load_from(in);
-  } catch (const c10::Error& e) {
-    throw ConfigError(path + ": not a placerl checkpoint");
-  }
-  ParseLayoutText(ReadString(*archive, "metadata"), o, l);
+  LoadCheckpointArchive(ReadFile(path), path, archive);
+  WithCheckpointName(path, [&] { ParseLayoutText(ReadString(*archive, "metadata"), o, l); });
 }
 
 }  // namespace
@@ -952,8 +983,10 @@ std::unique_ptr<Policy> Policy::Load(const std::string& path, const env::Environ
     throw ConfigError(path + ": the checkpoint's policy does not fit environment " + env.name() + ": " + mismatch);
   auto policy = std::make_unique<Policy>(o, l);
   torch::serialize::InputArchive model;
-  if (!archive.try_read("model", model)) throw ConfigError(path + ": the checkpoint has no model");
-  LoadWeights(*policy->net(), model);
+  WithCheckpointName(path, [&] {
+    if (!archive.try_read("model", model)) throw ConfigError("the checkpoint has no model");
+    LoadWeights(*policy->net(), model);
+  });
   return policy;
 }
 

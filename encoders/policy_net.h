@@ -25,6 +25,8 @@
 
 #include <torch/torch.h>
 
+#include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -133,9 +135,21 @@ StepBatch StepBatchOf(const GraphTensors& g, const env::Environment& env, std::v
 // copied into new tensors.
 StepBatch StepBatchOf(const GraphTensors& g, const env::Environment* const* envs, int32_t count);
 
-// Named parameters as an archive, and back (checking names and shapes).
+// Named parameters as an archive, and back (checking names and shapes; weights that are not
+// all finite — NaN or infinity — are refused: ConfigError naming the weight).
 void SaveWeights(PolicyNetImpl& net, torch::serialize::OutputArchive& archive);
 void LoadWeights(PolicyNetImpl& net, torch::serialize::InputArchive& archive);
+
+// A checkpoint file's bytes (encoders/checkpoint_file.h: header with length and checksum, then
+// the archive) read into `archive`; ConfigError "<name>: <reason>" (truncated, damaged, not a
+// checkpoint).
+void LoadCheckpointArchive(const std::string& file_bytes, const std::string& name,
+                           torch::serialize::InputArchive* archive);
+// `archive` as checkpoint file bytes (with the header).
+std::string CheckpointFileBytes(torch::serialize::OutputArchive& archive);
+// Runs `load` (reading entries of an opened checkpoint); a ConfigError / ParseError / LibTorch
+// error it throws that does not name `name` yet is re-thrown as ConfigError "<name>: <reason>".
+void WithCheckpointName(const std::string& name, const std::function<void()>& load);
 
 // A string stored in an archive as a uint8 tensor.
 void WriteString(torch::serialize::OutputArchive& a, const std::string& key, const std::string& s);

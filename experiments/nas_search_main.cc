@@ -754,7 +754,12 @@ int NasSearch(const Options& o) {
   if (resuming && !std::filesystem::exists(o.dir.resume + "/checkpoints/state.json"))
     throw ConfigError("nothing to resume in " + o.dir.resume + ": no checkpoints/state.json (not a nas-search run, or "
                       "one stopped before its first checkpoint)");
-  const config::NasSearchConfig cfg = resuming ? ResolveResumeConfig(o) : ResolveConfig(o, o.dir.config);
+  // Input paths absolute, as config.pbtxt records them: a resumed run's outputs name them as the first start's.
+  const config::NasSearchConfig cfg = [&] {
+    config::NasSearchConfig c = resuming ? ResolveResumeConfig(o) : ResolveConfig(o, o.dir.config);
+    run::MakeInputPathsAbsolute(&c);
+    return c;
+  }();
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   const bool enas_path = cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro" && !TrainsEnasCells(cfg);
   if (TrainsEnasCells(cfg) && (o.budget_minutes > 0 || o.random_cells >= 0))

@@ -367,6 +367,69 @@ void PrintMessage(const pb::Message& m, int indent, std::string* out) {
 
 }  // namespace
 
+namespace {
+
+std::string ValueText(const pb::Message& m, const pb::FieldDescriptor* f) {
+  const pb::Reflection* r = m.GetReflection();
+  pb::TextFormat::Printer printer;
+  printer.SetSingleLineMode(true);
+  if (f->is_repeated()) {
+    std::string s = "[";
+    for (int k = 0; k < r->FieldSize(m, f); ++k) {
+      std::string v;
+      printer.PrintFieldValueToString(m, f, k, &v);
+      s += (k ? ", " : "") + v;
+    }
+    return s + "]";
+  }
+  if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) return r->HasField(m, f) ? "{...}" : "(unset)";
+  if (f->has_presence() && !r->HasField(m, f)) return "(unset)";
+  std::string v;
+  printer.PrintFieldValueToString(m, f, -1, &v);
+  return v;
+}
+
+void Differences(const pb::Message& a, const pb::Message& b, const std::string& prefix,
+                 const std::vector<std::string>& skip, std::vector<ConfigDifference>* out) {
+  const pb::Descriptor* d = a.GetDescriptor();
+  const pb::Reflection* ra = a.GetReflection();
+  const pb::Reflection* rb = b.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const pb::FieldDescriptor* f = d->field(i);
+    const std::string path = prefix + f->name();
+    if (std::find(skip.begin(), skip.end(), path) != skip.end()) continue;
+    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE && !f->is_repeated()) {
+      const bool ha = ra->HasField(a, f), hb = rb->HasField(b, f);
+      if (ha && hb) {
+        Differences(ra->GetMessage(a, f), rb->GetMessage(b, f), path + ".", skip, out);
+      } else if (ha != hb) {
+        out->push_back({path, ValueText(a, f), ValueText(b, f)});
+      }
+      continue;
+    }
+    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {  // repeated messages: as text
+      std::string ta, tb;
+      for (int k = 0; k < ra->FieldSize(a, f); ++k) ta += ResolvedConfigText(ra->GetRepeatedMessage(a, f, k)) + ";";
+      for (int k = 0; k < rb->FieldSize(b, f); ++k) tb += ResolvedConfigText(rb->GetRepeatedMessage(b, f, k)) + ";";
+      if (ta != tb) out->push_back({path, std::to_string(ra->FieldSize(a, f)) + " entries", std::to_string(rb->FieldSize(b, f)) + " entries"});
+      continue;
+    }
+    const std::string va = ValueText(a, f), vb = ValueText(b, f);
+    if (va != vb) out->push_back({path, va, vb});
+  }
+}
+
+}  // namespace
+
+std::vector<ConfigDifference> ConfigDifferences(const pb::Message& before, const pb::Message& after,
+                                                const std::vector<std::string>& skip) {
+  if (before.GetDescriptor() != after.GetDescriptor())
+    throw ConfigError("ConfigDifferences: " + before.GetTypeName() + " vs " + after.GetTypeName());
+  std::vector<ConfigDifference> out;
+  Differences(before, after, "", skip, &out);
+  return out;
+}
+
 std::string ResolvedConfigText(const pb::Message& message) {
   std::string out;
   PrintMessage(message, 0, &out);

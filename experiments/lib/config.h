@@ -55,6 +55,17 @@ void MergeConfigFile(const std::string& path, google::protobuf::Message* message
 void ApplyOverride(const std::string& assignment, google::protobuf::Message* message);
 void ApplyOverrides(const std::vector<std::string>& assignments, google::protobuf::Message* message);
 
+// A field whose value differs between two configs of one type: its dotted path ("agent.clip";
+// a repeated field as a whole) and both values as text format prints them (a list as
+// "[a, b]"; a message field present on one side only as "{…}" / "(unset)").
+struct ConfigDifference {
+  std::string path, before, after;
+};
+// Every difference, in field order, recursively; `skip` lists dotted paths not compared.
+std::vector<ConfigDifference> ConfigDifferences(const google::protobuf::Message& before,
+                                                const google::protobuf::Message& after,
+                                                const std::vector<std::string>& skip = {});
+
 // Text format of `message` with every field printed: scalars without presence (proto3) at
 // their defaults too, so the file says what the run used; message fields and fields with
 // presence only when set. Parses back to an equal message.

@@ -1,22 +1,14 @@
-// CRC-32C (Castagnoli polynomial, reflected 0x82F63B78), as TFRecord files use it, and the
-// TFRecord "masked" form of a CRC (so that a CRC stored next to the data it covers does not
-// checksum to a fixed point). Table-driven, one byte at a time: the event files it guards are
-// a few bytes per logged step.
+// CRC-32C for the run-directory files (TensorBoard event records): the implementation is
+// datasets/util/crc32c.h (checkpoints below experiments/ use it too); these names keep the
+// experiments' spelling.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include "datasets/util/crc32c.h"
 
 namespace placerl::run {
 
-// CRC-32C of `n` bytes; `crc` continues a previous value (0 to start).
-uint32_t Crc32c(const void* data, size_t n, uint32_t crc = 0);
-
-// TFRecord's mask: rotate right by 15 bits and add a constant.
-inline uint32_t MaskCrc32c(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
-inline uint32_t UnmaskCrc32c(uint32_t masked) {
-  const uint32_t rot = masked - 0xa282ead8u;
-  return (rot >> 17) | (rot << 15);
-}
+using placerl::Crc32c;
+using placerl::MaskCrc32c;
+using placerl::UnmaskCrc32c;
 
 }  // namespace placerl::run

@@ -2,8 +2,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <system_error>
 
 #include "datasets/util/errors.h"
@@ -65,20 +68,88 @@ RunDirOptions ResolveRunDirFlags(const RunDirFlags& flags) {
 }
 
 void ResolveRunConfig(const RunDirFlags& flags, RunDirectory& run, google::protobuf::Message* message,
-                      const std::string& header) {
+                      const std::string& header, const std::vector<std::string>& resume_changeable) {
   if (run.resuming()) {
     if (!flags.config.empty()) {
-      throw ConfigError("--config " + flags.config + " with --resume: a resumed run keeps its " + run.ConfigPath() +
-                        " (change fields with --set)");
+      throw ConfigError("--config " + flags.config + " with --resume: a resumed run keeps its " + run.ConfigPath());
     }
     // Over the defaults too, so that a field added to the schema since the run started gets
     // the binary's default rather than zero.
     MergeConfigFile(run.ConfigPath(), message);
-  } else if (!flags.config.empty()) {
-    MergeConfigFile(flags.config, message);
+    std::unique_ptr<google::protobuf::Message> saved(message->New());
+    saved->CopyFrom(*message);
+    ApplyOverrides(flags.sets, message);
+    // A resumed run is the run that was started: only its budget may grow.
+    const std::vector<ConfigDifference> changed = ConfigDifferences(*saved, *message, resume_changeable);
+    if (!changed.empty()) {
+      std::string may;
+      for (size_t i = 0; i < resume_changeable.size(); ++i)
+        may += (i == 0 ? "" : i + 1 == resume_changeable.size() ? " and " : ", ") + resume_changeable[i];
+      const ConfigDifference& c = changed.front();
+      throw ConfigError("--resume " + run.path() + " keeps the run's settings (only " + (may.empty() ? "nothing" : may) +
+                        " may change); asked for " + c.path + " " + c.after + " (the run's: " + c.before +
+                        "); start a new run with --out to change it");
+    }
+  } else {
+    if (!flags.config.empty()) MergeConfigFile(flags.config, message);
+    ApplyOverrides(flags.sets, message);
   }
-  ApplyOverrides(flags.sets, message);
+  MakeInputPathsAbsolute(message);  // as config.pbtxt has them: a resumed run names its inputs alike
   run.WriteConfig(*message, header);
+}
+
+std::vector<std::string> BudgetOverrides(double minutes, double checkpoint_minutes) {
+  auto text = [](double v) {
+    char b[40];
+    std::snprintf(b, sizeof b, "%.17g", v);
+    return std::string(b);
+  };
+  std::vector<std::string> sets;
+  if (minutes > 0) sets.push_back("minutes=" + text(minutes));
+  if (checkpoint_minutes > 0) sets.push_back("checkpoint_minutes=" + text(checkpoint_minutes));
+  return sets;
+}
+
+std::vector<std::string> MissingDirectories(const std::string& path) {
+  std::vector<std::string> made;
+  std::error_code ec;
+  for (fs::path p = fs::path(path).lexically_normal(); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    std::string s = p.string();
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    made.push_back(s);
+    if (p == p.parent_path()) break;
+  }
+  return made;
+}
+
+bool RemoveRunWithoutResults(const std::string& path, const std::vector<std::string>& created, bool logs_too) {
+  try {
+    const fs::path dir(path);
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return false;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      const bool setup = name == "config.pbtxt" || (name == "checkpoints" && IsEmptyDirectory(e.path()));
+      const bool log = logs_too && (name == "metrics.csv" || name.find("tfevents") != std::string::npos) &&
+                       fs::is_regular_file(e.path(), ec);
+      if (!setup && !log) return false;
+      files.push_back(e.path());
+    }
+    if (ec) return false;
+    for (const fs::path& f : files) fs::remove(f, ec);
+    fs::remove(dir, ec);
+    if (ec) return false;
+    const std::string normal = fs::path(path).lexically_normal().string();
+    for (const std::string& p : created) {
+      if (fs::path(p).lexically_normal() == fs::path(normal)) continue;
+      if (!IsEmptyDirectory(p)) break;
+      fs::remove(p, ec);
+    }
+    return true;
+  } catch (...) {
+    return false;  // a left-over directory is harmless
+  }
 }
 
 std::string CommandLineText(int argc, const char* const* argv) {
@@ -150,27 +221,9 @@ RunDirectory::~RunDirectory() {
   metrics_.reset();
   tensorboard_.reset();
   if (!owned_ || resume_) return;
-  try {
-    const fs::path dir(path_);
-    std::error_code ec;
-    // Set-up artefacts only: the config and an empty checkpoints/ folder.
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-      const std::string name = e.path().filename().string();
-      const bool setup = name == "config.pbtxt" || (name == "checkpoints" && IsEmptyDirectory(e.path()));
-      if (!setup) return;
-    }
-    if (ec) return;
-    fs::remove(dir / "config.pbtxt", ec);
-    fs::remove(dir / "checkpoints", ec);
-    fs::remove(dir, ec);
-    for (const std::string& p : created_parents_) {
-      if (p == path_) continue;
-      if (!IsEmptyDirectory(p)) break;
-      fs::remove(p, ec);
-    }
-  } catch (...) {
-    // A destructor must not throw; a left-over directory is harmless.
-  }
+  // Set-up artefacts only (the config, an empty checkpoints/ folder; a training run's logs
+  // without a checkpoint): nothing to keep. Never throws.
+  RemoveRunWithoutResults(path_, created_parents_, needs_checkpoint_);
 }
 
 std::string RunDirectory::CheckpointDir() {
@@ -184,16 +237,95 @@ std::string RunDirectory::CheckpointDir() {
   return d;
 }
 
+namespace {
+
+// String fields that always hold a file or folder, and those that hold a spec or a file.
+bool IsPathField(const std::string& name) {
+  for (const char* n : {"netlist", "plc", "netlists", "plcs", "checkpoint", "nb201_table", "macro_table", "data_dir"})
+    if (name == n) return true;
+  return false;
+}
+bool IsSpecOrPathField(const std::string& name) {
+  return name == "graph" || name == "graphs" || name == "machine" || name == "space";
+}
+
+std::string AbsoluteIfExisting(const std::string& value, bool spec_or_path) {
+  if (value.empty() || value[0] == '/') return value;
+  if (spec_or_path && value.find_first_of("/.") == std::string::npos) return value;
+  std::error_code ec;
+  if (!fs::exists(value, ec)) return value;
+  const fs::path a = fs::absolute(value, ec);
+  return ec ? value : a.lexically_normal().string();
+}
+
+}  // namespace
+
+void MakeInputPathsAbsolute(google::protobuf::Message* m) {
+  namespace pb = google::protobuf;
+  const pb::Descriptor* d = m->GetDescriptor();
+  const pb::Reflection* r = m->GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const pb::FieldDescriptor* f = d->field(i);
+    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (f->is_repeated()) {
+        for (int k = 0; k < r->FieldSize(*m, f); ++k) MakeInputPathsAbsolute(r->MutableRepeatedMessage(m, f, k));
+      } else if (r->HasField(*m, f)) {
+        MakeInputPathsAbsolute(r->MutableMessage(m, f));
+      }
+      continue;
+    }
+    if (f->cpp_type() != pb::FieldDescriptor::CPPTYPE_STRING) continue;
+    const bool path = IsPathField(f->name()), spec = IsSpecOrPathField(f->name());
+    if (!path && !spec) continue;
+    if (f->is_repeated()) {
+      for (int k = 0; k < r->FieldSize(*m, f); ++k)
+        r->SetRepeatedString(m, f, k, AbsoluteIfExisting(r->GetRepeatedString(*m, f, k), spec));
+    } else if (!f->has_presence() || r->HasField(*m, f)) {
+      const std::string v = r->GetString(*m, f);
+      const std::string a = AbsoluteIfExisting(v, spec);
+      if (a != v) r->SetString(m, f, a);
+    }
+  }
+}
+
+namespace {
+
+// The leading comment lines of a config.pbtxt.
+std::string HeaderOf(const std::string& text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size() && text[pos] == '#') {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    out += text.substr(pos, end - pos) + "\n";
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RecordedConfigText(const google::protobuf::Message& message) {
+  std::unique_ptr<google::protobuf::Message> absolute(message.New());
+  absolute->CopyFrom(message);
+  MakeInputPathsAbsolute(absolute.get());
+  return ResolvedConfigText(*absolute);
+}
+
 void RunDirectory::WriteConfig(const google::protobuf::Message& config, const std::string& header) {
   std::string text;
+  std::error_code ec;
+  if (resume_ && fs::exists(ConfigPath(), ec)) text = HeaderOf(ReadFile(ConfigPath()));
   size_t start = 0;
+  bool first = true;
   while (!header.empty() && start <= header.size()) {
     size_t end = header.find('\n', start);
     if (end == std::string::npos) end = header.size();
-    text += "# " + header.substr(start, end - start) + "\n";
+    text += std::string(resume_ && first ? "# resumed: " : "# ") + header.substr(start, end - start) + "\n";
+    first = false;
     start = end + 1;
   }
-  text += ResolvedConfigText(config);
+  text += RecordedConfigText(config);
   WriteFileAtomic(ConfigPath(), text);
 }
 

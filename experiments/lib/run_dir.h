@@ -67,14 +67,49 @@ RunDirOptions ResolveRunDirFlags(const RunDirFlags& flags);
 
 class RunDirectory;
 
+// The fields a resumed run may change (--set on --resume): its budget.
+inline const std::vector<std::string>& DefaultResumeChangeable() {
+  static const std::vector<std::string> fields = {"minutes", "checkpoint_minutes"};
+  return fields;
+}
+
 // The run's config, the same way in every binary: `message` holds the binary's defaults on
 // entry; a new run merges --config FILE over them, a resumed run reads DIR/config.pbtxt
 // instead (--config with --resume is refused: the run keeps its config); then the --set
-// overrides apply (e.g. a longer budget for a resumed run) and the resolved config is written
-// to DIR/config.pbtxt with `header` as its comment. Throws ConfigError / ConfigParseError /
-// IoError.
+// overrides apply and the resolved config is written to DIR/config.pbtxt with `header` as its
+// comment (WriteConfig: a resumed run keeps the original header and adds a "resumed" line).
+// A resumed run keeps its settings: an override that changes a field other than those listed
+// in `resume_changeable` (dotted paths; by default the budget, e.g. a longer --minutes) is
+// refused with the field, its value and the asked one — before anything is written. `message`'s
+// input paths are made absolute (MakeInputPathsAbsolute), as config.pbtxt has them. Throws
+// ConfigError / ConfigParseError / IoError.
 void ResolveRunConfig(const RunDirFlags& flags, RunDirectory& run, google::protobuf::Message* message,
-                      const std::string& header = "");
+                      const std::string& header = "",
+                      const std::vector<std::string>& resume_changeable = DefaultResumeChangeable());
+
+// A resumed run's budget flags (--minutes M, --checkpoint-minutes C; 0 = not given) as --set
+// overrides ("minutes=M"), to go before the user's --set: config.pbtxt then records them.
+std::vector<std::string> BudgetOverrides(double minutes, double checkpoint_minutes);
+
+// The directories `path` and its missing ancestors that creating `path` would make (deepest
+// first; none when it exists).
+std::vector<std::string> MissingDirectories(const std::string& path);
+
+// Removes the run directory `path` when it holds nothing a resume or a reader could use: only
+// config.pbtxt, an empty checkpoints/ and, when `logs_too`, metrics.csv and event files (a
+// training run killed before its first checkpoint cannot be resumed: its logs go with it). Then
+// removes those of `created` (MissingDirectories before the run) that are empty. Returns true
+// when `path` was removed. Never throws. (The launcher of `--workers N` calls it when rank 0,
+// which owns the directory, was killed before it could clean up.)
+bool RemoveRunWithoutResults(const std::string& path, const std::vector<std::string>& created, bool logs_too);
+
+// Makes `message`'s input paths absolute as WriteConfig writes them (see there), for a binary
+// whose outputs name its inputs: a new run then names them as a resumed one does.
+void MakeInputPathsAbsolute(google::protobuf::Message* message);
+
+// ResolvedConfigText(message) with its input paths made absolute as WriteConfig writes them:
+// what a run records of its config elsewhere (e.g. inside its checkpoints).
+std::string RecordedConfigText(const google::protobuf::Message& message);
 
 // The command line as one shell-quoted line, for the config header.
 std::string CommandLineText(int argc, const char* const* argv);
@@ -105,8 +140,18 @@ class RunDirectory {
   std::string CheckpointDir();
   std::string CheckpointPath(const std::string& name) { return CheckpointDir() + "/" + name; }
 
-  // config.pbtxt: `header` lines (each prefixed "# ") then ResolvedConfigText(config).
+  // config.pbtxt: `header` lines (each prefixed "# ") then ResolvedConfigText(config). Input
+  // files in it are absolute paths, so that the run resumes from any working directory: string
+  // fields named netlist, plc, netlists, plcs, checkpoint, nb201_table, macro_table or data_dir,
+  // and graph, graphs, machine or space when the value has a '/' or '.' (else it is a spec such
+  // as rnnlm or k80(gpus=2)), whose relative value names an existing file or folder. When
+  // resuming, the header of the run's config.pbtxt is kept and `header` is added after it as
+  // "# resumed: ..." (the run's first command line stays on record).
   void WriteConfig(const google::protobuf::Message& config, const std::string& header = "");
+  // A training run (checkpoints/): when it ends (fails, or is killed and cleaned up by its
+  // launcher) before its first checkpoint, it leaves no directory — its metrics.csv and events
+  // go too, since nothing can resume it. Call before the work.
+  void SetNeedsCheckpoint() { needs_checkpoint_ = true; }
   // Reads config.pbtxt (resume). Throws as LoadConfig.
   void ReadConfig(google::protobuf::Message* config) const;
   // Any whole file of the run, atomically.
@@ -141,6 +186,7 @@ class RunDirectory {
   bool owned_ = false;                   // created (or emptied by --force) by this run
   std::vector<std::string> created_parents_;  // deepest first, created by this run
   bool checkpoint_dir_made_ = false;
+  bool needs_checkpoint_ = false;
   std::unique_ptr<MetricsCsv> metrics_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;
 };

@@ -405,7 +405,7 @@ std::string Ratio(double single, double t) {
 struct TrainOptions {
   std::string env = "device", machine, algorithm, method, clock;
   std::vector<std::string> graphs;
-  double minutes = 0;
+  double minutes = 0, checkpoint_minutes = 0;
   int64_t seed = -1;
   int64_t max_updates = 0;
   bool json = false, verbose = false;
@@ -445,13 +445,16 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   if (!o.dir.resume.empty()) {
     if (!o.graphs.empty() || !o.machine.empty() || o.seed >= 0 || !o.algorithm.empty() || !o.method.empty() ||
         !o.clock.empty())
-      throw ConfigError("--resume keeps the run's graphs, machine, seed, method, algorithm and clock; change the budget with --minutes or --set");
+      throw ConfigError("--resume keeps the run's graphs, machine, seed, method, algorithm and clock; change the budget with --minutes");
     dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
     // A run started before fuse_max_group_fraction existed has no such line: it keeps its fusion
     // (uncapped); config.pbtxt lists every field, so runs since then have the line.
     cfg.set_fuse_max_group_fraction(0);
-    run::ResolveRunConfig(o.dir, *dir, &cfg, run::CommandLineText(argc, argv));
-    if (o.minutes > 0) cfg.set_minutes(o.minutes);
+    // The budget flags as --set under the user's: config.pbtxt records the new budget.
+    run::RunDirFlags flags = o.dir;
+    const std::vector<std::string> budget = run::BudgetOverrides(o.minutes, o.checkpoint_minutes);
+    flags.sets.insert(flags.sets.begin(), budget.begin(), budget.end());
+    run::ResolveRunConfig(flags, *dir, &cfg, run::CommandLineText(argc, argv));
   } else {
     if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
     if (!o.graphs.empty()) {
@@ -472,7 +475,9 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
       cfg.mutable_agent()->set_algorithm(algorithm);
     }
     if (!o.clock.empty()) cfg.set_clock(o.clock);
+    if (o.checkpoint_minutes > 0) cfg.set_checkpoint_minutes(o.checkpoint_minutes);
     run::ApplyOverrides(o.dir.sets, &cfg);
+    run::MakeInputPathsAbsolute(&cfg);  // as config.pbtxt has them: a resumed run names its graphs alike
   }
   if (cfg.graphs().empty()) throw ConfigError("give at least one graph (--graph SPEC[,SPEC2,...])");
   if (!std::isfinite(cfg.minutes()) || cfg.minutes() <= 0 || cfg.minutes() * 60 > cli::kMaxSeconds)
@@ -531,6 +536,8 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
     dir->WriteConfig(cfg, run::CommandLineText(argc, argv));
   }
+  dir->SetNeedsCheckpoint();  // failed before its first checkpoint: nothing to resume, no directory
+  const std::string config_text = run::RecordedConfigText(cfg);  // into every checkpoint (`place` reads it)
   const std::string ckpt = dir->CheckpointPath("latest.ckpt");
   const std::string state_path = dir->CheckpointPath("state.json");
   const std::string grouper_path = dir->CheckpointPath("grouper.ckpt");
@@ -542,12 +549,12 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     // the chip path's format) plus the best op placement per graph: the run continues exactly.
     run::ResumePoint resume = run::ReadResumePoint(*dir);
     agents::Learner::Extras extras;
-    learner.LoadCheckpointBytes(resume.checkpoint_bytes, "checkpoints/latest.ckpt", &extras);
-    resume.state = run::ResumeState(extras, resume.state);
+    learner.LoadCheckpointBytes(resume.checkpoint_bytes, ckpt, &extras);  // errors name the run's file
+    resume.state = run::ResumeState(extras, resume.state, ckpt);
     if (hdp) {
       const auto g = extras.find("hdp_grouper");  // (older runs: grouper.ckpt beside it)
       if (g != extras.end()) {
-        grouper->LoadBytes(g->second, "checkpoints/latest.ckpt (grouper)");
+        grouper->LoadBytes(g->second, ckpt + " (grouper)");
       } else {
         grouper->Load(grouper_path);
       }
@@ -556,7 +563,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
       hs.best_groups = resume.state.value("hdp_best_groups", 0);
     }
     const run::TrainingProgress p =
-        run::ParseTrainingProgress(resume.state, "best_time", envs.size(), "checkpoints/state.json");
+        run::ParseTrainingProgress(resume.state, "best_time", envs.size(), state_path);
     st.iteration = p.iteration;
     st.episodes = p.episodes;
     st.steps = p.steps;
@@ -569,7 +576,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
       const env::DeviceInstance& inst = envs[k].original().instance();
       bool valid = placement.size() == static_cast<size_t>(inst.graph.num_ops());
       for (int d : placement) valid &= d >= 0 && d < inst.machine.num_devices();
-      if (!valid) throw ConfigError("checkpoints/state.json: best_placement " + std::to_string(k) + " does not fit " + cfg.graphs(static_cast<int>(k)));
+      if (!valid) throw ConfigError(state_path + ": best_placement " + std::to_string(k) + " does not fit " + cfg.graphs(static_cast<int>(k)));
       st.best[k] = std::move(placement);
     }
     dir->ResumeFrom(st.iteration + 1);  // rows logged after the checkpoint are dropped
@@ -592,7 +599,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     }
     // One atomic write holds the placer, the grouper and the progress (training_state.h).
     const std::string state_text = state.dump() + "\n";
-    agents::Learner::Extras extras = {{run::kRunStateExtra, state_text}};
+    agents::Learner::Extras extras = {{run::kRunStateExtra, state_text}, {run::kRunConfigExtra, config_text}};
     if (grouper) extras["hdp_grouper"] = grouper->Bytes();
     learner.SaveCheckpoint(ckpt, extras);
     WriteFileAtomic(state_path, state_text);
@@ -604,7 +611,8 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   auto log = [&](int64_t step, const run::Scalars& row) { dir->Log(step, row); };
   auto every_update = [&](const DeviceTrainingState& s, double elapsed_s) {
     progress.Update(static_cast<double>(s.episodes));
-    if (elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
+    // The first update's checkpoint makes the run resumable early (it leaves the RNG alone).
+    if (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
   };
   if (hdp) {
     TrainHdp(envs[0], *grouper, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, clock, &st, &hs,
@@ -709,35 +717,87 @@ std::string CheckpointFile(const std::string& path) {
   return path;
 }
 
+// DevicePlaceConfig fields that are not the environment's (not compared with the training run's).
+const std::vector<std::string> kNotEnvironment = {"checkpoint", "graph", "samples", "finetune_minutes",
+                                                  "episodes_per_update", "seed", "agent", "clock"};
+
+struct TrainedDeviceEnv {
+  config::DevicePlaceConfig config;  // `base` with the training run's environment settings
+  bool recorded = false;             // the checkpoint carries its training config
+};
+
+// The environment settings of the run that wrote `checkpoint` (its kRunConfigExtra: place-train
+// --env device's resolved config) over `base`; `base` itself for a checkpoint without them.
+TrainedDeviceEnv ReadTrainedDeviceEnv(const std::string& checkpoint, const config::DevicePlaceConfig& base) {
+  TrainedDeviceEnv t;
+  t.config = base;
+  const agents::Learner::Extras extras = agents::Learner::ReadExtras(checkpoint);
+  const auto it = extras.find(run::kRunConfigExtra);
+  if (it == extras.end()) return t;
+  config::DevicePlaceTrainConfig c;
+  try {
+    run::ParseConfigText(it->second, checkpoint + " (its training config)", &c);
+  } catch (const ParseError& e) {
+    throw ConfigError(checkpoint + ": not a device placement checkpoint, or a damaged one (" + e.what() + ")");
+  }
+  config::DevicePlaceConfig& p = t.config;
+  p.set_machine(c.machine());
+  p.set_memory_mask(c.memory_mask());
+  p.set_reward(c.reward());
+  p.set_oom(c.oom());
+  p.set_oom_factor(c.oom_factor());
+  // HDP learns its own groups instead of fusing (TrainHdp): its placer saw the unfused graph.
+  p.set_fuse_above_groups(c.method() == "hdp" ? 0 : c.fuse_above_groups());
+  p.set_fuse_target_groups(c.fuse_target_groups());
+  p.set_features(c.features());
+  p.set_order(c.order());
+  p.set_memory_estimate(c.memory_estimate());
+  p.set_fuse_max_group_fraction(c.fuse_max_group_fraction());
+  t.recorded = true;
+  return t;
+}
+
 int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   if (!o.dir.resume.empty()) throw ConfigError("place runs cannot be resumed; start a new one with --out");
-  config::DevicePlaceConfig cfg;
-  cfg.set_machine("k80(gpus=2)");
-  cfg.set_samples(16);
-  cfg.set_finetune_minutes(0);
-  cfg.set_episodes_per_update(16);
-  cfg.set_seed(1);
-  cfg.set_reward("sqrt");
-  cfg.set_oom("relative");
-  cfg.set_oom_factor(10);
-  cfg.set_fuse_above_groups(300);
-  cfg.set_fuse_target_groups(128);
-  cfg.set_memory_estimate("lifetime");
-  cfg.set_fuse_max_group_fraction(0.5);
-  FillDefaultAgentConfig(cfg.mutable_agent());
-  if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
-  if (!o.checkpoint.empty()) cfg.set_checkpoint(o.checkpoint);
-  if (!o.graph.empty()) cfg.set_graph(o.graph);
-  if (!o.machine.empty()) cfg.set_machine(o.machine);
-  if (o.samples >= 0) cfg.set_samples(o.samples);
-  if (o.finetune_minutes >= 0) cfg.set_finetune_minutes(o.finetune_minutes);
-  if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
-  if (!o.clock.empty()) cfg.set_clock(o.clock);
-  run::ApplyOverrides(o.dir.sets, &cfg);
+  config::DevicePlaceConfig defaults;
+  defaults.set_machine("k80(gpus=2)");
+  defaults.set_samples(16);
+  defaults.set_finetune_minutes(0);
+  defaults.set_episodes_per_update(16);
+  defaults.set_seed(1);
+  defaults.set_reward("sqrt");
+  defaults.set_oom("relative");
+  defaults.set_oom_factor(10);
+  defaults.set_fuse_above_groups(300);
+  defaults.set_fuse_target_groups(128);
+  defaults.set_memory_estimate("lifetime");
+  defaults.set_fuse_max_group_fraction(0.5);
+  FillDefaultAgentConfig(defaults.mutable_agent());
+  // What the user asks for (--config, the flags, --set) over `cfg`.
+  auto resolve = [&](config::DevicePlaceConfig cfg) {
+    if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
+    if (!o.checkpoint.empty()) cfg.set_checkpoint(o.checkpoint);
+    if (!o.graph.empty()) cfg.set_graph(o.graph);
+    if (!o.machine.empty()) cfg.set_machine(o.machine);
+    if (o.samples >= 0) cfg.set_samples(o.samples);
+    if (o.finetune_minutes >= 0) cfg.set_finetune_minutes(o.finetune_minutes);
+    if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
+    if (!o.clock.empty()) cfg.set_clock(o.clock);
+    run::ApplyOverrides(o.dir.sets, &cfg);
+    cfg.set_clock(BudgetClockName(ParseBudgetClock(cfg.clock())));
+    if (cfg.checkpoint().empty()) throw ConfigError("a checkpoint is needed (--checkpoint FILE or run directory)");
+    if (cfg.graph().empty()) throw ConfigError("a graph is needed (--graph SPEC)");
+    return cfg;
+  };
+  const std::string ckpt = CheckpointFile(resolve(defaults).checkpoint());
+  // The environment the policy was trained in (machine, memory mask, reward, OOM rule, fusion,
+  // features, order — the checkpoint's training config), under what the user asks for: every
+  // difference is a warning. Checkpoints without it: the defaults.
+  const TrainedDeviceEnv trained = ReadTrainedDeviceEnv(ckpt, defaults);
+  config::DevicePlaceConfig cfg = resolve(trained.config);
   const BudgetClock clock = ParseBudgetClock(cfg.clock());
-  cfg.set_clock(BudgetClockName(clock));
-  if (cfg.checkpoint().empty()) throw ConfigError("a checkpoint is needed (--checkpoint FILE or run directory)");
-  if (cfg.graph().empty()) throw ConfigError("a graph is needed (--graph SPEC)");
+  const json changed = trained.recorded ? run::ReportTrainedSettingChanges(trained.config, cfg, kNotEnvironment, ckpt)
+                                        : json::object();
   if (cfg.samples() < 0 || cfg.samples() > 1000000) throw ConfigError("samples must be in [0, 1e6]");
   if (!std::isfinite(cfg.finetune_minutes()) || cfg.finetune_minutes() < 0 || cfg.finetune_minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("finetune_minutes must be in [0, a week]");
@@ -746,7 +806,6 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups(),
                   cfg.fuse_max_group_fraction());
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
-  const std::string ckpt = CheckpointFile(cfg.checkpoint());
   std::vector<DeviceTask> envs;
   std::unique_ptr<encoders::Policy> policy;
   // features "" = the checkpoint's: basic, else heft (the policy's layout names its features).
@@ -841,6 +900,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   dir.PlotMetrics("curve", "time_s", {"charts/effective_time_s", "charts/best_effective_time_s"}, plot,
                   {"placement", "best so far"});
   j["best"] = best;
+  j["trained_settings"] = {{"recorded", trained.recorded}, {"changed", changed}};
   j["seconds"] = elapsed();
   j["out"] = dir.path();
   if (best["oom"].get<bool>()) {  // the best placement does not fit: infeasible (its step time stays)
@@ -895,6 +955,10 @@ int DevicePlaceTrainMain(int argc, char** argv) {
         ->check(CLI::IsMember({"wall", "cpu"}));
     app.add_option("--max-updates", o.max_updates, "stop after this many updates in total (default: no limit)")
         ->check(cli::IntRange(1, INT64_MAX));
+    app.add_option("--checkpoint-minutes", o.checkpoint_minutes,
+                   "minutes between checkpoints (default 5; also after the first update and at the end; with "
+                   "--resume: the new interval)")
+        ->check(cli::FiniteRange(1e-9, cli::kMaxSeconds / 60));
     app.add_option("--test-kill-after-checkpoints", o.test_kill_after_checkpoints)->group("");
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");

@@ -29,6 +29,7 @@
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/stop_signal.h"
+#include "encoders/policy_net.h"
 #include "experiments/torch/enas_supernet.h"
 #include "search/nas/nas_search.h"
 
@@ -418,15 +419,12 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
           {"uniform_steps", r.uniform_steps},
           {"distinct", std::vector<nas::Architecture>(distinct.begin(), distinct.end())}};
       archive.write("state", BytesTensor(state.dump()));
-      std::ostringstream out;
-      archive.save_to(out);
-      return out.str();
+      return encoders::CheckpointFileBytes(archive);  // with the header: length and checksum
     };
     if (!checkpoints.resume.empty()) {  // continue the search from a checkpoint
       try {
         torch::serialize::InputArchive archive, net_archive, sgd_archive;
-        std::istringstream in(checkpoints.resume);
-        archive.load_from(in);
+        encoders::LoadCheckpointArchive(checkpoints.resume, "enas checkpoint", &archive);  // length, checksum
         archive.read("net", net_archive);
         net->load(net_archive);
         archive.read("sgd", sgd_archive);
@@ -593,8 +591,7 @@ std::vector<double> SharedWeightAccuracies(const std::string& checkpoint_bytes, 
   for (const auto& p : net->named_parameters()) shapes.emplace_back(p.key(), p.value().sizes().vec());
   try {
     torch::serialize::InputArchive archive, net_archive;
-    std::istringstream in(checkpoint_bytes);
-    archive.load_from(in);
+    encoders::LoadCheckpointArchive(checkpoint_bytes, "", &archive);  // length, checksum (the caller names the file)
     archive.read("net", net_archive);
     net->load(net_archive);
     const auto loaded = net->named_parameters();

@@ -102,7 +102,8 @@ nlohmann::json CostsJson(const chip::CostBreakdown* c) {
 
 int Place(const Options& o) {
   if (!o.dir.resume.empty()) throw ConfigError("place runs cannot be resumed; start a new one with --out");
-  config::PlaceConfig cfg = DefaultPlaceConfig();
+  // What the user asks for, over `cfg`: --config, the flags, --set.
+  auto resolve = [&](config::PlaceConfig cfg) {
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
   if (!o.checkpoint.empty()) cfg.set_checkpoint(o.checkpoint);
   if (!o.netlist.empty()) cfg.mutable_chip()->set_netlist(o.netlist);
@@ -115,20 +116,20 @@ int Place(const Options& o) {
   if (!o.clock.empty()) cfg.set_clock(o.clock);
   run::ApplyOverrides(o.dir.sets, &cfg);
   CheckPlaceConfig(cfg);
-  if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+  return cfg;
+  };
+  config::PlaceConfig cfg = resolve(DefaultPlaceConfig());
   const std::string ckpt = CheckpointFile(cfg.checkpoint());
-  {  // The cost-change maps are part of the policy's inputs: the checkpoint decides chip.cost_map.
-    const encoders::FeatureLayout l = encoders::Policy::ReadLayout(ckpt);
-    const std::vector<std::string>& a = l.action_feature_names;
-    if (a.size() == 5 && a[4] == "proxy_cost_change")
-      cfg.mutable_chip()->set_cost_map("proxy");
-    else if (a.size() == 5 && a[4] == "wirelength_change")
-      cfg.mutable_chip()->set_cost_map("wirelength");
-    else if (a.size() == 7 && a[4] == "wirelength_change" && a[5] == "density_change")
-      cfg.mutable_chip()->set_cost_map("split");
-  }
+  // The environment the policy was trained in (weights, cost map, reward, FD schedule, …, the
+  // checkpoint's), under what the user asks for: every difference is a warning.
+  config::PlaceConfig trained = DefaultPlaceConfig();
+  const TrainedChipEnv trained_env = ReadTrainedChipEnv(ckpt, trained.chip());
+  *trained.mutable_chip() = trained_env.chip;
+  cfg = resolve(trained);
+  const nlohmann::json changed = ReconcileTrainedChipEnv(trained_env, ckpt, cfg.mutable_chip());
+  if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   std::vector<std::unique_ptr<env::ChipEnv>> envs;
-  envs.push_back(MakeChipEnv(cfg.chip(), /*maps=*/true));
+  envs.push_back(MakeChipEnv(cfg.chip(), trained_env.maps));
   env::ChipEnv& env = *envs[0];
   std::unique_ptr<encoders::Policy> policy = encoders::Policy::Load(ckpt, env);  // checks the layout
   // The input placement (the .plc's, else the netlist's positions), scored as proxy-cost would:
@@ -295,6 +296,7 @@ int Place(const Options& o) {
   plot.markers = true;
   dir.PlotMetrics("curve", "time_s", {"charts/proxy_cost", "charts/best_proxy_cost"}, plot, {"placement", "best so far"});
   j["best"] = best;
+  j["trained_settings"] = {{"recorded", trained_env.recorded}, {"changed", changed}};
   j["seconds"] = elapsed();
   j["out"] = dir.path();
   MarkFeasible(&j);

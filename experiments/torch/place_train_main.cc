@@ -101,7 +101,7 @@ nlohmann::json StateJson(const ChipTrainingState& s, const std::vector<std::stri
 
 struct Options {
   std::vector<std::string> netlists, plcs;
-  double minutes = 0;
+  double minutes = 0, checkpoint_minutes = 0;
   int64_t seed = -1;
   std::string algorithm, clock;
   int workers = 1;
@@ -162,6 +162,8 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
   std::string config_text, checkpoint_bytes, state_text;
   if (rank == 0) {
     dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
+    dir->SetNeedsCheckpoint();  // killed or failed before its first checkpoint: nothing to resume, no directory
+    run::RunDirFlags flags = o.dir;
     if (!dir->resuming()) {
       for (const auto& n : o.netlists) cfg.add_netlists(n);
       for (const auto& p : o.plcs) cfg.add_plcs(p);
@@ -169,12 +171,16 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
       if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
       if (!o.algorithm.empty()) cfg.mutable_agent()->set_algorithm(o.algorithm);
       if (!o.clock.empty()) cfg.set_clock(o.clock);
+      if (o.checkpoint_minutes > 0) cfg.set_checkpoint_minutes(o.checkpoint_minutes);
     } else if (!o.netlists.empty() || !o.plcs.empty() || o.seed >= 0 || !o.algorithm.empty() || !o.clock.empty()) {
-      throw ConfigError("--resume keeps the run's designs, seed, algorithm and clock; change the budget with --minutes or --set");
+      throw ConfigError("--resume keeps the run's designs, seed, algorithm and clock; change the budget with --minutes");
+    } else {
+      // The budget flags of a resumed run, as --set (under the user's): recorded in config.pbtxt.
+      const std::vector<std::string> budget = run::BudgetOverrides(o.minutes, o.checkpoint_minutes);
+      flags.sets.insert(flags.sets.begin(), budget.begin(), budget.end());
     }
     // (A launched rank's command line is the user's plus the launcher's 6 hidden arguments.)
-    run::ResolveRunConfig(o.dir, *dir, &cfg, run::CommandLineText(launched ? g_argc - 6 : g_argc, g_argv));
-    if (dir->resuming() && o.minutes > 0) cfg.set_minutes(o.minutes);
+    run::ResolveRunConfig(flags, *dir, &cfg, run::CommandLineText(launched ? g_argc - 6 : g_argc, g_argv));
     CheckPlaceTrainConfig(cfg);
     if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
     config_text = run::ResolvedConfigText(cfg);
@@ -220,10 +226,11 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
   st.best.resize(envs.size());
   if (resuming) {
     agents::Learner::Extras extras;
-    learner.LoadCheckpointBytes(checkpoint_bytes, "checkpoints/latest.ckpt", &extras);
-    const auto j = run::ResumeState(extras, nlohmann::json::parse(state_text));
+    const std::string ckpt_name = o.dir.resume + "/checkpoints/latest.ckpt";  // errors name the run's file
+    learner.LoadCheckpointBytes(checkpoint_bytes, ckpt_name, &extras);
+    const auto j = run::ResumeState(extras, nlohmann::json::parse(state_text), ckpt_name);
     // Best placements of the earlier run stay in best*.plc; their costs are the bar to beat.
-    const run::TrainingProgress p = run::ParseTrainingProgress(j, "best_cost", envs.size(), "checkpoints/state.json");
+    const run::TrainingProgress p = run::ParseTrainingProgress(j, "best_cost", envs.size(), o.dir.resume + "/checkpoints/state.json");
     st.iteration = p.iteration;
     st.episodes = p.episodes;
     st.steps = p.steps;
@@ -267,7 +274,9 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
       ChipTrainingState copy = s;
       copy.elapsed_s = elapsed_s;
       const std::string state = StateJson(copy, rngs).dump(2) + "\n";
-      learner.SaveCheckpoint(ckpt, {{run::kRunStateExtra, state}});  // the copy a resume reads
+      // The copy of the progress a resume reads, and the run's settings (`place` takes the
+      // environment's from them).
+      learner.SaveCheckpoint(ckpt, {{run::kRunStateExtra, state}, {run::kRunConfigExtra, run::RecordedConfigText(cfg)}});
       WriteFileAtomic(state_path, state);
     }
     last_ckpt = elapsed_s;
@@ -300,7 +309,10 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
                 if (std::isfinite(best_all)) progress->Update(static_cast<double>(s.episodes), {{"best", best_all}});
                 else progress->Update(static_cast<double>(s.episodes), {});
               }
-              std::vector<double> due = {rank == 0 && elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60 ? 1.0 : 0.0};
+              // The first update's checkpoint makes the run resumable early (checkpointing leaves the
+              // RNG streams alone: metrics.csv is the same with or without it).
+              std::vector<double> due = {
+                  rank == 0 && (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) ? 1.0 : 0.0};
               if (group) group->AllReduceMax(due.data(), 1);
               if (due[0] > 0) checkpoint(s, elapsed_s);
             });
@@ -409,7 +421,12 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
 // heartbeats), and waits; when one rank fails or stops making progress the others are killed
 // and the run fails with one line naming the rank.
 int LaunchWorkers(const Options& o) {
-  run::ResolveRunDirFlags(o.dir);  // bad directory flags fail here, once
+  const run::RunDirOptions ro = run::ResolveRunDirFlags(o.dir);  // bad directory flags fail here, once
+  // Rank 0 owns the run directory; when the run fails before its first checkpoint (a worker
+  // killed early) and rank 0 could not clean up (killed too), the launcher removes what it left.
+  std::error_code ec;
+  const bool fresh = !ro.resume && (!std::filesystem::exists(ro.path, ec) || std::filesystem::is_empty(ro.path, ec) || ro.force);
+  const std::vector<std::string> made = fresh ? run::MissingDirectories(ro.path) : std::vector<std::string>{};
   const workers::TempDirectory rendezvous("place-train");
   workers::LaunchOptions lo;
   lo.exe = "/proc/self/exe";
@@ -424,7 +441,12 @@ int LaunchWorkers(const Options& o) {
   };
   lo.heartbeat_dir = rendezvous.path();
   lo.timeout_s = o.worker_timeout;
-  workers::Launch(lo);
+  try {
+    workers::Launch(lo);
+  } catch (...) {
+    if (fresh) run::RemoveRunWithoutResults(ro.path, made, /*logs_too=*/true);
+    throw;
+  }
   // Rank 0 reported the result; an infeasible one (result.json "feasible": false) exits 2.
   try {
     const nlohmann::json r = nlohmann::json::parse(ReadFile(run::ResolveRunDirFlags(o.dir).path + "/result.json"));
@@ -517,6 +539,10 @@ int main(int argc, char** argv) {
         ->check(cli::IntRange(1, 1024));
     app.add_option("--max-updates", o.max_updates, "stop after this many updates in total (default: no limit)")
         ->check(cli::IntRange(1, INT64_MAX));
+    app.add_option("--checkpoint-minutes", o.checkpoint_minutes,
+                   "minutes between checkpoints (default 5; also after the first update and at the end; with "
+                   "--resume: the new interval)")
+        ->check(cli::FiniteRange(1e-9, cli::kMaxSeconds / 60));
     app.add_option("--worker-timeout", o.worker_timeout,
                    "seconds without progress of a worker, or in one collective, before the run fails (default 120)")
         ->check(cli::FiniteRange(1, cli::kMaxSeconds));

@@ -5,6 +5,8 @@
 
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "datasets/util/warnings.h"
+#include "experiments/lib/config.h"
 #include "experiments/lib/json_number.h"
 
 namespace placerl::run {
@@ -40,9 +42,23 @@ TrainingProgress ParseTrainingProgress(const nlohmann::json& state, const std::s
   return p;
 }
 
+nlohmann::json ReportTrainedSettingChanges(const google::protobuf::Message& trained, const google::protobuf::Message& used,
+                                           const std::vector<std::string>& skip, const std::string& checkpoint,
+                                           const std::string& prefix) {
+  nlohmann::json changed = nlohmann::json::object();
+  for (const ConfigDifference& d : ConfigDifferences(trained, used, skip)) {
+    Warn(kTrainedSettingChanged, "using " + prefix + d.path + " " + d.after + " as asked; " + checkpoint +
+                                     " was trained with " + d.before);
+    changed[prefix + d.path] = {{"trained", d.before}, {"used", d.after}};
+  }
+  return changed;
+}
+
 ResumePoint ReadResumePoint(RunDirectory& dir) {
   const std::string ckpt = dir.CheckpointPath("latest.ckpt");
-  if (!std::filesystem::exists(ckpt)) throw ConfigError(dir.path() + ": no checkpoint to resume from (" + ckpt + ")");
+  if (!std::filesystem::exists(ckpt))
+    throw ConfigError(dir.path() + ": no checkpoint to resume from (" + ckpt +
+                      " is missing: the run stopped before its first checkpoint; start it again with --force)");
   const std::string state_path = dir.CheckpointPath("state.json");
   ResumePoint r;
   r.checkpoint_bytes = ReadFile(ckpt);
@@ -55,16 +71,18 @@ ResumePoint ReadResumePoint(RunDirectory& dir) {
   return r;
 }
 
-nlohmann::json ResumeState(const std::map<std::string, std::string>& extras, const nlohmann::json& file_state) {
+nlohmann::json ResumeState(const std::map<std::string, std::string>& extras, const nlohmann::json& file_state,
+                           const std::string& checkpoint) {
   const auto it = extras.find(kRunStateExtra);
   if (it == extras.end()) {
-    if (file_state.is_null()) throw ConfigError("checkpoints/state.json is missing and the checkpoint carries no run state");
+    if (file_state.is_null())
+      throw ConfigError(checkpoint + ": carries no run state, and state.json beside it is missing");
     return file_state;
   }
   try {
     return nlohmann::json::parse(it->second);
   } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(std::string("checkpoints/latest.ckpt: its run state is not JSON (") + e.what() + ")");
+    throw ConfigError(checkpoint + ": its run state is not JSON (" + e.what() + ")");
   }
 }
 

@@ -6,6 +6,7 @@
 // (the device path: its best placements). Torch-free header.
 #pragma once
 
+#include <google/protobuf/message.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -39,6 +40,22 @@ TrainingProgress ParseTrainingProgress(const nlohmann::json& state, const std::s
 // update with the counters of another. state.json stays beside it for people (and for
 // checkpoints written before the extra existed, which resume from it).
 inline constexpr const char* kRunStateExtra = "run_state";
+// … and the run's resolved config (config.pbtxt's text, without its header) as this extra, so
+// that a checkpoint carries the environment settings it was trained with: `place` builds its
+// environment from them (a checkpoint file travels without its run directory).
+inline constexpr const char* kRunConfigExtra = "run_config";
+
+// `place` on a checkpoint uses the settings it was trained with (kRunConfigExtra) unless the user
+// asks for others: each setting that differs gets this warning, naming both values.
+inline constexpr const char* kTrainedSettingChanged = "CKPT-0001";
+// Compares `used` with `trained` (one message type; `skip`: dotted paths not compared, such as
+// the design; `prefix` goes before the paths printed, e.g. "chip."), warns once per difference
+// ("using chip.density_weight 0.5 as asked; <checkpoint> was trained with 1") and returns them
+// for result.json: {path: {"trained": …, "used": …}}.
+nlohmann::json ReportTrainedSettingChanges(const google::protobuf::Message& trained,
+                                           const google::protobuf::Message& used,
+                                           const std::vector<std::string>& skip, const std::string& checkpoint,
+                                           const std::string& prefix = "");
 
 // What a resumed run starts from: checkpoints/latest.ckpt (bytes) and checkpoints/state.json
 // (parsed; null when the file is absent). Throws ConfigError when the checkpoint is missing or
@@ -50,8 +67,9 @@ struct ResumePoint {
 ResumePoint ReadResumePoint(RunDirectory& dir);
 
 // After the learner loaded the checkpoint with `extras`: the embedded state when there is one,
-// else state.json's (`file_state`); ConfigError when neither exists or the embedded copy is not
-// JSON.
-nlohmann::json ResumeState(const std::map<std::string, std::string>& extras, const nlohmann::json& file_state);
+// else state.json's (`file_state`); ConfigError naming `checkpoint` (the file's path) when
+// neither exists or the embedded copy is not JSON.
+nlohmann::json ResumeState(const std::map<std::string, std::string>& extras, const nlohmann::json& file_state,
+                           const std::string& checkpoint = "checkpoints/latest.ckpt");
 
 }  // namespace placerl::run

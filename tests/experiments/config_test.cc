@@ -207,5 +207,28 @@ TEST(ResolvedConfig, PrintsDefaultsAndRoundTrips) {
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(spec, back));
 }
 
+// What a resumed run (ResolveRunConfig) and `place` (the checkpoint's training settings) compare:
+// every changed field by dotted path, lists as a whole, a message set on one side only, and the
+// fields asked to be skipped left out.
+TEST(ConfigDifferences, NamesEveryChangedFieldByItsPath) {
+  perf::RunSpec a;
+  ParseConfigText(kSpec, "c.pbtxt", &a);
+  EXPECT_TRUE(ConfigDifferences(a, a).empty());
+  perf::RunSpec b = a;
+  b.mutable_plan()->set_fsdp(32);
+  b.mutable_model()->set_gated_ffn(false);
+  b.mutable_mesh()->clear_dims();
+  b.mutable_mesh()->add_dims(8);
+  b.set_graph("rnnlm");
+  b.mutable_inference();
+  const std::vector<ConfigDifference> d = ConfigDifferences(a, b);
+  std::vector<std::string> lines;
+  for (const ConfigDifference& x : d) lines.push_back(x.path + ": " + x.before + " -> " + x.after);
+  EXPECT_EQ(lines, (std::vector<std::string>{"model.gated_ffn: true -> false", "mesh.dims: [4, 4, 8] -> [8]",
+                                             "plan.fsdp: 16 -> 32", "graph: \"\" -> \"rnnlm\"",
+                                             "inference: (unset) -> {...}"}));
+  EXPECT_EQ(ConfigDifferences(a, b, {"plan.fsdp", "model", "mesh.dims", "graph", "inference"}).size(), 0u);
+}
+
 }  // namespace
 }  // namespace placerl::run

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "datasets/proto/chip_placement.pb.h"
+#include "datasets/proto/device_placement.pb.h"
 #include "datasets/proto/perf_model.pb.h"
 #include "datasets/util/errors.h"
 #include "experiments/lib/cli.h"
@@ -307,12 +309,22 @@ TEST(ResolveRunConfig, NewRunThenResume) {
     EXPECT_EQ(spec.plan().data(), 2);
     rd.Log(0, {{"x", 1}});
   }
+  const std::string before = Slurp(dir + "/config.pbtxt");
   RunDirFlags flags;
   flags.resume = dir;
   flags.sets = {"plan.data=4"};
   RunDirectory rd(ResolveRunDirFlags(flags));
-  perf::RunSpec spec = defaults;  // the run's own config wins over the defaults
-  ResolveRunConfig(flags, rd, &spec);
+  perf::RunSpec spec = defaults;
+  // A resumed run keeps its settings (issue 29 item 8): by default only the budget may change.
+  try {
+    ResolveRunConfig(flags, rd, &spec, "test --resume");
+    ADD_FAILURE() << "a resumed run accepted plan.data=4";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("asked for plan.data 4 (the run's: 2)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(Slurp(dir + "/config.pbtxt"), before);  // nothing written
+  spec = defaults;  // the run's own config wins over the defaults
+  ResolveRunConfig(flags, rd, &spec, "test --resume", {"plan.data"});  // a field this binary lets change
   EXPECT_EQ(spec.model().layers(), 0);
   EXPECT_EQ(spec.plan().data(), 4);
   perf::RunSpec written;
@@ -320,6 +332,116 @@ TEST(ResolveRunConfig, NewRunThenResume) {
   EXPECT_EQ(written.plan().data(), 4);  // the resolved config is written again
   flags.config = tmp / "c.pbtxt";
   EXPECT_THROW(ResolveRunConfig(flags, rd, &spec), ConfigError);
+}
+
+// Issue 29 item 7: config.pbtxt kept input paths relative to the working directory, so a run
+// could only be resumed from where it started.
+TEST(RunDirectory, ConfigNamesInputFilesByAbsolutePaths) {
+  TempDir tmp;
+  Spit(tmp / "n.pb.txt", "netlist");
+  Spit(tmp / "model.graph", "graph");
+  const std::string rel = fs::relative(tmp / "n.pb.txt").string();
+  const std::string rel_graph = fs::relative(tmp / "model.graph").string();
+  ASSERT_NE(rel[0], '/');
+  config::PlaceBaselineConfig chip;
+  chip.set_method("sa");
+  chip.mutable_chip()->set_netlist(rel);
+  chip.mutable_chip()->set_plc("no/such/file.plc");  // not there: kept as given (its error names it)
+  RunDirectory rd(Out(tmp / "run"));
+  rd.WriteConfig(chip, "cmd");
+  config::PlaceBaselineConfig back;
+  LoadConfig(rd.ConfigPath(), &back);
+  EXPECT_EQ(back.chip().netlist()[0], '/') << back.chip().netlist();
+  EXPECT_TRUE(fs::equivalent(back.chip().netlist(), tmp / "n.pb.txt"));
+  EXPECT_EQ(back.chip().plc(), "no/such/file.plc");
+  EXPECT_EQ(back.method(), "sa");
+  EXPECT_EQ(chip.chip().netlist(), rel);  // the caller's config is left alone
+  // A graph or machine field holds a spec or a file: only a file becomes absolute.
+  config::DevicePlaceTrainConfig device;
+  device.add_graphs(rel_graph);
+  device.add_graphs("nmt(layers=2)");
+  device.set_machine("k80(gpus=2,memory_fraction=0.39)");
+  rd.WriteConfig(device, "cmd");
+  config::DevicePlaceTrainConfig dback;
+  LoadConfig(rd.ConfigPath(), &dback);
+  ASSERT_EQ(dback.graphs_size(), 2);
+  EXPECT_TRUE(fs::equivalent(dback.graphs(0), tmp / "model.graph"));
+  EXPECT_EQ(dback.graphs(0)[0], '/');
+  EXPECT_EQ(dback.graphs(1), "nmt(layers=2)");
+  EXPECT_EQ(dback.machine(), "k80(gpus=2,memory_fraction=0.39)");
+}
+
+// Issue 29 item 8: a resume overwrote config.pbtxt's record of the run, command line included.
+TEST(RunDirectory, AResumedRunKeepsTheFirstCommandLineAndAddsItsOwn) {
+  TempDir tmp;
+  const std::string dir = tmp / "run";
+  perf::RunSpec spec;
+  spec.mutable_model()->set_layers(2);
+  {
+    RunDirectory rd(Out(dir));
+    rd.WriteConfig(spec, "train --minutes 1");
+    rd.Log(0, {{"x", 1}});
+  }
+  for (const char* again : {"train --resume run --minutes 2", "train --resume run --minutes 3"}) {
+    RunDirectory rd(RunDirOptions{dir, false, true, "png"});
+    rd.WriteConfig(spec, again);
+  }
+  const std::string config = Slurp(dir + "/config.pbtxt");
+  EXPECT_EQ(config.rfind("# train --minutes 1\n# resumed: train --resume run --minutes 2\n"
+                         "# resumed: train --resume run --minutes 3\nmodel {\n",
+                         0),
+            0u)
+      << config;
+}
+
+// Issue 29 item 10: a training run killed before its first checkpoint left config.pbtxt,
+// metrics.csv and an empty checkpoints/ that could neither be resumed nor replaced without
+// --force.
+TEST(RunDirectory, ATrainingRunEndingBeforeItsFirstCheckpointLeavesNoDirectory) {
+  TempDir tmp;
+  const std::string dir = tmp / "x/run";
+  try {
+    RunDirectory rd(Out(dir));
+    rd.SetNeedsCheckpoint();
+    rd.WriteConfig(perf::RunSpec());
+    rd.CheckpointDir();
+    rd.Log(1, {{"cost", 1}});
+    throw std::runtime_error("a worker died");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_FALSE(fs::exists(tmp / "x"));
+  {  // With a checkpoint the run is resumable: kept.
+    RunDirectory rd(Out(dir));
+    rd.SetNeedsCheckpoint();
+    rd.WriteConfig(perf::RunSpec());
+    rd.Log(1, {{"cost", 1}});
+    Spit(rd.CheckpointPath("latest.ckpt"), "weights");
+  }
+  EXPECT_TRUE(fs::exists(dir + "/metrics.csv"));
+}
+
+// What the --workers launcher removes when rank 0 was killed before it could clean up.
+TEST(RemoveRunWithoutResults, RemovesOnlyARunThatHasNothingToResume) {
+  TempDir tmp;
+  const std::string dir = tmp / "a/b/run";
+  const std::vector<std::string> made = MissingDirectories(dir);
+  ASSERT_EQ(made.size(), 3u);
+  EXPECT_EQ(made[0], dir);
+  EXPECT_TRUE(MissingDirectories(tmp.path()).empty());
+  fs::create_directories(dir + "/checkpoints");
+  Spit(dir + "/config.pbtxt", "");
+  Spit(dir + "/metrics.csv", "step\n1\n");
+  Spit(dir + "/events.out.tfevents.1.host", "");
+  EXPECT_FALSE(RemoveRunWithoutResults(dir, made, /*logs_too=*/false));  // a run's logs are kept
+  Spit(dir + "/notes.txt", "mine");
+  EXPECT_FALSE(RemoveRunWithoutResults(dir, made, true));  // something else: never removed
+  fs::remove(dir + "/notes.txt");
+  Spit(dir + "/checkpoints/latest.ckpt", "weights");
+  EXPECT_FALSE(RemoveRunWithoutResults(dir, made, true));  // resumable
+  fs::remove(dir + "/checkpoints/latest.ckpt");
+  EXPECT_TRUE(RemoveRunWithoutResults(dir, made, true));
+  EXPECT_FALSE(fs::exists(tmp / "a"));
+  EXPECT_TRUE(fs::exists(tmp.path()));
 }
 
 TEST(ResolveRunConfig, ABadOverrideLeavesNoDirectory) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -259,5 +261,77 @@ TEST(PlaceCliReport, HelpNamesTheDeviceEnvironment) {
 }
 
 }  // namespace report
+// Issue 29 item 1 (chip side): place re-created the environment from its own defaults instead
+// of the training run's (weights, FD schedule, reward). The checkpoint carries them; place uses
+// them, and a setting the user changes is a warning naming both values.
+TEST(PlaceCli, UsesTheTrainingRunsEnvironmentSettings) {
+  testing::TempDir tmp;
+  ASSERT_EQ(Sh(kBin + "/place-train --max-updates 1 --set episodes_per_update=2 --set chip.density_weight=1 "
+                      "--set chip.fd_steps_scale=0.5 --set chip.reward=dense --out " + (tmp / "train") + " >/dev/null 2>&1").status,
+            0);
+  const auto same = testing::ShSplit(kBin + "/place --checkpoint " + (tmp / "train") + " --samples 1 --json --out " + (tmp / "same"));
+  ASSERT_EQ(same.status, 0) << same.err;
+  EXPECT_EQ(same.err.find("CKPT-0001"), std::string::npos) << same.err;
+  const auto j = nlohmann::json::parse(same.out);
+  EXPECT_TRUE(j["trained_settings"]["recorded"].get<bool>());
+  EXPECT_TRUE(j["trained_settings"]["changed"].empty());
+  const std::string config = testing::Slurp(tmp / "same/config.pbtxt");
+  for (const char* line : {"  density_weight: 1\n", "  fd_steps_scale: 0.5\n", "  reward: \"dense\"\n"})
+    EXPECT_NE(config.find(line), std::string::npos) << line << config;
+  // Asked for another weight: used, and said.
+  const auto changed = testing::ShSplit(kBin + "/place --checkpoint " + (tmp / "train") +
+                                        " --samples 1 --set chip.density_weight=0.5 --json --out " + (tmp / "changed"));
+  ASSERT_EQ(changed.status, 0) << changed.err;
+  EXPECT_NE(changed.err.find("place: warning [CKPT-0001]: using chip.density_weight 0.5 as asked; " + (tmp / "train") +
+                             "/checkpoints/latest.ckpt was trained with 1"),
+            std::string::npos)
+      << changed.err;
+  EXPECT_EQ(nlohmann::json::parse(changed.out)["trained_settings"]["changed"]["chip.density_weight"]["trained"], "1");
+  EXPECT_NE(testing::Slurp(tmp / "changed/config.pbtxt").find("  density_weight: 0.5\n"), std::string::npos);
+}
+
+// Issue 29 item 1 (chip grid): a design the policy was trained on, placed without the .plc it
+// was trained with (another canvas and grid), is a warning naming both.
+TEST(PlaceCli, WarnsWhenATrainingDesignIsPlacedOnAnotherGrid) {
+  testing::TempDir tmp;
+  ASSERT_EQ(Sh(kBin + "/place-train --netlist " + kTiles + "netlist.pb.txt --plc " + kTiles +
+               "initial.plc --max-updates 1 --set episodes_per_update=2 --out " + (tmp / "train") + " >/dev/null 2>&1").status,
+            0);
+  const auto r = testing::ShSplit(kBin + "/place --checkpoint " + (tmp / "train") + " --netlist " + kTiles +
+                                  "netlist.pb.txt --samples 1 --json --out " + (tmp / "place"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("place: warning [CKPT-0001]: placing " + kTiles + "netlist.pb.txt with no .plc (the default grid); "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("initial.plc"), std::string::npos) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["trained_settings"]["changed"]["chip.plc"]["used"], "no .plc (the default grid)");
+}
+
+// Issue 29 item 9: checkpoints carry a checksum; a damaged or cut one is refused naming the file
+// and the reason (place and a resume of place-train alike), with nothing written.
+TEST(PlaceCli, DamagedOrTruncatedCheckpointsAreRefusedNamingTheFile) {
+  testing::TempDir tmp;
+  const std::string run = tmp / "train";
+  ASSERT_EQ(Sh(kBin + "/place-train --max-updates 1 --set episodes_per_update=2 --out " + run + " >/dev/null 2>&1").status, 0);
+  const std::string ckpt = run + "/checkpoints/latest.ckpt";
+  const std::string bytes = testing::Slurp(ckpt);
+  std::string flipped = bytes;
+  for (size_t i = 0; i < 4; ++i) flipped[bytes.size() / 2 + i] = static_cast<char>(~flipped[bytes.size() / 2 + i]);
+  testing::Spit(tmp / "flipped.ckpt", flipped);
+  testing::Spit(tmp / "cut.ckpt", bytes.substr(0, bytes.size() / 2));
+  for (const auto& [file, reason] : std::vector<std::pair<std::string, std::string>>{
+           {tmp / "flipped.ckpt", "damaged checkpoint (checksum mismatch"}, {tmp / "cut.ckpt", "truncated checkpoint"}}) {
+    const auto r = Sh(kBin + "/place --checkpoint " + file + " --samples 1 --out " + (tmp / "out"));
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_EQ(r.out.rfind("place: error: " + file + ": " + reason, 0), 0u) << r.out;
+    EXPECT_FALSE(fs::exists(tmp / "out"));
+  }
+  testing::Spit(ckpt, bytes.substr(0, bytes.size() / 2));
+  const auto resumed = Sh(kBin + "/place-train --resume " + run + " --max-updates 2");
+  EXPECT_EQ(resumed.status, 1) << resumed.out;
+  EXPECT_EQ(resumed.out.rfind("place-train: error: " + ckpt + ": truncated checkpoint", 0), 0u) << resumed.out;
+}
+
 }  // namespace
 }  // namespace placerl

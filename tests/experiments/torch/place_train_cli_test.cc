@@ -394,5 +394,85 @@ TEST(PlaceTrainCliReport, HelpNamesTheDeviceEnvironment) {
 }
 
 }  // namespace report
+// Issue 29 item 7: config.pbtxt kept the input paths as given (relative to the working
+// directory), so a run resumed from another directory failed with "cannot open".
+TEST(PlaceTrainCli, ARunResumesFromAnotherWorkingDirectory) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "run";
+  const std::string tiles = "../shared/datasets/chip/circuit_training/macro_tiles_10x10/";
+  const auto r = Sh(kBin + " --netlist " + tiles + "netlist.pb.txt --plc " + tiles +
+                    "initial.plc --minutes 10 --max-updates 1 --set episodes_per_update=2 --out " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string config = testing::Slurp(out + "/config.pbtxt");
+  EXPECT_NE(config.find("netlists: \"/"), std::string::npos) << config;
+  EXPECT_NE(config.find("plcs: \"/"), std::string::npos) << config;
+  const auto resumed = Sh("(cd " + tmp.path() + " && " + kBin + " --resume " + out + " --max-updates 2 --json 2>/dev/null)");
+  ASSERT_EQ(resumed.status, 0) << resumed.out;
+  EXPECT_EQ(nlohmann::json::parse(resumed.out)["updates"].get<int>(), 2);
+}
+
+// Issue 29 item 8: `--resume DIR --set agent.learning_rate=0.1` was accepted and overwrote
+// config.pbtxt's record of the run and its command line. A resumed run keeps its settings; a
+// longer budget is recorded under the first command line.
+TEST(PlaceTrainCli, ResumeRefusesSettingChangesAndKeepsTheRunsRecord) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "run";
+  ASSERT_EQ(Sh(kBin + " --minutes 10 --max-updates 1 --set episodes_per_update=2 --out " + out).status, 0);
+  const std::string before = testing::Slurp(out + "/config.pbtxt");
+  const auto r = Sh(kBin + " --resume " + out + " --set agent.learning_rate=0.1 --max-updates 1");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_NE(r.out.find("asked for agent.learning_rate 0.1 (the run's: 0.0004)"), std::string::npos) << r.out;
+  EXPECT_EQ(testing::Slurp(out + "/config.pbtxt"), before);
+  EXPECT_EQ(Lines(out + "/metrics.csv"), 2);
+  // A longer budget (--minutes, --checkpoint-minutes) is the change a resume may make.
+  const auto longer = Sh(kBin + " --resume " + out + " --minutes 20 --checkpoint-minutes 2 --max-updates 2");
+  ASSERT_EQ(longer.status, 0) << longer.out;
+  const std::string after = testing::Slurp(out + "/config.pbtxt");
+  const std::string first_line = before.substr(0, before.find('\n') + 1);
+  EXPECT_EQ(after.rfind(first_line + "# resumed: ", 0), 0u) << after;
+  EXPECT_NE(after.find("\nminutes: 20\n"), std::string::npos) << after;
+  EXPECT_NE(after.find("\ncheckpoint_minutes: 2\n"), std::string::npos) << after;
+}
+
+// Issue 29 item 10: the first checkpoint came after 5 minutes (checkpoint_minutes, not in
+// --help), so a run killed earlier lost everything. The interval is an option and the first
+// update is checkpointed; checkpointing leaves the run's curve alone (issue 30).
+TEST(PlaceTrainCli, TheFirstUpdateIsCheckpointedAndTheIntervalIsAnOption) {
+  testing::TempDir tmp;
+  EXPECT_NE(Sh(kBin + " --help").out.find("--checkpoint-minutes"), std::string::npos);
+  const std::string config = " --minutes 10 --seed 3 --max-updates 3 --set episodes_per_update=2";
+  // Killed right after its first checkpoint: the first update's, not the end's.
+  EXPECT_EQ(Sh(kBin + config + " --test-kill-after-checkpoints 1 --out " + (tmp / "killed")).status, 128 + 9);
+  const auto state = nlohmann::json::parse(testing::Slurp(tmp / "killed/checkpoints/state.json"));
+  EXPECT_EQ(state["iteration"].get<int>(), 1);
+  ASSERT_EQ(Sh(kBin + " --resume " + (tmp / "killed") + " --max-updates 3").status, 0);
+  // Checkpoints after every update, or after the first only: the same curve to the bit.
+  ASSERT_EQ(Sh(kBin + config + " --checkpoint-minutes 1e-9 --out " + (tmp / "every")).status, 0);
+  ASSERT_EQ(Sh(kBin + config + " --out " + (tmp / "first")).status, 0);
+  const auto every = ReadMetrics(tmp / "every/metrics.csv"), first = ReadMetrics(tmp / "first/metrics.csv");
+  ASSERT_EQ(every.size(), 3u);
+  ASSERT_EQ(first.size(), 3u);
+  for (size_t i = 0; i < every.size(); ++i)
+    for (const auto& [column, value] : every[i]) {
+      if (column == "time_s" || column == "charts/SPS" || column.rfind("perf/", 0) == 0) continue;  // times
+      EXPECT_EQ(value, first[i].at(column)) << "row " << i + 1 << " " << column;
+    }
+  ExpectSameCurve(every, ReadMetrics(tmp / "killed/metrics.csv"));
+}
+
+// Issue 29 item 10: `--workers 2` with a worker killed before the first checkpoint left
+// config.pbtxt and an empty checkpoints/ (neither resumable nor replaceable without --force).
+TEST(PlaceTrainCli, AWorkerDyingBeforeTheFirstCheckpointLeavesNoDirectory) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "new/died";
+  const auto died = Sh(kBin + " --workers 2 --minutes 5 --set episodes_per_update=4 --test-fail-rank 1 --out " + out);
+  EXPECT_EQ(died.status, 1) << died.out;
+  EXPECT_NE(died.out.find("rank 1 exited with status 3"), std::string::npos) << died.out;
+  EXPECT_FALSE(fs::exists(tmp / "new")) << Sh("find " + tmp.path()).out;
+  // The same --out starts again without --force.
+  EXPECT_EQ(Sh(kBin + " --minutes 10 --max-updates 1 --set episodes_per_update=2 --out " + out).status, 0);
+}
+
 }  // namespace
 }  // namespace placerl

@@ -340,5 +340,41 @@ TEST(PlaceTrainDeviceCliReport, OutOfMemoryIsTheSharedInfeasibleReport) {
 }
 
 }  // namespace report
+// Issue 29 item 1: after `place-train --env device … --set memory_mask=true`, `place` with the
+// same graph and machine re-created the environment from its own defaults (memory_mask=false).
+// The checkpoint carries the training run's environment; place uses it (the machine too, when
+// none is given) and warns about each setting the user changes.
+TEST(PlaceTrainDeviceCli, PlaceUsesTheTrainingRunsEnvironment) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "train";
+  const std::string machine = "k80(gpus=2,memory_fraction=0.39)";
+  const auto r = ShSplit(kBin + "/place-train --env device --graph " + kMlp + " --machine '" + machine +
+                         "' --minutes 10 --max-updates 1 --set episodes_per_update=2 --set memory_mask=true "
+                         "--set oom_factor=7 --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto p = ShSplit(kBin + "/place --env device --checkpoint " + out + " --graph " + kMlp +
+                         " --samples 1 --json --out " + (tmp / "place"));
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_EQ(p.err.find("CKPT-0001"), std::string::npos) << p.err;
+  const auto j = nlohmann::json::parse(p.out);
+  EXPECT_TRUE(j["trained_settings"]["recorded"].get<bool>());
+  const std::string config = testing::Slurp(tmp / "place/config.pbtxt");
+  EXPECT_NE(config.find("machine: \"" + machine + "\"\n"), std::string::npos) << config;
+  EXPECT_NE(config.find("memory_mask: true\n"), std::string::npos) << config;
+  EXPECT_NE(config.find("oom_factor: 7\n"), std::string::npos) << config;
+  // Asked otherwise: used, and each difference said.
+  const auto q = ShSplit(kBin + "/place --env device --checkpoint " + out + " --graph " + kMlp + " --machine '" + kMachine +
+                         "' --set memory_mask=false --samples 1 --json --out " + (tmp / "asked"));
+  ASSERT_EQ(q.status, 0) << q.err;
+  EXPECT_NE(q.err.find("place: warning [CKPT-0001]: using memory_mask false as asked; " + out +
+                       "/checkpoints/latest.ckpt was trained with true"),
+            std::string::npos)
+      << q.err;
+  EXPECT_NE(q.err.find("using machine \"" + kMachine + "\" as asked"), std::string::npos) << q.err;
+  const auto changed = nlohmann::json::parse(q.out)["trained_settings"]["changed"];
+  EXPECT_EQ(changed.size(), 2u) << changed.dump();
+  EXPECT_NE(testing::Slurp(tmp / "asked/config.pbtxt").find("memory_mask: false\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace placerl

@@ -1,15 +1,26 @@
 // checkpoints/state.json (experiments/torch/training_state.h): what place-train's chip and device
 // paths write is what they read back; malformed state files and a missing checkpoint are
-// ConfigErrors that name the file.
+// ConfigErrors that name the file. Checkpoint files (encoders/checkpoint_file.h) carry a
+// checksum: damaged, truncated and non-finite checkpoints are refused at load, naming the file
+// and the reason; files written before the checksum still load. Settings that differ from the
+// training run's are warned about (CKPT-0001).
 #include "experiments/torch/training_state.h"
 
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include "agents/learner.h"
+#include "datasets/proto/device_placement.pb.h"
 #include "datasets/util/errors.h"
+#include "datasets/util/warnings.h"
+#include "encoders/checkpoint_file.h"
+#include "encoders/policy.h"
+#include "encoders/policy_net.h"
+#include "env/registry.h"
 #include "tests/experiments/test_dir.h"
 
 namespace placerl::run {
@@ -109,6 +120,100 @@ TEST(ResumeState, PrefersTheCopyInsideTheCheckpoint) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("not JSON"), std::string::npos) << e.what();
   }
+}
+
+// The message of the ConfigError `f` throws ("" when it does not throw).
+template <typename F>
+std::string ErrorOf(F f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Issue 29 item 9: a checkpoint with flipped bytes loaded silently, one with NaN weights failed
+// later as "policy: no legal action", a truncated one said "not a placerl checkpoint" without
+// the file or the word truncated.
+TEST(CheckpointFile, DamagedTruncatedAndNonFiniteCheckpointsAreRefusedNamingTheFile) {
+  testing::TempDir tmp;
+  auto env = env::MakeEnvironment("partition(nodes=8,devices=2)");
+  const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*env);
+  encoders::Policy policy(encoders::PolicyOptions{}, layout);
+  agents::Learner learner(&policy, agents::AgentOptions{});
+  const std::string good = tmp / "good.ckpt";
+  learner.SaveCheckpoint(good, {{"note", "kept"}});
+  const std::string bytes = testing::Slurp(good);
+  ASSERT_TRUE(encoders::HasCheckpointHeader(bytes));
+  auto load = [&](const std::string& path) {
+    encoders::Policy p(encoders::PolicyOptions{}, layout);
+    agents::Learner l(&p, agents::AgentOptions{});
+    l.LoadCheckpoint(path);
+  };
+  EXPECT_EQ(ErrorOf([&] { load(good); }), "");
+  EXPECT_EQ(agents::Learner::ReadExtras(good).at("note"), "kept");
+
+  auto expect_refused = [&](const std::string& name, const std::string& content, const std::string& reason) {
+    const std::string path = tmp / name;
+    testing::Spit(path, content);
+    for (const std::string& what : {ErrorOf([&] { load(path); }), ErrorOf([&] { encoders::Policy::Load(path, *env); }),
+                                    ErrorOf([&] { agents::Learner::ReadExtras(path); })}) {
+      EXPECT_EQ(what.rfind(path + ": ", 0), 0u) << name << ": " << what;
+      EXPECT_NE(what.find(reason), std::string::npos) << name << ": " << what;
+    }
+  };
+  std::string flipped = bytes;
+  for (size_t i = 0; i < 4; ++i) flipped[bytes.size() / 2 + i] = static_cast<char>(flipped[bytes.size() / 2 + i] ^ 0x5a);
+  expect_refused("flipped.ckpt", flipped, "damaged checkpoint (checksum mismatch");
+  expect_refused("cut.ckpt", bytes.substr(0, bytes.size() * 2 / 3), "truncated checkpoint");
+  expect_refused("cut_header.ckpt", bytes.substr(0, 10), "truncated checkpoint");
+  expect_refused("longer.ckpt", bytes + "x", "damaged checkpoint (1 bytes after");
+  expect_refused("empty.ckpt", "", "empty file");
+  expect_refused("garbage.ckpt", "garbage\n", "not a placerl checkpoint");
+
+  // Written before the checksum (the archive alone, as experiments/pretrained/chip): loads; cut,
+  // it is named truncated.
+  const std::string legacy = encoders::CheckpointArchive(bytes, "good.ckpt");
+  ASSERT_EQ(legacy.rfind("PK", 0), 0u);
+  testing::Spit(tmp / "legacy.ckpt", legacy);
+  EXPECT_EQ(ErrorOf([&] { load(tmp / "legacy.ckpt"); }), "");
+  EXPECT_EQ(ErrorOf([&] { encoders::Policy::Load(tmp / "legacy.ckpt", *env); }), "");
+  expect_refused("legacy_cut.ckpt", legacy.substr(0, legacy.size() - 100), "truncated checkpoint");
+
+  // Non-finite weights (a diverged run) are refused at load with the file and the weight named.
+  {
+    torch::NoGradGuard no_grad;
+    policy.net()->parameters()[0].view(-1)[0].fill_(NAN);
+  }
+  const std::string nan = tmp / "nan.ckpt";
+  learner.SaveCheckpoint(nan);
+  for (const std::string& what : {ErrorOf([&] { load(nan); }), ErrorOf([&] { encoders::Policy::Load(nan, *env); })}) {
+    EXPECT_EQ(what.rfind(nan + ": ", 0), 0u) << what;
+    EXPECT_NE(what.find("non-finite values"), std::string::npos) << what;
+  }
+}
+
+// Issue 29 item 1: `place` warns for every environment setting that differs from the
+// checkpoint's training run, naming both values.
+TEST(ReportTrainedSettingChanges, WarnsOncePerDifferenceAndSkipsTheGivenFields) {
+  config::DevicePlaceConfig trained, used;
+  trained.set_memory_mask(true);
+  trained.set_graph("rnnlm");
+  used = trained;
+  used.set_memory_mask(false);
+  used.set_graph("nmt");
+  used.set_oom_factor(3);
+  ScopedWarningCapture capture;
+  const nlohmann::json changed = ReportTrainedSettingChanges(trained, used, {"graph"}, "run/checkpoints/latest.ckpt");
+  ASSERT_EQ(capture.warnings().size(), 2u);
+  EXPECT_EQ(capture.warnings()[0].id, kTrainedSettingChanged);
+  EXPECT_EQ(capture.warnings()[0].message,
+            "using memory_mask false as asked; run/checkpoints/latest.ckpt was trained with true");
+  EXPECT_EQ(changed["memory_mask"]["trained"], "true");
+  EXPECT_EQ(changed["oom_factor"]["used"], "3");
+  EXPECT_FALSE(changed.contains("graph"));
+  EXPECT_TRUE(ReportTrainedSettingChanges(trained, trained, {}, "x").empty());
 }
 
 }  // namespace

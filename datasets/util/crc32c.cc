@@ -1,8 +1,8 @@
-#include "experiments/lib/crc32c.h"
+#include "datasets/util/crc32c.h"
 
 #include <array>
 
-namespace placerl::run {
+namespace placerl {
 namespace {
 
 constexpr uint32_t kPolyReflected = 0x82F63B78u;
@@ -28,4 +28,4 @@ uint32_t Crc32c(const void* data, size_t n, uint32_t crc) {
   return ~c;
 }
 
-}  // namespace placerl::run
+}  // namespace placerl
