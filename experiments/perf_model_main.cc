@@ -146,6 +146,22 @@ void PrintVerbose(bool verbose, bool json_mode, const json& options) {
   if (verbose && !json_mode) std::printf("options %s\n", options.dump().c_str());
 }
 
+// The table subcommands (failures, formats, diloco): the markdown page to --out when given, then
+// on stdout the JSON document (with what was written) or the page.
+int ReportPage(const ModelInputs& in, const std::string& out, const std::string& md, json doc) {
+  if (!out.empty()) WriteFileAtomic(out, md);
+  if (in.json) {
+    if (!out.empty()) doc["wrote"] = out;
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    PrintVerbose(in.verbose, false, doc["options"]);
+    std::printf("%s", md.c_str());
+    if (!out.empty()) std::printf("wrote %s\n", out.c_str());
+  }
+  return kExitOk;
+}
+
+
 // ---------------------------------------------------------------- helpers
 
 json ToJson(const StepBreakdown& b) {
@@ -608,17 +624,7 @@ int Failures(const FailuresOptions& o, const Catalog& catalog) {
                      {"collective_s", r.comm_s}, {"exposed_s", r.exposed_s}, {"per_chip", r.per_chip},
                      {"loss_vs_healthy", loss}});
   }
-  if (!o.out.empty()) WriteFileAtomic(o.out, md.str());
-  if (o.in.json) {
-    json j = {{"options", options}, {"rows", table}};
-    if (!o.out.empty()) j["wrote"] = o.out;
-    std::cout << j.dump(2) << "\n";
-  } else {
-    PrintVerbose(o.in.verbose, false, options);
-    std::printf("%s", md.str().c_str());
-    if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
-  }
-  return kExitOk;
+  return ReportPage(o.in, o.out, md.str(), {{"options", options}, {"rows", table}});
 }
 
 // "2,4,8" → numbers in [lo, hi] (at most 64).
@@ -708,17 +714,8 @@ int Diloco(const DilocoOptions& o, const Catalog& catalog) {
                       {"sync_dp_dcn_bytes_per_step", r.sync_dp_dcn_bytes_per_step},
                       {"speedup_vs_sync_dp", r.speedup_vs_sync_dp}, {"break_even_h", r.break_even_h}});
     }
-  if (!o.out.empty()) WriteFileAtomic(o.out, md.str());
-  if (o.in.json) {
-    json j = {{"options", options}, {"params", ev.total_params()}, {"island_step_s", b.step_s}, {"rows", rows}};
-    if (!o.out.empty()) j["wrote"] = o.out;
-    std::cout << j.dump(2) << "\n";
-  } else {
-    PrintVerbose(o.in.verbose, false, options);
-    std::printf("%s", md.str().c_str());
-    if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
-  }
-  return kExitOk;
+  return ReportPage(o.in, o.out, md.str(),
+                    {{"options", options}, {"params", ev.total_params()}, {"island_step_s", b.step_s}, {"rows", rows}});
 }
 
 int Formats(const FormatsOptions& o, const Catalog& catalog) {
@@ -792,17 +789,7 @@ int Formats(const FormatsOptions& o, const Catalog& catalog) {
     e["plan"] = ResolvedPlanString(r.plan, r.b.microbatches);
     table.push_back(e);
   }
-  if (!o.out.empty()) WriteFileAtomic(o.out, md.str());
-  if (o.in.json) {
-    json j = {{"options", options}, {"rows", table}};
-    if (!o.out.empty()) j["wrote"] = o.out;
-    std::cout << j.dump(2) << "\n";
-  } else {
-    PrintVerbose(o.in.verbose, false, options);
-    std::printf("%s", md.str().c_str());
-    if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
-  }
-  return kExitOk;
+  return ReportPage(o.in, o.out, md.str(), {{"options", options}, {"rows", table}});
 }
 
 int Energy(const EnergyOptions& o, const Catalog& catalog) {

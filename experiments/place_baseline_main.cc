@@ -105,6 +105,13 @@ int PlaceBaseline(const Options& o) {
   j["weights"] = {cfg.chip().wirelength_weight(), cfg.chip().density_weight(), cfg.chip().congestion_weight()};
   j["seed"] = cfg.seed();
   j["budget_seconds"] = bo.seconds;
+  // What it did, feasible or not.
+  j["seconds"] = r.seconds;
+  j["evaluations"] = r.evaluations;
+  j["evaluations_per_second"] = r.evaluations_per_second();
+  j["episodes"] = r.episodes;
+  j["accepted"] = r.accepted;
+  j["stopped_by_signal"] = run::StopRequested();
   if (!r.best.valid) {
     // No complete placement (every episode ran out of legal cells, or sa/cd could not make their
     // start): infeasible, exit 2, the same document with null costs (cli.h ReportInfeasible).
@@ -116,12 +123,6 @@ int PlaceBaseline(const Options& o) {
     j["best"] = {{"proxy_cost", nullptr}, {"wirelength_cost", nullptr}, {"density_cost", nullptr},
                  {"congestion_cost", nullptr}, {"hpwl", nullptr}};
     j["legal"] = nullptr;
-    j["seconds"] = r.seconds;
-    j["evaluations"] = r.evaluations;
-    j["evaluations_per_second"] = r.evaluations_per_second();
-    j["episodes"] = r.episodes;
-    j["accepted"] = r.accepted;
-    j["stopped_by_signal"] = run::StopRequested();
     bad.document = j;
     bad.out = dir.path();
     return ReportInfeasible("place-baseline", bad, o.json, [&](const std::string& text) { dir.WriteFile("result.json", text); });
@@ -148,12 +149,6 @@ int PlaceBaseline(const Options& o) {
   std::string why;
   j["legal"] = search::IsLegalPlacement(env->netlist(), env->settings(), r.best, &why);
   if (!why.empty()) j["illegal"] = why;
-  j["seconds"] = r.seconds;
-  j["evaluations"] = r.evaluations;
-  j["evaluations_per_second"] = r.evaluations_per_second();
-  j["episodes"] = r.episodes;
-  j["accepted"] = r.accepted;
-  j["stopped_by_signal"] = run::StopRequested();
   j["out"] = dir.path();
   MarkFeasible(&j);
   dir.WriteFile("result.json", j.dump(2) + "\n");
