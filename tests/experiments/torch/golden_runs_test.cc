@@ -106,8 +106,13 @@ std::string NormalSolution(const fs::path& p) {
 // Paths inside strings (a spec naming its table file) depend on where the clone is.
 std::string Unrooted(std::string s, const std::string& out) {
   std::error_code ec;
+  // ../shared as written (through a symlink, say) and as resolved.
+  const fs::path repo = fs::current_path();
   const std::vector<std::pair<std::string, std::string>> roots = {
-      {out, "<out>"}, {fs::current_path().string(), "<repo>"}, {fs::canonical("../shared", ec).string(), "<shared>"}};
+      {out, "<out>"},
+      {(repo.parent_path() / "shared").string(), "<shared>"},
+      {fs::canonical("../shared", ec).string(), "<shared>"},
+      {repo.string(), "<repo>"}};
   for (const auto& [from, to] : roots) {
     if (from.empty()) continue;
     for (size_t at; (at = s.find(from)) != std::string::npos;) s.replace(at, from.size(), to);
