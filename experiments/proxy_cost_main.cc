@@ -13,6 +13,7 @@
 #include <random>
 
 #include "cost_models/chip/proxy_cost.h"
+#include "datasets/util/budget_clock.h"
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
 #include "datasets/chip/synthetic.h"
@@ -33,11 +34,7 @@ double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_cloc
 
 // CPU seconds of this (single-threaded) process: on a shared machine the wall clock also
 // counts the time other processes held the core; the CPU time does not.
-double CpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+double CpuSeconds() { return ProcessCpuSeconds(); }
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 
 #include <time.h>
 
+#include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/warnings.h"
 #include "experiments/lib/config.h"
@@ -21,11 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 // CPU seconds of this process (all threads): the breakdown of ChipTrainingTimes in CPU time, so
 // that it means the same on a loaded machine (wall time there mostly measures the neighbours).
-double CpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
+double CpuSeconds() { return ProcessCpuSeconds(); }
 
 // The episode's proxy cost (+inf when it ended infeasible).
 double FinalCost(const env::ChipEnv& env) {

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "datasets/util/budget_clock.h"
 #include "datasets/nas/search_space.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
@@ -221,7 +222,7 @@ int main(int argc, char** argv) {
     // Ctrl-C / SIGTERM: the scoring and the retraining end within a step; what was done is reported
     // ("stopped_by_signal": true; cells not scored are null, retrainings not done are missing).
     run::InstallStopOnSignal();
-    const double cpu_start = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+    const double cpu_start = ProcessCpuSeconds();
     std::vector<double> shared(cells.size(), NAN);
     if (!bytes.empty()) {
       try {
@@ -230,12 +231,12 @@ int main(int argc, char** argv) {
         throw ConfigError(ckpt_path + ": " + e.what());
       }
     }
-    const double cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC - cpu_start;
+    const double cpu = ProcessCpuSeconds() - cpu_start;
     double retrain_cpu = 0;
     if (!retrain_seeds.empty()) {
       std::fprintf(stderr, "enas-rank: retraining %zu cell(s) x %zu seed(s), %g epoch(s) each (Ctrl-C stops it and "
                    "reports what was done)\n", cells.size(), retrain_seeds.size(), o.final_epochs);
-      const double t0 = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+      const double t0 = ProcessCpuSeconds();
       const auto trained = enas::TrainCellsFromScratch(archs, o, retrain_seeds, [] { return run::StopRequested(); },
                                                        [&](size_t c, size_t s) {
         if (!json)
@@ -243,7 +244,7 @@ int main(int argc, char** argv) {
                        static_cast<unsigned long long>(retrain_seeds[s]), c * retrain_seeds.size() + s + 1,
                        cells.size() * retrain_seeds.size());
       });
-      retrain_cpu = static_cast<double>(std::clock()) / CLOCKS_PER_SEC - t0;
+      retrain_cpu = ProcessCpuSeconds() - t0;
       for (size_t k = 0; k < cells.size(); ++k) {
         for (const enas::TrainedChild& t : trained[k]) {
           cells[k].test.push_back(t.test_accuracy);

@@ -40,7 +40,7 @@ namespace F = torch::nn::functional;
 using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+double CpuSeconds() { return ProcessCpuSeconds(); }
 
 // Fashion-MNIST's pixel mean and standard deviation (of the 60,000 training images, /255).
 constexpr double kPixelMean = 0.2860, kPixelStd = 0.3530;
