@@ -6,7 +6,7 @@
 // same optimiser step and the weights stay identical.
 //
 // Torch-free and transport-free: agents/ only calls this interface; the c10d / Gloo
-// implementation lives with the binaries (experiments/torch/workers.h). A null Collective, or
+// implementation lives with the binaries (agents/workers.h). A null Collective, or
 // one of world size 1, is the single-process update.
 #pragma once
 

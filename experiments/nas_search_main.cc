@@ -16,7 +16,7 @@
 // --method evolution | reinforce | ppo, or random with --train-steps) in the generic loop:
 //   nas-search --space enas_micro --dataset fashion-mnist --method evolution --budget 100 --train-steps 200 --out runs/rea
 // --space brainformer --dataset fashion-mnist trains each candidate block as a patch Transformer
-// (experiments/torch/brainformer_search.h):
+// (search/nas/brainformer_search.h):
 //   nas-search --space brainformer --dataset fashion-mnist --method evolution --budget 40 --out runs/bf
 // Checkpoints (every checkpoint_minutes and at the end) let `--resume DIR` continue a killed or
 // finished search exactly as if it had not stopped, or a longer one (--budget N); ENAS weight
@@ -57,12 +57,12 @@
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
-#include "experiments/lib/stop_signal.h"
+#include "datasets/util/stop_signal.h"
 #include "search/nas/nas_search.h"
 #if PLACERL_HAVE_TORCH
-#include "experiments/torch/brainformer_search.h"
+#include "search/nas/brainformer_search.h"
 #include "experiments/torch/enas_search.h"
-#include "experiments/torch/nas_rl.h"
+#include "search/nas/nas_rl.h"
 #endif
 
 using namespace placerl;
@@ -620,7 +620,7 @@ nlohmann::json ArchJson(const env::BlockEnv& e, const search::NasEvaluation& x) 
 double Mean(const std::vector<double>& v) { return stats::Mean(v, 0); }
 double Std(const std::vector<double>& v) { return stats::SampleSd(v, 0); }  // sample (n − 1); 0 for one seed
 
-// One seed of reinforce / ppo (experiments/torch/nas_rl.h).
+// One seed of reinforce / ppo (search/nas/nas_rl.h).
 search::NasSearchResult RunLearned(
     const env::BlockEnv& env, const config::NasSearchConfig& c, uint64_t seed,
     const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_eval,

@@ -27,7 +27,7 @@
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
-#include "experiments/lib/stop_signal.h"
+#include "datasets/util/stop_signal.h"
 #include "search/device/baselines.h"
 
 namespace placerl::device_baseline {

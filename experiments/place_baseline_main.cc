@@ -20,7 +20,7 @@
 #include "experiments/lib/progress.h"
 #include "experiments/lib/render.h"
 #include "experiments/lib/run_dir.h"
-#include "experiments/lib/stop_signal.h"
+#include "datasets/util/stop_signal.h"
 #include "experiments/place_baseline_device.h"
 #include "search/chip/baselines.h"
 

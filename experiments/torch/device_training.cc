@@ -24,7 +24,7 @@
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
-#include "experiments/lib/stop_signal.h"
+#include "datasets/util/stop_signal.h"
 #include "experiments/place_baseline_device.h"
 #include "experiments/torch/training_state.h"
 

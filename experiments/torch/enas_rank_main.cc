@@ -38,7 +38,7 @@
 #include "datasets/util/stats.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/json_number.h"
-#include "experiments/lib/stop_signal.h"
+#include "datasets/util/stop_signal.h"
 #include "experiments/torch/enas_search.h"
 
 using namespace placerl;

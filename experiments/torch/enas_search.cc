@@ -28,9 +28,9 @@
 #include "experiments/lib/learner_config.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
-#include "experiments/lib/stop_signal.h"
+#include "datasets/util/stop_signal.h"
 #include "encoders/policy_net.h"
-#include "experiments/torch/enas_supernet.h"
+#include "models/enas_supernet.h"
 #include "search/nas/nas_search.h"
 
 namespace placerl::enas {
@@ -207,7 +207,7 @@ torch::optim::SGD MakeSgd(EnasNet& net, const EnasSearchOptions& o) {
 // The child's quality for the block environment: its accuracy, with the super-network's current
 // weights, on the NEXT validation minibatch (ENAS's reward). Asking again for the architecture
 // just scored returns the same value without a new batch (the controller's bookkeeping asks the
-// environment twice per episode: experiments/torch/nas_rl.cc).
+// environment twice per episode: search/nas/nas_rl.cc).
 class SharedWeightsQuality : public env::QualityModel {
  public:
   SharedWeightsQuality(EnasNet net, const Split* val, int32_t batch) : net_(std::move(net)), val_(val), batch_(batch) {}

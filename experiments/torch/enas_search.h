@@ -1,6 +1,6 @@
 // ENAS on Fashion-MNIST (Pham et al. 2018; nas_notes.md §4.1; docs/nas.md "ENAS weight sharing
 // on Fashion-MNIST"): the enas_micro space searched with ONE super-network whose weights every
-// sampled child shares (experiments/torch/enas_supernet.h), and the comparison issue 16 asks for.
+// sampled child shares (models/enas_supernet.h), and the comparison issue 16 asks for.
 //   per epoch: S minibatches of shared-weight training (SGD, cosine lr over the time budget),
 //              each with a child the controller samples; then M controller episodes, each a
 //              child whose reward is its accuracy on the next validation minibatch (a
@@ -13,7 +13,7 @@
 //   compare:   `random_cells` random cells trained from scratch with the same recipe, the best by
 //              validation accuracy; and a hand-designed cell (a ResNet-like chain of
 //              sep_conv3x3 with identity skips; max-pool skips in the reduction cell).
-// The controller is the shared GNN policy + learner with REINFORCE (experiments/torch/nas_rl.h
+// The controller is the shared GNN policy + learner with REINFORCE (search/nas/nas_rl.h
 // NasRlController) on a BlockEnv of enas_micro. Data: the 60,000 training images split into
 // train (the first 60,000 − validation_images) and validation (the last ones).
 // Torch-free header (nas-search calls it).
@@ -32,7 +32,7 @@
 #include "datasets/proto/nas_search.pb.h"
 #include "env/block/block_env.h"
 #include "experiments/lib/run_dir.h"
-#include "experiments/torch/nas_rl.h"
+#include "search/nas/nas_rl.h"
 
 namespace placerl::enas {
 

@@ -1,7 +1,7 @@
 // gloo-train: real sharded training runs of a small LibTorch Transformer on this machine
 // (single process, 2-process data parallel over c10d Gloo on loopback, 2-stage GPipe
 // pipeline), measured step time vs the perf model's prediction for the catalogue chip
-// `host` (experiments/torch/gloo_train.h).
+// `host` (agents/gloo_train.h).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -11,7 +11,7 @@
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "experiments/lib/cli.h"
-#include "experiments/torch/gloo_train.h"
+#include "agents/gloo_train.h"
 
 int main(int argc, char** argv) {
   return placerl::RunMain("gloo-train", [&]() -> int {

@@ -10,7 +10,7 @@
 #include "cost_models/tpu/catalog.h"
 #include "datasets/util/files.h"
 #include "experiments/lib/cli.h"
-#include "experiments/torch/host_calibration.h"
+#include "models/host_calibration.h"
 
 int main(int argc, char** argv) {
   return placerl::RunMain("perf-model calibrate-host", [&]() -> int {

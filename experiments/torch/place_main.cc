@@ -31,7 +31,7 @@
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
-#include "experiments/lib/stop_signal.h"
+#include "datasets/util/stop_signal.h"
 #include "experiments/torch/chip_training.h"
 #include "search/chip/baselines.h"
 

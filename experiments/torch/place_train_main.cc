@@ -4,7 +4,7 @@
 // config, metrics.csv and TensorBoard events (CleanRL tags), checkpoints/ (resumable with
 // --resume DIR; `place` loads them), best.plc per design, pictures of the best placement and of
 // the learning curve. --workers N trains with N processes (decentralised PPO over c10d Gloo,
-// experiments/torch/workers.h; docs/learning.md "Workers and resume").
+// agents/workers.h; docs/learning.md "Workers and resume").
 //   place-train --netlist N.pb.txt.gz --plc initial.plc --minutes 60 --out runs/ariane_ppo
 //   place-train --resume runs/ariane_ppo --set minutes=120
 //   place-train --workers 2 --minutes 60 --out runs/ariane_ppo2
@@ -41,10 +41,10 @@
 #include "experiments/lib/progress.h"
 #include "experiments/lib/render.h"
 #include "experiments/lib/run_dir.h"
-#include "experiments/lib/stop_signal.h"
+#include "datasets/util/stop_signal.h"
 #include "experiments/torch/chip_training.h"
 #include "experiments/torch/training_state.h"
-#include "experiments/torch/workers.h"
+#include "agents/workers.h"
 
 using namespace placerl;
 

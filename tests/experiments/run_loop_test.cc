@@ -12,7 +12,7 @@
 #include "datasets/proto/perf_model.pb.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
-#include "experiments/lib/stop_signal.h"
+#include "datasets/util/stop_signal.h"
 #include "tests/experiments/test_dir.h"
 
 namespace placerl::run {

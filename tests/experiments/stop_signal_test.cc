@@ -1,7 +1,7 @@
 // Tests of the clean stop: the first SIGINT/SIGTERM only sets the flag; the second goes to
 // the handler installed before (in-process with a counting handler; in a child with the
 // default action, which must then die of that signal); an ignored signal stays ignored.
-#include "experiments/lib/stop_signal.h"
+#include "datasets/util/stop_signal.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

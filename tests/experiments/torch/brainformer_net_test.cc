@@ -1,4 +1,4 @@
-// The Brainformer patch Transformer (experiments/torch/brainformer_net.h, brainformer_block.h):
+// The Brainformer patch Transformer (models/brainformer_net.h, brainformer_block.h):
 // blocks read from the search space (GLaM-like reference included), forward shapes for every
 // sub-layer type and gating, the analytic parameter count against the module's, MoE routing
 // counted by hand (capacity, GShard order, dropped tokens), expert choice filling every expert
@@ -10,8 +10,8 @@
 
 #include "datasets/nas/search_space.h"
 #include "datasets/util/errors.h"
-#include "experiments/torch/brainformer_block.h"
-#include "experiments/torch/brainformer_net.h"
+#include "models/brainformer_block.h"
+#include "models/brainformer_net.h"
 
 namespace placerl::brainformer {
 namespace {

@@ -1,4 +1,4 @@
-// Brainformer quality (experiments/torch/brainformer_quality.h) on the real Fashion-MNIST
+// Brainformer quality (models/brainformer_quality.h) on the real Fashion-MNIST
 // files: the validation split, a few steps lower the loss and beat chance, the same recipe gives
 // the same accuracy (same seed, same data order), the quality model trains each architecture
 // once, final training reports test accuracy, bad recipes and missing files are errors.
@@ -9,7 +9,7 @@
 #include "datasets/nas/idx.h"
 #include "datasets/nas/search_space.h"
 #include "datasets/util/errors.h"
-#include "experiments/torch/brainformer_quality.h"
+#include "models/brainformer_quality.h"
 
 namespace placerl::brainformer {
 namespace {

@@ -1,4 +1,4 @@
-// What one ENAS step costs on one thread (experiments/torch/enas_supernet.h, nas_rl.h): a
+// What one ENAS step costs on one thread (models/enas_supernet.h, nas_rl.h): a
 // shared-weight SGD step of a batch of 64 (forward + backward + update) at C = 8 and C = 16, a
 // child's forward over 128 validation images (one controller reward), and one architecture
 // sampled by the shared GNN controller (40 decisions).
@@ -9,8 +9,8 @@
 
 #include "datasets/nas/search_space.h"
 #include "env/block/block_env.h"
-#include "experiments/torch/enas_supernet.h"
-#include "experiments/torch/nas_rl.h"
+#include "models/enas_supernet.h"
+#include "search/nas/nas_rl.h"
 #include "search/nas/nas_search.h"
 
 namespace placerl::enas {

@@ -13,7 +13,7 @@
 #include "datasets/nas/search_space.h"
 #include "datasets/util/errors.h"
 #include "experiments/torch/enas_search.h"
-#include "experiments/torch/enas_supernet.h"
+#include "models/enas_supernet.h"
 #include "search/nas/nas_search.h"
 
 namespace placerl::enas {

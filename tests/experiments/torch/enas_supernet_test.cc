@@ -1,4 +1,4 @@
-// The ENAS micro super-network (experiments/torch/enas_supernet.h): output shapes for several
+// The ENAS micro super-network (models/enas_supernet.h): output shapes for several
 // children, gradients reach only the chosen operations' weights, a FixedNet with the
 // super-network's weights computes the same logits, the parameter count of a FixedNet equals
 // ChildCostOf's, decoding checks its input, and a few hundred real Fashion-MNIST images × a few
@@ -13,7 +13,7 @@
 #include "datasets/nas/idx.h"
 #include "datasets/nas/search_space.h"
 #include "datasets/util/errors.h"
-#include "experiments/torch/enas_supernet.h"
+#include "models/enas_supernet.h"
 #include "search/nas/nas_search.h"
 
 namespace placerl::enas {

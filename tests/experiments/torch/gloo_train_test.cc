@@ -19,7 +19,7 @@
 
 #include "cost_models/tpu/catalog.h"
 #include "datasets/util/errors.h"
-#include "experiments/torch/gloo_train.h"
+#include "agents/gloo_train.h"
 #include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 

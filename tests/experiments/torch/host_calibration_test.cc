@@ -3,7 +3,7 @@
 // fitted a + S/bw, an existing host entry is replaced, the fit recovers known parameters,
 // and a short real measurement (2 processes, Gloo) gives finite positive numbers.
 // No timing assertions.
-#include "experiments/torch/host_calibration.h"
+#include "models/host_calibration.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// nas-search's learned controllers (experiments/torch/nas_rl.h): REINFORCE (the ENAS
+// nas-search's learned controllers (search/nas/nas_rl.h): REINFORCE (the ENAS
 // controller's algorithm) and PPO with the shared policy learn an additive synthetic quality on
 // the NB201 space to its known optimum; the budget counts every sampled architecture (a last
 // partial batch too); the bookkeeping is the table's (an episode's reward = the environment's
@@ -14,7 +14,7 @@
 #include "datasets/util/errors.h"
 #include "env/block/block_env.h"
 #include "env/block/block_models.h"
-#include "experiments/torch/nas_rl.h"
+#include "search/nas/nas_rl.h"
 #include "datasets/nas/search_space.h"
 
 namespace placerl {

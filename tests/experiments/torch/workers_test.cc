@@ -1,4 +1,4 @@
-// Decentralised updates over c10d Gloo (experiments/torch/workers.h + the Learner's Collective
+// Decentralised updates over c10d Gloo (agents/workers.h + the Learner's Collective
 // hook): 2 processes on loopback (FileStore in a temp dir), each with half of a fixed batch of
 // partition(nodes=8,devices=2) episodes, take one PPO update (2 epochs, one minibatch each)
 // and one REINFORCE update; their weights equal the single-process update on the combined
@@ -21,7 +21,7 @@
 #include "encoders/policy.h"
 #include "encoders/policy_net.h"
 #include "env/registry.h"
-#include "experiments/torch/workers.h"
+#include "agents/workers.h"
 
 namespace placerl {
 namespace {

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "experiments/torch/brainformer_block.h"
+#include "models/brainformer_block.h"
 
 namespace placerl::brainformer {
 

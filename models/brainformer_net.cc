@@ -1,4 +1,4 @@
-#include "experiments/torch/brainformer_net.h"
+#include "models/brainformer_net.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "experiments/torch/enas_supernet.h"
+#include "models/enas_supernet.h"
 
 #include <map>
 

@@ -1,4 +1,4 @@
-#include "experiments/torch/brainformer_block.h"
+#include "models/brainformer_block.h"
 
 #include <algorithm>
 #include <cmath>

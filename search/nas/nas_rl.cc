@@ -1,4 +1,4 @@
-#include "experiments/torch/nas_rl.h"
+#include "search/nas/nas_rl.h"
 
 #include <chrono>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "experiments/torch/brainformer_quality.h"
+#include "models/brainformer_quality.h"
 
 #include <torch/torch.h>
 
@@ -9,8 +9,8 @@
 #include <random>
 
 #include "datasets/util/errors.h"
-#include "experiments/lib/stop_signal.h"
-#include "experiments/torch/brainformer_net.h"
+#include "datasets/util/stop_signal.h"
+#include "models/brainformer_net.h"
 
 namespace placerl::brainformer {
 

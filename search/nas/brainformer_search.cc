@@ -1,4 +1,4 @@
-#include "experiments/torch/brainformer_search.h"
+#include "search/nas/brainformer_search.h"
 
 #include "datasets/util/errors.h"
 

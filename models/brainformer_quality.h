@@ -14,7 +14,7 @@
 #include "datasets/nas/idx.h"
 #include "datasets/nas/search_space.h"
 #include "env/block/block_models.h"
-#include "experiments/torch/brainformer_block.h"
+#include "models/brainformer_block.h"
 
 namespace placerl::brainformer {
 

@@ -1,4 +1,4 @@
-#include "experiments/torch/gloo_train.h"
+#include "agents/gloo_train.h"
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/torch.h>
@@ -21,8 +21,8 @@
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "datasets/util/stats.h"
-#include "experiments/lib/stop_signal.h"
-#include "experiments/torch/workers.h"
+#include "datasets/util/stop_signal.h"
+#include "agents/workers.h"
 
 namespace placerl {
 
@@ -208,7 +208,7 @@ struct Trainer {
   perf::TransformerModel m;
   int rank, world;
   std::string dir;  // rendezvous dir ("" = single)
-  ::c10d::ProcessGroupGloo* pg = nullptr;  // the 2-process modes (experiments/torch/workers.h)
+  ::c10d::ProcessGroupGloo* pg = nullptr;  // the 2-process modes (agents/workers.h)
 
   Trainer(const GlooTrainOptions& opts, int r, int w, const std::string& d)
       : o(opts), m(perf::ParseModelSpec(opts.model)), rank(r), world(w), dir(d) {}

@@ -1,4 +1,4 @@
-#include "experiments/torch/host_calibration.h"
+#include "models/host_calibration.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -507,7 +507,7 @@ std::string HostChipText(const Measurements& m) {
   const bool fitted = m.matmul_half_size > 0 && m.matmul_fp32_peak > 0;
   std::ostringstream s;
   s << "chip {\n"
-    << "  # This machine, measured by `perf-model calibrate-host` (experiments/torch/host_calibration.cc,\n"
+    << "  # This machine, measured by `perf-model calibrate-host` (models/host_calibration.cc,\n"
     << "  # docs/host_calibration.md): " << m.cpu << "; one chip = one process with " << m.threads
     << " LibTorch thread(s).\n"
     << "  # CPU time stolen by the hypervisor while measuring: " << Fixed("%.0f%%", 100 * m.steal_fraction)

@@ -1,4 +1,4 @@
-#include "experiments/lib/stop_signal.h"
+#include "datasets/util/stop_signal.h"
 
 #include <unistd.h>
 

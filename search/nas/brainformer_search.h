@@ -17,7 +17,7 @@
 
 #include "datasets/proto/nas_search.pb.h"
 #include "env/block/block_env.h"
-#include "experiments/torch/brainformer_quality.h"
+#include "models/brainformer_quality.h"
 
 namespace placerl::brainformer {
 

@@ -1,4 +1,4 @@
-#include "experiments/torch/workers.h"
+#include "agents/workers.h"
 
 #include <dirent.h>
 #include <signal.h>

@@ -11,7 +11,7 @@
 // mesh of the catalogue chip `host` (host:1 or host:2).
 //
 // The 2-process modes re-execute the binary (`worker_exe`) once per rank with the hidden
-// flags --rank and --rendezvous; the launcher (experiments/torch/workers.h, shared with
+// flags --rank and --rendezvous; the launcher (agents/workers.h, shared with
 // place-train --workers) reaps both children, kills them when one fails or stops making
 // progress for `timeout_s`, and turns that into an Error.
 // No torch include here: the binary's main and the tests use plain types only.
@@ -112,7 +112,7 @@ GlooPrediction PredictGlooRun(const GlooTrainOptions& options);
 
 // Runs the training (single: in this process; dp/pipeline: two children of `worker_exe`)
 // and attaches the prediction. Throws Error on any failure, children reaped. The first
-// SIGINT / SIGTERM (experiments/lib/stop_signal.h) ends the run after the current step (both
+// SIGINT / SIGTERM (datasets/util/stop_signal.h) ends the run after the current step (both
 // ranks at the same step); the result then reports the steps done.
 GlooRunResult RunGlooTraining(const GlooTrainOptions& options, const std::string& worker_exe);
 
