@@ -21,7 +21,7 @@
 #include "experiments/lib/render.h"
 #include "experiments/lib/run_dir.h"
 #include "datasets/util/stop_signal.h"
-#include "experiments/place_baseline_device.h"
+#include "experiments/lib/place_baseline_device.h"
 #include "search/chip/baselines.h"
 
 using namespace placerl;
@@ -169,7 +169,7 @@ int PlaceBaseline(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --env device: the device placers (experiments/place_baseline_device.cc).
+  // --env device: the device placers (experiments/lib/place_baseline_device.cc).
   if (device_baseline::SelectsDeviceEnv(argc, argv)) return device_baseline::PlaceBaselineDeviceMain(argc, argv);
   argc_ = argc;
   argv_ = argv;

@@ -25,8 +25,8 @@
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
 #include "datasets/util/stop_signal.h"
-#include "experiments/place_baseline_device.h"
-#include "experiments/torch/training_state.h"
+#include "experiments/lib/place_baseline_device.h"
+#include "experiments/lib/torch/training_state.h"
 
 namespace placerl {
 

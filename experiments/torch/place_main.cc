@@ -32,7 +32,8 @@
 #include "experiments/lib/progress.h"
 #include "experiments/lib/run_dir.h"
 #include "datasets/util/stop_signal.h"
-#include "experiments/torch/chip_training.h"
+#include "agents/chip_training.h"
+#include "experiments/lib/torch/trained_chip_env.h"
 #include "search/chip/baselines.h"
 
 using namespace placerl;

@@ -42,8 +42,8 @@
 #include "experiments/lib/render.h"
 #include "experiments/lib/run_dir.h"
 #include "datasets/util/stop_signal.h"
-#include "experiments/torch/chip_training.h"
-#include "experiments/torch/training_state.h"
+#include "agents/chip_training.h"
+#include "experiments/lib/torch/training_state.h"
 #include "agents/workers.h"
 
 using namespace placerl;

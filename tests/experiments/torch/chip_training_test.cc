@@ -1,10 +1,10 @@
-// place-train's batched chip collection (experiments/torch/chip_training.h, ChipCollector): with
+// place-train's batched chip collection (agents/chip_training.h, ChipCollector): with
 // one copy it records exactly what the one-environment loop (PlayChipEpisode per episode, the
 // design drawn before each) records, RNG included; with several copies of two designs it is
 // deterministic (same RNG → same buffer), records complete episodes in episode order, each
 // replayable on a fresh environment to the cost it reported, and stops starting episodes when
 // asked; episodes that end early (infeasible) free their copy for the next episode.
-#include "experiments/torch/chip_training.h"
+#include "agents/chip_training.h"
 
 #include <gtest/gtest.h>
 

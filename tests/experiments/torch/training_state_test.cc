@@ -1,10 +1,10 @@
-// checkpoints/state.json (experiments/torch/training_state.h): what place-train's chip and device
+// checkpoints/state.json (experiments/lib/torch/training_state.h): what place-train's chip and device
 // paths write is what they read back; malformed state files and a missing checkpoint are
 // ConfigErrors that name the file. Checkpoint files (encoders/checkpoint_file.h) carry a
 // checksum: damaged, truncated and non-finite checkpoints are refused at load, naming the file
 // and the reason; files written before the checksum still load. Settings that differ from the
 // training run's are warned about (CKPT-0001).
-#include "experiments/torch/training_state.h"
+#include "experiments/lib/torch/training_state.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,4 +1,4 @@
-#include "experiments/torch/training_state.h"
+#include "experiments/lib/torch/training_state.h"
 
 #include <cmath>
 #include <filesystem>

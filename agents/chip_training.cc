@@ -1,4 +1,4 @@
-#include "experiments/torch/chip_training.h"
+#include "agents/chip_training.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,8 +11,6 @@
 #include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/warnings.h"
-#include "experiments/lib/config.h"
-#include "experiments/torch/training_state.h"
 
 namespace placerl {
 
@@ -141,69 +139,6 @@ int32_t ChipCollector::Collect(encoders::Policy& policy, std::mt19937_64* rng, i
   return static_cast<int32_t>(finished.size());
 }
 
-TrainedChipEnv ReadTrainedChipEnv(const std::string& checkpoint, const config::ChipEnvConfig& base) {
-  TrainedChipEnv t;
-  t.chip = base;
-  const agents::Learner::Extras extras = agents::Learner::ReadExtras(checkpoint);
-  const auto it = extras.find(run::kRunConfigExtra);
-  if (it != extras.end()) {
-    config::PlaceTrainConfig c;
-    try {
-      run::ParseConfigText(it->second, checkpoint + " (its training config)", &c);
-    } catch (const ParseError& e) {
-      throw ConfigError(checkpoint + ": not a chip placement checkpoint, or a damaged one (" + e.what() + ")");
-    }
-    t.chip = c.chip();
-    t.chip.set_netlist(base.netlist());
-    t.chip.set_plc(base.plc());
-    t.chip.set_synthetic_seed(base.synthetic_seed());
-    if (t.chip.cost_map().empty()) t.chip.set_cost_map("wirelength");  // (the same map)
-    t.maps = c.maps();
-    t.recorded = true;
-    if (c.netlists_size() == 0) t.designs.emplace_back(c.chip().netlist(), c.chip().plc());
-    for (int i = 0; i < c.netlists_size(); ++i) t.designs.emplace_back(c.netlists(i), i < c.plcs_size() ? c.plcs(i) : "");
-    return t;
-  }
-  // Written before checkpoints carried their config: the cost-change maps are part of the
-  // policy's inputs, so its action features name chip.cost_map; the rest are the defaults.
-  const encoders::FeatureLayout l = encoders::Policy::ReadLayout(checkpoint);
-  const std::vector<std::string>& a = l.action_feature_names;
-  if (a.size() == 5 && a[4] == "proxy_cost_change")
-    t.chip.set_cost_map("proxy");
-  else if (a.size() == 5 && a[4] == "wirelength_change")
-    t.chip.set_cost_map("wirelength");
-  else if (a.size() == 7 && a[4] == "wirelength_change" && a[5] == "density_change")
-    t.chip.set_cost_map("split");
-  return t;
-}
-
-nlohmann::json ReconcileTrainedChipEnv(const TrainedChipEnv& trained, const std::string& checkpoint,
-                                       config::ChipEnvConfig* used) {
-  const std::string map = trained.chip.cost_map().empty() ? "wirelength" : trained.chip.cost_map();
-  if (!used->cost_map().empty() && used->cost_map() != map)
-    Warn(run::kTrainedSettingChanged, "chip.cost_map " + used->cost_map() + " ignored: the policy's inputs are the " + map +
-                                          " maps of " + checkpoint);
-  used->set_cost_map(map);
-  if (!trained.recorded) return nlohmann::json::object();
-  nlohmann::json changed =
-      run::ReportTrainedSettingChanges(trained.chip, *used, {"netlist", "plc", "synthetic_seed"}, checkpoint, "chip.");
-  // A training design placed with another canvas and grid (.plc) than it was trained with.
-  auto same_file = [](const std::string& a, const std::string& b) {
-    std::error_code ec;
-    return a == b || (!a.empty() && !b.empty() && std::filesystem::equivalent(a, b, ec));
-  };
-  for (const auto& [netlist, plc] : trained.designs) {
-    if (netlist.empty() || !same_file(netlist, used->netlist()) || same_file(plc, used->plc())) continue;
-    const std::string given = used->plc().empty() ? "no .plc (the default grid)" : used->plc();
-    const std::string then = plc.empty() ? "no .plc (the default grid)" : plc;
-    Warn(run::kTrainedSettingChanged, "placing " + used->netlist() + " with " + given + "; " + checkpoint +
-                                          " was trained on it with " + then);
-    changed["chip.plc"] = {{"trained", then}, {"used", given}};
-    break;
-  }
-  return changed;
-}
-
 void OfferBest(const env::ChipEnv& env, size_t k, double cost, ChipTrainingState* st) {
   if (env.episode_end_is_full_schedule()) {
     if (!(cost < st->best_cost[k])) return;
@@ -239,7 +174,7 @@ void OfferBest(const env::ChipEnv& env, size_t k, double cost, ChipTrainingState
 
 void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner& learner, int episodes_per_update,
                uint64_t seed, double budget_s, ChipTrainingState* st, const std::function<bool()>& stop,
-               const std::function<void(int64_t, const run::Scalars&)>& log,
+               const std::function<void(int64_t, const LogRow&)>& log,
                const std::function<void(const ChipTrainingState&, double)>& every_update) {
   ChipTrainingOptions o;
   o.episodes_per_update = episodes_per_update;
@@ -251,7 +186,7 @@ void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner
 
 void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner& learner,
                const ChipTrainingOptions& o, ChipTrainingState* st, const std::function<bool()>& stop,
-               const std::function<void(int64_t, const run::Scalars&)>& log,
+               const std::function<void(int64_t, const LogRow&)>& log,
                const std::function<void(const ChipTrainingState&, double)>& every_update) {
   const Stopwatch watch(o.clock);
   auto elapsed = [&] { return st->elapsed_s + watch.Elapsed(); };
@@ -324,7 +259,7 @@ void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner
       best_all = std::min(best_all, st->best_cost[k]);
     }
     const double complete = sums[1];
-    run::Scalars row = {{"time_s", elapsed()},
+    LogRow row = {{"time_s", elapsed()},
                         {"charts/episodes", static_cast<double>(st->episodes)},
                         {"charts/episodic_return", sums[0] > 0 ? sums[5] / sums[0] : 0.0},
                         {"charts/mean_proxy_cost", complete > 0 ? sums[3] / complete : NAN},

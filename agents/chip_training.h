@@ -27,13 +27,14 @@
 #include "encoders/policy.h"
 #include "env/chip/chip_env.h"
 #include "search/chip/baselines.h"
-#include "experiments/lib/chip_config.h"
-#include "experiments/lib/tensorboard.h"
 
 namespace placerl {
 
 // Where this process's training time went, in CPU seconds of the process (not checkpointed:
 // this process only).
+// One metrics row (tag, value), as the run directory's logs take it.
+using LogRow = std::vector<std::pair<std::string, double>>;
+
 struct ChipTrainingTimes {
   double policy_s = 0;       // the policy's forwards and sampling, recording into the buffer
   double env_s = 0;          // environment steps and resets that did not end an episode
@@ -98,30 +99,6 @@ class ChipCollector {
   std::vector<std::vector<std::unique_ptr<env::ChipEnv>>> copies_;  // [design][slot − 1]
 };
 
-// The chip environment a checkpoint's policy was trained in, for `place`: the ChipEnvConfig of
-// the training run's config that the checkpoint carries (training_state.h kRunConfigExtra) with
-// the design fields (netlist, plc, synthetic_seed) taken from `base`, and whether the per-cell
-// maps were on. A checkpoint without it (written before it existed, e.g. experiments/pretrained/
-// chip) gets `base` — the defaults such runs were made with — and the cost map its policy's
-// action features name. Throws ConfigError naming the file (not a chip policy's checkpoint,
-// unreadable, damaged).
-struct TrainedChipEnv {
-  config::ChipEnvConfig chip;
-  bool maps = true;
-  bool recorded = false;  // from the checkpoint's config (false: base + the layout's cost map)
-  // The training designs: netlist and .plc ("" = none: the default grid), absolute paths.
-  std::vector<std::pair<std::string, std::string>> designs;
-};
-TrainedChipEnv ReadTrainedChipEnv(const std::string& checkpoint, const config::ChipEnvConfig& base);
-// `used` is what `place` resolved over trained.chip (the user's --config, flags, --set): its cost
-// map becomes the trained one (part of the policy's inputs; a warning when another was asked
-// for), every other setting that differs from the training run's is a warning, and so is a
-// netlist the policy was trained on placed with another .plc (canvas and grid) than in training
-// (training_state.h kTrainedSettingChanged; none for a checkpoint without its config). Returns
-// the differences for result.json.
-nlohmann::json ReconcileTrainedChipEnv(const TrainedChipEnv& trained, const std::string& checkpoint,
-                                       config::ChipEnvConfig* used);
-
 // Measured on Ariane133, one thread (docs/learning.md "Batched collection in place-train").
 constexpr int kDefaultCollectBatch = 8;
 
@@ -141,7 +118,7 @@ struct ChipTrainingOptions {
 // every rank (checkpoints, progress). Returns when done.
 void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner& learner,
                const ChipTrainingOptions& options, ChipTrainingState* st, const std::function<bool()>& stop,
-               const std::function<void(int64_t, const run::Scalars&)>& log,
+               const std::function<void(int64_t, const LogRow&)>& log,
                const std::function<void(const ChipTrainingState&, double elapsed_s)>& every_update);
 
 // Trains until `budget_s` of total training time (st->elapsed_s included) or `stop()`, with
@@ -151,7 +128,7 @@ void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner
 void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner& learner,
                int episodes_per_update, uint64_t seed, double budget_s, ChipTrainingState* st,
                const std::function<bool()>& stop,
-               const std::function<void(int64_t, const run::Scalars&)>& log,
+               const std::function<void(int64_t, const LogRow&)>& log,
                const std::function<void(const ChipTrainingState&, double elapsed_s)>& every_update);
 
 }  // namespace placerl

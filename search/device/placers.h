@@ -1,0 +1,50 @@
+// Classic device placers on a computation graph and a machine (place-baseline --env device's
+// methods): single device, round-robin, blocks, random, the papers' expert placement, and
+// search/device's HEFT, m-TOPO, m-ETF, m-SCT, METIS, Scotch behind one table; their options come
+// from the run config (DevicePlaceBaselineConfig).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cost_models/tpu/machine.h"
+#include "datasets/graphs/compute_graph.h"
+#include "datasets/proto/device_placement.pb.h"
+#include "env/device/device_env.h"
+
+namespace placerl::device_baseline {
+
+// What a placer sees. `seed` differs per draw for stochastic methods. `env` is a one-shot
+// device environment on the same graph and machine (its memory mask on when --memory-aware),
+// for placers that decide group by group through its mask; others ignore it. `config` carries
+// the method options; a placer may append what the reader should know to `notes` (result.json).
+// A placer that cannot place within memory throws InfeasibleAction (exit 2 with its reason).
+struct PlacerInput {
+  const graphs::ComputeGraph& graph;
+  const perf::Machine& machine;
+  uint64_t seed;
+  env::DeviceEnv* env;
+  const config::DevicePlaceBaselineConfig& config;
+  std::vector<std::string>* notes;
+};
+
+struct Placer {
+  std::string name;
+  std::string description;
+  bool stochastic = false;  // drawn repeatedly within the budget, best kept
+  // op → device; must keep every co-location group on one device.
+  std::function<std::vector<int>(const PlacerInput&)> place;
+};
+
+// The method table (single, round_robin, random, …).
+const std::vector<Placer>& Placers();
+
+// The fusion cap of fuse_max_group_fraction (place-baseline fuse=true, place-train/place --env
+// device): fraction × the smallest accelerator's memory (every device's when the machine has no
+// accelerator), in bytes; 0 (no cap) when fraction is 0 or that memory is unlimited. Throws
+// ConfigError unless fraction is in [0, 1].
+double FuseMaxGroupBytes(const perf::Machine& m, double fraction);
+void CheckFuseMaxGroupFraction(double fraction);  // the same ConfigError
+
+}  // namespace placerl::device_baseline
