@@ -3,7 +3,7 @@
 // one group is sampled per unit, independently (the grouping's probability factorises over the
 // units), all units in one batched forward. The placer (encoders/policy.h, usually the `lstm`
 // preset) then places the non-empty groups; both are trained by one REINFORCE loss
-// (R − b)·(−log p_placer − log p_grouper) — experiments/torch/device_training.h owns that loop.
+// (R − b)·(−log p_placer − log p_grouper) — agents/hdp_training.h owns that loop.
 //
 // Units are the nodes of a device environment's static graph (env/device/device_env.h: one node
 // per co-location group), so an op, its gradient and its weights' update always share a group:

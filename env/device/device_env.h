@@ -119,7 +119,7 @@ struct DeviceEnvOptions {
   std::shared_ptr<const graphs::ComputeGraph> memory_graph;
   std::vector<int> memory_op_map;
   // When set, the graph itself (`graph` then only names it): HDP's learned groupings are the
-  // graph with its co-location groups replaced (experiments/torch/device_training.h).
+  // graph with its co-location groups replaced (agents/hdp_training.h).
   std::shared_ptr<const graphs::ComputeGraph> graph_data;
 };
 

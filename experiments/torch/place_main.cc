@@ -20,7 +20,7 @@
 #include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
 #include "encoders/policy.h"
-#include "experiments/torch/device_training.h"  // --env device
+#include "experiments/lib/torch/device_programs.h"  // --env device
 #include "experiments/lib/config_help.h"
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/chip_input.h"
@@ -332,7 +332,7 @@ int Place(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (DeviceEnvSelected(argc, argv)) return DevicePlaceMain(argc, argv);  // device_training.h
+  if (DeviceEnvSelected(argc, argv)) return DevicePlaceMain(argc, argv);  // device_programs.h
   g_argc = argc;
   g_argv = argv;
   return RunMain("place", [&] {

@@ -30,7 +30,7 @@
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "encoders/policy.h"
-#include "experiments/torch/device_training.h"  // --env device
+#include "experiments/lib/torch/device_programs.h"  // --env device
 #include "experiments/lib/config_help.h"
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/cli.h"
@@ -509,7 +509,7 @@ int PlaceTrain(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (DeviceEnvSelected(argc, argv)) return DevicePlaceTrainMain(argc, argv);  // device_training.h
+  if (DeviceEnvSelected(argc, argv)) return DevicePlaceTrainMain(argc, argv);  // device_programs.h
   g_argc = argc;
   g_argv = argv;
   return RunMain("place-train", [&] {

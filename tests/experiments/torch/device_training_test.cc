@@ -1,9 +1,10 @@
-// The device training loop (experiments/torch/device_training.h) on a graph whose optimum is
+// The device training loop (agents/device_training.h) on a graph whose optimum is
 // known: two independent chains of equal heavy ops on two GPUs — one chain per device halves
 // the step time and any other placement is slower. PPO with the shared policy finds that
 // optimum and its greedy placement ends there (within 300 updates; tens in practice); graph
 // specs split at top-level commas only.
-#include "experiments/torch/device_training.h"
+#include "agents/device_training.h"
+#include "experiments/lib/torch/device_programs.h"
 
 #include <gtest/gtest.h>
 
@@ -71,7 +72,7 @@ TEST(DeviceTraining, PpoReachesOneChainPerDevice) {
   double first_mean = NAN, last_mean = NAN, greedy = INFINITY;
   std::mt19937_64 probe_rng(9);
   TrainDevice(tasks, learner, 16, 11, 1e9, &st, [&] { return st.iteration >= 300 || greedy <= optimum * (1 + 1e-12); },
-              [&](int64_t, const run::Scalars& row) {
+              [&](int64_t, const LogRow& row) {
                 ++rows;
                 for (const auto& [k, v] : row)
                   if (k == "charts/mean_step_time_s") (std::isnan(first_mean) ? first_mean : last_mean) = v;

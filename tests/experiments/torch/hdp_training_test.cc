@@ -1,4 +1,4 @@
-// HDP (place-train --env device --method hdp; experiments/torch/device_training.h TrainHdp and
+// HDP (place-train --env device --method hdp; agents/hdp_training.h TrainHdp and
 // encoders/hdp_grouper.h): a learned grouping keeps every co-location group together and its
 // placements are valid op placements of the original graph; a grouping that cannot be placed is
 // a ConfigError; joint REINFORCE of grouper + seq2seq placer finds the known optimum of two
@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/util/errors.h"
-#include "experiments/torch/device_training.h"
+#include "agents/hdp_training.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
@@ -165,7 +165,7 @@ TEST(HdpTraining, JointReinforceReachesOneChainPerDevice) {
   int64_t rows = 0;
   TrainHdp(base, grouper, learner, 4, 11, 1e9, BudgetClock::kWall, &st, &hs,
            [&] { return st.iteration >= 600 || greedy <= optimum * (1 + 1e-12); },
-           [&](int64_t, const run::Scalars& row) {
+           [&](int64_t, const LogRow& row) {
              ++rows;
              std::map<std::string, double> m(row.begin(), row.end());
              EXPECT_TRUE(m.count("losses/grouper_loss"));
