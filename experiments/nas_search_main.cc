@@ -9,8 +9,8 @@
 // learned methods one episode = one architecture). One seed: metrics.csv has one row per
 // evaluated architecture. Several seeds: one row per seed (its best), and result.json has
 // mean ± std over the seeds. With --dataset fashion-mnist the children are trained for real; the
-// run is handed to the space's trainer (enas_micro: ENAS weight sharing, experiments/torch/
-// enas_search.h; --method enas | random):
+// run is handed to the space's trainer (enas_micro: ENAS weight sharing, search/nas/
+// enas_search.h, its run directory experiments/lib/torch/enas_programs.h; --method enas | random):
 //   nas-search --space enas_micro --dataset fashion-mnist --method enas --budget-minutes 10 --out runs/enas
 // or, without weight sharing, each cell trained from scratch briefly (enas::MakeTrainedSearchSetup;
 // --method evolution | reinforce | ppo, or random with --train-steps) in the generic loop:
@@ -61,7 +61,7 @@
 #include "search/nas/nas_search.h"
 #if PLACERL_HAVE_TORCH
 #include "search/nas/brainformer_search.h"
-#include "experiments/torch/enas_search.h"
+#include "experiments/lib/torch/enas_programs.h"
 #include "search/nas/nas_rl.h"
 #endif
 
@@ -148,7 +148,7 @@ config::NasSearchConfig DefaultConfig(const std::string& method = "evolution", c
     }
   }
 #if PLACERL_HAVE_TORCH
-  if (method == "enas") enas::FillEnasControllerDefaults(&c);  // ENAS on real data (enas_search.h)
+  if (method == "enas") enas::FillEnasControllerDefaults(&c);  // ENAS on real data (enas_programs.h)
   if (TrainsBrainformer(space, dataset)) brainformer::FillDefaultTrainingConfig(c.mutable_brainformer());
 #else
   (void)space, (void)dataset;

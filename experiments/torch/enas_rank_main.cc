@@ -1,7 +1,7 @@
 // enas-rank: how well ENAS's shared weights rank cells (issue 16; docs/nas.md "ENAS weight
 // sharing on Fashion-MNIST"). Scores a list of enas_micro cells with the shared weights of a
 // `nas-search --method enas --dataset fashion-mnist` search checkpoint, exactly as the derive step
-// does (experiments/torch/enas_search.h SharedWeightAccuracies: the same super-network, the same
+// does (search/nas/enas_search.h SharedWeightAccuracies: the same super-network, the same
 // validation split), and, for the cells whose accuracy after training from scratch is known,
 // the rank correlation between the two (Kendall's tau-b, Spearman's rho).
 //   enas-rank [--checkpoint runs/enas] [--result runs/enas/result.json]... [--cells cells.txt]...
@@ -37,9 +37,9 @@
 #include "datasets/util/files.h"
 #include "datasets/util/stats.h"
 #include "experiments/lib/cli.h"
-#include "experiments/lib/json_number.h"
+#include "datasets/util/json_number.h"
 #include "datasets/util/stop_signal.h"
-#include "experiments/torch/enas_search.h"
+#include "search/nas/enas_search.h"
 
 using namespace placerl;
 

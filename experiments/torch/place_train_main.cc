@@ -36,7 +36,7 @@
 #include "experiments/lib/cli.h"
 #include "experiments/lib/learner_config.h"
 #include "experiments/lib/config.h"
-#include "experiments/lib/json_number.h"
+#include "datasets/util/json_number.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
 #include "experiments/lib/render.h"

@@ -40,7 +40,7 @@ struct NasRlOptions {
 using NasRlStats = agents::Stats;
 
 // The controller of a search that interleaves sampling and learning with other work (ENAS
-// trains its shared weights between controller updates, experiments/torch/enas_search.h): the
+// trains its shared weights between controller updates, search/nas/enas_search.h): the
 // policy and learner live as long as it does. RunNasRl below is this controller's loop.
 class NasRlController {
  public:

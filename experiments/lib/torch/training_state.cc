@@ -7,7 +7,7 @@
 #include "datasets/util/files.h"
 #include "datasets/util/warnings.h"
 #include "experiments/lib/config.h"
-#include "experiments/lib/json_number.h"
+#include "datasets/util/json_number.h"
 
 namespace placerl::run {
 

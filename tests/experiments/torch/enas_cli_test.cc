@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/nas/search_space.h"
-#include "experiments/torch/enas_search.h"
+#include "search/nas/enas_search.h"
 #include "tests/experiments/interrupt_run.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"

@@ -1,4 +1,4 @@
-// The ENAS loop on Fashion-MNIST (experiments/torch/enas_search.h) at toy size on real images:
+// The ENAS loop on Fashion-MNIST (search/nas/enas_search.h) at toy size on real images:
 // every phase runs and reports consistent numbers (the controller's rewards are validation
 // accuracies, the candidates are ranked by them, the best random cell is the one with the highest
 // validation accuracy, costs are ChildCostOf's), the hand-designed cell is in the space, and bad
@@ -12,7 +12,7 @@
 
 #include "datasets/nas/search_space.h"
 #include "datasets/util/errors.h"
-#include "experiments/torch/enas_search.h"
+#include "search/nas/enas_search.h"
 #include "models/enas_supernet.h"
 #include "search/nas/nas_search.h"
 

@@ -16,7 +16,8 @@
 // The controller is the shared GNN policy + learner with REINFORCE (search/nas/nas_rl.h
 // NasRlController) on a BlockEnv of enas_micro. Data: the 60,000 training images split into
 // train (the first 60,000 − validation_images) and validation (the last ones).
-// Torch-free header (nas-search calls it).
+// Torch-free header (nas-search calls it). The nas-search --dataset fashion-mnist program around it:
+// experiments/lib/torch/enas_programs.h.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,6 @@
 #include "datasets/nas/search_space.h"
 #include "datasets/proto/nas_search.pb.h"
 #include "env/block/block_env.h"
-#include "experiments/lib/run_dir.h"
 #include "search/nas/nas_rl.h"
 
 namespace placerl::enas {
@@ -84,12 +84,6 @@ struct EnasSearchOptions {
 
 // Throws ConfigError for values out of range.
 void CheckSearchOptions(const EnasSearchOptions& o);
-
-// The ENAS controller's defaults (nas_notes.md §4.1) on the shared policy / learner: REINFORCE,
-// Adam lr 3.5e-3 (ENAS micro), entropy bonus 1e-4, 10 children per update, rewards = accuracy
-// (reward scale 1); the baseline decays with 0.9 (ENAS 0.99: too slow for the few hundred
-// children of a short run, as for NB201's REINFORCE in nas-search).
-void FillEnasControllerDefaults(config::NasSearchConfig* c);
 
 // The hand-designed baseline: node i = sep_conv3x3(h[i+1]) + identity(h[i]) (a chain with skips),
 // the reduction cell with max_pool3x3 skips.
@@ -189,25 +183,9 @@ double SpearmanRho(const std::vector<double>& x, const std::vector<double>& y);
 // ConfigError saying what is wrong.
 nas::Architecture ParseDescribedArchitecture(const nas::SearchSpace& space, const std::string& text);
 
-// The extra flags of `nas-search --dataset fashion-mnist` (negative = the default).
-struct FashionMnistFlags {
-  double budget_minutes = -1;
-  double final_epochs = -1;
-  int32_t random_cells = -1;  // 0 (method enas): no comparison cells (neither random nor hand-designed)
-  int32_t derive_samples = -1, derive_images = -1, final_candidates = -1;
-  double uniform_fraction = -1;
-  int32_t max_images = 0;  // > 0: at most this many images of each split (quick runs, tests)
-  std::string data_dir;    // empty: nas::kFashionMnistDir
-  int test_kill_after_checkpoints = 0;  // tests: SIGKILL right after the k-th checkpoint
-  std::string clock;  // the search budget's clock: "wall" | "cpu" (this process's CPU time); empty: wall
-};
-
-// nas-search --space enas_micro --dataset fashion-mnist --method enas|random: runs RunEnas and
-// writes the run directory (config.pbtxt with the ENAS options in its header, metrics.csv and
-// TensorBoard per search epoch, best.pbtxt, result.json, curve.png, checkpoints/ of the search:
-// latest.ckpt + state.json, which `--resume DIR` continues from). Returns the exit code.
-int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMnistFlags& flags,
-                             const run::RunDirFlags& dir_flags, const std::string& command_line, bool json);
+// A trained child as result.json reports it: label, architecture (space.Describe), params, macs,
+// mflops; shared_val_accuracy and derive_penalty when set; accuracies and training times when trained.
+nlohmann::json ChildJson(const nas::SearchSpace& space, const TrainedChild& c);
 
 // Searching enas_micro WITHOUT weight sharing (nas-search --space enas_micro --dataset
 // fashion-mnist --method evolution | reinforce | ppo, or random with --train-steps; docs/nas.md
