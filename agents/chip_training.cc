@@ -143,8 +143,8 @@ void OfferBest(const env::ChipEnv& env, size_t k, double cost, ChipTrainingState
   if (env.episode_end_is_full_schedule()) {
     if (!(cost < st->best_cost[k])) return;
     st->best_cost[k] = cost;
-    search::ChipSolution& b = st->best[k];
-    search::CopyPlacement(env.cost(), &b);
+    env::ChipSolution& b = st->best[k];
+    env::CopyPlacement(env.cost(), &b);
     b.cost.proxy_cost = cost;
     b.cost.hpwl = env.info_value("hpwl");
     b.cost.wirelength_cost = env.info_value("wirelength_cost");
@@ -166,8 +166,8 @@ void OfferBest(const env::ChipEnv& env, size_t k, double cost, ChipTrainingState
   ++st->times.rescores;
   if (!(c.proxy_cost < st->best_cost[k])) return;
   st->best_cost[k] = c.proxy_cost;
-  search::ChipSolution& b = st->best[k];
-  search::CopyPlacement(full, &b);
+  env::ChipSolution& b = st->best[k];
+  env::CopyPlacement(full, &b);
   b.cost = c;
   b.valid = true;
 }

@@ -26,7 +26,7 @@
 #include "datasets/util/budget_clock.h"
 #include "encoders/policy.h"
 #include "env/chip/chip_env.h"
-#include "search/chip/baselines.h"
+#include "env/chip/chip_solution.h"
 
 namespace placerl {
 
@@ -49,7 +49,7 @@ struct ChipTrainingState {
   int64_t iteration = 0, episodes = 0, steps = 0;
   double elapsed_s = 0;           // training time before this process started (resume)
   std::vector<double> best_cost;  // per design (+inf: none yet)
-  std::vector<search::ChipSolution> best;  // per design, found by this process
+  std::vector<env::ChipSolution> best;  // per design, found by this process
   // Per design: the lowest episode-end cost seen by this process (with a cheaper FD schedule
   // the bar for a full re-score; not checkpointed: a resumed run re-scores its first episode).
   std::vector<double> best_episode_cost;

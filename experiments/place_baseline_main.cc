@@ -147,7 +147,7 @@ int PlaceBaseline(const Options& o) {
   j["best"] = {{"proxy_cost", c.proxy_cost}, {"wirelength_cost", c.wirelength_cost}, {"density_cost", c.density_cost},
                {"congestion_cost", c.congestion_cost}, {"hpwl", c.hpwl}};
   std::string why;
-  j["legal"] = search::IsLegalPlacement(env->netlist(), env->settings(), r.best, &why);
+  j["legal"] = env::IsLegalPlacement(env->netlist(), env->settings(), r.best, &why);
   if (!why.empty()) j["illegal"] = why;
   j["out"] = dir.path();
   MarkFeasible(&j);

@@ -136,11 +136,11 @@ search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselin
   return o;
 }
 
-nlohmann::json WriteBestPlacement(const run::RunDirectory& dir, const env::ChipEnv& env, const search::ChipSolution& best,
+nlohmann::json WriteBestPlacement(const run::RunDirectory& dir, const env::ChipEnv& env, const env::ChipSolution& best,
                                   const std::string& stem, const std::string& title) {
   nlohmann::json d = {{"design", env.instance().design.label}};
   if (!best.valid) return d;
-  const chip::Netlist placed = search::PlacedNetlist(env.netlist(), best);
+  const chip::Netlist placed = env::PlacedNetlist(env.netlist(), best);
   // Re-scored from scratch: the number reported is a full evaluation.
   const chip::CostBreakdown c = chip::EvaluateProxyCost(placed, env.settings(), env.options().weights);
   const chip::PlcCosts costs{c.hpwl, c.wirelength_cost, c.congestion_cost, c.density_cost};

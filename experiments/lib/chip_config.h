@@ -29,7 +29,7 @@ search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselin
 // Writes DIR/<stem>.plc (costs in its header) and its picture; returns what was written and
 // the costs, for result.json.
 nlohmann::json WriteBestPlacement(const run::RunDirectory& dir, const env::ChipEnv& env,
-                                  const search::ChipSolution& best, const std::string& stem,
+                                  const env::ChipSolution& best, const std::string& stem,
                                   const std::string& title);
 
 }  // namespace placerl

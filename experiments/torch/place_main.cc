@@ -135,14 +135,14 @@ int Place(const Options& o) {
   std::unique_ptr<encoders::Policy> policy = encoders::Policy::Load(ckpt, env);  // checks the layout
   // The input placement (the .plc's, else the netlist's positions), scored as proxy-cost would:
   // the result is reported next to it, and --keep-better keeps it when it is legal and better.
-  search::ChipSolution input;
+  env::ChipSolution input;
   input.x = env.netlist().x;
   input.y = env.netlist().y;
   input.orientation = env.netlist().orientation;
   input.cost = chip::EvaluateProxyCost(env.netlist(), env.settings(), env.options().weights);
   input.valid = true;
   std::string input_illegal;
-  const bool input_legal = search::IsLegalPlacement(env.netlist(), env.settings(), input, &input_illegal);
+  const bool input_legal = env::IsLegalPlacement(env.netlist(), env.settings(), input, &input_illegal);
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(g_argc, g_argv));
   run::InstallStopOnSignal();
@@ -238,7 +238,7 @@ int Place(const Options& o) {
   // 3. Refinement of the best placement by a classic placer, starting from it.
   if (cfg.refine() != "none" && st.best[0].valid && !run::StopRequested()) {
     auto inst = std::make_shared<env::ChipInstance>(env.instance());
-    inst->design.netlist = search::PlacedNetlist(env.netlist(), st.best[0]);
+    inst->design.netlist = env::PlacedNetlist(env.netlist(), st.best[0]);
     env::ChipEnv start_env(inst, env.options());
     search::ChipBaselineOptions bo;
     bo.seconds = cfg.refine_minutes() * 60;

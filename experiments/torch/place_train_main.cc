@@ -117,7 +117,7 @@ struct Options {
 };
 
 // A best placement as bytes (to rank 0 from the rank that found it).
-std::string SolutionBytes(const search::ChipSolution& s) {
+std::string SolutionBytes(const env::ChipSolution& s) {
   std::vector<double> v = {static_cast<double>(s.x.size()), s.cost.hpwl, s.cost.wirelength_cost, s.cost.density_cost,
                            s.cost.congestion_cost, s.cost.proxy_cost, s.valid ? 1.0 : 0.0};
   v.insert(v.end(), s.x.begin(), s.x.end());
@@ -126,10 +126,10 @@ std::string SolutionBytes(const search::ChipSolution& s) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
 }
 
-search::ChipSolution SolutionFromBytes(const std::string& bytes) {
+env::ChipSolution SolutionFromBytes(const std::string& bytes) {
   std::vector<double> v(bytes.size() / sizeof(double));
   std::memcpy(v.data(), bytes.data(), v.size() * sizeof(double));
-  search::ChipSolution s;
+  env::ChipSolution s;
   const size_t n = static_cast<size_t>(v.at(0));
   if (v.size() < 7 + 2 * n) throw Error("a worker sent a malformed placement");
   s.cost.hpwl = v[1], s.cost.wirelength_cost = v[2], s.cost.density_cost = v[3], s.cost.congestion_cost = v[4];

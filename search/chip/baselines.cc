@@ -43,8 +43,8 @@ class Run {
   void Offer(const ProxyCost& pc, const CostBreakdown& c) {
     current_ = c.proxy_cost;
     if (result_.best.valid && c.proxy_cost >= result_.best.cost.proxy_cost) return;
-    ChipSolution& b = result_.best;
-    CopyPlacement(pc, &b);
+    env::ChipSolution& b = result_.best;
+    env::CopyPlacement(pc, &b);
     b.cost = c;
     b.valid = true;
     result_.curve.emplace_back(Elapsed(), c.proxy_cost);
@@ -58,7 +58,7 @@ class Run {
                            std::to_string(env.order().size()) + " hard macros)";
     if (result_.best.valid) {
       // Re-score the best placement from scratch: the number reported is a full evaluation.
-      const Netlist placed = PlacedNetlist(env.netlist(), result_.best);
+      const Netlist placed = env::PlacedNetlist(env.netlist(), result_.best);
       result_.best.cost = EvaluateProxyCost(placed, env.settings(), env.options().weights);
       result_.curve.emplace_back(result_.seconds, result_.best.cost.proxy_cost);
     }
@@ -313,48 +313,6 @@ const std::vector<std::string>& ChipBaselineMethods() {
   return m;
 }
 
-void CopyPlacement(const ProxyCost& pc, ChipSolution* b) {
-  const Netlist& nl = pc.netlist();
-  const int32_t n = nl.num_nodes();
-  auto copy = [&](int32_t i) {
-    b->x[i] = pc.x(i);
-    b->y[i] = pc.y(i);
-    b->orientation[i] = pc.orientation(i);
-  };
-  if (b->valid && b->x.size() == static_cast<size_t>(n)) {
-    for (int32_t i : nl.macros) copy(i);
-    return;
-  }
-  b->x.resize(n);
-  b->y.resize(n);
-  b->orientation.resize(n);
-  for (int32_t i = 0; i < n; ++i) copy(i);
-}
-
-bool IsLegalPlacement(const Netlist& nl, const PlacementSettings& s, const ChipSolution& solution, std::string* why) {
-  if (solution.x.size() != static_cast<size_t>(nl.num_nodes())) throw ConfigError("solution does not match the netlist");
-  GridMask gm(nl, s);
-  for (int32_t m : nl.hard_macros) gm.Place(m, solution.x[m], solution.y[m], solution.orientation[m]);
-  for (int32_t m : nl.hard_macros) {
-    if (gm.IsLegal(m, solution.x[m], solution.y[m], solution.orientation[m])) continue;
-    if (why) {
-      *why = "hard macro '" + nl.name[m] + "' at (" + std::to_string(solution.x[m]) + ", " + std::to_string(solution.y[m]) +
-             ") is outside the canvas, on a blockage or overlaps another";
-    }
-    return false;
-  }
-  return true;
-}
-
-Netlist PlacedNetlist(const Netlist& nl, const ChipSolution& solution) {
-  Netlist placed = nl;
-  if (solution.x.size() != static_cast<size_t>(nl.num_nodes())) throw ConfigError("solution does not match the netlist");
-  placed.x = solution.x;
-  placed.y = solution.y;
-  placed.orientation = solution.orientation;
-  return placed;
-}
-
 BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, const ChipBaselineOptions& o,
                                const std::function<bool()>& stop, const ProgressFn& progress) {
   Run run(method, o, stop, progress);
@@ -408,9 +366,9 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
     {
       // An illegal input (hard macros off the canvas or overlapping, as some initial.plc
       // files have) is snapped to legal cells first: descent alone may leave them illegal.
-      ChipSolution input;
-      CopyPlacement(pc, &input);
-      if (!IsLegalPlacement(env->netlist(), env->settings(), input) &&
+      env::ChipSolution input;
+      env::CopyPlacement(pc, &input);
+      if (!env::IsLegalPlacement(env->netlist(), env->settings(), input) &&
           !SnapToLegalCells(env->netlist(), env->settings(), env->order(), &pc)) {
         run.result().infeasible = "cd: the input placement is illegal and its hard macros do not all fit on legal cells";
         return run.Finish(*env);
@@ -434,7 +392,7 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
   }
   if (o.refine_cd && method != "cd" && run.result().best.valid) {
     // Coordinate descent on the best placement found (CT's optional post-processing).
-    const Netlist placed = PlacedNetlist(env->netlist(), run.result().best);
+    const Netlist placed = env::PlacedNetlist(env->netlist(), run.result().best);
     ProxyCost pc(placed, env->settings(), env->options().weights);
     CoordinateDescentOptions co;
     co.seed = o.seed;

@@ -25,6 +25,7 @@
 #include "datasets/util/budget_clock.h"
 #include "datasets/chip/netlist.h"
 #include "env/chip/chip_env.h"
+#include "env/chip/chip_solution.h"
 
 namespace placerl::search {
 
@@ -55,13 +56,6 @@ struct ChipBaselineOptions {
   bool refine_cd = false;          // coordinate descent on the best result at the end
 };
 
-struct ChipSolution {
-  std::vector<double> x, y;  // every node, as the proxy cost holds them
-  std::vector<chip::Orientation> orientation;
-  chip::CostBreakdown cost;
-  bool valid = false;
-};
-
 struct BaselineProgress {
   double elapsed_s = 0;
   int64_t evaluations = 0;  // episodes (random), cost reads (greedy), moves (sa)
@@ -71,7 +65,7 @@ struct BaselineProgress {
 
 struct BaselineResult {
   std::string method;
-  ChipSolution best;
+  env::ChipSolution best;
   std::vector<std::pair<double, double>> curve;  // (seconds, best proxy cost so far)
   int64_t evaluations = 0;
   int64_t episodes = 0;   // complete placements produced
@@ -96,18 +90,5 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env,
 
 // The methods RunChipBaseline knows.
 const std::vector<std::string>& ChipBaselineMethods();
-
-// Records the placement `pc` holds (positions, orientations) into `solution` (cost not set).
-// When `solution` already holds a placement of the same netlist only the macros are copied:
-// ports, pins and standard cells never move.
-void CopyPlacement(const chip::ProxyCost& pc, ChipSolution* solution);
-
-// Whether the hard macros of `solution` are legal (GridMask's rules: inside the canvas, no
-// two overlap, off the blockages); if not and `why` is given, the first violation.
-bool IsLegalPlacement(const chip::Netlist& nl, const chip::PlacementSettings& s, const ChipSolution& solution,
-                      std::string* why = nullptr);
-
-// Writes `solution` into a copy of the netlist (for .plc files and pictures).
-chip::Netlist PlacedNetlist(const chip::Netlist& nl, const ChipSolution& solution);
 
 }  // namespace placerl::search

@@ -22,7 +22,7 @@ std::unique_ptr<env::ChipEnv> Env(const std::string& spec) {
   return std::unique_ptr<env::ChipEnv>(dynamic_cast<env::ChipEnv*>(e.release()));
 }
 
-void ExpectLegal(const env::ChipEnv& env, const ChipSolution& s) {
+void ExpectLegal(const env::ChipEnv& env, const env::ChipSolution& s) {
   const Netlist& nl = env.netlist();
   const PlacementSettings& st = env.settings();
   for (size_t a = 0; a < nl.hard_macros.size(); ++a) {
@@ -63,7 +63,7 @@ TEST_P(Baselines, ReturnLegalPlacementsScoredByAFullEvaluation) {
     EXPECT_GT(r.evaluations, 0);
     EXPECT_GE(r.episodes, 1);
     ExpectLegal(*env, r.best);
-    const CostBreakdown fresh = EvaluateProxyCost(PlacedNetlist(env->netlist(), r.best), env->settings(), env->options().weights);
+    const CostBreakdown fresh = EvaluateProxyCost(env::PlacedNetlist(env->netlist(), r.best), env->settings(), env->options().weights);
     EXPECT_NEAR(r.best.cost.proxy_cost, fresh.proxy_cost, 1e-12);
     ASSERT_FALSE(r.curve.empty());
     for (size_t k = 1; k < r.curve.size(); ++k) {
@@ -106,7 +106,7 @@ TEST(Baselines, AnnealingWithSoftMovesKeepsSoftMacrosOnTheCanvasAndImproves) {
   const BaselineResult sa = RunChipBaseline("sa", env.get(), o, {}, {});
   ASSERT_TRUE(sa.best.valid);
   ExpectLegal(*env, sa.best);
-  const CostBreakdown fresh = EvaluateProxyCost(PlacedNetlist(env->netlist(), sa.best), env->settings(), env->options().weights);
+  const CostBreakdown fresh = EvaluateProxyCost(env::PlacedNetlist(env->netlist(), sa.best), env->settings(), env->options().weights);
   EXPECT_NEAR(sa.best.cost.proxy_cost, fresh.proxy_cost, 1e-12);
   EXPECT_LT(sa.best.cost.proxy_cost, sa.curve.front().second);
   // The greedy start's soft macros (one FD) against the best's.
@@ -132,11 +132,11 @@ TEST(Baselines, SnappedInputIsALegalStartAndIllegalPlacementsAreNamed) {
   auto env = Env("chip(netlist=../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz,"
                  "plc=../shared/datasets/chip/ariane133_ng45/initial.plc)");
   const Netlist& nl = env->netlist();
-  ChipSolution input;
+  env::ChipSolution input;
   env->Reset(0);
-  CopyPlacement(env->cost(), &input);
+  env::CopyPlacement(env->cost(), &input);
   std::string why;
-  EXPECT_FALSE(IsLegalPlacement(nl, env->settings(), input, &why));
+  EXPECT_FALSE(env::IsLegalPlacement(nl, env->settings(), input, &why));
   EXPECT_NE(why.find("hard macro '"), std::string::npos) << why;
   ChipBaselineOptions o;
   o.seconds = 0.3;
@@ -145,7 +145,7 @@ TEST(Baselines, SnappedInputIsALegalStartAndIllegalPlacementsAreNamed) {
   const BaselineResult r = RunChipBaseline("sa", env.get(), o, {}, {});
   ASSERT_TRUE(r.best.valid);
   ExpectLegal(*env, r.best);
-  EXPECT_TRUE(IsLegalPlacement(nl, env->settings(), r.best));
+  EXPECT_TRUE(env::IsLegalPlacement(nl, env->settings(), r.best));
   // Soft macros start where the input has them (not re-placed by FD) and nothing moved them.
   int kept = 0;
   for (int32_t m : nl.soft_macros) kept += r.best.x[m] == input.x[m] && r.best.y[m] == input.y[m];
@@ -161,12 +161,12 @@ TEST(Baselines, SnappedInputIsALegalStartAndIllegalPlacementsAreNamed) {
   co.seconds = 0.05;
   const BaselineResult cd = RunChipBaseline("cd", env.get(), co, {}, {});
   ASSERT_TRUE(cd.best.valid);
-  EXPECT_TRUE(IsLegalPlacement(nl, env->settings(), cd.best));
+  EXPECT_TRUE(env::IsLegalPlacement(nl, env->settings(), cd.best));
   // One hard macro onto another: illegal.
-  ChipSolution bad = r.best;
+  env::ChipSolution bad = r.best;
   bad.x[nl.hard_macros[1]] = bad.x[nl.hard_macros[0]];
   bad.y[nl.hard_macros[1]] = bad.y[nl.hard_macros[0]];
-  EXPECT_FALSE(IsLegalPlacement(nl, env->settings(), bad));
+  EXPECT_FALSE(env::IsLegalPlacement(nl, env->settings(), bad));
 }
 
 TEST(Baselines, AStopRequestEndsTheRunWithItsBestSoFar) {
