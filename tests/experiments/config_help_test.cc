@@ -95,6 +95,8 @@ TEST(ConfigHelpCli, EveryBinaryWithSetPrintsItsKeys) {
       {"place-train", {"\nagent.learning_rate ", "\npolicy.embedding_dim ", "\nchip.cost_map "}},
       {"place-train --env device", {"\nmemory_mask ", "\nhdp.num_groups "}},
       {"place", {"\ncheckpoint ", "\nagent.clip "}},
+      // the defaults RunPlace uses (DefaultDevicePlaceConfig), not proto3's empty machine
+      {"place --env device", {"\noom_factor ", "\nfuse_max_group_fraction ", "\"k80(gpus=2)\""}},
       {"nas-search", {"\npopulation ", "\nnb201_table "}},
       {"nas-search --method ppo", {"\nagent.clip ", "\nepisodes_per_update "}},
   };

@@ -486,8 +486,9 @@ TrainedDeviceEnv ReadTrainedDeviceEnv(const std::string& checkpoint, const confi
   return t;
 }
 
-int RunPlace(const PlaceOptions& o, int argc, char** argv) {
-  if (!o.dir.resume.empty()) throw ConfigError("place runs cannot be resumed; start a new one with --out");
+// place --env device's defaults (RunPlace's and --help-config's); the environment settings a
+// checkpoint records replace them (ReadTrainedDeviceEnv).
+config::DevicePlaceConfig DefaultDevicePlaceConfig() {
   config::DevicePlaceConfig defaults;
   defaults.set_machine("k80(gpus=2)");
   defaults.set_samples(16);
@@ -502,6 +503,12 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   defaults.set_memory_estimate("lifetime");
   defaults.set_fuse_max_group_fraction(0.5);
   FillDefaultAgentConfig(defaults.mutable_agent());
+  return defaults;
+}
+
+int RunPlace(const PlaceOptions& o, int argc, char** argv) {
+  if (!o.dir.resume.empty()) throw ConfigError("place runs cannot be resumed; start a new one with --out");
+  const config::DevicePlaceConfig defaults = DefaultDevicePlaceConfig();
   // What the user asks for (--config, the flags, --set) over `cfg`.
   auto resolve = [&](config::DevicePlaceConfig cfg) {
     if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
@@ -719,6 +726,7 @@ int DevicePlaceMain(int argc, char** argv) {
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);
+    run::AddHelpConfig(app, "place --env device", [] { return DefaultDevicePlaceConfig(); });
     cli::Parse(app, argc, argv);
     return RunPlace(o, argc, argv);
   });
