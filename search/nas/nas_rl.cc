@@ -67,7 +67,7 @@ search::NasEvaluation NasRlController::PlayEpisode() {
   }
   ++m.episodes;
   // The bookkeeping uses the environment's own score of the architecture built (the
-  // episode's reward is the same number: tests/experiments/torch/nas_rl_test.cc).
+  // episode's reward is the same number: tests/search/nas/nas_rl_test.cc).
   return {m.play.architecture(), m.play.Evaluate(m.play.architecture())};
 }
 

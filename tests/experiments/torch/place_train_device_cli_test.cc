@@ -4,6 +4,9 @@
 // loads the checkpoint on a graph it was not trained on (zero-shot + a short fine-tune); a big
 // graph is placed fused and scored on its ops; a run killed after a checkpoint and resumed
 // logs the same curve as one that was never stopped; bad input is one line, exit 1, no directory.
+// HDP (--method hdp, HdpCli): the preset writes the usual run directory (best.placement
+// re-simulates to the same step time, grouper checkpoint, --resume) and bad options are one
+// line, exit 1, no directory. Graph specs split at top-level commas only.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -15,6 +18,7 @@
 
 #include <csignal>
 
+#include "experiments/lib/torch/device_programs.h"
 #include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
@@ -374,6 +378,103 @@ TEST(PlaceTrainDeviceCli, PlaceUsesTheTrainingRunsEnvironment) {
   const auto changed = nlohmann::json::parse(q.out)["trained_settings"]["changed"];
   EXPECT_EQ(changed.size(), 2u) << changed.dump();
   EXPECT_NE(testing::Slurp(tmp / "asked/config.pbtxt").find("memory_mask: false\n"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- graph specs
+
+TEST(DeviceTraining, SplitGraphSpecsKeepsParenthesisedCommas) {
+  EXPECT_EQ(SplitGraphSpecs("rnnlm,nmt(layers=2),enas_cell(family=cifar10,seed=3)"),
+            (std::vector<std::string>{"rnnlm", "nmt(layers=2)", "enas_cell(family=cifar10,seed=3)"}));
+  EXPECT_EQ(SplitGraphSpecs("a.graph"), (std::vector<std::string>{"a.graph"}));
+  EXPECT_TRUE(SplitGraphSpecs("").empty());
+}
+
+// ---------------------------------------------------------------- HDP (--method hdp): the binary
+
+double SimulatedStepTime(const std::string& graph, const std::string& machine, const std::string& placement) {
+  const auto p = ShSplit(kBin + "/perf-model simulate --json --machine '" + machine + "' --graph '" + graph +
+                         "' --placement " + placement);
+  EXPECT_EQ(p.status, 0) << p.err;
+  return p.out.empty() ? -1 : nlohmann::json::parse(p.out)["makespan_s"].get<double>();
+}
+
+TEST(HdpCli, PresetTrainsWritesTheRunDirectoryAndResumes) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "hdp";
+  const std::string machine = "k80(gpus=2)";
+  const std::string args = " --env device --graph " + kMlp + " --machine '" + machine +
+                           "' --config experiments/configs/hdp_2018.pbtxt --set hdp.num_groups=8"
+                           " --set policy.hidden_dim=32 --minutes 10 --clock cpu --seed 2";
+  const auto r = ShSplit(kBin + "/place-train" + args + " --max-updates 3 --json --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "hdp");
+  EXPECT_EQ(j["algorithm"], "reinforce");
+  EXPECT_EQ(j["clock"], "cpu");
+  EXPECT_EQ(j["updates"].get<int>(), 3);
+  EXPECT_EQ(j["episodes"].get<int>(), 12);  // the preset's 4 placements per grouping
+  for (const char* f : {"config.pbtxt", "best.placement", "best.png", "curve.png", "metrics.csv", "result.json",
+                        "checkpoints/latest.ckpt", "checkpoints/state.json"})
+    EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  // The grouper travels inside latest.ckpt (one atomic write with the placer and the progress).
+  EXPECT_FALSE(fs::exists(out + "/checkpoints/grouper.ckpt"));
+  const auto& g = j["graphs"][0];
+  EXPECT_EQ(g["groups"].get<int>(), 16);
+  EXPECT_GE(g["hdp_groups"].get<int>(), 1);
+  EXPECT_LE(g["hdp_groups"].get<int>(), 8);
+  const double t = g["step_time_s"].get<double>();
+  EXPECT_GT(t, 0);
+  EXPECT_EQ(SimulatedStepTime(kMlp, machine, out + "/best.placement"), t);
+  std::ifstream metrics(out + "/metrics.csv");
+  std::string header;
+  std::getline(metrics, header);
+  for (const char* column : {"charts/groups", "losses/grouper_loss", "losses/policy_loss", "charts/best_step_time_s"})
+    EXPECT_NE(header.find(column), std::string::npos) << column;
+  const auto state = nlohmann::json::parse(std::ifstream(out + "/checkpoints/state.json"));
+  EXPECT_TRUE(state["hdp_baseline"].is_number());
+
+  // --resume continues it (grouper, placer, baseline) to 5 updates in total.
+  const auto refused = ShSplit(kBin + "/place-train --env device --resume " + out + " --method ppo");
+  EXPECT_EQ(refused.status, 1);
+  const auto resumed = ShSplit(kBin + "/place-train --env device --resume " + out + " --max-updates 5 --json");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  const auto jr = nlohmann::json::parse(resumed.out);
+  EXPECT_EQ(jr["updates"].get<int>(), 5);
+  EXPECT_EQ(jr["episodes"].get<int>(), 20);
+  EXPECT_EQ(jr["method"], "hdp");
+  EXPECT_LE(jr["graphs"][0]["step_time_s"].get<double>(), t);
+}
+
+// --method ppo is --algorithm ppo (the policy alone over the co-location groups); --clock
+// reaches the device path too.
+TEST(HdpCli, MethodPpoIsThePolicyAloneAndClockCpuReachesTheDevicePath) {
+  testing::TempDir tmp;
+  const auto r = ShSplit(kBin + "/place-train --env device --graph " + kMlp +
+                         " --method ppo --clock cpu --minutes 10 --max-updates 1 --set episodes_per_update=2 --json --out " +
+                         (tmp / "ppo"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "ppo");
+  EXPECT_EQ(j["clock"], "cpu");
+  EXPECT_FALSE(j["graphs"][0].contains("hdp_groups"));
+  EXPECT_FALSE(fs::exists(tmp / "ppo/checkpoints/grouper.ckpt"));
+}
+
+TEST(HdpCli, BadOptionsAreOneLineExitOneAndLeaveNoDirectory) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "never";
+  const std::string g = "--graph " + kMlp + " --minutes 1 ";
+  for (const std::string& args :
+       {g + "--method hdp --algorithm ppo", g + "--set method=hdp --set agent.algorithm=ppo", g + "--set method=hpd",
+        g + "--method sarsa", g + "--clock gpu", g + "--set clock=sundial", g + "--method hdp --set hdp.num_groups=-1",
+        g + "--method hdp --set hdp.hidden_dim=0", g + "--method hdp --set features=heft",
+        "--graph " + kMlp + "," + kMlp + " --method hdp"}) {
+    const auto r = ShSplit(kBin + "/place-train --env device " + args + " --out " + out);
+    EXPECT_EQ(r.status, 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("place-train: error:"), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(out)) << args;
+  }
 }
 
 }  // namespace

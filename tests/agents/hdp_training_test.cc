@@ -2,9 +2,8 @@
 // encoders/hdp_grouper.h): a learned grouping keeps every co-location group together and its
 // placements are valid op placements of the original graph; a grouping that cannot be placed is
 // a ConfigError; joint REINFORCE of grouper + seq2seq placer finds the known optimum of two
-// independent chains on two GPUs and its greedy grouping + placement ends there; the binary
-// writes the usual run directory (best.placement re-simulates to the same step time, grouper
-// checkpoint, --resume) and bad options are one line, exit 1, no directory.
+// independent chains on two GPUs and its greedy grouping + placement ends there. The binary's
+// tests (HdpCli) are in tests/experiments/torch/place_train_device_cli_test.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,16 +17,12 @@
 
 #include "datasets/util/errors.h"
 #include "agents/hdp_training.h"
-#include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
 namespace placerl {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ShSplit;
-
-const std::string kBin = placerl::testing::BinDir();
 const std::string kMlp = "tests/data/device/mlp_training.graph";  // 38 ops, 16 co-location groups
 
 std::string TwoChains(const std::string& path) {
@@ -209,94 +204,6 @@ TEST(HdpTraining, TrainHdpRefusesPpoAndFusedTasks) {
   ao.algorithm = agents::Algorithm::kReinforce;
   agents::Learner reinforce(&policy, ao);
   EXPECT_THROW(TrainHdp(fused, grouper, reinforce, 4, 1, 1e9, BudgetClock::kWall, &st, &hs, {}, {}, {}), ConfigError);
-}
-
-// ---------------------------------------------------------------- the binary
-
-double SimulatedStepTime(const std::string& graph, const std::string& machine, const std::string& placement) {
-  const auto p = ShSplit(kBin + "/perf-model simulate --json --machine '" + machine + "' --graph '" + graph +
-                         "' --placement " + placement);
-  EXPECT_EQ(p.status, 0) << p.err;
-  return p.out.empty() ? -1 : nlohmann::json::parse(p.out)["makespan_s"].get<double>();
-}
-
-TEST(HdpCli, PresetTrainsWritesTheRunDirectoryAndResumes) {
-  testing::TempDir tmp;
-  const std::string out = tmp / "hdp";
-  const std::string machine = "k80(gpus=2)";
-  const std::string args = " --env device --graph " + kMlp + " --machine '" + machine +
-                           "' --config experiments/configs/hdp_2018.pbtxt --set hdp.num_groups=8"
-                           " --set policy.hidden_dim=32 --minutes 10 --clock cpu --seed 2";
-  const auto r = ShSplit(kBin + "/place-train" + args + " --max-updates 3 --json --out " + out);
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["method"], "hdp");
-  EXPECT_EQ(j["algorithm"], "reinforce");
-  EXPECT_EQ(j["clock"], "cpu");
-  EXPECT_EQ(j["updates"].get<int>(), 3);
-  EXPECT_EQ(j["episodes"].get<int>(), 12);  // the preset's 4 placements per grouping
-  for (const char* f : {"config.pbtxt", "best.placement", "best.png", "curve.png", "metrics.csv", "result.json",
-                        "checkpoints/latest.ckpt", "checkpoints/state.json"})
-    EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
-  // The grouper travels inside latest.ckpt (one atomic write with the placer and the progress).
-  EXPECT_FALSE(fs::exists(out + "/checkpoints/grouper.ckpt"));
-  const auto& g = j["graphs"][0];
-  EXPECT_EQ(g["groups"].get<int>(), 16);
-  EXPECT_GE(g["hdp_groups"].get<int>(), 1);
-  EXPECT_LE(g["hdp_groups"].get<int>(), 8);
-  const double t = g["step_time_s"].get<double>();
-  EXPECT_GT(t, 0);
-  EXPECT_EQ(SimulatedStepTime(kMlp, machine, out + "/best.placement"), t);
-  std::ifstream metrics(out + "/metrics.csv");
-  std::string header;
-  std::getline(metrics, header);
-  for (const char* column : {"charts/groups", "losses/grouper_loss", "losses/policy_loss", "charts/best_step_time_s"})
-    EXPECT_NE(header.find(column), std::string::npos) << column;
-  const auto state = nlohmann::json::parse(std::ifstream(out + "/checkpoints/state.json"));
-  EXPECT_TRUE(state["hdp_baseline"].is_number());
-
-  // --resume continues it (grouper, placer, baseline) to 5 updates in total.
-  const auto refused = ShSplit(kBin + "/place-train --env device --resume " + out + " --method ppo");
-  EXPECT_EQ(refused.status, 1);
-  const auto resumed = ShSplit(kBin + "/place-train --env device --resume " + out + " --max-updates 5 --json");
-  ASSERT_EQ(resumed.status, 0) << resumed.err;
-  const auto jr = nlohmann::json::parse(resumed.out);
-  EXPECT_EQ(jr["updates"].get<int>(), 5);
-  EXPECT_EQ(jr["episodes"].get<int>(), 20);
-  EXPECT_EQ(jr["method"], "hdp");
-  EXPECT_LE(jr["graphs"][0]["step_time_s"].get<double>(), t);
-}
-
-// --method ppo is --algorithm ppo (the policy alone over the co-location groups); --clock
-// reaches the device path too.
-TEST(HdpCli, MethodPpoIsThePolicyAloneAndClockCpuReachesTheDevicePath) {
-  testing::TempDir tmp;
-  const auto r = ShSplit(kBin + "/place-train --env device --graph " + kMlp +
-                         " --method ppo --clock cpu --minutes 10 --max-updates 1 --set episodes_per_update=2 --json --out " +
-                         (tmp / "ppo"));
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["method"], "ppo");
-  EXPECT_EQ(j["clock"], "cpu");
-  EXPECT_FALSE(j["graphs"][0].contains("hdp_groups"));
-  EXPECT_FALSE(fs::exists(tmp / "ppo/checkpoints/grouper.ckpt"));
-}
-
-TEST(HdpCli, BadOptionsAreOneLineExitOneAndLeaveNoDirectory) {
-  testing::TempDir tmp;
-  const std::string out = tmp / "never";
-  const std::string g = "--graph " + kMlp + " --minutes 1 ";
-  for (const std::string& args :
-       {g + "--method hdp --algorithm ppo", g + "--set method=hdp --set agent.algorithm=ppo", g + "--set method=hpd",
-        g + "--method sarsa", g + "--clock gpu", g + "--set clock=sundial", g + "--method hdp --set hdp.num_groups=-1",
-        g + "--method hdp --set hdp.hidden_dim=0", g + "--method hdp --set features=heft",
-        "--graph " + kMlp + "," + kMlp + " --method hdp"}) {
-    const auto r = ShSplit(kBin + "/place-train --env device " + args + " --out " + out);
-    EXPECT_EQ(r.status, 1) << args << ": " << r.err;
-    EXPECT_NE(r.err.find("place-train: error:"), std::string::npos) << args << ": " << r.err;
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": " << r.err;
-    EXPECT_FALSE(fs::exists(out)) << args;
-  }
 }
 
 }  // namespace

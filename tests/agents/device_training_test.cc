@@ -1,10 +1,9 @@
 // The device training loop (agents/device_training.h) on a graph whose optimum is
 // known: two independent chains of equal heavy ops on two GPUs — one chain per device halves
 // the step time and any other placement is slower. PPO with the shared policy finds that
-// optimum and its greedy placement ends there (within 300 updates; tens in practice); graph
-// specs split at top-level commas only.
+// optimum and its greedy placement ends there (within 300 updates; tens in practice). (Graph
+// specs split at top-level commas: tests/experiments/torch/place_train_device_cli_test.cc.)
 #include "agents/device_training.h"
-#include "experiments/lib/torch/device_programs.h"
 
 #include <gtest/gtest.h>
 
@@ -92,13 +91,6 @@ TEST(DeviceTraining, PpoReachesOneChainPerDevice) {
   EXPECT_LE(greedy, initial_greedy);
   EXPECT_NEAR(greedy, optimum, 1e-12);
   std::printf("greedy optimal after %lld updates\n", static_cast<long long>(st.iteration));
-}
-
-TEST(DeviceTraining, SplitGraphSpecsKeepsParenthesisedCommas) {
-  EXPECT_EQ(SplitGraphSpecs("rnnlm,nmt(layers=2),enas_cell(family=cifar10,seed=3)"),
-            (std::vector<std::string>{"rnnlm", "nmt(layers=2)", "enas_cell(family=cifar10,seed=3)"}));
-  EXPECT_EQ(SplitGraphSpecs("a.graph"), (std::vector<std::string>{"a.graph"}));
-  EXPECT_TRUE(SplitGraphSpecs("").empty());
 }
 
 TEST(DeviceTraining, FusedTasksCountLifetimeMemoryOnTheOriginalOps) {
