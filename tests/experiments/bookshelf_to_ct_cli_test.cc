@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/experiments/limits_sweep.h"
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "datasets/graphs/compute_graph.h"
-#include "tests/experiments/limits_sweep.h"
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 

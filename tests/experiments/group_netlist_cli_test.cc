@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/experiments/limits_sweep.h"
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 
 namespace {

@@ -1,9 +1,15 @@
-// Runs a binary the way a user at a terminal stops it: in its own process group with a limit on
-// its address space (`ulimit -v`), then, once it is working, Ctrl-C (SIGINT to the whole group,
-// as a terminal sends it: the launcher of a multi-process run and its ranks alike). The CLI
-// tests of the long-running binaries use it to check that every budget/count option at its
-// maximum either is refused up front or runs with bounded memory and stops within seconds.
-// (A background job of a non-interactive shell ignores SIGINT, so the shell cannot be used.)
+// Stopping a binary the way a user does, for the CLI tests of the long-running binaries: every
+// budget/count option at its maximum either is refused up front or runs with bounded memory and
+// stops within seconds of Ctrl-C. Three ways to run it, for three kinds of check:
+//  - RunAndInterrupt(command, ready(), …) → InterruptedRun: the binary in its own process group
+//    under RLIMIT_AS, SIGINT (or any signal) to the whole group once a C++ condition holds — as a
+//    terminal sends it to the launcher of a multi-process run and its ranks alike;
+//  - RunAndInterrupt(cmd, "shell condition", …) → InterruptResult: under `ulimit -v` in a job-control
+//    shell, SIGINT once a shell condition on the run's files or output so far holds, timed from the
+//    signal to the exit;
+//  - ShLimited(cmd) + SweepVerdict: the limits sweep — under `ulimit -v` and `timeout`, SIGINT after
+//    a few seconds, SIGKILL 30 s later; the verdict accepts refused (one line, exit 1), done or stopped.
+// (A background job of a non-interactive shell ignores SIGINT, hence `set -m` or the fork.)
 #pragma once
 
 #include <fcntl.h>
@@ -12,16 +18,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
 
+#include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
 namespace placerl::testing {
+
+// ---------------------------------------------------------------- the process group, ready()
 
 struct InterruptedRun {
   bool signalled = false;      // the signal was sent (the process was still running when ready)
@@ -111,6 +122,100 @@ inline int FileLines(const std::string& path) {
   int n = 0;
   for (char c : s) n += c == '\n';
   return n;
+}
+
+// ---------------------------------------------------------------- a job-control shell, a shell condition
+
+struct InterruptResult {
+  bool ready = false;      // `ready` held before the signal (the run was under way)
+  bool exited_before = false;  // the command had already exited when the signal was due
+  bool hung = false;       // still running `exit_timeout_s` after SIGINT (then killed)
+  int status = -1;         // exit status (128 + n when killed by signal n)
+  double seconds_to_exit = 0;  // from SIGINT to the exit
+  std::string out;         // stdout and stderr
+};
+
+// Runs `cmd` under `ulimit -v limit_kib`; waits until the shell condition `ready` holds (e.g.
+// "test -e DIR/metrics.csv", "grep -q 'final training' \"$log\"": $log is the output so far), at
+// most `ready_timeout_s`, then `delay_s` more; sends SIGINT and waits at most `exit_timeout_s`.
+inline InterruptResult RunAndInterrupt(const std::string& cmd, const std::string& ready, double delay_s = 1,
+                                       long limit_kib = 4000000, int ready_timeout_s = 120, int exit_timeout_s = 30) {
+  const std::string script =
+      "set -m\n"  // job control: a background job does not ignore SIGINT (as it does in a plain script)
+      "log=$(mktemp); ( ulimit -v " + std::to_string(limit_kib) + "; exec " + cmd + " ) >\"$log\" 2>&1 & pid=$!\n"
+      "alive() { [ -e /proc/$pid ] && ! grep -q '^[0-9]* ([^)]*) Z' /proc/$pid/stat 2>/dev/null; }\n"
+      "ready=0; t=0; while [ $t -lt " + std::to_string(ready_timeout_s * 10) + " ]; do\n"
+      "  if " + ready + "; then ready=1; break; fi; alive || break; sleep 0.1; t=$((t+1)); done\n"
+      "sleep " + std::to_string(delay_s) + "\n"
+      "before=0; alive || before=1\n"
+      "start=$(date +%s%N); kill -INT $pid 2>/dev/null\n"
+      "t=0; while alive && [ $t -lt " + std::to_string(exit_timeout_s * 10) + " ]; do sleep 0.1; t=$((t+1)); done\n"
+      "hung=0; if alive; then hung=1; kill -9 $pid; fi\n"
+      "wait $pid; st=$?; end=$(date +%s%N)\n"
+      "echo \"@@ready=$ready before=$before hung=$hung status=$st ms=$(( (end - start) / 1000000 ))\"\n"
+      "cat \"$log\"; rm -f \"$log\"\n";
+  const std::string file = "/tmp/placerl_interrupt_" + std::to_string(::getpid()) + ".sh";
+  if (FILE* f = std::fopen(file.c_str(), "w")) {
+    std::fputs(script.c_str(), f);
+    std::fclose(f);
+  }
+  const CmdResult r = Sh("bash " + file);
+  std::remove(file.c_str());
+  InterruptResult x;
+  const size_t at = r.out.find("@@ready=");
+  if (at == std::string::npos) {
+    x.out = r.out;
+    return x;
+  }
+  int ready_flag = 0, before = 0, hung = 0, status = -1;
+  long ms = 0;
+  std::sscanf(r.out.c_str() + at, "@@ready=%d before=%d hung=%d status=%d ms=%ld", &ready_flag, &before, &hung, &status, &ms);
+  x.ready = ready_flag != 0;
+  x.exited_before = before != 0;
+  x.hung = hung != 0;
+  x.status = status;
+  x.seconds_to_exit = ms / 1000.0;
+  x.out = r.out.substr(r.out.find('\n', at) + 1);
+  return x;
+}
+
+// ---------------------------------------------------------------- the limits sweep
+
+// Exit status of ShLimited when SIGINT ended the program (128 + 2), and when it ignored
+// SIGINT and only SIGKILL ended it (128 + 9).
+constexpr int kEndedBySigint = 130;
+constexpr int kIgnoredSigint = 137;
+
+// `cmd` must be a plain command (a binary and its arguments, quoted for the shell): it runs
+// under `timeout`, not a shell. Status as the program's own; kEndedBySigint / kIgnoredSigint.
+inline CmdResult ShLimited(const std::string& cmd, int sigint_after_s = 5, long address_space_kb = 4000000) {
+  return Sh("ulimit -v " + std::to_string(address_space_kb) + "; timeout --preserve-status -s INT -k 30 " +
+            std::to_string(sigint_after_s) + " " + cmd);
+}
+
+// Outcomes the sweep accepts, as a gtest message ("" when fine): refused with one line
+// `<binary>: error: …` and exit 1, done (exit 0), or stopped by SIGINT (exit 130, or 0 when
+// the binary handles the stop itself).
+inline std::string SweepVerdict(const CmdResult& r, const std::string& binary) {
+  const auto lines = std::count(r.out.begin(), r.out.end(), '\n');
+  if (r.status == 1) {
+    if (r.out.rfind(binary + ": error: ", 0) != 0 || lines != 1) return "exit 1 but not one error line: " + r.out;
+    return "";
+  }
+  if (r.status == 0 || r.status == kEndedBySigint) return "";
+  if (r.status == kIgnoredSigint) return "SIGINT ignored for 30 s (killed): " + r.out.substr(0, 2000);
+  return "unexpected status " + std::to_string(r.status) + ": " + r.out.substr(0, 2000);
+}
+
+// Files under `dir` whose name holds ".tmp." (a temporary left behind).
+inline std::string LeftoverTemporaries(const std::string& dir) {
+  std::string found;
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return found;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) found += e.path().string() + " ";
+  }
+  return found;
 }
 
 }  // namespace placerl::testing

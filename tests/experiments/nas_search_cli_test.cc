@@ -12,7 +12,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
-#include "tests/experiments/interrupt_run.h"
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "tests/experiments/limits_sweep.h"
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 

@@ -13,7 +13,7 @@
 
 #include "datasets/nas/search_space.h"
 #include "search/nas/enas_search.h"
-#include "tests/experiments/interrupt_run.h"
+#include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
 
