@@ -60,7 +60,12 @@ struct ModelInputs {
   std::string plan;  // "" = every default (ResolvePlan)
   bool json = false, verbose = false;
 };
-json ToJson(const ModelInputs& in) { return {{"model", in.model}, {"mesh", in.mesh}, {"plan", in.plan}}; }
+// The global --one-matmul-constant (false: the shape-dependent matmul efficiency is on).
+bool g_one_matmul_constant = false;
+
+json ToJson(const ModelInputs& in) {
+  return {{"model", in.model}, {"mesh", in.mesh}, {"plan", in.plan}, {"matmul_shapes", !g_one_matmul_constant}};
+}
 
 struct RunOptions {
   ModelInputs in;
@@ -222,7 +227,8 @@ std::vector<int> LoadPlacement(const std::string& spec, const graphs::ComputeGra
 
 // "plain:FLOPS,BYTES_PER_S" (every op kind at that speed) or a catalogue chip name (roofline
 // of op_cost.h with the catalogue's efficiencies, in `dtype`).
-SimDevice MakeSimDevice(const std::string& spec, const Catalog& catalog, double memory) {
+SimDevice MakeSimDevice(const std::string& spec, const Catalog& shaped_or_not, double memory) {
+  const Catalog catalog = WithShapeModel(shaped_or_not, false);  // the simulator's op model: one constant
   if (spec.rfind("plain:", 0) == 0) {
     const std::vector<std::string> v = SplitCommaList(spec.substr(6));
     char *e1 = nullptr, *e2 = nullptr;
@@ -1077,6 +1083,12 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     std::string catalog_path;
     app.add_option("--catalog", catalog_path, "hardware catalogue .pbtxt (default: embedded)");
+    bool& one_matmul_constant = g_one_matmul_constant;
+    app.add_flag("--one-matmul-constant", one_matmul_constant,
+                 "Transformer evaluator without the shape-dependent matmul efficiency (MXU/tensor-core "
+                 "tile padding, wave quantisation over the matrix units, systolic fill; backward GEMM "
+                 "shapes): one matmul constant per chip, as the library default and the NAS step-time "
+                 "model use");
 
     RunOptions run_o;
     CLI::App* run = app.add_subcommand("run", "evaluate one plan (exit 2 when it does not fit in HBM)");
@@ -1270,7 +1282,7 @@ int main(int argc, char** argv) {
     cli::Parse(app, argc, argv);
 
     if (*calibrate) return Calibrate(calib_o);
-    const Catalog catalog = LoadCatalog(catalog_path);
+    const Catalog catalog = WithShapeModel(LoadCatalog(catalog_path), !one_matmul_constant);
     if (*run) return run_o.graph.empty() ? RunTransformer(run_o, catalog) : RunGraph(run_o, catalog);
     if (*search) return Search(search_o, catalog);
     if (*infer) return Infer(infer_o, catalog);

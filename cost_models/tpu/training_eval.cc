@@ -34,6 +34,17 @@ double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_b
 
 namespace {
 
+// The attention core of `heads` heads over `rows` query rows and `ctx` positions: Q·Kᵀ
+// [rows, dh]·[dh, ctx] and P·V [rows, ctx]·[ctx, dh] per head, equal FLOPs each. Without the
+// shape model one matmul whose smallest dimension is min(ctx, dh) (as before the shape model).
+double AttentionCoreTime(const DeviceRates& r, double rows, double ctx, double dh, double heads,
+                         double flops, double bytes) {
+  if (!r.shape) return MatmulOpTime(r, std::min(ctx, dh), flops, bytes);
+  const double h = std::max(1.0, heads);
+  const double a = MatmulShapeFactor(r, rows, dh, ctx, h), b = MatmulShapeFactor(r, rows, ctx, dh, h);
+  return ShapedMatmulTime(r, 2 / (1 / a + 1 / b), flops, bytes);
+}
+
 // Tensor-parallel traffic (seconds) of one layer's forward pass over t tokens. 1-D (Megatron):
 // one all-reduce of the [t, d] activations per block over the whole group. 2-D (weights
 // [d/x, f/y], Pope et al.'s 2-D weight-stationary layout): per block, all-gather and
@@ -281,6 +292,8 @@ struct LayerSums {
   double ffn_mm = 0;     // the FFN sub-layers' matmuls (+ MoE router, dispatch, combine) in fwd
   double remat_min = 0;  // recomputed under REMAT_MINIMAL: attention scores + elementwise (s)
   double remat_sel = 0;  // recomputed under REMAT_SELECTIVE: the attention cores (s)
+  // Shape model: backward matmul time beyond 2× the forward's (all; the FFN sub-layers').
+  double bwd_adj = 0, ffn_bwd_adj = 0;
   double tp_fwd = 0;     // tensor-parallel traffic of the forward pass (s)
   double a2a = 0;        // expert all-to-alls of the forward pass (s)
   double p_dense = 0, p_experts = 0;  // params: FSDP-gathered (attention, FFN, router); experts
@@ -384,9 +397,21 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
     return CollectiveTime(c, grp, bytes, bw_eff, floor, e.dcn_bw());
   };
+  // Forward time of a matmul [m,k]·[k,n] (over `weight_copies` experts' weights: that many
+  // [m/copies, k]·[k, n] matmuls). Under the shape model the backward's two GEMMs, dX = dY·Wᵀ
+  // ([m,n]·[n,k]) and dW = Xᵀ·dY ([k,m]·[m,n]), have their own shapes: what they take beyond
+  // 2× the forward accumulates in mm_bwd_adj (0 without the shape model).
+  double mm_bwd_adj = 0;
   auto mm = [&](double mm_m, double k, double n, double weight_copies) {
-    return MatmulOpTime(rates, std::min({mm_m, k, n}), MatmulFlops(mm_m, k, n),
-                        (mm_m * k + mm_m * n) * ab + weight_copies * k * n * wb);
+    const double flops = MatmulFlops(mm_m, k, n);
+    const double bytes = (mm_m * k + mm_m * n) * ab + weight_copies * k * n * wb;
+    if (!rates.shape) return MatmulOpTime(rates, std::min({mm_m, k, n}), flops, bytes);
+    const double c = std::max(1.0, weight_copies), rows = mm_m / c;
+    // dX streams the same rows through the same (transposed) weight tiles: the forward's factor.
+    const double fwd = ShapedMatmulTime(rates, MatmulShapeFactor(rates, rows, k, n, c), flops, bytes);
+    const double dw = ShapedMatmulTime(rates, MatmulShapeFactor(rates, k, rows, n, c), flops, bytes);
+    mm_bwd_adj += dw - fwd;  // backward = dX (= fwd) + dW
+    return fwd;
   };
 
   // ---- one layer variant, one microbatch, forward ----
@@ -397,6 +422,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   // Evaluate() ~10 % slower than the two hand-inlined copies this replaces; `perf-model bench`.)
   auto sum_layer = [&](const SubLayerC* subs, size_t n, bool elementwise) __attribute__((always_inline)) {
     LayerSums l;
+    const double adj_start = mm_bwd_adj;
     double t_attn_sum = 0;  // attention scores (recomputed under REMAT_MINIMAL)
     double ffn_units = 0;   // FFN activation work per token ((g+1)·d_ff per FFN, × routed for MoE)
     double ew_flops = 0;    // t·ffn_units/tp, summed per sub-layer as the uniform layer writes it
@@ -412,7 +438,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
         const double attn_bytes = t * (2 * H + 2 * KV) * dh / tp * ab +
                                   (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
         // Scores Q·Kᵀ and scores·V per head: [S, dh]×[dh, S] and [S, S]×[S, dh].
-        const double t_attn = MatmulOpTime(rates, std::min<double>(S, dh), attn_flops, attn_bytes);
+        const double t_attn = AttentionCoreTime(rates, t, S, dh, std::max(1.0, H / tp), attn_flops, attn_bytes);
         l.fwd = l.fwd + mm(t, d, (H + 2 * KV) * dh / tp, 1) + mm(t, H * dh / tp, d, 1) + t_attn;
         t_attn_sum += t_attn;
         l.tp_fwd += t_ar;
@@ -429,7 +455,9 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
       const double pf = d * f * g + f * d;
       l.tp_fwd += t_ar;
       if (s.type == DENSE_FFN) {
+        const double adj0 = mm_bwd_adj;
         const double t_ffn = mm(t, d, f * g / tp, 1) + mm(t, f / tp, d, 1);
+        l.ffn_bwd_adj += mm_bwd_adj - adj0;
         l.fwd += t_ffn;
         l.ffn_mm += t_ffn;
         ffn_units += (g + 1) * f;
@@ -444,9 +472,11 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
       const double E = s.experts, per_token = s.RoutedPerToken();
       const double routed = uniform ? t * s.top_k * s.capacity_factor : t * per_token;
       const double local_experts = E / p.expert;
+      const double adj0 = mm_bwd_adj;
       const double t_ffn = mm(routed, d, f * g / tp, local_experts) + mm(routed, f / tp, d, local_experts) +
                            mm(t, d, E, 1) + OpTime(rates, OpKind::kMoeDispatch, 0, 2 * routed * d / tp * ab) +
                            OpTime(rates, OpKind::kMoeCombine, routed * d / tp, 2 * routed * d / tp * ab);
+      l.ffn_bwd_adj += mm_bwd_adj - adj0;
       l.fwd += t_ffn;
       l.ffn_mm += t_ffn;
       l.a2a += 2 * coll(Collective::kAllToAll, ep_g, routed * d / tp * ab * p.expert);
@@ -479,6 +509,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
         }
       }
     }
+    l.bwd_adj = mm_bwd_adj - adj_start;
     if (!elementwise) return l;
     const double norm_units = l.norm_units;
     const double t_ew_norm = OpTime(rates, OpKind::kNorm, t * norm_units * d / tp, t * norm_units * d / tp * ab);
@@ -504,6 +535,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
       // activation memory (below) stay the dense layer's.
       k1 = sum_layer(uniform_layer_ + 2, 1, false);  // MoE FFN
       k1.fwd = k0.fwd - k0.ffn_mm + k1.ffn_mm;
+      k1.bwd_adj = k0.bwd_adj - k0.ffn_bwd_adj + k1.ffn_bwd_adj;
       k1.remat_min = k0.remat_min;
       k1.remat_sel = k0.remat_sel;
       k1.tp_fwd = k0.tp_fwd;
@@ -530,7 +562,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
                              : p.remat == REMAT_MINIMAL ? k.remat_min
                              : p.remat == REMAT_SELECTIVE ? k.remat_sel
                                                           : 0;
-    const double bwd = 2 * k.fwd + recompute;
+    const double bwd = 2 * k.fwd + k.bwd_adj + recompute;
     *compute = k.fwd + bwd;
     // Tensor traffic hides under up to tp_overlap of the layer's compute; FSDP gathers under
     // its forward, gathers + reduce-scatters under its backward; the rest is exposed.
@@ -543,7 +575,9 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   if (L1 > 0) layer(k1, &c1, &tp1, &fs1, &ep1);
 
   // Embedding lookup on the first stage, logits + softmax cross-entropy on the last.
-  const double t_logits = 3 * mm(t, d, V / tp, 1) +
+  const double logits_adj0 = mm_bwd_adj;
+  const double t_logits_mm = mm(t, d, V / tp, 1);
+  const double t_logits = 3 * t_logits_mm + (mm_bwd_adj - logits_adj0) +
                           OpTime(rates, OpKind::kSoftmax, 3 * t * V / tp, 3 * t * V / tp * 4);
   const double t_embed = 3 * OpTime(rates, OpKind::kEmbedding, 0, t * d * ab);
   const double t_ends = K == 1 ? t_logits + t_embed : std::max(t_logits, t_embed);
@@ -680,8 +714,9 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
     return CollectiveTime(c, grp, bytes, e.collective_bw(), e.latency_floor_s(), e.dcn_bw());
   };
   auto mm = [&](double mm_m, double k, double n) {
-    return MatmulOpTime(rates, std::min({mm_m, k, n}), MatmulFlops(mm_m, k, n),
-                        (mm_m * k + mm_m * n) * ab + k * n * wb);
+    const double flops = MatmulFlops(mm_m, k, n), bytes = (mm_m * k + mm_m * n) * ab + k * n * wb;
+    if (!rates.shape) return MatmulOpTime(rates, std::min({mm_m, k, n}), flops, bytes);
+    return ShapedMatmulTime(rates, MatmulShapeFactor(rates, mm_m, k, n), flops, bytes);
   };
   const double kv_shard = q.batch_sharded_kv ? std::min(tp, q.batch) : std::min(tp, KV);
   const double norm_units = m.parallel_block() ? 5 : 10;  // layer-norm traffic per token, × d
@@ -691,7 +726,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
     const double kv_bytes = q.batch * ctx * 2 * KV * dh * ab / kv_shard;
     const double compute =
         mm(t, d, (H + 2 * KV) * dh / tp) + mm(t, H * dh / tp, d) + mm(t, d, f * g / tp) +
-        mm(t, f / tp, d) + MatmulOpTime(rates, std::min(ctx, dh), attn_flops, kv_bytes + 2 * t * H * dh / tp * ab) +
+        mm(t, f / tp, d) + AttentionCoreTime(rates, t, ctx, dh, H / tp, attn_flops, kv_bytes + 2 * t * H * dh / tp * ab) +
         OpTime(rates, OpKind::kNorm, t * norm_units * d / tp, t * norm_units * d / tp * ab) +
         OpTime(rates, OpKind::kElementwise, t * (g + 1) * f / tp, t * (g + 1) * f / tp * ab);
     double traffic = TensorTrafficForward(m, p, t, ab, tp_g, tpy_g, tpx_g, e);

@@ -463,3 +463,28 @@ TEST_F(PerfModelFiles, ValidateWritesNoDocByDefault) {
 }
 
 }  // namespace
+
+// The binary runs the Transformer evaluator with the shape-dependent matmul efficiency;
+// --one-matmul-constant gives the library default (one matmul constant per chip). A narrow
+// model under 16-way tensor parallelism (64-wide head blocks, half an MXU tile) computes more
+// slowly with shapes; graph runs keep the one-constant op model either way.
+TEST(PerfModelShapes, OneMatmulConstantSwitchesTheShapeModelOff) {
+  const std::string args = " run --json --model 'transformer(layers=4,d_model=1024,d_ff=4096,heads=16,seq=2048)' "
+                           "--mesh tpu_v5e:4x4 --plan tensor=16,global_batch=16";
+  const CmdResult shaped = Sh(kBin + args);
+  const CmdResult flat = Sh(kBin + " --one-matmul-constant" + args);
+  ASSERT_EQ(shaped.status, 0) << shaped.out;
+  ASSERT_EQ(flat.status, 0) << flat.out;
+  const auto js = nlohmann::json::parse(shaped.out), jf = nlohmann::json::parse(flat.out);
+  EXPECT_NE(js["breakdown_s"]["compute"].get<double>(), jf["breakdown_s"]["compute"].get<double>());
+  EXPECT_TRUE(js["options"]["matmul_shapes"].get<bool>());
+  EXPECT_FALSE(jf["options"]["matmul_shapes"].get<bool>());
+  const std::string graph = " run --json --graph 'resnet(depth=18,batch=8)' --mesh tpu_v3:2x2";
+  const CmdResult g1 = Sh(kBin + graph), g2 = Sh(kBin + " --one-matmul-constant" + graph);
+  ASSERT_EQ(g1.status, 0) << g1.out;
+  EXPECT_EQ(nlohmann::json::parse(g1.out)["step_s"], nlohmann::json::parse(g2.out)["step_s"]);
+  const CmdResult v = Sh(kBin + " validate --fit --no-held-out");
+  EXPECT_NE(v.out.find("shape model on"), std::string::npos) << v.out.substr(0, 400);
+  const CmdResult help = Sh(kBin + " --help");
+  EXPECT_NE(help.out.find("--one-matmul-constant"), std::string::npos);
+}
