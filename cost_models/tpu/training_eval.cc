@@ -621,6 +621,21 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   const double v = std::max(1, p.interleave);
   r.bubble_s = (K - 1) * t_mb / v;
   r.exposed_dp_s = p.grad_reduce_after_backward ? t_dp : std::max(0.0, t_dp - last_bwd);
+  if (e.dcn_sync_exposed() && !p.grad_reduce_after_backward && p.data > 1 && dp_g.dcn_n > 1 && !dp_g.flat_dcn) {
+    // Per-slice synchronisation: the slices exchange their gradients over DCN once per step,
+    // after the backward pass (the in-slice phases still hide under it): the DCN phase of the
+    // hierarchical all-reduce is exposed.
+    AxisGroup ici_only = dp_g;
+    ici_only.dcn_n = 1;
+    auto dp_time = [&](const AxisGroup& grp) {
+      return coll(Collective::kAllReduce, grp, stage_dense_params / (tp * p.fsdp) * gb) +
+             (stage_expert_params > 0 && p.data * p.fsdp > p.expert
+                  ? coll(Collective::kAllReduce, grp, stage_expert_params / (tp * p.expert) * gb)
+                  : 0);
+    };
+    const double t_ici = dp_time(ici_only);
+    r.exposed_dp_s = std::max(0.0, t_dp - t_ici) + std::max(0.0, t_ici - last_bwd);
+  }
   r.optimizer_s = t_opt;
   r.step_s = M * t_mb + r.bubble_s + r.exposed_dp_s + t_opt;
 
