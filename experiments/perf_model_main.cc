@@ -74,6 +74,7 @@ struct RunOptions {
 struct SearchOptions {
   ModelInputs in;
   int top = 10;
+  bool no_schedules = false;  // the enumeration without selective remat, GPipe and interleaving
 };
 struct InferOptions {
   ModelInputs in;
@@ -337,9 +338,10 @@ int Search(const SearchOptions& o, const Catalog& catalog) {
   const PlanC base = ResolvePlan(spec, ev.num_devices(), FillAxis::kFsdp);
   // Degrees and choices written in --plan are kept; the search varies only the others.
   SearchStats stats;
-  const auto ranked = SearchPlans(ev, base, o.top, &stats, &spec.keys);
+  const auto ranked = SearchPlans(ev, base, o.top, &stats, &spec.keys, !o.no_schedules);
   json options = ToJson(o.in);
   options["top"] = o.top;
+  options["schedules"] = !o.no_schedules;
   options["fixed"] = spec.keys;
   options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)}};
   const int status = ranked.empty() ? kExitInfeasible : kExitOk;
@@ -362,8 +364,8 @@ int Search(const SearchOptions& o, const Catalog& catalog) {
   PrintVerbose(o.in.verbose, false, options);
   std::printf("%ld plans enumerated, %ld valid, %ld fit in HBM%s\n\n", stats.enumerated, stats.valid,
               stats.fitting, spec.keys.empty() ? "" : " (keys fixed by --plan kept)");
-  std::printf("%4s %5s %5s %8s %5s %5s %6s %-9s %5s %10s %9s %7s %9s\n", "rank", "data", "fsdp", "tensor",
-              "pipe", "mb", "expert", "remat", "shOpt", "step (s)", "tokens/s", "MFU", "HBM GiB");
+  std::printf("%4s %5s %5s %8s %5s %-8s %5s %6s %-9s %5s %10s %9s %7s %9s\n", "rank", "data", "fsdp", "tensor",
+              "pipe", "schedule", "mb", "expert", "remat", "shOpt", "step (s)", "tokens/s", "MFU", "HBM GiB");
   int rank = 1;
   for (const auto& r : ranked) {
     const char* remat = r.plan.remat == REMAT_NONE      ? "none"
@@ -373,8 +375,13 @@ int Search(const SearchOptions& o, const Catalog& catalog) {
     const std::string tensor = r.plan.tensor_x > 1 ? std::to_string(r.plan.tensor_x) + "x" +
                                                          std::to_string(r.plan.tensor / r.plan.tensor_x)
                                                    : std::to_string(r.plan.tensor);
-    std::printf("%4d %5d %5d %8s %5d %5d %6d %-9s %5s %10.4f %9.4g %6.1f%% %9.2f\n", rank++, r.plan.data,
-                r.plan.fsdp, tensor.c_str(), r.plan.pipeline, r.result.microbatches, r.plan.expert, remat,
+    // Pipeline schedule: 1f1b, gpipe, or 1f1b/v<chunks> (interleaved); "-" without pipelining.
+    const std::string sched = r.plan.pipeline == 1             ? "-"
+                              : r.plan.schedule == SCHEDULE_GPIPE ? "gpipe"
+                              : r.plan.interleave > 1 ? "1f1b/v" + std::to_string(r.plan.interleave)
+                                                      : "1f1b";
+    std::printf("%4d %5d %5d %8s %5d %-8s %5d %6d %-9s %5s %10.4f %9.4g %6.1f%% %9.2f\n", rank++, r.plan.data,
+                r.plan.fsdp, tensor.c_str(), r.plan.pipeline, sched.c_str(), r.result.microbatches, r.plan.expert, remat,
                 r.plan.shard_optimizer ? "yes" : "no", r.result.step_s, r.result.tokens_per_s, 100 * r.result.mfu,
                 r.result.hbm_total / (1024.0 * 1024 * 1024));
   }
@@ -1106,6 +1113,10 @@ int main(int argc, char** argv) {
     AddModelInputs(search, &search_o.in);
     search->add_option("--top", search_o.top, "how many plans to print")
         ->capture_default_str()->check(cli::IntRange(1, 1000000));
+    search->add_flag("--no-schedules", search_o.no_schedules,
+                     "enumerate remat none/minimal/full and the --plan's pipeline schedule only (default: also "
+                     "remat=selective, and for pipelines schedule=gpipe and interleaved 1F1B with interleave=2 "
+                     "and 4 where the layers divide into pipeline·interleave chunks; about 4x the plans: 2,967 → 11,596 for the default model on tpu_v5e:16x16)");
 
     ValidateOptions validate_o;
     CLI::App* validate = app.add_subcommand("validate", "predicted vs published measurements");

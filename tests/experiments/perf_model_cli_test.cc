@@ -488,3 +488,29 @@ TEST(PerfModelShapes, OneMatmulConstantSwitchesTheShapeModelOff) {
   const CmdResult help = Sh(kBin + " --help");
   EXPECT_NE(help.out.find("--one-matmul-constant"), std::string::npos);
 }
+
+// search enumerates selective remat, GPipe and interleaved 1F1B by default (a schedule column
+// says which); --no-schedules restores the basic enumeration.
+TEST(PerfModelSearch, EnumeratesSchedulesAndSelectiveRemat) {
+  const std::string model = " --model 'transformer(layers=16,d_model=1024,d_ff=4096,heads=16,seq=1024)' "
+                            "--mesh tpu_v5e:4x4 --plan global_batch=256";
+  const CmdResult ext = Sh(kBin + " search --json --top 100000" + model);
+  const CmdResult basic = Sh(kBin + " search --json --no-schedules --top 100000" + model);
+  ASSERT_EQ(ext.status, 0) << ext.out;
+  ASSERT_EQ(basic.status, 0) << basic.out;
+  const auto je = nlohmann::json::parse(ext.out), jb = nlohmann::json::parse(basic.out);
+  EXPECT_TRUE(je["options"]["schedules"].get<bool>());
+  EXPECT_FALSE(jb["options"]["schedules"].get<bool>());
+  EXPECT_GT(je["enumerated"].get<long>(), jb["enumerated"].get<long>());
+  bool gpipe = false, interleaved = false, selective = false;
+  for (const auto& p : je["plans"]) {
+    const std::string plan = p["plan"].get<std::string>();
+    gpipe |= plan.find("schedule=gpipe") != std::string::npos;
+    interleaved |= plan.find("interleave=") != std::string::npos;
+    selective |= plan.find("remat=selective") != std::string::npos;
+  }
+  EXPECT_TRUE(gpipe && interleaved && selective);
+  for (const auto& p : jb["plans"]) EXPECT_EQ(p["plan"].get<std::string>().find("schedule=gpipe"), std::string::npos);
+  const CmdResult text = Sh(kBin + " search --top 3" + model);
+  EXPECT_NE(text.out.find(" schedule "), std::string::npos) << text.out;
+}
