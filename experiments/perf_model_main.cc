@@ -81,6 +81,7 @@ struct InferOptions {
   long long batch = 1, prompt = 2048, generate = 64;
   std::string weights = "bf16";
   bool batch_sharded_kv = false;
+  std::string layout = "ws";  // ws | wg-x | wg-xy | wg-xyz (Pope et al.'s weight-gathered layouts)
   bool energy = false;  // also Wh and gCO2e per request
   double power_w = 0, pue = 1.1, grid = 0.429;
 };
@@ -403,6 +404,7 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
   SetFieldsFromString("param_dtype=" + o.weights, "--weights", &dt);
   q.weight_dtype = dt.param_dtype();
   q.batch_sharded_kv = o.batch_sharded_kv;
+  q.weight_gathered = o.layout == "wg-x" ? 1 : o.layout == "wg-xy" ? 2 : o.layout == "wg-xyz" ? 3 : 0;
   const InferenceResult r = ev.EvaluateInference(p, q);
   if (!r.valid) ThrowInvalidPlan(r.invalid_reason, p, ev);
   // --energy: every chip of the mesh busy for the whole batch (prefill + decode) at its mean
@@ -441,6 +443,7 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
   options["generate"] = o.generate;
   options["weights"] = o.weights;
   options["batch_sharded_kv"] = o.batch_sharded_kv;
+  options["layout"] = o.layout;
   if (o.energy) options["energy"] = {{"power_w", o.power_w}, {"pue", o.pue}, {"grid", o.grid}};
   options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)},
                          {"plan", ResolvedPlanString(p, 1)}};
@@ -453,13 +456,16 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
               {"prefill_mfu", r.prefill_mfu}, {"decode_mfu", r.decode_mfu},
               {"hbm_weights", r.hbm_weights}, {"hbm_kv", r.hbm_kv},
               {"hbm_total", r.hbm_total},     {"hbm_capacity", r.hbm_capacity},
-              {"oom", r.oom}};
+              {"oom", r.oom},                 {"layout", o.layout},
+              {"gather_chips", r.gather_chips}};
     if (o.energy) j["energy"] = energy;
     std::cout << j.dump(2) << "\n";
   } else {
     PrintVerbose(o.in.verbose, false, options);
     const std::string layout =
-        p.tensor_x > 1 ? " as " + std::to_string(p.tensor_x) + "x" + std::to_string(p.tensor / p.tensor_x) : "";
+        q.weight_gathered > 0 ? ", " + o.layout + " (weights gathered over " + std::to_string(r.gather_chips) + " chips)"
+        : p.tensor_x > 1      ? " as " + std::to_string(p.tensor_x) + "x" + std::to_string(p.tensor / p.tensor_x)
+                              : "";
     std::printf("model  %s\nmesh   %s (%d devices), tensor %d%s\nquery  batch %lld, prompt %lld, generate %lld, "
                 "weights %s%s\n\n%s",
                 ModelToString(ev.model()).c_str(), MeshToString(mesh).c_str(), ev.num_devices(), p.tensor,
@@ -1147,6 +1153,14 @@ int main(int argc, char** argv) {
     infer->add_option("--generate", infer_o.generate, "tokens generated per sequence")
         ->capture_default_str()->check(cli::IntRange(0, 1LL << 30));
     infer->add_option("--weights", infer_o.weights, "weight dtype: bf16, int8, fp8, int4")->capture_default_str();
+    infer->add_option("--layout", infer_o.layout,
+                      "ws: the plan's weight-stationary tensor layout (1-D, or 2-D with tensor_x); wg-x, wg-xy, "
+                      "wg-xyz: Pope et al.'s weight-gathered layouts - each layer's weights all-gathered over the "
+                      "chips of the mesh's first 1, 2, 3 axes (N), the tokens split N-way, the other chips keeping "
+                      "1-D stationary shards; assumed: the gather is exposed beyond tp_overlap x compute, no "
+                      "prefetch of the next layer's weights; for large-batch prefill")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"ws", "wg-x", "wg-xy", "wg-xyz"}));
     infer->add_flag("--batch-sharded-kv", infer_o.batch_sharded_kv,
                     "shard attention over the batch (multi-query models) instead of the heads");
     infer->add_flag("--energy", infer_o.energy,

@@ -232,6 +232,7 @@ TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& 
     : model_(NormalizedModel(model)), chip_(FindChip(catalog, mesh.chip())),
       eff_(EffectiveEfficiency(catalog, chip_)) {
   topo_ = MeshTopology(mesh, chip_);
+  mesh_dims_.assign(mesh.dims().begin(), mesh.dims().end());
   num_chips_ = topo_.num_chips();
   num_devices_ = topo_.num_devices();
 
@@ -713,7 +714,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
   if (m.num_experts() > 0) return invalid("inference: dense models only");
   if (m.block_size() > 0) return invalid("inference: uniform models only");
   const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
-  if (p.tensor % tx != 0 || m.heads() % ty != 0 || m.d_model() % tx != 0)
+  if (q.weight_gathered == 0 && (p.tensor % tx != 0 || m.heads() % ty != 0 || m.d_model() % tx != 0))
     return invalid("inference: tensor_x must divide tensor and d_model; tensor/tensor_x the heads");
   if (!(q.batch >= 1) || !(q.prompt >= 1) || !(q.generate >= 0))
     return invalid("inference: batch and prompt must be >= 1, generate >= 0");
@@ -735,8 +736,50 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
   };
   const double kv_shard = q.batch_sharded_kv ? std::min(tp, q.batch) : std::min(tp, KV);
   const double norm_units = m.parallel_block() ? 5 : 10;  // layer-norm traffic per token, × d
+  // Weight-gathered layouts (Pope et al.): N = the devices of the first k mesh axes gather each
+  // layer's weights; the tokens are split N-way; the other R = n/N devices keep 1-D weight-
+  // stationary shards (heads and d_ff R-way, an all-reduce of [t/N, d] per sub-layer).
+  const int wg = q.weight_gathered;
+  if (wg < 0 || wg > 3) return invalid("inference: weight_gathered must be 0 (stationary) or 1..3 (X, XY, XYZ)");
+  double N = 1;
+  AxisGroup gather_g, rest_g;
+  if (wg > 0) {
+    if (wg > int(mesh_dims_.size())) return invalid("inference: weight-gathered over more axes than the mesh has");
+    if (tx > 1) return invalid("inference: weight-gathered layouts take tensor_x = 1");
+    if (topo_.failed_chips() > 0) return invalid("inference: weight-gathered layouts on meshes without failed chips");
+    for (int i = 0; i < wg; ++i) N *= mesh_dims_[i];
+    N *= std::max(1, chip_.devices_per_chip());
+    if (N > tp) N = tp;
+    const int R = int(tp / N);
+    if (int(H) % R != 0 || int(f) % R != 0) return invalid("inference: the devices outside the gather group must divide heads and d_ff");
+    const int sizes[4] = {int(N), R, 1, 1};
+    AxisGroup groups[4];
+    MapAxes(sizes, groups);
+    gather_g = groups[0];
+    rest_g = groups[1];
+    r.gather_chips = int(N / std::max(1, chip_.devices_per_chip()));
+  }
+  const double layer_weights = d * (H + 2 * KV) * dh + H * dh * d + g * d * f + f * d;
+  // One weight-gathered layer for a step of t tokens: compute on t/N tokens with weights R-way.
+  auto wg_layer = [&](double t, double ctx, double* comm) {
+    const double R = tp / N, tc = t / N;
+    const double attn_flops = 4 * tc * ctx * H * dh / R;
+    const double kv_bytes = q.batch * ctx * 2 * KV * dh * ab / (N * std::min(R, KV));
+    const double compute =
+        mm(tc, d, (H + 2 * KV) * dh / R) + mm(tc, H * dh / R, d) + mm(tc, d, f * g / R) + mm(tc, f / R, d) +
+        AttentionCoreTime(rates, tc, ctx, dh, H / R, attn_flops, kv_bytes + 2 * tc * H * dh / R * ab) +
+        OpTime(rates, OpKind::kNorm, tc * norm_units * d / R, tc * norm_units * d / R * ab) +
+        OpTime(rates, OpKind::kElementwise, tc * (g + 1) * f / R, tc * (g + 1) * f / R * ab);
+    // The layer's weights gathered over N (each device ends with 1/R of them), then the 1-D
+    // stationary all-reduces of the [t/N, d] activations over the other R devices.
+    double traffic = coll(Collective::kAllGather, gather_g, layer_weights / R * wb);
+    if (R > 1) traffic += (m.parallel_block() ? 1 : 2) * coll(Collective::kAllReduce, rest_g, tc * d * ab);
+    *comm = std::max(0.0, traffic - e.tp_overlap() * compute);
+    return compute + *comm;
+  };
   // One layer for a step of t tokens (all sequences), attention over `ctx` cached positions.
   auto layer = [&](double t, double ctx, double* comm) {
+    if (wg > 0) return wg_layer(t, ctx, comm);
     const double attn_flops = 4 * t * ctx * H * dh / tp;
     const double kv_bytes = q.batch * ctx * 2 * KV * dh * ab / kv_shard;
     const double compute =
@@ -765,7 +808,9 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
   r.prefill_mfu = 2 * n_params * q.batch * q.prompt / (r.prefill_s * peak);
   if (q.generate > 0) r.decode_mfu = 2 * n_params * q.batch * q.generate / (r.decode_s * peak);
   r.hbm_weights = n_params * wb / tp;
-  r.hbm_kv = L * q.batch * (q.prompt + q.generate) * 2 * KV * dh * ab / kv_shard;
+  r.hbm_kv = L * q.batch * (q.prompt + q.generate) * 2 * KV * dh * ab /
+             (wg > 0 ? N * std::min(tp / N, KV) : kv_shard);
+  if (wg > 0) r.hbm_weights += layer_weights * wb / (tp / N) - layer_weights * wb / tp;  // one gathered layer
   r.hbm_total = r.hbm_weights + r.hbm_kv;
   r.hbm_capacity = chip_.hbm_bytes() / std::max(1, chip_.devices_per_chip()) * e.hbm_usable();
   r.oom = r.hbm_total > r.hbm_capacity;

@@ -514,3 +514,21 @@ TEST(PerfModelSearch, EnumeratesSchedulesAndSelectiveRemat) {
   const CmdResult text = Sh(kBin + " search --top 3" + model);
   EXPECT_NE(text.out.find(" schedule "), std::string::npos) << text.out;
 }
+
+// infer --layout wg-x|wg-xy|wg-xyz: Pope's weight-gathered layouts, in JSON with the gather group.
+TEST(InferCli, WeightGatheredLayouts) {
+  const std::string model =
+      " --model 'transformer(layers=8,d_model=4096,d_ff=16384,heads=32,seq=2048,vocab=32000)' --mesh tpu_v4:4x4x4 "
+      "--plan tensor=64 --batch 64 --prompt 2048 --generate 0";
+  const CmdResult r = Sh(kBin + " infer --json --layout wg-xyz" + model);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gather_chips"].get<int>(), 64);
+  EXPECT_EQ(j["options"]["layout"].get<std::string>(), "wg-xyz");
+  EXPECT_GT(j["prefill_s"].get<double>(), 0);
+  const CmdResult bad = Sh(kBin + " infer --layout wg-q" + model);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("--layout"), std::string::npos) << bad.out;
+  const CmdResult help = Sh(kBin + " infer --help");
+  EXPECT_NE(help.out.find("weight-gathered"), std::string::npos);
+}
