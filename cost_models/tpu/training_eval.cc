@@ -746,7 +746,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
   if (wg > 0) {
     if (wg > int(mesh_dims_.size())) return invalid("inference: weight-gathered over more axes than the mesh has");
     if (tx > 1) return invalid("inference: weight-gathered layouts take tensor_x = 1");
-    if (topo_.failed_chips() > 0) return invalid("inference: weight-gathered layouts on meshes without failed chips");
+    if (topo_.failed_chips() > 0) return invalid("inference: weight-gathered layouts need a mesh without failed chips");
     for (int i = 0; i < wg; ++i) N *= mesh_dims_[i];
     N *= std::max(1, chip_.devices_per_chip());
     if (N > tp) N = tp;

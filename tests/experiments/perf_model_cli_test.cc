@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -531,4 +532,31 @@ TEST(InferCli, WeightGatheredLayouts) {
   EXPECT_NE(bad.out.find("--layout"), std::string::npos) << bad.out;
   const CmdResult help = Sh(kBin + " infer --help");
   EXPECT_NE(help.out.find("weight-gathered"), std::string::npos);
+}
+
+// perf-model mlperf: predicted vs published time to train; the ResNet-50 v0.6 rows are epochs ×
+// ImageNet images / the graph run's throughput; the multipod runs are listed, not evaluated.
+TEST_F(PerfModelFiles, MlperfTimeToTrain) {
+  const std::string out = dir_ + "/m.md";
+  const CmdResult r = Sh(kBin + " mlperf --json --out " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 10u);
+  int evaluated = 0;
+  for (const auto& row : j["rows"]) {
+    if (row.contains("not_evaluated")) continue;
+    ++evaluated;
+    const double pred = row["predicted_s"].get<double>(), pub = row["published_s"].get<double>();
+    EXPECT_GT(pred, 0);
+    EXPECT_NEAR(row["error"].get<double>(), (pred - pub) / pub, 1e-12);
+  }
+  EXPECT_EQ(evaluated, 5);
+  const auto& m1 = j["rows"][0];
+  EXPECT_EQ(m1["id"].get<std::string>(), "M1");
+  EXPECT_NEAR(m1["predicted_s"].get<double>(), 60 * 1281167.0 / (16 * m1["examples_per_s_per_chip"].get<double>()),
+              1e-6 * m1["predicted_s"].get<double>());
+  std::ifstream md(out);
+  std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("| M5 |"), std::string::npos);
+  EXPECT_NE(text.find("not evaluated"), std::string::npos);
 }
