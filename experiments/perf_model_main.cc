@@ -60,7 +60,12 @@ struct ModelInputs {
   std::string plan;  // "" = every default (ResolvePlan)
   bool json = false, verbose = false;
 };
-json ToJson(const ModelInputs& in) { return {{"model", in.model}, {"mesh", in.mesh}, {"plan", in.plan}}; }
+// The global --one-matmul-constant (false: the shape-dependent matmul efficiency is on).
+bool g_one_matmul_constant = false;
+
+json ToJson(const ModelInputs& in) {
+  return {{"model", in.model}, {"mesh", in.mesh}, {"plan", in.plan}, {"matmul_shapes", !g_one_matmul_constant}};
+}
 
 struct RunOptions {
   ModelInputs in;
@@ -69,12 +74,14 @@ struct RunOptions {
 struct SearchOptions {
   ModelInputs in;
   int top = 10;
+  bool no_schedules = false;  // the enumeration without selective remat, GPipe and interleaving
 };
 struct InferOptions {
   ModelInputs in;
   long long batch = 1, prompt = 2048, generate = 64;
   std::string weights = "bf16";
   bool batch_sharded_kv = false;
+  std::string layout = "ws";  // ws | wg-x | wg-xy | wg-xyz (Pope et al.'s weight-gathered layouts)
   bool energy = false;  // also Wh and gCO2e per request
   double power_w = 0, pue = 1.1, grid = 0.429;
 };
@@ -86,6 +93,10 @@ struct ValidateOptions {
   std::string measurements;  // "" = embedded
   std::string out;           // markdown page to write ("" = none; docs/perf_validation.md is explicit)
   bool fit = false, no_held_out = false, json = false, verbose = false;
+};
+struct MlperfOptions {
+  ModelInputs in;  // only --json and --verbose are used
+  std::string out;
 };
 struct FailuresOptions {
   ModelInputs in;
@@ -222,7 +233,8 @@ std::vector<int> LoadPlacement(const std::string& spec, const graphs::ComputeGra
 
 // "plain:FLOPS,BYTES_PER_S" (every op kind at that speed) or a catalogue chip name (roofline
 // of op_cost.h with the catalogue's efficiencies, in `dtype`).
-SimDevice MakeSimDevice(const std::string& spec, const Catalog& catalog, double memory) {
+SimDevice MakeSimDevice(const std::string& spec, const Catalog& shaped_or_not, double memory) {
+  const Catalog catalog = WithShapeModel(shaped_or_not, false);  // the simulator's op model: one constant
   if (spec.rfind("plain:", 0) == 0) {
     const std::vector<std::string> v = SplitCommaList(spec.substr(6));
     char *e1 = nullptr, *e2 = nullptr;
@@ -331,9 +343,10 @@ int Search(const SearchOptions& o, const Catalog& catalog) {
   const PlanC base = ResolvePlan(spec, ev.num_devices(), FillAxis::kFsdp);
   // Degrees and choices written in --plan are kept; the search varies only the others.
   SearchStats stats;
-  const auto ranked = SearchPlans(ev, base, o.top, &stats, &spec.keys);
+  const auto ranked = SearchPlans(ev, base, o.top, &stats, &spec.keys, !o.no_schedules);
   json options = ToJson(o.in);
   options["top"] = o.top;
+  options["schedules"] = !o.no_schedules;
   options["fixed"] = spec.keys;
   options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)}};
   const int status = ranked.empty() ? kExitInfeasible : kExitOk;
@@ -356,8 +369,8 @@ int Search(const SearchOptions& o, const Catalog& catalog) {
   PrintVerbose(o.in.verbose, false, options);
   std::printf("%ld plans enumerated, %ld valid, %ld fit in HBM%s\n\n", stats.enumerated, stats.valid,
               stats.fitting, spec.keys.empty() ? "" : " (keys fixed by --plan kept)");
-  std::printf("%4s %5s %5s %8s %5s %5s %6s %-9s %5s %10s %9s %7s %9s\n", "rank", "data", "fsdp", "tensor",
-              "pipe", "mb", "expert", "remat", "shOpt", "step (s)", "tokens/s", "MFU", "HBM GiB");
+  std::printf("%4s %5s %5s %8s %5s %-8s %5s %6s %-9s %5s %10s %9s %7s %9s\n", "rank", "data", "fsdp", "tensor",
+              "pipe", "schedule", "mb", "expert", "remat", "shOpt", "step (s)", "tokens/s", "MFU", "HBM GiB");
   int rank = 1;
   for (const auto& r : ranked) {
     const char* remat = r.plan.remat == REMAT_NONE      ? "none"
@@ -367,8 +380,13 @@ int Search(const SearchOptions& o, const Catalog& catalog) {
     const std::string tensor = r.plan.tensor_x > 1 ? std::to_string(r.plan.tensor_x) + "x" +
                                                          std::to_string(r.plan.tensor / r.plan.tensor_x)
                                                    : std::to_string(r.plan.tensor);
-    std::printf("%4d %5d %5d %8s %5d %5d %6d %-9s %5s %10.4f %9.4g %6.1f%% %9.2f\n", rank++, r.plan.data,
-                r.plan.fsdp, tensor.c_str(), r.plan.pipeline, r.result.microbatches, r.plan.expert, remat,
+    // Pipeline schedule: 1f1b, gpipe, or 1f1b/v<chunks> (interleaved); "-" without pipelining.
+    const std::string sched = r.plan.pipeline == 1             ? "-"
+                              : r.plan.schedule == SCHEDULE_GPIPE ? "gpipe"
+                              : r.plan.interleave > 1 ? "1f1b/v" + std::to_string(r.plan.interleave)
+                                                      : "1f1b";
+    std::printf("%4d %5d %5d %8s %5d %-8s %5d %6d %-9s %5s %10.4f %9.4g %6.1f%% %9.2f\n", rank++, r.plan.data,
+                r.plan.fsdp, tensor.c_str(), r.plan.pipeline, sched.c_str(), r.result.microbatches, r.plan.expert, remat,
                 r.plan.shard_optimizer ? "yes" : "no", r.result.step_s, r.result.tokens_per_s, 100 * r.result.mfu,
                 r.result.hbm_total / (1024.0 * 1024 * 1024));
   }
@@ -390,6 +408,7 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
   SetFieldsFromString("param_dtype=" + o.weights, "--weights", &dt);
   q.weight_dtype = dt.param_dtype();
   q.batch_sharded_kv = o.batch_sharded_kv;
+  q.weight_gathered = o.layout == "wg-x" ? 1 : o.layout == "wg-xy" ? 2 : o.layout == "wg-xyz" ? 3 : 0;
   const InferenceResult r = ev.EvaluateInference(p, q);
   if (!r.valid) ThrowInvalidPlan(r.invalid_reason, p, ev);
   // --energy: every chip of the mesh busy for the whole batch (prefill + decode) at its mean
@@ -428,6 +447,7 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
   options["generate"] = o.generate;
   options["weights"] = o.weights;
   options["batch_sharded_kv"] = o.batch_sharded_kv;
+  options["layout"] = o.layout;
   if (o.energy) options["energy"] = {{"power_w", o.power_w}, {"pue", o.pue}, {"grid", o.grid}};
   options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)},
                          {"plan", ResolvedPlanString(p, 1)}};
@@ -440,13 +460,16 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
               {"prefill_mfu", r.prefill_mfu}, {"decode_mfu", r.decode_mfu},
               {"hbm_weights", r.hbm_weights}, {"hbm_kv", r.hbm_kv},
               {"hbm_total", r.hbm_total},     {"hbm_capacity", r.hbm_capacity},
-              {"oom", r.oom}};
+              {"oom", r.oom},                 {"layout", o.layout},
+              {"gather_chips", r.gather_chips}};
     if (o.energy) j["energy"] = energy;
     std::cout << j.dump(2) << "\n";
   } else {
     PrintVerbose(o.in.verbose, false, options);
     const std::string layout =
-        p.tensor_x > 1 ? " as " + std::to_string(p.tensor_x) + "x" + std::to_string(p.tensor / p.tensor_x) : "";
+        q.weight_gathered > 0 ? ", " + o.layout + " (weights gathered over " + std::to_string(r.gather_chips) + " chips)"
+        : p.tensor_x > 1      ? " as " + std::to_string(p.tensor_x) + "x" + std::to_string(p.tensor / p.tensor_x)
+                              : "";
     std::printf("model  %s\nmesh   %s (%d devices), tensor %d%s\nquery  batch %lld, prompt %lld, generate %lld, "
                 "weights %s%s\n\n%s",
                 ModelToString(ev.model()).c_str(), MeshToString(mesh).c_str(), ev.num_devices(), p.tensor,
@@ -551,6 +574,86 @@ int RunValidate(const ValidateOptions& o, const Catalog& catalog) {
   }
   if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
   return kExitOk;
+}
+
+// MLPerf time to train for the published MLPerf configurations of the notes
+// (perf_model_notes.md §3d, perf_model_notes_2.md §9): epochs to target × images per epoch /
+// predicted throughput; evaluation not modelled (no per-eval cost in the notes for these runs);
+// initialisation is not part of MLPerf's timed run (run_start → run_stop).
+int Mlperf(const MlperfOptions& o, const Catalog& catalog) {
+  constexpr double kImageNetTrain = 1281167;  // ImageNet-1k training images [A: standard figure]
+  struct Config {
+    const char *id, *benchmark, *graph, *mesh, *plan;
+    double epochs, published_s;
+    const char* note;  // non-empty: not evaluated, why
+  };
+  static const Config kConfigs[] = {
+      {"M1", "ResNet-50 v0.6, v3-32 (16 chips), batch 4096", "resnet(depth=50,batch=128,fused=1)", "tpu_v3:4x4",
+       "shard_optimizer=true,optimizer=sgd_momentum", 60, 2533, ""},
+      {"M2", "ResNet-50 v0.6, v3-128 (64 chips), batch 16384", "resnet(depth=50,batch=128,fused=1)", "tpu_v3:8x8",
+       "shard_optimizer=true,optimizer=sgd_momentum", 64, 673, ""},
+      {"M3", "ResNet-50 v0.6, v3-256 (128 chips), batch 32768", "resnet(depth=50,batch=128,fused=1)", "tpu_v3:8x16",
+       "shard_optimizer=true,optimizer=sgd_momentum", 76, 409, ""},
+      {"M4", "ResNet-50 v0.6, v3-512 (256 chips), batch 32768", "resnet(depth=50,batch=64,fused=1)", "tpu_v3:16x16",
+       "shard_optimizer=true,optimizer=sgd_momentum", 72, 265, ""},
+      {"M5", "ResNet-50 v0.6, v3-1024 (512 chips), batch 32768", "resnet(depth=50,batch=32,fused=1)", "tpu_v3:16x32",
+       "shard_optimizer=true,optimizer=sgd_momentum", 76, 137, ""},
+      {"M8", "ResNet-50 v0.7 JAX, v3-8192 (4096 chips), batch 65536", "", "", "", 92, 28.70,
+       "4096 chips span 4 v3 pods: the catalogue's v3 ICI domain is 1024 chips and v3 has no DCN entry"},
+      {"M9", "BERT-large v0.7 JAX, v3-8192 (4096 chips)", "", "", "", 0, 23.71, "as M8"},
+      {"M10", "Transformer WMT v0.7 JAX, v3-8192 (4096 chips)", "", "", "", 4, 13.88, "as M8"},
+      {"SSD7", "SSD v0.7 JAX, v3-4096 (2048 chips)", "", "", "", 0, 34.05, "as M8 (2 pods); and no SSD graph"},
+      {"SSD6", "SSD v0.6 TF, v3-2048 (1024 chips)", "", "", "", 76, 73.25, "no SSD graph"},
+  };
+  std::ostringstream md;
+  char buf[768];
+  md << "# MLPerf time to train\n\n"
+     << "Generated by `perf-model mlperf` (do not edit by hand). Published: MLPerf training results,\n"
+     << "run_stop − run_start of result_0 (`../shared/reference/perf_model_notes.md` §3d, rows M1–M5 [V];\n"
+     << "`perf_model_notes_2.md` §9 for the v0.7 / SSD runs [V]). Predicted: epochs to target (from the\n"
+     << "logs: convergence is an input, not predicted) × 1,281,167 ImageNet training images [A] / the\n"
+     << "graph run's examples/s (`perf-model run --graph`: ResNet-50 v1.5 data parallel, one replica per\n"
+     << "core, weight-update sharding, SGD with momentum for LARS [A]). Not modelled: evaluation (the notes\n"
+     << "give no per-evaluation cost for these runs) and the first-epoch overhead; initialisation is not part\n"
+     << "of the timed run (notes_2 §9).\n\n"
+     << "| id | benchmark | epochs | published s | predicted s | error | note |\n|---|---|---:|---:|---:|---:|---|\n";
+  json rows = json::array();
+  std::vector<double> errs;
+  for (const Config& c : kConfigs) {
+    json row = {{"id", c.id}, {"benchmark", c.benchmark}, {"published_s", c.published_s}};
+    if (c.note[0] != '\0') {
+      std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.4g | — | — | not evaluated: %s |\n", c.id, c.benchmark,
+                    c.epochs > 0 ? std::to_string(int(c.epochs)).c_str() : "—", c.published_s, c.note);
+      md << buf;
+      row["not_evaluated"] = c.note;
+      rows.push_back(row);
+      continue;
+    }
+    const graphs::NamedGraph ng = graphs::GraphFromSpec(c.graph);
+    const GraphRunResult r = EvaluateGraphOnMesh(ng.graph, ParseMeshSpec(c.mesh), catalog,
+                                                 GraphRunPlanFromPlan(ParsePlanSpecWithKeys(c.plan).plan, ng.examples));
+    const double predicted = c.epochs * kImageNetTrain / r.examples_per_s;
+    const double err = (predicted - c.published_s) / c.published_s;
+    errs.push_back(std::fabs(err));
+    std::snprintf(buf, sizeof buf, "| %s | %s | %.0f | %.4g | %.4g | %+.1f %% | %s, %s; %.4g img/s per chip |\n", c.id,
+                  c.benchmark, c.epochs, c.published_s, predicted, 100 * err, c.graph, c.mesh, r.examples_per_s / r.chips);
+    md << buf;
+    row["epochs"] = c.epochs;
+    row["predicted_s"] = predicted;
+    row["error"] = err;
+    row["examples_per_s_per_chip"] = r.examples_per_s / r.chips;
+    rows.push_back(row);
+  }
+  std::sort(errs.begin(), errs.end());
+  const double median = errs.empty() ? 0 : errs.size() % 2 ? errs[errs.size() / 2]
+                                                          : 0.5 * (errs[errs.size() / 2 - 1] + errs[errs.size() / 2]);
+  std::snprintf(buf, sizeof buf, "\nEvaluated %zu of %zu configurations: median |error| %.1f %%, worst %.1f %%.\n",
+                errs.size(), sizeof kConfigs / sizeof kConfigs[0], 100 * median, errs.empty() ? 0.0 : 100 * errs.back());
+  md << buf;
+  json options = {{"out", o.out}};
+  return ReportPage(o.in, o.out, md.str(),
+                    {{"options", options}, {"rows", rows}, {"median_abs_error", median},
+                     {"worst_abs_error", errs.empty() ? 0.0 : errs.back()}});
 }
 
 int Failures(const FailuresOptions& o, const Catalog& catalog) {
@@ -1077,6 +1180,12 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     std::string catalog_path;
     app.add_option("--catalog", catalog_path, "hardware catalogue .pbtxt (default: embedded)");
+    bool& one_matmul_constant = g_one_matmul_constant;
+    app.add_flag("--one-matmul-constant", one_matmul_constant,
+                 "Transformer evaluator without the shape-dependent matmul efficiency (MXU/tensor-core "
+                 "tile padding, wave quantisation over the matrix units, systolic fill; backward GEMM "
+                 "shapes): one matmul constant per chip, as the library default and the NAS step-time "
+                 "model use");
 
     RunOptions run_o;
     CLI::App* run = app.add_subcommand("run", "evaluate one plan (exit 2 when it does not fit in HBM)");
@@ -1094,6 +1203,10 @@ int main(int argc, char** argv) {
     AddModelInputs(search, &search_o.in);
     search->add_option("--top", search_o.top, "how many plans to print")
         ->capture_default_str()->check(cli::IntRange(1, 1000000));
+    search->add_flag("--no-schedules", search_o.no_schedules,
+                     "enumerate remat none/minimal/full and the --plan's pipeline schedule only (default: also "
+                     "remat=selective, and for pipelines schedule=gpipe and interleaved 1F1B with interleave=2 "
+                     "and 4 where the layers divide into pipeline·interleave chunks; about 4x the plans: 2,967 → 11,596 for the default model on tpu_v5e:16x16)");
 
     ValidateOptions validate_o;
     CLI::App* validate = app.add_subcommand("validate", "predicted vs published measurements");
@@ -1124,6 +1237,14 @@ int main(int argc, char** argv) {
     infer->add_option("--generate", infer_o.generate, "tokens generated per sequence")
         ->capture_default_str()->check(cli::IntRange(0, 1LL << 30));
     infer->add_option("--weights", infer_o.weights, "weight dtype: bf16, int8, fp8, int4")->capture_default_str();
+    infer->add_option("--layout", infer_o.layout,
+                      "ws: the plan's weight-stationary tensor layout (1-D, or 2-D with tensor_x); wg-x, wg-xy, "
+                      "wg-xyz: Pope et al.'s weight-gathered layouts - each layer's weights all-gathered over the "
+                      "chips of the mesh's first 1, 2, 3 axes (N), the tokens split N-way, the other chips keeping "
+                      "1-D stationary shards; assumed: the gather is exposed beyond tp_overlap x compute, no "
+                      "prefetch of the next layer's weights; for large-batch prefill")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"ws", "wg-x", "wg-xy", "wg-xyz"}));
     infer->add_flag("--batch-sharded-kv", infer_o.batch_sharded_kv,
                     "shard attention over the batch (multi-query models) instead of the heads");
     infer->add_flag("--energy", infer_o.energy,
@@ -1141,6 +1262,16 @@ int main(int argc, char** argv) {
     bench->add_option("--seconds", bench_o.seconds, "how long to measure")
         ->capture_default_str()->check(cli::FiniteRange(0.001, cli::kMaxSeconds));
 
+    MlperfOptions mlperf_o;
+    CLI::App* mlperf = app.add_subcommand(
+        "mlperf", "MLPerf time to train, predicted vs published, for the MLPerf configurations of the notes");
+    mlperf->add_flag("--json", mlperf_o.in.json, "print one JSON document (with the options)");
+    mlperf->add_flag("--verbose", mlperf_o.in.verbose, "print the options first");
+    mlperf->add_option("--out", mlperf_o.out,
+                       "also write the markdown table here (e.g. docs/perf_mlperf.md). Assumptions: epochs to target "
+                       "from the logs (convergence is not predicted) x 1,281,167 ImageNet images / the graph run's "
+                       "throughput; evaluation and first-epoch overhead not modelled; initialisation outside the "
+                       "timed run; 4096-chip v3 multipod runs not evaluated (beyond the catalogue's v3 ICI domain)");
     FailuresOptions failures_o;
     CLI::App* failures = app.add_subcommand(
         "failures",
@@ -1270,7 +1401,7 @@ int main(int argc, char** argv) {
     cli::Parse(app, argc, argv);
 
     if (*calibrate) return Calibrate(calib_o);
-    const Catalog catalog = LoadCatalog(catalog_path);
+    const Catalog catalog = WithShapeModel(LoadCatalog(catalog_path), !one_matmul_constant);
     if (*run) return run_o.graph.empty() ? RunTransformer(run_o, catalog) : RunGraph(run_o, catalog);
     if (*search) return Search(search_o, catalog);
     if (*infer) return Infer(infer_o, catalog);
@@ -1280,6 +1411,7 @@ int main(int argc, char** argv) {
     if (*formats) return Formats(formats_o, catalog);
     if (*diloco) return Diloco(diloco_o, catalog);
     if (*failures) return Failures(failures_o, catalog);
+    if (*mlperf) return Mlperf(mlperf_o, catalog);
     return RunValidate(validate_o, catalog);
   });
 }

@@ -91,6 +91,8 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
     if (chip.devices_per_chip() < 1) fail("devices_per_chip must be >= 1");
     if (!chip.has_ici() || !positive(chip.ici().link_bw_one_way()) || chip.ici().links_per_chip() < 1)
       fail("ici needs links_per_chip >= 1 and link_bw_one_way > 0");
+    if (chip.mxu_tile() < 0 || chip.mxu_tile() > 4096 || chip.matmul_units() < 0 || chip.matmul_units() > 1000000)
+      fail("mxu_tile must be in [0, 4096] and matmul_units in [0, 1000000]");
     if (!non_negative(chip.ici().hop_latency_s()) || !non_negative(chip.dcn_bw_per_chip()) ||
         !non_negative(chip.dcn_latency_s()))
       fail("hop_latency_s, dcn_bw_per_chip and dcn_latency_s must be finite and >= 0");
@@ -114,6 +116,9 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
     if (!(e.matmul_half_size() >= 0 && e.matmul_half_size() < 1e9))
       throw ParseError(filename, LineOf(text, "matmul_half_size"),
                        where + "efficiency.matmul_half_size must be in [0, 1e9)");
+    if (!(e.matmul_fill() >= 0 && e.matmul_fill() <= 64))
+      throw ParseError(filename, LineOf(text, "matmul_fill"),
+                       where + "efficiency.matmul_fill must be in [0, 64] (tiles of rows)");
     if (!(e.latency_floor_s() >= 0 && e.latency_floor_s() < 1e9) ||
         !(e.launch_overhead_s() >= 0 && e.launch_overhead_s() < 1e9))
       throw ParseError(filename, 0, where + "efficiency latencies must be >= 0");
@@ -121,6 +126,12 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
   check(catalog.efficiency(), "");
   for (const Chip& chip : catalog.chip())
     if (chip.has_efficiency()) check(EffectiveEfficiency(catalog, chip), "chip " + chip.name() + ": ");
+  if (catalog.has_shape_efficiency()) {
+    const Catalog shaped = WithShapeModel(catalog, true);
+    check(shaped.efficiency(), "shape_");
+    for (const Chip& chip : shaped.chip())
+      if (chip.has_efficiency()) check(EffectiveEfficiency(shaped, chip), "chip " + chip.name() + ": shape_");
+  }
   return catalog;
 }
 
@@ -128,6 +139,18 @@ Efficiency EffectiveEfficiency(const Catalog& catalog, const Chip& chip) {
   Efficiency e = catalog.efficiency();
   if (chip.has_efficiency()) e.MergeFrom(chip.efficiency());  // proto3: non-zero fields only
   return e;
+}
+
+Catalog WithShapeModel(const Catalog& catalog, bool on) {
+  Catalog c = catalog;
+  if (c.efficiency().shape_model() == on) return c;
+  // Swap the two calibrations (so that switching back restores the first one exactly).
+  if (c.has_shape_efficiency()) c.mutable_efficiency()->Swap(c.mutable_shape_efficiency());
+  for (Chip& chip : *c.mutable_chip())
+    if (chip.has_shape_efficiency()) chip.mutable_efficiency()->Swap(chip.mutable_shape_efficiency());
+  c.mutable_efficiency()->set_shape_model(on);
+  if (c.has_shape_efficiency()) c.mutable_shape_efficiency()->set_shape_model(!on);
+  return c;
 }
 
 const Catalog& DefaultCatalog() {

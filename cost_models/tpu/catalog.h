@@ -38,6 +38,12 @@ const Chip& FindChip(const Catalog& catalog, const std::string& name);
 // The catalogue's global efficiency parameters with the chip's non-zero overrides applied.
 Efficiency EffectiveEfficiency(const Catalog& catalog, const Chip& chip);
 
+// `catalog` with the shape-dependent matmul efficiency (Efficiency.shape_model) switched on or
+// off: swaps `efficiency` and `shape_efficiency` (globally and per chip) when it changes, so off
+// after on gives the catalogue back. The `perf-model` binary switches it on; the library default
+// (DefaultCatalog) keeps it off; graph runs and the placed-graph simulator always use it off.
+Catalog WithShapeModel(const Catalog& catalog, bool on);
+
 // Dense peak FLOP/s of one chip in `dtype`; throws ConfigError when the chip has none.
 double PeakFlops(const Chip& chip, DType dtype);
 

@@ -113,7 +113,9 @@ GraphRunPlan GraphRunPlanFromPlan(const Plan& plan, double examples_per_replica)
 }
 
 GraphRunResult EvaluateGraphOnMesh(const graphs::ComputeGraph& g, const Mesh& mesh,
-                                   const Catalog& catalog, const GraphRunPlan& plan) {
+                                   const Catalog& shaped_or_not, const GraphRunPlan& plan) {
+  // Graph ops keep the one-constant op model and its calibration (no shape factor for them).
+  const Catalog catalog = WithShapeModel(shaped_or_not, false);
   const Chip& chip = FindChip(catalog, mesh.chip());
   const Efficiency eff = EffectiveEfficiency(catalog, chip);
   const MeshTopology topo(mesh, chip);

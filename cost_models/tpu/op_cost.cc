@@ -1,6 +1,7 @@
 #include "cost_models/tpu/op_cost.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "cost_models/tpu/catalog.h"
@@ -45,6 +46,13 @@ DeviceRates MakeDeviceRates(const Chip& chip, DType dtype, const Efficiency& eff
   r.eff_memory = eff.memory();
   r.launch = eff.launch_overhead_s();
   r.matmul_half = eff.matmul_half_size();
+  if (eff.shape_model()) {
+    r.shape = true;
+    r.eff_shaped = eff.matmul();
+    r.tile = std::max(0, chip.mxu_tile());
+    r.units = std::max(1, chip.matmul_units());
+    r.fill = std::max(0.0, eff.matmul_fill());
+  }
   return r;
 }
 

@@ -6,6 +6,9 @@
 // combine) run at kVectorFraction of peak — they are memory-bound in practice.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+
 #include "datasets/proto/hardware.pb.h"
 
 namespace placerl::perf {
@@ -29,6 +32,10 @@ struct DeviceRates {
   double eff_memory = 1;
   double launch = 0;        // seconds per op
   double matmul_half = 0;   // Efficiency.matmul_half_size (0 = no size effect)
+  // Shape model (Efficiency.shape_model): off → the matmul terms above only.
+  // eff_shaped: the matmul fraction ShapedMatmulTime uses (Efficiency.matmul under the shape model).
+  bool shape = false;
+  double eff_shaped = 1, tile = 0, units = 1, fill = 0;
 };
 // Per-device rates of `chip` (divided by devices_per_chip) in `dtype`, with `eff`.
 DeviceRates MakeDeviceRates(const Chip& chip, DType dtype, const Efficiency& eff);
@@ -38,6 +45,30 @@ double OpTime(const DeviceRates& r, OpKind kind, double flops, double bytes);
 // A matmul (or batched matmul) whose smallest dimension is `min_dim`: as OpTime(kMatmul)
 // with the compute rate scaled by min_dim / (min_dim + matmul_half) when matmul_half > 0.
 double MatmulOpTime(const DeviceRates& r, double min_dim, double flops, double bytes);
+
+// Rows enter a matrix unit in groups of 8 (TPU: bf16[8,128] per 8 cycles, book [V]).
+constexpr double kMatmulRowGranule = 8;
+
+// Shape factor (0, 1] of a batch of `batch` [m,k]@[k,n] matmuls under the shape model (1 when
+// r.shape is off or the chip has no tile), weight-stationary like a TPU MXU: the weights
+// [k, n] are cut in T×T tiles (k and n padded to T), the m rows stream through each tile
+// (padded to 8 rows); the ⌈k/T⌉⌈n/T⌉·batch weight tiles are shared out over the units in
+// waves (wave = tiles/(⌈tiles/units⌉·units)); each tile pays a fill/drain of fill·T rows
+// (m/(m + fill·T)). GPUs are described with the same dataflow ([A]: their thread blocks).
+// (Inline: the plan search's hot path calls it twice per matmul.)
+inline double MatmulShapeFactor(const DeviceRates& r, double m, double k, double n, double batch = 1) {
+  if (!r.shape || r.tile <= 0 || !(m > 0 && k > 0 && n > 0)) return 1.0;
+  const double T = r.tile;
+  const double tm = std::ceil(m / kMatmulRowGranule), tk = std::ceil(k / T), tn = std::ceil(n / T);
+  const double pad = (m / (tm * kMatmulRowGranule)) * (k / (tk * T)) * (n / (tn * T));
+  const double tiles = tk * tn * std::max(1.0, batch);
+  const double wave = tiles / (std::ceil(tiles / r.units) * r.units);
+  return pad * wave * (m / (m + r.fill * T));
+}
+// A matmul of `flops` and `bytes` whose compute rate is peak·eff_shaped·shape_factor.
+inline double ShapedMatmulTime(const DeviceRates& r, double shape_factor, double flops, double bytes) {
+  return std::max(flops / (r.peak_flops * r.eff_shaped * shape_factor), bytes / (r.hbm_bw * r.eff_memory)) + r.launch;
+}
 
 // Convenience for a [m,k]@[k,n] matmul with element sizes a (activations) and w (weights).
 inline double MatmulFlops(double m, double k, double n) { return 2 * m * k * n; }

@@ -15,18 +15,47 @@ std::vector<int> Divisors(int n) {
 }  // namespace
 
 std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base,
-                                  const std::vector<std::string>* fixed) {
+                                  const std::vector<std::string>* fixed, bool schedules) {
   auto is_fixed = [fixed](const char* key) {
     return fixed != nullptr && std::find(fixed->begin(), fixed->end(), key) != fixed->end();
   };
   const bool fix_data = is_fixed("data"), fix_fsdp = is_fixed("fsdp"), fix_tensor = is_fixed("tensor"),
              fix_tx = is_fixed("tensor_x"), fix_pipe = is_fixed("pipeline"), fix_mb = is_fixed("microbatches"),
-             fix_remat = is_fixed("remat"), fix_shard = is_fixed("shard_optimizer");
+             fix_remat = is_fixed("remat"), fix_shard = is_fixed("shard_optimizer"),
+             fix_schedule = is_fixed("schedule"), fix_interleave = is_fixed("interleave");
   const int expert = is_fixed("expert") ? base.expert : 1;
   std::vector<PlanC> out;
   const int n = ev.num_devices();
   const TransformerModel& m = ev.model();
-  const Remat remats[3] = {REMAT_NONE, REMAT_MINIMAL, REMAT_FULL};
+  const Remat remats[4] = {REMAT_NONE, REMAT_MINIMAL, REMAT_FULL, REMAT_SELECTIVE};
+  const int n_remats = schedules ? 4 : 3;
+  // The pipeline schedules of a stage count pp: {schedule, interleave}. Without `schedules` the
+  // base's (1F1B, no interleaving by default); with it 1F1B, GPipe and interleaved 1F1B with
+  // v = 2 and 4 model chunks per device where the layers divide into pp·v chunks.
+  struct Sched {
+    PipelineSchedule schedule;
+    int interleave;
+  };
+  auto schedules_for = [&](int pp) {
+    std::vector<Sched> v;
+    if (!schedules || pp == 1) {
+      v.push_back({base.schedule, pp == 1 ? 1 : base.interleave});
+    } else {
+      v.push_back({SCHEDULE_1F1B, 1});
+      v.push_back({SCHEDULE_GPIPE, 1});
+      for (int chunks : {2, 4})
+        if (m.layers() % (static_cast<long long>(pp) * chunks) == 0) v.push_back({SCHEDULE_1F1B, chunks});
+    }
+    if (fix_schedule || fix_interleave) {
+      std::vector<Sched> kept;
+      for (const Sched& sc : v)
+        if ((!fix_schedule || sc.schedule == base.schedule) && (!fix_interleave || sc.interleave == base.interleave))
+          kept.push_back(sc);
+      if (kept.empty()) kept.push_back({base.schedule, base.interleave});  // invalid plans say why
+      v = kept;
+    }
+    return v;
+  };
   for (int tp : Divisors(n)) {
     if (fix_tensor && tp != base.tensor) continue;
     // 1-D tensor parallelism over heads; from 16 devices on also 2-D layouts tp_x × tp/tp_x
@@ -61,9 +90,12 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
             if (k * pp <= per_shard) mbs.push_back(k * pp);
           if (mbs.empty()) continue;
         }
+        const std::vector<Sched> scheds = schedules_for(pp);
+        for (const Sched& sc : scheds)
         for (int mb : mbs)
-          for (Remat r0 : remats)
+          for (int ri = 0; ri < n_remats; ++ri)
             for (int shard = 0; shard <= (data > 1 ? 1 : 0); ++shard) {
+              const Remat r0 = remats[ri];
               // A fixed remat is the base's, also one the search does not enumerate
               // (selective): it takes the first slot and the other two are skipped.
               const Remat r = fix_remat ? base.remat : r0;
@@ -79,6 +111,10 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
               p.expert = expert;
               p.remat = r;
               p.shard_optimizer = shard == 1;
+              if (schedules || fix_schedule || fix_interleave) {
+                p.schedule = sc.schedule;
+                p.interleave = sc.interleave;
+              }
               out.push_back(p);
             }
       }
@@ -88,10 +124,10 @@ std::vector<PlanC> EnumeratePlans(const TrainingEvaluator& ev, const PlanC& base
 }
 
 std::vector<RankedPlan> SearchPlans(const TrainingEvaluator& ev, const PlanC& base, int top,
-                                    SearchStats* stats, const std::vector<std::string>* fixed) {
+                                    SearchStats* stats, const std::vector<std::string>* fixed, bool schedules) {
   std::vector<RankedPlan> all;
   SearchStats s;
-  for (const PlanC& p : EnumeratePlans(ev, base, fixed)) {
+  for (const PlanC& p : EnumeratePlans(ev, base, fixed, schedules)) {
     ++s.enumerated;
     StepBreakdown b = ev.Evaluate(p);
     if (!b.valid) continue;

@@ -34,6 +34,17 @@ double OptimizerTrafficPerParam(Optimizer opt, double param_bytes, double grad_b
 
 namespace {
 
+// The attention core of `heads` heads over `rows` query rows and `ctx` positions: Q·Kᵀ
+// [rows, dh]·[dh, ctx] and P·V [rows, ctx]·[ctx, dh] per head, equal FLOPs each. Without the
+// shape model one matmul whose smallest dimension is min(ctx, dh) (as before the shape model).
+double AttentionCoreTime(const DeviceRates& r, double rows, double ctx, double dh, double heads,
+                         double flops, double bytes) {
+  if (!r.shape) return MatmulOpTime(r, std::min(ctx, dh), flops, bytes);
+  const double h = std::max(1.0, heads);
+  const double a = MatmulShapeFactor(r, rows, dh, ctx, h), b = MatmulShapeFactor(r, rows, ctx, dh, h);
+  return ShapedMatmulTime(r, 2 / (1 / a + 1 / b), flops, bytes);
+}
+
 // Tensor-parallel traffic (seconds) of one layer's forward pass over t tokens. 1-D (Megatron):
 // one all-reduce of the [t, d] activations per block over the whole group. 2-D (weights
 // [d/x, f/y], Pope et al.'s 2-D weight-stationary layout): per block, all-gather and
@@ -221,6 +232,7 @@ TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& 
     : model_(NormalizedModel(model)), chip_(FindChip(catalog, mesh.chip())),
       eff_(EffectiveEfficiency(catalog, chip_)) {
   topo_ = MeshTopology(mesh, chip_);
+  mesh_dims_.assign(mesh.dims().begin(), mesh.dims().end());
   num_chips_ = topo_.num_chips();
   num_devices_ = topo_.num_devices();
 
@@ -281,6 +293,8 @@ struct LayerSums {
   double ffn_mm = 0;     // the FFN sub-layers' matmuls (+ MoE router, dispatch, combine) in fwd
   double remat_min = 0;  // recomputed under REMAT_MINIMAL: attention scores + elementwise (s)
   double remat_sel = 0;  // recomputed under REMAT_SELECTIVE: the attention cores (s)
+  // Shape model: backward matmul time beyond 2× the forward's (all; the FFN sub-layers').
+  double bwd_adj = 0, ffn_bwd_adj = 0;
   double tp_fwd = 0;     // tensor-parallel traffic of the forward pass (s)
   double a2a = 0;        // expert all-to-alls of the forward pass (s)
   double p_dense = 0, p_experts = 0;  // params: FSDP-gathered (attention, FFN, router); experts
@@ -384,9 +398,21 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
     return CollectiveTime(c, grp, bytes, bw_eff, floor, e.dcn_bw());
   };
+  // Forward time of a matmul [m,k]·[k,n] (over `weight_copies` experts' weights: that many
+  // [m/copies, k]·[k, n] matmuls). Under the shape model the backward's two GEMMs, dX = dY·Wᵀ
+  // ([m,n]·[n,k]) and dW = Xᵀ·dY ([k,m]·[m,n]), have their own shapes: what they take beyond
+  // 2× the forward accumulates in mm_bwd_adj (0 without the shape model).
+  double mm_bwd_adj = 0;
   auto mm = [&](double mm_m, double k, double n, double weight_copies) {
-    return MatmulOpTime(rates, std::min({mm_m, k, n}), MatmulFlops(mm_m, k, n),
-                        (mm_m * k + mm_m * n) * ab + weight_copies * k * n * wb);
+    const double flops = MatmulFlops(mm_m, k, n);
+    const double bytes = (mm_m * k + mm_m * n) * ab + weight_copies * k * n * wb;
+    if (!rates.shape) return MatmulOpTime(rates, std::min({mm_m, k, n}), flops, bytes);
+    const double c = std::max(1.0, weight_copies), rows = mm_m / c;
+    // dX streams the same rows through the same (transposed) weight tiles: the forward's factor.
+    const double fwd = ShapedMatmulTime(rates, MatmulShapeFactor(rates, rows, k, n, c), flops, bytes);
+    const double dw = ShapedMatmulTime(rates, MatmulShapeFactor(rates, k, rows, n, c), flops, bytes);
+    mm_bwd_adj += dw - fwd;  // backward = dX (= fwd) + dW
+    return fwd;
   };
 
   // ---- one layer variant, one microbatch, forward ----
@@ -397,6 +423,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   // Evaluate() ~10 % slower than the two hand-inlined copies this replaces; `perf-model bench`.)
   auto sum_layer = [&](const SubLayerC* subs, size_t n, bool elementwise) __attribute__((always_inline)) {
     LayerSums l;
+    const double adj_start = mm_bwd_adj;
     double t_attn_sum = 0;  // attention scores (recomputed under REMAT_MINIMAL)
     double ffn_units = 0;   // FFN activation work per token ((g+1)·d_ff per FFN, × routed for MoE)
     double ew_flops = 0;    // t·ffn_units/tp, summed per sub-layer as the uniform layer writes it
@@ -412,7 +439,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
         const double attn_bytes = t * (2 * H + 2 * KV) * dh / tp * ab +
                                   (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
         // Scores Q·Kᵀ and scores·V per head: [S, dh]×[dh, S] and [S, S]×[S, dh].
-        const double t_attn = MatmulOpTime(rates, std::min<double>(S, dh), attn_flops, attn_bytes);
+        const double t_attn = AttentionCoreTime(rates, t, S, dh, std::max(1.0, H / tp), attn_flops, attn_bytes);
         l.fwd = l.fwd + mm(t, d, (H + 2 * KV) * dh / tp, 1) + mm(t, H * dh / tp, d, 1) + t_attn;
         t_attn_sum += t_attn;
         l.tp_fwd += t_ar;
@@ -429,7 +456,9 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
       const double pf = d * f * g + f * d;
       l.tp_fwd += t_ar;
       if (s.type == DENSE_FFN) {
+        const double adj0 = mm_bwd_adj;
         const double t_ffn = mm(t, d, f * g / tp, 1) + mm(t, f / tp, d, 1);
+        l.ffn_bwd_adj += mm_bwd_adj - adj0;
         l.fwd += t_ffn;
         l.ffn_mm += t_ffn;
         ffn_units += (g + 1) * f;
@@ -444,9 +473,11 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
       const double E = s.experts, per_token = s.RoutedPerToken();
       const double routed = uniform ? t * s.top_k * s.capacity_factor : t * per_token;
       const double local_experts = E / p.expert;
+      const double adj0 = mm_bwd_adj;
       const double t_ffn = mm(routed, d, f * g / tp, local_experts) + mm(routed, f / tp, d, local_experts) +
                            mm(t, d, E, 1) + OpTime(rates, OpKind::kMoeDispatch, 0, 2 * routed * d / tp * ab) +
                            OpTime(rates, OpKind::kMoeCombine, routed * d / tp, 2 * routed * d / tp * ab);
+      l.ffn_bwd_adj += mm_bwd_adj - adj0;
       l.fwd += t_ffn;
       l.ffn_mm += t_ffn;
       l.a2a += 2 * coll(Collective::kAllToAll, ep_g, routed * d / tp * ab * p.expert);
@@ -479,6 +510,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
         }
       }
     }
+    l.bwd_adj = mm_bwd_adj - adj_start;
     if (!elementwise) return l;
     const double norm_units = l.norm_units;
     const double t_ew_norm = OpTime(rates, OpKind::kNorm, t * norm_units * d / tp, t * norm_units * d / tp * ab);
@@ -504,6 +536,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
       // activation memory (below) stay the dense layer's.
       k1 = sum_layer(uniform_layer_ + 2, 1, false);  // MoE FFN
       k1.fwd = k0.fwd - k0.ffn_mm + k1.ffn_mm;
+      k1.bwd_adj = k0.bwd_adj - k0.ffn_bwd_adj + k1.ffn_bwd_adj;
       k1.remat_min = k0.remat_min;
       k1.remat_sel = k0.remat_sel;
       k1.tp_fwd = k0.tp_fwd;
@@ -530,7 +563,7 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
                              : p.remat == REMAT_MINIMAL ? k.remat_min
                              : p.remat == REMAT_SELECTIVE ? k.remat_sel
                                                           : 0;
-    const double bwd = 2 * k.fwd + recompute;
+    const double bwd = 2 * k.fwd + k.bwd_adj + recompute;
     *compute = k.fwd + bwd;
     // Tensor traffic hides under up to tp_overlap of the layer's compute; FSDP gathers under
     // its forward, gathers + reduce-scatters under its backward; the rest is exposed.
@@ -543,7 +576,9 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   if (L1 > 0) layer(k1, &c1, &tp1, &fs1, &ep1);
 
   // Embedding lookup on the first stage, logits + softmax cross-entropy on the last.
-  const double t_logits = 3 * mm(t, d, V / tp, 1) +
+  const double logits_adj0 = mm_bwd_adj;
+  const double t_logits_mm = mm(t, d, V / tp, 1);
+  const double t_logits = 3 * t_logits_mm + (mm_bwd_adj - logits_adj0) +
                           OpTime(rates, OpKind::kSoftmax, 3 * t * V / tp, 3 * t * V / tp * 4);
   const double t_embed = 3 * OpTime(rates, OpKind::kEmbedding, 0, t * d * ab);
   const double t_ends = K == 1 ? t_logits + t_embed : std::max(t_logits, t_embed);
@@ -587,6 +622,21 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   const double v = std::max(1, p.interleave);
   r.bubble_s = (K - 1) * t_mb / v;
   r.exposed_dp_s = p.grad_reduce_after_backward ? t_dp : std::max(0.0, t_dp - last_bwd);
+  if (e.dcn_sync_exposed() && !p.grad_reduce_after_backward && p.data > 1 && dp_g.dcn_n > 1 && !dp_g.flat_dcn) {
+    // Per-slice synchronisation: the slices exchange their gradients over DCN once per step,
+    // after the backward pass (the in-slice phases still hide under it): the DCN phase of the
+    // hierarchical all-reduce is exposed.
+    AxisGroup ici_only = dp_g;
+    ici_only.dcn_n = 1;
+    auto dp_time = [&](const AxisGroup& grp) {
+      return coll(Collective::kAllReduce, grp, stage_dense_params / (tp * p.fsdp) * gb) +
+             (stage_expert_params > 0 && p.data * p.fsdp > p.expert
+                  ? coll(Collective::kAllReduce, grp, stage_expert_params / (tp * p.expert) * gb)
+                  : 0);
+    };
+    const double t_ici = dp_time(ici_only);
+    r.exposed_dp_s = std::max(0.0, t_dp - t_ici) + std::max(0.0, t_ici - last_bwd);
+  }
   r.optimizer_s = t_opt;
   r.step_s = M * t_mb + r.bubble_s + r.exposed_dp_s + t_opt;
 
@@ -664,7 +714,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
   if (m.num_experts() > 0) return invalid("inference: dense models only");
   if (m.block_size() > 0) return invalid("inference: uniform models only");
   const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
-  if (p.tensor % tx != 0 || m.heads() % ty != 0 || m.d_model() % tx != 0)
+  if (q.weight_gathered == 0 && (p.tensor % tx != 0 || m.heads() % ty != 0 || m.d_model() % tx != 0))
     return invalid("inference: tensor_x must divide tensor and d_model; tensor/tensor_x the heads");
   if (!(q.batch >= 1) || !(q.prompt >= 1) || !(q.generate >= 0))
     return invalid("inference: batch and prompt must be >= 1, generate >= 0");
@@ -680,18 +730,61 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
     return CollectiveTime(c, grp, bytes, e.collective_bw(), e.latency_floor_s(), e.dcn_bw());
   };
   auto mm = [&](double mm_m, double k, double n) {
-    return MatmulOpTime(rates, std::min({mm_m, k, n}), MatmulFlops(mm_m, k, n),
-                        (mm_m * k + mm_m * n) * ab + k * n * wb);
+    const double flops = MatmulFlops(mm_m, k, n), bytes = (mm_m * k + mm_m * n) * ab + k * n * wb;
+    if (!rates.shape) return MatmulOpTime(rates, std::min({mm_m, k, n}), flops, bytes);
+    return ShapedMatmulTime(rates, MatmulShapeFactor(rates, mm_m, k, n), flops, bytes);
   };
   const double kv_shard = q.batch_sharded_kv ? std::min(tp, q.batch) : std::min(tp, KV);
   const double norm_units = m.parallel_block() ? 5 : 10;  // layer-norm traffic per token, × d
+  // Weight-gathered layouts (Pope et al.): N = the devices of the first k mesh axes gather each
+  // layer's weights; the tokens are split N-way; the other R = n/N devices keep 1-D weight-
+  // stationary shards (heads and d_ff R-way, an all-reduce of [t/N, d] per sub-layer).
+  const int wg = q.weight_gathered;
+  if (wg < 0 || wg > 3) return invalid("inference: weight_gathered must be 0 (stationary) or 1..3 (X, XY, XYZ)");
+  double N = 1;
+  AxisGroup gather_g, rest_g;
+  if (wg > 0) {
+    if (wg > int(mesh_dims_.size())) return invalid("inference: weight-gathered over more axes than the mesh has");
+    if (tx > 1) return invalid("inference: weight-gathered layouts take tensor_x = 1");
+    if (topo_.failed_chips() > 0) return invalid("inference: weight-gathered layouts need a mesh without failed chips");
+    for (int i = 0; i < wg; ++i) N *= mesh_dims_[i];
+    N *= std::max(1, chip_.devices_per_chip());
+    if (N > tp) N = tp;
+    const int R = int(tp / N);
+    if (int(H) % R != 0 || int(f) % R != 0) return invalid("inference: the devices outside the gather group must divide heads and d_ff");
+    const int sizes[4] = {int(N), R, 1, 1};
+    AxisGroup groups[4];
+    MapAxes(sizes, groups);
+    gather_g = groups[0];
+    rest_g = groups[1];
+    r.gather_chips = int(N / std::max(1, chip_.devices_per_chip()));
+  }
+  const double layer_weights = d * (H + 2 * KV) * dh + H * dh * d + g * d * f + f * d;
+  // One weight-gathered layer for a step of t tokens: compute on t/N tokens with weights R-way.
+  auto wg_layer = [&](double t, double ctx, double* comm) {
+    const double R = tp / N, tc = t / N;
+    const double attn_flops = 4 * tc * ctx * H * dh / R;
+    const double kv_bytes = q.batch * ctx * 2 * KV * dh * ab / (N * std::min(R, KV));
+    const double compute =
+        mm(tc, d, (H + 2 * KV) * dh / R) + mm(tc, H * dh / R, d) + mm(tc, d, f * g / R) + mm(tc, f / R, d) +
+        AttentionCoreTime(rates, tc, ctx, dh, H / R, attn_flops, kv_bytes + 2 * tc * H * dh / R * ab) +
+        OpTime(rates, OpKind::kNorm, tc * norm_units * d / R, tc * norm_units * d / R * ab) +
+        OpTime(rates, OpKind::kElementwise, tc * (g + 1) * f / R, tc * (g + 1) * f / R * ab);
+    // The layer's weights gathered over N (each device ends with 1/R of them), then the 1-D
+    // stationary all-reduces of the [t/N, d] activations over the other R devices.
+    double traffic = coll(Collective::kAllGather, gather_g, layer_weights / R * wb);
+    if (R > 1) traffic += (m.parallel_block() ? 1 : 2) * coll(Collective::kAllReduce, rest_g, tc * d * ab);
+    *comm = std::max(0.0, traffic - e.tp_overlap() * compute);
+    return compute + *comm;
+  };
   // One layer for a step of t tokens (all sequences), attention over `ctx` cached positions.
   auto layer = [&](double t, double ctx, double* comm) {
+    if (wg > 0) return wg_layer(t, ctx, comm);
     const double attn_flops = 4 * t * ctx * H * dh / tp;
     const double kv_bytes = q.batch * ctx * 2 * KV * dh * ab / kv_shard;
     const double compute =
         mm(t, d, (H + 2 * KV) * dh / tp) + mm(t, H * dh / tp, d) + mm(t, d, f * g / tp) +
-        mm(t, f / tp, d) + MatmulOpTime(rates, std::min(ctx, dh), attn_flops, kv_bytes + 2 * t * H * dh / tp * ab) +
+        mm(t, f / tp, d) + AttentionCoreTime(rates, t, ctx, dh, H / tp, attn_flops, kv_bytes + 2 * t * H * dh / tp * ab) +
         OpTime(rates, OpKind::kNorm, t * norm_units * d / tp, t * norm_units * d / tp * ab) +
         OpTime(rates, OpKind::kElementwise, t * (g + 1) * f / tp, t * (g + 1) * f / tp * ab);
     double traffic = TensorTrafficForward(m, p, t, ab, tp_g, tpy_g, tpx_g, e);
@@ -715,7 +808,9 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
   r.prefill_mfu = 2 * n_params * q.batch * q.prompt / (r.prefill_s * peak);
   if (q.generate > 0) r.decode_mfu = 2 * n_params * q.batch * q.generate / (r.decode_s * peak);
   r.hbm_weights = n_params * wb / tp;
-  r.hbm_kv = L * q.batch * (q.prompt + q.generate) * 2 * KV * dh * ab / kv_shard;
+  r.hbm_kv = L * q.batch * (q.prompt + q.generate) * 2 * KV * dh * ab /
+             (wg > 0 ? N * std::min(tp / N, KV) : kv_shard);
+  if (wg > 0) r.hbm_weights += layer_weights * wb / (tp / N) - layer_weights * wb / tp;  // one gathered layer
   r.hbm_total = r.hbm_weights + r.hbm_kv;
   r.hbm_capacity = chip_.hbm_bytes() / std::max(1, chip_.devices_per_chip()) * e.hbm_usable();
   r.oom = r.hbm_total > r.hbm_capacity;

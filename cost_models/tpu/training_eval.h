@@ -101,6 +101,12 @@ struct InferenceQuery {
   double generate = 0;            // tokens generated one step at a time after it
   DType weight_dtype = BF16;      // stored (and streamed) weights, e.g. INT8
   bool batch_sharded_kv = false;  // attention sharded over the batch (MQA), not the heads
+  // Pope et al.'s weight-gathered layouts: 0 = weight-stationary (the plan's tensor layout);
+  // 1, 2, 3 = X, XY, XYZ: before each layer the weights are all-gathered over the chips of the
+  // first 1, 2, 3 mesh axes (N of them); the tokens are split N-way over that group; the rest
+  // of the mesh (n/N) keeps a 1-D weight-stationary layout (an all-reduce of [t/N, d] per
+  // sub-layer). Dense uniform models, plan tensor = the mesh's devices, tensor_x = 1.
+  int weight_gathered = 0;
 };
 struct InferenceResult {
   bool valid = false;
@@ -108,6 +114,7 @@ struct InferenceResult {
   double prefill_s = 0, decode_s = 0;   // whole prefill; all `generate` decode steps
   double decode_step_s = 0;             // mean per generated token
   double prefill_comm_s = 0, decode_comm_s = 0;  // exposed tensor-parallel traffic in them
+  int gather_chips = 1;  // weight-gathered: N, the chips each layer's weights are gathered over
   double prefill_mfu = 0, decode_mfu = 0;
   double hbm_weights = 0, hbm_kv = 0, hbm_total = 0, hbm_capacity = 0;
   bool oom = false;
@@ -157,6 +164,7 @@ class TrainingEvaluator {
   Efficiency eff_;
   MeshTopology topo_;
   int num_devices_ = 0, num_chips_ = 0;
+  std::vector<int> mesh_dims_;  // the mesh's dims (chips per axis), for weight-gathered inference
   double total_params_ = 0;
 };
 

@@ -234,6 +234,7 @@ void SetParam(Catalog* c, const FitParam& p, double v) {
   }
   const std::string n = p.name;
   if (n == "matmul") e->set_matmul(v);
+  else if (n == "matmul_fill") e->set_matmul_fill(v);
   else if (n == "memory") e->set_memory(v);
   else if (n == "collective_bw") e->set_collective_bw(v);
   else if (n == "dcn_bw") e->set_dcn_bw(v);
@@ -262,7 +263,7 @@ double MeanAbsError(const ValidationReport& r) {
   return n == 0 ? 0 : sum / n;
 }
 
-std::vector<FitParam> FitParams(const MeasurementSet& set) {
+std::vector<FitParam> FitParams(const MeasurementSet& set, bool shape) {
   std::vector<FitParam> ps = {{"", "memory", 0.5, 1.0, 0.05},  // < 0.5 of HBM: implausible
                               {"", "collective_bw", 0.4, 1.0, 0.05},
                               {"", "dcn_bw", 0.2, 1.0, 0.05},
@@ -272,6 +273,7 @@ std::vector<FitParam> FitParams(const MeasurementSet& set) {
     if (std::find(chips.begin(), chips.end(), m.run().mesh().chip()) == chips.end())
       chips.push_back(m.run().mesh().chip());
   std::sort(chips.begin(), chips.end());
+  if (shape) ps.push_back({"", "matmul_fill", 0.0, 4.0, 0.25});
   for (const std::string& c : chips) ps.push_back({c, "matmul", 0.4, 0.95, 0.025});
   return ps;
 }
@@ -284,6 +286,7 @@ Catalog Prior(const Catalog& c, const std::vector<FitParam>& ps) {
   const std::pair<const char*, double> global[] = {
       {"matmul", 0.6}, {"memory", 0.7}, {"collective_bw", 0.8}, {"dcn_bw", 0.8}, {"tp_overlap", 1.0}};
   for (const auto& [name, v] : global) SetParam(&prior, {"", name, 0, 0, 0}, v);
+  if (c.efficiency().shape_model()) SetParam(&prior, {"", "matmul_fill", 0, 0, 0}, 1.0);
   for (const FitParam& p : ps)
     if (!p.chip.empty()) SetParam(&prior, p, 0.6);
   return prior;
@@ -364,10 +367,14 @@ std::string EfficiencyText(const Catalog& c) {
                 e.matmul(), e.memory(), e.collective_bw(), e.dcn_bw(), e.tp_overlap(),
                 e.latency_floor_s(), e.launch_overhead_s(), e.hbm_usable());
   out << buf;
+  if (e.shape_model()) {
+    std::snprintf(buf, sizeof buf, ", shape model on (matmul = large tile-aligned GEMMs), matmul_fill %.4g tiles",
+                  e.matmul_fill());
+    out << buf;
+  }
   for (const Chip& chip : c.chip())
     if (chip.has_efficiency() && chip.efficiency().matmul() > 0) {
-      std::snprintf(buf, sizeof buf, "; %s matmul %.4g", chip.name().c_str(),
-                    chip.efficiency().matmul());
+      std::snprintf(buf, sizeof buf, "; %s matmul %.4g", chip.name().c_str(), chip.efficiency().matmul());
       out << buf;
     }
   return out.str();
@@ -375,7 +382,7 @@ std::string EfficiencyText(const Catalog& c) {
 
 Catalog FitEfficiency(const MeasurementSet& all, const Catalog& catalog, std::string* log) {
   const MeasurementSet set = FitRows(all);
-  const std::vector<FitParam> ps = FitParams(set);
+  const std::vector<FitParam> ps = FitParams(set, catalog.efficiency().shape_model());
   Catalog best = MultiStartFit(set, catalog, ps);
   SetGlobalMatmulToMedian(&best, ps);
   if (log != nullptr) {
@@ -394,7 +401,8 @@ namespace {
 // Chips of `all` without rows in `rest` lose their matmul override (it was fitted on the rows
 // held out) and use the global matmul, the median of the chips fitted in this fold.
 Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Catalog& catalog) {
-  const std::vector<FitParam> ps_all = FitParams(all), ps = FitParams(rest);
+  const bool shape = catalog.efficiency().shape_model();
+  const std::vector<FitParam> ps_all = FitParams(all, shape), ps = FitParams(rest, shape);
   Catalog start = catalog;
   for (const FitParam& p : ps_all) {
     if (p.chip.empty()) continue;
@@ -402,7 +410,9 @@ Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Cat
     for (const FitParam& q : ps) in_fold |= q.chip == p.chip;
     if (!in_fold)
       for (Chip& chip : *start.mutable_chip())
-        if (chip.name() == p.chip) chip.mutable_efficiency()->set_matmul(0);
+        if (chip.name() == p.chip) {
+          chip.mutable_efficiency()->set_matmul(0);
+        }
   }
   Catalog fitted = MultiStartFit(rest, start, ps);
   SetGlobalMatmulToMedian(&fitted, ps);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -463,3 +464,99 @@ TEST_F(PerfModelFiles, ValidateWritesNoDocByDefault) {
 }
 
 }  // namespace
+
+// The binary runs the Transformer evaluator with the shape-dependent matmul efficiency;
+// --one-matmul-constant gives the library default (one matmul constant per chip). A narrow
+// model under 16-way tensor parallelism (64-wide head blocks, half an MXU tile) computes more
+// slowly with shapes; graph runs keep the one-constant op model either way.
+TEST(PerfModelShapes, OneMatmulConstantSwitchesTheShapeModelOff) {
+  const std::string args = " run --json --model 'transformer(layers=4,d_model=1024,d_ff=4096,heads=16,seq=2048)' "
+                           "--mesh tpu_v5e:4x4 --plan tensor=16,global_batch=16";
+  const CmdResult shaped = Sh(kBin + args);
+  const CmdResult flat = Sh(kBin + " --one-matmul-constant" + args);
+  ASSERT_EQ(shaped.status, 0) << shaped.out;
+  ASSERT_EQ(flat.status, 0) << flat.out;
+  const auto js = nlohmann::json::parse(shaped.out), jf = nlohmann::json::parse(flat.out);
+  EXPECT_NE(js["breakdown_s"]["compute"].get<double>(), jf["breakdown_s"]["compute"].get<double>());
+  EXPECT_TRUE(js["options"]["matmul_shapes"].get<bool>());
+  EXPECT_FALSE(jf["options"]["matmul_shapes"].get<bool>());
+  const std::string graph = " run --json --graph 'resnet(depth=18,batch=8)' --mesh tpu_v3:2x2";
+  const CmdResult g1 = Sh(kBin + graph), g2 = Sh(kBin + " --one-matmul-constant" + graph);
+  ASSERT_EQ(g1.status, 0) << g1.out;
+  EXPECT_EQ(nlohmann::json::parse(g1.out)["step_s"], nlohmann::json::parse(g2.out)["step_s"]);
+  const CmdResult v = Sh(kBin + " validate --fit --no-held-out");
+  EXPECT_NE(v.out.find("shape model on"), std::string::npos) << v.out.substr(0, 400);
+  const CmdResult help = Sh(kBin + " --help");
+  EXPECT_NE(help.out.find("--one-matmul-constant"), std::string::npos);
+}
+
+// search enumerates selective remat, GPipe and interleaved 1F1B by default (a schedule column
+// says which); --no-schedules restores the basic enumeration.
+TEST(PerfModelSearch, EnumeratesSchedulesAndSelectiveRemat) {
+  const std::string model = " --model 'transformer(layers=16,d_model=1024,d_ff=4096,heads=16,seq=1024)' "
+                            "--mesh tpu_v5e:4x4 --plan global_batch=256";
+  const CmdResult ext = Sh(kBin + " search --json --top 100000" + model);
+  const CmdResult basic = Sh(kBin + " search --json --no-schedules --top 100000" + model);
+  ASSERT_EQ(ext.status, 0) << ext.out;
+  ASSERT_EQ(basic.status, 0) << basic.out;
+  const auto je = nlohmann::json::parse(ext.out), jb = nlohmann::json::parse(basic.out);
+  EXPECT_TRUE(je["options"]["schedules"].get<bool>());
+  EXPECT_FALSE(jb["options"]["schedules"].get<bool>());
+  EXPECT_GT(je["enumerated"].get<long>(), jb["enumerated"].get<long>());
+  bool gpipe = false, interleaved = false, selective = false;
+  for (const auto& p : je["plans"]) {
+    const std::string plan = p["plan"].get<std::string>();
+    gpipe |= plan.find("schedule=gpipe") != std::string::npos;
+    interleaved |= plan.find("interleave=") != std::string::npos;
+    selective |= plan.find("remat=selective") != std::string::npos;
+  }
+  EXPECT_TRUE(gpipe && interleaved && selective);
+  for (const auto& p : jb["plans"]) EXPECT_EQ(p["plan"].get<std::string>().find("schedule=gpipe"), std::string::npos);
+  const CmdResult text = Sh(kBin + " search --top 3" + model);
+  EXPECT_NE(text.out.find(" schedule "), std::string::npos) << text.out;
+}
+
+// infer --layout wg-x|wg-xy|wg-xyz: Pope's weight-gathered layouts, in JSON with the gather group.
+TEST(InferCli, WeightGatheredLayouts) {
+  const std::string model =
+      " --model 'transformer(layers=8,d_model=4096,d_ff=16384,heads=32,seq=2048,vocab=32000)' --mesh tpu_v4:4x4x4 "
+      "--plan tensor=64 --batch 64 --prompt 2048 --generate 0";
+  const CmdResult r = Sh(kBin + " infer --json --layout wg-xyz" + model);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gather_chips"].get<int>(), 64);
+  EXPECT_EQ(j["options"]["layout"].get<std::string>(), "wg-xyz");
+  EXPECT_GT(j["prefill_s"].get<double>(), 0);
+  const CmdResult bad = Sh(kBin + " infer --layout wg-q" + model);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("--layout"), std::string::npos) << bad.out;
+  const CmdResult help = Sh(kBin + " infer --help");
+  EXPECT_NE(help.out.find("weight-gathered"), std::string::npos);
+}
+
+// perf-model mlperf: predicted vs published time to train; the ResNet-50 v0.6 rows are epochs ×
+// ImageNet images / the graph run's throughput; the multipod runs are listed, not evaluated.
+TEST_F(PerfModelFiles, MlperfTimeToTrain) {
+  const std::string out = dir_ + "/m.md";
+  const CmdResult r = Sh(kBin + " mlperf --json --out " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 10u);
+  int evaluated = 0;
+  for (const auto& row : j["rows"]) {
+    if (row.contains("not_evaluated")) continue;
+    ++evaluated;
+    const double pred = row["predicted_s"].get<double>(), pub = row["published_s"].get<double>();
+    EXPECT_GT(pred, 0);
+    EXPECT_NEAR(row["error"].get<double>(), (pred - pub) / pub, 1e-12);
+  }
+  EXPECT_EQ(evaluated, 5);
+  const auto& m1 = j["rows"][0];
+  EXPECT_EQ(m1["id"].get<std::string>(), "M1");
+  EXPECT_NEAR(m1["predicted_s"].get<double>(), 60 * 1281167.0 / (16 * m1["examples_per_s_per_chip"].get<double>()),
+              1e-6 * m1["predicted_s"].get<double>());
+  std::ifstream md(out);
+  std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("| M5 |"), std::string::npos);
+  EXPECT_NE(text.find("not evaluated"), std::string::npos);
+}
