@@ -62,10 +62,10 @@ int PlaceBaseline(const Options& o) {
   if (!o.dir.resume.empty()) throw ConfigError("place-baseline runs cannot be resumed; start a new one with --out");
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   auto env = MakeChipEnv(cfg.chip(), /*maps=*/false);  // before the directory: bad input leaves nothing
+  const search::ChipBaselineOptions bo = BaselineOptionsFromConfig(cfg);  // (reads sa.proposer_weights)
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
   dir.WriteConfig(cfg, run::CommandLineText(argc_, argv_));
 
-  const search::ChipBaselineOptions bo = BaselineOptionsFromConfig(cfg);
   run::InstallStopOnSignal();
   run::ProgressOptions po;
   po.label = cfg.method();
@@ -112,6 +112,22 @@ int PlaceBaseline(const Options& o) {
   j["episodes"] = r.episodes;
   j["accepted"] = r.accepted;
   j["stopped_by_signal"] = run::StopRequested();
+  if (r.proposer.used) {
+    // The learned proposer: its weights at the end (proposer.json, to continue from) and what it did.
+    search::ProposerWeights w = r.proposer.weights;
+    w.trained_on.push_back(env->instance().design.label);
+    dir.WriteFile("proposer.json", search::ProposerWeightsJson(w));
+    nlohmann::json kinds = nlohmann::json::object();
+    for (int k = 0; k < search::ProposerWeights::kKinds; ++k) {
+      const auto& st = r.proposer.stats[k];
+      kinds[search::ProposalKindName(k)] = {{"proposed", st.proposed}, {"evaluated", st.evaluated}, {"accepted", st.accepted},
+                                            {"reward", st.reward},
+                                            {"probability_start", r.proposer.start_probabilities[k]},
+                                            {"probability_end", r.proposer.end_probabilities[k]}};
+    }
+    j["proposer"] = {{"weights_in", cfg.sa().proposer_weights()}, {"learning_rate", cfg.sa().proposer_lr()},
+                     {"updates", r.proposer.updates}, {"kinds", kinds}, {"weights_out", dir.Path("proposer.json")}};
+  }
   if (!r.best.valid) {
     // No complete placement (every episode ran out of legal cells, or sa/cd could not make their
     // start): infeasible, exit 2, the same document with null costs (cli.h ReportInfeasible).

@@ -43,6 +43,8 @@ config::PlaceBaselineConfig DefaultPlaceBaselineConfig() {
   sa->set_init(d.sa_init);
   sa->set_soft_move_prob(d.sa_soft_move_prob);
   sa->set_soft_move_cells(d.sa_soft_move_cells);
+  sa->set_proposer(d.sa_proposer);
+  sa->set_proposer_lr(d.sa_proposer_lr);
   return c;
 }
 
@@ -76,6 +78,7 @@ void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
   if (!std::isfinite(c.minutes()) || c.minutes() <= 0 || c.minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("minutes must be in (0, " + std::to_string(static_cast<int>(cli::kMaxSeconds / 60)) +
                       "] (got " + std::to_string(c.minutes()) + ")");
+  if (c.max_evaluations() < 0) throw ConfigError("max_evaluations must be >= 0 (0 = the time budget only)");
   if (c.greedy().top_k() < 1 || c.greedy().top_k() > 1000) throw ConfigError("greedy.top_k must be in [1, 1000]");
   const auto& sa = c.sa();
   if (!(sa.t_max() > 0) || !std::isfinite(sa.t_max()) || !(sa.t_min() > 0) || sa.t_min() > sa.t_max())
@@ -95,6 +98,11 @@ void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
     throw ConfigError("sa.soft_move_cells must be in (0, 1e6]");
   if (sa.init() != "greedy" && sa.init() != "random" && sa.init() != "input" && sa.init() != "snapped")
     throw ConfigError("sa.init must be greedy, random, input or snapped (got '" + sa.init() + "')");
+  if (sa.proposer() != "uniform" && sa.proposer() != "learned")
+    throw ConfigError("sa.proposer must be uniform or learned (got '" + sa.proposer() + "')");
+  if (!(sa.proposer_lr() >= 0 && sa.proposer_lr() <= 100)) throw ConfigError("sa.proposer_lr must be in [0, 100]");
+  if (!sa.proposer_weights().empty() && sa.proposer() != "learned")
+    throw ConfigError("sa.proposer_weights needs sa.proposer=learned");
 }
 
 std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool maps) {
@@ -131,7 +139,11 @@ search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselin
   o.sa_init = c.sa().init();
   o.sa_soft_move_prob = c.sa().soft_move_prob();
   o.sa_soft_move_cells = c.sa().soft_move_cells();
+  o.sa_proposer = c.sa().proposer();
+  o.sa_proposer_lr = c.sa().proposer_lr();
+  if (!c.sa().proposer_weights().empty()) o.sa_proposer_weights = search::LoadProposerWeights(c.sa().proposer_weights());
   o.refine_cd = c.refine_cd();
+  o.max_evaluations = c.max_evaluations();
   o.clock = ParseBudgetClock(c.clock());
   return o;
 }

@@ -31,6 +31,7 @@ class Run {
   // True when the budget is spent or a stop was asked for (one clock read: ~25 ns wall, ~0.3 µs CPU).
   bool Over() {
     if (stop_ && stop_()) return true;
+    if (o_.max_evaluations > 0 && result_.evaluations >= o_.max_evaluations) return true;
     const double t = Elapsed();
     over_ = t >= o_.seconds;
     if (progress_ && t >= next_report_) {
@@ -160,8 +161,48 @@ bool SwapsFootprint(Orientation o) {
   return o == Orientation::kE || o == Orientation::kFE || o == Orientation::kW || o == Orientation::kFW;
 }
 
-// Simulated annealing on the hard macros of a complete placement held in `pc`.
-void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std::mt19937_64& rng, Run* run) {
+// The point the nets of macro `m` pull it to: the net-weighted mean of the centres of the
+// bounding boxes of each net's pins that are not m's own. False when no net has such a pin.
+bool PullPoint(const Netlist& nl, const ProxyCost& pc, int32_t m, double* px, double* py) {
+  double sx = 0, sy = 0, sw = 0;
+  for (int32_t e = nl.node_net_start[m]; e < nl.node_net_start[m + 1]; ++e) {
+    const int32_t net = nl.node_nets[e];
+    double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+    for (int32_t q = nl.net_start[net]; q < nl.net_start[net + 1]; ++q) {
+      const int32_t pin = nl.net_pins[q];
+      const int32_t parent = nl.parent[pin];
+      if (pin == m || parent == m) continue;
+      double x, y;
+      if (parent < 0) {
+        x = pc.x(pin);
+        y = pc.y(pin);
+      } else {
+        OrientOffset(pc.orientation(parent), nl.pin_dx[pin], nl.pin_dy[pin], &x, &y);
+        x += pc.x(parent);
+        y += pc.y(parent);
+      }
+      x0 = std::min(x0, x);
+      x1 = std::max(x1, x);
+      y0 = std::min(y0, y);
+      y1 = std::max(y1, y);
+    }
+    if (x0 > x1) continue;
+    const double w = nl.net_weight[net];
+    sx += w * (x0 + x1) / 2;
+    sy += w * (y0 + y1) / 2;
+    sw += w;
+  }
+  if (!(sw > 0)) return false;
+  *px = sx / sw;
+  *py = sy / sw;
+  return true;
+}
+
+// Simulated annealing on the hard macros of a complete placement held in `pc`. With `proposer`
+// the learned policy chooses each proposal's kind (and learns from its outcome); without, the
+// kinds are drawn as TILOS does (and `sa-soft`'s soft-macro fraction first).
+void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std::mt19937_64& rng, Run* run,
+            LearnedProposer* proposer) {
   const Netlist& nl = env->netlist();
   const PlacementSettings& s = env->settings();
   const std::vector<int32_t>& movable = env->order();
@@ -189,6 +230,7 @@ void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std:
   run->current_ = cur;
   const double log_ratio = std::log(o.sa_t_min / o.sa_t_max);
   int64_t step = 0;
+  double t = o.sa_t_max;
   // Moves several macros to new centres; false (and nothing changed) if one is illegal.
   std::vector<int32_t> ms;
   std::vector<std::pair<double, double>> from, to;
@@ -214,85 +256,157 @@ void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std:
       pc->MoveNode(ms[j], from[j].first, from[j].second);
     }
   };
-  while (!run->Over()) {
-    const double t = o.sa_t_max * std::exp(log_ratio * std::min(1.0, run->Elapsed() / o.seconds));
-    for (int i = 0; i < per_step && !run->Over(); ++i) {
-      if (soft_prob > 0 && unit(rng) < soft_prob) {
-        // A soft macro by a few cells (continuous), its rectangle kept inside the canvas.
-        const int32_t m = soft[pick_soft(rng)];
-        const double x0 = pc->x(m), y0 = pc->y(m);
-        const double hw = std::min(nl.width[m], s.canvas_width) / 2, hh = std::min(nl.height[m], s.canvas_height) / 2;
-        const double x1 = std::clamp(x0 + soft_step(rng) * gw, hw, s.canvas_width - hw);
-        const double y1 = std::clamp(y0 + soft_step(rng) * gh, hh, s.canvas_height - hh);
-        if (x1 == x0 && y1 == y0) continue;
-        pc->MoveNode(m, x1, y1);
-        ++run->result().evaluations;
-        const CostBreakdown c = pc->Cost();
-        if (c.proxy_cost <= cur || unit(rng) < std::exp((cur - c.proxy_cost) / t)) {
-          cur = c.proxy_cost;
-          ++run->result().accepted;
-          run->Offer(*pc, c);
-        } else {
-          pc->MoveNode(m, x0, y0);
-        }
-        continue;
+  // Metropolis on the move just made: keeps it or calls `undo`. True if accepted.
+  auto metropolis = [&](auto&& undo) -> bool {
+    ++run->result().evaluations;
+    const CostBreakdown c = pc->Cost();
+    if (c.proxy_cost <= cur || unit(rng) < std::exp((cur - c.proxy_cost) / t)) {
+      cur = c.proxy_cost;
+      ++run->result().accepted;
+      run->Offer(*pc, c);
+      return true;
+    }
+    undo();
+    return false;
+  };
+  // Moves soft macro m to (x1, y1) (its rectangle kept inside the canvas) and decides.
+  // Returns {evaluated, accepted}.
+  auto soft_move = [&](int32_t m, double x1, double y1) -> std::pair<bool, bool> {
+    const double x0 = pc->x(m), y0 = pc->y(m);
+    const double hw = std::min(nl.width[m], s.canvas_width) / 2, hh = std::min(nl.height[m], s.canvas_height) / 2;
+    x1 = std::clamp(x1, hw, s.canvas_width - hw);
+    y1 = std::clamp(y1, hh, s.canvas_height - hh);
+    if (x1 == x0 && y1 == y0) return {false, false};
+    pc->MoveNode(m, x1, y1);
+    return {true, metropolis([&] { pc->MoveNode(m, x0, y0); })};
+  };
+  // The learned proposer picks soft macros among a few candidates by the congestion and density
+  // of their cells, read from maps refreshed every 256 picks.
+  const size_t cells = static_cast<size_t>(s.cols) * s.rows;
+  std::vector<double> cell_density, cell_v, cell_h;
+  int maps_age = 1 << 30;
+  double max_density = 0, max_congestion = 0;
+  auto pick_soft_macro = [&]() -> int32_t {
+    if (!proposer) return soft[pick_soft(rng)];
+    if (++maps_age >= 256) {
+      cell_density.resize(cells);
+      cell_v.resize(cells);
+      cell_h.resize(cells);
+      pc->DensityValuesInto(cell_density.data());
+      pc->CongestionValuesInto(cell_v.data(), cell_h.data());
+      max_density = max_congestion = 1e-12;
+      for (size_t c = 0; c < cells; ++c) {
+        cell_v[c] = std::max(cell_v[c], cell_h[c]);
+        max_density = std::max(max_density, cell_density[c]);
+        max_congestion = std::max(max_congestion, cell_v[c]);
       }
-      const int kind = action_kind(rng);
-      ms.clear();
-      from.clear();
-      to.clear();
-      bool moved = false;
-      Orientation old_o = Orientation::kN;
-      int32_t mirrored = -1;
-      if (kind == 0 || kind == 4) {  // swap two / shuffle four
-        const int count = kind == 0 ? 2 : 4;
-        if (n < count) continue;
-        while (static_cast<int>(ms.size()) < count) {
-          const int32_t m = movable[pick(rng)];
-          if (std::find(ms.begin(), ms.end(), m) == ms.end()) ms.push_back(m);
-        }
-        for (int32_t m : ms) from.emplace_back(pc->x(m), pc->y(m));
-        to = from;
-        if (count == 2) std::swap(to[0], to[1]);
-        else std::shuffle(to.begin(), to.end(), rng);
-        moved = relocate();
-      } else if (kind == 1 || kind == 3) {  // shift to a neighbouring cell / move anywhere legal
+      maps_age = 0;
+    }
+    constexpr int C = ProposerWeights::kCandidates, S = ProposerWeights::kSelectFeatures;
+    int32_t candidate[C];
+    double phi[C * S];
+    for (int i = 0; i < C; ++i) {
+      const int32_t m = candidate[i] = soft[pick_soft(rng)];
+      const int col = std::clamp(static_cast<int>(pc->x(m) / gw), 0, s.cols - 1);
+      const int row = std::clamp(static_cast<int>(pc->y(m) / gh), 0, s.rows - 1);
+      const double cong = cell_v[static_cast<size_t>(row) * s.cols + col] / max_congestion;
+      phi[i * S + 0] = cong;
+      phi[i * S + 1] = cell_density[static_cast<size_t>(row) * s.cols + col] / max_density;
+      phi[i * S + 2] = cong * cong * cong * cong;
+    }
+    return candidate[proposer->Select(phi, C, rng)];
+  };
+  // One proposal of `kind` (ProposalKind), made and decided. Returns {evaluated, accepted}.
+  auto propose = [&](int kind) -> std::pair<bool, bool> {
+    if (kind == kSoftShift) {  // a soft macro by a few cells (continuous)
+      const int32_t m = pick_soft_macro();
+      const double x1 = pc->x(m) + soft_step(rng) * gw;
+      const double y1 = pc->y(m) + soft_step(rng) * gh;
+      return soft_move(m, x1, y1);
+    }
+    if (kind == kSoftPull) {  // a soft macro part of the way towards its nets' pull
+      const int32_t m = pick_soft_macro();
+      double px, py;
+      if (!PullPoint(nl, *pc, m, &px, &py)) return {false, false};
+      const double c = o.sa_soft_move_cells, f = unit(rng);
+      const double dx = std::clamp((px - pc->x(m)) / gw, -c, c), dy = std::clamp((py - pc->y(m)) / gh, -c, c);
+      return soft_move(m, pc->x(m) + f * dx * gw, pc->y(m) + f * dy * gh);
+    }
+    ms.clear();
+    from.clear();
+    to.clear();
+    if (kind == kSwap || kind == kShuffle) {  // swap two / shuffle four
+      const int count = kind == kSwap ? 2 : 4;
+      if (n < count) return {false, false};
+      while (static_cast<int>(ms.size()) < count) {
         const int32_t m = movable[pick(rng)];
-        ms.push_back(m);
-        from.emplace_back(pc->x(m), pc->y(m));
-        if (kind == 1) {
-          static const int dc[4] = {1, -1, 0, 0}, dr[4] = {0, 0, 1, -1};
-          const int d = std::uniform_int_distribution<int>(0, 3)(rng);
-          to.emplace_back(from[0].first + dc[d] * gw, from[0].second + dr[d] * gh);
-        } else {
-          gm.Compute(m, mask.data(), pc->orientation(m));
-          const int32_t a = UniformLegal(mask, rng);
-          if (a < 0) continue;
-          to.emplace_back((a % s.cols + 0.5) * gw, (a / s.cols + 0.5) * gh);
-        }
-        moved = relocate();
-      } else {  // mirror: another orientation with the same footprint
-        mirrored = movable[pick(rng)];
-        old_o = pc->orientation(mirrored);
-        static const Orientation same[4] = {Orientation::kN, Orientation::kFN, Orientation::kS, Orientation::kFS};
-        static const Orientation swapped[4] = {Orientation::kE, Orientation::kFE, Orientation::kW, Orientation::kFW};
-        const Orientation* family = SwapsFootprint(old_o) ? swapped : same;
-        Orientation o2 = old_o;
-        while (o2 == old_o) o2 = family[std::uniform_int_distribution<int>(0, 3)(rng)];
-        pc->SetOrientation(mirrored, o2);
-        moved = true;
+        if (std::find(ms.begin(), ms.end(), m) == ms.end()) ms.push_back(m);
       }
-      if (!moved) continue;
-      ++run->result().evaluations;
-      const CostBreakdown c = pc->Cost();
-      if (c.proxy_cost <= cur || unit(rng) < std::exp((cur - c.proxy_cost) / t)) {
-        cur = c.proxy_cost;
-        ++run->result().accepted;
-        run->Offer(*pc, c);
-      } else if (mirrored >= 0) {
-        pc->SetOrientation(mirrored, old_o);
+      for (int32_t m : ms) from.emplace_back(pc->x(m), pc->y(m));
+      to = from;
+      if (count == 2) std::swap(to[0], to[1]);
+      else std::shuffle(to.begin(), to.end(), rng);
+    } else if (kind == kShift || kind == kMove || kind == kHardPull) {
+      // a neighbouring cell / anywhere legal / the legal cell nearest the nets' pull
+      const int32_t m = movable[pick(rng)];
+      ms.push_back(m);
+      from.emplace_back(pc->x(m), pc->y(m));
+      if (kind == kShift) {
+        static const int dc[4] = {1, -1, 0, 0}, dr[4] = {0, 0, 1, -1};
+        const int d = std::uniform_int_distribution<int>(0, 3)(rng);
+        to.emplace_back(from[0].first + dc[d] * gw, from[0].second + dr[d] * gh);
+      } else if (kind == kMove) {
+        gm.Compute(m, mask.data(), pc->orientation(m));
+        const int32_t a = UniformLegal(mask, rng);
+        if (a < 0) return {false, false};
+        to.emplace_back((a % s.cols + 0.5) * gw, (a / s.cols + 0.5) * gh);
       } else {
-        undo_relocate();
+        double px, py;
+        if (!PullPoint(nl, *pc, m, &px, &py)) return {false, false};
+        gm.Unplace(m);
+        gm.Compute(m, mask.data(), pc->orientation(m));
+        gm.Place(m, from[0].first, from[0].second, pc->orientation(m));
+        int32_t best = -1;
+        double best_d = 1e300;
+        for (int32_t a = 0; a < static_cast<int32_t>(mask.size()); ++a) {
+          if (!mask[a]) continue;
+          const double dx = (a % s.cols + 0.5) * gw - px, dy = (a / s.cols + 0.5) * gh - py;
+          if (dx * dx + dy * dy < best_d) best_d = dx * dx + dy * dy, best = a;
+        }
+        if (best < 0) return {false, false};
+        const double x1 = (best % s.cols + 0.5) * gw, y1 = (best / s.cols + 0.5) * gh;
+        if (x1 == from[0].first && y1 == from[0].second) return {false, false};
+        to.emplace_back(x1, y1);
+      }
+    } else {  // mirror: another orientation with the same footprint
+      const int32_t m = movable[pick(rng)];
+      const Orientation old_o = pc->orientation(m);
+      static const Orientation same[4] = {Orientation::kN, Orientation::kFN, Orientation::kS, Orientation::kFS};
+      static const Orientation swapped[4] = {Orientation::kE, Orientation::kFE, Orientation::kW, Orientation::kFW};
+      const Orientation* family = SwapsFootprint(old_o) ? swapped : same;
+      Orientation o2 = old_o;
+      while (o2 == old_o) o2 = family[std::uniform_int_distribution<int>(0, 3)(rng)];
+      pc->SetOrientation(m, o2);
+      return {true, metropolis([&] { pc->SetOrientation(m, old_o); })};
+    }
+    if (!relocate()) return {false, false};
+    return {true, metropolis(undo_relocate)};
+  };
+  while (!run->Over()) {
+    const double progress = std::min(1.0, o.max_evaluations > 0
+                                               ? static_cast<double>(run->result().evaluations) / o.max_evaluations
+                                               : run->Elapsed() / o.seconds);
+    t = o.sa_t_max * std::exp(log_ratio * progress);
+    for (int i = 0; i < per_step && !run->Over(); ++i) {
+      if (proposer) {
+        const double before = cur;
+        const int kind = proposer->Sample(progress, rng);
+        const auto [evaluated, accepted] = propose(kind);
+        proposer->Feedback(evaluated, accepted, accepted ? (before - cur) / t : 0.0);
+      } else if (soft_prob > 0 && unit(rng) < soft_prob) {
+        propose(kSoftShift);
+      } else {
+        propose(action_kind(rng));
       }
     }
     ++step;
@@ -345,7 +459,31 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
     if (o.sa_init == "input" || o.sa_init == "snapped") ++run.result().episodes;  // the start is a complete placement
     if (ok) {
       run.Offer(pc, pc.Cost());
-      Anneal(env, &pc, o, rng, &run);
+      std::optional<LearnedProposer> proposer;
+      if (o.sa_proposer == "learned") {
+        const Netlist& nl = env->netlist();
+        const size_t hard = env->order().size();
+        std::array<bool, ProposerWeights::kKinds> legal{};
+        legal.fill(hard >= 1);
+        legal[kSwap] = hard >= 2;
+        legal[kShuffle] = hard >= 4;
+        legal[kSoftShift] = legal[kSoftPull] = !nl.soft_macros.empty() && o.sa_soft_move_cells > 0;
+        ProposerOptions po;
+        po.learning_rate = o.sa_proposer_lr;
+        proposer.emplace(o.sa_proposer_weights, po, legal);
+      } else if (o.sa_proposer != "uniform") {
+        throw ConfigError("sa: proposer must be uniform or learned (got '" + o.sa_proposer + "')");
+      }
+      BaselineResult::Proposer& report = run.result().proposer;
+      if (proposer) report.start_probabilities = proposer->Probabilities(0.0, proposer->acceptance_rate());
+      Anneal(env, &pc, o, rng, &run, proposer ? &*proposer : nullptr);
+      if (proposer) {
+        report.used = true;
+        report.weights = proposer->weights();
+        report.stats = proposer->stats();
+        report.updates = proposer->updates();
+        report.end_probabilities = proposer->Probabilities(1.0, proposer->acceptance_rate());
+      }
     } else {
       run.result().infeasible = "sa: the initial placement (sa.init=" + o.sa_init + ") did not complete: " +
                                 (o.sa_init == "snapped" ? std::string("a hard macro found no free legal cell")

@@ -26,12 +26,16 @@
 #include "datasets/chip/netlist.h"
 #include "env/chip/chip_env.h"
 #include "env/chip/chip_solution.h"
+#include "search/chip/learned_proposer.h"
 
 namespace placerl::search {
 
 struct ChipBaselineOptions {
   double seconds = 60;  // budget, on `clock`
   BudgetClock clock = BudgetClock::kWall;
+  // Also stop after this many evaluations (0: the time budget only). SA's cooling schedule then
+  // follows the evaluations instead of the clock, so a run is the same on any machine.
+  int64_t max_evaluations = 0;
   uint64_t seed = 1;
   // greedy: after the deterministic pass, sample uniformly among this many best cells.
   int greedy_top_k = 3;
@@ -53,6 +57,13 @@ struct ChipBaselineOptions {
   // macro, in CT order, on the free legal cell centre nearest its input centre; soft macros
   // where the input has them)
   std::string sa_init = "greedy";
+  // uniform: the kinds drawn as above (TILOS; sa_soft_move_prob first). learned: a policy over
+  // eight kinds (search/chip/learned_proposer.h: TILOS's five, soft_shift, soft_pull, hard_pull)
+  // chooses each proposal, starting from sa_proposer_weights (all zero: uniform over the
+  // kinds that apply) and learning during the run at sa_proposer_lr (0: frozen).
+  std::string sa_proposer = "uniform";
+  ProposerWeights sa_proposer_weights;
+  double sa_proposer_lr = 0.01;
   bool refine_cd = false;          // coordinate descent on the best result at the end
 };
 
@@ -74,6 +85,15 @@ struct BaselineResult {
   // Why there is no result when `best` is not valid (no complete placement within the budget, an
   // initial placement that cannot be made): the run is infeasible, not an error.
   std::string infeasible;
+  // sa with sa_proposer=learned: the proposer's weights at the end (to save and continue from),
+  // its per-kind counts, and its probabilities at the start and the end of the schedule.
+  struct Proposer {
+    bool used = false;
+    ProposerWeights weights;
+    std::array<LearnedProposer::KindStats, ProposerWeights::kKinds> stats{};
+    std::array<double, ProposerWeights::kKinds> start_probabilities{}, end_probabilities{};
+    int64_t updates = 0;
+  } proposer;
   double evaluations_per_second() const { return seconds > 0 ? evaluations / seconds : 0; }
 };
 

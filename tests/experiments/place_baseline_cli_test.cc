@@ -90,6 +90,41 @@ TEST(PlaceBaselineCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   EXPECT_EQ(Sh(kBin + " --help").status, 0);
 }
 
+// sa.proposer=learned: the run writes its proposer (proposer.json) and what each kind did; a
+// second run starts from that file; a bad file or setting is one line, exit 1, no directory.
+TEST(PlaceBaselineCli, LearnedProposerIsWrittenAndContinuedFrom) {
+  testing::TempDir tmp;
+  const std::string first = tmp / "first", second = tmp / "second";
+  const std::string common = " --method sa --minutes 0.01 --clock cpu --set sa.init=random --set sa.fd_every_steps=0"
+                             " --set sa.soft_move_prob=0.5 --set sa.proposer=learned --json";
+  const auto r = Sh("(" + kBin + common + " --set sa.proposer_lr=0.5 --out " + first + " 2>/dev/null)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("proposer")) << r.out;
+  EXPECT_GT(j["proposer"]["kinds"]["soft_pull"]["proposed"].get<int64_t>(), 0);
+  EXPECT_GT(j["proposer"]["updates"].get<int64_t>(), 0);
+  ASSERT_TRUE(fs::exists(first + "/proposer.json"));
+  std::ifstream in(first + "/proposer.json");
+  const auto w = nlohmann::json::parse(in);
+  EXPECT_EQ(w["format"], "placerl-sa-proposer");
+  ASSERT_EQ(w["trained_on"].size(), 1u);
+  const auto again = Sh("(" + kBin + common + " --set sa.proposer_weights=" + first + "/proposer.json --out " + second +
+                        " 2>/dev/null)");
+  ASSERT_EQ(again.status, 0) << again.out;
+  std::ifstream in2(second + "/proposer.json");
+  EXPECT_EQ(nlohmann::json::parse(in2)["trained_on"].size(), 2u);  // provenance grows run after run
+  std::ofstream(tmp / "bad.json") << "{\"format\": \"placerl-sa-proposer\", \"version\": 1, \"kinds\": [";
+  for (const std::string& args : {std::string("--set sa.proposer=clever"), std::string("--set sa.proposer_lr=-1"),
+                                  std::string("--set sa.proposer_weights=" + (tmp / "bad.json")),
+                                  std::string("--set sa.proposer=learned --set sa.proposer_weights=" + (tmp / "bad.json")),
+                                  std::string("--set sa.proposer=learned --set sa.proposer_weights=/nonexistent.json")}) {
+    const auto bad = Sh(kBin + " --method sa --minutes 0.01 " + args + " --out " + (tmp / "never"));
+    EXPECT_EQ(bad.status, 1) << args << ": " << bad.out;
+    EXPECT_EQ(CountLines(bad.out), 1) << args << ": " << bad.out;
+    EXPECT_FALSE(fs::exists(tmp / "never")) << args;
+  }
+}
+
 // chip.off_canvas_nets=skip scores with Google's rule: on Ariane133's initial.plc (620 nets
 // with a pin off the canvas) FD keeps those pins where they are, and the reported cost is
 // what proxy-cost gives the written best.plc with --off-canvas-nets skip, not with clamp.

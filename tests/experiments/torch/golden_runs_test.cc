@@ -54,7 +54,7 @@ bool TimingKey(const std::string& k) {
 
 bool PathKey(const std::string& k) {
   return k == "out" || k == "plc" || k == "checkpoint" || k == "netlist" || k == "run_dir" || k == "dir" ||
-         k == "config" || k == "written" || k == "files" || k == "events";
+         k == "config" || k == "written" || k == "files" || k == "events" || k == "weights_in" || k == "weights_out";
 }
 
 std::vector<std::string> Split(const std::string& line, char sep) {
@@ -218,6 +218,18 @@ TEST(GoldenRuns, PlaceTrainChipCtFaithful) {
            "--max-updates 1 --seed 1 --set policy.preset=ct_faithful --set policy.embedding_dim=8 "
            "--set policy.gcn_layers=3 --set episodes_per_update=4",
            kChipFiles);
+}
+
+// Simulated annealing with a move budget (max_evaluations: the schedule follows the moves, not
+// the clock): TILOS's SA, `sa-soft`'s soft moves, and the learned proposer learning as it goes.
+TEST(GoldenRuns, PlaceBaselineAnnealing) {
+  const std::string common = "--method sa --minutes 30 --seed 1 --set max_evaluations=3000 ";
+  CheckRun("place_baseline_sa", "place-baseline", common, {"best.plc", "result.json"});
+  CheckRun("place_baseline_sa_soft", "place-baseline",
+           common + "--set sa.fd_every_steps=0 --set sa.soft_move_prob=0.5", {"best.plc", "result.json"});
+  CheckRun("place_baseline_sa_learned", "place-baseline",
+           common + "--set sa.fd_every_steps=0 --set sa.proposer=learned --set sa.proposer_lr=0.5",
+           {"best.plc", "result.json", "proposer.json"});
 }
 
 TEST(GoldenRuns, PlaceZeroShotShippedPolicy) {

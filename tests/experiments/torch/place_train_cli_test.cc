@@ -422,7 +422,7 @@ TEST(PlaceTrainCli, ResumeRefusesSettingChangesAndKeepsTheRunsRecord) {
   const auto r = Sh(kBin + " --resume " + out + " --set agent.learning_rate=0.1 --max-updates 1");
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
-  EXPECT_NE(r.out.find("asked for agent.learning_rate 0.1 (the run's: 0.0004)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("asked for agent.learning_rate 0.1 (the run's: 0.002)"), std::string::npos) << r.out;
   EXPECT_EQ(testing::Slurp(out + "/config.pbtxt"), before);
   EXPECT_EQ(Lines(out + "/metrics.csv"), 2);
   // A longer budget (--minutes, --checkpoint-minutes) is the change a resume may make.

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Learned simulated annealing (docs/learned_sa.md): SA whose proposals come from a learned policy
+# (sa.proposer=learned), pretrained across designs and compared with the best annealer, `sa-soft`,
+# at equal CPU time (--clock cpu, one thread per run).
+#
+#   experiments/learned_sa.sh [--minutes M] [--seeds "1 2 3"] [--designs "ariane133"]
+#                             [--pretrain-designs "ng45_ariane136 asap7_ariane136 ..."]
+#                             [--pretrain-minutes P] [--pretrain-lr LR] [--lr LR] [--jobs J]
+#                             [--bin build/bin] [--work DIR] [--out out/learned_sa.md]
+#
+# 1. Pretraining: one learned-SA run per pretraining design (P CPU-minutes each, learning rate
+#    --pretrain-lr), each starting from the weights the previous one wrote; the last proposer.json
+#    is the pretrained proposer (WORK/pretrained.json). Designs in --designs are never used here.
+# 2. Per design in --designs and seed, four arms with the same budget, seed and SA settings
+#    (`sa-soft`'s: snapped input, no FD, soft moves of ±1 cell):
+#      sa-soft            — uniform proposals: TILOS's five kinds and soft shifts half of the time;
+#      untrained, frozen  — the learned annealer's eight kinds, uniform, no learning (ablation);
+#      learned, scratch   — the same, learning during the run (--lr) from uniform;
+#      learned, pretrained — learning during the run from the pretrained proposer.
+#    The table (best proxy cost per arm, mean ± sd over seeds, the best re-scored by proxy-cost)
+#    and the curves (plot-curves, best proxy cost against CPU seconds) go to --out and beside it.
+# Runs already in --work with a result.json are kept (rerun the script to add seeds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=build/bin
+MINUTES=2
+SEEDS="1 2 3"
+DESIGNS="ariane133"
+PRETRAIN_DESIGNS="ng45_ariane136 asap7_ariane136 sky130hd_ariane133 ng45_mempool_tile"
+PRETRAIN_MINUTES=1
+PRETRAIN_LR=0.1
+LR=0.1
+JOBS=2
+WORK=""
+OUT=out/learned_sa.md
+need() { [[ $# -ge 2 ]] || { echo "learned_sa.sh: error: $1 needs a value" >&2; exit 1; }; }
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --minutes) need "$@"; MINUTES="$2"; shift 2 ;;
+    --seeds) need "$@"; SEEDS="$2"; shift 2 ;;
+    --designs) need "$@"; DESIGNS="$2"; shift 2 ;;
+    --pretrain-designs) need "$@"; PRETRAIN_DESIGNS="$2"; shift 2 ;;
+    --pretrain-minutes) need "$@"; PRETRAIN_MINUTES="$2"; shift 2 ;;
+    --pretrain-lr) need "$@"; PRETRAIN_LR="$2"; shift 2 ;;
+    --lr) need "$@"; LR="$2"; shift 2 ;;
+    --jobs) need "$@"; JOBS="$2"; shift 2 ;;
+    --bin) need "$@"; BIN="$2"; shift 2 ;;
+    --work) need "$@"; WORK="$2"; shift 2 ;;
+    --out) need "$@"; OUT="$2"; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    *) echo "learned_sa.sh: error: unknown argument $1" >&2; exit 1 ;;
+  esac
+done
+for b in place-baseline proxy-cost group-netlist plot-curves; do
+  [[ -x "$BIN/$b" ]] || { echo "learned_sa.sh: error: $BIN/$b not built (scripts/build.sh)" >&2; exit 1; }
+done
+command -v python3 >/dev/null || { echo "learned_sa.sh: error: python3 is needed to write the table" >&2; exit 1; }
+for d in $DESIGNS; do
+  for p in $PRETRAIN_DESIGNS; do
+    [[ "$d" != "$p" ]] || { echo "learned_sa.sh: error: $d is both evaluated and in the pretraining" >&2; exit 1; }
+  done
+done
+[[ -n "$WORK" ]] || WORK=out/learned_sa_work
+mkdir -p "$WORK" "$(dirname "$OUT")"
+DATA=../shared/datasets/chip
+
+# Netlist and input .plc of a design (the flows designs grouped once into WORK).
+netlist_of() {
+  if [[ "$1" == ariane133 ]]; then echo "$DATA/ariane133_ng45/netlist.pb.txt.gz"; return; fi
+  local F=$DATA/tilos_flows/$1
+  [[ -d "$F" ]] || { echo "learned_sa.sh: error: no design $F" >&2; exit 1; }
+  if [[ ! -s "$WORK/grouped/$1/netlist.pb.txt" ]]; then
+    echo "grouping $1 ..." >&2
+    "$BIN/group-netlist" --netlist "$F/netlist_flat.pb.txt.gz" --groups "$F/groups.final.gz" \
+      --plc "$F/initial.plc" -o "$WORK/grouped/$1" --json > /dev/null
+  fi
+  echo "$WORK/grouped/$1/netlist.pb.txt"
+}
+plc_of() { if [[ "$1" == ariane133 ]]; then echo "$DATA/ariane133_ng45/initial.plc"; else echo "$DATA/tilos_flows/$1/initial.plc"; fi; }
+SOFT=(--set sa.init=snapped --set sa.fd_every_steps=0 --set sa.soft_move_prob=0.5 --set sa.soft_move_cells=1)
+
+run() {  # run DIR DESIGN MINUTES SEED ARGS...
+  local dir=$1 design=$2 minutes=$3 seed=$4; shift 4
+  if [[ -s "$dir/result.json" ]]; then return; fi
+  rm -rf "$dir"; mkdir -p "$(dirname "$dir")"
+  local nl plc
+  nl=$(netlist_of "$design"); plc=$(plc_of "$design")
+  OMP_NUM_THREADS=1 "$BIN/place-baseline" --method sa --netlist "$nl" --plc "$plc" --minutes "$minutes" --clock cpu \
+    --seed "$seed" "${SOFT[@]}" "$@" --json --out "$dir" > /dev/null 2> "$dir.err" ||
+    { echo "learned_sa.sh: error: run $dir failed: $(tail -c 300 "$dir.err")" >&2; exit 1; }
+}
+
+# 1. Pretraining, design after design.
+WEIGHTS=""
+for p in $PRETRAIN_DESIGNS; do
+  netlist_of "$p" > /dev/null
+  echo "pretraining on $p ($PRETRAIN_MINUTES CPU-min) ..." >&2
+  args=(--set sa.proposer=learned --set "sa.proposer_lr=$PRETRAIN_LR")
+  [[ -z "$WEIGHTS" ]] || args+=(--set "sa.proposer_weights=$WEIGHTS")
+  run "$WORK/pretrain/$p" "$p" "$PRETRAIN_MINUTES" 1 "${args[@]}"
+  WEIGHTS=$WORK/pretrain/$p/proposer.json
+done
+[[ -z "$WEIGHTS" ]] || cp "$WEIGHTS" "$WORK/pretrained.json"
+
+# 2. The four arms.
+jobs_running() { jobs -rp | wc -l; }
+for d in $DESIGNS; do
+  netlist_of "$d" > /dev/null
+  for s in $SEEDS; do
+    for arm in sa-soft frozen scratch pretrained; do
+      case $arm in
+        sa-soft) args=() ;;
+        frozen) args=(--set sa.proposer=learned --set sa.proposer_lr=0) ;;
+        scratch) args=(--set sa.proposer=learned --set "sa.proposer_lr=$LR") ;;
+        pretrained)
+          [[ -n "$WEIGHTS" ]] || continue
+          args=(--set sa.proposer=learned --set "sa.proposer_lr=$LR" --set "sa.proposer_weights=$WORK/pretrained.json") ;;
+      esac
+      while [[ $(jobs_running) -ge $JOBS ]]; do sleep 1; done
+      echo "$d seed $s: $arm ($MINUTES CPU-min) ..." >&2
+      run "$WORK/$d/$arm.s$s" "$d" "$MINUTES" "$s" "${args[@]}" &
+    done
+  done
+done
+wait
+
+# Re-score every best placement and write the table and the curves.
+for d in $DESIGNS; do
+  nl=$(netlist_of "$d")
+  for r in "$WORK/$d"/*.s*/; do
+    [[ -s "$r/best.plc" && ! -s "$r/rescored.json" ]] || continue
+    "$BIN/proxy-cost" --json --netlist "$nl" --plc "$r/best.plc" > "$r/rescored.json"
+  done
+  curves=()
+  for arm in sa-soft frozen scratch pretrained; do
+    [[ -s "$WORK/$d/$arm.s${SEEDS%% *}/metrics.csv" ]] && curves+=(--curve "$arm=$WORK/$d/$arm.s${SEEDS%% *}")
+  done
+  "$BIN/plot-curves" "${curves[@]}" --title "best proxy cost, $d, seed ${SEEDS%% *}" --x-label "CPU seconds" \
+    --y-label "best proxy cost" -o "$(dirname "$OUT")/learned_sa_$d.png" > /dev/null
+done
+python3 - "$WORK" "$OUT" "$MINUTES" "$SEEDS" "$DESIGNS" "$PRETRAIN_DESIGNS" "$PRETRAIN_MINUTES" "$PRETRAIN_LR" "$LR" <<'EOF'
+import json, os, statistics, sys
+work, out, minutes, seeds, designs, pre, pre_min, pre_lr, lr = sys.argv[1:]
+seeds = seeds.split()
+names = {"sa-soft": "`sa-soft` (uniform proposals)", "frozen": "learned kinds, untrained and frozen (ablation)",
+         "scratch": "learned, from uniform, learning during the run", "pretrained": "learned, pretrained, learning during the run"}
+lines = ["# Learned simulated annealing: results", "",
+         f"Written by `experiments/learned_sa.sh --minutes {minutes} --seeds \"{' '.join(seeds)}\" --designs \"{designs}\"` "
+         f"(pretraining: {pre or 'none'}, {pre_min} CPU-min each, lr {pre_lr}; lr during the runs {lr}). "
+         "Every run: `place-baseline --method sa` with `sa-soft`'s settings, --clock cpu, one thread; "
+         "best proxy cost re-scored from best.plc by `proxy-cost`.", "",
+         "| design | arm | best proxy per seed | mean ± sd | moves | accepted |", "|---|---|---|---|---|---|"]
+for d in designs.split():
+    for arm in ["sa-soft", "frozen", "scratch", "pretrained"]:
+        vals, moves, acc = [], [], []
+        for s in seeds:
+            r = os.path.join(work, d, f"{arm}.s{s}")
+            try:
+                res = json.load(open(os.path.join(r, "result.json")))
+                vals.append(json.load(open(os.path.join(r, "rescored.json")))["proxy_cost"])
+                moves.append(res["evaluations"]); acc.append(res["accepted"])
+            except (OSError, KeyError, ValueError):
+                pass
+        if not vals:
+            continue
+        sd = statistics.stdev(vals) if len(vals) > 1 else 0.0
+        lines.append(f"| {d} | {names[arm]} | {' '.join('%.6f' % v for v in vals)} | {statistics.mean(vals):.6f} ± {sd:.6f} (n={len(vals)}) "
+                     f"| {statistics.mean(moves):.3g} | {statistics.mean(acc):.3g} |")
+lines.append("")
+os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+tmp = out + ".tmp"
+open(tmp, "w").write("\n".join(lines) + "\n")
+os.replace(tmp, out)
+print("\n".join(lines))
+EOF

@@ -1,0 +1,267 @@
+#include "search/chip/learned_proposer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "datasets/util/errors.h"
+#include "datasets/util/files.h"
+
+namespace placerl::search {
+
+namespace {
+constexpr int K = ProposerWeights::kKinds;
+constexpr int F = ProposerWeights::kFeatures;
+constexpr double kMaxWeight = 30;  // logits stay finite; e^30 is a certainty for any practical purpose
+constexpr const char* kFormat = "placerl-sa-proposer";
+}  // namespace
+
+const char* ProposalKindName(int kind) {
+  static const char* names[K] = {"swap", "shift", "mirror", "move", "shuffle", "soft_shift", "soft_pull", "hard_pull"};
+  return kind >= 0 && kind < K ? names[kind] : "?";
+}
+
+const char* ProposerFeatureName(int feature) {
+  static const char* names[F] = {"bias", "progress", "progress_squared", "acceptance_rate"};
+  return feature >= 0 && feature < F ? names[feature] : "?";
+}
+
+const char* ProposerSelectFeatureName(int feature) {
+  static const char* names[ProposerWeights::kSelectFeatures] = {"congestion", "density", "congestion_4"};
+  return feature >= 0 && feature < ProposerWeights::kSelectFeatures ? names[feature] : "?";
+}
+
+std::string ProposerWeightsJson(const ProposerWeights& w) {
+  nlohmann::json j;
+  j["format"] = kFormat;
+  j["version"] = 1;
+  nlohmann::json kinds = nlohmann::json::array(), features = nlohmann::json::array(), rows = nlohmann::json::array();
+  for (int k = 0; k < K; ++k) kinds.push_back(ProposalKindName(k));
+  for (int f = 0; f < F; ++f) features.push_back(ProposerFeatureName(f));
+  for (int k = 0; k < K; ++k) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int f = 0; f < F; ++f) row.push_back(w.w[k * F + f]);
+    rows.push_back(row);
+  }
+  j["kinds"] = kinds;
+  j["features"] = features;
+  j["weights"] = rows;
+  nlohmann::json sel_names = nlohmann::json::array(), sel = nlohmann::json::array();
+  for (int f = 0; f < ProposerWeights::kSelectFeatures; ++f) {
+    sel_names.push_back(ProposerSelectFeatureName(f));
+    sel.push_back(w.select[f]);
+  }
+  j["select_features"] = sel_names;
+  j["select_weights"] = sel;
+  j["trained_on"] = w.trained_on;
+  j["proposals_trained"] = w.proposals_trained;
+  return j.dump() + "\n";
+}
+
+void SaveProposerWeights(const std::string& path, const ProposerWeights& w) {
+  WriteFileAtomic(path, ProposerWeightsJson(w));
+}
+
+ProposerWeights LoadProposerWeights(const std::string& path) {
+  const std::string text = ReadFile(path, size_t(1) << 24);
+  auto bad = [&](const std::string& why) { return ParseError(path, 0, "not a learned SA proposer: " + why); };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    throw bad(std::string("invalid JSON (") + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat) throw bad("no \"format\": \"placerl-sa-proposer\"");
+  if (!j.contains("version") || j["version"] != 1) throw bad("unknown version (this build reads version 1)");
+  const nlohmann::json& kinds = j.value("kinds", nlohmann::json());
+  const nlohmann::json& features = j.value("features", nlohmann::json());
+  const nlohmann::json& rows = j.value("weights", nlohmann::json());
+  if (!kinds.is_array() || kinds.size() != K) throw bad("\"kinds\" must list the " + std::to_string(K) + " move kinds");
+  for (int k = 0; k < K; ++k)
+    if (kinds[k] != ProposalKindName(k)) throw bad("kind " + std::to_string(k) + " must be " + ProposalKindName(k));
+  if (!features.is_array() || features.size() != F) throw bad("\"features\" must list " + std::to_string(F) + " features");
+  for (int f = 0; f < F; ++f)
+    if (features[f] != ProposerFeatureName(f)) throw bad("feature " + std::to_string(f) + " must be " + ProposerFeatureName(f));
+  if (!rows.is_array() || rows.size() != K) throw bad("\"weights\" must have one row per kind");
+  ProposerWeights w;
+  for (int k = 0; k < K; ++k) {
+    if (!rows[k].is_array() || rows[k].size() != F) throw bad("weights row " + std::to_string(k) + " must have " + std::to_string(F) + " numbers");
+    for (int f = 0; f < F; ++f) {
+      if (!rows[k][f].is_number()) throw bad("weight [" + std::to_string(k) + "][" + std::to_string(f) + "] is not a number");
+      const double v = rows[k][f].get<double>();
+      if (!std::isfinite(v) || std::fabs(v) > kMaxWeight)
+        throw bad("weight [" + std::to_string(k) + "][" + std::to_string(f) + "] is not finite or beyond ±30");
+      w.w[k * F + f] = v;
+    }
+  }
+  const nlohmann::json& sel_names = j.value("select_features", nlohmann::json());
+  const nlohmann::json& sel = j.value("select_weights", nlohmann::json());
+  constexpr int S = ProposerWeights::kSelectFeatures;
+  if (!sel_names.is_array() || sel_names.size() != S) throw bad("\"select_features\" must list " + std::to_string(S) + " features");
+  for (int f = 0; f < S; ++f)
+    if (sel_names[f] != ProposerSelectFeatureName(f))
+      throw bad("select feature " + std::to_string(f) + " must be " + ProposerSelectFeatureName(f));
+  if (!sel.is_array() || sel.size() != S) throw bad("\"select_weights\" must have " + std::to_string(S) + " numbers");
+  for (int f = 0; f < S; ++f) {
+    if (!sel[f].is_number() || !std::isfinite(sel[f].get<double>()) || std::fabs(sel[f].get<double>()) > kMaxWeight)
+      throw bad("select weight " + std::to_string(f) + " is not a finite number within ±30");
+    w.select[f] = sel[f].get<double>();
+  }
+  if (j.contains("trained_on")) {
+    if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");
+    for (const auto& d : j["trained_on"]) {
+      if (!d.is_string()) throw bad("\"trained_on\" must be a list of names");
+      w.trained_on.push_back(d.get<std::string>());
+    }
+  }
+  if (j.contains("proposals_trained")) {
+    if (!j["proposals_trained"].is_number_integer() || j["proposals_trained"].get<int64_t>() < 0)
+      throw bad("\"proposals_trained\" must be a count");
+    w.proposals_trained = j["proposals_trained"].get<int64_t>();
+  }
+  return w;
+}
+
+LearnedProposer::LearnedProposer(const ProposerWeights& w, const ProposerOptions& o,
+                                 const std::array<bool, K>& legal)
+    : w_(w), o_(o), legal_(legal) {
+  if (std::none_of(legal_.begin(), legal_.end(), [](bool b) { return b; }))
+    throw ConfigError("learned SA proposer: no move kind applies to this design");
+  if (!(o_.learning_rate >= 0) || !std::isfinite(o_.learning_rate))
+    throw ConfigError("learned SA proposer: the learning rate must be a finite number >= 0");
+  if (!(o_.entropy_coef >= 0) || !std::isfinite(o_.entropy_coef))
+    throw ConfigError("learned SA proposer: the entropy coefficient must be a finite number >= 0");
+  if (o_.batch < 1) throw ConfigError("learned SA proposer: the batch must be >= 1");
+  for (double v : w_.select)
+    if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
+  for (double v : w_.w)
+    if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
+}
+
+std::array<double, K> LearnedProposer::Probabilities(double progress, double acceptance) const {
+  const double feat[F] = {1.0, progress, progress * progress, acceptance};
+  std::array<double, K> logit{}, p{};
+  double top = -1e300;
+  for (int k = 0; k < K; ++k) {
+    if (!legal_[k]) continue;
+    double z = 0;
+    for (int f = 0; f < F; ++f) z += w_.w[k * F + f] * feat[f];
+    logit[k] = z;
+    top = std::max(top, z);
+  }
+  double sum = 0;
+  for (int k = 0; k < K; ++k) {
+    p[k] = legal_[k] ? std::exp(logit[k] - top) : 0.0;
+    sum += p[k];
+  }
+  for (double& v : p) v /= sum;
+  return p;
+}
+
+void LearnedProposer::Refresh(double progress) {
+  progress = std::clamp(progress, 0.0, 1.0);
+  features_ = {1.0, progress, progress * progress, acceptance_};
+  prob_ = Probabilities(progress, acceptance_);
+  double c = 0;
+  for (int k = 0; k < K; ++k) cumulative_[k] = (c += prob_[k]);
+  double h = 0;
+  for (int k = 0; k < K; ++k)
+    if (prob_[k] > 0) h -= prob_[k] * std::log(prob_[k]);
+  for (int k = 0; k < K; ++k) entropy_grad_[k] = prob_[k] > 0 ? -prob_[k] * (std::log(prob_[k]) + h) : 0.0;
+  since_refresh_ = 0;
+}
+
+int LearnedProposer::Sample(double progress, std::mt19937_64& rng) {
+  if (++since_refresh_ >= 64) Refresh(progress);
+  const double u = std::uniform_real_distribution<double>(0.0, cumulative_[K - 1])(rng);
+  int k = 0;
+  while (k < K - 1 && (!legal_[k] || u >= cumulative_[k])) ++k;
+  while (!legal_[k]) --k;  // u at the very top: the last legal kind
+  last_kind_ = k;
+  ++stats_[k].proposed;
+  return k;
+}
+
+int LearnedProposer::Select(const double* phi, int count, std::mt19937_64& rng) {
+  constexpr int S = ProposerWeights::kSelectFeatures;
+  count = std::clamp(count, 1, ProposerWeights::kCandidates);
+  double z[ProposerWeights::kCandidates], top = -1e300;
+  for (int i = 0; i < count; ++i) {
+    z[i] = 0;
+    for (int f = 0; f < S; ++f) z[i] += w_.select[f] * phi[i * S + f];
+    top = std::max(top, z[i]);
+  }
+  double sum = 0;
+  for (int i = 0; i < count; ++i) sum += (z[i] = std::exp(z[i] - top));
+  double u = std::uniform_real_distribution<double>(0.0, sum)(rng);
+  int chosen = count - 1;
+  for (int i = 0; i < count; ++i) {
+    if (u < z[i]) {
+      chosen = i;
+      break;
+    }
+    u -= z[i];
+  }
+  for (int f = 0; f < S; ++f) {
+    double mean = 0;
+    for (int i = 0; i < count; ++i) mean += z[i] / sum * phi[i * S + f];
+    select_score_[f] = phi[chosen * S + f] - mean;
+  }
+  selected_ = true;
+  return chosen;
+}
+
+void LearnedProposer::Feedback(bool evaluated, bool accepted, double reward) {
+  if (last_kind_ < 0) return;
+  const int a = last_kind_;
+  last_kind_ = -1;
+  const bool selected = selected_;
+  selected_ = false;
+  if (!std::isfinite(reward)) reward = 0;
+  KindStats& s = stats_[a];
+  if (evaluated) {
+    ++s.evaluated;
+    acceptance_ += o_.acceptance_decay * ((accepted ? 1.0 : 0.0) - acceptance_);
+  }
+  if (accepted) ++s.accepted;
+  s.reward += reward;
+  if (o_.learning_rate <= 0) return;
+  // Running mean and variance of the reward: the baseline and the scale of the advantage.
+  if (!reward_seen_) {
+    reward_mean_ = reward;
+    reward_var_ = 1;
+    reward_seen_ = true;
+  }
+  const double beta = 1e-3;
+  const double d = reward - reward_mean_;
+  reward_mean_ += beta * d;
+  reward_var_ = (1 - beta) * (reward_var_ + beta * d * d);
+  const double advantage = d / std::sqrt(reward_var_ + 1e-12);
+  for (int k = 0; k < K; ++k) {
+    if (!legal_[k]) continue;
+    const double g = advantage * ((k == a ? 1.0 : 0.0) - prob_[k]) + o_.entropy_coef * entropy_grad_[k];
+    for (int f = 0; f < F; ++f) grad_[k * F + f] += g * features_[f];
+  }
+  if (selected)
+    for (int f = 0; f < ProposerWeights::kSelectFeatures; ++f) select_grad_[f] += advantage * select_score_[f];
+  if (++in_batch_ >= o_.batch) Update();
+}
+
+void LearnedProposer::Update() {
+  const double step = o_.learning_rate / in_batch_;
+  for (int i = 0; i < K * F; ++i) {
+    w_.w[i] = std::clamp(w_.w[i] + step * grad_[i], -kMaxWeight, kMaxWeight);
+    grad_[i] = 0;
+  }
+  for (int f = 0; f < ProposerWeights::kSelectFeatures; ++f) {
+    w_.select[f] = std::clamp(w_.select[f] + step * select_grad_[f], -kMaxWeight, kMaxWeight);
+    select_grad_[f] = 0;
+  }
+  w_.proposals_trained += in_batch_;
+  in_batch_ = 0;
+  ++updates_;
+  since_refresh_ = 1 << 30;  // the next proposal samples from the updated policy
+}
+
+}  // namespace placerl::search

@@ -1,0 +1,120 @@
+// The learned proposal distribution of simulated annealing ("Neural SA": Correia, Worrall &
+// Bondesan, AISTATS 2023; docs/learned_sa.md). SA keeps its Metropolis acceptance and its
+// cooling schedule; what it proposes next is a policy: which kind of move, as a function of
+// where the run is (the fraction of the budget spent) and how often recent proposals were
+// accepted. The policy is a softmax over the move kinds with logits linear in a few context
+// features — small enough to cost ≈ 0.1 µs per proposal against the move's own ≈ 20 µs — and
+// learns by REINFORCE during the run (and, run after run, across designs: pretraining) on the
+// annealer's own reward, the exact cost decrease of each proposal divided by the temperature.
+//
+// Move kinds (the first five are TILOS's, the last three are placerl's):
+//   swap, shift, mirror, move, shuffle — TILOS SA's hard-macro actions;
+//   soft_shift — one soft macro by up to sa_soft_move_cells cells per axis (uniform; `sa-soft`);
+//   soft_pull  — one soft macro a random fraction of the way (at most sa_soft_move_cells cells
+//                per axis) towards the point its nets pull it to (the net-weighted mean of the
+//                centres of the bounding boxes of each net's other pins);
+//   hard_pull  — one hard macro to the legal cell nearest the point its nets pull it to.
+// A kind that cannot apply (no soft macros; fewer than two / four hard macros) is masked: its
+// probability is 0 and the others are renormalised.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace placerl::search {
+
+struct ProposerWeights {
+  static constexpr int kKinds = 8;
+  static constexpr int kFeatures = 4;  // 1, progress, progress², recent acceptance rate
+  // logit[k] = Σ_f w[k·kFeatures + f] · feature[f]; all zero = uniform over the legal kinds.
+  std::array<double, kKinds * kFeatures> w{};
+  // Which soft macro a soft move takes: among kCandidates drawn uniformly, the one sampled from
+  // a softmax of Σ_f select[f] · feature[f] over the candidates' features (the congestion and the
+  // density of its grid cell ÷ the map's largest, and the congestion's fourth power: hot spots);
+  // all zero = uniform.
+  static constexpr int kCandidates = 4;
+  static constexpr int kSelectFeatures = 3;
+  std::array<double, kSelectFeatures> select{};
+  // Designs these weights were trained on, in order (provenance; empty = untrained).
+  std::vector<std::string> trained_on;
+  int64_t proposals_trained = 0;
+};
+
+enum ProposalKind { kSwap = 0, kShift, kMirror, kMove, kShuffle, kSoftShift, kSoftPull, kHardPull };
+const char* ProposalKindName(int kind);
+const char* ProposerFeatureName(int feature);
+const char* ProposerSelectFeatureName(int feature);
+
+// One line of JSON per file (format "placerl-sa-proposer", version 1), written atomically.
+// Load throws ParseError naming the file and what is wrong (not a proposer file, wrong sizes,
+// non-finite weights).
+void SaveProposerWeights(const std::string& path, const ProposerWeights& w);
+ProposerWeights LoadProposerWeights(const std::string& path);
+std::string ProposerWeightsJson(const ProposerWeights& w);  // the file's content
+
+struct ProposerOptions {
+  double learning_rate = 0.01;  // REINFORCE step on the normalised advantage; 0 = frozen
+  int batch = 256;              // proposals per update
+  // Entropy bonus (per proposal, on the normalised advantage's scale): keeps every kind
+  // proposed now and then, so that a kind that stops paying can be unlearned.
+  double entropy_coef = 0.05;
+  double acceptance_decay = 1e-3;  // EMA weight of the recent acceptance rate feature
+};
+
+class LearnedProposer {
+ public:
+  // `legal[k]` false masks kind k. At least one kind must be legal (ConfigError otherwise).
+  LearnedProposer(const ProposerWeights& w, const ProposerOptions& o, const std::array<bool, ProposerWeights::kKinds>& legal);
+
+  // Samples the next kind for a run at `progress` ∈ [0, 1]. The context is refreshed every
+  // 64 proposals (the features change slowly), so a proposal costs a uniform draw and a scan.
+  int Sample(double progress, std::mt19937_64& rng);
+  // The outcome of the last sampled proposal: `evaluated` false for a proposal that changed
+  // nothing (illegal target, no-op); `accepted`; `reward` = (cost before − cost after) ÷ T
+  // (0 when rejected or not evaluated).
+  void Feedback(bool evaluated, bool accepted, double reward);
+  // For the current proposal: picks one of `count` (≤ kCandidates) candidates whose features
+  // are phi[i·kSelectFeatures + f]; the choice learns from the proposal's Feedback.
+  int Select(const double* phi, int count, std::mt19937_64& rng);
+
+  // π(k | context) for a run at `progress` with acceptance rate `acceptance` (masked kinds 0).
+  std::array<double, ProposerWeights::kKinds> Probabilities(double progress, double acceptance) const;
+  const ProposerWeights& weights() const { return w_; }
+  double acceptance_rate() const { return acceptance_; }
+  struct KindStats {
+    int64_t proposed = 0, evaluated = 0, accepted = 0;
+    double reward = 0;  // Σ reward
+  };
+  const std::array<KindStats, ProposerWeights::kKinds>& stats() const { return stats_; }
+  int64_t updates() const { return updates_; }
+
+ private:
+  void Refresh(double progress);
+  void Update();
+  ProposerWeights w_;
+  ProposerOptions o_;
+  std::array<bool, ProposerWeights::kKinds> legal_;
+  std::array<double, ProposerWeights::kFeatures> features_{};
+  std::array<double, ProposerWeights::kKinds> prob_{}, cumulative_{};
+  std::array<double, ProposerWeights::kKinds> entropy_grad_{};  // ∂H/∂logit_k at the current context
+  int since_refresh_ = 1 << 30;
+  int last_kind_ = -1;
+  double acceptance_ = 0.5;
+  // REINFORCE: Σ over the batch of (advantage) · ∇ log π, with a running mean and variance of
+  // the reward as baseline and scale.
+  std::array<double, ProposerWeights::kKinds * ProposerWeights::kFeatures> grad_{};
+  std::array<double, ProposerWeights::kSelectFeatures> select_grad_{};
+  // ∇ log p(chosen candidate) of the current proposal (φ_chosen − Σ p_j φ_j); valid if selected_.
+  std::array<double, ProposerWeights::kSelectFeatures> select_score_{};
+  bool selected_ = false;
+  int in_batch_ = 0;
+  double reward_mean_ = 0, reward_var_ = 1;
+  bool reward_seen_ = false;
+  int64_t updates_ = 0;
+  std::array<KindStats, ProposerWeights::kKinds> stats_{};
+};
+
+}  // namespace placerl::search

@@ -1,0 +1,206 @@
+// The learned SA proposer (search/chip/learned_proposer.h): masked kinds are never proposed and
+// the probabilities are a distribution; untrained weights are uniform over the legal kinds;
+// REINFORCE moves the policy towards the kind and the candidate that pay; weights files round
+// trip and damaged ones are refused naming the file; annealing with the learned proposer returns
+// legal placements, reports what each kind did, and never ends worse than its start.
+#include "search/chip/learned_proposer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "datasets/util/errors.h"
+#include "env/registry.h"
+#include "search/chip/baselines.h"
+#include "tests/experiments/test_dir.h"
+
+namespace placerl::search {
+namespace {
+
+constexpr int K = ProposerWeights::kKinds;
+
+std::array<bool, K> AllLegal() {
+  std::array<bool, K> l{};
+  l.fill(true);
+  return l;
+}
+
+TEST(LearnedProposer, MaskedKindsAreNeverProposedAndProbabilitiesSumToOne) {
+  ProposerWeights w;
+  std::mt19937_64 init(7);
+  std::normal_distribution<double> normal(0.0, 2.0);
+  for (double& v : w.w) v = normal(init);
+  std::array<bool, K> legal = AllLegal();
+  legal[kSoftShift] = legal[kSoftPull] = false;  // a design without soft macros
+  legal[kShuffle] = false;                       // fewer than four hard macros
+  ProposerOptions o;
+  o.learning_rate = 0.5;
+  LearnedProposer p(w, o, legal);
+  std::mt19937_64 rng(1);
+  std::array<int, K> count{};
+  for (int i = 0; i < 20000; ++i) {
+    const int k = p.Sample((i % 1000) / 1000.0, rng);
+    ASSERT_GE(k, 0);
+    ASSERT_LT(k, K);
+    ++count[k];
+    p.Feedback(true, k == kMove, k == kMove ? 1.0 : 0.0);
+  }
+  EXPECT_EQ(count[kSoftShift] + count[kSoftPull] + count[kShuffle], 0);
+  for (double progress : {0.0, 0.3, 1.0})
+    for (double acc : {0.0, 0.5, 1.0}) {
+      const auto prob = p.Probabilities(progress, acc);
+      double sum = 0;
+      for (int k = 0; k < K; ++k) {
+        EXPECT_GE(prob[k], 0);
+        sum += prob[k];
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-12);
+      EXPECT_EQ(prob[kSoftShift], 0);
+      EXPECT_EQ(prob[kShuffle], 0);
+    }
+  std::array<bool, K> none{};
+  EXPECT_THROW(LearnedProposer(w, o, none), ConfigError);
+}
+
+TEST(LearnedProposer, UntrainedIsUniformOverTheLegalKinds) {
+  std::array<bool, K> legal = AllLegal();
+  legal[kHardPull] = false;
+  ProposerOptions o;
+  o.learning_rate = 0;
+  LearnedProposer p(ProposerWeights{}, o, legal);
+  for (int k = 0; k < K; ++k) EXPECT_NEAR(p.Probabilities(0.5, 0.5)[k], k == kHardPull ? 0.0 : 1.0 / 7, 1e-12);
+  std::mt19937_64 rng(3);
+  std::array<int, K> count{};
+  const int n = 70000;
+  for (int i = 0; i < n; ++i) {
+    ++count[p.Sample(0.5, rng)];
+    p.Feedback(false, false, 0);
+  }
+  for (int k = 0; k < K; ++k)
+    if (k != kHardPull) EXPECT_NEAR(count[k], n / 7.0, 5 * std::sqrt(n / 7.0)) << ProposalKindName(k);
+  EXPECT_EQ(p.weights().w, ProposerWeights{}.w);  // frozen: nothing learned
+}
+
+// A bandit: kind `move` pays early in the run, `mirror` late; and among the candidates,
+// the one with the largest first feature pays. REINFORCE finds both.
+TEST(LearnedProposer, LearnsWhichKindAndWhichCandidatePay) {
+  ProposerOptions o;
+  o.learning_rate = 1.0;
+  o.batch = 64;
+  LearnedProposer p(ProposerWeights{}, o, AllLegal());
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int i = 0; i < 200000; ++i) {
+    const double progress = (i % 2000) / 2000.0;
+    const int k = p.Sample(progress, rng);
+    double phi[ProposerWeights::kCandidates * ProposerWeights::kSelectFeatures] = {};
+    int best = 0;
+    for (int c = 0; c < ProposerWeights::kCandidates; ++c) {
+      phi[c * ProposerWeights::kSelectFeatures] = unit(rng);
+      if (phi[c * ProposerWeights::kSelectFeatures] > phi[best * ProposerWeights::kSelectFeatures]) best = c;
+    }
+    const int chosen = p.Select(phi, ProposerWeights::kCandidates, rng);
+    const int pays = progress < 0.5 ? kMove : kMirror;
+    const double r = (k == pays ? 1.0 : 0.0) + (chosen == best ? 0.5 : 0.0);
+    p.Feedback(true, r > 0, r);
+  }
+  EXPECT_GT(p.Probabilities(0.1, 0.5)[kMove], 0.5);
+  // Late in the run `move` no longer pays: the context features make it less likely there.
+  EXPECT_LT(p.Probabilities(0.9, 0.5)[kMove], 0.5 * p.Probabilities(0.1, 0.5)[kMove]);
+  EXPECT_GT(p.weights().select[0], 1.0);  // prefers the candidate with the larger feature
+  EXPECT_GT(p.updates(), 0);
+  EXPECT_GT(p.stats()[kMove].reward, 0);
+}
+
+TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
+  testing::TempDir tmp;
+  ProposerWeights w;
+  for (int i = 0; i < K * ProposerWeights::kFeatures; ++i) w.w[i] = 0.25 * i - 3;
+  w.select = {1.5, -0.5, 2};
+  w.trained_on = {"ng45_ariane136", "asap7_ariane136"};
+  w.proposals_trained = 123456;
+  const std::string path = tmp / "proposer.json";
+  SaveProposerWeights(path, w);
+  const ProposerWeights back = LoadProposerWeights(path);
+  EXPECT_EQ(back.w, w.w);
+  EXPECT_EQ(back.select, w.select);
+  EXPECT_EQ(back.trained_on, w.trained_on);
+  EXPECT_EQ(back.proposals_trained, w.proposals_trained);
+  const std::string text = ProposerWeightsJson(w);
+  auto refused = [&](const std::string& content, const std::string& why) {
+    const std::string bad = tmp / "bad.json";
+    std::ofstream(bad) << content;
+    try {
+      LoadProposerWeights(bad);
+      ADD_FAILURE() << why << ": accepted";
+    } catch (const ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  };
+  refused(text.substr(0, text.size() / 2), "truncated");
+  refused("", "empty");
+  refused("{\"format\": \"something else\", \"version\": 1}", "another format");
+  std::string nan = text;
+  nan.replace(nan.find("[[") + 2, 0, "NaN,");
+  refused(nan, "not JSON / extra weight");
+  std::string big = text;
+  big.replace(big.find("[[") + 2, big.find(',', big.find("[[")) - big.find("[[") - 2, "1e300");
+  refused(big, "weight beyond the range");
+  std::string version = text;
+  version.replace(version.find("\"version\":1"), 11, "\"version\":2");
+  refused(version, "unknown version");
+  EXPECT_THROW(LoadProposerWeights(tmp / "missing.json"), Error);
+}
+
+std::unique_ptr<env::ChipEnv> Env(const std::string& spec) {
+  auto e = env::MakeEnvironment(spec);
+  return std::unique_ptr<env::ChipEnv>(dynamic_cast<env::ChipEnv*>(e.release()));
+}
+
+// Annealing with the learned proposer on a small chip with soft macros: a legal placement, no
+// worse than its start, every proposal counted under its kind, and the weights moved.
+TEST(LearnedAnnealing, ReturnsALegalPlacementAndReportsEachKind) {
+  auto env = Env("chip(netlist=../shared/datasets/chip/circuit_training/sample_clustered/netlist.pb.txt,"
+                 "plc=../shared/datasets/chip/circuit_training/sample_clustered/initial.plc)");
+  ChipBaselineOptions o;
+  o.seconds = 0.8;
+  o.clock = BudgetClock::kCpu;
+  o.sa_init = "snapped";
+  o.sa_fd_every_steps = 0;
+  o.sa_soft_move_prob = 0.5;
+  o.sa_proposer = "learned";
+  o.sa_proposer_lr = 0.5;
+  const BaselineResult r = RunChipBaseline("sa", env.get(), o, {}, {});
+  ASSERT_TRUE(r.best.valid);
+  std::string why;
+  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), r.best, &why)) << why;
+  ASSERT_TRUE(r.proposer.used);
+  int64_t proposed = 0, evaluated = 0, accepted = 0;
+  for (const auto& s : r.proposer.stats) {
+    EXPECT_LE(s.evaluated, s.proposed);
+    EXPECT_LE(s.accepted, s.evaluated);
+    proposed += s.proposed;
+    evaluated += s.evaluated;
+    accepted += s.accepted;
+  }
+  EXPECT_EQ(evaluated, r.evaluations);
+  EXPECT_EQ(accepted, r.accepted);
+  EXPECT_GE(proposed, evaluated);
+  EXPECT_GT(r.proposer.stats[kSoftPull].proposed, 0);
+  EXPECT_GT(r.proposer.stats[kHardPull].proposed, 0);
+  EXPECT_GT(r.proposer.updates, 0);
+  EXPECT_NE(r.proposer.weights.w, ProposerWeights{}.w);
+  // The start (snapped input) is the curve's first point; the best is never above it.
+  ASSERT_FALSE(r.curve.empty());
+  EXPECT_LE(r.best.cost.proxy_cost, r.curve.front().second + 1e-12);
+  double sum = 0;
+  for (double p : r.proposer.end_probabilities) sum += p;
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+
+  o.sa_proposer = "greedy";
+  EXPECT_THROW(RunChipBaseline("sa", env.get(), o, {}, {}), ConfigError);
+}
+
+}  // namespace
+}  // namespace placerl::search
