@@ -372,7 +372,10 @@ TEST(PlaceTrainCliReport, EveryBudgetAtItsMaximumStopsOnCtrlCOrIsRefused) {
     EXPECT_TRUE(j["stopped_by_signal"].get<bool>());
     EXPECT_TRUE(j["feasible"].get<bool>());
     EXPECT_GE(j["updates"].get<int64_t>(), 2);
-    EXPECT_EQ(j["episodes"].get<int64_t>(), 2 * j["updates"].get<int64_t>());
+    // Ctrl-C between the two episodes of an update ends the collection there, and that update
+    // learns from the one episode played (TrainChip): 2·updates − 1 or 2·updates episodes.
+    EXPECT_LE(j["episodes"].get<int64_t>(), 2 * j["updates"].get<int64_t>());
+    EXPECT_GE(j["episodes"].get<int64_t>(), 2 * j["updates"].get<int64_t>() - 1);
     EXPECT_EQ(FileLines(out + "/metrics.csv"), 1 + j["updates"].get<int64_t>());
     EXPECT_TRUE(fs::exists(out + "/checkpoints/latest.ckpt"));
     EXPECT_TRUE(fs::exists(out + "/best.plc"));
