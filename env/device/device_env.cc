@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <random>
 
 #include "cost_models/tpu/op_cost.h"
@@ -44,7 +45,35 @@ const std::vector<std::string> kHeftNodeFeatureNames = {"time_fraction", "upward
 const std::vector<std::string> kHeftActionFeatureNames = {"est_finish", "est_finish_delta", "device_load", "input_here",
                                                           "earliest"};
 
+std::mutex& StartPlacerMutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, DeviceStartPlacer>& StartPlacers() {
+  static auto* m = new std::map<std::string, DeviceStartPlacer>;
+  return *m;
+}
+DeviceStartPlacer FindStartPlacer(const std::string& name) {
+  std::lock_guard<std::mutex> lock(StartPlacerMutex());
+  auto it = StartPlacers().find(name);
+  return it == StartPlacers().end() ? DeviceStartPlacer() : it->second;
+}
+
 }  // namespace
+
+void RegisterDeviceStartPlacer(const std::string& name, DeviceStartPlacer placer) {
+  if (name == "single" || name == "random" || name == "round_robin")
+    throw ConfigError("device: start placer name '" + name + "' is built in");
+  std::lock_guard<std::mutex> lock(StartPlacerMutex());
+  StartPlacers()[name] = std::move(placer);
+}
+
+std::vector<std::string> DeviceStartPlacerNames() {
+  std::lock_guard<std::mutex> lock(StartPlacerMutex());
+  std::vector<std::string> names;
+  for (const auto& [k, v] : StartPlacers()) names.push_back(k);
+  return names;
+}
 
 void DeviceEnv::BuildLifetime(DeviceInstance* inst, const std::vector<double>& single_start, int fastest) const {
   const graphs::ComputeGraph& g = inst->graph;
@@ -183,8 +212,21 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
     throw ConfigError("device: oom must be relative, fixed or placeto, got '" + o_.oom + "'");
   if (o_.order != "topological" && o_.order != "rank")
     throw ConfigError("device: order must be topological or rank, got '" + o_.order + "'");
-  if (o_.start != "single" && o_.start != "random" && o_.start != "round_robin")
-    throw ConfigError("device: start must be single, random or round_robin, got '" + o_.start + "'");
+  const bool start_placer = o_.start != "single" && o_.start != "random" && o_.start != "round_robin";
+  DeviceStartPlacer placer;
+  if (start_placer) {
+    placer = FindStartPlacer(o_.start);
+    if (!placer) {
+      std::string names = "single, random, round_robin";
+      for (const std::string& n : DeviceStartPlacerNames()) names += ", " + n;
+      throw ConfigError("device: start must be one of " + names + "; got '" + o_.start + "'");
+    }
+    if (!iterative_) throw ConfigError("device: start=" + o_.start + " needs mode=iterative");
+  }
+  if (o_.episode_start != "fixed" && o_.episode_start != "best")
+    throw ConfigError("device: episode_start must be fixed or best, got '" + o_.episode_start + "'");
+  if (o_.episode_start == "best" && !iterative_) throw ConfigError("device: episode_start=best needs mode=iterative");
+  start_best_ = o_.episode_start == "best";
   for (double v : {o_.oom_factor, o_.failing_time_s, o_.placeto_s_per_gb, o_.placeto_cap_s})
     if (!(v >= 0) || !std::isfinite(v) || v > 1e9)
       throw ConfigError("device: oom_factor, failing_time_s, placeto_s_per_gb and placeto_cap_s must be in [0, 1e9]");
@@ -277,6 +319,31 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   const perf::SimResult& single = sim.Run(std::vector<int>(g.num_ops(), fastest));
   inst->single_device_time = single.makespan;
   if (lifetime_) BuildLifetime(inst.get(), single.op_start, fastest);
+  if (start_placer) {
+    std::vector<int> ops;
+    try {
+      ops = placer(g, m);
+    } catch (const InfeasibleAction& e) {  // m_etf / m_sct / m_topo: no room
+      throw ConfigError("device: start=" + o_.start + " cannot place the graph: " + e.what());
+    }
+    if (static_cast<int>(ops.size()) != nops)
+      throw ConfigError("device: start=" + o_.start + " placed " + std::to_string(ops.size()) + " of " +
+                        std::to_string(nops) + " ops");
+    inst->start_nodes.resize(ng);
+    for (int n = 0; n < ng; ++n) {
+      const auto& members = inst->group_ops[inst->order[n]];
+      const int d = ops[members.front()];
+      const int op0 = members.front();
+      const std::string group = g.colocation[op0].empty() ? g.names[op0] : g.colocation[op0];
+      if (d < 0 || d >= nd_) throw ConfigError("device: start=" + o_.start + " put group '" + group + "' on device " + std::to_string(d));
+      for (int op : members)
+        if (ops[op] != d) throw ConfigError("device: start=" + o_.start + " splits group '" + group + "'");
+      if (!inst->allowed[static_cast<size_t>(n) * nd_ + d])
+        throw ConfigError("device: start=" + o_.start + " puts group '" + group + "' on device " + std::to_string(d) +
+                          ", which may not run its ops");
+      inst->start_nodes[n] = d;
+    }
+  }
 
   // Static graph.
   auto sg = std::make_shared<StaticGraph>();
@@ -415,6 +482,21 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   state_.action_features.assign(static_cast<size_t>(state_.action_feature_dim) * nd_, 0.f);
   state_.action_mask.assign(nd_, 0);
   Reset(0);
+  best_nodes_.clear();  // episode_start=best: the first reset by the caller starts from `start`
+  if (!inst_->start_nodes.empty() && o_.memory_mask) {
+    int32_t refused = -1;
+    const std::vector<double> est = ReplayMemoryEstimate(inst_->start_nodes, &refused);
+    if (refused >= 0) {
+      const int32_t d = inst_->start_nodes[refused];
+      char buf[240];
+      std::snprintf(buf, sizeof buf,
+                    "device: start=%s does not fit the memory mask: group '%s' on device %d (estimate %.4g of %.4g bytes, "
+                    "memory_estimate=%s)",
+                    o_.start.c_str(), graph_->node_names[refused].c_str(), d, est[d],
+                    inst_->machine.sim.devices[d].memory_capacity, o_.memory_estimate.c_str());
+      throw ConfigError(buf);
+    }
+  }
 }
 
 DeviceEnv::DeviceEnv(const DeviceEnv& o)
@@ -435,6 +517,9 @@ DeviceEnv::DeviceEnv(const DeviceEnv& o)
       touched_(o.touched_),
       fits_(o.fits_),
       last_f_(o.last_f_),
+      start_best_(o.start_best_),
+      best_nodes_(o.best_nodes_),
+      best_time_(o.best_time_),
       heft_(o.heft_),
       finish_(o.finish_),
       device_free_(o.device_free_),
@@ -458,6 +543,7 @@ std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   o.placeto_s_per_gb = p.GetDouble("placeto_s_per_gb", o.placeto_s_per_gb);
   o.placeto_cap_s = p.GetDouble("placeto_cap_s", o.placeto_cap_s);
   o.start = p.GetString("start", o.start);
+  o.episode_start = p.GetString("episode_start", o.episode_start);
   o.features = p.GetString("features", o.features);
   o.order = p.GetString("order", o.order);
   o.memory_estimate = p.GetString("memory_estimate", o.memory_estimate);
@@ -490,6 +576,7 @@ std::string DeviceEnv::name() const {
   d("placeto_s_per_gb", o_.placeto_s_per_gb);
   d("placeto_cap_s", o_.placeto_cap_s);
   s("start", o_.start);
+  if (o_.episode_start != "fixed") s("episode_start", o_.episode_start);  // absent = fixed
   if (o_.features != "basic") s("features", o_.features);  // absent = basic: older names unchanged
   if (o_.order != "topological") s("order", o_.order);
   if (o_.memory_estimate != "all_outputs") s("memory_estimate", o_.memory_estimate);  // absent = all_outputs
@@ -689,6 +776,10 @@ double DeviceEnv::Simulate() {
     start_frac_[n] = r.makespan > 0 ? static_cast<float>(t / r.makespan) : 0.f;
     state_.node_dynamic[n * dim + 2] = start_frac_[n];
   }
+  if (start_best_ && (best_nodes_.empty() || eff < best_time_)) {
+    best_nodes_ = node_dev_;
+    best_time_ = eff;
+  }
   return eff;
 }
 
@@ -833,7 +924,12 @@ void DeviceEnv::Reset(uint64_t seed) {
   info_[8] = inst_->single_device_time;
   state_.step = 0;
   state_.current_node = 0;
-  if (iterative_) {
+  if (iterative_ && (!best_nodes_.empty() || !inst_->start_nodes.empty())) {
+    const std::vector<int32_t>& from = best_nodes_.empty() ? inst_->start_nodes : best_nodes_;
+    for (int32_t node = 0; node < n; ++node) SetNodeDevice(node, from[node]);
+    info_[6] = n;
+    last_f_ = Transform(Simulate());
+  } else if (iterative_) {
     std::mt19937_64 rng(seed);
     const int fastest = inst_->machine.FastestDevice();
     for (int32_t node = 0; node < n; ++node) {

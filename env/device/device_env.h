@@ -11,10 +11,20 @@
 //    not exist). Reward 0 until the last decision, then
 //    −f(T) with T the simulated step time (f = sqrt by default) or, on OOM, the failing time.
 //  * mode=iterative (Placeto): the episode starts from a complete placement (start=single:
-//    every group on the fastest device, random: uniform from the reset seed, round_robin) and
-//    visits every group once in the same order; each step sets the current group's device
-//    (the same device = no move) and simulates: r_t = f(T_{t−1}) − f(T_t) (f = identity by
-//    default), so the rewards of an episode sum to f(T_start) − f(T_end).
+//    every group on the fastest device, random: uniform from the reset seed, round_robin, or
+//    the placement of a list scheduler or partitioner registered by a higher layer — heft,
+//    m_sct, m_etf, m_topo, metis, scotch once search/device's RegisterDeviceStartPlacers() ran;
+//    computed once per instance on its graph, each group on its first op's device; a start that
+//    puts a group on a device it may not use, or, with memory_mask=true, over the mask's
+//    estimate, is a ConfigError) and visits every group once in the same order; each step sets
+//    the current group's device (the same device = no move) and simulates: r_t = f(T_{t−1}) −
+//    f(T_t) (f = identity by default), so the rewards of an episode sum to f(T_start) − f(T_end).
+//    episode_start=best (default fixed): a reset starts from the best placement (lowest
+//    effective time) this copy of the environment has seen since it was built — the previous
+//    episodes' result seeds the next (MaskRegulate); a clone copies it, so the environment stays
+//    deterministic for the same sequence of resets and actions. Placements are simulated from
+//    scratch after every move or answered from a cache of recent placements (sim_cache entries,
+//    default 4096; 0 = off): the same deterministic simulation, so identical values.
 //  * OOM (a device's simulated peak over its capacity): oom=relative (default) counts the step
 //    as oom_factor × the single-device step time (scale-free); oom=fixed as failing_time_s
 //    (HDP/grappler's failing_signal: 100 s, so −sqrt gives −10); oom=placeto adds
@@ -86,6 +96,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -109,7 +120,8 @@ struct DeviceEnvOptions {
   double oom_factor = 10;            // relative
   double failing_time_s = 100;       // fixed
   double placeto_s_per_gb = 2, placeto_cap_s = 10;  // placeto
-  std::string start = "single";      // iterative: single | random | round_robin
+  std::string start = "single";      // iterative: single | random | round_robin | a registered start placer
+  std::string episode_start = "fixed";  // iterative: fixed | best (header comment)
   std::string features = "basic";   // basic | heft (one-shot only): see the header comment
   std::string order = "topological";  // topological | rank: decision order of the groups
   std::string memory_estimate = "all_outputs";  // all_outputs | lifetime (header comment)
@@ -134,6 +146,7 @@ struct DeviceInstance {
   std::vector<double> need;                 // per node: memory estimate, bytes
   std::vector<uint8_t> allowed;             // [node * D + d]: CPU-only kinds respected
   double single_device_time = 0;            // step time with every op on the fastest device
+  std::vector<int32_t> start_nodes;         // iterative with a start placer: node → device (else empty)
   // features=heft only (empty otherwise):
   std::vector<double> time_on;              // [node * D + d]: Σ op time of the group on device d, s
   std::vector<int> in_offsets;              // per node: range into in_src / in_bytes (CSR)
@@ -163,6 +176,14 @@ struct DeviceInstance {
   std::vector<int32_t> out_tensor;
   std::vector<double> own_peak;        // per node: peak of its own intervals
 };
+
+// Start placers for mode=iterative's start=NAME beyond single | random | round_robin: op → device
+// of the instance's graph on its machine (every co-location group on one device). env/ cannot
+// include search/, so the list schedulers register themselves here (search/device/start_placers.h);
+// registering a name twice replaces it. Thread-safe.
+using DeviceStartPlacer = std::function<std::vector<int>(const graphs::ComputeGraph&, const perf::Machine&)>;
+void RegisterDeviceStartPlacer(const std::string& name, DeviceStartPlacer placer);
+std::vector<std::string> DeviceStartPlacerNames();  // sorted
 
 class DeviceEnv : public Environment {
  public:
@@ -245,6 +266,9 @@ class DeviceEnv : public Environment {
   mutable std::vector<uint8_t> touched_;  // lifetime scratch: per device
   std::vector<uint8_t> fits_;             // per device: the current node fits (UpdateDynamic)
   double last_f_ = 0;                     // iterative: f(effective time) of the current placement
+  bool start_best_ = false;               // iterative: episode_start=best
+  std::vector<int32_t> best_nodes_;       // episode_start=best: best node placement seen (empty: none yet)
+  double best_time_ = 0;                  // its effective time
   bool heft_ = false;                     // features=heft
   std::vector<double> finish_;            // heft: per node, estimated finish of its ops scheduled when placed, s
   std::vector<double> device_free_;       // heft: per device, latest estimated finish on it, s

@@ -272,6 +272,30 @@ const std::vector<Placer>& Placers() {
   return placers;
 }
 
+void RegisterDeviceStartPlacers() {
+  // place-baseline --env device's defaults for the keys these placers read (its DefaultConfig).
+  config::DevicePlaceBaselineConfig c;
+  c.set_seed(1);
+  c.set_devices("accelerators");
+  c.set_memory_accounting("static");
+  c.set_heft_insertion(true);
+  c.set_sct_threshold(0.1);
+  c.set_sct_lp_window_ops(500);
+  c.set_partition_imbalance(0.05);
+  c.set_fuse(false);
+  c.set_expert_split_unlayered(false);
+  c.set_expert_spread_experts(true);
+  for (const char* name : {"heft", "m_topo", "m_etf", "m_sct", "metis", "scotch", "expert"}) {
+    const Placer* placer = nullptr;
+    for (const Placer& p : Placers())
+      if (p.name == name) placer = &p;
+    env::RegisterDeviceStartPlacer(name, [placer, c](const graphs::ComputeGraph& g, const perf::Machine& m) {
+      PlacerInput in{g, m, 1, nullptr, c, nullptr};
+      return placer->place(in);
+    });
+  }
+}
+
 void CheckFuseMaxGroupFraction(double fraction) {
   if (!(fraction >= 0 && fraction <= 1)) {
     char buf[64];

@@ -1,0 +1,174 @@
+// The device environment's regulator formulation (mode=iterative started from a list scheduler,
+// docs/device_regulator.md): start=heft's first observation is PlaceHeft's placement, an
+// episode's rewards sum to f(T_start) − f(T_end), episode_start=best seeds the next episode
+// with the best placement seen and stays deterministic, and bad or infeasible starts are
+// one-line ConfigErrors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "cost_models/tpu/machine.h"
+#include "datasets/graphs/graph_spec.h"
+#include "datasets/util/errors.h"
+#include "env/device/device_env.h"
+#include "env/registry.h"
+#include "search/device/baselines.h"
+#include "search/device/placers.h"
+
+namespace placerl {
+namespace {
+
+const char* kGraph = "tests/data/device/mlp_training.graph";
+
+std::unique_ptr<env::DeviceEnv> Make(const std::string& spec) {
+  device_baseline::RegisterDeviceStartPlacers();
+  std::unique_ptr<env::Environment> e = env::MakeEnvironment(spec);
+  auto* d = dynamic_cast<env::DeviceEnv*>(e.get());
+  EXPECT_NE(d, nullptr);
+  e.release();
+  return std::unique_ptr<env::DeviceEnv>(d);
+}
+
+int32_t RandomLegal(const env::Environment& e, std::mt19937_64& rng) {
+  std::vector<int32_t> legal;
+  for (int32_t a = 0; a < e.num_actions(); ++a)
+    if (e.action_mask()[a]) legal.push_back(a);
+  return legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)];
+}
+
+// The node placement the observation shows (on_device_* one-hot).
+std::vector<int32_t> ObservedNodes(const env::DeviceEnv& e) {
+  const env::DynamicState& s = e.state();
+  std::vector<int32_t> nodes(e.episode_length(), -1);
+  for (int32_t n = 0; n < e.episode_length(); ++n)
+    for (int32_t d = 0; d < e.num_actions(); ++d)
+      if (s.node_dynamic[static_cast<size_t>(n) * s.node_dynamic_dim + 3 + d] == 1.f) nodes[n] = d;
+  return nodes;
+}
+
+TEST(DeviceRegulator, StartHeftIsPlaceHeftsPlacement) {
+  for (const std::string graph : {std::string(kGraph), std::string("'layered(ops=80,width=6,fan_in=2,seed=4)'")}) {
+    const std::string machine = "k80(gpus=3,cpu=0)";
+    auto e = Make("device(graph=" + graph + ",machine='" + machine + "',mode=iterative,start=heft)");
+    const graphs::ComputeGraph& g = e->instance().graph;
+    const perf::Machine m = perf::MachineFromSpec(machine);
+    const std::vector<int> heft = search::PlaceHeft(g, m.sim);
+    for (uint64_t seed : {1, 7}) {
+      e->Reset(seed);
+      EXPECT_EQ(e->OpPlacement(), heft) << graph;
+      EXPECT_EQ(ObservedNodes(*e), e->NodePlacement(heft)) << graph;
+      // On the layered graph HEFT uses several devices: start=single would fail here (on the
+      // MLP, K80 transfers keep HEFT on one device).
+      std::set<int> used(heft.begin(), heft.end());
+      if (graph != kGraph) EXPECT_GT(used.size(), 1u) << graph;
+      // Its step time is the simulator's for HEFT's placement.
+      perf::Simulator sim(g, m.sim);
+      EXPECT_EQ(e->info_value("step_time_s"), sim.Run(heft).makespan);
+    }
+  }
+}
+
+TEST(DeviceRegulator, CpuOnlyKindsAndOtherSchedulersAsStarts) {
+  // On a machine with a CPU the list schedulers place on the accelerators (place-baseline's
+  // devices=accelerators); m_sct / m_etf / m_topo / metis / scotch / expert are starts too.
+  for (const char* start : {"heft", "m_sct", "m_etf", "m_topo", "metis", "scotch", "expert"}) {
+    auto e = Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=2,cpu=1)',mode=iterative,start=" + start + ")");
+    e->Reset(3);
+    const std::vector<int32_t>& nodes = e->node_device();
+    for (int32_t d : nodes) EXPECT_LT(d, 2) << start;  // device 2 is the CPU
+    EXPECT_EQ(e->instance().start_nodes, nodes) << start;
+  }
+}
+
+TEST(DeviceRegulator, RewardsSumToTheStartMinusTheEndTime) {
+  for (const char* reward : {"id", "sqrt", "relative"}) {
+    auto e = Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=3,cpu=1)',mode=iterative,start=heft,reward=" +
+                  reward + ")");
+    std::mt19937_64 rng(5);
+    for (uint64_t ep = 0; ep < 3; ++ep) {
+      e->Reset(ep);
+      const double f_start = e->Transform(e->info_value("effective_time_s"));
+      double sum = 0;
+      int moves = 0;
+      while (!e->done()) {
+        const int32_t before = e->node_device()[e->state().current_node];
+        const int32_t a = RandomLegal(*e, rng);
+        moves += a != before;
+        sum += e->Step(a).reward;
+      }
+      ASSERT_GT(moves, 0);
+      const double f_end = e->Transform(e->info_value("effective_time_s"));
+      EXPECT_NEAR(sum, f_start - f_end, 1e-12 * std::max(1.0, std::abs(f_start))) << reward;
+    }
+  }
+}
+
+TEST(DeviceRegulator, EpisodeStartBestSeedsTheNextEpisodeDeterministically) {
+  const std::string spec = std::string("device(graph=") + kGraph +
+                           ",machine='k80(gpus=3,cpu=1)',mode=iterative,start=round_robin,episode_start=best)";
+  auto a = Make(spec), b = Make(spec);
+  std::mt19937_64 rng(2);
+  double best = INFINITY;
+  std::vector<int32_t> best_nodes;
+  for (uint64_t ep = 0; ep < 6; ++ep) {
+    a->Reset(ep);
+    b->Reset(ep);
+    // The episode starts from the best placement any earlier step reached (round robin at first).
+    if (ep > 0) {
+      EXPECT_EQ(a->node_device(), best_nodes);
+      EXPECT_EQ(a->info_value("effective_time_s"), best);
+    }
+    if (a->info_value("effective_time_s") < best) best = a->info_value("effective_time_s"), best_nodes = a->node_device();
+    while (!a->done()) {
+      const int32_t act = RandomLegal(*a, rng);
+      EXPECT_EQ(a->Step(act).reward, b->Step(act).reward);
+      if (a->info_value("effective_time_s") < best) best = a->info_value("effective_time_s"), best_nodes = a->node_device();
+    }
+    EXPECT_EQ(a->node_device(), b->node_device());
+  }
+  // A clone carries the best placement: its next reset starts where the original's does.
+  auto c = a->Clone();
+  a->Reset(100);
+  c->Reset(100);
+  EXPECT_EQ(a->node_device(), dynamic_cast<env::DeviceEnv&>(*c).node_device());
+  EXPECT_EQ(a->node_device(), best_nodes);
+  // episode_start=fixed (the default) starts every episode from round robin again.
+  auto f = Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=3,cpu=1)',mode=iterative,start=round_robin)");
+  f->Reset(0);
+  const std::vector<int32_t> rr = f->node_device();
+  while (!f->done()) f->Step(RandomLegal(*f, rng));
+  f->Reset(1);
+  EXPECT_EQ(f->node_device(), rr);
+}
+
+TEST(DeviceRegulator, BadStartsAreOneLineConfigErrors) {
+  const std::string g = std::string("device(graph=") + kGraph + ",machine='k80(gpus=2)'";
+  auto message = [&](const std::string& spec) {
+    try {
+      Make(spec);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string unknown = message(g + ",mode=iterative,start=nope)");
+  EXPECT_NE(unknown.find("heft"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("m_sct"), std::string::npos) << unknown;
+  EXPECT_NE(message(g + ",start=heft)").find("needs mode=iterative"), std::string::npos);
+  EXPECT_NE(message(g + ",mode=iterative,episode_start=worst)").find("episode_start"), std::string::npos);
+  EXPECT_NE(message(g + ",episode_start=best)").find("needs mode=iterative"), std::string::npos);
+  // HEFT is not memory-aware: on GPUs of 2 % of a K80's memory its placement overflows the mask's estimate.
+  const std::string oom = message(std::string("device(graph=") + kGraph +
+                                  ",machine='baechi(gpus=3,memory_fraction=0.02)',mode=iterative,start=heft,memory_mask=true)");
+  EXPECT_NE(oom.find("start=heft does not fit the memory mask"), std::string::npos) << oom;
+  for (const std::string& m : {unknown, oom}) EXPECT_EQ(m.find('\n'), std::string::npos);
+  // m_etf cannot place at all where no group fits: a ConfigError, not InfeasibleAction.
+  EXPECT_THROW(Make(std::string("device(graph=") + kGraph +
+                    ",machine='baechi(gpus=2,memory_fraction=0.0001)',mode=iterative,start=m_etf)"),
+               ConfigError);
+}
+
+}  // namespace
+}  // namespace placerl
