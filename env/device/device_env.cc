@@ -33,6 +33,14 @@ int KindColumn(const std::string& kind) {
   }
 }
 
+// Zobrist-style key of (node, device) for the placement hash (splitmix64).
+uint64_t NodeHash(int32_t node, int32_t d) {
+  uint64_t z = (static_cast<uint64_t>(node) << 16 | static_cast<uint64_t>(d)) + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 float Log10p(double x) { return static_cast<float>(std::log10(1 + std::max(0.0, x))); }
 
 // Node features, in the order of their names.
@@ -227,6 +235,11 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
     throw ConfigError("device: episode_start must be fixed or best, got '" + o_.episode_start + "'");
   if (o_.episode_start == "best" && !iterative_) throw ConfigError("device: episode_start=best needs mode=iterative");
   start_best_ = o_.episode_start == "best";
+  if (o_.sim_cache < 0 || o_.sim_cache > 1000000) throw ConfigError("device: sim_cache must be in [0, 1e6]");
+  if (o_.episode_result != "last" && o_.episode_result != "best")
+    throw ConfigError("device: episode_result must be last or best, got '" + o_.episode_result + "'");
+  if (o_.episode_result == "best" && !iterative_) throw ConfigError("device: episode_result=best needs mode=iterative");
+  result_best_ = o_.episode_result == "best";
   for (double v : {o_.oom_factor, o_.failing_time_s, o_.placeto_s_per_gb, o_.placeto_cap_s})
     if (!(v >= 0) || !std::isfinite(v) || v > 1e9)
       throw ConfigError("device: oom_factor, failing_time_s, placeto_s_per_gb and placeto_cap_s must be in [0, 1e9]");
@@ -481,6 +494,11 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   state_.action_feature_dim = static_cast<int32_t>(state_.action_feature_names.size());
   state_.action_features.assign(static_cast<size_t>(state_.action_feature_dim) * nd_, 0.f);
   state_.action_mask.assign(nd_, 0);
+  if (iterative_ && o_.sim_cache > 0) {
+    cache_ = std::make_unique<SimCache>();
+    const double entry = ng * (sizeof(uint16_t) + sizeof(float)) + (info_names_->size() + 2) * sizeof(double) + 48;
+    cache_->slots = static_cast<int>(std::max(1.0, std::min<double>(o_.sim_cache, 16e6 / entry)));
+  }
   Reset(0);
   best_nodes_.clear();  // episode_start=best: the first reset by the caller starts from `start`
   if (!inst_->start_nodes.empty() && o_.memory_mask) {
@@ -520,6 +538,10 @@ DeviceEnv::DeviceEnv(const DeviceEnv& o)
       start_best_(o.start_best_),
       best_nodes_(o.best_nodes_),
       best_time_(o.best_time_),
+      result_best_(o.result_best_),
+      ep_best_nodes_(o.ep_best_nodes_),
+      ep_best_time_(o.ep_best_time_),
+      hash_(o.hash_),
       heft_(o.heft_),
       finish_(o.finish_),
       device_free_(o.device_free_),
@@ -528,7 +550,12 @@ DeviceEnv::DeviceEnv(const DeviceEnv& o)
       op_pending_(o.op_pending_),
       op_scheduled_(o.op_scheduled_),
       state_(o.state_),
-      info_(o.info_) {}
+      info_(o.info_) {
+  if (o.cache_) {  // a clone starts with an empty cache (cached values are exact: nothing observable differs)
+    cache_ = std::make_unique<SimCache>();
+    cache_->slots = o.cache_->slots;
+  }
+}
 
 std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   DeviceEnvOptions o;
@@ -544,6 +571,10 @@ std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   o.placeto_cap_s = p.GetDouble("placeto_cap_s", o.placeto_cap_s);
   o.start = p.GetString("start", o.start);
   o.episode_start = p.GetString("episode_start", o.episode_start);
+  o.episode_result = p.GetString("episode_result", o.episode_result);
+  const int64_t cache = p.GetInt("sim_cache", o.sim_cache);
+  if (cache < 0 || cache > 1000000) throw ConfigError("device: sim_cache must be in [0, 1e6]");
+  o.sim_cache = static_cast<int>(cache);
   o.features = p.GetString("features", o.features);
   o.order = p.GetString("order", o.order);
   o.memory_estimate = p.GetString("memory_estimate", o.memory_estimate);
@@ -577,6 +608,8 @@ std::string DeviceEnv::name() const {
   d("placeto_cap_s", o_.placeto_cap_s);
   s("start", o_.start);
   if (o_.episode_start != "fixed") s("episode_start", o_.episode_start);  // absent = fixed
+  if (o_.episode_result != "last") s("episode_result", o_.episode_result);  // absent = last
+  if (o_.sim_cache != 4096) s("sim_cache", std::to_string(o_.sim_cache));
   if (o_.features != "basic") s("features", o_.features);  // absent = basic: older names unchanged
   if (o_.order != "topological") s("order", o_.order);
   if (o_.memory_estimate != "all_outputs") s("memory_estimate", o_.memory_estimate);  // absent = all_outputs
@@ -750,11 +783,83 @@ void DeviceEnv::SetNodeDevice(int32_t node, int32_t d) {
     if (old >= 0) used_[old] -= inst_->need[node];
     used_[d] += inst_->need[node];
   }
+  if (old >= 0) hash_ ^= NodeHash(node, old);
+  hash_ ^= NodeHash(node, d);
   node_dev_[node] = d;
   for (int op : inst_->group_ops[inst_->order[node]]) op_dev_[op] = d;
 }
 
+bool DeviceEnv::Recall(double* eff) {
+  if (!cache_) return false;
+  SimCache& c = *cache_;
+  const auto it = c.index.find(hash_);
+  if (it == c.index.end()) return false;
+  const int slot = it->second;
+  const size_t n = node_dev_.size();
+  const uint16_t* key = &c.keys[slot * n];
+  for (size_t k = 0; k < n; ++k)
+    if (key[k] != node_dev_[k]) return false;  // a hash collision: simulate
+  const size_t ni = info_.size();
+  const double* info = &c.infos[slot * ni];
+  for (size_t k = 0; k < ni; ++k)
+    if (k < 6 || k >= 9) info_[k] = info[k];
+  const int32_t dim = state_.node_dynamic_dim;
+  const float* st = &c.starts[slot * n];
+  for (size_t k = 0; k < n; ++k) {
+    start_frac_[k] = st[k];
+    state_.node_dynamic[k * dim + 2] = st[k];
+  }
+  *eff = c.effs[slot];
+  ++c.hits;
+  return true;
+}
+
+void DeviceEnv::Remember(double eff) {
+  if (!cache_) return;
+  SimCache& c = *cache_;
+  const size_t n = node_dev_.size(), ni = info_.size();
+  if (c.keys.empty()) {
+    c.keys.resize(c.slots * n);
+    c.starts.resize(c.slots * n);
+    c.infos.resize(c.slots * ni);
+    c.effs.resize(c.slots);
+    c.hashes.resize(c.slots);
+    c.full.assign(c.slots, 0);
+    c.index.reserve(c.slots);
+  }
+  const int slot = c.next;
+  c.next = (c.next + 1) % c.slots;
+  if (c.full[slot]) {
+    const auto it = c.index.find(c.hashes[slot]);
+    if (it != c.index.end() && it->second == slot) c.index.erase(it);
+  }
+  c.full[slot] = 1;
+  c.hashes[slot] = hash_;
+  c.index[hash_] = slot;
+  std::copy(node_dev_.begin(), node_dev_.end(), &c.keys[slot * n]);
+  std::copy(start_frac_.begin(), start_frac_.end(), &c.starts[slot * n]);
+  std::copy(info_.begin(), info_.end(), &c.infos[slot * ni]);
+  c.effs[slot] = eff;
+}
+
 double DeviceEnv::Simulate() {
+  double eff = 0;
+  if (!Recall(&eff)) {
+    eff = SimulateFully();
+    Remember(eff);
+  }
+  if (start_best_ && (best_nodes_.empty() || eff < best_time_)) {
+    best_nodes_ = node_dev_;
+    best_time_ = eff;
+  }
+  if (result_best_ && (ep_best_nodes_.empty() || eff < ep_best_time_)) {
+    ep_best_nodes_ = node_dev_;
+    ep_best_time_ = eff;
+  }
+  return eff;
+}
+
+double DeviceEnv::SimulateFully() {
   if (!sim_) sim_ = std::make_unique<perf::Simulator>(inst_->graph, inst_->machine.sim);
   const perf::SimResult& r = sim_->Run(op_dev_);
   const double eff = EffectiveTime(r);
@@ -775,10 +880,6 @@ double DeviceEnv::Simulate() {
     for (int op : inst_->group_ops[inst_->order[n]]) t = std::min(t, r.op_start[op]);
     start_frac_[n] = r.makespan > 0 ? static_cast<float>(t / r.makespan) : 0.f;
     state_.node_dynamic[n * dim + 2] = start_frac_[n];
-  }
-  if (start_best_ && (best_nodes_.empty() || eff < best_time_)) {
-    best_nodes_ = node_dev_;
-    best_time_ = eff;
   }
   return eff;
 }
@@ -901,6 +1002,8 @@ void DeviceEnv::UpdateDynamic() {
 void DeviceEnv::Reset(uint64_t seed) {
   const int32_t n = episode_length();
   node_dev_.assign(n, -1);
+  hash_ = 0;
+  ep_best_nodes_.clear();
   start_frac_.assign(n, 0.f);
   used_.assign(nd_, 0.0);
   fits_.assign(nd_, 0);
@@ -977,12 +1080,21 @@ StepResult DeviceEnv::Step(int32_t action) {
   ++state_.step;
   state_.current_node = node + 1 < n ? node + 1 : -1;
   if (iterative_) {
+    const double f0 = last_f_;
     if (before != action) {
       info_[7] += 1;
-      const double f = Transform(Simulate());
-      r.reward = last_f_ - f;
-      last_f_ = f;
+      last_f_ = Transform(Simulate());
     }
+    if (result_best_ && state_.current_node < 0 && ep_best_time_ < info_[1]) {
+      // episode_result=best: the episode ends on the best placement it visited.
+      for (int32_t k = 0; k < n; ++k)
+        if (node_dev_[k] != ep_best_nodes_[k]) {
+          SetNodeDevice(k, ep_best_nodes_[k]);
+          WriteNodeRow(k);
+        }
+      last_f_ = Transform(Simulate());
+    }
+    r.reward = f0 - last_f_;
   } else {
     info_[6] = state_.step;
     if (state_.current_node < 0) {

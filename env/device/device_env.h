@@ -25,6 +25,10 @@
 //    deterministic for the same sequence of resets and actions. Placements are simulated from
 //    scratch after every move or answered from a cache of recent placements (sim_cache entries,
 //    default 4096; 0 = off): the same deterministic simulation, so identical values.
+//    episode_result=best (default last): after the last step the episode returns to the best
+//    placement it visited (the start included), the last reward counting that change, so the
+//    rewards still sum to f(T_start) − f(T_end) with T_end the episode's best: the return is the
+//    improvement a search keeps, and an episode never ends worse than its start.
 //  * OOM (a device's simulated peak over its capacity): oom=relative (default) counts the step
 //    as oom_factor × the single-device step time (scale-free); oom=fixed as failing_time_s
 //    (HDP/grappler's failing_signal: 100 s, so −sqrt gives −10); oom=placeto adds
@@ -99,6 +103,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cost_models/tpu/machine.h"
@@ -122,6 +127,8 @@ struct DeviceEnvOptions {
   double placeto_s_per_gb = 2, placeto_cap_s = 10;  // placeto
   std::string start = "single";      // iterative: single | random | round_robin | a registered start placer
   std::string episode_start = "fixed";  // iterative: fixed | best (header comment)
+  std::string episode_result = "last";  // iterative: last | best (the episode ends on its best placement)
+  int sim_cache = 4096;              // iterative: placements remembered with their simulation (0 = off; ≤ 16 MB per copy)
   std::string features = "basic";   // basic | heft (one-shot only): see the header comment
   std::string order = "topological";  // topological | rank: decision order of the groups
   std::string memory_estimate = "all_outputs";  // all_outputs | lifetime (header comment)
@@ -209,6 +216,8 @@ class DeviceEnv : public Environment {
   // of unplaced groups on device 0).
   const std::vector<int32_t>& node_device() const { return node_dev_; }
   std::vector<int> OpPlacement() const;
+  // Simulations sim_cache answered in this copy (0 without the cache).
+  int64_t sim_cache_hits() const { return cache_ ? cache_->hits : 0; }
   // The reward transform f and the OOM-penalised time of a simulation result.
   double Transform(double seconds) const;
   double EffectiveTime(const perf::SimResult& r) const;
@@ -228,6 +237,7 @@ class DeviceEnv : public Environment {
 
  private:
   double Simulate();  // simulates the current (complete) placement, fills info_, returns effective time
+  double SimulateFully();  // Simulate without the cache
   void UpdateDynamic();            // mask and action features: O(devices)
   void WriteNodeRow(int32_t node);  // one row of node_dynamic
   void SetNodeDevice(int32_t node, int32_t d);
@@ -269,6 +279,26 @@ class DeviceEnv : public Environment {
   bool start_best_ = false;               // iterative: episode_start=best
   std::vector<int32_t> best_nodes_;       // episode_start=best: best node placement seen (empty: none yet)
   double best_time_ = 0;                  // its effective time
+  bool result_best_ = false;              // iterative: episode_result=best
+  std::vector<int32_t> ep_best_nodes_;    // episode_result=best: best placement of this episode
+  double ep_best_time_ = 0;
+  // sim_cache: recent placements (node → device) and what their simulation wrote; per copy (a clone
+  // starts empty), FIFO. hash_ = Zobrist-style hash of node_dev_, kept by SetNodeDevice.
+  struct SimCache {
+    int slots = 0, next = 0;
+    std::vector<uint16_t> keys;    // [slot * nodes + node]
+    std::vector<float> starts;     // [slot * nodes + node]: start_frac_
+    std::vector<double> infos;     // [slot * info size]
+    std::vector<double> effs;      // [slot]
+    std::vector<uint64_t> hashes;  // [slot]
+    std::vector<uint8_t> full;     // [slot]
+    std::unordered_map<uint64_t, int> index;
+    int64_t hits = 0;
+  };
+  std::unique_ptr<SimCache> cache_;
+  uint64_t hash_ = 0;
+  bool Recall(double* eff);        // a cached simulation of node_dev_ → info_, start_frac_, node_dynamic
+  void Remember(double eff);
   bool heft_ = false;                     // features=heft
   std::vector<double> finish_;            // heft: per node, estimated finish of its ops scheduled when placed, s
   std::vector<double> device_free_;       // heft: per device, latest estimated finish on it, s

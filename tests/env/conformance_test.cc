@@ -67,7 +67,7 @@ std::vector<std::string> Specs() {
               "memory_mask=true,memory_estimate=lifetime)");
   s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='tpu(type=v3,chips=2)',"
               "mode=iterative,start=random,memory_mask=true,memory_estimate=lifetime)");
-  s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='k80(gpus=2)',mode=iterative,start=heft)");
+  s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='k80(gpus=2)',mode=iterative,start=heft,episode_result=best)");
   s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='k80(gpus=3,cpu=0)',mode=iterative,"
               "start=heft,episode_start=best)");
   s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='tpu(type=v3,chips=2)',"

@@ -49,7 +49,7 @@ std::vector<int32_t> ObservedNodes(const env::DeviceEnv& e) {
 }
 
 TEST(DeviceRegulator, StartHeftIsPlaceHeftsPlacement) {
-  for (const std::string graph : {std::string(kGraph), std::string("'layered(ops=80,width=6,fan_in=2,seed=4)'")}) {
+  for (const std::string& graph : {std::string(kGraph), std::string("'layered(ops=80,width=6,fan_in=2,seed=4)'")}) {
     const std::string machine = "k80(gpus=3,cpu=0)";
     auto e = Make("device(graph=" + graph + ",machine='" + machine + "',mode=iterative,start=heft)");
     const graphs::ComputeGraph& g = e->instance().graph;
@@ -62,7 +62,9 @@ TEST(DeviceRegulator, StartHeftIsPlaceHeftsPlacement) {
       // On the layered graph HEFT uses several devices: start=single would fail here (on the
       // MLP, K80 transfers keep HEFT on one device).
       std::set<int> used(heft.begin(), heft.end());
-      if (graph != kGraph) EXPECT_GT(used.size(), 1u) << graph;
+      if (graph != kGraph) {
+        EXPECT_GT(used.size(), 1u) << graph;
+      }
       // Its step time is the simulator's for HEFT's placement.
       perf::Simulator sim(g, m.sim);
       EXPECT_EQ(e->info_value("step_time_s"), sim.Run(heft).makespan);
@@ -143,6 +145,72 @@ TEST(DeviceRegulator, EpisodeStartBestSeedsTheNextEpisodeDeterministically) {
   EXPECT_EQ(f->node_device(), rr);
 }
 
+// episode_result=best: the episode ends on the best placement it visited (never worse than its
+// start) and the rewards still sum to f(T_start) − f(T_end).
+TEST(DeviceRegulator, EpisodeResultBestEndsOnTheBestVisitedPlacement) {
+  auto e = Make(std::string("device(graph=") + kGraph +
+                ",machine='k80(gpus=3,cpu=1)',mode=iterative,start=heft,episode_result=best,reward=sqrt)");
+  auto last = Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=3,cpu=1)',mode=iterative,start=heft,reward=sqrt)");
+  std::mt19937_64 rng(4);
+  int restored = 0;
+  for (uint64_t ep = 0; ep < 8; ++ep) {
+    e->Reset(ep);
+    last->Reset(ep);
+    const double start = e->info_value("effective_time_s");
+    double best = start, sum = 0;
+    std::vector<int32_t> best_nodes = e->node_device();
+    while (!e->done()) {
+      const int32_t a = RandomLegal(*e, rng);
+      const double r = e->Step(a).reward;
+      sum += r;
+      last->Step(a);
+      if (!e->done()) {
+        ASSERT_EQ(e->node_device(), last->node_device());
+      }
+      if (last->info_value("effective_time_s") < best) {
+        best = last->info_value("effective_time_s");
+        best_nodes = last->node_device();
+      }
+    }
+    EXPECT_EQ(e->info_value("effective_time_s"), best);
+    EXPECT_EQ(e->node_device(), best_nodes);
+    EXPECT_LE(e->info_value("effective_time_s"), start);
+    EXPECT_NEAR(sum, std::sqrt(start) - std::sqrt(best), 1e-12);
+    restored += last->info_value("effective_time_s") > best;
+  }
+  EXPECT_GT(restored, 0);  // random moves end worse than the best they passed
+}
+
+// sim_cache answers revisited placements with the values their simulation wrote: rewards,
+// info and observations equal those of an environment that simulates every move, to the bit.
+TEST(DeviceRegulator, CachedSimulationsEqualFullSimulations) {
+  for (const std::string& rest : {std::string(",machine='k80(gpus=3,cpu=1)',mode=iterative,start=heft"),
+                                  std::string(",machine='baechi(gpus=3,memory_fraction=0.02)',mode=iterative,"
+                                              "start=round_robin,memory_mask=true,memory_estimate=lifetime,"
+                                              "episode_start=best,oom=placeto")}) {
+    auto full = Make(std::string("device(graph=") + kGraph + rest + ",sim_cache=0)");
+    auto cached = Make(std::string("device(graph=") + kGraph + rest + ",sim_cache=64)");
+    std::mt19937_64 rng(9);
+    for (uint64_t ep = 0; ep < 40; ++ep) {
+      full->Reset(ep);
+      cached->Reset(ep);
+      // Half the episodes replay episode 0's first moves (revisits), the rest draw new ones.
+      std::mt19937_64 replay(ep % 2 ? ep : 1);
+      while (!full->done()) {
+        ASSERT_EQ(full->state().node_dynamic, cached->state().node_dynamic);
+        ASSERT_EQ(full->state().action_mask, cached->state().action_mask);
+        ASSERT_EQ(full->info(), cached->info());
+        const int32_t a = RandomLegal(*full, ep % 2 ? rng : replay);
+        ASSERT_EQ(full->Step(a).reward, cached->Step(a).reward);
+      }
+      ASSERT_EQ(full->info(), cached->info());
+      ASSERT_EQ(full->node_device(), cached->node_device());
+    }
+    EXPECT_EQ(full->sim_cache_hits(), 0);
+    EXPECT_GT(cached->sim_cache_hits(), 100) << rest;
+  }
+}
+
 TEST(DeviceRegulator, BadStartsAreOneLineConfigErrors) {
   const std::string g = std::string("device(graph=") + kGraph + ",machine='k80(gpus=2)'";
   auto message = [&](const std::string& spec) {
@@ -159,6 +227,8 @@ TEST(DeviceRegulator, BadStartsAreOneLineConfigErrors) {
   EXPECT_NE(message(g + ",start=heft)").find("needs mode=iterative"), std::string::npos);
   EXPECT_NE(message(g + ",mode=iterative,episode_start=worst)").find("episode_start"), std::string::npos);
   EXPECT_NE(message(g + ",episode_start=best)").find("needs mode=iterative"), std::string::npos);
+  EXPECT_NE(message(g + ",mode=iterative,sim_cache=-1)").find("sim_cache"), std::string::npos);
+  EXPECT_NE(message(g + ",episode_result=best)").find("needs mode=iterative"), std::string::npos);
   // HEFT is not memory-aware: on GPUs of 2 % of a K80's memory its placement overflows the mask's estimate.
   const std::string oom = message(std::string("device(graph=") + kGraph +
                                   ",machine='baechi(gpus=3,memory_fraction=0.02)',mode=iterative,start=heft,memory_mask=true)");
