@@ -488,6 +488,7 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   state_.node_dynamic_dim = static_cast<int32_t>(state_.node_dynamic_names.size());
   state_.node_dynamic.assign(static_cast<size_t>(ng) * state_.node_dynamic_dim, 0.f);
   state_.action_feature_names = {"relative_speed", "log_capacity_gb", "memory_used_fraction", "fits"};
+  if (iterative_) state_.action_feature_names.push_back("current_device");  // 1 on the current group's device
   if (heft_)
     state_.action_feature_names.insert(state_.action_feature_names.end(), kHeftActionFeatureNames.begin(),
                                        kHeftActionFeatureNames.end());
@@ -968,6 +969,7 @@ void DeviceEnv::UpdateDynamic() {
     state_.action_features[nd_ + d] = std::isfinite(cap) ? static_cast<float>(std::log10(1 + cap / 1e9)) : 6.f;
     state_.action_features[2 * nd_ + d] = std::isfinite(cap) && cap > 0 ? static_cast<float>(used_[d] / cap) : 0.f;
     state_.action_features[3 * nd_ + d] = fits_[d] ? 1.f : 0.f;
+    if (iterative_) state_.action_features[4 * nd_ + d] = cur >= 0 && node_dev_[cur] == d ? 1.f : 0.f;
   }
   if (!heft_) return;
   float* a = &state_.action_features[4 * static_cast<size_t>(nd_)];

@@ -73,7 +73,8 @@
 // one-hot device (-: unplaced). A step rewrites O(1) rows besides the start times. Action
 // features per device: relative peak speed, log10 capacity (GB; 6 when unlimited), estimated
 // used memory ÷ capacity, the current group fits (0/1) — the memory state lives here, per
-// device, so that a step costs O(devices) besides the simulation.
+// device, so that a step costs O(devices) besides the simulation. mode=iterative adds current_device
+// (1 on the device the current group is on: staying there is no move).
 // features=heft (one-shot only; default basic = the features above, unchanged) adds what HEFT
 // decides with, in scale-free units so that one policy reads graphs of different sizes alike:
 //  * static per node: time_fraction (the group's time on the fastest device ÷ the single-device
