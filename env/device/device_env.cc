@@ -240,6 +240,8 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
     throw ConfigError("device: episode_result must be last or best, got '" + o_.episode_result + "'");
   if (o_.episode_result == "best" && !iterative_) throw ConfigError("device: episode_result=best needs mode=iterative");
   result_best_ = o_.episode_result == "best";
+  if (o_.episode_groups < 0) throw ConfigError("device: episode_groups must be >= 0");
+  if (o_.episode_groups > 0 && !iterative_) throw ConfigError("device: episode_groups needs mode=iterative");
   for (double v : {o_.oom_factor, o_.failing_time_s, o_.placeto_s_per_gb, o_.placeto_cap_s})
     if (!(v >= 0) || !std::isfinite(v) || v > 1e9)
       throw ConfigError("device: oom_factor, failing_time_s, placeto_s_per_gb and placeto_cap_s must be in [0, 1e9]");
@@ -481,6 +483,7 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   for (int d = 0; d < nd_; ++d) names->push_back("peak_memory_" + std::to_string(d));
   info_names_ = names;
   inst_ = inst;
+  window_ = o_.episode_groups > 0 ? std::min<int32_t>(o_.episode_groups, ng) : 0;
 
   state_.node_dynamic_names = {"decided", "current", "start_time"};
   for (int d = 0; d < nd_; ++d) state_.node_dynamic_names.push_back("on_device_" + std::to_string(d));
@@ -540,6 +543,8 @@ DeviceEnv::DeviceEnv(const DeviceEnv& o)
       best_nodes_(o.best_nodes_),
       best_time_(o.best_time_),
       result_best_(o.result_best_),
+      window_(o.window_),
+      window_start_(o.window_start_),
       ep_best_nodes_(o.ep_best_nodes_),
       ep_best_time_(o.ep_best_time_),
       hash_(o.hash_),
@@ -573,6 +578,9 @@ std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   o.start = p.GetString("start", o.start);
   o.episode_start = p.GetString("episode_start", o.episode_start);
   o.episode_result = p.GetString("episode_result", o.episode_result);
+  const int64_t window = p.GetInt("episode_groups", o.episode_groups);
+  if (window < 0 || window > (int64_t{1} << 30)) throw ConfigError("device: episode_groups must be >= 0");
+  o.episode_groups = static_cast<int>(window);
   const int64_t cache = p.GetInt("sim_cache", o.sim_cache);
   if (cache < 0 || cache > 1000000) throw ConfigError("device: sim_cache must be in [0, 1e6]");
   o.sim_cache = static_cast<int>(cache);
@@ -610,6 +618,7 @@ std::string DeviceEnv::name() const {
   s("start", o_.start);
   if (o_.episode_start != "fixed") s("episode_start", o_.episode_start);  // absent = fixed
   if (o_.episode_result != "last") s("episode_result", o_.episode_result);  // absent = last
+  if (o_.episode_groups != 0) s("episode_groups", std::to_string(o_.episode_groups));
   if (o_.sim_cache != 4096) s("sim_cache", std::to_string(o_.sim_cache));
   if (o_.features != "basic") s("features", o_.features);  // absent = basic: older names unchanged
   if (o_.order != "topological") s("order", o_.order);
@@ -641,14 +650,14 @@ std::vector<int32_t> DeviceEnv::NodePlacement(const std::vector<int>& op_device)
   if (static_cast<int>(op_device.size()) != inst_->graph.num_ops())
     throw ConfigError("device: placement has " + std::to_string(op_device.size()) + " entries for " +
                       std::to_string(inst_->graph.num_ops()) + " ops");
-  std::vector<int32_t> nd(episode_length());
-  for (int32_t n = 0; n < episode_length(); ++n) nd[n] = op_device[inst_->group_ops[inst_->order[n]].front()];
+  std::vector<int32_t> nd(num_groups());
+  for (int32_t n = 0; n < num_groups(); ++n) nd[n] = op_device[inst_->group_ops[inst_->order[n]].front()];
   return nd;
 }
 
 std::vector<double> DeviceEnv::ReplayMemoryEstimate(const std::vector<int32_t>& node_device,
                                                     int32_t* first_refused) const {
-  const int32_t n = episode_length();
+  const int32_t n = num_groups();
   if (static_cast<int32_t>(node_device.size()) != n)
     throw ConfigError("device: placement has " + std::to_string(node_device.size()) + " entries for " +
                       std::to_string(n) + " groups");
@@ -888,7 +897,7 @@ double DeviceEnv::SimulateFully() {
 void DeviceEnv::WriteNodeRow(int32_t node) {
   float* f = &state_.node_dynamic[static_cast<size_t>(node) * state_.node_dynamic_dim];
   std::fill(f, f + state_.node_dynamic_dim, 0.f);
-  f[0] = node < state_.step ? 1.f : 0.f;
+  f[0] = (window_ > 0 ? (node - window_start_ + num_groups()) % num_groups() : node) < state_.step ? 1.f : 0.f;
   f[1] = node == state_.current_node ? 1.f : 0.f;
   f[2] = start_frac_[node];
   const int32_t d = node_dev_[node];
@@ -1002,7 +1011,7 @@ void DeviceEnv::UpdateDynamic() {
 }
 
 void DeviceEnv::Reset(uint64_t seed) {
-  const int32_t n = episode_length();
+  const int32_t n = num_groups();
   node_dev_.assign(n, -1);
   hash_ = 0;
   ep_best_nodes_.clear();
@@ -1028,7 +1037,12 @@ void DeviceEnv::Reset(uint64_t seed) {
   info_.assign(info_names_->size(), 0.0);
   info_[8] = inst_->single_device_time;
   state_.step = 0;
-  state_.current_node = 0;
+  window_start_ = 0;
+  if (window_ > 0) {  // its own stream: start=random's draws stay those of the seed
+    std::mt19937_64 wrng(seed ^ 0x5bd1e9955bd1e995ull);
+    window_start_ = static_cast<int32_t>(std::uniform_int_distribution<int64_t>(0, n - 1)(wrng));
+  }
+  state_.current_node = window_start_;
   if (iterative_ && (!best_nodes_.empty() || !inst_->start_nodes.empty())) {
     const std::vector<int32_t>& from = best_nodes_.empty() ? inst_->start_nodes : best_nodes_;
     for (int32_t node = 0; node < n; ++node) SetNodeDevice(node, from[node]);
@@ -1074,13 +1088,14 @@ StepResult DeviceEnv::Step(int32_t action) {
     throw InfeasibleAction("device: device " + std::to_string(action) + " is not allowed for group " +
                            std::to_string(state_.current_node));
   const int32_t node = state_.current_node;
-  const int32_t n = episode_length();
+  const int32_t n = num_groups();
   StepResult r;
   const int32_t before = node_dev_[node];
   SetNodeDevice(node, action);
   if (heft_) ScheduleReady(node);
   ++state_.step;
-  state_.current_node = node + 1 < n ? node + 1 : -1;
+  if (window_ > 0) state_.current_node = state_.step < window_ ? (window_start_ + state_.step) % n : -1;
+  else state_.current_node = node + 1 < n ? node + 1 : -1;
   if (iterative_) {
     const double f0 = last_f_;
     if (before != action) {

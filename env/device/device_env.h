@@ -25,6 +25,8 @@
 //    deterministic for the same sequence of resets and actions. Placements are simulated from
 //    scratch after every move or answered from a cache of recent placements (sim_cache entries,
 //    default 4096; 0 = off): the same deterministic simulation, so identical values.
+//    episode_groups=K (default 0 = all): an episode visits K consecutive groups of the order
+//    (cyclically) from a first group drawn from the reset seed, so episodes are K steps long.
 //    episode_result=best (default last): after the last step the episode returns to the best
 //    placement it visited (the start included), the last reward counting that change, so the
 //    rewards still sum to f(T_start) − f(T_end) with T_end the episode's best: the return is the
@@ -128,6 +130,7 @@ struct DeviceEnvOptions {
   double placeto_s_per_gb = 2, placeto_cap_s = 10;  // placeto
   std::string start = "single";      // iterative: single | random | round_robin | a registered start placer
   std::string episode_start = "fixed";  // iterative: fixed | best (header comment)
+  int episode_groups = 0;            // iterative: 0 = visit every group; K = K consecutive groups (header comment)
   std::string episode_result = "last";  // iterative: last | best (the episode ends on its best placement)
   int sim_cache = 4096;              // iterative: placements remembered with their simulation (0 = off; ≤ 16 MB per copy)
   std::string features = "basic";   // basic | heft (one-shot only): see the header comment
@@ -201,7 +204,8 @@ class DeviceEnv : public Environment {
 
   std::string name() const override;
   ActionSpec action_spec() const override { return ActionSpec::Device(nd_); }
-  int32_t episode_length() const override { return static_cast<int32_t>(inst_->order.size()); }
+  int32_t episode_length() const override { return window_ > 0 ? window_ : num_groups(); }
+  int32_t num_groups() const { return static_cast<int32_t>(inst_->order.size()); }  // nodes
   void Reset(uint64_t seed) override;
   StepResult Step(int32_t action) override;
   bool done() const override { return state_.current_node < 0; }
@@ -281,6 +285,8 @@ class DeviceEnv : public Environment {
   std::vector<int32_t> best_nodes_;       // episode_start=best: best node placement seen (empty: none yet)
   double best_time_ = 0;                  // its effective time
   bool result_best_ = false;              // iterative: episode_result=best
+  int32_t window_ = 0;                    // iterative: episode_groups (0 = all)
+  int32_t window_start_ = 0;              // first node of this episode's window
   std::vector<int32_t> ep_best_nodes_;    // episode_result=best: best placement of this episode
   double ep_best_time_ = 0;
   // sim_cache: recent placements (node → device) and what their simulation wrote; per copy (a clone

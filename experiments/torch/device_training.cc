@@ -349,6 +349,7 @@ DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool m
     if (!train->start().empty()) eo.start = train->start();
     if (!train->episode_start().empty()) eo.episode_start = train->episode_start();
     if (!train->episode_result().empty()) eo.episode_result = train->episode_result();
+    eo.episode_groups = train->episode_groups();
   }
   eo.graph = graph;
   eo.machine = machine;

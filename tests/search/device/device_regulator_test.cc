@@ -181,6 +181,40 @@ TEST(DeviceRegulator, EpisodeResultBestEndsOnTheBestVisitedPlacement) {
   EXPECT_GT(restored, 0);  // random moves end worse than the best they passed
 }
 
+// episode_groups=K: K steps per episode over consecutive groups (cyclically) from a first group
+// drawn from the reset seed; the rest of the placement is carried along unchanged.
+TEST(DeviceRegulator, EpisodeGroupsVisitsAWindowOfConsecutiveGroups) {
+  auto e = Make(std::string("device(graph=") + kGraph +
+                ",machine='k80(gpus=3,cpu=1)',mode=iterative,start=heft,episode_groups=5,episode_start=best)");
+  const int32_t n = e->num_groups();
+  ASSERT_GT(n, 5);
+  EXPECT_EQ(e->episode_length(), 5);
+  std::set<int32_t> firsts;
+  std::mt19937_64 rng(8);
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    e->Reset(seed);
+    const int32_t first = e->state().current_node;
+    firsts.insert(first);
+    int32_t steps = 0;
+    while (!e->done()) {
+      EXPECT_EQ(e->state().current_node, (first + steps) % n);
+      const std::vector<int32_t> before = e->node_device();
+      const int32_t a = RandomLegal(*e, rng);
+      const int32_t node = e->state().current_node;
+      e->Step(a);
+      ++steps;
+      for (int32_t k = 0; k < n; ++k) {  // only the visited group moved (no episode_result=best here)
+        if (k != node) {
+          ASSERT_EQ(e->node_device()[k], before[k]);
+        }
+      }
+    }
+    EXPECT_EQ(steps, 5);
+  }
+  EXPECT_GT(firsts.size(), 5u);  // the window moves with the seed
+  EXPECT_THROW(Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=2)',episode_groups=3)"), ConfigError);
+}
+
 // sim_cache answers revisited placements with the values their simulation wrote: rewards,
 // info and observations equal those of an environment that simulates every move, to the bit.
 TEST(DeviceRegulator, CachedSimulationsEqualFullSimulations) {
