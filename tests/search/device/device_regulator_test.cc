@@ -212,6 +212,24 @@ TEST(DeviceRegulator, EpisodeGroupsVisitsAWindowOfConsecutiveGroups) {
     EXPECT_EQ(steps, 5);
   }
   EXPECT_GT(firsts.size(), 5u);  // the window moves with the seed
+  // With the best-keeping options and placements that run out of memory on the way, each
+  // window's rewards still sum to f(T_start) − f(T_end), T_end the window's best.
+  auto w = Make(std::string("device(graph=") + kGraph +
+                ",machine='baechi(gpus=3,memory_fraction=0.03)',mode=iterative,start=heft,episode_groups=6,"
+                "episode_start=best,episode_result=best,reward=sqrt)");
+  int ooms = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    w->Reset(seed);
+    const double start = w->info_value("effective_time_s");
+    double sum = 0;
+    while (!w->done()) {
+      sum += w->Step(RandomLegal(*w, rng)).reward;
+      ooms += w->info_value("oom") != 0;
+    }
+    EXPECT_LE(w->info_value("effective_time_s"), start);
+    EXPECT_NEAR(sum, std::sqrt(start) - std::sqrt(w->info_value("effective_time_s")), 1e-12);
+  }
+  EXPECT_GT(ooms, 0);
   EXPECT_THROW(Make(std::string("device(graph=") + kGraph + ",machine='k80(gpus=2)',episode_groups=3)"), ConfigError);
 }
 
