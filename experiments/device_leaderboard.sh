@@ -11,7 +11,7 @@
 #   experiments/device_leaderboard.sh [--memory-fraction 0.39] [--baechi-memory-fraction 0.4] [--bin build/bin]
 #                                     [--out docs/device_leaderboard.md] [--keep DIR]
 #                                     [--rl-minutes M] [--rl-clock wall|cpu] [--rl-seeds "1 2 3"]
-#                                     [--rl-rows "NMT-2:2 RNNLM:2"] [--rl-jobs 1] [--rl-methods "ppo seq2seq hdp"]
+#                                     [--rl-rows "NMT-2:2 RNNLM:2"] [--rl-jobs 1] [--rl-methods "ppo seq2seq hdp regulator"]
 #
 # RL column: with --rl-minutes M > 0 (default 0: RL is not run, so the script stays about a minute
 # of CPU) every selected row (label:GPUs of the table below; default all) runs `place-train --env
@@ -28,6 +28,10 @@
 # experiments/configs/seq2seq_2017.pbtxt: LSTM encoder/decoder with attention, REINFORCE), hdp = HDP's
 # grouper + placer (--config experiments/configs/hdp_2018.pbtxt, the paper's column: G = 256, LSTM
 # placer, REINFORCE). Their runs are DIR/rl-seq2seq_<M>…, DIR/rl-hdp_<M>… (ppo: DIR/rl_<M>…).
+# regulator (default off) = the same GNN + PPO on the iterative MDP started from HEFT's placement
+# (docs/device_regulator.md: --set mode=iterative --set start=heft --set episode_start=best --set
+# episode_result=best --set episode_groups=16 --set fuse_above_groups=0 --set episodes_per_update=4, no memory mask: an
+# out-of-memory placement is never kept), DIR/rl-regulator_<M>….
 #
 # The memory fraction scales the K80's 12 GB: 0.39 → 4.68 GB per GPU, below NMT-2's
 # single-device peak (4.83 GB) and above Inception-V3's (4.50 GB) and RNNLM's (2.86 GB), so that
@@ -79,9 +83,9 @@ mkdir -p "$(dirname "$OUT")"
 [[ "$RL_MINUTES" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "device_leaderboard.sh: error: --rl-minutes must be a number >= 0, got '$RL_MINUTES'" >&2; exit 1; }
 [[ "$RL_CLOCK" == wall || "$RL_CLOCK" == cpu ]] || { echo "device_leaderboard.sh: error: --rl-clock must be wall or cpu, got '$RL_CLOCK'" >&2; exit 1; }
 for m_ in $RL_METHODS; do
-  [[ "$m_" == ppo || "$m_" == seq2seq || "$m_" == hdp ]] || { echo "device_leaderboard.sh: error: --rl-methods takes ppo, seq2seq and hdp, got '$m_'" >&2; exit 1; }
+  [[ "$m_" == ppo || "$m_" == seq2seq || "$m_" == hdp || "$m_" == regulator ]] || { echo "device_leaderboard.sh: error: --rl-methods takes ppo, seq2seq, hdp and regulator, got '$m_'" >&2; exit 1; }
 done
-[[ -n "${RL_METHODS// /}" ]] || { echo "device_leaderboard.sh: error: --rl-methods must name at least one of ppo, seq2seq, hdp" >&2; exit 1; }
+[[ -n "${RL_METHODS// /}" ]] || { echo "device_leaderboard.sh: error: --rl-methods must name at least one of ppo, seq2seq, hdp, regulator" >&2; exit 1; }
 RL_TAG=m
 [[ "$RL_CLOCK" == cpu ]] && RL_TAG=cm
 [[ "$RL_JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "device_leaderboard.sh: error: --rl-jobs must be a positive integer, got '$RL_JOBS'" >&2; exit 1; }
@@ -154,16 +158,19 @@ run_one() {
 # JSON in $WORK/ID.json, CPU time in ID.time, perf-model simulate of its best.placement in ID.sim.
 run_rl() {
   local id="$1" graph="$2" machine="$3" seed="$4" method="$5"
-  local extra=()
+  local extra=() mask=(--set memory_mask=true)
   case "$method" in
     seq2seq) extra=(--config experiments/configs/seq2seq_2017.pbtxt) ;;
     hdp) extra=(--config experiments/configs/hdp_2018.pbtxt) ;;
+    regulator) extra=(--set mode=iterative --set start=heft --set episode_start=best --set episode_result=best
+                      --set episode_groups=16 --set fuse_above_groups=0 --set episodes_per_update=4)
+               mask=() ;;
   esac
   [[ -s "$WORK/$id.json" ]] && return 0
   rm -rf "${WORK:?}/$id"
   set +e
   /usr/bin/time -f "%U %S %e" -o "$WORK/$id.time" "$BIN/place-train" --env device --graph "$graph" \
-    --machine "$machine" --minutes "$RL_MINUTES" --clock "$RL_CLOCK" --seed "$seed" "${extra[@]}" --set memory_mask=true --json --out "$WORK/$id" \
+    --machine "$machine" --minutes "$RL_MINUTES" --clock "$RL_CLOCK" --seed "$seed" "${extra[@]}" "${mask[@]}" --json --out "$WORK/$id" \
     >"$WORK/$id.out" 2>"$WORK/$id.err"
   local rc=$?
   set -e
@@ -296,7 +303,7 @@ for label, graph, gpus in rows:
 rl_files = {}
 other_files = {}  # method -> budget key -> runs
 for f in os.listdir(work):
-    m = re.match(r"rl(?:-(seq2seq|hdp))?_([0-9.]+c?m)_(.+)_([0-9]+)_s([0-9]+)\.json$", f)
+    m = re.match(r"rl(?:-(seq2seq|hdp|regulator))?_([0-9.]+c?m)_(.+)_([0-9]+)_s([0-9]+)\.json$", f)
     if m:
         files = rl_files if m.group(1) is None else other_files.setdefault(m.group(1), {})
         files.setdefault(m.group(2), []).append((m.group(3), m.group(4), int(m.group(5)), f[:-5]))
@@ -320,7 +327,7 @@ def rl_run(id_):
 rl = {}  # (label, gpus) -> list of {seed, t, oom, wall, cpu, episodes, sim_ok}
 for label, gpus, seed, id_ in sorted(rl_files.get(rl_key, [])):
     rl.setdefault((label, gpus), []).append(dict(seed=seed, **rl_run(id_)))
-OTHER = [("seq2seq", "seq2seq (2017)"), ("hdp", "HDP")]
+OTHER = [("seq2seq", "seq2seq (2017)"), ("hdp", "HDP"), ("regulator", "Regulator (from HEFT)")]
 other = {}  # method -> (label, gpus) -> runs, at the same budget key as the ppo column
 for meth, _ in OTHER:
     for label, gpus, seed, id_ in sorted(other_files.get(meth, {}).get(rl_key, [])):
@@ -425,7 +432,11 @@ P("Ratio = T / T_ref, with T_ref = 1-GPU where the model fits one GPU, else the 
                          "2017: LSTM encoder/decoder with attention over the fused groups, REINFORCE)",
               "hdp": "HDP = `--config experiments/configs/hdp_2018.pbtxt` (Hierarchical Device Placement 2018, the "
                      "paper's column: a feed-forward grouper of the unfused co-location groups into 256 groups + the "
-                     "LSTM placer, one REINFORCE loss)"}[m] for m, _ in OTHER) + "." if OTHER else ""))
+                     "LSTM placer, one REINFORCE loss)",
+              "regulator": "Regulator = the GNN + PPO on the iterative MDP started from HEFT's placement, episodes of 16 "
+                           "groups, the best placement seeding the next episode, unfused, no memory mask "
+                           "(docs/device_regulator.md)"}[m]
+             for m, _ in OTHER) + "." if OTHER else ""))
 P("")
 P("| Model | #GPU | 1-GPU peak (GB) | ref | " + " | ".join(n for _, n in MAIN) + " | RL" + (" (GNN + PPO)" if OTHER else "") +
   "".join(f" | {n}" for _, n in OTHER) + " | sim ✓ |")

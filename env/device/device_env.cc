@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <random>
 
 #include "cost_models/tpu/op_cost.h"
@@ -32,6 +33,14 @@ int KindColumn(const std::string& kind) {
   }
 }
 
+// Zobrist-style key of (node, device) for the placement hash (splitmix64).
+uint64_t NodeHash(int32_t node, int32_t d) {
+  uint64_t z = (static_cast<uint64_t>(node) << 16 | static_cast<uint64_t>(d)) + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 float Log10p(double x) { return static_cast<float>(std::log10(1 + std::max(0.0, x))); }
 
 // Node features, in the order of their names.
@@ -44,7 +53,35 @@ const std::vector<std::string> kHeftNodeFeatureNames = {"time_fraction", "upward
 const std::vector<std::string> kHeftActionFeatureNames = {"est_finish", "est_finish_delta", "device_load", "input_here",
                                                           "earliest"};
 
+std::mutex& StartPlacerMutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, DeviceStartPlacer>& StartPlacers() {
+  static auto* m = new std::map<std::string, DeviceStartPlacer>;
+  return *m;
+}
+DeviceStartPlacer FindStartPlacer(const std::string& name) {
+  std::lock_guard<std::mutex> lock(StartPlacerMutex());
+  auto it = StartPlacers().find(name);
+  return it == StartPlacers().end() ? DeviceStartPlacer() : it->second;
+}
+
 }  // namespace
+
+void RegisterDeviceStartPlacer(const std::string& name, DeviceStartPlacer placer) {
+  if (name == "single" || name == "random" || name == "round_robin")
+    throw ConfigError("device: start placer name '" + name + "' is built in");
+  std::lock_guard<std::mutex> lock(StartPlacerMutex());
+  StartPlacers()[name] = std::move(placer);
+}
+
+std::vector<std::string> DeviceStartPlacerNames() {
+  std::lock_guard<std::mutex> lock(StartPlacerMutex());
+  std::vector<std::string> names;
+  for (const auto& [k, v] : StartPlacers()) names.push_back(k);
+  return names;
+}
 
 void DeviceEnv::BuildLifetime(DeviceInstance* inst, const std::vector<double>& single_start, int fastest) const {
   const graphs::ComputeGraph& g = inst->graph;
@@ -183,8 +220,28 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
     throw ConfigError("device: oom must be relative, fixed or placeto, got '" + o_.oom + "'");
   if (o_.order != "topological" && o_.order != "rank")
     throw ConfigError("device: order must be topological or rank, got '" + o_.order + "'");
-  if (o_.start != "single" && o_.start != "random" && o_.start != "round_robin")
-    throw ConfigError("device: start must be single, random or round_robin, got '" + o_.start + "'");
+  const bool start_placer = o_.start != "single" && o_.start != "random" && o_.start != "round_robin";
+  DeviceStartPlacer placer;
+  if (start_placer) {
+    placer = FindStartPlacer(o_.start);
+    if (!placer) {
+      std::string names = "single, random, round_robin";
+      for (const std::string& n : DeviceStartPlacerNames()) names += ", " + n;
+      throw ConfigError("device: start must be one of " + names + "; got '" + o_.start + "'");
+    }
+    if (!iterative_) throw ConfigError("device: start=" + o_.start + " needs mode=iterative");
+  }
+  if (o_.episode_start != "fixed" && o_.episode_start != "best")
+    throw ConfigError("device: episode_start must be fixed or best, got '" + o_.episode_start + "'");
+  if (o_.episode_start == "best" && !iterative_) throw ConfigError("device: episode_start=best needs mode=iterative");
+  start_best_ = o_.episode_start == "best";
+  if (o_.sim_cache < 0 || o_.sim_cache > 1000000) throw ConfigError("device: sim_cache must be in [0, 1e6]");
+  if (o_.episode_result != "last" && o_.episode_result != "best")
+    throw ConfigError("device: episode_result must be last or best, got '" + o_.episode_result + "'");
+  if (o_.episode_result == "best" && !iterative_) throw ConfigError("device: episode_result=best needs mode=iterative");
+  result_best_ = o_.episode_result == "best";
+  if (o_.episode_groups < 0) throw ConfigError("device: episode_groups must be >= 0");
+  if (o_.episode_groups > 0 && !iterative_) throw ConfigError("device: episode_groups needs mode=iterative");
   for (double v : {o_.oom_factor, o_.failing_time_s, o_.placeto_s_per_gb, o_.placeto_cap_s})
     if (!(v >= 0) || !std::isfinite(v) || v > 1e9)
       throw ConfigError("device: oom_factor, failing_time_s, placeto_s_per_gb and placeto_cap_s must be in [0, 1e9]");
@@ -277,6 +334,31 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   const perf::SimResult& single = sim.Run(std::vector<int>(g.num_ops(), fastest));
   inst->single_device_time = single.makespan;
   if (lifetime_) BuildLifetime(inst.get(), single.op_start, fastest);
+  if (start_placer) {
+    std::vector<int> ops;
+    try {
+      ops = placer(g, m);
+    } catch (const InfeasibleAction& e) {  // m_etf / m_sct / m_topo: no room
+      throw ConfigError("device: start=" + o_.start + " cannot place the graph: " + e.what());
+    }
+    if (static_cast<int>(ops.size()) != nops)
+      throw ConfigError("device: start=" + o_.start + " placed " + std::to_string(ops.size()) + " of " +
+                        std::to_string(nops) + " ops");
+    inst->start_nodes.resize(ng);
+    for (int n = 0; n < ng; ++n) {
+      const auto& members = inst->group_ops[inst->order[n]];
+      const int d = ops[members.front()];
+      const int op0 = members.front();
+      const std::string group = g.colocation[op0].empty() ? g.names[op0] : g.colocation[op0];
+      if (d < 0 || d >= nd_) throw ConfigError("device: start=" + o_.start + " put group '" + group + "' on device " + std::to_string(d));
+      for (int op : members)
+        if (ops[op] != d) throw ConfigError("device: start=" + o_.start + " splits group '" + group + "'");
+      if (!inst->allowed[static_cast<size_t>(n) * nd_ + d])
+        throw ConfigError("device: start=" + o_.start + " puts group '" + group + "' on device " + std::to_string(d) +
+                          ", which may not run its ops");
+      inst->start_nodes[n] = d;
+    }
+  }
 
   // Static graph.
   auto sg = std::make_shared<StaticGraph>();
@@ -401,6 +483,7 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   for (int d = 0; d < nd_; ++d) names->push_back("peak_memory_" + std::to_string(d));
   info_names_ = names;
   inst_ = inst;
+  window_ = o_.episode_groups > 0 ? std::min<int32_t>(o_.episode_groups, ng) : 0;
 
   state_.node_dynamic_names = {"decided", "current", "start_time"};
   for (int d = 0; d < nd_; ++d) state_.node_dynamic_names.push_back("on_device_" + std::to_string(d));
@@ -408,13 +491,34 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   state_.node_dynamic_dim = static_cast<int32_t>(state_.node_dynamic_names.size());
   state_.node_dynamic.assign(static_cast<size_t>(ng) * state_.node_dynamic_dim, 0.f);
   state_.action_feature_names = {"relative_speed", "log_capacity_gb", "memory_used_fraction", "fits"};
+  if (iterative_) state_.action_feature_names.push_back("current_device");  // 1 on the current group's device
   if (heft_)
     state_.action_feature_names.insert(state_.action_feature_names.end(), kHeftActionFeatureNames.begin(),
                                        kHeftActionFeatureNames.end());
   state_.action_feature_dim = static_cast<int32_t>(state_.action_feature_names.size());
   state_.action_features.assign(static_cast<size_t>(state_.action_feature_dim) * nd_, 0.f);
   state_.action_mask.assign(nd_, 0);
+  if (iterative_ && o_.sim_cache > 0) {
+    cache_ = std::make_unique<SimCache>();
+    const double entry = ng * (sizeof(uint16_t) + sizeof(float)) + (info_names_->size() + 2) * sizeof(double) + 48;
+    cache_->slots = static_cast<int>(std::max(1.0, std::min<double>(o_.sim_cache, 16e6 / entry)));
+  }
   Reset(0);
+  best_nodes_.clear();  // episode_start=best: the first reset by the caller starts from `start`
+  if (!inst_->start_nodes.empty() && o_.memory_mask) {
+    int32_t refused = -1;
+    const std::vector<double> est = ReplayMemoryEstimate(inst_->start_nodes, &refused);
+    if (refused >= 0) {
+      const int32_t d = inst_->start_nodes[refused];
+      char buf[240];
+      std::snprintf(buf, sizeof buf,
+                    "device: start=%s does not fit the memory mask: group '%s' on device %d (estimate %.4g of %.4g bytes, "
+                    "memory_estimate=%s)",
+                    o_.start.c_str(), graph_->node_names[refused].c_str(), d, est[d],
+                    inst_->machine.sim.devices[d].memory_capacity, o_.memory_estimate.c_str());
+      throw ConfigError(buf);
+    }
+  }
 }
 
 DeviceEnv::DeviceEnv(const DeviceEnv& o)
@@ -435,6 +539,15 @@ DeviceEnv::DeviceEnv(const DeviceEnv& o)
       touched_(o.touched_),
       fits_(o.fits_),
       last_f_(o.last_f_),
+      start_best_(o.start_best_),
+      best_nodes_(o.best_nodes_),
+      best_time_(o.best_time_),
+      result_best_(o.result_best_),
+      window_(o.window_),
+      window_start_(o.window_start_),
+      ep_best_nodes_(o.ep_best_nodes_),
+      ep_best_time_(o.ep_best_time_),
+      hash_(o.hash_),
       heft_(o.heft_),
       finish_(o.finish_),
       device_free_(o.device_free_),
@@ -443,7 +556,12 @@ DeviceEnv::DeviceEnv(const DeviceEnv& o)
       op_pending_(o.op_pending_),
       op_scheduled_(o.op_scheduled_),
       state_(o.state_),
-      info_(o.info_) {}
+      info_(o.info_) {
+  if (o.cache_) {  // a clone starts with an empty cache (cached values are exact: nothing observable differs)
+    cache_ = std::make_unique<SimCache>();
+    cache_->slots = o.cache_->slots;
+  }
+}
 
 std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   DeviceEnvOptions o;
@@ -458,6 +576,14 @@ std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   o.placeto_s_per_gb = p.GetDouble("placeto_s_per_gb", o.placeto_s_per_gb);
   o.placeto_cap_s = p.GetDouble("placeto_cap_s", o.placeto_cap_s);
   o.start = p.GetString("start", o.start);
+  o.episode_start = p.GetString("episode_start", o.episode_start);
+  o.episode_result = p.GetString("episode_result", o.episode_result);
+  const int64_t window = p.GetInt("episode_groups", o.episode_groups);
+  if (window < 0 || window > (int64_t{1} << 30)) throw ConfigError("device: episode_groups must be >= 0");
+  o.episode_groups = static_cast<int>(window);
+  const int64_t cache = p.GetInt("sim_cache", o.sim_cache);
+  if (cache < 0 || cache > 1000000) throw ConfigError("device: sim_cache must be in [0, 1e6]");
+  o.sim_cache = static_cast<int>(cache);
   o.features = p.GetString("features", o.features);
   o.order = p.GetString("order", o.order);
   o.memory_estimate = p.GetString("memory_estimate", o.memory_estimate);
@@ -490,6 +616,10 @@ std::string DeviceEnv::name() const {
   d("placeto_s_per_gb", o_.placeto_s_per_gb);
   d("placeto_cap_s", o_.placeto_cap_s);
   s("start", o_.start);
+  if (o_.episode_start != "fixed") s("episode_start", o_.episode_start);  // absent = fixed
+  if (o_.episode_result != "last") s("episode_result", o_.episode_result);  // absent = last
+  if (o_.episode_groups != 0) s("episode_groups", std::to_string(o_.episode_groups));
+  if (o_.sim_cache != 4096) s("sim_cache", std::to_string(o_.sim_cache));
   if (o_.features != "basic") s("features", o_.features);  // absent = basic: older names unchanged
   if (o_.order != "topological") s("order", o_.order);
   if (o_.memory_estimate != "all_outputs") s("memory_estimate", o_.memory_estimate);  // absent = all_outputs
@@ -520,14 +650,14 @@ std::vector<int32_t> DeviceEnv::NodePlacement(const std::vector<int>& op_device)
   if (static_cast<int>(op_device.size()) != inst_->graph.num_ops())
     throw ConfigError("device: placement has " + std::to_string(op_device.size()) + " entries for " +
                       std::to_string(inst_->graph.num_ops()) + " ops");
-  std::vector<int32_t> nd(episode_length());
-  for (int32_t n = 0; n < episode_length(); ++n) nd[n] = op_device[inst_->group_ops[inst_->order[n]].front()];
+  std::vector<int32_t> nd(num_groups());
+  for (int32_t n = 0; n < num_groups(); ++n) nd[n] = op_device[inst_->group_ops[inst_->order[n]].front()];
   return nd;
 }
 
 std::vector<double> DeviceEnv::ReplayMemoryEstimate(const std::vector<int32_t>& node_device,
                                                     int32_t* first_refused) const {
-  const int32_t n = episode_length();
+  const int32_t n = num_groups();
   if (static_cast<int32_t>(node_device.size()) != n)
     throw ConfigError("device: placement has " + std::to_string(node_device.size()) + " entries for " +
                       std::to_string(n) + " groups");
@@ -663,11 +793,83 @@ void DeviceEnv::SetNodeDevice(int32_t node, int32_t d) {
     if (old >= 0) used_[old] -= inst_->need[node];
     used_[d] += inst_->need[node];
   }
+  if (old >= 0) hash_ ^= NodeHash(node, old);
+  hash_ ^= NodeHash(node, d);
   node_dev_[node] = d;
   for (int op : inst_->group_ops[inst_->order[node]]) op_dev_[op] = d;
 }
 
+bool DeviceEnv::Recall(double* eff) {
+  if (!cache_) return false;
+  SimCache& c = *cache_;
+  const auto it = c.index.find(hash_);
+  if (it == c.index.end()) return false;
+  const int slot = it->second;
+  const size_t n = node_dev_.size();
+  const uint16_t* key = &c.keys[slot * n];
+  for (size_t k = 0; k < n; ++k)
+    if (key[k] != node_dev_[k]) return false;  // a hash collision: simulate
+  const size_t ni = info_.size();
+  const double* info = &c.infos[slot * ni];
+  for (size_t k = 0; k < ni; ++k)
+    if (k < 6 || k >= 9) info_[k] = info[k];
+  const int32_t dim = state_.node_dynamic_dim;
+  const float* st = &c.starts[slot * n];
+  for (size_t k = 0; k < n; ++k) {
+    start_frac_[k] = st[k];
+    state_.node_dynamic[k * dim + 2] = st[k];
+  }
+  *eff = c.effs[slot];
+  ++c.hits;
+  return true;
+}
+
+void DeviceEnv::Remember(double eff) {
+  if (!cache_) return;
+  SimCache& c = *cache_;
+  const size_t n = node_dev_.size(), ni = info_.size();
+  if (c.keys.empty()) {
+    c.keys.resize(c.slots * n);
+    c.starts.resize(c.slots * n);
+    c.infos.resize(c.slots * ni);
+    c.effs.resize(c.slots);
+    c.hashes.resize(c.slots);
+    c.full.assign(c.slots, 0);
+    c.index.reserve(c.slots);
+  }
+  const int slot = c.next;
+  c.next = (c.next + 1) % c.slots;
+  if (c.full[slot]) {
+    const auto it = c.index.find(c.hashes[slot]);
+    if (it != c.index.end() && it->second == slot) c.index.erase(it);
+  }
+  c.full[slot] = 1;
+  c.hashes[slot] = hash_;
+  c.index[hash_] = slot;
+  std::copy(node_dev_.begin(), node_dev_.end(), &c.keys[slot * n]);
+  std::copy(start_frac_.begin(), start_frac_.end(), &c.starts[slot * n]);
+  std::copy(info_.begin(), info_.end(), &c.infos[slot * ni]);
+  c.effs[slot] = eff;
+}
+
 double DeviceEnv::Simulate() {
+  double eff = 0;
+  if (!Recall(&eff)) {
+    eff = SimulateFully();
+    Remember(eff);
+  }
+  if (start_best_ && (best_nodes_.empty() || eff < best_time_)) {
+    best_nodes_ = node_dev_;
+    best_time_ = eff;
+  }
+  if (result_best_ && (ep_best_nodes_.empty() || eff < ep_best_time_)) {
+    ep_best_nodes_ = node_dev_;
+    ep_best_time_ = eff;
+  }
+  return eff;
+}
+
+double DeviceEnv::SimulateFully() {
   if (!sim_) sim_ = std::make_unique<perf::Simulator>(inst_->graph, inst_->machine.sim);
   const perf::SimResult& r = sim_->Run(op_dev_);
   const double eff = EffectiveTime(r);
@@ -695,7 +897,7 @@ double DeviceEnv::Simulate() {
 void DeviceEnv::WriteNodeRow(int32_t node) {
   float* f = &state_.node_dynamic[static_cast<size_t>(node) * state_.node_dynamic_dim];
   std::fill(f, f + state_.node_dynamic_dim, 0.f);
-  f[0] = node < state_.step ? 1.f : 0.f;
+  f[0] = (window_ > 0 ? (node - window_start_ + num_groups()) % num_groups() : node) < state_.step ? 1.f : 0.f;
   f[1] = node == state_.current_node ? 1.f : 0.f;
   f[2] = start_frac_[node];
   const int32_t d = node_dev_[node];
@@ -776,6 +978,7 @@ void DeviceEnv::UpdateDynamic() {
     state_.action_features[nd_ + d] = std::isfinite(cap) ? static_cast<float>(std::log10(1 + cap / 1e9)) : 6.f;
     state_.action_features[2 * nd_ + d] = std::isfinite(cap) && cap > 0 ? static_cast<float>(used_[d] / cap) : 0.f;
     state_.action_features[3 * nd_ + d] = fits_[d] ? 1.f : 0.f;
+    if (iterative_) state_.action_features[4 * nd_ + d] = cur >= 0 && node_dev_[cur] == d ? 1.f : 0.f;
   }
   if (!heft_) return;
   float* a = &state_.action_features[4 * static_cast<size_t>(nd_)];
@@ -808,8 +1011,10 @@ void DeviceEnv::UpdateDynamic() {
 }
 
 void DeviceEnv::Reset(uint64_t seed) {
-  const int32_t n = episode_length();
+  const int32_t n = num_groups();
   node_dev_.assign(n, -1);
+  hash_ = 0;
+  ep_best_nodes_.clear();
   start_frac_.assign(n, 0.f);
   used_.assign(nd_, 0.0);
   fits_.assign(nd_, 0);
@@ -832,8 +1037,18 @@ void DeviceEnv::Reset(uint64_t seed) {
   info_.assign(info_names_->size(), 0.0);
   info_[8] = inst_->single_device_time;
   state_.step = 0;
-  state_.current_node = 0;
-  if (iterative_) {
+  window_start_ = 0;
+  if (window_ > 0) {  // its own stream: start=random's draws stay those of the seed
+    std::mt19937_64 wrng(seed ^ 0x5bd1e9955bd1e995ull);
+    window_start_ = static_cast<int32_t>(std::uniform_int_distribution<int64_t>(0, n - 1)(wrng));
+  }
+  state_.current_node = window_start_;
+  if (iterative_ && (!best_nodes_.empty() || !inst_->start_nodes.empty())) {
+    const std::vector<int32_t>& from = best_nodes_.empty() ? inst_->start_nodes : best_nodes_;
+    for (int32_t node = 0; node < n; ++node) SetNodeDevice(node, from[node]);
+    info_[6] = n;
+    last_f_ = Transform(Simulate());
+  } else if (iterative_) {
     std::mt19937_64 rng(seed);
     const int fastest = inst_->machine.FastestDevice();
     for (int32_t node = 0; node < n; ++node) {
@@ -873,20 +1088,30 @@ StepResult DeviceEnv::Step(int32_t action) {
     throw InfeasibleAction("device: device " + std::to_string(action) + " is not allowed for group " +
                            std::to_string(state_.current_node));
   const int32_t node = state_.current_node;
-  const int32_t n = episode_length();
+  const int32_t n = num_groups();
   StepResult r;
   const int32_t before = node_dev_[node];
   SetNodeDevice(node, action);
   if (heft_) ScheduleReady(node);
   ++state_.step;
-  state_.current_node = node + 1 < n ? node + 1 : -1;
+  if (window_ > 0) state_.current_node = state_.step < window_ ? (window_start_ + state_.step) % n : -1;
+  else state_.current_node = node + 1 < n ? node + 1 : -1;
   if (iterative_) {
+    const double f0 = last_f_;
     if (before != action) {
       info_[7] += 1;
-      const double f = Transform(Simulate());
-      r.reward = last_f_ - f;
-      last_f_ = f;
+      last_f_ = Transform(Simulate());
     }
+    if (result_best_ && state_.current_node < 0 && ep_best_time_ < info_[1]) {
+      // episode_result=best: the episode ends on the best placement it visited.
+      for (int32_t k = 0; k < n; ++k)
+        if (node_dev_[k] != ep_best_nodes_[k]) {
+          SetNodeDevice(k, ep_best_nodes_[k]);
+          WriteNodeRow(k);
+        }
+      last_f_ = Transform(Simulate());
+    }
+    r.reward = f0 - last_f_;
   } else {
     info_[6] = state_.step;
     if (state_.current_node < 0) {

@@ -11,10 +11,26 @@
 //    not exist). Reward 0 until the last decision, then
 //    −f(T) with T the simulated step time (f = sqrt by default) or, on OOM, the failing time.
 //  * mode=iterative (Placeto): the episode starts from a complete placement (start=single:
-//    every group on the fastest device, random: uniform from the reset seed, round_robin) and
-//    visits every group once in the same order; each step sets the current group's device
-//    (the same device = no move) and simulates: r_t = f(T_{t−1}) − f(T_t) (f = identity by
-//    default), so the rewards of an episode sum to f(T_start) − f(T_end).
+//    every group on the fastest device, random: uniform from the reset seed, round_robin, or
+//    the placement of a list scheduler or partitioner registered by a higher layer — heft,
+//    m_sct, m_etf, m_topo, metis, scotch once search/device's RegisterDeviceStartPlacers() ran;
+//    computed once per instance on its graph, each group on its first op's device; a start that
+//    puts a group on a device it may not use, or, with memory_mask=true, over the mask's
+//    estimate, is a ConfigError) and visits every group once in the same order; each step sets
+//    the current group's device (the same device = no move) and simulates: r_t = f(T_{t−1}) −
+//    f(T_t) (f = identity by default), so the rewards of an episode sum to f(T_start) − f(T_end).
+//    episode_start=best (default fixed): a reset starts from the best placement (lowest
+//    effective time) this copy of the environment has seen since it was built — the previous
+//    episodes' result seeds the next (MaskRegulate); a clone copies it, so the environment stays
+//    deterministic for the same sequence of resets and actions. Placements are simulated from
+//    scratch after every move or answered from a cache of recent placements (sim_cache entries,
+//    default 4096; 0 = off): the same deterministic simulation, so identical values.
+//    episode_groups=K (default 0 = all): an episode visits K consecutive groups of the order
+//    (cyclically) from a first group drawn from the reset seed, so episodes are K steps long.
+//    episode_result=best (default last): after the last step the episode returns to the best
+//    placement it visited (the start included), the last reward counting that change, so the
+//    rewards still sum to f(T_start) − f(T_end) with T_end the episode's best: the return is the
+//    improvement a search keeps, and an episode never ends worse than its start.
 //  * OOM (a device's simulated peak over its capacity): oom=relative (default) counts the step
 //    as oom_factor × the single-device step time (scale-free); oom=fixed as failing_time_s
 //    (HDP/grappler's failing_signal: 100 s, so −sqrt gives −10); oom=placeto adds
@@ -59,7 +75,8 @@
 // one-hot device (-: unplaced). A step rewrites O(1) rows besides the start times. Action
 // features per device: relative peak speed, log10 capacity (GB; 6 when unlimited), estimated
 // used memory ÷ capacity, the current group fits (0/1) — the memory state lives here, per
-// device, so that a step costs O(devices) besides the simulation.
+// device, so that a step costs O(devices) besides the simulation. mode=iterative adds current_device
+// (1 on the device the current group is on: staying there is no move).
 // features=heft (one-shot only; default basic = the features above, unchanged) adds what HEFT
 // decides with, in scale-free units so that one policy reads graphs of different sizes alike:
 //  * static per node: time_fraction (the group's time on the fastest device ÷ the single-device
@@ -86,8 +103,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cost_models/tpu/machine.h"
@@ -109,7 +128,11 @@ struct DeviceEnvOptions {
   double oom_factor = 10;            // relative
   double failing_time_s = 100;       // fixed
   double placeto_s_per_gb = 2, placeto_cap_s = 10;  // placeto
-  std::string start = "single";      // iterative: single | random | round_robin
+  std::string start = "single";      // iterative: single | random | round_robin | a registered start placer
+  std::string episode_start = "fixed";  // iterative: fixed | best (header comment)
+  int episode_groups = 0;            // iterative: 0 = visit every group; K = K consecutive groups (header comment)
+  std::string episode_result = "last";  // iterative: last | best (the episode ends on its best placement)
+  int sim_cache = 4096;              // iterative: placements remembered with their simulation (0 = off; ≤ 16 MB per copy)
   std::string features = "basic";   // basic | heft (one-shot only): see the header comment
   std::string order = "topological";  // topological | rank: decision order of the groups
   std::string memory_estimate = "all_outputs";  // all_outputs | lifetime (header comment)
@@ -134,6 +157,7 @@ struct DeviceInstance {
   std::vector<double> need;                 // per node: memory estimate, bytes
   std::vector<uint8_t> allowed;             // [node * D + d]: CPU-only kinds respected
   double single_device_time = 0;            // step time with every op on the fastest device
+  std::vector<int32_t> start_nodes;         // iterative with a start placer: node → device (else empty)
   // features=heft only (empty otherwise):
   std::vector<double> time_on;              // [node * D + d]: Σ op time of the group on device d, s
   std::vector<int> in_offsets;              // per node: range into in_src / in_bytes (CSR)
@@ -164,6 +188,14 @@ struct DeviceInstance {
   std::vector<double> own_peak;        // per node: peak of its own intervals
 };
 
+// Start placers for mode=iterative's start=NAME beyond single | random | round_robin: op → device
+// of the instance's graph on its machine (every co-location group on one device). env/ cannot
+// include search/, so the list schedulers register themselves here (search/device/start_placers.h);
+// registering a name twice replaces it. Thread-safe.
+using DeviceStartPlacer = std::function<std::vector<int>(const graphs::ComputeGraph&, const perf::Machine&)>;
+void RegisterDeviceStartPlacer(const std::string& name, DeviceStartPlacer placer);
+std::vector<std::string> DeviceStartPlacerNames();  // sorted
+
 class DeviceEnv : public Environment {
  public:
   explicit DeviceEnv(const DeviceEnvOptions& o);
@@ -172,7 +204,8 @@ class DeviceEnv : public Environment {
 
   std::string name() const override;
   ActionSpec action_spec() const override { return ActionSpec::Device(nd_); }
-  int32_t episode_length() const override { return static_cast<int32_t>(inst_->order.size()); }
+  int32_t episode_length() const override { return window_ > 0 ? window_ : num_groups(); }
+  int32_t num_groups() const { return static_cast<int32_t>(inst_->order.size()); }  // nodes
   void Reset(uint64_t seed) override;
   StepResult Step(int32_t action) override;
   bool done() const override { return state_.current_node < 0; }
@@ -188,6 +221,8 @@ class DeviceEnv : public Environment {
   // of unplaced groups on device 0).
   const std::vector<int32_t>& node_device() const { return node_dev_; }
   std::vector<int> OpPlacement() const;
+  // Simulations sim_cache answered in this copy (0 without the cache).
+  int64_t sim_cache_hits() const { return cache_ ? cache_->hits : 0; }
   // The reward transform f and the OOM-penalised time of a simulation result.
   double Transform(double seconds) const;
   double EffectiveTime(const perf::SimResult& r) const;
@@ -207,6 +242,7 @@ class DeviceEnv : public Environment {
 
  private:
   double Simulate();  // simulates the current (complete) placement, fills info_, returns effective time
+  double SimulateFully();  // Simulate without the cache
   void UpdateDynamic();            // mask and action features: O(devices)
   void WriteNodeRow(int32_t node);  // one row of node_dynamic
   void SetNodeDevice(int32_t node, int32_t d);
@@ -245,6 +281,31 @@ class DeviceEnv : public Environment {
   mutable std::vector<uint8_t> touched_;  // lifetime scratch: per device
   std::vector<uint8_t> fits_;             // per device: the current node fits (UpdateDynamic)
   double last_f_ = 0;                     // iterative: f(effective time) of the current placement
+  bool start_best_ = false;               // iterative: episode_start=best
+  std::vector<int32_t> best_nodes_;       // episode_start=best: best node placement seen (empty: none yet)
+  double best_time_ = 0;                  // its effective time
+  bool result_best_ = false;              // iterative: episode_result=best
+  int32_t window_ = 0;                    // iterative: episode_groups (0 = all)
+  int32_t window_start_ = 0;              // first node of this episode's window
+  std::vector<int32_t> ep_best_nodes_;    // episode_result=best: best placement of this episode
+  double ep_best_time_ = 0;
+  // sim_cache: recent placements (node → device) and what their simulation wrote; per copy (a clone
+  // starts empty), FIFO. hash_ = Zobrist-style hash of node_dev_, kept by SetNodeDevice.
+  struct SimCache {
+    int slots = 0, next = 0;
+    std::vector<uint16_t> keys;    // [slot * nodes + node]
+    std::vector<float> starts;     // [slot * nodes + node]: start_frac_
+    std::vector<double> infos;     // [slot * info size]
+    std::vector<double> effs;      // [slot]
+    std::vector<uint64_t> hashes;  // [slot]
+    std::vector<uint8_t> full;     // [slot]
+    std::unordered_map<uint64_t, int> index;
+    int64_t hits = 0;
+  };
+  std::unique_ptr<SimCache> cache_;
+  uint64_t hash_ = 0;
+  bool Recall(double* eff);        // a cached simulation of node_dev_ → info_, start_frac_, node_dynamic
+  void Remember(double eff);
   bool heft_ = false;                     // features=heft
   std::vector<double> finish_;            // heft: per node, estimated finish of its ops scheduled when placed, s
   std::vector<double> device_free_;       // heft: per device, latest estimated finish on it, s

@@ -18,6 +18,7 @@
 #include "datasets/proto/device_placement.pb.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
+#include "datasets/util/budget_clock.h"
 #include "datasets/util/stop_signal.h"
 #include "search/device/baselines.h"
 
@@ -241,6 +242,65 @@ std::vector<int> SearchScotch(const graphs::ComputeGraph& g, const perf::SimConf
   return search::PlaceScotch(g, s, o);
 }
 
+// HEFT, then local search (the classic the regulator must beat): groups in the environment's
+// order, each tried on every other device it may use among the placer's devices (`devices`), kept on
+// the one of lowest simulated effective time (OOM-penalised) when that is below the current one;
+// passes over all groups until one moves nothing or the budget (`minutes` of this process's CPU
+// time, HEFT's included) is spent. Every accepted move lowers the step time, so the result is never
+// worse than HEFT's.
+std::vector<int> PlaceHeftLocalSearch(const PlacerInput& in) {
+  const Stopwatch watch(BudgetClock::kCpu);
+  std::vector<int> p = RunSearchPlacer(in, SearchHeft);
+  const env::DeviceInstance& inst = in.env->instance();
+  const int nd = in.machine.num_devices();
+  std::vector<int> devices;
+  if (in.config.devices() == "all") {
+    for (int d = 0; d < nd; ++d) devices.push_back(d);
+  } else {
+    devices = Accelerators(in.machine);
+  }
+  perf::Simulator sim(in.graph, in.machine.sim);
+  double cur = in.env->EffectiveTime(sim.Run(p));
+  const double budget = in.config.minutes() * 60;
+  int64_t evaluations = 1, moves = 0, passes = 0;
+  bool improved = true, out_of_time = false;
+  while (improved && !out_of_time) {
+    improved = false;
+    ++passes;
+    for (size_t n = 0; n < inst.order.size() && !out_of_time; ++n) {
+      const std::vector<int>& ops = inst.group_ops[inst.order[n]];
+      const int from = p[ops.front()];
+      int best_d = from;
+      double best = cur;
+      for (int d : devices) {
+        if (d == from || !inst.allowed[n * nd + d]) continue;
+        if (watch.Elapsed() >= budget || run::StopRequested()) {
+          out_of_time = true;
+          break;
+        }
+        for (int op : ops) p[op] = d;
+        const double eff = in.env->EffectiveTime(sim.Run(p));
+        ++evaluations;
+        if (eff < best) best = eff, best_d = d;
+      }
+      for (int op : ops) p[op] = best_d;
+      if (best_d != from) {
+        cur = best;
+        ++moves;
+        improved = true;
+      }
+    }
+  }
+  if (in.notes) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "heft_ls: %lld moves in %lld passes, %lld simulations, %.1f s CPU (%s)",
+                  static_cast<long long>(moves), static_cast<long long>(passes), static_cast<long long>(evaluations),
+                  watch.Elapsed(), out_of_time ? "budget spent" : "local optimum");
+    in.notes->push_back(buf);
+  }
+  return p;
+}
+
 }  // namespace
 
 const std::vector<Placer>& Placers() {
@@ -258,6 +318,9 @@ const std::vector<Placer>& Placers() {
                  "equal-FLOP parts)", false, PlaceExpert},
       {"heft", "HEFT: upward rank, earliest finish time with insertion (heft_insertion); not memory-aware", false,
        Search(SearchHeft)},
+      {"heft_ls", "HEFT, then local search: each group moved to the device of lowest simulated step time while it "
+                  "drops, passes until none moves or --minutes of CPU time (HEFT's included) are spent", false,
+       PlaceHeftLocalSearch},
       {"m_topo", "Baechi m-TOPO: topological order fills devices up to an equal memory share", false,
        Search(SearchMTopo)},
       {"m_etf", "Baechi m-ETF: earliest start first within memory (memory_accounting static|schedule)", false,
@@ -270,6 +333,30 @@ const std::vector<Placer>& Placers() {
        Search(SearchScotch)},
   };
   return placers;
+}
+
+void RegisterDeviceStartPlacers() {
+  // place-baseline --env device's defaults for the keys these placers read (its DefaultConfig).
+  config::DevicePlaceBaselineConfig c;
+  c.set_seed(1);
+  c.set_devices("accelerators");
+  c.set_memory_accounting("static");
+  c.set_heft_insertion(true);
+  c.set_sct_threshold(0.1);
+  c.set_sct_lp_window_ops(500);
+  c.set_partition_imbalance(0.05);
+  c.set_fuse(false);
+  c.set_expert_split_unlayered(false);
+  c.set_expert_spread_experts(true);
+  for (const char* name : {"heft", "m_topo", "m_etf", "m_sct", "metis", "scotch", "expert"}) {
+    const Placer* placer = nullptr;
+    for (const Placer& p : Placers())
+      if (p.name == name) placer = &p;
+    env::RegisterDeviceStartPlacer(name, [placer, c](const graphs::ComputeGraph& g, const perf::Machine& m) {
+      PlacerInput in{g, m, 1, nullptr, c, nullptr};
+      return placer->place(in);
+    });
+  }
 }
 
 void CheckFuseMaxGroupFraction(double fraction) {

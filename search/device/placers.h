@@ -47,4 +47,10 @@ const std::vector<Placer>& Placers();
 double FuseMaxGroupBytes(const perf::Machine& m, double fraction);
 void CheckFuseMaxGroupFraction(double fraction);  // the same ConfigError
 
+// Registers the search placers (heft, m_topo, m_etf, m_sct, metis, scotch) and expert
+// as device(mode=iterative,start=NAME) start placements (env/device/device_env.h), with
+// place-baseline --env device's default options: accelerators only, CPU-only groups then moved to
+// the CPU, no fusion (the environment's graph is already the one it places). Idempotent.
+void RegisterDeviceStartPlacers();
+
 }  // namespace placerl::device_baseline

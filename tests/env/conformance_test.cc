@@ -11,6 +11,7 @@
 #include "datasets/util/errors.h"
 #include "env/registry.h"
 #include "env/vector_env.h"
+#include "search/device/placers.h"
 
 namespace placerl::env {
 namespace {
@@ -43,6 +44,7 @@ int32_t RandomLegal(const Environment& e, std::mt19937_64& rng) {
 
 // Every spec tested: the registry's examples plus a few real instances.
 std::vector<std::string> Specs() {
+  device_baseline::RegisterDeviceStartPlacers();  // device(mode=iterative,start=heft|m_sct|…)
   std::vector<std::string> s;
   for (const auto& r : BuiltinRegistry().registrations()) s.push_back(r.example);
   s.push_back("chip(netlist=../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz,"
@@ -65,6 +67,11 @@ std::vector<std::string> Specs() {
               "memory_mask=true,memory_estimate=lifetime)");
   s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='tpu(type=v3,chips=2)',"
               "mode=iterative,start=random,memory_mask=true,memory_estimate=lifetime)");
+  s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='k80(gpus=2)',mode=iterative,start=heft,episode_result=best)");
+  s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='k80(gpus=3,cpu=0)',mode=iterative,"
+              "start=heft,episode_start=best,episode_groups=7)");
+  s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='tpu(type=v3,chips=2)',"
+              "mode=iterative,start=m_sct,memory_mask=true,memory_estimate=lifetime,episode_start=best)");
   s.push_back("block(space=nas_bench_macro,budget=60,penalty=0.5)");
   s.push_back("block(space=nb201,dataset=imagenet16-120,budget=100)");
   s.push_back("block(space=enas_macro)");

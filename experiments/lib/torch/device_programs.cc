@@ -70,11 +70,19 @@ void CheckEnvOptions(const std::string& reward, const std::string& oom, double o
 DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool memory_mask, const std::string& reward,
                     const std::string& oom, double oom_factor, int fuse_above_groups, int fuse_target_groups,
                     const std::string& features, const std::string& order, const std::string& memory_estimate,
-                    double fuse_max_group_fraction) {
+                    double fuse_max_group_fraction, const config::DevicePlaceTrainConfig* train = nullptr) {
   env::DeviceEnvOptions eo;
+  if (train) {  // place-train: mode / start / episode_start (docs/device_regulator.md)
+    device_baseline::RegisterDeviceStartPlacers();
+    if (!train->mode().empty()) eo.mode = train->mode();
+    if (!train->start().empty()) eo.start = train->start();
+    if (!train->episode_start().empty()) eo.episode_start = train->episode_start();
+    if (!train->episode_result().empty()) eo.episode_result = train->episode_result();
+    eo.episode_groups = train->episode_groups();
+  }
   eo.graph = graph;
   eo.machine = machine;
-  eo.mode = "oneshot";
+  if (!train) eo.mode = "oneshot";
   eo.memory_mask = memory_mask;
   eo.reward = reward;
   eo.oom = oom;
@@ -228,6 +236,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     if (cfg.hdp().num_groups() < 0 || cfg.hdp().num_groups() > 65536)
       throw ConfigError("hdp.num_groups must be in [0, 65536] (0 = min(256, 20 x devices))");
     if (cfg.hdp().hidden_dim() < 1 || cfg.hdp().hidden_dim() > 65536) throw ConfigError("hdp.hidden_dim must be in [1, 65536]");
+    if (!cfg.mode().empty() && cfg.mode() != "oneshot") throw ConfigError("method=hdp needs mode=oneshot");
     if (cfg.features() == "heft")
       throw ConfigError("method=hdp needs features=basic (features=heft's estimates are per co-location group of the graph, not per learned group)");
   }
@@ -238,7 +247,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   for (const std::string& g : cfg.graphs())
     envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
                             hdp ? 0 : cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order(),
-                            cfg.memory_estimate(), cfg.fuse_max_group_fraction()));
+                            cfg.memory_estimate(), cfg.fuse_max_group_fraction(), &cfg));
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
   encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
   if (!cfg.policy().preset().empty()) po.preset = encoders::ParsePolicyPreset(cfg.policy().preset());
