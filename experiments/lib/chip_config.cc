@@ -45,6 +45,7 @@ config::PlaceBaselineConfig DefaultPlaceBaselineConfig() {
   sa->set_soft_move_cells(d.sa_soft_move_cells);
   sa->set_proposer(d.sa_proposer);
   sa->set_proposer_lr(d.sa_proposer_lr);
+  sa->set_proposer_reward(d.sa_proposer_reward_per_second ? "per_second" : "per_proposal");
   return c;
 }
 
@@ -100,6 +101,8 @@ void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
     throw ConfigError("sa.init must be greedy, random, input or snapped (got '" + sa.init() + "')");
   if (sa.proposer() != "uniform" && sa.proposer() != "learned")
     throw ConfigError("sa.proposer must be uniform or learned (got '" + sa.proposer() + "')");
+  if (!sa.proposer_reward().empty() && sa.proposer_reward() != "per_proposal" && sa.proposer_reward() != "per_second")
+    throw ConfigError("sa.proposer_reward must be per_proposal or per_second (got '" + sa.proposer_reward() + "')");
   if (!(sa.proposer_lr() >= 0 && sa.proposer_lr() <= 100)) throw ConfigError("sa.proposer_lr must be in [0, 100]");
   if (!sa.proposer_weights().empty() && sa.proposer() != "learned")
     throw ConfigError("sa.proposer_weights needs sa.proposer=learned");
@@ -141,6 +144,7 @@ search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselin
   o.sa_soft_move_cells = c.sa().soft_move_cells();
   o.sa_proposer = c.sa().proposer();
   o.sa_proposer_lr = c.sa().proposer_lr();
+  o.sa_proposer_reward_per_second = c.sa().proposer_reward() == "per_second";
   if (!c.sa().proposer_weights().empty()) o.sa_proposer_weights = search::LoadProposerWeights(c.sa().proposer_weights());
   o.refine_cd = c.refine_cd();
   o.max_evaluations = c.max_evaluations();

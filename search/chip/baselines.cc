@@ -400,9 +400,12 @@ void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std:
     for (int i = 0; i < per_step && !run->Over(); ++i) {
       if (proposer) {
         const double before = cur;
+        const auto t0 = std::chrono::steady_clock::now();
         const int kind = proposer->Sample(progress, rng);
         const auto [evaluated, accepted] = propose(kind);
-        proposer->Feedback(evaluated, accepted, accepted ? (before - cur) / t : 0.0);
+        const double seconds =
+            o.sa_proposer_reward_per_second ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() : -1;
+        proposer->Feedback(evaluated, accepted, accepted ? (before - cur) / t : 0.0, seconds);
       } else if (soft_prob > 0 && unit(rng) < soft_prob) {
         propose(kSoftShift);
       } else {
@@ -470,6 +473,7 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
         legal[kSoftShift] = legal[kSoftPull] = !nl.soft_macros.empty() && o.sa_soft_move_cells > 0;
         ProposerOptions po;
         po.learning_rate = o.sa_proposer_lr;
+        po.reward_per_second = o.sa_proposer_reward_per_second;
         proposer.emplace(o.sa_proposer_weights, po, legal);
       } else if (o.sa_proposer != "uniform") {
         throw ConfigError("sa: proposer must be uniform or learned (got '" + o.sa_proposer + "')");

@@ -64,6 +64,7 @@ struct ChipBaselineOptions {
   std::string sa_proposer = "uniform";
   ProposerWeights sa_proposer_weights;
   double sa_proposer_lr = 0.01;
+  bool sa_proposer_reward_per_second = false;  // ProposerOptions::reward_per_second
   bool refine_cd = false;          // coordinate descent on the best result at the end
 };
 

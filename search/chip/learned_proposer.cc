@@ -212,7 +212,7 @@ int LearnedProposer::Select(const double* phi, int count, std::mt19937_64& rng) 
   return chosen;
 }
 
-void LearnedProposer::Feedback(bool evaluated, bool accepted, double reward) {
+void LearnedProposer::Feedback(bool evaluated, bool accepted, double reward, double seconds) {
   if (last_kind_ < 0) return;
   const int a = last_kind_;
   last_kind_ = -1;
@@ -226,6 +226,14 @@ void LearnedProposer::Feedback(bool evaluated, bool accepted, double reward) {
   }
   if (accepted) ++s.accepted;
   s.reward += reward;
+  if (o_.reward_per_second && seconds >= 0 && std::isfinite(seconds)) {
+    double& ks = kind_seconds_[a];
+    ks = ks > 0 ? ks + 0.01 * (seconds - ks) : seconds;
+    constexpr double beta = 1e-3;
+    rate_reward_ += beta * (reward - rate_reward_);
+    rate_seconds_ = rate_seconds_ > 0 ? rate_seconds_ + beta * (seconds - rate_seconds_) : seconds;
+    if (rate_seconds_ > 0) reward -= rate_reward_ / rate_seconds_ * ks;
+  }
   if (o_.learning_rate <= 0) return;
   // Running mean and variance of the reward: the baseline and the scale of the advantage.
   if (!reward_seen_) {

@@ -62,6 +62,11 @@ struct ProposerOptions {
   // proposed now and then, so that a kind that stops paying can be unlearned.
   double entropy_coef = 0.05;
   double acceptance_decay = 1e-3;  // EMA weight of the recent acceptance rate feature
+  // per_proposal: the reward as given. per_second: the reward minus ρ × the kind's mean time per
+  // proposal, ρ = the running reward per second (the average-reward form of "improvement per CPU
+  // second"): a kind that pays little for its time is proposed less. Its timings (steady clock)
+  // make a run depend on the machine's speed.
+  bool reward_per_second = false;
 };
 
 class LearnedProposer {
@@ -75,7 +80,10 @@ class LearnedProposer {
   // The outcome of the last sampled proposal: `evaluated` false for a proposal that changed
   // nothing (illegal target, no-op); `accepted`; `reward` = (cost before − cost after) ÷ T
   // (0 when rejected or not evaluated).
-  void Feedback(bool evaluated, bool accepted, double reward);
+  // `seconds`: how long the proposal took (used with reward_per_second; ignored when < 0).
+  void Feedback(bool evaluated, bool accepted, double reward, double seconds = -1);
+  // The kinds' mean time per proposal (reward_per_second; 0 before the first timing).
+  double kind_seconds(int kind) const { return kind_seconds_[kind]; }
   // For the current proposal: picks one of `count` (≤ kCandidates) candidates whose features
   // are phi[i·kSelectFeatures + f]; the choice learns from the proposal's Feedback.
   int Select(const double* phi, int count, std::mt19937_64& rng);
@@ -113,6 +121,8 @@ class LearnedProposer {
   int in_batch_ = 0;
   double reward_mean_ = 0, reward_var_ = 1;
   bool reward_seen_ = false;
+  std::array<double, ProposerWeights::kKinds> kind_seconds_{};
+  double rate_reward_ = 0, rate_seconds_ = 0;  // running means of the raw reward and of the seconds
   int64_t updates_ = 0;
   std::array<KindStats, ProposerWeights::kKinds> stats_{};
 };

@@ -113,6 +113,35 @@ TEST(LearnedProposer, LearnsWhichKindAndWhichCandidatePay) {
   EXPECT_GT(p.stats()[kMove].reward, 0);
 }
 
+// reward_per_second: two kinds that pay the same per proposal, one ten times slower; learning on
+// the reward per second comes to propose the fast one almost always.
+TEST(LearnedProposer, PerSecondRewardPrefersTheFasterOfTwoEquallyPayingKinds) {
+  for (bool per_second : {false, true}) {
+    std::array<bool, K> legal{};
+    legal[kSwap] = legal[kMove] = true;
+    ProposerOptions o;
+    o.learning_rate = 1.0;
+    o.batch = 64;
+    o.reward_per_second = per_second;
+    LearnedProposer p(ProposerWeights{}, o, legal);
+    std::mt19937_64 rng(9);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (int i = 0; i < 100000; ++i) {
+      const int k = p.Sample(0.5, rng);
+      const bool pays = unit(rng) < 0.3;
+      p.Feedback(true, pays, pays ? 1.0 : 0.0, k == kMove ? 10e-6 : 100e-6);
+    }
+    const auto prob = p.Probabilities(0.5, p.acceptance_rate());
+    if (per_second) {
+      EXPECT_GT(prob[kMove], 0.95);
+      EXPECT_NEAR(p.kind_seconds(kSwap), 100e-6, 1e-9);
+    } else {  // (per proposal the two kinds are equal: where it drifts is noise)
+      EXPECT_EQ(p.kind_seconds(kSwap), 0);  // not timed
+      EXPECT_EQ(p.kind_seconds(kMove), 0);
+    }
+  }
+}
+
 TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
   testing::TempDir tmp;
   ProposerWeights w;
