@@ -9,7 +9,6 @@
 
 #include "cost_models/tpu/placed_graph_sim.h"
 #include "datasets/graphs/compute_graph.h"
-#include "search/device/placers.h"
 
 namespace placerl {
 
@@ -29,7 +28,7 @@ double DeviceTask::Score() {
 
 DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_groups, int fuse_target_groups,
                           double fuse_max_group_fraction) {
-  device_baseline::CheckFuseMaxGroupFraction(fuse_max_group_fraction);
+  env::CheckFuseMaxGroupFraction(fuse_max_group_fraction);
   DeviceTask t;
   t.label = options.graph;
   t.env = std::make_unique<env::DeviceEnv>(options);
@@ -40,7 +39,7 @@ DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_g
   fo.target_groups = fuse_target_groups;
   // The memory cap: only where a mask refuses devices by memory (device_training.h).
   graphs::OpLiveRanges ranges;
-  if (options.memory_mask) fo.max_group_bytes = device_baseline::FuseMaxGroupBytes(original.machine, fuse_max_group_fraction);
+  if (options.memory_mask) fo.max_group_bytes = env::FuseMaxGroupBytes(original.machine, fuse_max_group_fraction);
   if (fo.max_group_bytes > 0 && options.memory_estimate == "lifetime") {
     ranges = env::DeviceEnv::LiveRanges(original.graph, original.machine, options.memory_buckets);
     fo.live_ranges = &ranges;

@@ -51,7 +51,7 @@ struct DeviceTask {
 // fuse_max_group_fraction > 0, no grouping step makes a group whose memory (options.memory_estimate's
 // estimate of the group alone: lifetime = the mask's up-front check on the original ops;
 // all_outputs = Σ params + outputs + max temp of its ops) exceeds that fraction of the smallest
-// accelerator's memory (device_baseline::FuseMaxGroupBytes; fusion.h: it may stop above the target).
+// accelerator's memory (env::FuseMaxGroupBytes; fusion.h: it may stop above the target).
 DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_groups, int fuse_target_groups,
                           double fuse_max_group_fraction = 0);
 

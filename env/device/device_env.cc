@@ -1137,4 +1137,28 @@ StepResult DeviceEnv::Step(int32_t action) {
   return r;
 }
 
+std::vector<int> AcceleratorDevices(const perf::Machine& m) {
+  std::vector<int> a;
+  for (int d = 0; d < m.num_devices(); ++d)
+    if (m.device_types[d] != "cpu") a.push_back(d);
+  if (a.empty())
+    for (int d = 0; d < m.num_devices(); ++d) a.push_back(d);
+  return a;
+}
+
+void CheckFuseMaxGroupFraction(double fraction) {
+  if (!(fraction >= 0 && fraction <= 1)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", fraction);
+    throw ConfigError(std::string("fuse_max_group_fraction must be in [0, 1] (0 = no cap), got ") + buf);
+  }
+}
+
+double FuseMaxGroupBytes(const perf::Machine& m, double fraction) {
+  CheckFuseMaxGroupFraction(fraction);
+  double smallest = std::numeric_limits<double>::infinity();
+  for (int d : AcceleratorDevices(m)) smallest = std::min(smallest, m.sim.devices[d].memory_capacity);
+  return fraction > 0 && std::isfinite(smallest) ? fraction * smallest : 0.0;
+}
+
 }  // namespace placerl::env

@@ -194,6 +194,15 @@ struct DeviceInstance {
 // registering a name twice replaces it. Thread-safe.
 using DeviceStartPlacer = std::function<std::vector<int>(const graphs::ComputeGraph&, const perf::Machine&)>;
 void RegisterDeviceStartPlacer(const std::string& name, DeviceStartPlacer placer);
+
+// The machine's accelerators (every device when it has only CPUs).
+std::vector<int> AcceleratorDevices(const perf::Machine& m);
+// The fusion cap of fuse_max_group_fraction (place-baseline fuse=true, place-train/place --env
+// device): fraction × the smallest accelerator's memory (every device's when the machine has no
+// accelerator), in bytes; 0 (no cap) when fraction is 0 or that memory is unlimited. Throws
+// ConfigError unless fraction is in [0, 1].
+double FuseMaxGroupBytes(const perf::Machine& m, double fraction);
+void CheckFuseMaxGroupFraction(double fraction);  // the same ConfigError
 std::vector<std::string> DeviceStartPlacerNames();  // sorted
 
 class DeviceEnv : public Environment {

@@ -102,7 +102,7 @@ config::DevicePlaceBaselineConfig ResolveConfig(const Options& o) {
   if (!(c.partition_imbalance() > 0 && c.partition_imbalance() <= 1))
     throw ConfigError("partition_imbalance must be in (0, 1]");
   if (c.fuse_target_groups() < 0) throw ConfigError("fuse_target_groups must be >= 0");
-  CheckFuseMaxGroupFraction(c.fuse_max_group_fraction());
+  env::CheckFuseMaxGroupFraction(c.fuse_max_group_fraction());
   return c;
 }
 

@@ -29,14 +29,7 @@ using nlohmann::json;
 using nlohmann::json;
 
 // Accelerators (every device when the machine has only CPUs): round-robin spreads over these.
-std::vector<int> Accelerators(const perf::Machine& m) {
-  std::vector<int> a;
-  for (int d = 0; d < m.num_devices(); ++d)
-    if (m.device_types[d] != "cpu") a.push_back(d);
-  if (a.empty())
-    for (int d = 0; d < m.num_devices(); ++d) a.push_back(d);
-  return a;
-}
+std::vector<int> Accelerators(const perf::Machine& m) { return env::AcceleratorDevices(m); }
 
 // The group's device (every op of a group gets it) → op placement.
 std::vector<int> FromNodes(const env::DeviceInstance& inst, const std::vector<int>& node_device) {
@@ -182,7 +175,7 @@ std::vector<int> RunSearchPlacer(const PlacerInput& in, const SearchPlacer& plac
     fo.target_groups = c.fuse_target_groups();
     // The cap (fuse_max_group_fraction) measures a group by the device env's lifetime estimate alone.
     graphs::OpLiveRanges ranges;
-    if (fo.target_groups > 0) fo.max_group_bytes = FuseMaxGroupBytes(in.machine, c.fuse_max_group_fraction());
+    if (fo.target_groups > 0) fo.max_group_bytes = env::FuseMaxGroupBytes(in.machine, c.fuse_max_group_fraction());
     if (fo.max_group_bytes > 0) {
       ranges = env::DeviceEnv::LiveRanges(in.graph, in.machine, env::DeviceEnvOptions().memory_buckets);
       fo.live_ranges = &ranges;
@@ -358,21 +351,5 @@ void RegisterDeviceStartPlacers() {
     });
   }
 }
-
-void CheckFuseMaxGroupFraction(double fraction) {
-  if (!(fraction >= 0 && fraction <= 1)) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", fraction);
-    throw ConfigError(std::string("fuse_max_group_fraction must be in [0, 1] (0 = no cap), got ") + buf);
-  }
-}
-
-double FuseMaxGroupBytes(const perf::Machine& m, double fraction) {
-  CheckFuseMaxGroupFraction(fraction);
-  double smallest = std::numeric_limits<double>::infinity();
-  for (int d : Accelerators(m)) smallest = std::min(smallest, m.sim.devices[d].memory_capacity);
-  return fraction > 0 && std::isfinite(smallest) ? fraction * smallest : 0.0;
-}
-
 
 }  // namespace placerl::device_baseline

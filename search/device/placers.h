@@ -40,12 +40,7 @@ struct Placer {
 // The method table (single, round_robin, random, …).
 const std::vector<Placer>& Placers();
 
-// The fusion cap of fuse_max_group_fraction (place-baseline fuse=true, place-train/place --env
-// device): fraction × the smallest accelerator's memory (every device's when the machine has no
-// accelerator), in bytes; 0 (no cap) when fraction is 0 or that memory is unlimited. Throws
-// ConfigError unless fraction is in [0, 1].
-double FuseMaxGroupBytes(const perf::Machine& m, double fraction);
-void CheckFuseMaxGroupFraction(double fraction);  // the same ConfigError
+// (The fusion cap: env::FuseMaxGroupBytes, env/device/device_env.h.)
 
 // Registers the search placers (heft, m_topo, m_etf, m_sct, metis, scotch) and expert
 // as device(mode=iterative,start=NAME) start placements (env/device/device_env.h), with

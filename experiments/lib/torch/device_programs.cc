@@ -57,7 +57,7 @@ using nlohmann::json;
 
 void CheckEnvOptions(const std::string& reward, const std::string& oom, double oom_factor, int fuse_above, int fuse_target,
                      double fuse_max_group_fraction) {
-  device_baseline::CheckFuseMaxGroupFraction(fuse_max_group_fraction);
+  env::CheckFuseMaxGroupFraction(fuse_max_group_fraction);
   if (fuse_above < 0) throw ConfigError("fuse_above_groups must be >= 0 (0 = never fuse)");
   if (fuse_above > 0 && fuse_target < 1) throw ConfigError("fuse_target_groups must be >= 1");
   if (reward != "sqrt" && reward != "id" && reward != "log" && reward != "relative")
