@@ -304,12 +304,9 @@ void DrawTimeline(const std::string& path, const std::string& title, const graph
 
 // ------------------------------------------------------------------ the run
 
-// The method could not place within memory (InfeasibleAction): the run's document with null
-// results, "feasible": false and the reason, exit 2 (cli.h ReportInfeasible).
-int ReportInfeasiblePlacer(const Options& o, const config::DevicePlaceBaselineConfig& cfg, const graphs::ComputeGraph& g,
-                           const perf::Machine& machine, const env::DeviceEnv& env, run::RunDirectory& dir,
-                           const std::string& reason, double placing_s, double elapsed, int64_t evaluations,
-                           const std::vector<std::string>& notes) {
+// What every run's document starts with, feasible or not.
+json RunHeader(const config::DevicePlaceBaselineConfig& cfg, const graphs::ComputeGraph& g, const perf::Machine& machine,
+               const env::DeviceEnv& env) {
   json j;
   j["env"] = "device";
   j["method"] = cfg.method();
@@ -319,6 +316,16 @@ int ReportInfeasiblePlacer(const Options& o, const config::DevicePlaceBaselineCo
   j["groups"] = env.episode_length();
   j["seed"] = cfg.seed();
   j["memory_aware"] = cfg.memory_aware();
+  return j;
+}
+
+// The method could not place within memory (InfeasibleAction): the run's document with null
+// results, "feasible": false and the reason, exit 2 (cli.h ReportInfeasible).
+int ReportInfeasiblePlacer(const Options& o, const config::DevicePlaceBaselineConfig& cfg, const graphs::ComputeGraph& g,
+                           const perf::Machine& machine, const env::DeviceEnv& env, run::RunDirectory& dir,
+                           const std::string& reason, double placing_s, double elapsed, int64_t evaluations,
+                           const std::vector<std::string>& notes) {
+  json j = RunHeader(cfg, g, machine, env);
   j["single_device_time_s"] = env.instance().single_device_time;
   j["placement_wall_s"] = placing_s;
   j["seconds"] = elapsed;
@@ -476,15 +483,7 @@ int Run(const Options& o, int argc, char** argv) {
                        {"capacity_bytes", std::isfinite(cap) ? json(cap) : json(nullptr)},
                        {"oom", r.peak_memory[d] > cap}});
   }
-  json j;
-  j["env"] = "device";
-  j["method"] = cfg.method();
-  j["graph"] = cfg.graph();
-  j["machine"] = machine.spec;
-  j["ops"] = g.num_ops();
-  j["groups"] = env.episode_length();
-  j["seed"] = cfg.seed();
-  j["memory_aware"] = cfg.memory_aware();
+  json j = RunHeader(cfg, g, machine, env);
   j["best"] = {{"step_time_s", r.makespan},
                {"effective_time_s", best_eff},
                {"oom", r.oom},
