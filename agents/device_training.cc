@@ -1,7 +1,6 @@
 #include "agents/device_training.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 
@@ -70,16 +69,7 @@ DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_g
 
 double PlayDeviceEpisode(encoders::Policy& policy, DeviceTask& task, uint64_t seed, std::mt19937_64* rng,
                          bool greedy, agents::RolloutBuffer* buffer) {
-  env::DeviceEnv& env = *task.env;
-  env.Reset(seed);
-  bool infeasible = false;
-  while (!env.done()) {
-    const encoders::PolicyStep a = policy.Act(env, rng, greedy);
-    if (buffer) buffer->Record(env, a);
-    const env::StepResult r = env.Step(a.action);
-    infeasible |= r.infeasible;
-    if (buffer) buffer->SetOutcome(env, r.reward, r.done, r.infeasible);
-  }
+  const bool infeasible = agents::PlayEpisode(policy, *task.env, seed, rng, greedy, buffer);
   return infeasible ? INFINITY : task.Score();
 }
 
@@ -89,67 +79,75 @@ void OfferBestDevice(const DeviceTask& task, size_t k, double time, DeviceTraini
   st->best[k] = task.OpPlacement();
 }
 
+namespace {
+
+// Episodes over the tasks' environments (one copy each: the score reads the task's own), each
+// complete placement offered as its graph's best; graphs differ in scale, so the update's quality
+// is the mean speed-up over a single device.
+class DeviceTrainingTask : public agents::CollectorTask {
+ public:
+  DeviceTrainingTask(std::vector<DeviceTask>& tasks, DeviceTrainingState* st)
+      : agents::CollectorTask(Designs(tasks), 1), tasks_(tasks), st_(st) {}
+
+  void Columns(const agents::RolloutBuffer& buffer, LogRow* row) override {
+    double best_speedup = 0;
+    int with_best = 0;
+    for (size_t k = 0; k < tasks_.size(); ++k)
+      if (std::isfinite(st_->best_time[k]))
+        best_speedup += tasks_[k].original().instance().single_device_time / st_->best_time[k], ++with_best;
+    row->insert(row->end(), {{"charts/episodic_return", buffer.MeanEpisodeReturn()},
+                             {"charts/mean_step_time_s", complete_ ? sum_time_ / complete_ : NAN},
+                             {"charts/mean_speedup_vs_single", complete_ ? sum_speedup_ / complete_ : NAN},
+                             {"charts/best_speedup_vs_single", with_best ? best_speedup / with_best : NAN},
+                             {"charts/best_step_time_s", tasks_.size() == 1 && with_best ? st_->best_time[0] : NAN},
+                             {"charts/oom_episodes", static_cast<double>(oom_)},
+                             {"charts/infeasible_episodes", static_cast<double>(infeasible_)}});
+    sum_time_ = sum_speedup_ = 0;
+    complete_ = infeasible_ = oom_ = 0;
+  }
+
+ protected:
+  void EpisodeEnded(size_t k, env::Environment&, bool infeasible) override {
+    DeviceTask& task = tasks_[k];
+    const double t = infeasible ? INFINITY : task.Score();
+    if (!std::isfinite(t)) {
+      ++infeasible_;
+      return;
+    }
+    ++complete_;
+    oom_ += task.last_oom;
+    sum_time_ += t;
+    sum_speedup_ += task.original().instance().single_device_time / t;
+    OfferBestDevice(task, k, t, st_);
+  }
+
+ private:
+  static std::vector<env::Environment*> Designs(std::vector<DeviceTask>& tasks) {
+    std::vector<env::Environment*> d;
+    for (DeviceTask& t : tasks) d.push_back(t.env.get());
+    return d;
+  }
+  std::vector<DeviceTask>& tasks_;
+  DeviceTrainingState* st_;
+  double sum_time_ = 0, sum_speedup_ = 0;
+  int complete_ = 0, infeasible_ = 0, oom_ = 0;
+};
+
+}  // namespace
+
 void TrainDevice(std::vector<DeviceTask>& tasks, agents::Learner& learner, int episodes_per_update,
                  uint64_t seed, double budget_s, DeviceTrainingState* st, const std::function<bool()>& stop,
                  const std::function<void(int64_t, const LogRow&)>& log,
                  const std::function<void(const DeviceTrainingState&, double)>& every_update, BudgetClock clock) {
-  using Clock = std::chrono::steady_clock;
-  const Stopwatch watch(clock);
-  auto elapsed = [&] { return st->elapsed_s + watch.Elapsed(); };
-  agents::RolloutBuffer buffer;
-  std::mt19937_64& rng = learner.rng();
-  encoders::Policy& policy = learner.policy();
-  while (elapsed() < budget_s && !(stop && stop())) {
-    buffer.Clear();
-    const auto c0 = Clock::now();
-    // Graphs differ in scale: the update's quality is the mean speed-up over single device.
-    double sum_time = 0, sum_speedup = 0;
-    int complete = 0, infeasible = 0, oom = 0;
-    for (int e = 0; e < episodes_per_update && !(stop && stop()); ++e) {
-      const size_t k = tasks.size() == 1 ? 0 : std::uniform_int_distribution<size_t>(0, tasks.size() - 1)(rng);
-      DeviceTask& task = tasks[k];
-      const double t = PlayDeviceEpisode(policy, task, seed + static_cast<uint64_t>(st->episodes), &rng, false, &buffer);
-      ++st->episodes;
-      if (!std::isfinite(t)) {
-        ++infeasible;
-        continue;
-      }
-      ++complete;
-      const double single = task.original().instance().single_device_time;
-      oom += task.last_oom;
-      sum_time += t;
-      sum_speedup += single / t;
-      OfferBestDevice(task, k, t, st);
-    }
-    if (buffer.transitions.empty()) break;
-    const int64_t steps = buffer.size();
-    const double collect_s = std::chrono::duration<double>(Clock::now() - c0).count();
-    const auto u0 = Clock::now();
-    const agents::Stats stats = learner.Update(&buffer);
-    const double update_s = std::chrono::duration<double>(Clock::now() - u0).count();
-    st->steps += steps;
-    ++st->iteration;
-    double best_speedup = 0;
-    int with_best = 0;
-    for (size_t k = 0; k < tasks.size(); ++k)
-      if (std::isfinite(st->best_time[k])) best_speedup += tasks[k].original().instance().single_device_time / st->best_time[k], ++with_best;
-    LogRow row = {{"time_s", elapsed()},
-                        {"charts/episodes", static_cast<double>(st->episodes)},
-                        {"charts/episodic_return", buffer.MeanEpisodeReturn()},
-                        {"charts/mean_step_time_s", complete ? sum_time / complete : NAN},
-                        {"charts/mean_speedup_vs_single", complete ? sum_speedup / complete : NAN},
-                        {"charts/best_speedup_vs_single", with_best ? best_speedup / with_best : NAN},
-                        {"charts/best_step_time_s", tasks.size() == 1 && with_best ? st->best_time[0] : NAN},
-                        {"charts/oom_episodes", static_cast<double>(oom)},
-                        {"charts/infeasible_episodes", static_cast<double>(infeasible)},
-                        {"charts/SPS", steps / std::max(1e-9, collect_s + update_s)},
-                        {"perf/collect_s", collect_s},
-                        {"perf/update_s", update_s}};
-    for (const auto& [key, v] : stats) row.emplace_back(key, v);
-    if (log) log(st->iteration, row);
-    if (every_update) every_update(*st, elapsed());
-  }
-  st->elapsed_s = elapsed();
+  agents::TrainerOptions o;
+  o.episodes_per_update = episodes_per_update;
+  o.seed = seed;
+  o.budget_s = budget_s;
+  o.clock = clock;
+  DeviceTrainingTask task(tasks, st);
+  agents::Train(task, learner, o, st, nullptr, stop, log, [&](double elapsed_s) {
+    if (every_update) every_update(*st, elapsed_s);
+  });
 }
 
 }  // namespace placerl

@@ -18,6 +18,7 @@
 #include "agents/learner.h"
 #include "agents/log_row.h"
 #include "agents/rollout.h"
+#include "agents/trainer.h"
 #include "encoders/policy.h"
 #include "cost_models/tpu/placed_graph_sim.h"
 #include "datasets/graphs/fusion.h"
@@ -55,9 +56,8 @@ struct DeviceTask {
 DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_groups, int fuse_target_groups,
                           double fuse_max_group_fraction = 0);
 
-struct DeviceTrainingState {
-  int64_t iteration = 0, episodes = 0, steps = 0;
-  double elapsed_s = 0;
+// Progress (iteration, episodes, steps, elapsed_s: agents::TrainingProgress) and the bests.
+struct DeviceTrainingState : agents::TrainingProgress {
   std::vector<double> best_time;         // per graph: best effective (OOM-penalised) step time, +inf = none
   std::vector<std::vector<int>> best;    // per graph: its op → device placement
 };
@@ -71,9 +71,9 @@ double PlayDeviceEpisode(encoders::Policy& policy, DeviceTask& task, uint64_t se
 // Keeps the task's current (complete) placement as graph k's best when `time` is lower.
 void OfferBestDevice(const DeviceTask& task, size_t k, double time, DeviceTrainingState* st);
 
-// Trains until `budget_s` (st->elapsed_s included) or `stop()`: each update collects
-// `episodes_per_update` episodes, each on a graph drawn uniformly (pretraining when several),
-// then one learner update. `log` gets one metrics row per update; `every_update` may be empty.
+// The device task of the one trainer (agents/trainer.h): trains until `budget_s`
+// (st->elapsed_s included) or `stop()`: each update collects `episodes_per_update` episodes, each
+// on a graph drawn uniformly (pretraining when several), then one learner update. `log` gets one metrics row per update; `every_update` may be empty.
 // `budget_s` and the metrics' time_s are counted on `clock` (kCpu: this process's CPU seconds).
 void TrainDevice(std::vector<DeviceTask>& tasks, agents::Learner& learner,
                  int episodes_per_update, uint64_t seed, double budget_s, DeviceTrainingState* st,

@@ -1,11 +1,12 @@
 #include "agents/hdp_training.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <string>
 
+#include "agents/collector.h"
+#include "agents/trainer.h"
 #include "datasets/util/errors.h"
 
 namespace placerl {
@@ -44,6 +45,116 @@ DeviceTask MakeGroupedTask(const env::DeviceEnv& base, const std::vector<int32_t
   return t;
 }
 
+namespace {
+
+// HDP as a task of the one trainer: each update's collection samples ONE grouping and places
+// its groups; the update is the joint REINFORCE step (the learner's and the grouper's).
+class HdpTask : public agents::TrainingTask {
+ public:
+  HdpTask(DeviceTask& base, encoders::HdpGrouper& grouper, double decay, DeviceTrainingState* st, HdpState* hs)
+      : units_env_(*base.env), units_(*units_env_.static_graph()), grouper_(grouper), decay_(decay), st_(st),
+        hs_(hs) {
+    single_ = units_env_.instance().single_device_time;
+    // The out-of-memory time of the environment's oom rule (what a failed episode scores).
+    const env::DeviceEnvOptions& eo = units_env_.options();
+    failing_time_ = eo.oom == "fixed"      ? eo.failing_time_s
+                    : eo.oom == "relative" ? eo.oom_factor * single_
+                                           : single_ + eo.placeto_cap_s;
+  }
+
+  int32_t Collect(encoders::Policy& policy, std::mt19937_64* rng, int32_t episodes, uint64_t first_seed,
+                  const std::function<bool()>& may_start, const std::function<void()>& ended,
+                  agents::RolloutBuffer* buffer, agents::TrainingTimes* times) override {
+    grouping_ = grouper_.Sample(units_, rng);
+    returns_.clear();
+    sum_time_ = sum_speedup_ = 0;
+    complete_ = infeasible_ = oom_ = placed_groups_ = 0;
+    DeviceTask task;
+    try {
+      task = MakeGroupedTask(units_env_, grouping_.unit_group);
+      placed_groups_ = task.env->episode_length();
+    } catch (const ConfigError&) {  // a learned group fits no device: HDP's invalid placement
+      int32_t played = 0;
+      for (; played < episodes && !(may_start && !may_start()); ++played) {
+        ++infeasible_;
+        returns_.push_back(-units_env_.Transform(failing_time_));
+        if (ended) ended();
+      }
+      return played;
+    }
+    // HDP's placement e of an update resets with seed + (episodes before it) + 1.
+    agents::Collector collector({task.env.get()}, 1);
+    const int32_t played = collector.Collect(
+        policy, rng, episodes, first_seed + 1, may_start,
+        [&](size_t, env::Environment&, bool infeasible) {
+          const double t = infeasible ? INFINITY : task.Score();
+          if (ended) ended();
+          if (!std::isfinite(t)) {
+            ++infeasible_;
+            return;
+          }
+          ++complete_;
+          oom_ += task.last_oom;
+          sum_time_ += t;
+          sum_speedup_ += single_ / t;
+          const double before = st_->best_time[0];
+          OfferBestDevice(task, 0, t, st_);
+          if (st_->best_time[0] < before) hs_->best_groups = placed_groups_;
+        },
+        buffer, times);
+    for (const agents::EpisodeSummary& ep : buffer->episodes) returns_.push_back(ep.episode_return);
+    return played;
+  }
+
+  bool Learnable(const agents::RolloutBuffer&, int32_t played) const override { return played > 0; }
+
+  LogRow Update(agents::Learner& learner, agents::RolloutBuffer* buffer) override {
+    // The grouper's half of (R − b)·(−log p_placer − log p_grouper), normalised as the
+    // learner normalises its half (÷ the update's placer decisions; one per placement when none).
+    const int64_t steps = buffer->size();
+    mean_return_ = 0;
+    for (double r : returns_) mean_return_ += r / static_cast<double>(returns_.size());
+    if (std::isnan(hs_->baseline)) hs_->baseline = mean_return_;  // the learner starts its b_t the same way
+    double weight = 0;
+    for (double r : returns_) weight += r - hs_->baseline;
+    weight /= static_cast<double>(steps > 0 ? steps : static_cast<int64_t>(returns_.size()));
+    const std::map<std::string, double> gstats = grouper_.Update(units_, {&grouping_}, {weight});
+    hs_->baseline = decay_ * hs_->baseline + (1 - decay_) * mean_return_;
+    LogRow row;
+    if (!buffer->transitions.empty()) row = TrainingTask::Update(learner, buffer);
+    row.insert(row.end(), gstats.begin(), gstats.end());
+    return row;
+  }
+
+  void Columns(const agents::RolloutBuffer&, LogRow* row) override {
+    const bool with_best = std::isfinite(st_->best_time[0]);
+    row->insert(row->end(), {{"charts/episodic_return", mean_return_},
+                             {"charts/mean_step_time_s", complete_ ? sum_time_ / complete_ : NAN},
+                             {"charts/mean_speedup_vs_single", complete_ ? sum_speedup_ / complete_ : NAN},
+                             {"charts/best_speedup_vs_single", with_best ? single_ / st_->best_time[0] : NAN},
+                             {"charts/best_step_time_s", with_best ? st_->best_time[0] : NAN},
+                             {"charts/oom_episodes", static_cast<double>(oom_)},
+                             {"charts/infeasible_episodes", static_cast<double>(infeasible_)},
+                             {"charts/groups", static_cast<double>(placed_groups_)},
+                             {"charts/grouper_log_prob", grouping_.log_prob},
+                             {"charts/grouper_baseline", hs_->baseline}});
+  }
+
+ private:
+  const env::DeviceEnv& units_env_;
+  const env::StaticGraph& units_;
+  encoders::HdpGrouper& grouper_;
+  double decay_, single_ = 0, failing_time_ = 0;
+  DeviceTrainingState* st_;
+  HdpState* hs_;
+  encoders::Grouping grouping_;
+  std::vector<double> returns_;
+  double mean_return_ = 0, sum_time_ = 0, sum_speedup_ = 0;
+  int complete_ = 0, infeasible_ = 0, oom_ = 0, placed_groups_ = 0;
+};
+
+}  // namespace
+
 void TrainHdp(DeviceTask& base, encoders::HdpGrouper& grouper, agents::Learner& learner, int placements_per_update,
               uint64_t seed, double budget_s, BudgetClock clock, DeviceTrainingState* st, HdpState* hs,
               const std::function<bool()>& stop, const std::function<void(int64_t, const LogRow&)>& log,
@@ -51,97 +162,15 @@ void TrainHdp(DeviceTask& base, encoders::HdpGrouper& grouper, agents::Learner& 
   if (base.fused) throw ConfigError("hdp: the grouper replaces fusion; give it the unfused task");
   if (learner.options().algorithm != agents::Algorithm::kReinforce)
     throw ConfigError("method=hdp trains grouper and placer with one REINFORCE loss: set agent.algorithm=reinforce");
-  using Clock = std::chrono::steady_clock;
-  const Stopwatch watch(clock);
-  auto elapsed = [&] { return st->elapsed_s + watch.Elapsed(); };
-  const env::DeviceEnv& units_env = *base.env;
-  const env::StaticGraph& units = *units_env.static_graph();
-  const double single = units_env.instance().single_device_time;
-  const double decay = learner.options().baseline_decay;
-  // The out-of-memory time of the environment's oom rule (what a failed episode scores).
-  const env::DeviceEnvOptions& eo = units_env.options();
-  const double failing_time = eo.oom == "fixed" ? eo.failing_time_s : eo.oom == "relative" ? eo.oom_factor * single
-                                                                                             : single + eo.placeto_cap_s;
-  agents::RolloutBuffer buffer;
-  std::mt19937_64& rng = learner.rng();
-  encoders::Policy& policy = learner.policy();
-  while (elapsed() < budget_s && !(stop && stop())) {
-    buffer.Clear();
-    const auto c0 = Clock::now();
-    const encoders::Grouping grouping = grouper.Sample(units, &rng);
-    std::vector<double> returns;
-    double sum_time = 0, sum_speedup = 0;
-    int complete = 0, infeasible = 0, oom = 0, placed_groups = 0;
-    bool realisable = true;
-    DeviceTask task;
-    try {
-      task = MakeGroupedTask(units_env, grouping.unit_group);
-      placed_groups = task.env->episode_length();
-    } catch (const ConfigError&) {
-      realisable = false;  // a learned group fits no device: HDP's invalid placement
-    }
-    for (int e = 0; e < placements_per_update && !(stop && stop()); ++e) {
-      ++st->episodes;
-      if (!realisable) {
-        ++infeasible;
-        returns.push_back(-units_env.Transform(failing_time));
-        continue;
-      }
-      const double t = PlayDeviceEpisode(policy, task, seed + static_cast<uint64_t>(st->episodes), &rng, false, &buffer);
-      returns.push_back(buffer.episodes.back().episode_return);
-      if (!std::isfinite(t)) {
-        ++infeasible;
-        continue;
-      }
-      ++complete;
-      oom += task.last_oom;
-      sum_time += t;
-      sum_speedup += single / t;
-      const double before = st->best_time[0];
-      OfferBestDevice(task, 0, t, st);
-      if (st->best_time[0] < before) hs->best_groups = placed_groups;
-    }
-    if (returns.empty()) break;
-    const int64_t steps = buffer.size();
-    const double collect_s = std::chrono::duration<double>(Clock::now() - c0).count();
-    const auto u0 = Clock::now();
-    // The grouper's half of (R − b)·(−log p_placer − log p_grouper), normalised as the
-    // learner normalises its half (÷ the update's placer decisions; one per placement when none).
-    double mean_return = 0;
-    for (double r : returns) mean_return += r / static_cast<double>(returns.size());
-    if (std::isnan(hs->baseline)) hs->baseline = mean_return;  // the learner starts its b_t the same way
-    double weight = 0;
-    for (double r : returns) weight += r - hs->baseline;
-    weight /= static_cast<double>(steps > 0 ? steps : static_cast<int64_t>(returns.size()));
-    const std::map<std::string, double> gstats = grouper.Update(units, {&grouping}, {weight});
-    hs->baseline = decay * hs->baseline + (1 - decay) * mean_return;
-    agents::Stats stats;
-    if (!buffer.transitions.empty()) stats = learner.Update(&buffer);
-    const double update_s = std::chrono::duration<double>(Clock::now() - u0).count();
-    st->steps += steps;
-    ++st->iteration;
-    const bool with_best = std::isfinite(st->best_time[0]);
-    LogRow row = {{"time_s", elapsed()},
-                        {"charts/episodes", static_cast<double>(st->episodes)},
-                        {"charts/episodic_return", mean_return},
-                        {"charts/mean_step_time_s", complete ? sum_time / complete : NAN},
-                        {"charts/mean_speedup_vs_single", complete ? sum_speedup / complete : NAN},
-                        {"charts/best_speedup_vs_single", with_best ? single / st->best_time[0] : NAN},
-                        {"charts/best_step_time_s", with_best ? st->best_time[0] : NAN},
-                        {"charts/oom_episodes", static_cast<double>(oom)},
-                        {"charts/infeasible_episodes", static_cast<double>(infeasible)},
-                        {"charts/groups", static_cast<double>(placed_groups)},
-                        {"charts/grouper_log_prob", grouping.log_prob},
-                        {"charts/grouper_baseline", hs->baseline},
-                        {"charts/SPS", steps / std::max(1e-9, collect_s + update_s)},
-                        {"perf/collect_s", collect_s},
-                        {"perf/update_s", update_s}};
-    for (const auto& [key, v] : stats) row.emplace_back(key, v);
-    for (const auto& [key, v] : gstats) row.emplace_back(key, v);
-    if (log) log(st->iteration, row);
-    if (every_update) every_update(*st, elapsed());
-  }
-  st->elapsed_s = elapsed();
+  agents::TrainerOptions o;
+  o.episodes_per_update = placements_per_update;
+  o.seed = seed;
+  o.budget_s = budget_s;
+  o.clock = clock;
+  HdpTask task(base, grouper, learner.options().baseline_decay, st, hs);
+  agents::Train(task, learner, o, st, nullptr, stop, log, [&](double elapsed_s) {
+    if (every_update) every_update(*st, elapsed_s);
+  });
 }
 
 }  // namespace placerl

@@ -1,5 +1,7 @@
 #include "agents/rollout.h"
 
+#include "agents/collector.h"
+
 #include "datasets/util/errors.h"
 
 namespace placerl::agents {
@@ -103,15 +105,8 @@ double RolloutBuffer::MeanEpisodeReturn() const {
 
 void CollectEpisodes(encoders::Policy& policy, env::Environment& env, int32_t episodes, uint64_t seed,
                      std::mt19937_64* rng, RolloutBuffer* buffer) {
-  for (int32_t k = 0; k < episodes; ++k) {
-    env.Reset(seed + static_cast<uint64_t>(k));
-    while (!env.done()) {
-      const encoders::PolicyStep step = policy.Act(env, rng);
-      buffer->Record(env, step);
-      const env::StepResult r = env.Step(step.action);
-      buffer->SetOutcome(env, r.reward, r.done || env.done(), r.infeasible);
-    }
-  }
+  for (int32_t k = 0; k < episodes; ++k)
+    PlayEpisode(policy, env, seed + static_cast<uint64_t>(k), rng, /*greedy=*/false, buffer);
 }
 
 void CollectEpisodes(encoders::Policy& policy, env::VectorEnv& venv, int32_t episodes, std::mt19937_64* rng,

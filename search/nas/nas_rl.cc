@@ -5,6 +5,7 @@
 #include <memory>
 #include <random>
 
+#include "agents/collector.h"
 #include "agents/rollout.h"
 #include "datasets/util/errors.h"
 
@@ -58,13 +59,8 @@ NasRlController::~NasRlController() = default;
 search::NasEvaluation NasRlController::PlayEpisode() {
   Impl& m = *impl_;
   std::mt19937_64& rng = m.learner.rng();
-  m.play.Reset(m.o.seed + static_cast<uint64_t>(m.episodes));
-  while (!m.play.done()) {
-    const encoders::PolicyStep a = m.policy.Act(m.play, &rng);
-    m.buffer.Record(m.play, a);
-    const env::StepResult s = m.play.Step(a.action);
-    m.buffer.SetOutcome(m.play, m.o.reward_scale * s.reward, s.done, s.infeasible);
-  }
+  agents::PlayEpisode(m.policy, m.play, m.o.seed + static_cast<uint64_t>(m.episodes), &rng, /*greedy=*/false,
+                      &m.buffer, m.o.reward_scale);
   ++m.episodes;
   // The bookkeeping uses the environment's own score of the architecture built (the
   // episode's reward is the same number: tests/search/nas/nas_rl_test.cc).

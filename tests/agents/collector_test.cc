@@ -1,9 +1,11 @@
-// place-train's batched chip collection (agents/chip_training.h, ChipCollector): with
+// The trainer's batched collection (agents/collector.h, Collector) on chip designs: with
 // one copy it records exactly what the one-environment loop (PlayChipEpisode per episode, the
 // design drawn before each) records, RNG included; with several copies of two designs it is
 // deterministic (same RNG → same buffer), records complete episodes in episode order, each
 // replayable on a fresh environment to the cost it reported, and stops starting episodes when
 // asked; episodes that end early (infeasible) free their copy for the next episode.
+#include "agents/collector.h"
+
 #include "agents/chip_training.h"
 
 #include <gtest/gtest.h>
@@ -37,6 +39,17 @@ encoders::PolicyOptions SmallPolicy() {
   return o;
 }
 
+std::vector<env::Environment*> Pointers(const std::vector<std::unique_ptr<env::ChipEnv>>& envs) {
+  std::vector<env::Environment*> p;
+  for (const auto& e : envs) p.push_back(e.get());
+  return p;
+}
+
+// The episode's proxy cost as the chip task reads it (+inf when it ended infeasible).
+double Cost(const env::Environment& env) {
+  return env.info_value("infeasible") == 0 ? env.info_value("proxy_cost") : INFINITY;
+}
+
 // Every recorded field of two buffers, transition by transition and episode by episode.
 void ExpectSameBuffers(const agents::RolloutBuffer& a, const agents::RolloutBuffer& b) {
   ASSERT_EQ(a.transitions.size(), b.transitions.size());
@@ -65,7 +78,7 @@ void ExpectSameBuffers(const agents::RolloutBuffer& a, const agents::RolloutBuff
   }
 }
 
-TEST(ChipCollector, OneCopyIsTheOneEnvironmentLoop) {
+TEST(Collector, OneCopyIsTheOneEnvironmentLoop) {
   auto envs = TwoDesigns();
   encoders::Policy policy(SmallPolicy(), encoders::FeatureLayout::Of(*envs[0]));
   const uint64_t seed = 40;
@@ -83,10 +96,10 @@ TEST(ChipCollector, OneCopyIsTheOneEnvironmentLoop) {
   std::mt19937_64 rng(11);
   agents::RolloutBuffer batched;
   std::vector<std::pair<size_t, double>> ends;
-  ChipCollector collector(&envs, 1);
-  ChipTrainingTimes times;
+  agents::Collector collector(Pointers(envs), 1);
+  agents::TrainingTimes times;
   const int32_t played = collector.Collect(
-      policy, &rng, episodes, seed, {}, [&](size_t k, const env::ChipEnv&, double cost) { ends.emplace_back(k, cost); },
+      policy, &rng, episodes, seed, {}, [&](size_t k, env::Environment& env, bool) { ends.emplace_back(k, Cost(env)); },
       &batched, &times);
   EXPECT_EQ(played, episodes);
   EXPECT_EQ(ends, loop_ends);
@@ -99,7 +112,7 @@ TEST(ChipCollector, OneCopyIsTheOneEnvironmentLoop) {
   EXPECT_TRUE(both) << "the seed should draw both designs";
 }
 
-TEST(ChipCollector, SeveralCopiesAreDeterministicCompleteAndReplayable) {
+TEST(Collector, SeveralCopiesAreDeterministicCompleteAndReplayable) {
   const int32_t episodes = 7, batch = 3;
   const uint64_t seed = 100;
   auto envs = TwoDesigns();
@@ -109,11 +122,11 @@ TEST(ChipCollector, SeveralCopiesAreDeterministicCompleteAndReplayable) {
   for (auto* run : {&first, &second}) {
     std::mt19937_64 rng(5);
     auto& ends = run == &first ? ends_first : ends_second;
-    ChipCollector collector(&envs, batch);
+    agents::Collector collector(Pointers(envs), batch);
     EXPECT_EQ(collector.Collect(policy, &rng, episodes, seed, {},
-                                [&](size_t k, const env::ChipEnv& env, double cost) {
+                                [&](size_t k, env::Environment& env, bool) {
                                   EXPECT_TRUE(env.done());
-                                  ends.emplace_back(k, cost);
+                                  ends.emplace_back(k, Cost(env));
                                 },
                                 run),
               episodes);
@@ -173,7 +186,7 @@ std::unique_ptr<env::ChipEnv> Crowded() {
   return std::make_unique<env::ChipEnv>(inst, env::ChipEnvOptions{});
 }
 
-TEST(ChipCollector, InfeasibleEpisodesEndEarlyAndFreeTheirCopy) {
+TEST(Collector, InfeasibleEpisodesEndEarlyAndFreeTheirCopy) {
   std::vector<std::unique_ptr<env::ChipEnv>> envs;
   envs.push_back(Crowded());
   {
@@ -185,11 +198,12 @@ TEST(ChipCollector, InfeasibleEpisodesEndEarlyAndFreeTheirCopy) {
   std::map<size_t, int> ends_by_design;
   for (auto* run : {&first, &second}) {
     std::mt19937_64 rng(21);
-    ChipCollector collector(&envs, 3);
+    agents::Collector collector(Pointers(envs), 3);
     EXPECT_EQ(collector.Collect(policy, &rng, 8, 7, {},
-                                [&](size_t k, const env::ChipEnv&, double cost) {
+                                [&](size_t k, env::Environment& env, bool infeasible) {
                                   if (run == &first) ++ends_by_design[k];
-                                  EXPECT_EQ(std::isfinite(cost), k == 1) << "design " << k;
+                                  EXPECT_EQ(std::isfinite(Cost(env)), k == 1) << "design " << k;
+                                  EXPECT_EQ(infeasible, k == 0) << "design " << k;
                                 },
                                 run),
               8);
@@ -205,20 +219,21 @@ TEST(ChipCollector, InfeasibleEpisodesEndEarlyAndFreeTheirCopy) {
   }
 }
 
-TEST(ChipCollector, StopsStartingEpisodesWhenAskedAndTakesMoreCopiesThanEpisodes) {
+TEST(Collector, StopsStartingEpisodesWhenAskedAndTakesMoreCopiesThanEpisodes) {
   auto envs = TwoDesigns();
   encoders::Policy policy(SmallPolicy(), encoders::FeatureLayout::Of(*envs[0]));
   std::mt19937_64 rng(9);
   agents::RolloutBuffer buffer;
   int starts = 0;
-  ChipCollector collector(&envs, 4);
+  agents::Collector collector(Pointers(envs), 4);
   EXPECT_EQ(collector.Collect(policy, &rng, 10, 1, [&] { return ++starts <= 2; }, {}, &buffer), 2);
   EXPECT_EQ(buffer.episodes.size(), 2u);
   buffer.Clear();
-  ChipCollector wide(&envs, 16);
+  agents::Collector wide(Pointers(envs), 16);
   EXPECT_EQ(wide.Collect(policy, &rng, 3, 1, {}, {}, &buffer), 3);
   EXPECT_EQ(buffer.episodes.size(), 3u);
-  EXPECT_THROW(ChipCollector(&envs, 0), ConfigError);
+  EXPECT_THROW(agents::Collector(Pointers(envs), 0), ConfigError);
+  EXPECT_THROW(agents::Collector({}, 1), ConfigError);
 }
 
 }  // namespace
