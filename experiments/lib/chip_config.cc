@@ -46,6 +46,7 @@ config::PlaceBaselineConfig DefaultPlaceBaselineConfig() {
   sa->set_proposer(d.sa_proposer);
   sa->set_proposer_lr(d.sa_proposer_lr);
   sa->set_proposer_reward(d.sa_proposer_reward_per_second ? "per_second" : "per_proposal");
+  sa->set_proposer_prior(d.sa_proposer_prior);
   return c;
 }
 
@@ -104,6 +105,8 @@ void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
   if (!sa.proposer_reward().empty() && sa.proposer_reward() != "per_proposal" && sa.proposer_reward() != "per_second")
     throw ConfigError("sa.proposer_reward must be per_proposal or per_second (got '" + sa.proposer_reward() + "')");
   if (!(sa.proposer_lr() >= 0 && sa.proposer_lr() <= 100)) throw ConfigError("sa.proposer_lr must be in [0, 100]");
+  if (!sa.proposer_prior().empty() && sa.proposer_prior() != "uniform" && sa.proposer_prior() != "mixture")
+    throw ConfigError("sa.proposer_prior must be uniform or mixture (got '" + sa.proposer_prior() + "')");
   if (!sa.proposer_weights().empty() && sa.proposer() != "learned")
     throw ConfigError("sa.proposer_weights needs sa.proposer=learned");
 }
@@ -145,6 +148,7 @@ search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselin
   o.sa_proposer = c.sa().proposer();
   o.sa_proposer_lr = c.sa().proposer_lr();
   o.sa_proposer_reward_per_second = c.sa().proposer_reward() == "per_second";
+  o.sa_proposer_prior = c.sa().proposer_prior().empty() ? "uniform" : c.sa().proposer_prior();
   if (!c.sa().proposer_weights().empty()) o.sa_proposer_weights = search::LoadProposerWeights(c.sa().proposer_weights());
   o.refine_cd = c.refine_cd();
   o.max_evaluations = c.max_evaluations();

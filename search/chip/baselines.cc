@@ -476,7 +476,20 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
         ProposerOptions po;
         po.learning_rate = o.sa_proposer_lr;
         po.reward_per_second = o.sa_proposer_reward_per_second;
-        proposer.emplace(o.sa_proposer_weights, po, legal);
+        ProposerWeights start = o.sa_proposer_weights;
+        if (o.sa_proposer_prior == "mixture") {
+          po.log_prior = MixtureLogPrior(legal[kSoftShift] ? o.sa_soft_move_prob : 0.0, o.sa_action_probs);
+          const bool untrained = std::all_of(start.w.begin(), start.w.end(), [](double v) { return v == 0; });
+          if (untrained) {
+            ProposerWeights prior = WeightsOfPrior(po.log_prior);
+            prior.select = start.select;
+            prior.trained_on = start.trained_on;
+            start = prior;
+          }
+        } else if (o.sa_proposer_prior != "uniform") {
+          throw ConfigError("sa: proposer_prior must be uniform or mixture (got '" + o.sa_proposer_prior + "')");
+        }
+        proposer.emplace(start, po, legal);
       } else if (o.sa_proposer != "uniform") {
         throw ConfigError("sa: proposer must be uniform or learned (got '" + o.sa_proposer + "')");
       }

@@ -65,6 +65,10 @@ struct ChipBaselineOptions {
   ProposerWeights sa_proposer_weights;
   double sa_proposer_lr = 0.01;
   bool sa_proposer_reward_per_second = false;  // ProposerOptions::reward_per_second
+  // uniform | mixture: the entropy bonus towards uniform, or −KL towards the uniform proposer's
+  // mixture (MixtureLogPrior of sa_soft_move_prob and sa_action_probs), which is then also the
+  // start when sa_proposer_weights is untrained (all zero).
+  std::string sa_proposer_prior = "uniform";
   bool refine_cd = false;          // coordinate descent on the best result at the end
 };
 

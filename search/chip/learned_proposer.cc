@@ -123,6 +123,33 @@ ProposerWeights LoadProposerWeights(const std::string& path) {
   return w;
 }
 
+std::array<double, K> MixtureLogPrior(double soft_prob, const std::vector<double>& action_probs, double floor) {
+  if (action_probs.size() != 5) throw ConfigError("learned SA proposer: the mixture needs TILOS's five action probabilities");
+  if (!(soft_prob >= 0 && soft_prob <= 1)) throw ConfigError("learned SA proposer: soft_move_prob must be in [0, 1]");
+  if (!(floor > 0 && floor < 1)) throw ConfigError("learned SA proposer: the prior's floor must be in (0, 1)");
+  double total = 0;
+  for (double a : action_probs) {
+    if (!(a >= 0) || !std::isfinite(a)) throw ConfigError("learned SA proposer: an action probability is not >= 0");
+    total += a;
+  }
+  if (!(total > 0)) throw ConfigError("learned SA proposer: the action probabilities sum to 0");
+  std::array<double, K> q{};
+  for (int k = 0; k < 5; ++k) q[k] = (1 - soft_prob) * action_probs[k] / total;
+  q[kSoftShift] = soft_prob;
+  q[kSoftPull] = q[kHardPull] = 0;
+  std::array<double, K> log_q{};
+  double sum = 0;
+  for (double& v : q) sum += (v = std::max(v, floor));
+  for (int k = 0; k < K; ++k) log_q[k] = std::log(q[k] / sum);
+  return log_q;
+}
+
+ProposerWeights WeightsOfPrior(const std::array<double, K>& log_prior) {
+  ProposerWeights w;
+  for (int k = 0; k < K; ++k) w.w[k * F] = log_prior[k];
+  return w;
+}
+
 LearnedProposer::LearnedProposer(const ProposerWeights& w, const ProposerOptions& o,
                                  const std::array<bool, K>& legal)
     : w_(w), o_(o), legal_(legal) {
@@ -137,6 +164,8 @@ LearnedProposer::LearnedProposer(const ProposerWeights& w, const ProposerOptions
     if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
   for (double v : w_.w)
     if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
+  for (double v : o_.log_prior)
+    if (!std::isfinite(v)) throw ConfigError("learned SA proposer: the prior has a non-finite log-probability");
 }
 
 std::array<double, K> LearnedProposer::Probabilities(double progress, double acceptance) const {
@@ -169,6 +198,11 @@ void LearnedProposer::Refresh(double progress) {
   for (int k = 0; k < K; ++k)
     if (prob_[k] > 0) h -= prob_[k] * std::log(prob_[k]);
   for (int k = 0; k < K; ++k) entropy_grad_[k] = prob_[k] > 0 ? -prob_[k] * (std::log(prob_[k]) + h) : 0.0;
+  // −KL(π ‖ q) = H(π) + Σ π log q: the second term's gradient is π_k (log q_k − Σ π log q).
+  double mean_log_q = 0;
+  for (int k = 0; k < K; ++k) mean_log_q += prob_[k] * o_.log_prior[k];
+  for (int k = 0; k < K; ++k)
+    if (prob_[k] > 0) entropy_grad_[k] += prob_[k] * (o_.log_prior[k] - mean_log_q);
   since_refresh_ = 0;
 }
 

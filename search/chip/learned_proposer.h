@@ -55,12 +55,25 @@ void SaveProposerWeights(const std::string& path, const ProposerWeights& w);
 ProposerWeights LoadProposerWeights(const std::string& path);
 std::string ProposerWeightsJson(const ProposerWeights& w);  // the file's content
 
+// The uniform proposer's mixture as log-probabilities per kind: a soft move (soft_shift) with
+// probability soft_prob, else TILOS's five by `action_probs` (swap, shift, mirror, move, shuffle);
+// the pull kinds get `floor` (they are not in that mixture; > 0 so that a KL towards it is finite).
+std::array<double, ProposerWeights::kKinds> MixtureLogPrior(double soft_prob, const std::vector<double>& action_probs,
+                                                           double floor = 0.01);
+// Weights whose policy is that prior at every context (bias = log-probability, other weights 0).
+ProposerWeights WeightsOfPrior(const std::array<double, ProposerWeights::kKinds>& log_prior);
+
 struct ProposerOptions {
   double learning_rate = 0.01;  // REINFORCE step on the normalised advantage; 0 = frozen
   int batch = 256;              // proposals per update
   // Entropy bonus (per proposal, on the normalised advantage's scale): keeps every kind
-  // proposed now and then, so that a kind that stops paying can be unlearned.
+  // proposed now and then, so that a kind that stops paying can be unlearned. With a prior, the
+  // bonus is −KL(π ‖ prior) instead of π's entropy: the policy is held near the prior rather than
+  // near uniform.
   double entropy_coef = 0.05;
+  // The prior's log-probabilities per kind (up to a constant; masked kinds ignored); all zero =
+  // uniform, the plain entropy bonus.
+  std::array<double, 8> log_prior{};
   double acceptance_decay = 1e-3;  // EMA weight of the recent acceptance rate feature
   // per_proposal: the reward as given. per_second: the reward minus ρ × the kind's mean time per
   // proposal, ρ = the running reward per second (the average-reward form of "improvement per CPU

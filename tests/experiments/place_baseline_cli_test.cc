@@ -113,11 +113,21 @@ TEST(PlaceBaselineCli, LearnedProposerIsWrittenAndContinuedFrom) {
   ASSERT_EQ(again.status, 0) << again.out;
   std::ifstream in2(second + "/proposer.json");
   EXPECT_EQ(nlohmann::json::parse(in2)["trained_on"].size(), 2u);  // provenance grows run after run
+  // proposer_prior=mixture without weights starts from the uniform proposer's mixture: soft shifts
+  // half the time (soft_move_prob 0.5), each of TILOS's five a tenth (before the floor's share).
+  const auto mixed = Sh("(" + kBin + common + " --set sa.proposer_lr=0 --set sa.proposer_prior=mixture --out " +
+                        (tmp / "mixed") + " 2>/dev/null)");
+  ASSERT_EQ(mixed.status, 0) << mixed.out;
+  const auto m = nlohmann::json::parse(mixed.out)["proposer"]["kinds"];
+  EXPECT_NEAR(m["soft_shift"]["probability_start"].get<double>(), 0.5 / 1.02, 1e-9);
+  EXPECT_NEAR(m["swap"]["probability_start"].get<double>(), 0.1 / 1.02, 1e-9);
+  EXPECT_NEAR(m["hard_pull"]["probability_end"].get<double>(), 0.01 / 1.02, 1e-9);  // frozen
   std::ofstream(tmp / "bad.json") << "{\"format\": \"placerl-sa-proposer\", \"version\": 1, \"kinds\": [";
   for (const std::string& args : {std::string("--set sa.proposer=clever"), std::string("--set sa.proposer_lr=-1"),
                                   std::string("--set sa.proposer_weights=" + (tmp / "bad.json")),
                                   std::string("--set sa.proposer=learned --set sa.proposer_weights=" + (tmp / "bad.json")),
-                                  std::string("--set sa.proposer=learned --set sa.proposer_weights=/nonexistent.json")}) {
+                                  std::string("--set sa.proposer=learned --set sa.proposer_weights=/nonexistent.json"),
+                                  std::string("--set sa.proposer=learned --set sa.proposer_prior=often")}) {
     const auto bad = Sh(kBin + " --method sa --minutes 0.01 " + args + " --out " + (tmp / "never"));
     EXPECT_EQ(bad.status, 1) << args << ": " << bad.out;
     EXPECT_EQ(CountLines(bad.out), 1) << args << ": " << bad.out;

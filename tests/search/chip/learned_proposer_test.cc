@@ -142,6 +142,48 @@ TEST(LearnedProposer, PerSecondRewardPrefersTheFasterOfTwoEquallyPayingKinds) {
   }
 }
 
+TEST(LearnedProposer, APriorHoldsThePolicyNearItWhereUniformHoldsItNearUniform) {
+  // The uniform proposer's mixture: soft shifts half the time, TILOS's five a tenth each, the
+  // pull kinds at the floor; normalised, and the weights of the prior give back that policy.
+  const auto log_q = MixtureLogPrior(0.5, {0.2, 0.2, 0.2, 0.2, 0.2});
+  double sum = 0;
+  for (double v : log_q) sum += std::exp(v);
+  EXPECT_NEAR(sum, 1, 1e-12);
+  EXPECT_NEAR(std::exp(log_q[kSoftShift]) / std::exp(log_q[kSwap]), 5, 1e-9);
+  EXPECT_NEAR(std::exp(log_q[kSoftPull]) / std::exp(log_q[kSwap]), 0.1, 1e-9);
+  LearnedProposer at_prior(WeightsOfPrior(log_q), ProposerOptions{}, AllLegal());
+  const auto p0 = at_prior.Probabilities(0.3, 0.2);
+  for (int k = 0; k < K; ++k) EXPECT_NEAR(p0[k], std::exp(log_q[k]), 1e-12) << k;
+  // No signal (every reward equal): only the bonus moves the policy. From uniform, the KL term
+  // pulls it towards the mixture; the plain entropy bonus leaves uniform where it is.
+  for (bool with_prior : {false, true}) {
+    ProposerOptions o;
+    o.learning_rate = 1.0;
+    o.batch = 64;
+    o.entropy_coef = 0.5;
+    if (with_prior) o.log_prior = log_q;
+    LearnedProposer p(ProposerWeights{}, o, AllLegal());
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 50000; ++i) {
+      p.Sample(0.5, rng);
+      p.Feedback(true, false, 0.0);
+    }
+    const auto prob = p.Probabilities(0.5, p.acceptance_rate());
+    if (with_prior) {
+      EXPECT_GT(prob[kSoftShift], 0.3);
+      EXPECT_LT(prob[kHardPull], 0.05);
+    } else {
+      for (int k = 0; k < K; ++k) EXPECT_NEAR(prob[k], 1.0 / K, 1e-3) << k;
+    }
+  }
+  EXPECT_THROW(MixtureLogPrior(1.5, {0.2, 0.2, 0.2, 0.2, 0.2}), ConfigError);
+  EXPECT_THROW(MixtureLogPrior(0.5, {0.2, 0.2}), ConfigError);
+  EXPECT_THROW(MixtureLogPrior(0.5, {0, 0, 0, 0, 0}), ConfigError);
+  ProposerOptions bad;
+  bad.log_prior[2] = NAN;
+  EXPECT_THROW(LearnedProposer(ProposerWeights{}, bad, AllLegal()), ConfigError);
+}
+
 TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
   testing::TempDir tmp;
   ProposerWeights w;
