@@ -109,6 +109,9 @@ struct DilocoOptions {
   std::string islands = "2,4,8", inner_steps = "1,10,100,500", outer = "fp32", out;
   double dcn_gbps = 0;  // 0 = the island's DCN from the catalogue
   double overlap_steps = 0;
+  double straggler = 1;       // one island's slowdown (1 = none)
+  double failed_islands = 0;  // islands lost for good
+  double restart_s = 600;     // stop of the synchronous variants per failure [A]
 };
 struct FormatsOptions {
   ModelInputs in;
@@ -770,8 +773,20 @@ int Diloco(const DilocoOptions& o, const Catalog& catalog) {
   q.outer_bytes = FormatBits(o.outer) / 8.0;
   q.overlap_steps = o.overlap_steps;
   const double grad_bytes = plan.grad_bits > 0 ? plan.grad_bits / 8.0 : BytesPerElement(plan.grad_dtype);
+  const bool faults = o.straggler != 1 || o.failed_islands > 0;
+  DilocoFaults fq;
+  fq.straggler_slowdown = o.straggler;
+  fq.failed_islands = o.failed_islands;
+  fq.restart_s = o.restart_s;
+  for (double m : islands)
+    if (o.failed_islands > m - 1)
+      throw ConfigError("diloco: --failed-islands " + std::to_string(static_cast<long long>(o.failed_islands)) +
+                        " leaves no island of " + std::to_string(static_cast<long long>(m)) + " (give fewer than every --islands value)");
   json options = ToJson(o.in);
   options["islands"] = o.islands;
+  options["straggler"] = o.straggler;
+  options["failed_islands"] = o.failed_islands;
+  options["restart_s"] = o.restart_s;
   options["inner_steps"] = o.inner_steps;
   options["outer"] = o.outer;
   options["overlap_steps"] = o.overlap_steps;
@@ -816,7 +831,51 @@ int Diloco(const DilocoOptions& o, const Catalog& catalog) {
                       {"dcn_bytes_per_step", r.dcn_bytes_per_step}, {"sync_dp_step_s", r.sync_dp_step_s},
                       {"sync_dp_dcn_bytes_per_step", r.sync_dp_dcn_bytes_per_step},
                       {"speedup_vs_sync_dp", r.speedup_vs_sync_dp}, {"break_even_h", r.break_even_h}});
+      if (faults) {
+        const DilocoFaultResult x = EvaluateDilocoFaults(b, ev.total_params(), grad_bytes, q, fq);
+        rows.back()["faults"] = {{"sync_diloco_step_s", x.sync_diloco_step_s},
+                                 {"decoupled_step_s", x.decoupled_step_s},
+                                 {"sync_dp_step_s", x.sync_dp_step_s},
+                                 {"sync_break_even_h", x.sync_break_even_h},
+                                 {"decoupled_break_even_h", x.decoupled_break_even_h},
+                                 {"survivors_step_s", x.survivors_step_s},
+                                 {"throughput_after_failure", x.throughput_after_failure},
+                                 {"lost_island_s_decoupled", x.lost_island_s_decoupled},
+                                 {"lost_island_s_sync_diloco", x.lost_island_s_sync_diloco},
+                                 {"lost_island_s_sync_dp", x.lost_island_s_sync_dp}};
+      }
     }
+  if (faults) {
+    std::snprintf(buf, sizeof buf,
+                  "\n## Stragglers and failed islands (Decoupled DiLoCo)\n\n"
+                  "One island runs its inner step %.3g× slower (--straggler); %.0f island(s) fail for good "
+                  "(--failed-islands); the synchronous variants stop %.4g s per failure (--restart-s, an "
+                  "assumption: detection, restart, reload).\n",
+                  o.straggler, o.failed_islands, o.restart_s);
+    md << buf
+       << "Synchronous DiLoCo (a barrier at every outer step) and synchronous DP wait for the slowest island:\n"
+          "s·t + exposed sync / H (DP: every step, the all-reduce hidden as above). Decoupled DiLoCo (Douillard\n"
+          "et al. 2026 [V]: asynchronous pushes to a syncer, quorum merge, no barrier): each island at its own pace,\n"
+          "each paying its own exposed sync per H steps; mean step = M / Σ_m 1/(s_m·t + e/H). After a failure\n"
+          "every variant runs on the M−F survivors (outer ring of M−F); throughput relative to the healthy job.\n"
+          "Work lost per failure, island-hours: decoupled F·H/2·t (each failed island's steps since its last push),\n"
+          "synchronous DiLoCo M·R + F·H/2·t, synchronous DP M·R (its lost steps inside R). Goodput of whole\n"
+          "runs depends on the failure rate, which is not modelled.\n\n"
+       << "| islands M | H | healthy step s | sync DiLoCo step s | decoupled step s | sync DP step s | "
+          "break-even H sync / decoupled | throughput after failure | lost island-h: decoupled / sync DiLoCo / sync DP |\n"
+          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const json& row : rows) {
+      const json& x = row["faults"];
+      std::snprintf(buf, sizeof buf, "| %.0f | %.0f | %.4g | %.4g | %.4g | %.4g | %.0f / %.0f | %.1f %% | %.3g / %.3g / %.3g |\n",
+                    row["islands"].get<double>(), row["inner_steps"].get<double>(), row["step_s"].get<double>(),
+                    x["sync_diloco_step_s"].get<double>(), x["decoupled_step_s"].get<double>(),
+                    x["sync_dp_step_s"].get<double>(), x["sync_break_even_h"].get<double>(),
+                    x["decoupled_break_even_h"].get<double>(), 100 * x["throughput_after_failure"].get<double>(),
+                    x["lost_island_s_decoupled"].get<double>() / 3600, x["lost_island_s_sync_diloco"].get<double>() / 3600,
+                    x["lost_island_s_sync_dp"].get<double>() / 3600);
+      md << buf;
+    }
+  }
   return ReportPage(o.in, o.out, md.str(),
                     {{"options", options}, {"params", ev.total_params()}, {"island_step_s", b.step_s}, {"rows", rows}});
 }
@@ -1304,6 +1363,21 @@ int main(int argc, char** argv) {
     diloco->add_option("--overlap-steps", diloco_o.overlap_steps,
                        "inner steps the outer all-reduce runs under (streaming / eager DiLoCo)")
         ->capture_default_str()->check(cli::FiniteRange(0, 1e9));
+    diloco->add_option("--straggler", diloco_o.straggler,
+                       "one island's inner step is this many times the others' (1..100; with it or "
+                       "--failed-islands a second table: synchronous DiLoCo and DP wait for the slowest island, "
+                       "Decoupled DiLoCo runs every island at its own pace, each paying its own exposed outer "
+                       "sync per H steps)")
+        ->capture_default_str()->check(cli::FiniteRange(1, 100));
+    diloco->add_option("--failed-islands", diloco_o.failed_islands,
+                       "islands lost for good (0..M-1): every variant continues on the survivors (outer ring of "
+                       "M-F); decoupled loses each failed island's steps since its last push (H/2 on average), "
+                       "the synchronous variants stop --restart-s per failure, synchronous DiLoCo also loses H/2")
+        ->capture_default_str()->check(cli::FiniteRange(0, 1e6));
+    diloco->add_option("--restart-s", diloco_o.restart_s,
+                       "seconds the synchronous variants stop per failure (assumed: detection, restart, reload of "
+                       "the last checkpoint; not from a paper)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 1e7));
     diloco->add_option("--out", diloco_o.out, "also write the markdown table here (e.g. docs/perf_diloco.md)");
 
     FormatsOptions formats_o;

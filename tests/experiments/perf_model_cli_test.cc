@@ -418,6 +418,39 @@ TEST_F(PerfModelFiles, DilocoIslandsTable) {
   ExpectOneLineError("diloco --islands 1,2" + island, "--islands");
 }
 
+// `diloco --straggler --failed-islands`: a second table and a `faults` object per row; the
+// decoupled variant sits between the healthy and the synchronous (barrier) step; the first
+// table is unchanged by the options; out-of-range values are one-line errors.
+TEST_F(PerfModelFiles, DilocoStragglersAndFailedIslands) {
+  const std::string island = " --model 'transformer(layers=4,d_model=2048,d_ff=8192,heads=16)' --mesh tpu_v5e:4x4 --plan global_batch=32 --dcn-gbps 10";
+  const CmdResult plain = Sh(kBin + " diloco --json --islands 2,8 --inner-steps 10,100" + island);
+  ASSERT_EQ(plain.status, 0) << plain.out;
+  const CmdResult r = Sh(kBin + " diloco --json --islands 2,8 --inner-steps 10,100 --straggler 1.5 --failed-islands 1 --out " +
+                         dir_ + "/s.md" + island);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out), p = nlohmann::json::parse(plain.out);
+  ASSERT_EQ(j["rows"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& row = j["rows"][i];
+    EXPECT_EQ(row["step_s"], p["rows"][i]["step_s"]);
+    ASSERT_TRUE(row.contains("faults")) << row.dump();
+    const auto& x = row["faults"];
+    EXPECT_GT(x["decoupled_step_s"].get<double>(), row["step_s"].get<double>());
+    EXPECT_LT(x["decoupled_step_s"].get<double>(), x["sync_diloco_step_s"].get<double>());
+    EXPECT_LE(x["sync_break_even_h"].get<double>(), x["decoupled_break_even_h"].get<double>());
+    EXPECT_LT(x["lost_island_s_decoupled"].get<double>(), x["lost_island_s_sync_diloco"].get<double>());
+  }
+  EXPECT_FALSE(p["rows"][0].contains("faults"));
+  std::ifstream f(dir_ + "/s.md");
+  const std::string md((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("## Stragglers and failed islands"), std::string::npos) << md;
+  EXPECT_NE(md.find("| decoupled step s |"), std::string::npos) << md;
+  ExpectOneLineError("diloco --islands 2,4 --failed-islands 2" + island, "--failed-islands 2");
+  const CmdResult slow = Sh(kBin + " diloco --straggler 0.5" + island + " 2>&1");
+  EXPECT_NE(slow.status, 0);
+  EXPECT_NE(slow.out.find("straggler"), std::string::npos) << slow.out;
+}
+
 // `failures`: rows for 0..N holes on a 32x32 v3 mesh (ResNet-50, data parallel); the mesh with
 // holes is an error as the base (the sweep sets them).
 TEST_F(PerfModelFiles, FailuresSweep) {
