@@ -84,6 +84,7 @@ struct InferOptions {
   std::string layout = "ws";  // ws | wg-x | wg-xy | wg-xyz (Pope et al.'s weight-gathered layouts)
   bool energy = false;  // also Wh and gCO2e per request
   double power_w = 0, pue = 1.1, grid = 0.429;
+  double idle_capacity = 0;  // idle provisioned chips per busy chip, at idle power
 };
 struct BenchOptions {
   ModelInputs in;
@@ -125,6 +126,7 @@ struct EnergyOptions {
   long long chips = 0;
   double days = 0, hours = 0, tokens = 0;
   double pue = 1.1, grid = 0.429, net_grid = -1, power_w = 0;
+  double utilisation = -1;  // with --chip/--chips: the run's hardware utilisation (−1: unknown)
   bool validate = false;
 };
 struct SimulateOptions {
@@ -423,19 +425,30 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
     eq.chips = ev.num_chips();
     eq.hours = (r.prefill_s + r.decode_s) / 3600;
     std::string source = "--power-w";
+    double idle_w = 0;
     if (o.power_w > 0) {
       eq.power_w = o.power_w;
+      idle_w = o.power_w;  // no idle power known: the given power
     } else {
-      const ChipPower& cp = PowerOf(DefaultEnergyTable(), ev.chip().name());
-      eq.power_w = cp.system_w();
+      // Prefill and decode at their own utilisation (MFU), the time-weighted mean power; idle
+      // provisioned chips at P(0).
+      const EnergyTable& table = DefaultEnergyTable();
+      const ChipPower& cp = PowerOf(table, ev.chip().name());
+      const double beta = table.power_utilisation_slope(), t = r.prefill_s + r.decode_s;
+      eq.power_w = (r.prefill_s * PowerAt(cp, beta, r.prefill_mfu) + r.decode_s * PowerAt(cp, beta, r.decode_mfu)) / t;
+      idle_w = PowerAt(cp, beta, 0);
       source = cp.source();
+      if (cp.mean_utilisation() > 0 && beta > 0) source += ", by utilisation";
     }
+    const double busy_w = eq.power_w;
+    eq.power_w += o.idle_capacity * idle_w;
     eq.pue = o.pue;
     eq.grid_kg_per_kwh = o.grid;
     const EnergyResult er = EnergyOfRun(eq);
     const double wh = er.facility_mwh * 1e6 / q.batch;
     const double g = er.gross_tco2e * 1e6 / q.batch;
-    energy = {{"power_w", eq.power_w}, {"power_source", source}, {"pue", o.pue}, {"grid_kg_per_kwh", o.grid},
+    energy = {{"power_w", eq.power_w}, {"busy_power_w", busy_w}, {"idle_power_w", idle_w},
+              {"idle_capacity", o.idle_capacity}, {"power_source", source}, {"pue", o.pue}, {"grid_kg_per_kwh", o.grid},
               {"wh_per_request", wh}, {"gco2e_per_request", g}, {"facility_wh_batch", er.facility_mwh * 1e6}};
     char buf[512];
     std::snprintf(buf, sizeof buf,
@@ -451,7 +464,7 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
   options["weights"] = o.weights;
   options["batch_sharded_kv"] = o.batch_sharded_kv;
   options["layout"] = o.layout;
-  if (o.energy) options["energy"] = {{"power_w", o.power_w}, {"pue", o.pue}, {"grid", o.grid}};
+  if (o.energy) options["energy"] = {{"power_w", o.power_w}, {"pue", o.pue}, {"grid", o.grid}, {"idle_capacity", o.idle_capacity}};
   options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)},
                          {"plan", ResolvedPlanString(p, 1)}};
   if (o.in.json) {
@@ -964,11 +977,18 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     PrintVerbose(o.in.verbose, o.in.json, options);
     const EnergyReport rep = ValidateEnergy(table);
     if (rep.evaluated == 0) throw ConfigError("energy --validate: no run could be evaluated");
-    if (!o.out.empty()) WriteFileAtomic(o.out, EnergyMarkdown(rep, table));
+    EnergyTable flat = table;  // before: power independent of utilisation
+    flat.set_power_utilisation_slope(0);
+    const EnergyReport before = ValidateEnergy(flat);
+    const double fitted_slope = FitPowerSlope(table);
+    const std::string md = EnergyMarkdown(rep, table, &before);
+    if (!o.out.empty()) WriteFileAtomic(o.out, md);
     if (o.in.json) {
       json rows = json::array();
       for (const EnergyRow& r : rep.rows)
         rows.push_back({{"id", r.id}, {"paper", r.paper}, {"chip", r.chip}, {"power_w", r.power_w},
+                        {"utilisation", r.utilisation >= 0 ? json(r.utilisation) : json(nullptr)},
+                        {"loo_mwh_rel_error", r.loo_mwh_error},
                         {"run_power_w", r.run_power_w}, {"measured_mwh", r.measured_mwh},
                         {"predicted_mwh", r.predicted_mwh}, {"mwh_rel_error", r.mwh_error},
                         {"measured_tco2e", r.measured_tco2e}, {"predicted_tco2e", r.predicted_tco2e},
@@ -978,11 +998,21 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
       json j = {{"options", options}, {"rows", rows}, {"evaluated", rep.evaluated},
                 {"median_abs_mwh_error", rep.median_abs_mwh_error}, {"worst_abs_mwh_error", rep.worst_abs_mwh_error},
                 {"worst_mwh_id", rep.worst_mwh_id}, {"median_abs_tco2e_error", rep.median_abs_tco2e_error},
-                {"worst_abs_tco2e_error", rep.worst_abs_tco2e_error}};
+                {"worst_abs_tco2e_error", rep.worst_abs_tco2e_error},
+                {"power_utilisation_slope", table.power_utilisation_slope()},
+                {"fitted_power_utilisation_slope", fitted_slope},
+                {"median_abs_loo_mwh_error", rep.median_abs_loo_mwh_error},
+                {"worst_abs_loo_mwh_error", rep.worst_abs_loo_mwh_error},
+                {"constant_power", {{"median_abs_mwh_error", before.median_abs_mwh_error},
+                                    {"worst_abs_mwh_error", before.worst_abs_mwh_error},
+                                    {"median_abs_tco2e_error", before.median_abs_tco2e_error},
+                                    {"worst_abs_tco2e_error", before.worst_abs_tco2e_error}}}};
       if (!o.out.empty()) j["wrote"] = o.out;
       std::cout << j.dump(2) << "\n";
     } else {
-      std::printf("%s", EnergyMarkdown(rep, table).c_str());
+      std::printf("%s", md.c_str());
+      std::printf("fitted power_utilisation_slope %.4g (the table's: %.4g)\n", fitted_slope,
+                  table.power_utilisation_slope());
       if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
     }
     return kExitOk;
@@ -990,6 +1020,7 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
   EnergyQuery q;
   std::string chip = o.chip;
   json run = nullptr;
+  double utilisation = o.utilisation;
   if (o.tokens > 0) {
     // The run's time from the training-step evaluator: tokens / predicted tokens per second.
     if (!o.chip.empty() || o.chips > 0 || o.days > 0 || o.hours > 0)
@@ -1011,6 +1042,8 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     options["tokens"] = o.tokens;
     run = {{"step_s", b.step_s}, {"tokens_per_s", b.tokens_per_s}, {"mfu", b.mfu}, {"hfu", b.hfu},
            {"steps", o.tokens / (b.tokens_per_s * b.step_s)}};
+    if (o.utilisation >= 0) throw ConfigError("energy: --utilisation is for --chip/--chips runs; with --tokens the plan's HFU is used");
+    utilisation = b.hfu;
   } else {
     if (o.chip.empty() || o.chips <= 0 || (o.days > 0) == (o.hours > 0))
       throw ConfigError("energy: give --chip, --chips and one of --days / --hours (or --tokens with "
@@ -1026,13 +1059,20 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     q.power_w = o.power_w;
   } else {
     const ChipPower& p = PowerOf(table, chip);
-    q.power_w = p.system_w();
+    q.power_w = PowerAt(p, table.power_utilisation_slope(), utilisation);
     power_source = p.source();
+    if (utilisation >= 0 && p.mean_utilisation() > 0 && table.power_utilisation_slope() > 0) {
+      char ub[160];
+      std::snprintf(ub, sizeof ub, " at utilisation %.1f %% (P̄·(1 + %.3g·(u − %.3g)))", 100 * std::min(1.0, utilisation),
+                    table.power_utilisation_slope(), p.mean_utilisation());
+      power_source += ub;
+    }
   }
   q.pue = o.pue;
   q.grid_kg_per_kwh = o.grid;
   q.net_grid_kg_per_kwh = o.net_grid;
   const EnergyResult r = EnergyOfRun(q);
+  options["utilisation"] = utilisation >= 0 ? json(utilisation) : json(nullptr);
   options["power_w"] = q.power_w;
   options["pue"] = o.pue;
   options["grid_kg_per_kwh"] = o.grid;
@@ -1307,8 +1347,13 @@ int main(int argc, char** argv) {
     infer->add_flag("--batch-sharded-kv", infer_o.batch_sharded_kv,
                     "shard attention over the batch (multi-query models) instead of the heads");
     infer->add_flag("--energy", infer_o.energy,
-                    "also Wh and gCO2e per request: every chip busy for prefill + decode at its mean measured "
-                    "system power (the energy table, or --power-w), x PUE, shared by the batch; no idle capacity");
+                    "also Wh and gCO2e per request: every chip busy for prefill + decode at its system power "
+                    "at the phase's utilisation (MFU; P(u) = P̄·(1 + β·(u − ū)) from the energy table, a fit "
+                    "[D] — or a flat --power-w), + --idle-capacity idle chips at P(0), x PUE, shared by the batch");
+    infer->add_option("--idle-capacity", infer_o.idle_capacity,
+                      "with --energy: idle provisioned chips per busy chip, drawing idle power P(0) (0..10; "
+                      "the Gemini breakdown [S] puts idle machines at 10 % of a prompt's energy)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 10));
     infer->add_option("--power-w", infer_o.power_w, "with --energy: system power per chip, W")
         ->check(cli::FiniteRange(1, 10000));
     infer->add_option("--pue", infer_o.pue, "with --energy: data-centre PUE")->capture_default_str()->check(cli::FiniteRange(1, 3));
@@ -1401,10 +1446,13 @@ int main(int argc, char** argv) {
         "energy and CO2e of a training run (Patterson et al. 2021): MWh = hours x accelerators x P "
         "x PUE, tCO2e = MWh x grid kgCO2e/kWh. Assumes P = the mean measured SYSTEM power per "
         "accelerator (chip + HBM + host share + network; Patterson Table 3 for v2/v3/P100/V100, "
-        "[S] for v4; none published for A100/H100/v5+: give --power-w), independent of "
-        "utilisation; no idle or embodied emissions. Time from --days/--hours, or from --tokens "
-        "with the evaluator's predicted tokens/s for --model/--mesh/--plan. --validate: the "
-        "published runs (docs/perf_energy.md)");
+        "[S] for v4; none published for A100/H100/v5+: give --power-w), scaled with the run's "
+        "hardware utilisation u where known: P(u) = P̄·(1 + β·(u − ū)) = idle + (peak − idle)·u, "
+        "ū the mean utilisation of the runs P̄ was measured on, β one slope fitted on Patterson's "
+        "runs (no idle power is published: idle and peak are the fit's); u = --utilisation, or "
+        "the plan's HFU with --tokens; unknown u or a chip without ū: P̄. No embodied emissions. "
+        "Time from --days/--hours, or from --tokens with the evaluator's predicted tokens/s for "
+        "--model/--mesh/--plan. --validate: the published runs (docs/perf_energy.md)");
     AddModelInputs(energy, &energy_o.in);
     energy->add_option("--chip", energy_o.chip, "accelerator (a power-table chip: tpu_v2, tpu_v3, tpu_v4, p100, v100)");
     energy->add_option("--chips", energy_o.chips, "accelerators")->check(cli::IntRange(1, 100000000));
@@ -1422,6 +1470,10 @@ int main(int argc, char** argv) {
         ->check(cli::FiniteRange(0, 2));
     energy->add_option("--power-w", energy_o.power_w, "mean system power per accelerator, W (default: the power table)")
         ->check(cli::FiniteRange(1, 10000));
+    energy->add_option("--utilisation", energy_o.utilisation,
+                       "with --chip/--chips: the run's hardware utilisation (achieved ÷ peak FLOP/s, 0..1) "
+                       "for the power model (default: unknown → the table's mean power)")
+        ->check(cli::FiniteRange(0, 1));
     energy->add_option("--energy-table", energy_o.table, "EnergyTable .pbtxt (default: embedded)");
     energy->add_flag("--validate", energy_o.validate, "predict the published runs' MWh and tCO2e");
     energy->add_option("--out", energy_o.out, "with --validate: also write the markdown page here");

@@ -484,6 +484,33 @@ TEST(InferCli, EnergyPerRequest) {
   EXPECT_FALSE(nlohmann::json::parse(none.out).contains("energy"));
 }
 
+// `infer --energy` on a chip whose power depends on utilisation (tpu_v3: P̄ 283 W at ū 0.3461,
+// β 1.13 in the energy table): prefill and decode each at P(their MFU), time-weighted; idle
+// provisioned chips (--idle-capacity) add P(0) each.
+TEST(InferCli, EnergyByUtilisationAndIdleCapacity) {
+  const std::string args =
+      " --json --model 'transformer(layers=8,d_model=2048,d_ff=8192,heads=16,kv_heads=1,seq=1024,vocab=32000)'"
+      " --mesh tpu_v3:2x2 --batch 8 --prompt 512 --generate 32 --energy";
+  const CmdResult r = Sh(kBin + " infer" + args);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  auto P = [](double u) { return 283 * (1 + 1.13 * (std::min(1.0, u) - 0.3461)); };
+  const double tp = j["prefill_s"].get<double>(), td = j["decode_s"].get<double>();
+  const double busy = (tp * P(j["prefill_mfu"].get<double>()) + td * P(j["decode_mfu"].get<double>())) / (tp + td);
+  EXPECT_NEAR(j["energy"]["busy_power_w"].get<double>(), busy, 1e-9 * busy);
+  EXPECT_NEAR(j["energy"]["idle_power_w"].get<double>(), P(0), 1e-9);
+  EXPECT_LT(j["energy"]["power_w"].get<double>(), 283.0);  // decode-dominated: low utilisation
+  const CmdResult idle = Sh(kBin + " infer --idle-capacity 0.5" + args);
+  ASSERT_EQ(idle.status, 0) << idle.out;
+  const auto k = nlohmann::json::parse(idle.out);
+  EXPECT_NEAR(k["energy"]["power_w"].get<double>(), busy + 0.5 * P(0), 1e-9 * busy);
+  EXPECT_NEAR(k["energy"]["wh_per_request"].get<double>() / j["energy"]["wh_per_request"].get<double>(),
+              (busy + 0.5 * P(0)) / busy, 1e-9);
+  const CmdResult bad = Sh(kBin + " infer --idle-capacity 11" + args + " 2>&1");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("--idle-capacity"), std::string::npos) << bad.out;
+}
+
 // `validate` writes the markdown page only when asked (it overwrote docs/perf_validation.md
 // of the working directory before).
 TEST_F(PerfModelFiles, ValidateWritesNoDocByDefault) {
