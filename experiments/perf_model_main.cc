@@ -94,6 +94,7 @@ struct ValidateOptions {
   std::string measurements;  // "" = embedded
   std::string out;           // markdown page to write ("" = none; docs/perf_validation.md is explicit)
   bool fit = false, no_held_out = false, json = false, verbose = false;
+  std::string lopo_prior = "global";  // global | vendor: a held-out chip's matmul in leave-one-paper-out
 };
 struct MlperfOptions {
   ModelInputs in;  // only --json and --verbose are used
@@ -532,6 +533,7 @@ int RunValidate(const ValidateOptions& o, const Catalog& catalog) {
   const MeasurementSet rows = LoadMeasurements(o.measurements);
   json options = {{"measurements", o.measurements.empty() ? "<embedded>" : o.measurements},
                   {"out", o.out}, {"fit", o.fit}, {"no_held_out", o.no_held_out}};
+  options["lopo_prior"] = o.lopo_prior;
   PrintVerbose(o.verbose, o.json, options);
   Catalog used = catalog;
   std::string fit_log;
@@ -546,7 +548,8 @@ int RunValidate(const ValidateOptions& o, const Catalog& catalog) {
   ValidationReport held_out, paper_out;
   if (!o.no_held_out) {
     held_out = CrossValidate(rows, catalog);
-    paper_out = CrossValidatePapers(rows, catalog);
+    paper_out = CrossValidatePapers(rows, catalog, o.lopo_prior == "vendor" ? HeldOutChipPrior::kVendorMedian
+                                                                            : HeldOutChipPrior::kGlobalMedian);
   }
   if (!o.out.empty())
     WriteFileAtomic(o.out, ReportMarkdown(rep, used, o.no_held_out ? nullptr : &held_out,
@@ -1322,6 +1325,11 @@ int main(int argc, char** argv) {
                        "rows predicted with parameters fitted on the other papers' rows; a chip "
                        "measured only by the held-out paper takes the median matmul efficiency of "
                        "the fitted chips); together a few seconds");
+    validate->add_option("--lopo-prior", validate_o.lopo_prior,
+                         "leave-one-paper-out: the matmul efficiency of a chip measured only by the held-out paper — "
+                         "global (the median of all fitted chips') or vendor (the median of the fitted chips of its "
+                         "vendor: TPU or GPU; global when there is none)")
+        ->capture_default_str()->check(CLI::IsMember({"global", "vendor"}));
     validate->add_flag("--json", validate_o.json, "print one JSON document (rows, errors, options)");
     validate->add_flag("--verbose", validate_o.verbose, "print the resolved options first");
 

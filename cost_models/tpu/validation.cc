@@ -400,7 +400,10 @@ namespace {
 // The fit of one fold: the parameters fitted (as FitEfficiency does, from the prior) on `rest`.
 // Chips of `all` without rows in `rest` lose their matmul override (it was fitted on the rows
 // held out) and use the global matmul, the median of the chips fitted in this fold.
-Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Catalog& catalog) {
+bool IsTpu(const std::string& chip) { return chip.rfind("tpu_", 0) == 0; }
+
+Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Catalog& catalog,
+                HeldOutChipPrior prior = HeldOutChipPrior::kGlobalMedian) {
   const bool shape = catalog.efficiency().shape_model();
   const std::vector<FitParam> ps_all = FitParams(all, shape), ps = FitParams(rest, shape);
   Catalog start = catalog;
@@ -416,12 +419,33 @@ Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Cat
   }
   Catalog fitted = MultiStartFit(rest, start, ps);
   SetGlobalMatmulToMedian(&fitted, ps);
+  if (prior == HeldOutChipPrior::kVendorMedian) {
+    // A chip without rows in this fold: the median matmul of the fold's chips of its vendor.
+    for (const FitParam& p : ps_all) {
+      if (p.chip.empty()) continue;
+      bool in_fold = false;
+      for (const FitParam& q : ps) in_fold |= q.chip == p.chip;
+      if (in_fold) continue;
+      std::vector<double> v;
+      for (const FitParam& q : ps)
+        if (!q.chip.empty() && IsTpu(q.chip) == IsTpu(p.chip))
+          for (const Chip& chip : fitted.chip())
+            if (chip.name() == q.chip) v.push_back(chip.efficiency().matmul());
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      const size_t n = v.size();
+      const double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+      for (Chip& chip : *fitted.mutable_chip())
+        if (chip.name() == p.chip) chip.mutable_efficiency()->set_matmul(med);
+    }
+  }
   return fitted;
 }
 
 // Hold-out validation over the fitted rows: every group of rows (group[i] = the group of row
 // i) predicted with the fold fitted on the rows of all other groups.
-ValidationReport HoldOut(const MeasurementSet& set, const Catalog& catalog, const std::vector<std::string>& group) {
+ValidationReport HoldOut(const MeasurementSet& set, const Catalog& catalog, const std::vector<std::string>& group,
+                         HeldOutChipPrior prior = HeldOutChipPrior::kGlobalMedian) {
   ValidationReport out = Validate(set, catalog);
   std::vector<std::string> done;
   for (int i = 0; i < set.row_size(); ++i) {
@@ -437,7 +461,7 @@ ValidationReport HoldOut(const MeasurementSet& set, const Catalog& catalog, cons
         *rest.add_row() = set.row(j);
       }
     }
-    const Catalog fitted = FoldFit(set, rest, catalog);
+    const Catalog fitted = FoldFit(set, rest, catalog, prior);
     const ValidationReport r = Validate(held, fitted);
     for (size_t k = 0; k < held_index.size(); ++k) out.rows[held_index[k]] = r.rows[k];
   }
@@ -469,11 +493,11 @@ ValidationReport CrossValidate(const MeasurementSet& all, const Catalog& catalog
   return HoldOut(set, catalog, group);
 }
 
-ValidationReport CrossValidatePapers(const MeasurementSet& all, const Catalog& catalog) {
+ValidationReport CrossValidatePapers(const MeasurementSet& all, const Catalog& catalog, HeldOutChipPrior prior) {
   const MeasurementSet set = FitRows(all);
   std::vector<std::string> group;
   for (const Measurement& m : set.row()) group.push_back(PaperOf(m));
-  return HoldOut(set, catalog, group);
+  return HoldOut(set, catalog, group, prior);
 }
 
 }  // namespace placerl::perf

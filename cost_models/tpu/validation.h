@@ -69,6 +69,12 @@ ValidationReport CrossValidate(const MeasurementSet& rows, const Catalog& catalo
 // on the rows of all OTHER papers, so a paper's rows never pin their own prediction. A chip
 // whose only rows are the held-out paper's has no fitted matmul efficiency in that fold and
 // uses the global one (the median of the fitted chips'), as a chip without rows does.
-ValidationReport CrossValidatePapers(const MeasurementSet& rows, const Catalog& catalog);
+// `prior` (session 17): what a chip without rows in the fold takes — kGlobalMedian (the global
+// matmul, the median of all fitted chips') or kVendorMedian (the median of the fitted chips of
+// its vendor: TPUs = names starting with "tpu_", GPUs = the others; the global one when the fold
+// has none of its vendor).
+enum class HeldOutChipPrior { kGlobalMedian, kVendorMedian };
+ValidationReport CrossValidatePapers(const MeasurementSet& rows, const Catalog& catalog,
+                                     HeldOutChipPrior prior = HeldOutChipPrior::kGlobalMedian);
 
 }  // namespace placerl::perf
