@@ -128,6 +128,7 @@ struct EnergyOptions {
   double days = 0, hours = 0, tokens = 0;
   double pue = 1.1, grid = 0.429, net_grid = -1, power_w = 0;
   double utilisation = -1;  // with --chip/--chips: the run's hardware utilisation (−1: unknown)
+  double idle_capacity = 0;  // idle provisioned accelerators per busy one, at idle power
   bool validate = false;
 };
 struct SimulateOptions {
@@ -1058,11 +1059,14 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     options["hours"] = q.hours;
   }
   std::string power_source = "--power-w";
+  double idle_w = 0;
   if (o.power_w > 0) {
     q.power_w = o.power_w;
+    idle_w = o.power_w;  // no idle power known: the given power
   } else {
     const ChipPower& p = PowerOf(table, chip);
     q.power_w = PowerAt(p, table.power_utilisation_slope(), utilisation);
+    idle_w = PowerAt(p, table.power_utilisation_slope(), 0);
     power_source = p.source();
     if (utilisation >= 0 && p.mean_utilisation() > 0 && table.power_utilisation_slope() > 0) {
       char ub[160];
@@ -1071,11 +1075,19 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
       power_source += ub;
     }
   }
+  const double busy_w = q.power_w;
+  q.power_w += o.idle_capacity * idle_w;  // idle provisioned accelerators, per busy one
+  if (o.idle_capacity > 0) {
+    char ib[128];
+    std::snprintf(ib, sizeof ib, "; + %.3g idle accelerators per busy one at %.4g W", o.idle_capacity, idle_w);
+    power_source += ib;
+  }
   q.pue = o.pue;
   q.grid_kg_per_kwh = o.grid;
   q.net_grid_kg_per_kwh = o.net_grid;
   const EnergyResult r = EnergyOfRun(q);
   options["utilisation"] = utilisation >= 0 ? json(utilisation) : json(nullptr);
+  options["idle_capacity"] = o.idle_capacity;
   options["power_w"] = q.power_w;
   options["pue"] = o.pue;
   options["grid_kg_per_kwh"] = o.grid;
@@ -1085,6 +1097,7 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     json j = {{"options", options},         {"chip", chip},
               {"chips", q.chips},           {"hours", q.hours},
               {"power_w", q.power_w},       {"power_source", power_source},
+              {"busy_power_w", busy_w},     {"idle_power_w", idle_w},
               {"accelerator_hours", r.accelerator_hours},
               {"it_mwh", r.it_mwh},         {"facility_mwh", r.facility_mwh},
               {"gross_tco2e", r.gross_tco2e}, {"net_tco2e", r.net_tco2e}};
@@ -1482,6 +1495,10 @@ int main(int argc, char** argv) {
                        "with --chip/--chips: the run's hardware utilisation (achieved ÷ peak FLOP/s, 0..1) "
                        "for the power model (default: unknown → the table's mean power)")
         ->check(cli::FiniteRange(0, 1));
+    energy->add_option("--idle-capacity", energy_o.idle_capacity,
+                       "idle provisioned accelerators per busy one, each at idle power P(0) of the power model "
+                       "(0..10; with --power-w: that power)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 10));
     energy->add_option("--energy-table", energy_o.table, "EnergyTable .pbtxt (default: embedded)");
     energy->add_flag("--validate", energy_o.validate, "predict the published runs' MWh and tCO2e");
     energy->add_option("--out", energy_o.out, "with --validate: also write the markdown page here");

@@ -368,6 +368,33 @@ TEST_F(PerfModelFiles, EnergyOfARunAndThePublishedRuns) {
   ExpectOneLineError("energy --chip tpu_v3 --chips 8 --days 1 --out x.md", "--validate");
 }
 
+// `energy --utilisation` / `--idle-capacity` / `--tokens` on a chip with a power model (tpu_v3:
+// P̄ 283 W at ū 0.3461, β 1.13): P(u) by hand, idle accelerators at P(0), --tokens at the plan's
+// HFU; out-of-range or misplaced options are errors.
+TEST_F(PerfModelFiles, EnergyByUtilisationAndIdleCapacity) {
+  auto P = [](double u) { return 283 * (1 + 1.13 * (u - 0.3461)); };
+  const std::string run = " energy --json --chip tpu_v3 --chips 512 --days 20 --pue 1.12 --grid 0.545";
+  const CmdResult a = Sh(kBin + run + " --utilisation 0.3461");
+  ASSERT_EQ(a.status, 0) << a.out;
+  EXPECT_NEAR(nlohmann::json::parse(a.out)["power_w"].get<double>(), 283, 1e-9);
+  const CmdResult b = Sh(kBin + run + " --utilisation 0.6 --idle-capacity 0.25");
+  ASSERT_EQ(b.status, 0) << b.out;
+  const auto jb = nlohmann::json::parse(b.out);
+  EXPECT_NEAR(jb["busy_power_w"].get<double>(), P(0.6), 1e-9);
+  EXPECT_NEAR(jb["idle_power_w"].get<double>(), P(0), 1e-9);
+  EXPECT_NEAR(jb["power_w"].get<double>(), P(0.6) + 0.25 * P(0), 1e-9);
+  EXPECT_NEAR(jb["facility_mwh"].get<double>(), 512 * 480 * (P(0.6) + 0.25 * P(0)) * 1.12 / 1e6, 1e-9);
+  const std::string small = " --model 'transformer(layers=2,d_model=512,heads=8)' --mesh tpu_v3:2x2 --plan global_batch=16";
+  const CmdResult t = Sh(kBin + " energy --json --tokens 1e9" + small);
+  ASSERT_EQ(t.status, 0) << t.out;
+  const auto jt = nlohmann::json::parse(t.out);
+  EXPECT_NEAR(jt["power_w"].get<double>(), P(jt["run"]["hfu"].get<double>()), 1e-9);
+  ExpectOneLineError("energy --tokens 1e9 --utilisation 0.5" + small, "--utilisation");
+  const CmdResult bad = Sh(kBin + run + " --utilisation 1.5 2>&1");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("--utilisation"), std::string::npos) << bad.out;
+}
+
 // `formats`: one row per format, HBM falling with the width, the table written on request;
 // a malformed format is a one-line error naming the accepted forms.
 TEST_F(PerfModelFiles, FormatsTableAcrossExmyWidths) {
