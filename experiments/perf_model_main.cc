@@ -94,7 +94,7 @@ struct ValidateOptions {
   std::string measurements;  // "" = embedded
   std::string out;           // markdown page to write ("" = none; docs/perf_validation.md is explicit)
   bool fit = false, no_held_out = false, json = false, verbose = false;
-  std::string lopo_prior = "global";  // global | vendor: a held-out chip's matmul in leave-one-paper-out
+  std::string lopo_prior = "era";  // era | global | vendor: a held-out chip's matmul in leave-one-paper-out
 };
 struct MlperfOptions {
   ModelInputs in;  // only --json and --verbose are used
@@ -549,8 +549,10 @@ int RunValidate(const ValidateOptions& o, const Catalog& catalog) {
   ValidationReport held_out, paper_out;
   if (!o.no_held_out) {
     held_out = CrossValidate(rows, catalog);
-    paper_out = CrossValidatePapers(rows, catalog, o.lopo_prior == "vendor" ? HeldOutChipPrior::kVendorMedian
-                                                                            : HeldOutChipPrior::kGlobalMedian);
+    paper_out = CrossValidatePapers(rows, catalog,
+                                    o.lopo_prior == "vendor" ? HeldOutChipPrior::kVendorMedian
+                                    : o.lopo_prior == "era"  ? HeldOutChipPrior::kEraMedian
+                                                             : HeldOutChipPrior::kGlobalMedian);
   }
   if (!o.out.empty())
     WriteFileAtomic(o.out, ReportMarkdown(rep, used, o.no_held_out ? nullptr : &held_out,
@@ -1341,8 +1343,10 @@ int main(int argc, char** argv) {
     validate->add_option("--lopo-prior", validate_o.lopo_prior,
                          "leave-one-paper-out: the matmul efficiency of a chip measured only by the held-out paper — "
                          "global (the median of all fitted chips') or vendor (the median of the fitted chips of its "
-                         "vendor: TPU or GPU; global when there is none)")
-        ->capture_default_str()->check(CLI::IsMember({"global", "vendor"}));
+                         "vendor: TPU or GPU; global when there is none) or era (the median of the fitted chips "
+                         "measured by the papers closest in publication year, the year in the paper's name: a "
+                         "software-stack generation)")
+        ->capture_default_str()->check(CLI::IsMember({"global", "vendor", "era"}));
     validate->add_flag("--json", validate_o.json, "print one JSON document (rows, errors, options)");
     validate->add_flag("--verbose", validate_o.verbose, "print the resolved options first");
 
