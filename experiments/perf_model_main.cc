@@ -797,6 +797,12 @@ int Diloco(const DilocoOptions& o, const Catalog& catalog) {
   fq.straggler_slowdown = o.straggler;
   fq.failed_islands = o.failed_islands;
   fq.restart_s = o.restart_s;
+  if (o.failed_islands != std::floor(o.failed_islands))
+  {
+    char fb[96];
+    std::snprintf(fb, sizeof fb, "diloco: --failed-islands takes a whole number, got %g", o.failed_islands);
+    throw ConfigError(fb);
+  }
   for (double m : islands)
     if (o.failed_islands > m - 1)
       throw ConfigError("diloco: --failed-islands " + std::to_string(static_cast<long long>(o.failed_islands)) +

@@ -473,6 +473,8 @@ TEST_F(PerfModelFiles, DilocoStragglersAndFailedIslands) {
   EXPECT_NE(md.find("## Stragglers and failed islands"), std::string::npos) << md;
   EXPECT_NE(md.find("| decoupled step s |"), std::string::npos) << md;
   ExpectOneLineError("diloco --islands 2,4 --failed-islands 2" + island, "--failed-islands 2");
+  // A fraction was truncated into the message ("--failed-islands 1 leaves no island of 2").
+  ExpectOneLineError("diloco --islands 2,4 --failed-islands 1.5" + island, "whole number, got 1.5");
   const CmdResult slow = Sh(kBin + " diloco --straggler 0.5" + island + " 2>&1");
   EXPECT_NE(slow.status, 0);
   EXPECT_NE(slow.out.find("straggler"), std::string::npos) << slow.out;
