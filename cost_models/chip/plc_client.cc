@@ -98,13 +98,26 @@ double PlcClient::OverlapThreshold() const { return settings_.overlap_threshold;
 
 void PlcClient::RestorePlacement(const std::string& plc_path) {
   const PlcFile plc = ReadPlc(plc_path);
-  Netlist next = nl_;
-  pc_->CopyPlacementTo(&next);
-  ApplyPlc(plc, &next, plc_path);
-  const PlacementSettings resolved = ResolveDefaults(OverlayPlcSettings(plc.settings, settings_), next);
-  nl_ = std::move(next);
-  settings_ = resolved;
-  pc_ = std::make_unique<ProxyCost>(nl_, settings_);
+  pc_->CopyPlacementTo(&nl_);  // nodes the file does not list keep where they are
+  // The placement part of the netlist, to put back if the file does not fit it (cheaper than
+  // copying the netlist with its names).
+  const std::vector<double> x = nl_.x, y = nl_.y;
+  const std::vector<Orientation> orientation = nl_.orientation;
+  const std::vector<uint8_t> fixed = nl_.fixed;
+  try {
+    ApplyPlc(plc, &nl_, plc_path);
+    const PlacementSettings resolved = ResolveDefaults(OverlayPlcSettings(plc.settings, settings_), nl_);
+    auto next = std::make_unique<ProxyCost>(nl_, resolved);
+    settings_ = resolved;
+    pc_ = std::move(next);
+  } catch (...) {
+    nl_.x = x;
+    nl_.y = y;
+    nl_.orientation = orientation;
+    nl_.fixed = fixed;
+    pc_ = std::make_unique<ProxyCost>(nl_, settings_);
+    throw;
+  }
 }
 
 void PlcClient::SavePlacement(const std::string& path, const std::string& info) const {

@@ -1,0 +1,244 @@
+"""placerl from Python: the registry's environments with Gymnasium's API and Circuit Training's
+PlacementCost over placerl's exact proxy cost. The work is done in C++ (placerl._core); this file
+only arranges it the way Gymnasium and maskable-PPO implementations expect (Gymnasium itself is not
+needed). docs/python.md says what is covered.
+
+    import placerl
+    env = placerl.make("chip(seed=1)")
+    obs, info = env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(int(env.action_masks().nonzero()[0][0]))
+
+Observations are dicts of NumPy arrays that VIEW the environment's buffers: they change on the
+next step or reset (copy them to keep them) and are read-only.
+"""
+
+import numpy as np
+
+from . import _core
+from ._core import ConfigError, Error, InfeasibleAction, ParseError, PlacementCost
+
+__all__ = ["make", "make_vec", "Env", "VecEnv", "Discrete", "Box", "Dict", "PlacementCost", "Error",
+           "ConfigError", "ParseError", "InfeasibleAction"]
+
+
+class Discrete:
+    """Gymnasium's Discrete(n) contract: actions 0 … n-1 as int64 scalars."""
+
+    def __init__(self, n):
+        self.n = int(n)
+        self.shape = ()
+        self.dtype = np.dtype(np.int64)
+        self.start = 0
+
+    def contains(self, x):
+        try:
+            v = int(x)
+        except (TypeError, ValueError):
+            return False
+        return v == x and 0 <= v < self.n
+
+    def sample(self, mask=None, rng=None):
+        """A uniform action; with `mask` (n values, nonzero = allowed) a uniform legal one."""
+        rng = rng if rng is not None else np.random.default_rng()
+        if mask is None:
+            return int(rng.integers(self.n))
+        legal = np.flatnonzero(np.asarray(mask))
+        if legal.size == 0:
+            raise ConfigError("sample: the mask allows no action")
+        return int(rng.choice(legal))
+
+    def __repr__(self):
+        return f"Discrete({self.n})"
+
+
+class Box:
+    """Gymnasium's Box contract: shape, dtype, low, high."""
+
+    def __init__(self, low, high, shape, dtype):
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.low = np.full(self.shape, low, dtype=self.dtype)
+        self.high = np.full(self.shape, high, dtype=self.dtype)
+
+    def contains(self, x):
+        x = np.asarray(x)
+        return x.shape == self.shape and bool(np.all(x >= self.low)) and bool(np.all(x <= self.high))
+
+    def __repr__(self):
+        return f"Box({self.shape}, {self.dtype})"
+
+
+class Dict:
+    """Gymnasium's Dict space contract: a mapping of names to spaces."""
+
+    def __init__(self, spaces):
+        self.spaces = dict(spaces)
+        self.shape = None
+        self.dtype = None
+
+    def __getitem__(self, key):
+        return self.spaces[key]
+
+    def keys(self):
+        return self.spaces.keys()
+
+    def contains(self, x):
+        return isinstance(x, dict) and all(k in x and s.contains(x[k]) for k, s in self.spaces.items())
+
+    def __repr__(self):
+        return "Dict(" + ", ".join(f"{k}: {v}" for k, v in self.spaces.items()) + ")"
+
+
+def _observation_space(core):
+    static = core.static_arrays()
+    dyn = core.dynamic_arrays()
+    inf = np.inf
+    return Dict({
+        "node_features": Box(-inf, inf, static["node_features"].shape, np.float32),
+        "node_dynamic": Box(-inf, inf, dyn["node_dynamic"].shape, np.float32),
+        "action_mask": Box(0, 1, dyn["action_mask"].shape, np.uint8),
+        "action_features": Box(-inf, inf, dyn["action_features"].shape, np.float32),
+        "current_node": Box(-1, max(0, static["node_features"].shape[0] - 1), (), np.int32),
+    })
+
+
+class Env:
+    """One registry environment with Gymnasium's API (reset/step/action_space/observation_space)
+    and action_masks() for maskable PPO. Deterministic: reset(seed=s) and the same actions give
+    the same observations, rewards and info; reset() without a seed takes the next seed."""
+
+    metadata = {"render_modes": []}
+    render_mode = None
+
+    def __init__(self, spec):
+        self._core = _core.make_environment(spec)
+        self.spec = self._core.name  # the registry string with every parameter resolved
+        self.action_space = Discrete(self._core.num_actions)
+        self.observation_space = _observation_space(self._core)
+        self._static = self._core.static_arrays()
+        self._next_seed = 0
+
+    def _live(self):
+        if self._core is None:
+            raise Error("the environment is closed")
+        return self._core
+
+    @property
+    def unwrapped(self):
+        return self
+
+    @property
+    def static(self):
+        """The instance's static graph: node features, edges (src, dst, weight, features),
+        metadata and their names, as read-only NumPy views."""
+        self._live()
+        return self._static
+
+    @property
+    def episode_length(self):
+        return self._live().episode_length
+
+    def _obs(self):
+        d = self._core.dynamic_arrays()
+        d["current_node"] = np.int32(d["current_node"])
+        d["node_features"] = self._static["node_features"]
+        del d["step"]
+        return d
+
+    def reset(self, *, seed=None, options=None):
+        core = self._live()
+        if seed is None:
+            seed = self._next_seed
+        seed = int(seed)
+        if seed < 0:
+            raise ConfigError(f"reset: the seed must be >= 0 (got {seed})")
+        self._next_seed = seed + 1
+        core.reset(seed)
+        info = core.info()
+        return self._obs(), info
+
+    def step(self, action):
+        core = self._live()
+        a = int(action)
+        if a != action:
+            raise ConfigError(f"step: the action must be an integer (got {action!r})")
+        reward, done, infeasible = core.step(a)
+        info = core.info()
+        info["infeasible"] = bool(infeasible)
+        return self._obs(), float(reward), bool(done), False, info
+
+    def action_masks(self):
+        """The legal actions now, as a bool array (a copy)."""
+        return self._live().dynamic_arrays()["action_mask"].astype(bool)
+
+    def clone(self):
+        """An independent copy in the same state."""
+        other = Env.__new__(Env)
+        other.__dict__.update(self.__dict__)
+        other._core = self._live().clone()
+        return other
+
+    def close(self):
+        self._core = None
+
+    def __repr__(self):
+        return f"placerl.Env({self.spec if self._core is not None else 'closed'})"
+
+
+def make(spec):
+    """An environment from a registry string: "chip(…)", "device(…)", "block(…)", … (docs/environments.md)."""
+    if not isinstance(spec, str):
+        raise ConfigError(f"make: the spec must be a string (got {type(spec).__name__})")
+    return Env(spec)
+
+
+class VecEnv:
+    """n copies of one environment stepped together in C++ (OpenMP), each resetting itself when
+    its episode ends: the observation after an ending step is the new episode's first, and
+    info["final_info"] / info["episode_return"] hold the finished episode's values where done.
+    Copy i starts with seed + i; each further episode of it adds n."""
+
+    def __init__(self, spec, n, seed=0):
+        self._core = _core.VectorEnv(spec, int(n), int(seed))
+        first = self._core.env(0)
+        self.num_envs = int(n)
+        self.single_action_space = Discrete(first.num_actions)
+        self.single_observation_space = _observation_space(first)
+        self._info_names = list(first.info().keys())
+
+    def _live(self):
+        if self._core is None:
+            raise Error("the vector environment is closed")
+        return self._core
+
+    def _obs(self, a):
+        return {"current_node": a["current_node"], "action_mask": a["action_mask"], "node_dynamic": a["node_dynamic"]}
+
+    def reset(self, *, seed=None, options=None):
+        core = self._live()
+        if seed is not None:
+            raise ConfigError("VecEnv.reset: the seeds are given to make_vec (seed=…)")
+        core.reset()
+        return self._obs(core.arrays()), {}
+
+    def step(self, actions):
+        core = self._live()
+        core.step(np.asarray(actions, dtype=np.int32))
+        a = core.arrays()
+        done = a["done"].astype(bool)
+        info = {"infeasible": a["infeasible"].astype(bool), "episode_return": a["episode_return"],
+                "final_info": a["final_info"], "info_names": self._info_names}
+        return self._obs(a), a["reward"], done, np.zeros_like(done), info
+
+    def action_masks(self):
+        return self._live().arrays()["action_mask"].astype(bool)
+
+    def close(self):
+        self._core = None
+
+
+def make_vec(spec, n, seed=0):
+    """n copies of make(spec) stepped together (see VecEnv)."""
+    if not isinstance(spec, str):
+        raise ConfigError(f"make_vec: the spec must be a string (got {type(spec).__name__})")
+    return VecEnv(spec, n, seed)
