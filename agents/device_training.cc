@@ -73,6 +73,29 @@ double PlayDeviceEpisode(encoders::Policy& policy, DeviceTask& task, uint64_t se
   return infeasible ? INFINITY : task.Score();
 }
 
+bool DeviceUpdateStats::Add(const DeviceTask& task, double time) {
+  if (!std::isfinite(time)) {
+    ++infeasible;
+    return false;
+  }
+  ++complete;
+  oom += task.last_oom;
+  sum_time += time;
+  sum_speedup += task.original().instance().single_device_time / time;
+  return true;
+}
+
+void DeviceUpdateStats::AppendColumns(double episodic_return, double best_speedup, double best_time,
+                                      LogRow* row) const {
+  row->insert(row->end(), {{"charts/episodic_return", episodic_return},
+                           {"charts/mean_step_time_s", complete ? sum_time / complete : NAN},
+                           {"charts/mean_speedup_vs_single", complete ? sum_speedup / complete : NAN},
+                           {"charts/best_speedup_vs_single", best_speedup},
+                           {"charts/best_step_time_s", best_time},
+                           {"charts/oom_episodes", static_cast<double>(oom)},
+                           {"charts/infeasible_episodes", static_cast<double>(infeasible)}});
+}
+
 void OfferBestDevice(const DeviceTask& task, size_t k, double time, DeviceTrainingState* st) {
   if (!(time < st->best_time[k])) return;
   st->best_time[k] = time;
@@ -95,30 +118,16 @@ class DeviceTrainingTask : public agents::CollectorTask {
     for (size_t k = 0; k < tasks_.size(); ++k)
       if (std::isfinite(st_->best_time[k]))
         best_speedup += tasks_[k].original().instance().single_device_time / st_->best_time[k], ++with_best;
-    row->insert(row->end(), {{"charts/episodic_return", buffer.MeanEpisodeReturn()},
-                             {"charts/mean_step_time_s", complete_ ? sum_time_ / complete_ : NAN},
-                             {"charts/mean_speedup_vs_single", complete_ ? sum_speedup_ / complete_ : NAN},
-                             {"charts/best_speedup_vs_single", with_best ? best_speedup / with_best : NAN},
-                             {"charts/best_step_time_s", tasks_.size() == 1 && with_best ? st_->best_time[0] : NAN},
-                             {"charts/oom_episodes", static_cast<double>(oom_)},
-                             {"charts/infeasible_episodes", static_cast<double>(infeasible_)}});
-    sum_time_ = sum_speedup_ = 0;
-    complete_ = infeasible_ = oom_ = 0;
+    stats_.AppendColumns(buffer.MeanEpisodeReturn(), with_best ? best_speedup / with_best : NAN,
+                         tasks_.size() == 1 && with_best ? st_->best_time[0] : NAN, row);
+    stats_ = {};
   }
 
  protected:
   void EpisodeEnded(size_t k, env::Environment&, bool infeasible) override {
     DeviceTask& task = tasks_[k];
     const double t = infeasible ? INFINITY : task.Score();
-    if (!std::isfinite(t)) {
-      ++infeasible_;
-      return;
-    }
-    ++complete_;
-    oom_ += task.last_oom;
-    sum_time_ += t;
-    sum_speedup_ += task.original().instance().single_device_time / t;
-    OfferBestDevice(task, k, t, st_);
+    if (stats_.Add(task, t)) OfferBestDevice(task, k, t, st_);
   }
 
  private:
@@ -129,8 +138,7 @@ class DeviceTrainingTask : public agents::CollectorTask {
   }
   std::vector<DeviceTask>& tasks_;
   DeviceTrainingState* st_;
-  double sum_time_ = 0, sum_speedup_ = 0;
-  int complete_ = 0, infeasible_ = 0, oom_ = 0;
+  DeviceUpdateStats stats_;
 };
 
 }  // namespace

@@ -62,6 +62,17 @@ struct DeviceTrainingState : agents::TrainingProgress {
   std::vector<std::vector<int>> best;    // per graph: its op → device placement
 };
 
+// The device episodes of one update, for its metric columns (TrainDevice's and TrainHdp's).
+struct DeviceUpdateStats {
+  double sum_time = 0, sum_speedup = 0;  // over the complete episodes
+  int complete = 0, infeasible = 0, oom = 0;
+  // Counts an episode of `task` whose placement scored effective time `time` (+inf: infeasible);
+  // returns whether it was complete.
+  bool Add(const DeviceTask& task, double time);
+  // The columns charts/episodic_return … charts/infeasible_episodes (NaN where there is no value).
+  void AppendColumns(double episodic_return, double best_speedup, double best_time, LogRow* row) const;
+};
+
 // Plays one one-shot episode of `env` (sampling, or the most likely legal device when `greedy`),
 // recording into `buffer` when given. Returns the effective step time of the placement on the
 // original graph (OOM penalised as the env's `oom` option says), +inf when the memory mask left a group no device.

@@ -67,8 +67,8 @@ class HdpTask : public agents::TrainingTask {
                   agents::RolloutBuffer* buffer, agents::TrainingTimes* times) override {
     grouping_ = grouper_.Sample(units_, rng);
     returns_.clear();
-    sum_time_ = sum_speedup_ = 0;
-    complete_ = infeasible_ = oom_ = placed_groups_ = 0;
+    stats_ = {};
+    placed_groups_ = 0;
     DeviceTask task;
     try {
       task = MakeGroupedTask(units_env_, grouping_.unit_group);
@@ -76,7 +76,7 @@ class HdpTask : public agents::TrainingTask {
     } catch (const ConfigError&) {  // a learned group fits no device: HDP's invalid placement
       int32_t played = 0;
       for (; played < episodes && !(may_start && !may_start()); ++played) {
-        ++infeasible_;
+        ++stats_.infeasible;
         returns_.push_back(-units_env_.Transform(failing_time_));
         if (ended) ended();
       }
@@ -89,14 +89,7 @@ class HdpTask : public agents::TrainingTask {
         [&](size_t, env::Environment&, bool infeasible) {
           const double t = infeasible ? INFINITY : task.Score();
           if (ended) ended();
-          if (!std::isfinite(t)) {
-            ++infeasible_;
-            return;
-          }
-          ++complete_;
-          oom_ += task.last_oom;
-          sum_time_ += t;
-          sum_speedup_ += single_ / t;
+          if (!stats_.Add(task, t)) return;
           const double before = st_->best_time[0];
           OfferBestDevice(task, 0, t, st_);
           if (st_->best_time[0] < before) hs_->best_groups = placed_groups_;
@@ -128,14 +121,9 @@ class HdpTask : public agents::TrainingTask {
 
   void Columns(const agents::RolloutBuffer&, LogRow* row) override {
     const bool with_best = std::isfinite(st_->best_time[0]);
-    row->insert(row->end(), {{"charts/episodic_return", mean_return_},
-                             {"charts/mean_step_time_s", complete_ ? sum_time_ / complete_ : NAN},
-                             {"charts/mean_speedup_vs_single", complete_ ? sum_speedup_ / complete_ : NAN},
-                             {"charts/best_speedup_vs_single", with_best ? single_ / st_->best_time[0] : NAN},
-                             {"charts/best_step_time_s", with_best ? st_->best_time[0] : NAN},
-                             {"charts/oom_episodes", static_cast<double>(oom_)},
-                             {"charts/infeasible_episodes", static_cast<double>(infeasible_)},
-                             {"charts/groups", static_cast<double>(placed_groups_)},
+    stats_.AppendColumns(mean_return_, with_best ? single_ / st_->best_time[0] : NAN,
+                         with_best ? st_->best_time[0] : NAN, row);
+    row->insert(row->end(), {{"charts/groups", static_cast<double>(placed_groups_)},
                              {"charts/grouper_log_prob", grouping_.log_prob},
                              {"charts/grouper_baseline", hs_->baseline}});
   }
@@ -149,8 +137,9 @@ class HdpTask : public agents::TrainingTask {
   HdpState* hs_;
   encoders::Grouping grouping_;
   std::vector<double> returns_;
-  double mean_return_ = 0, sum_time_ = 0, sum_speedup_ = 0;
-  int complete_ = 0, infeasible_ = 0, oom_ = 0, placed_groups_ = 0;
+  double mean_return_ = 0;
+  DeviceUpdateStats stats_;
+  int placed_groups_ = 0;
 };
 
 }  // namespace
