@@ -13,7 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libopenblas0-openmp libgloo-dev
   dataset-fashion-mnist
-  pybind11-dev python3-dev python3-numpy python3-pytest
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
 )
 
 missing=()
