@@ -64,6 +64,7 @@
 #if PLACERL_HAVE_TORCH
 #include "search/nas/brainformer_search.h"
 #include "experiments/lib/torch/enas_programs.h"
+#include "experiments/lib/torch/training_state.h"
 #include "search/nas/nas_rl.h"
 #endif
 
@@ -346,11 +347,15 @@ config::NasSearchConfig ResolveResumeConfig(const Options& o) {
   return c;
 }
 
-// checkpoints/state.json of a nas-search run (docs/nas.md "Resume"): the seeds finished, the
-// Pareto points so far and the current seed's search state (search::NasSearchState: every
-// evaluation in order, the RNG, evolution's population; the learned methods keep their
-// learner in checkpoints/latest.ckpt, agents::Learner's checkpoint format, and name its
-// bytes' hash here so that a pair torn apart by a kill between the two writes is refused).
+// The state of a nas-search run (docs/nas.md "Resume"): the seeds finished, the Pareto points so
+// far and the current seed's search state (search::NasSearchState: every evaluation in order,
+// the RNG, evolution's population). Random search and evolution keep it in
+// checkpoints/state.json (one atomic write). The learned methods keep it inside their learner's
+// checkpoints/latest.ckpt (agents::Learner's format), as the extra run::kRunStateExtra written
+// with the weights in one atomic write, as place-train does: a kill between writing latest.ckpt
+// and state.json (beside it, for people) cannot pair the learner of one update with the state
+// of another. state.json names latest.ckpt's size and hash too: checkpoints written before the
+// extra existed resume from state.json when the two match.
 constexpr const char* kStateKind = "nas-search";
 
 nlohmann::json EvaluationJson(const search::NasEvaluation& e) {
@@ -469,7 +474,8 @@ nlohmann::json SearchStateJson(const search::NasSearchState& st) {
           {"reward", st.reward}, {"best_reward", st.best_reward}, {"rng", st.rng}};
 }
 
-nlohmann::json RunStateJson(const RunState& s, const config::NasSearchConfig& c) {
+// `learner_meta`: with latest.ckpt's size and hash (state.json; not in the copy inside it).
+nlohmann::json RunStateJson(const RunState& s, const config::NasSearchConfig& c, bool learner_meta) {
   nlohmann::json done = nlohmann::json::array(), pareto = nlohmann::json::array();
   int64_t evaluations = s.current.evaluations;
   double elapsed = s.current_seconds;
@@ -487,22 +493,23 @@ nlohmann::json RunStateJson(const RunState& s, const config::NasSearchConfig& c)
                       {"evaluations", evaluations}, {"elapsed_s", elapsed}, {"seed_index", s.seed_index},
                       {"seeds_done", done}, {"pareto", pareto}, {"curve_stride", s.curve_stride},
                       {"curve_sum", s.curve_sum}, {"curve_count", s.curve_count}, {"current", current}};
-  if (Learned(c.method()))
+  if (learner_meta && Learned(c.method()))
     j["learner_checkpoint"] = {{"file", "latest.ckpt"}, {"bytes", s.learner_checkpoint.size()},
                                {"fnv1a", Fnv1a(s.learner_checkpoint)}};
   return j;
 }
 
-// Reads DIR/checkpoints/state.json (and latest.ckpt for the learned methods) of a resumed run
-// whose config is `c`. Throws ConfigError naming the file.
-RunState ReadRunState(const std::string& dir, const config::NasSearchConfig& c) {
-  const std::string path = dir + "/checkpoints/state.json";
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(ReadFile(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(path + ": not JSON (" + e.what() + ")");
-  }
+// The state's text: RunStateJson with the population written in place of its mark.
+std::string RunStateText(const RunState& s, const config::NasSearchConfig& c, bool learner_meta) {
+  std::string text = RunStateJson(s, c, learner_meta).dump();
+  const size_t mark = text.find(std::string("\"") + kPopulationMark + "\"");
+  if (mark != std::string::npos) text.replace(mark, std::strlen(kPopulationMark) + 2, PopulationText(s.current.population));
+  return text;
+}
+
+// A run's state from its JSON (`path` names where it was read in errors), checked against the
+// resumed run's config `c`. Throws ConfigError.
+RunState RunStateFrom(const nlohmann::json& j, const config::NasSearchConfig& c, const std::string& path) {
   RunState s;
   try {
     if (j.value("kind", "") != kStateKind) throw ConfigError(path + ": not a nas-search state file");
@@ -547,18 +554,45 @@ RunState ReadRunState(const std::string& dir, const config::NasSearchConfig& c) 
       throw ConfigError(path + ": its seeds do not match config.pbtxt's");
     for (size_t k = 0; k < s.done.size(); ++k)
       if (s.done[k].seed != c.seeds(static_cast<int>(k))) throw ConfigError(path + ": its seeds do not match config.pbtxt's");
-    if (Learned(c.method())) {
-      const std::string ckpt = dir + "/checkpoints/latest.ckpt";
-      s.learner_checkpoint = ReadFile(ckpt);
-      const auto& meta = j.at("learner_checkpoint");
-      if (meta.at("bytes").get<size_t>() != s.learner_checkpoint.size() ||
-          meta.at("fnv1a").get<uint64_t>() != Fnv1a(s.learner_checkpoint))
-        throw ConfigError(ckpt + " is not the learner state.json was written with (killed between the two writes?)");
-    }
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(path + ": not a nas-search state file (" + e.what() + ")");
   }
   return s;
+}
+
+// Reads the state of a resumed run whose config is `c` from DIR/checkpoints: latest.ckpt's
+// embedded state for the learned methods (state.json, checked against latest.ckpt's hash, for
+// checkpoints written without it), state.json for the others. Throws ConfigError naming the file.
+RunState ReadRunState(const std::string& dir, const config::NasSearchConfig& c) {
+  const std::string path = dir + "/checkpoints/state.json", ckpt = dir + "/checkpoints/latest.ckpt";
+  nlohmann::json file_state;  // null: no state.json
+  if (std::filesystem::exists(path) || !Learned(c.method())) {
+    try {
+      file_state = nlohmann::json::parse(ReadFile(path));
+    } catch (const nlohmann::json::exception& e) {
+      throw ConfigError(path + ": not JSON (" + e.what() + ")");
+    }
+  }
+  if (!Learned(c.method())) return RunStateFrom(file_state, c, path);
+#if PLACERL_HAVE_TORCH
+  const std::string learner = ReadFile(ckpt);
+  const agents::Learner::Extras extras = agents::Learner::ReadExtras(ckpt);
+  const bool embedded = extras.count(run::kRunStateExtra) > 0;
+  RunState s = RunStateFrom(run::ResumeState(extras, file_state, ckpt), c, embedded ? ckpt : path);
+  s.learner_checkpoint = learner;
+  if (!embedded) {  // written before the state went inside: state.json must be the one written with it
+    try {
+      const auto& meta = file_state.at("learner_checkpoint");
+      if (meta.at("bytes").get<size_t>() != learner.size() || meta.at("fnv1a").get<uint64_t>() != Fnv1a(learner))
+        throw ConfigError(ckpt + " is not the learner state.json was written with (killed between the two writes?)");
+    } catch (const nlohmann::json::exception& e) {
+      throw ConfigError(path + ": not a nas-search state file (" + e.what() + ")");
+    }
+  }
+  return s;
+#else
+  throw ConfigError("--method " + c.method() + " needs a build with LibTorch (PLACERL_WITH_TORCH=ON)");
+#endif
 }
 
 std::unique_ptr<env::BlockEnv> MakeEnv(const config::NasSearchConfig& c) {
@@ -632,8 +666,8 @@ double Std(const std::vector<double>& v) { return stats::SampleSd(v, 0); }  // s
 search::NasSearchResult RunLearned(
     const env::BlockEnv& env, const config::NasSearchConfig& c, uint64_t seed,
     const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_eval,
-    std::map<std::string, double>* last_stats, RunState* state,
-    const std::function<bool()>& checkpoint_due, const std::function<void()>& on_checkpoint) {
+    std::map<std::string, double>* last_stats, RunState* state, const std::function<bool()>& checkpoint_due,
+    const std::function<std::string()>& run_state_text, const std::function<void()>& on_checkpoint) {
 #if PLACERL_HAVE_TORCH
   NasRlOptions o;
   o.agent = AgentOptionsFrom(c.agent(), seed);
@@ -649,10 +683,13 @@ search::NasSearchResult RunLearned(
   ck.learner_checkpoint = &state->learner_checkpoint;
   ck.checkpoint_due = checkpoint_due;
   ck.on_checkpoint = [&](const search::NasSearchState&, const std::string&) { on_checkpoint(); };
+  // The run's state goes inside the learner checkpoint (ReadRunState).
+  ck.extras = [&](const search::NasSearchState&) { return agents::Learner::Extras{{run::kRunStateExtra, run_state_text()}}; };
   return RunNasRl(env, o, [] { return run::StopRequested(); }, on_eval,
                   [&](int64_t, const NasRlStats& s) { *last_stats = s; }, ck);
 #else
-  (void)env, (void)c, (void)seed, (void)on_eval, (void)last_stats, (void)state, (void)checkpoint_due, (void)on_checkpoint;
+  (void)env, (void)c, (void)seed, (void)on_eval, (void)last_stats, (void)state, (void)checkpoint_due, (void)run_state_text,
+      (void)on_checkpoint;
   throw ConfigError("--method " + c.method() + " needs a build with LibTorch");
 #endif
 }
@@ -758,7 +795,8 @@ void CheckSearchEstimate(const config::NasSearchConfig& c, const env::BlockEnv& 
 // are refused.
 config::NasSearchConfig ResolveRunConfig(const Options& o) {
   const bool resuming = !o.dir.resume.empty();
-  if (resuming && !std::filesystem::exists(o.dir.resume + "/checkpoints/state.json"))
+  if (resuming && !std::filesystem::exists(o.dir.resume + "/checkpoints/state.json") &&
+      !std::filesystem::exists(o.dir.resume + "/checkpoints/latest.ckpt"))
     throw ConfigError("nothing to resume in " + o.dir.resume + ": no checkpoints/state.json (not a nas-search run, or "
                       "one stopped before its first checkpoint)");
   config::NasSearchConfig cfg = resuming ? ResolveResumeConfig(o) : ResolveConfig(o, o.dir.config);
@@ -921,13 +959,10 @@ class SeedsSearch {
            cfg_.checkpoint_minutes() * 60;
   }
 
+  // The learned methods' latest.ckpt (their state inside it: RunLearned), then state.json.
   void WriteCheckpoint() {
     if (Learned(cfg_.method())) WriteFileAtomic(dir_->CheckpointPath("latest.ckpt"), state_.learner_checkpoint);
-    std::string text = RunStateJson(state_, cfg_).dump();
-    const size_t mark = text.find(std::string("\"") + kPopulationMark + "\"");
-    if (mark != std::string::npos)
-      text.replace(mark, std::strlen(kPopulationMark) + 2, PopulationText(state_.current.population));
-    WriteFileAtomic(dir_->CheckpointPath("state.json"), text + "\n");
+    WriteFileAtomic(dir_->CheckpointPath("state.json"), RunStateText(state_, cfg_, /*learner_meta=*/true) + "\n");
     last_checkpoint_ = std::chrono::steady_clock::now();
     if (o_.test_kill_after_checkpoints > 0 && ++checkpoints_written_ == o_.test_kill_after_checkpoints)
       std::raise(SIGKILL);  // tests: a crash right after a checkpoint
@@ -954,11 +989,18 @@ class SeedsSearch {
     std::map<std::string, double>& last_stats = state_.last_stats;
     const double seconds_before = state_.current_seconds;
     const auto seed_start = std::chrono::steady_clock::now();
-    auto on_checkpoint = [&] {
+    auto update_state = [&] {
       state_.pareto = pareto_.points;
       state_.current_seconds =
           seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - seed_start).count();
+    };
+    auto on_checkpoint = [&] {
+      if (!Learned(cfg_.method())) update_state();  // (the learned: done in run_state_text, before the learner's bytes)
       WriteCheckpoint();
+    };
+    auto run_state_text = [&] {  // what latest.ckpt of a learned method carries
+      update_state();
+      return RunStateText(state_, cfg_, /*learner_meta=*/false);
     };
     // Every new best is logged: the last logged best is the best so far (a resumed seed's too).
     double last_logged_best = state_.current.evaluations > 0 ? state_.current.best.score.reward : -1e300;
@@ -992,7 +1034,8 @@ class SeedsSearch {
     ck.on_checkpoint = [&](const search::NasSearchState&) { on_checkpoint(); };
     search::NasSearchResult r =
         Learned(cfg_.method())
-            ? RunLearned(*env_, cfg_, seeds_[k], on_eval, &last_stats, &state_, checkpoint_due, on_checkpoint)
+            ? RunLearned(*env_, cfg_, seeds_[k], on_eval, &last_stats, &state_, checkpoint_due, run_state_text,
+                         on_checkpoint)
             : search::RunNasSearch(env_->space(), [&](const nas::Architecture& a) { return env_->Evaluate(a); }, so,
                                    [] { return run::StopRequested(); }, on_eval, ck);
     r.seconds += seconds_before;

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -25,6 +26,7 @@
 #include "experiments/lib/learner_config.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"
+#include "experiments/lib/torch/training_state.h"
 #include "search/nas/nas_search.h"
 
 namespace placerl::enas {
@@ -39,6 +41,43 @@ uint64_t Fnv1a(const std::string& bytes) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
   return h;
+}
+
+// What a resumed run goes on from: checkpoints/latest.ckpt (RunEnas's archive) and the run's
+// state (the flags, the next epoch) — the copy inside latest.ckpt (EnasCheckpoints::run_state,
+// one atomic write with the search), or, for a checkpoint written before it carried one,
+// state.json when it names latest.ckpt's size and hash. `label` names where the state was read.
+struct EnasResumePoint {
+  std::string bytes;
+  nlohmann::json state;
+  std::string label;
+};
+
+EnasResumePoint ReadEnasResumePoint(const std::string& dir) {
+  const std::string state_path = dir + "/checkpoints/state.json", ckpt = dir + "/checkpoints/latest.ckpt";
+  EnasResumePoint p;
+  p.bytes = ReadFile(ckpt);
+  nlohmann::json file_state;  // null: no state.json
+  try {
+    if (std::filesystem::exists(state_path)) file_state = nlohmann::json::parse(ReadFile(state_path));
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(state_path + ": not a nas-search state file (" + e.what() + ")");
+  }
+  const std::string inside = EnasCheckpointRunState(p.bytes, ckpt);
+  std::map<std::string, std::string> extras;
+  if (!inside.empty()) extras[run::kRunStateExtra] = inside;
+  p.state = run::ResumeState(extras, file_state, ckpt);
+  p.label = inside.empty() ? state_path : ckpt;
+  if (inside.empty()) {  // written before the state went inside: state.json must be the one written with it
+    try {
+      if (p.state.at("checkpoint").at("bytes").get<size_t>() != p.bytes.size() ||
+          p.state.at("checkpoint").at("fnv1a").get<uint64_t>() != Fnv1a(p.bytes))
+        throw ConfigError(ckpt + " is not the checkpoint state.json was written with (killed between the two writes?)");
+    } catch (const nlohmann::json::exception& e) {
+      throw ConfigError(state_path + ": not a nas-search state file (" + e.what() + ")");
+    }
+  }
+  return p;
 }
 
 }  // namespace
@@ -67,9 +106,10 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
   std::string resume_bytes;
   int32_t resume_epoch = 0;
   if (resuming) {
-    const std::string state_path = dir_flags.resume + "/checkpoints/state.json";
+    EnasResumePoint point = ReadEnasResumePoint(dir_flags.resume);
+    const std::string& state_path = point.label;
     try {
-      const nlohmann::json st = nlohmann::json::parse(ReadFile(state_path));
+      const nlohmann::json& st = point.state;
       if (st.value("kind", "") != kEnasStateKind || st.at("method") != cfg.method())
         throw ConfigError(state_path + ": not the state of an enas_micro / fashion-mnist " + cfg.method() + " run");
       const nlohmann::json& saved = st.at("flags");
@@ -96,11 +136,7 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
       f.final_candidates = saved.value("final_candidates", -1);
       f.uniform_fraction = saved.value("uniform_fraction", -1.0);
       if (!(flags.budget_minutes > 0)) f.budget_minutes = saved.at("budget_minutes").get<double>();
-      const std::string ckpt = dir_flags.resume + "/checkpoints/latest.ckpt";
-      resume_bytes = ReadFile(ckpt);
-      if (st.at("checkpoint").at("bytes").get<size_t>() != resume_bytes.size() ||
-          st.at("checkpoint").at("fnv1a").get<uint64_t>() != Fnv1a(resume_bytes))
-        throw ConfigError(ckpt + " is not the checkpoint state.json was written with (killed between the two writes?)");
+      resume_bytes = std::move(point.bytes);
       resume_epoch = st.at("next_epoch").get<int32_t>();
     } catch (const nlohmann::json::exception& e) {
       throw ConfigError(state_path + ": not a nas-search state file (" + e.what() + ")");
@@ -158,22 +194,27 @@ int RunFashionMnistNasSearch(const config::NasSearchConfig& cfg, const FashionMn
   if (resuming) dir.ResumeFrom(resume_epoch);  // the epochs logged after the checkpoint go (they run again)
 
   // Checkpoints of the search (every checkpoint_minutes and at its end): latest.ckpt (RunEnas's
-  // archive) and state.json (the flags, the next epoch, the checkpoint's size and hash).
+  // archive, with the run's state inside: the flags, the next epoch), then state.json beside it
+  // for people (the same, and the checkpoint's size and hash).
   auto last_checkpoint = Clock::now();
   int checkpoints_written = 0;
   EnasCheckpoints ck;
   ck.resume = std::move(resume_bytes);
   ck.checkpoint_due = [&] { return Since(last_checkpoint) >= 60 * cfg.checkpoint_minutes(); };
-  ck.on_checkpoint = [&](const std::string& bytes, int32_t next_epoch) {
-    WriteFileAtomic(dir.CheckpointPath("latest.ckpt"), bytes);
-    const nlohmann::json st = {
+  auto run_state = [&](int32_t next_epoch) {
+    return nlohmann::json{
         {"kind", kEnasStateKind}, {"version", 1}, {"space", cfg.space()}, {"method", cfg.method()},
         {"next_epoch", next_epoch},
         {"flags", {{"budget_minutes", o.budget_minutes}, {"final_epochs", f.final_epochs},
                    {"random_cells", f.random_cells}, {"max_images", f.max_images}, {"data_dir", f.data_dir},
                    {"clock", f.clock}, {"derive_samples", f.derive_samples}, {"derive_images", f.derive_images},
-                   {"final_candidates", f.final_candidates}, {"uniform_fraction", f.uniform_fraction}}},
-        {"checkpoint", {{"file", "latest.ckpt"}, {"bytes", bytes.size()}, {"fnv1a", Fnv1a(bytes)}}}};
+                   {"final_candidates", f.final_candidates}, {"uniform_fraction", f.uniform_fraction}}}};
+  };
+  ck.run_state = [&](int32_t next_epoch) { return run_state(next_epoch).dump(); };
+  ck.on_checkpoint = [&](const std::string& bytes, int32_t next_epoch) {
+    WriteFileAtomic(dir.CheckpointPath("latest.ckpt"), bytes);
+    nlohmann::json st = run_state(next_epoch);
+    st["checkpoint"] = {{"file", "latest.ckpt"}, {"bytes", bytes.size()}, {"fnv1a", Fnv1a(bytes)}};
     WriteFileAtomic(dir.CheckpointPath("state.json"), st.dump(2) + "\n");
     last_checkpoint = Clock::now();
     if (f.test_kill_after_checkpoints > 0 && ++checkpoints_written == f.test_kill_after_checkpoints)
