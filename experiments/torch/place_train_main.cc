@@ -101,7 +101,7 @@ encoders::PolicyOptions ChipPolicyOptions(const config::PlaceTrainConfig& c) {
 // The run's progress that a checkpoint carries besides the learner (state.json): counters,
 // best costs, and the sampling RNG of every rank but 0 (rank 0's is in the checkpoint).
 nlohmann::json StateJson(const ChipTrainingState& s, const std::vector<std::string>& rank_rngs) {
-  return run::TrainingProgressJson({s.iteration, s.episodes, s.steps, s.elapsed_s, s.best_cost}, "best_cost", rank_rngs);
+  return run::TrainingProgressJson({s, s.best_cost}, "best_cost", rank_rngs);
 }
 
 struct Options {
@@ -236,10 +236,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
     const auto j = run::ResumeState(extras, nlohmann::json::parse(state_text), ckpt_name);
     // Best placements of the earlier run stay in best*.plc; their costs are the bar to beat.
     const run::TrainingProgress p = run::ParseTrainingProgress(j, "best_cost", envs.size(), o.dir.resume + "/checkpoints/state.json");
-    st.iteration = p.iteration;
-    st.episodes = p.episodes;
-    st.steps = p.steps;
-    st.elapsed_s = p.elapsed_s;
+    static_cast<agents::TrainingProgress&>(st) = p;  // the counters
     st.best_cost = p.best;
     if (rank > 0) {  // the checkpoint holds rank 0's RNG; the others' are in state.json (same worker count)
       const nlohmann::json rngs = j.value("rank_rng", nlohmann::json::array());

@@ -302,10 +302,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     }
     const run::TrainingProgress p =
         run::ParseTrainingProgress(resume.state, "best_time", envs.size(), state_path);
-    st.iteration = p.iteration;
-    st.episodes = p.episodes;
-    st.steps = p.steps;
-    st.elapsed_s = p.elapsed_s;
+    static_cast<agents::TrainingProgress&>(st) = p;  // the counters
     st.best_time = p.best;
     const json best = resume.state.value("best_placement", json::array());
     for (size_t k = 0; k < envs.size() && k < best.size(); ++k) {
@@ -329,7 +326,9 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   double last_ckpt = st.elapsed_s;
   int checkpoints = 0;
   auto checkpoint = [&](const DeviceTrainingState& s, double elapsed_s) {
-    json state = run::TrainingProgressJson({s.iteration, s.episodes, s.steps, elapsed_s, s.best_time}, "best_time");
+    run::TrainingProgress progress{s, s.best_time};
+    progress.elapsed_s = elapsed_s;
+    json state = run::TrainingProgressJson(progress, "best_time");
     state["best_placement"] = s.best;
     if (grouper) {
       state["hdp_baseline"] = std::isnan(hs.baseline) ? json(nullptr) : json(hs.baseline);
