@@ -42,6 +42,22 @@ struct OpClass {
   double flops = 0, output_bytes = 0, param_bytes = 0;
 };
 
+// The expert placement's FLOPs and weights per device (`place`: op → device of `devices`).
+void AddExpertPlacement(const ComputeGraph& g, const std::vector<int>& place, int devices, nlohmann::json* out) {
+  std::vector<double> flops(devices, 0), params(devices, 0);
+  for (int i = 0; i < g.num_ops(); ++i) {
+    flops[place[i]] += g.flops[i];
+    params[place[i]] += g.param_bytes[i];
+  }
+  (*out)["expert_flops"] = flops;
+  (*out)["expert_param_bytes"] = params;
+}
+
+// "a GB, b GB, …" of a list of byte counts.
+void PrintGigabytes(const nlohmann::json& bytes) {
+  for (size_t k = 0; k < bytes.size(); ++k) std::printf("%s%.3f GB", k ? ", " : "", bytes[k].get<double>() / 1e9);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,13 +161,7 @@ int main(int argc, char** argv) {
     }
     if (expert > 0) {
       const std::vector<int> place = ExpertPlacement(g, expert);
-      std::vector<double> flops(expert, 0), params(expert, 0);
-      for (int i = 0; i < g.num_ops(); ++i) {
-        flops[place[i]] += g.flops[i];
-        params[place[i]] += g.param_bytes[i];
-      }
-      out["expert_flops"] = flops;
-      out["expert_param_bytes"] = params;
+      AddExpertPlacement(g, place, expert, &out);
       if (!write_placement_path.empty()) outputs.push_back({write_placement_path, PlacementToText(g, place)});
     }
     if (!write_path.empty()) outputs.push_back({write_path, ComputeGraphToText(g)});
@@ -177,13 +187,11 @@ int main(int argc, char** argv) {
                   fused.coarse.num_edges(), fused.num_groups, out["fuse_seconds"].get<double>());
     if (fuse >= 0) {
       std::printf("largest groups     ");
-      for (size_t k = 0; k < out["fused_largest_groups_bytes"].size(); ++k)
-        std::printf("%s%.3f GB", k ? ", " : "", out["fused_largest_groups_bytes"][k].get<double>() / 1e9);
+      PrintGigabytes(out["fused_largest_groups_bytes"]);
       std::printf(" (weights + optimizer state + outputs of their ops)\n");
       if (out.contains("fused_largest_groups_lifetime_bytes")) {
         std::printf("largest (lifetime) ");
-        for (size_t k = 0; k < out["fused_largest_groups_lifetime_bytes"].size(); ++k)
-          std::printf("%s%.3f GB", k ? ", " : "", out["fused_largest_groups_lifetime_bytes"][k].get<double>() / 1e9);
+        PrintGigabytes(out["fused_largest_groups_lifetime_bytes"]);
         std::printf(" (the device env's lifetime estimate of each group alone on %s)\n", machine.c_str());
       }
     }

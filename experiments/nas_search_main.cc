@@ -26,10 +26,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <csignal>
 #include <filesystem>
@@ -62,6 +64,7 @@
 #if PLACERL_HAVE_TORCH
 #include "search/nas/brainformer_search.h"
 #include "experiments/lib/torch/enas_programs.h"
+#include "experiments/lib/torch/training_state.h"
 #include "search/nas/nas_rl.h"
 #endif
 
@@ -102,6 +105,12 @@ bool TrainsBrainformer(const std::string& space, const std::string& dataset) {
 // --train-steps is given (random without it: the ENAS path's random cells, each trained fully).
 bool TrainsEnasCells(const config::NasSearchConfig& c) {
   return c.space() == "enas_micro" && c.dataset() == "fashion-mnist" && c.method() != "enas" && c.has_enas_training();
+}
+
+// enas_micro on Fashion-MNIST with ENAS weight sharing (--method enas, or random's fully trained
+// cells): its own run directory (experiments/lib/torch/enas_programs.h).
+bool SharesEnasWeights(const config::NasSearchConfig& c) {
+  return c.dataset() == "fashion-mnist" && c.space() == "enas_micro" && !TrainsEnasCells(c);
 }
 
 // The defaults of `method` (the learned methods add their policy and learner blocks; Brainformer
@@ -338,11 +347,15 @@ config::NasSearchConfig ResolveResumeConfig(const Options& o) {
   return c;
 }
 
-// checkpoints/state.json of a nas-search run (docs/nas.md "Resume"): the seeds finished, the
-// Pareto points so far and the current seed's search state (search::NasSearchState: every
-// evaluation in order, the RNG, evolution's population; the learned methods keep their
-// learner in checkpoints/latest.ckpt, agents::Learner's checkpoint format, and name its
-// bytes' hash here so that a pair torn apart by a kill between the two writes is refused).
+// The state of a nas-search run (docs/nas.md "Resume"): the seeds finished, the Pareto points so
+// far and the current seed's search state (search::NasSearchState: every evaluation in order,
+// the RNG, evolution's population). Random search and evolution keep it in
+// checkpoints/state.json (one atomic write). The learned methods keep it inside their learner's
+// checkpoints/latest.ckpt (agents::Learner's format), as the extra run::kRunStateExtra written
+// with the weights in one atomic write, as place-train does: a kill between writing latest.ckpt
+// and state.json (beside it, for people) cannot pair the learner of one update with the state
+// of another. state.json names latest.ckpt's size and hash too: checkpoints written before the
+// extra existed resume from state.json when the two match.
 constexpr const char* kStateKind = "nas-search";
 
 nlohmann::json EvaluationJson(const search::NasEvaluation& e) {
@@ -461,7 +474,8 @@ nlohmann::json SearchStateJson(const search::NasSearchState& st) {
           {"reward", st.reward}, {"best_reward", st.best_reward}, {"rng", st.rng}};
 }
 
-nlohmann::json RunStateJson(const RunState& s, const config::NasSearchConfig& c) {
+// `learner_meta`: with latest.ckpt's size and hash (state.json; not in the copy inside it).
+nlohmann::json RunStateJson(const RunState& s, const config::NasSearchConfig& c, bool learner_meta) {
   nlohmann::json done = nlohmann::json::array(), pareto = nlohmann::json::array();
   int64_t evaluations = s.current.evaluations;
   double elapsed = s.current_seconds;
@@ -479,22 +493,23 @@ nlohmann::json RunStateJson(const RunState& s, const config::NasSearchConfig& c)
                       {"evaluations", evaluations}, {"elapsed_s", elapsed}, {"seed_index", s.seed_index},
                       {"seeds_done", done}, {"pareto", pareto}, {"curve_stride", s.curve_stride},
                       {"curve_sum", s.curve_sum}, {"curve_count", s.curve_count}, {"current", current}};
-  if (Learned(c.method()))
+  if (learner_meta && Learned(c.method()))
     j["learner_checkpoint"] = {{"file", "latest.ckpt"}, {"bytes", s.learner_checkpoint.size()},
                                {"fnv1a", Fnv1a(s.learner_checkpoint)}};
   return j;
 }
 
-// Reads DIR/checkpoints/state.json (and latest.ckpt for the learned methods) of a resumed run
-// whose config is `c`. Throws ConfigError naming the file.
-RunState ReadRunState(const std::string& dir, const config::NasSearchConfig& c) {
-  const std::string path = dir + "/checkpoints/state.json";
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(ReadFile(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(path + ": not JSON (" + e.what() + ")");
-  }
+// The state's text: RunStateJson with the population written in place of its mark.
+std::string RunStateText(const RunState& s, const config::NasSearchConfig& c, bool learner_meta) {
+  std::string text = RunStateJson(s, c, learner_meta).dump();
+  const size_t mark = text.find(std::string("\"") + kPopulationMark + "\"");
+  if (mark != std::string::npos) text.replace(mark, std::strlen(kPopulationMark) + 2, PopulationText(s.current.population));
+  return text;
+}
+
+// A run's state from its JSON (`path` names where it was read in errors), checked against the
+// resumed run's config `c`. Throws ConfigError.
+RunState RunStateFrom(const nlohmann::json& j, const config::NasSearchConfig& c, const std::string& path) {
   RunState s;
   try {
     if (j.value("kind", "") != kStateKind) throw ConfigError(path + ": not a nas-search state file");
@@ -539,18 +554,45 @@ RunState ReadRunState(const std::string& dir, const config::NasSearchConfig& c) 
       throw ConfigError(path + ": its seeds do not match config.pbtxt's");
     for (size_t k = 0; k < s.done.size(); ++k)
       if (s.done[k].seed != c.seeds(static_cast<int>(k))) throw ConfigError(path + ": its seeds do not match config.pbtxt's");
-    if (Learned(c.method())) {
-      const std::string ckpt = dir + "/checkpoints/latest.ckpt";
-      s.learner_checkpoint = ReadFile(ckpt);
-      const auto& meta = j.at("learner_checkpoint");
-      if (meta.at("bytes").get<size_t>() != s.learner_checkpoint.size() ||
-          meta.at("fnv1a").get<uint64_t>() != Fnv1a(s.learner_checkpoint))
-        throw ConfigError(ckpt + " is not the learner state.json was written with (killed between the two writes?)");
-    }
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(path + ": not a nas-search state file (" + e.what() + ")");
   }
   return s;
+}
+
+// Reads the state of a resumed run whose config is `c` from DIR/checkpoints: latest.ckpt's
+// embedded state for the learned methods (state.json, checked against latest.ckpt's hash, for
+// checkpoints written without it), state.json for the others. Throws ConfigError naming the file.
+RunState ReadRunState(const std::string& dir, const config::NasSearchConfig& c) {
+  const std::string path = dir + "/checkpoints/state.json", ckpt = dir + "/checkpoints/latest.ckpt";
+  nlohmann::json file_state;  // null: no state.json
+  if (std::filesystem::exists(path) || !Learned(c.method())) {
+    try {
+      file_state = nlohmann::json::parse(ReadFile(path));
+    } catch (const nlohmann::json::exception& e) {
+      throw ConfigError(path + ": not JSON (" + e.what() + ")");
+    }
+  }
+  if (!Learned(c.method())) return RunStateFrom(file_state, c, path);
+#if PLACERL_HAVE_TORCH
+  const std::string learner = ReadFile(ckpt);
+  const agents::Learner::Extras extras = agents::Learner::ReadExtras(ckpt);
+  const bool embedded = extras.count(run::kRunStateExtra) > 0;
+  RunState s = RunStateFrom(run::ResumeState(extras, file_state, ckpt), c, embedded ? ckpt : path);
+  s.learner_checkpoint = learner;
+  if (!embedded) {  // written before the state went inside: state.json must be the one written with it
+    try {
+      const auto& meta = file_state.at("learner_checkpoint");
+      if (meta.at("bytes").get<size_t>() != learner.size() || meta.at("fnv1a").get<uint64_t>() != Fnv1a(learner))
+        throw ConfigError(ckpt + " is not the learner state.json was written with (killed between the two writes?)");
+    } catch (const nlohmann::json::exception& e) {
+      throw ConfigError(path + ": not a nas-search state file (" + e.what() + ")");
+    }
+  }
+  return s;
+#else
+  throw ConfigError("--method " + c.method() + " needs a build with LibTorch (PLACERL_WITH_TORCH=ON)");
+#endif
 }
 
 std::unique_ptr<env::BlockEnv> MakeEnv(const config::NasSearchConfig& c) {
@@ -624,8 +666,8 @@ double Std(const std::vector<double>& v) { return stats::SampleSd(v, 0); }  // s
 search::NasSearchResult RunLearned(
     const env::BlockEnv& env, const config::NasSearchConfig& c, uint64_t seed,
     const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_eval,
-    std::map<std::string, double>* last_stats, RunState* state,
-    const std::function<bool()>& checkpoint_due, const std::function<void()>& on_checkpoint) {
+    std::map<std::string, double>* last_stats, RunState* state, const std::function<bool()>& checkpoint_due,
+    const std::function<std::string()>& run_state_text, const std::function<void()>& on_checkpoint) {
 #if PLACERL_HAVE_TORCH
   NasRlOptions o;
   o.agent = AgentOptionsFrom(c.agent(), seed);
@@ -641,10 +683,13 @@ search::NasSearchResult RunLearned(
   ck.learner_checkpoint = &state->learner_checkpoint;
   ck.checkpoint_due = checkpoint_due;
   ck.on_checkpoint = [&](const search::NasSearchState&, const std::string&) { on_checkpoint(); };
+  // The run's state goes inside the learner checkpoint (ReadRunState).
+  ck.extras = [&](const search::NasSearchState&) { return agents::Learner::Extras{{run::kRunStateExtra, run_state_text()}}; };
   return RunNasRl(env, o, [] { return run::StopRequested(); }, on_eval,
                   [&](int64_t, const NasRlStats& s) { *last_stats = s; }, ck);
 #else
-  (void)env, (void)c, (void)seed, (void)on_eval, (void)last_stats, (void)state, (void)checkpoint_due, (void)on_checkpoint;
+  (void)env, (void)c, (void)seed, (void)on_eval, (void)last_stats, (void)state, (void)checkpoint_due, (void)run_state_text,
+      (void)on_checkpoint;
   throw ConfigError("--method " + c.method() + " needs a build with LibTorch");
 #endif
 }
@@ -745,374 +790,447 @@ void CheckSearchEstimate(const config::NasSearchConfig& c, const env::BlockEnv& 
   }
 }
 
-int NasSearch(const Options& o) {
-  if (!o.print_space.empty()) {  // the text of a built-in space, to copy and change
-    std::printf("%s", nas::BuiltinSpaceText(o.print_space).c_str());
-    return kExitOk;
-  }
+// --resume DIR or a new run: the resolved config, input paths absolute as config.pbtxt records
+// them (a resumed run's outputs name them as the first start's); flags that do not apply to it
+// are refused.
+config::NasSearchConfig ResolveRunConfig(const Options& o) {
   const bool resuming = !o.dir.resume.empty();
-  if (resuming && !std::filesystem::exists(o.dir.resume + "/checkpoints/state.json"))
+  if (resuming && !std::filesystem::exists(o.dir.resume + "/checkpoints/state.json") &&
+      !std::filesystem::exists(o.dir.resume + "/checkpoints/latest.ckpt"))
     throw ConfigError("nothing to resume in " + o.dir.resume + ": no checkpoints/state.json (not a nas-search run, or "
                       "one stopped before its first checkpoint)");
-  // Input paths absolute, as config.pbtxt records them: a resumed run's outputs name them as the first start's.
-  const config::NasSearchConfig cfg = [&] {
-    config::NasSearchConfig c = resuming ? ResolveResumeConfig(o) : ResolveConfig(o, o.dir.config);
-    run::MakeInputPathsAbsolute(&c);
-    return c;
-  }();
+  config::NasSearchConfig cfg = resuming ? ResolveResumeConfig(o) : ResolveConfig(o, o.dir.config);
+  run::MakeInputPathsAbsolute(&cfg);
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
-  const bool enas_path = cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro" && !TrainsEnasCells(cfg);
   if (TrainsEnasCells(cfg) && (o.budget_minutes > 0 || o.random_cells >= 0))
     throw ConfigError("--budget-minutes and --random-cells apply to --method enas (and random without --train-steps); "
                       "trained cells count architectures: --budget N (compare with --method random --train-steps S "
                       "--budget N)");
-  if (!o.clock.empty() && !enas_path)
+  if (!o.clock.empty() && !SharesEnasWeights(cfg))
     throw ConfigError("--clock applies to the time budget of --space enas_micro --dataset fashion-mnist --method enas "
                       "(or random without --train-steps); the other searches count architectures: --budget");
   if ((o.derive_samples > 0 || o.derive_images > 0 || o.final_candidates > 0 || o.uniform_fraction >= 0) &&
       !(cfg.dataset() == "fashion-mnist" && cfg.space() == "enas_micro" && cfg.method() == "enas"))
     throw ConfigError("--derive-samples, --derive-images, --final-candidates and --uniform-fraction apply to --space "
                       "enas_micro --dataset fashion-mnist --method enas");
+  return cfg;
+}
+
 #if PLACERL_HAVE_TORCH
-  if (enas_path) {
-    enas::FashionMnistFlags f;
-    f.budget_minutes = o.budget_minutes;
-    f.final_epochs = o.final_epochs;
-    f.random_cells = o.random_cells;
-    f.max_images = o.max_images;
-    f.data_dir = o.fashion_mnist_dir;
-    f.test_kill_after_checkpoints = o.test_kill_after_checkpoints;
-    f.clock = o.clock;
-    f.derive_samples = o.derive_samples;
-    f.derive_images = o.derive_images;
-    f.final_candidates = o.final_candidates;
-    f.uniform_fraction = o.uniform_fraction;
-    return enas::RunFashionMnistNasSearch(cfg, f, o.dir, run::CommandLineText(argc_, argv_), o.json);
-  }
-#endif
-  RunState resume_state;
-  if (resuming) resume_state = ReadRunState(o.dir.resume, cfg);
-  const std::shared_ptr<const env::BlockEnv> base_env = MakeEnv(cfg);  // before the directory: bad input leaves nothing
-  const env::BlockEnv* env = base_env.get();
-#if PLACERL_HAVE_TORCH
-  // Brainformer on Fashion-MNIST: trained quality, step time, the GLaM-like reference.
-  std::unique_ptr<brainformer::SearchSetup> bf;
-  if (TrainsBrainformer(cfg.space(), cfg.dataset())) {
-    bf = std::make_unique<brainformer::SearchSetup>(brainformer::MakeSearchSetup(base_env, cfg.brainformer()));
-    env = bf->env.get();
-  }
-  // enas_micro cells trained from scratch briefly: quality and MMACs step time.
-  std::unique_ptr<enas::TrainedSearchSetup> cells;
-  if (TrainsEnasCells(cfg)) {
-    cells = std::make_unique<enas::TrainedSearchSetup>(enas::MakeTrainedSearchSetup(base_env, cfg.enas_training()));
-    env = cells->env.get();
-  }
-#endif
-  {  // beyond the machine: refused before the directory is made
-    int64_t done_evaluations = resume_state.current.evaluations;
-    for (const SeedSummary& d : resume_state.done) done_evaluations += d.result.evaluations;
-    CheckSearchEstimate(cfg, *env, done_evaluations, o.allow_slow);
-  }
-  run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
-  dir.WriteConfig(cfg, run::CommandLineText(argc_, argv_));
-  if (resuming)  // the rows logged after the checkpoint go (they are logged again, the same)
-    dir.ResumeFrom(cfg.seeds_size() > 1 ? static_cast<int64_t>(resume_state.seed_index)
-                                        : resume_state.current.evaluations);
-  run::InstallStopOnSignal();  // from here on a Ctrl-C ends the run within a step (a training step too)
-  search::NasEvaluation reference;  // Brainformer: the GLaM-like block, trained like every candidate
-  bool have_reference = false;
-#if PLACERL_HAVE_TORCH
-  if (bf) {
-    reference = {bf->reference, brainformer::EvaluateReference(*bf)};
-    have_reference = true;
-    std::fprintf(stderr, "GLaM-like reference: validation accuracy %.4f, step time %.4g %s (budget %.4g, %s)\n",
-                 reference.score.quality, reference.score.cost, env->step_time_model().unit().c_str(), bf->budget,
-                 bf->budget_source.c_str());
-  }
+// ENAS weight sharing on Fashion-MNIST (and its random cells): its own run (enas_programs.h).
+int RunSharedWeightsSearch(const Options& o, const config::NasSearchConfig& cfg) {
+  enas::FashionMnistFlags f;
+  f.budget_minutes = o.budget_minutes;
+  f.final_epochs = o.final_epochs;
+  f.random_cells = o.random_cells;
+  f.max_images = o.max_images;
+  f.data_dir = o.fashion_mnist_dir;
+  f.test_kill_after_checkpoints = o.test_kill_after_checkpoints;
+  f.clock = o.clock;
+  f.derive_samples = o.derive_samples;
+  f.derive_images = o.derive_images;
+  f.final_candidates = o.final_candidates;
+  f.uniform_fraction = o.uniform_fraction;
+  return enas::RunFashionMnistNasSearch(cfg, f, o.dir, run::CommandLineText(argc_, argv_), o.json);
+}
 #endif
 
-  const std::vector<uint64_t> seeds(cfg.seeds().begin(), cfg.seeds().end());
-  const bool many = seeds.size() > 1;
-  // Bounded logs and curves (docs/nas.md "Reliability"): one metrics row per evaluation up to
-  // kMaxLoggedRows per seed, beyond that every log_stride-th, each new best and the last; the
-  // curves keep at most about kCurvePoints points per seed.
-  const int64_t log_stride = std::max<int64_t>(1, (cfg.budget() + kMaxLoggedRows - 1) / kMaxLoggedRows);
-  run::ProgressOptions po;
-  po.label = cfg.method();
-  po.unit = "archs";
-  po.total = static_cast<double>(cfg.budget()) * seeds.size();
-  run::Progress progress(po);
-
-  const bool tabular = !env->space().table().empty() && env->options().quality == "table";
+// The best per seed and over the seeds, as result.json and the summary line give them.
+struct SeedAggregates {
   std::vector<double> best_quality, best_reward, unique, seconds;
   search::NasEvaluation overall;
   bool have_overall = false;
   nlohmann::json per_seed = nlohmann::json::array();
-  double done_before = 0;
-  const bool has_cost = env->step_time_model().unit() != "none";
-  ParetoFront pareto;
-  // Checkpoints (docs/nas.md "Resume"): state.json (+ latest.ckpt) every checkpoint_minutes and at the end.
-  RunState state = std::move(resume_state);
-  if (!resuming) state.curve_stride = std::max<int64_t>(1, (cfg.budget() + kCurvePoints - 1) / kCurvePoints);
-  std::vector<double> last_curve;  // the last seed's best-reward curve (not in state.done)
-  const std::string state_path = dir.Path("checkpoints/state.json");
-  auto last_checkpoint = std::chrono::steady_clock::now();
-  int checkpoints_written = 0;
-  auto checkpoint_due = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint).count() >=
-           cfg.checkpoint_minutes() * 60;
-  };
-  auto write_checkpoint = [&] {
-    if (Learned(cfg.method())) WriteFileAtomic(dir.CheckpointPath("latest.ckpt"), state.learner_checkpoint);
-    std::string text = RunStateJson(state, cfg).dump();
-    const size_t mark = text.find(std::string("\"") + kPopulationMark + "\"");
-    if (mark != std::string::npos)
-      text.replace(mark, std::strlen(kPopulationMark) + 2, PopulationText(state.current.population));
-    WriteFileAtomic(dir.CheckpointPath("state.json"), text + "\n");
-    last_checkpoint = std::chrono::steady_clock::now();
-    if (o.test_kill_after_checkpoints > 0 && ++checkpoints_written == o.test_kill_after_checkpoints)
-      std::raise(SIGKILL);  // tests: a crash right after a checkpoint
-  };
-  // A finished seed into the aggregates (the seeds of an earlier start too).
-  auto add_seed = [&](size_t k, const search::NasSearchResult& r) {
-    done_before += r.evaluations;
+  double evaluations = 0;  // over the seeds added
+
+  // A finished seed (the seeds of an earlier start too).
+  void Add(const env::BlockEnv& env, uint64_t seed, const search::NasSearchResult& r) {
+    evaluations += r.evaluations;
     best_quality.push_back(r.best.score.quality);
     best_reward.push_back(r.best.score.reward);
     unique.push_back(static_cast<double>(r.unique));
     seconds.push_back(r.seconds);
-    nlohmann::json sj = ArchJson(*env, r.best);
-    sj["seed"] = seeds[k];
+    nlohmann::json sj = ArchJson(env, r.best);
+    sj["seed"] = seed;
     sj["evaluations"] = r.evaluations;
     sj["unique"] = r.unique;
     if (!r.unique_exact) sj["unique_exact"] = false;
     per_seed.push_back(sj);
     if (!have_overall || r.best.score.reward > overall.score.reward) overall = r.best;
     have_overall = true;
-  };
-  for (size_t k = 0; k < state.done.size(); ++k) add_seed(k, state.done[k].result);
-  pareto.points = state.pareto;
-  for (size_t k = state.seed_index; k < seeds.size() && !run::StopRequested(); ++k) {
-    if (k != state.seed_index) {  // a new seed's search
-      state.seed_index = k;
-      state.current = {};
-      state.current_seconds = 0;
-      state.last_stats.clear();
-      state.learner_checkpoint.clear();
+  }
+};
+
+// A search on a table, a synthetic quality, Brainformer's or trained ENAS cells (every method
+// but ENAS weight sharing), over one or many seeds: environments → estimate → run directory →
+// the seeds' searches (with checkpoints) → best.pbtxt, curves, result.json, the summary line.
+class SeedsSearch {
+ public:
+  SeedsSearch(const Options& o, const config::NasSearchConfig& cfg)
+      : o_(o), cfg_(cfg), seeds_(cfg.seeds().begin(), cfg.seeds().end()), many_(seeds_.size() > 1) {}
+
+  int Run() {
+    if (!o_.dir.resume.empty()) state_ = ReadRunState(o_.dir.resume, cfg_);
+    MakeEnvironments();  // before the directory: bad input leaves nothing
+    CheckEstimate();
+    OpenRunDirectory();
+    TrainReference();
+    SearchSeeds();
+    if (agg_.have_overall) WriteCheckpoint();
+    FinishProgress();
+    if (!agg_.have_overall) return WriteStoppedBeforeFirst();
+    WriteBestAndPlots();
+    const nlohmann::json j = ResultJson();
+    dir_->WriteFile("result.json", j.dump(2) + "\n");
+    PrintSummary(j);
+    return kExitOk;
+  }
+
+ private:
+  void MakeEnvironments() {
+    base_env_ = MakeEnv(cfg_);
+    env_ = base_env_.get();
+#if PLACERL_HAVE_TORCH
+    // Brainformer on Fashion-MNIST: trained quality, step time, the GLaM-like reference.
+    if (TrainsBrainformer(cfg_.space(), cfg_.dataset())) {
+      bf_ = std::make_unique<brainformer::SearchSetup>(brainformer::MakeSearchSetup(base_env_, cfg_.brainformer()));
+      env_ = bf_->env.get();
+    }
+    // enas_micro cells trained from scratch briefly: quality and MMACs step time.
+    if (TrainsEnasCells(cfg_)) {
+      cells_ = std::make_unique<enas::TrainedSearchSetup>(enas::MakeTrainedSearchSetup(base_env_, cfg_.enas_training()));
+      env_ = cells_->env.get();
+    }
+#endif
+  }
+
+  // Beyond the machine: refused before the directory is made.
+  void CheckEstimate() const {
+    int64_t done_evaluations = state_.current.evaluations;
+    for (const SeedSummary& d : state_.done) done_evaluations += d.result.evaluations;
+    CheckSearchEstimate(cfg_, *env_, done_evaluations, o_.allow_slow);
+  }
+
+  void OpenRunDirectory() {
+    dir_ = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o_.dir));
+    dir_->WriteConfig(cfg_, run::CommandLineText(argc_, argv_));
+    if (!o_.dir.resume.empty())  // the rows logged after the checkpoint go (they are logged again, the same)
+      dir_->ResumeFrom(many_ ? static_cast<int64_t>(state_.seed_index) : state_.current.evaluations);
+    run::InstallStopOnSignal();  // from here on a Ctrl-C ends the run within a step (a training step too)
+  }
+
+  // Brainformer: the GLaM-like block, trained like every candidate.
+  void TrainReference() {
+#if PLACERL_HAVE_TORCH
+    if (bf_) {
+      reference_ = {bf_->reference, brainformer::EvaluateReference(*bf_)};
+      have_reference_ = true;
+      std::fprintf(stderr, "GLaM-like reference: validation accuracy %.4f, step time %.4g %s (budget %.4g, %s)\n",
+                   reference_.score.quality, reference_.score.cost, env_->step_time_model().unit().c_str(), bf_->budget,
+                   bf_->budget_source.c_str());
+    }
+#endif
+  }
+
+  void SearchSeeds() {
+    // Bounded logs and curves (docs/nas.md "Reliability"): one metrics row per evaluation up to
+    // kMaxLoggedRows per seed, beyond that every log_stride-th, each new best and the last; the
+    // curves keep at most about kCurvePoints points per seed.
+    log_stride_ = std::max<int64_t>(1, (cfg_.budget() + kMaxLoggedRows - 1) / kMaxLoggedRows);
+    run::ProgressOptions po;
+    po.label = cfg_.method();
+    po.unit = "archs";
+    po.total = static_cast<double>(cfg_.budget()) * seeds_.size();
+    progress_ = std::make_unique<run::Progress>(po);
+    tabular_ = !env_->space().table().empty() && env_->options().quality == "table";
+    has_cost_ = env_->step_time_model().unit() != "none";
+    // Checkpoints (docs/nas.md "Resume"): state.json (+ latest.ckpt) every checkpoint_minutes and at the end.
+    if (o_.dir.resume.empty())
+      state_.curve_stride = std::max<int64_t>(1, (cfg_.budget() + kCurvePoints - 1) / kCurvePoints);
+    last_checkpoint_ = std::chrono::steady_clock::now();
+    for (size_t k = 0; k < state_.done.size(); ++k) agg_.Add(*env_, seeds_[k], state_.done[k].result);
+    pareto_.points = state_.pareto;
+    for (size_t k = state_.seed_index; k < seeds_.size() && !run::StopRequested(); ++k)
+      if (!SearchSeed(k)) break;
+  }
+
+  bool CheckpointDue() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_).count() >=
+           cfg_.checkpoint_minutes() * 60;
+  }
+
+  // The learned methods' latest.ckpt (their state inside it: RunLearned), then state.json.
+  void WriteCheckpoint() {
+    if (Learned(cfg_.method())) WriteFileAtomic(dir_->CheckpointPath("latest.ckpt"), state_.learner_checkpoint);
+    WriteFileAtomic(dir_->CheckpointPath("state.json"), RunStateText(state_, cfg_, /*learner_meta=*/true) + "\n");
+    last_checkpoint_ = std::chrono::steady_clock::now();
+    if (o_.test_kill_after_checkpoints > 0 && ++checkpoints_written_ == o_.test_kill_after_checkpoints)
+      std::raise(SIGKILL);  // tests: a crash right after a checkpoint
+  }
+
+  // Seed seeds_[k]'s search (a resumed one goes on from state_.current); false when it was
+  // stopped before its first evaluation (nothing to add).
+  bool SearchSeed(size_t k) {
+    if (k != state_.seed_index) {  // a new seed's search
+      state_.seed_index = k;
+      state_.current = {};
+      state_.current_seconds = 0;
+      state_.last_stats.clear();
+      state_.learner_checkpoint.clear();
     }
     search::NasSearchOptions so;
-    so.method = cfg.method();
-    so.budget = cfg.budget();
-    so.seed = seeds[k];
-    so.population = cfg.population();
-    so.tournament = cfg.tournament();
-    so.curve_stride = state.curve_stride;
+    so.method = cfg_.method();
+    so.budget = cfg_.budget();
+    so.seed = seeds_[k];
+    so.population = cfg_.population();
+    so.tournament = cfg_.tournament();
+    so.curve_stride = state_.curve_stride;
     double best_quality_so_far = -1e300;
-    std::map<std::string, double>& last_stats = state.last_stats;
-    const double seconds_before = state.current_seconds;
+    std::map<std::string, double>& last_stats = state_.last_stats;
+    const double seconds_before = state_.current_seconds;
     const auto seed_start = std::chrono::steady_clock::now();
-    auto on_checkpoint = [&] {
-      state.pareto = pareto.points;
-      state.current_seconds =
+    auto update_state = [&] {
+      state_.pareto = pareto_.points;
+      state_.current_seconds =
           seconds_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - seed_start).count();
-      write_checkpoint();
+    };
+    auto on_checkpoint = [&] {
+      if (!Learned(cfg_.method())) update_state();  // (the learned: done in run_state_text, before the learner's bytes)
+      WriteCheckpoint();
+    };
+    auto run_state_text = [&] {  // what latest.ckpt of a learned method carries
+      update_state();
+      return RunStateText(state_, cfg_, /*learner_meta=*/false);
     };
     // Every new best is logged: the last logged best is the best so far (a resumed seed's too).
-    double last_logged_best = state.current.evaluations > 0 ? state.current.best.score.reward : -1e300;
+    double last_logged_best = state_.current.evaluations > 0 ? state_.current.best.score.reward : -1e300;
     auto on_eval = [&](int64_t i, const search::NasEvaluation& e, const search::NasEvaluation& best) {
       // The best over every seed so far, not only this seed's.
-      const double overall_best = have_overall ? std::max(overall.score.reward, best.score.reward) : best.score.reward;
-      progress.Update(done_before + i + 1, {{"best", overall_best}});
-      if (has_cost) pareto.Add(e);
-      if (many) return;
+      const double overall_best =
+          agg_.have_overall ? std::max(agg_.overall.score.reward, best.score.reward) : best.score.reward;
+      progress_->Update(agg_.evaluations + i + 1, {{"best", overall_best}});
+      if (has_cost_) pareto_.Add(e);
+      if (many_) return;
       best_quality_so_far = best.score.quality;
       const bool improved = best.score.reward > last_logged_best;
-      if (!(improved || (i + 1) % log_stride == 0 || i + 1 == cfg.budget())) return;
+      if (!(improved || (i + 1) % log_stride_ == 0 || i + 1 == cfg_.budget())) return;
       last_logged_best = best.score.reward;
       run::Scalars row = {{"charts/reward", e.score.reward},
                           {"charts/quality", e.score.quality},
                           {"charts/cost", e.score.cost},
                           {"charts/best_reward", best.score.reward},
                           {"charts/best_quality", best_quality_so_far}};
-      if (Learned(cfg.method()))  // the learner's last update (empty before the first)
+      if (Learned(cfg_.method()))  // the learner's last update (empty before the first)
         for (const char* key : {"losses/policy_loss", "losses/entropy"}) {
           const auto it = last_stats.find(key);
           row.emplace_back(key, it == last_stats.end() ? NAN : it->second);
         }
-      dir.Log(i, row);
+      dir_->Log(i, row);
     };
+    auto checkpoint_due = [this] { return CheckpointDue(); };
     search::NasSearchCheckpoints ck;
-    ck.state = &state.current;
+    ck.state = &state_.current;
     ck.checkpoint_due = checkpoint_due;
     ck.on_checkpoint = [&](const search::NasSearchState&) { on_checkpoint(); };
-    search::NasSearchResult r = Learned(cfg.method())
-        ? RunLearned(*env, cfg, seeds[k], on_eval, &last_stats, &state, checkpoint_due, on_checkpoint)
-        : search::RunNasSearch(env->space(), [&](const nas::Architecture& a) { return env->Evaluate(a); }, so,
-                               [] { return run::StopRequested(); }, on_eval, ck);
+    search::NasSearchResult r =
+        Learned(cfg_.method())
+            ? RunLearned(*env_, cfg_, seeds_[k], on_eval, &last_stats, &state_, checkpoint_due, run_state_text,
+                         on_checkpoint)
+            : search::RunNasSearch(env_->space(), [&](const nas::Architecture& a) { return env_->Evaluate(a); }, so,
+                                   [] { return run::StopRequested(); }, on_eval, ck);
     r.seconds += seconds_before;
-    state.current_seconds = r.seconds;
-    state.pareto = pareto.points;
-    if (r.evaluations == 0) break;  // stopped before this seed's first evaluation: nothing to add
-    add_seed(k, r);
-    if (many)
-      dir.Log(static_cast<int64_t>(k), {{"charts/seed", static_cast<double>(seeds[k])},
-                                        {"charts/best_reward", r.best.score.reward},
-                                        {"charts/best_quality", r.best.score.quality},
-                                        {"charts/best_cost", r.best.score.cost},
-                                        {"charts/unique", static_cast<double>(r.unique)}});
+    state_.current_seconds = r.seconds;
+    state_.pareto = pareto_.points;
+    if (r.evaluations == 0) return false;  // stopped before this seed's first evaluation: nothing to add
+    agg_.Add(*env_, seeds_[k], r);
+    if (many_)
+      dir_->Log(static_cast<int64_t>(k), {{"charts/seed", static_cast<double>(seeds_[k])},
+                                          {"charts/best_reward", r.best.score.reward},
+                                          {"charts/best_quality", r.best.score.quality},
+                                          {"charts/best_cost", r.best.score.cost},
+                                          {"charts/unique", static_cast<double>(r.unique)}});
     // The last seed (or one stopped) stays the current one: --resume with a larger --budget goes on with it.
-    if (k + 1 < seeds.size() && !run::StopRequested()) {
-      state.AddCurve(r.best_reward);
+    if (k + 1 < seeds_.size() && !run::StopRequested()) {
+      state_.AddCurve(r.best_reward);
       r.best_reward.clear();
       r.reward.clear();
-      state.done.push_back({seeds[k], r});
+      state_.done.push_back({seeds_[k], r});
     } else {
-      last_curve = r.best_reward;
+      last_curve_ = r.best_reward;
     }
+    return true;
   }
-  if (have_overall) write_checkpoint();
-  const double total_seconds = std::accumulate(seconds.begin(), seconds.end(), 0.0);
-  char summary[200];
-  if (have_overall)
-    std::snprintf(summary, sizeof(summary), "best reward %.6g over %zu seed(s)", overall.score.reward, best_reward.size());
-  else
-    std::snprintf(summary, sizeof(summary), "stopped before the first architecture");
-  progress.Finish(summary);
-  if (!have_overall) {
+
+  void FinishProgress() {
+    char summary[200];
+    if (agg_.have_overall)
+      std::snprintf(summary, sizeof(summary), "best reward %.6g over %zu seed(s)", agg_.overall.score.reward,
+                    agg_.best_reward.size());
+    else
+      std::snprintf(summary, sizeof(summary), "stopped before the first architecture");
+    progress_->Finish(summary);
+  }
+
+  // Stopped (Ctrl-C) before the first evaluation: result.json says so and what was done.
+  int WriteStoppedBeforeFirst() {
     if (!run::StopRequested()) throw ConfigError("no architecture was evaluated");
-    // Stopped (Ctrl-C) before the first evaluation: result.json says so and what was done.
-    nlohmann::json j = {{"space", env->space().name()}, {"method", cfg.method()}, {"dataset", cfg.dataset()},
-                        {"budget", cfg.budget()}, {"seeds", seeds.size()}, {"evaluations", 0},
-                        {"stopped_by_signal", true}, {"out", dir.path()}};
-    dir.WriteFile("result.json", j.dump(2) + "\n");
-    if (o.json) std::printf("%s\n", j.dump().c_str());
+    nlohmann::json j = {{"space", env_->space().name()}, {"method", cfg_.method()}, {"dataset", cfg_.dataset()},
+                        {"budget", cfg_.budget()}, {"seeds", seeds_.size()}, {"evaluations", 0},
+                        {"stopped_by_signal", true}, {"out", dir_->path()}};
+    dir_->WriteFile("result.json", j.dump(2) + "\n");
+    if (o_.json) std::printf("%s\n", j.dump().c_str());
     else std::printf("stopped by signal before the first architecture was evaluated; wrote %s (config.pbtxt, result.json)\n",
-                     dir.path().c_str());
+                     dir_->path().c_str());
     return kExitOk;
   }
 
-  // Best architecture (.pbtxt), the curve, result.json.
-  nas::ArchitectureDef best_def = env->space().ToDef(overall.arch);
-  best_def.set_encoding(env->Encoding(overall.arch));
-  best_def.set_quality(overall.score.quality);
-  best_def.set_cost(overall.score.cost);
-  best_def.set_reward(overall.score.reward);
-  dir.WriteFile("best.pbtxt", "# nas-search " + cfg.method() + " on " + env->name() + "\n" +
-                                  run::ResolvedConfigText(best_def));
-  viz::PlotSeries curve{cfg.method() + (many ? " (mean of " + std::to_string(best_reward.size()) + " seeds)" : ""), {}, {}};
-  {
-    RunState all;  // the finished seeds' curves and the last one's
-    all.curve_sum = state.curve_sum;
-    all.curve_count = state.curve_count;
-    all.AddCurve(last_curve);
-    for (size_t i = 0; i < all.curve_sum.size(); ++i)
-      if (all.curve_count[i] > 0) {
-        curve.x.push_back(static_cast<double>((static_cast<int64_t>(i) + 1) * state.curve_stride));
-        curve.y.push_back(all.curve_sum[i] / all.curve_count[i]);
-      }
-  }
-  viz::PlotOptions plot;
-  plot.title = "best reward, " + cfg.method() + ", " + env->space().name();
-  plot.x_label = "architectures evaluated";
-  plot.y_label = tabular && cfg.cost_budget() == 0 ? "best test accuracy / 100" : "best reward";
-  plot.markers = curve.x.size() < 3;
-  viz::PlotCurves({curve}, plot, dir.PicturePath("curve"));
-  if (has_cost) {  // quality against cost: the non-dominated architectures among those evaluated
-    viz::PlotSeries front{"non-dominated (" + std::to_string(pareto.points.size()) + ")", {}, {}};
-    for (const auto& p : pareto.points) {
-      front.x.push_back(p.score.cost);
-      front.y.push_back(p.score.quality);
+  // Best architecture (.pbtxt), the curve, the Pareto front's picture.
+  void WriteBestAndPlots() {
+    const search::NasEvaluation& overall = agg_.overall;
+    nas::ArchitectureDef best_def = env_->space().ToDef(overall.arch);
+    best_def.set_encoding(env_->Encoding(overall.arch));
+    best_def.set_quality(overall.score.quality);
+    best_def.set_cost(overall.score.cost);
+    best_def.set_reward(overall.score.reward);
+    dir_->WriteFile("best.pbtxt", "# nas-search " + cfg_.method() + " on " + env_->name() + "\n" +
+                                      run::ResolvedConfigText(best_def));
+    viz::PlotSeries curve{
+        cfg_.method() + (many_ ? " (mean of " + std::to_string(agg_.best_reward.size()) + " seeds)" : ""), {}, {}};
+    {
+      RunState all;  // the finished seeds' curves and the last one's
+      all.curve_sum = state_.curve_sum;
+      all.curve_count = state_.curve_count;
+      all.AddCurve(last_curve_);
+      for (size_t i = 0; i < all.curve_sum.size(); ++i)
+        if (all.curve_count[i] > 0) {
+          curve.x.push_back(static_cast<double>((static_cast<int64_t>(i) + 1) * state_.curve_stride));
+          curve.y.push_back(all.curve_sum[i] / all.curve_count[i]);
+        }
     }
-    viz::PlotOptions po2;
-    po2.title = "quality vs cost of the architectures evaluated, " + cfg.method() + ", " + env->space().name();
-    po2.x_label = "cost, " + env->step_time_model().unit();
-    po2.y_label = "quality";
-    po2.markers = true;
-    std::vector<viz::PlotSeries> series = {front};
-    if (have_reference)
-      series.push_back({"GLaM-like reference", {reference.score.cost}, {reference.score.quality}});
-    viz::PlotCurves(series, po2, dir.PicturePath("pareto"));
+    viz::PlotOptions plot;
+    plot.title = "best reward, " + cfg_.method() + ", " + env_->space().name();
+    plot.x_label = "architectures evaluated";
+    plot.y_label = tabular_ && cfg_.cost_budget() == 0 ? "best test accuracy / 100" : "best reward";
+    plot.markers = curve.x.size() < 3;
+    viz::PlotCurves({curve}, plot, dir_->PicturePath("curve"));
+    if (has_cost_) {  // quality against cost: the non-dominated architectures among those evaluated
+      viz::PlotSeries front{"non-dominated (" + std::to_string(pareto_.points.size()) + ")", {}, {}};
+      for (const auto& p : pareto_.points) {
+        front.x.push_back(p.score.cost);
+        front.y.push_back(p.score.quality);
+      }
+      viz::PlotOptions po2;
+      po2.title = "quality vs cost of the architectures evaluated, " + cfg_.method() + ", " + env_->space().name();
+      po2.x_label = "cost, " + env_->step_time_model().unit();
+      po2.y_label = "quality";
+      po2.markers = true;
+      std::vector<viz::PlotSeries> series = {front};
+      if (have_reference_)
+        series.push_back({"GLaM-like reference", {reference_.score.cost}, {reference_.score.quality}});
+      viz::PlotCurves(series, po2, dir_->PicturePath("pareto"));
+    }
   }
 
-  nlohmann::json j;
-  j["space"] = env->space().name();
-  j["environment"] = env->name();
-  j["method"] = cfg.method();
-  j["dataset"] = cfg.dataset();
-  if (env->space().table() == "nb201") j["table_dataset"] = cfg.table_dataset();
-  j["quality"] = env->quality_model().Describe();
-  j["cost_unit"] = env->step_time_model().unit();
-  j["budget"] = cfg.budget();
-  if (cfg.method() == "evolution") {
-    j["population"] = cfg.population();
-    j["tournament"] = cfg.tournament();
+  nlohmann::json ResultJson() {
+    const env::BlockEnv& env = *env_;
+    nlohmann::json j;
+    j["space"] = env.space().name();
+    j["environment"] = env.name();
+    j["method"] = cfg_.method();
+    j["dataset"] = cfg_.dataset();
+    if (env.space().table() == "nb201") j["table_dataset"] = cfg_.table_dataset();
+    j["quality"] = env.quality_model().Describe();
+    j["cost_unit"] = env.step_time_model().unit();
+    j["budget"] = cfg_.budget();
+    if (cfg_.method() == "evolution") {
+      j["population"] = cfg_.population();
+      j["tournament"] = cfg_.tournament();
+    }
+    if (Learned(cfg_.method())) {
+      j["episodes_per_update"] = cfg_.episodes_per_update();
+      j["learning_rate"] = cfg_.agent().learning_rate();
+      j["entropy_coef"] = cfg_.agent().entropy_coef();
+      j["reward_scale"] = cfg_.reward_scale();
+      if (cfg_.method() == "reinforce") j["baseline_decay"] = cfg_.agent().baseline_decay();
+    }
+    j["seeds"] = seeds_.size();
+    j["best"] = ArchJson(env, agg_.overall);
+    j["best_quality"] = {{"mean", Mean(agg_.best_quality)}, {"std", Std(agg_.best_quality)}};
+    j["best_reward"] = {{"mean", Mean(agg_.best_reward)}, {"std", Std(agg_.best_reward)}};
+    if (tabular_) {
+      std::vector<double> acc;
+      for (double q : agg_.best_quality) acc.push_back(100 * q);
+      j["best_test_accuracy"] = {{"mean", Mean(acc)}, {"std", Std(acc)}};
+    }
+    const TableOptimum opt = FindTableOptimum(env);
+    if (opt.known) j["table_optimum"] = ArchJson(env, opt.best);
+    if (has_cost_) {
+      nlohmann::json front = nlohmann::json::array();
+      for (const auto& p : pareto_.points) front.push_back(ArchJson(env, p));
+      j["pareto"] = front;
+    }
+    AddFinalTrainings(&j);
+    const double total_seconds = std::accumulate(agg_.seconds.begin(), agg_.seconds.end(), 0.0);
+    j["unique_mean"] = Mean(agg_.unique);
+    j["search_seconds"] = total_seconds;
+    j["evaluations_per_second"] = total_seconds > 0 ? agg_.evaluations / total_seconds : 0;
+    j["evaluations"] = static_cast<int64_t>(agg_.evaluations);  // what was done (the budget is what was asked)
+    j["seeds_done"] = agg_.best_reward.size();
+    if (!std::all_of(agg_.per_seed.begin(), agg_.per_seed.end(),
+                     [](const nlohmann::json& p) { return !p.contains("unique_exact"); }))
+      j["unique_exact"] = false;  // more distinct architectures than a search remembers: unique counts are lower bounds
+    j["stopped_by_signal"] = run::StopRequested();
+    if (many_) j["per_seed"] = agg_.per_seed;
+    j["out"] = dir_->path();
+    return j;
   }
-  if (Learned(cfg.method())) {
-    j["episodes_per_update"] = cfg.episodes_per_update();
-    j["learning_rate"] = cfg.agent().learning_rate();
-    j["entropy_coef"] = cfg.agent().entropy_coef();
-    j["reward_scale"] = cfg.reward_scale();
-    if (cfg.method() == "reinforce") j["baseline_decay"] = cfg.agent().baseline_decay();
-  }
-  j["seeds"] = seeds.size();
-  j["best"] = ArchJson(*env, overall);
-  j["best_quality"] = {{"mean", Mean(best_quality)}, {"std", Std(best_quality)}};
-  j["best_reward"] = {{"mean", Mean(best_reward)}, {"std", Std(best_reward)}};
-  if (tabular) {
-    std::vector<double> acc;
-    for (double q : best_quality) acc.push_back(100 * q);
-    j["best_test_accuracy"] = {{"mean", Mean(acc)}, {"std", Std(acc)}};
-  }
-  const TableOptimum opt = FindTableOptimum(*env);
-  if (opt.known) j["table_optimum"] = ArchJson(*env, opt.best);
-  if (has_cost) {
-    nlohmann::json front = nlohmann::json::array();
-    for (const auto& p : pareto.points) front.push_back(ArchJson(*env, p));
-    j["pareto"] = front;
-  }
+
+  // Brainformer and trained cells: the best one and the reference trained longer, tested.
+  void AddFinalTrainings(nlohmann::json* j) {
 #if PLACERL_HAVE_TORCH
-  if (bf) {  // final training of the best block and of the reference: test accuracy
-    std::fprintf(stderr, "final training (%lld steps) of the best block and the GLaM-like reference...\n",
-                 static_cast<long long>(cfg.brainformer().final_train_steps()));
-    j["brainformer"] = brainformer::FinalReport(*bf, overall.arch, cfg.brainformer());
-    j["brainformer"]["reference_search"] = ArchJson(*env, reference);
-  }
-  if (cells) {  // final training of the best cell and of the hand-designed one: test accuracy
-    std::fprintf(stderr, "final training (%g epochs) of the best cell and the hand-designed one...\n",
-                 cfg.enas_training().final_epochs());
-    run::ProgressOptions fo;
-    fo.label = "final";
-    fo.unit = "cells";
-    fo.total = 2;
-    run::Progress final_progress(fo);
-    double base = 0;
-    std::string phase;
-    j["enas_training"] = enas::TrainedFinalReport(
-        *cells, overall.arch, cfg.enas_training(), [&](const std::string& p, double fraction, const std::string& status) {
-          if (p != phase && !phase.empty()) base += 1;
-          phase = p;
-          final_progress.Update(base + fraction, {run::ProgressField("cell", p.substr(p.find(':') + 1)),
-                                                               run::ProgressField("status", status)});
-        });
-    final_progress.Finish();
-  }
+    if (bf_) {  // final training of the best block and of the reference: test accuracy
+      std::fprintf(stderr, "final training (%lld steps) of the best block and the GLaM-like reference...\n",
+                   static_cast<long long>(cfg_.brainformer().final_train_steps()));
+      (*j)["brainformer"] = brainformer::FinalReport(*bf_, agg_.overall.arch, cfg_.brainformer());
+      (*j)["brainformer"]["reference_search"] = ArchJson(*env_, reference_);
+    }
+    if (cells_) {  // final training of the best cell and of the hand-designed one: test accuracy
+      std::fprintf(stderr, "final training (%g epochs) of the best cell and the hand-designed one...\n",
+                   cfg_.enas_training().final_epochs());
+      run::ProgressOptions fo;
+      fo.label = "final";
+      fo.unit = "cells";
+      fo.total = 2;
+      run::Progress final_progress(fo);
+      double base = 0;
+      std::string phase;
+      (*j)["enas_training"] = enas::TrainedFinalReport(
+          *cells_, agg_.overall.arch, cfg_.enas_training(),
+          [&](const std::string& p, double fraction, const std::string& status) {
+            if (p != phase && !phase.empty()) base += 1;
+            phase = p;
+            final_progress.Update(base + fraction, {run::ProgressField("cell", p.substr(p.find(':') + 1)),
+                                                    run::ProgressField("status", status)});
+          });
+      final_progress.Finish();
+    }
+#else
+    (void)j;
 #endif
-  j["unique_mean"] = Mean(unique);
-  j["search_seconds"] = total_seconds;
-  j["evaluations_per_second"] = total_seconds > 0 ? done_before / total_seconds : 0;
-  j["evaluations"] = static_cast<int64_t>(done_before);  // what was done (the budget is what was asked)
-  j["seeds_done"] = best_reward.size();
-  if (!std::all_of(per_seed.begin(), per_seed.end(), [](const nlohmann::json& p) { return !p.contains("unique_exact"); }))
-    j["unique_exact"] = false;  // more distinct architectures than a search remembers: unique counts are lower bounds
-  j["stopped_by_signal"] = run::StopRequested();
-  if (many) j["per_seed"] = per_seed;
-  j["out"] = dir.path();
-  dir.WriteFile("result.json", j.dump(2) + "\n");
-  if (o.json) {
-    std::printf("%s\n", j.dump().c_str());
-  } else {
+  }
+
+  void PrintSummary(const nlohmann::json& j) const {
+    if (o_.json) {
+      std::printf("%s\n", j.dump().c_str());
+      return;
+    }
+    const env::BlockEnv& env = *env_;
+    const search::NasEvaluation& overall = agg_.overall;
+    const std::vector<double>& best_quality = agg_.best_quality;
+    const std::vector<double>& best_reward = agg_.best_reward;
     // The archs counted: those evaluated (fewer than the budget when stopped). A final training
     // stopped by a signal has no numbers to print (result.json says what it did).
-    const long long archs = static_cast<long long>(done_before);
+    const long long archs = static_cast<long long>(agg_.evaluations);
     if (run::StopRequested())
       std::printf("stopped by signal after %lld architecture(s)%s\n", archs,
                   j.contains("brainformer") || j.contains("enas_training") ? " (final training cut short or skipped)" : "");
@@ -1120,7 +1238,7 @@ int NasSearch(const Options& o) {
       const auto& b = j["brainformer"];
       std::printf("%s on brainformer / Fashion-MNIST, %lld archs: best %s val %.4f test %.4f step %.4g; GLaM-like val %.4f "
                   "test %.4f step %.4g (%s)\n",
-                  cfg.method().c_str(), archs, b["best"]["block"].get<std::string>().c_str(),
+                  cfg_.method().c_str(), archs, b["best"]["block"].get<std::string>().c_str(),
                   b["best"]["validation_accuracy"].get<double>(), b["best"]["test_accuracy"].get<double>(),
                   b["best"]["step_time"].get<double>(), b["reference"]["validation_accuracy"].get<double>(),
                   b["reference"]["test_accuracy"].get<double>(), b["reference"]["step_time"].get<double>(),
@@ -1129,24 +1247,58 @@ int NasSearch(const Options& o) {
       const auto& e = j["enas_training"];
       std::printf("%s on enas_micro / Fashion-MNIST, %lld archs (each cell trained %lld steps): best val %.4f (search), after "
                   "%g epoch(s) val %.4f test %.4f, %.3g MMACs; hand-designed test %.4f, %.3g MMACs\n",
-                  cfg.method().c_str(), archs,
-                  static_cast<long long>(cfg.enas_training().train_steps()), e["best"]["search_val_accuracy"].get<double>(),
-                  cfg.enas_training().final_epochs(), e["best"]["val_accuracy"].get<double>(),
+                  cfg_.method().c_str(), archs,
+                  static_cast<long long>(cfg_.enas_training().train_steps()), e["best"]["search_val_accuracy"].get<double>(),
+                  cfg_.enas_training().final_epochs(), e["best"]["val_accuracy"].get<double>(),
                   e["best"]["test_accuracy"].get<double>(), e["best"]["mmacs"].get<double>(),
                   e["hand"]["test_accuracy"].get<double>(), e["hand"]["mmacs"].get<double>());
-    } else if (tabular)
+    } else if (tabular_)
       std::printf("%s on %s (%s), %zu seed(s), %lld archs: best test accuracy %.2f +- %.2f %%; best %s %.2f %%\n",
-                  cfg.method().c_str(), env->space().name().c_str(), env->quality_model().Describe().c_str(),
+                  cfg_.method().c_str(), env.space().name().c_str(), env.quality_model().Describe().c_str(),
                   best_quality.size(), archs, 100 * Mean(best_quality),
-                  100 * Std(best_quality), env->Encoding(overall.arch).c_str(), 100 * overall.score.quality);
+                  100 * Std(best_quality), env.Encoding(overall.arch).c_str(), 100 * overall.score.quality);
     else
-      std::printf("%s on %s, %zu seed(s), %lld archs: best reward %.6g +- %.3g; best %s\n", cfg.method().c_str(),
-                  env->space().name().c_str(), best_reward.size(), archs,
-                  Mean(best_reward), Std(best_reward), env->space().Describe(overall.arch).c_str());
+      std::printf("%s on %s, %zu seed(s), %lld archs: best reward %.6g +- %.3g; best %s\n", cfg_.method().c_str(),
+                  env.space().name().c_str(), best_reward.size(), archs,
+                  Mean(best_reward), Std(best_reward), env.space().Describe(overall.arch).c_str());
     std::printf("wrote %s (best.pbtxt, curve.%s%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",
-                dir.path().c_str(), o.dir.pictures.c_str(), has_cost ? (", pareto." + o.dir.pictures).c_str() : "");
+                dir_->path().c_str(), o_.dir.pictures.c_str(), has_cost_ ? (", pareto." + o_.dir.pictures).c_str() : "");
   }
-  return kExitOk;
+
+  const Options& o_;
+  const config::NasSearchConfig& cfg_;
+  const std::vector<uint64_t> seeds_;
+  const bool many_;
+  RunState state_;  // checkpointed (docs/nas.md "Resume")
+  std::shared_ptr<const env::BlockEnv> base_env_;
+  const env::BlockEnv* env_ = nullptr;  // base_env_, or Brainformer's / the trained cells' over it
+#if PLACERL_HAVE_TORCH
+  std::unique_ptr<brainformer::SearchSetup> bf_;
+  std::unique_ptr<enas::TrainedSearchSetup> cells_;
+#endif
+  std::unique_ptr<run::RunDirectory> dir_;
+  search::NasEvaluation reference_;  // Brainformer: the GLaM-like block, trained like every candidate
+  bool have_reference_ = false;
+  std::unique_ptr<run::Progress> progress_;
+  int64_t log_stride_ = 1;
+  bool tabular_ = false, has_cost_ = false;
+  SeedAggregates agg_;
+  ParetoFront pareto_;
+  std::vector<double> last_curve_;  // the last seed's best-reward curve (not in state_.done)
+  std::chrono::steady_clock::time_point last_checkpoint_;
+  int checkpoints_written_ = 0;
+};
+
+int NasSearch(const Options& o) {
+  if (!o.print_space.empty()) {  // the text of a built-in space, to copy and change
+    std::printf("%s", nas::BuiltinSpaceText(o.print_space).c_str());
+    return kExitOk;
+  }
+  const config::NasSearchConfig cfg = ResolveRunConfig(o);
+#if PLACERL_HAVE_TORCH
+  if (SharesEnasWeights(cfg)) return RunSharedWeightsSearch(o, cfg);
+#endif
+  return SeedsSearch(o, cfg).Run();
 }
 
 }  // namespace

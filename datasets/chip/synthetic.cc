@@ -48,7 +48,9 @@ int DrawDegree(Rng& rng) {
 
 }  // namespace
 
-SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
+namespace {
+
+void CheckOptions(const SyntheticOptions& o) {
   if (o.num_hard_macros < 0 || o.num_soft_macros < 0 || o.num_ports < 0) {
     throw ConfigError("synthetic netlist: counts must not be negative");
   }
@@ -62,32 +64,48 @@ SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
     throw ConfigError("synthetic netlist: utilization must be in (0, 1]");
   }
   if (o.cols <= 0 || o.rows <= 0) throw ConfigError("synthetic netlist: grid must be positive");
-  Rng rng(o.seed);
-  const int H = o.num_hard_macros, S = o.num_soft_macros, P = o.num_ports;
+}
 
-  // ---- sizes ----
+// The macros and ports before they become nodes: sizes, the canvas side, initial positions.
+struct Things {
+  int H = 0, S = 0, P = 0;  // hard macros, soft macros, ports
+  std::vector<double> hw, hh, sw, sh;  // sizes
+  double side = 0;                     // of the square canvas
+  std::vector<double> hx, hy, sx, sy, px, py;
+  std::vector<Side> pside;
+};
+
+// Sizes: hard macros of five classes, soft macros 16–32 µm; the canvas side from the area and
+// the utilization.
+void DrawSizes(const SyntheticOptions& o, Rng& rng, Things* t) {
   static const double kHardClasses[][2] = {{48, 32}, {64, 64}, {96, 48}, {32, 80}, {128, 96}};
-  std::vector<double> hw(H), hh(H), sw(S), sh(S);
+  const int H = t->H, S = t->S;
+  t->hw.resize(H), t->hh.resize(H), t->sw.resize(S), t->sh.resize(S);
   double area = 0;
   for (int i = 0; i < H; ++i) {
     const int c = rng.Int(5);
-    hw[i] = kHardClasses[c][0];
-    hh[i] = kHardClasses[c][1];
-    area += hw[i] * hh[i];
+    t->hw[i] = kHardClasses[c][0];
+    t->hh[i] = kHardClasses[c][1];
+    area += t->hw[i] * t->hh[i];
   }
   for (int i = 0; i < S; ++i) {
-    sw[i] = Q(rng.Uniform(16, 32));
-    sh[i] = Q(rng.Uniform(16, 32));
-    area += sw[i] * sh[i];
+    t->sw[i] = Q(rng.Uniform(16, 32));
+    t->sh[i] = Q(rng.Uniform(16, 32));
+    area += t->sw[i] * t->sh[i];
   }
-  const double side = std::ceil(std::sqrt(area / o.utilization));
+  t->side = std::ceil(std::sqrt(area / o.utilization));
+}
 
-  // ---- initial placement ----
-  // Hard macros: shelves from the bottom-left in a random order (a poor but legal start).
+// Hard macros: shelves from the bottom-left in a random order (a poor but legal start). Returns
+// the top of the shelves.
+double PlaceHardMacros(Rng& rng, Things* t) {
+  const int H = t->H;
+  const double side = t->side;
+  const std::vector<double>&hw = t->hw, &hh = t->hh;
   std::vector<int> order(H);
   for (int i = 0; i < H; ++i) order[i] = i;
   for (int i = H - 1; i > 0; --i) std::swap(order[i], order[rng.Int(i + 1)]);
-  std::vector<double> hx(H), hy(H);
+  t->hx.resize(H), t->hy.resize(H);
   const double gap = 4;
   double cx = gap, cy = gap, shelf_h = 0;
   for (int i : order) {
@@ -96,49 +114,61 @@ SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
       cy += shelf_h + gap;
       shelf_h = 0;
     }
-    hx[i] = std::min(cx + hw[i] / 2, side - hw[i] / 2);
-    hy[i] = std::min(cy + hh[i] / 2, side - hh[i] / 2);
+    t->hx[i] = std::min(cx + hw[i] / 2, side - hw[i] / 2);
+    t->hy[i] = std::min(cy + hh[i] / 2, side - hh[i] / 2);
     cx += hw[i] + gap;
     shelf_h = std::max(shelf_h, hh[i]);
   }
-  const double top = H > 0 ? std::min(cy + shelf_h + gap, side * 0.8) : 0;
-  // Soft macros: a jittered grid over the free band above the shelves.
-  std::vector<double> sx(S), sy(S);
-  {
-    const double band_h = side - top;
-    const int gc = std::max(1, static_cast<int>(std::ceil(std::sqrt(S * side / band_h))));
-    const int gr = std::max(1, (S + gc - 1) / gc);
-    const double cw = side / gc, ch = band_h / gr;
-    for (int i = 0; i < S; ++i) {
-      const int c = i % gc, r = i / gc;
-      const double jx = rng.Uniform(-0.2, 0.2) * cw, jy = rng.Uniform(-0.2, 0.2) * ch;
-      sx[i] = std::clamp((c + 0.5) * cw + jx, sw[i] / 2, side - sw[i] / 2);
-      sy[i] = std::clamp(top + (r + 0.5) * ch + jy, sh[i] / 2, side - sh[i] / 2);
-    }
-  }
-  // Ports: evenly around the boundary (with jitter), starting on the left side.
-  std::vector<double> px(P), py(P);
-  std::vector<Side> pside(P);
-  for (int i = 0; i < P; ++i) {
-    const double t = std::fmod((i + rng.Uniform(0.1, 0.9)) / P * 4.0, 4.0);
-    const int s = static_cast<int>(t);
-    const double f = Q((t - s) * side);
-    switch (s) {
-      case 0: px[i] = 0; py[i] = f; pside[i] = Side::kLeft; break;
-      case 1: px[i] = f; py[i] = side; pside[i] = Side::kTop; break;
-      case 2: px[i] = side; py[i] = side - f; pside[i] = Side::kRight; break;
-      default: px[i] = side - f; py[i] = 0; pside[i] = Side::kBottom; break;
-    }
-  }
+  return H > 0 ? std::min(cy + shelf_h + gap, side * 0.8) : 0;
+}
 
-  // ---- nets over "things": 0..P-1 ports, P..P+H-1 hard macros, then soft macros ----
+// Soft macros: a jittered grid over the free band above the shelves (from `top`).
+void PlaceSoftMacros(double top, Rng& rng, Things* t) {
+  const int S = t->S;
+  const double side = t->side;
+  t->sx.resize(S), t->sy.resize(S);
+  const double band_h = side - top;
+  const int gc = std::max(1, static_cast<int>(std::ceil(std::sqrt(S * side / band_h))));
+  const int gr = std::max(1, (S + gc - 1) / gc);
+  const double cw = side / gc, ch = band_h / gr;
+  for (int i = 0; i < S; ++i) {
+    const int c = i % gc, r = i / gc;
+    const double jx = rng.Uniform(-0.2, 0.2) * cw, jy = rng.Uniform(-0.2, 0.2) * ch;
+    t->sx[i] = std::clamp((c + 0.5) * cw + jx, t->sw[i] / 2, side - t->sw[i] / 2);
+    t->sy[i] = std::clamp(top + (r + 0.5) * ch + jy, t->sh[i] / 2, side - t->sh[i] / 2);
+  }
+}
+
+// Ports: evenly around the boundary (with jitter), starting on the left side.
+void PlacePorts(Rng& rng, Things* t) {
+  const int P = t->P;
+  const double side = t->side;
+  t->px.resize(P), t->py.resize(P), t->pside.resize(P);
+  for (int i = 0; i < P; ++i) {
+    const double u = std::fmod((i + rng.Uniform(0.1, 0.9)) / P * 4.0, 4.0);
+    const int s = static_cast<int>(u);
+    const double f = Q((u - s) * side);
+    switch (s) {
+      case 0: t->px[i] = 0; t->py[i] = f; t->pside[i] = Side::kLeft; break;
+      case 1: t->px[i] = f; t->py[i] = side; t->pside[i] = Side::kTop; break;
+      case 2: t->px[i] = side; t->py[i] = side - f; t->pside[i] = Side::kRight; break;
+      default: t->px[i] = side - f; t->py[i] = 0; t->pside[i] = Side::kBottom; break;
+    }
+  }
+}
+
+// Nets over "things": 0..P-1 ports, P..P+H-1 hard macros, then soft macros; [0] drives. Their
+// weights into *net_w.
+std::vector<std::vector<int>> DrawNets(const SyntheticOptions& o, const Things& th, Rng& rng, std::vector<double>* net_w) {
+  const int P = th.P, H = th.H, S = th.S;
+  const double side = th.side;
   // Locality lives in a hidden layout: soft macros and ports where they are placed, hard
   // macros at random points (their shelf placement ignores it: room to improve).
   const int T = P + H + S;
   std::vector<double> lx(T), ly(T);
-  for (int i = 0; i < P; ++i) { lx[i] = px[i]; ly[i] = py[i]; }
+  for (int i = 0; i < P; ++i) { lx[i] = th.px[i]; ly[i] = th.py[i]; }
   for (int i = 0; i < H; ++i) { lx[P + i] = rng.Uniform(0, side); ly[P + i] = rng.Uniform(0, side); }
-  for (int i = 0; i < S; ++i) { lx[P + H + i] = sx[i]; ly[P + H + i] = sy[i]; }
+  for (int i = 0; i < S; ++i) { lx[P + H + i] = th.sx[i]; ly[P + H + i] = th.sy[i]; }
   auto nearest = [&](int c, int count, bool allow_ports) {
     std::vector<std::pair<double, int>> d;
     d.reserve(T);
@@ -153,7 +183,7 @@ SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
     return out;
   };
   std::vector<std::vector<int>> nets(o.num_nets);  // things; [0] drives
-  std::vector<double> net_w(o.num_nets, 1.0);
+  net_w->assign(o.num_nets, 1.0);
   std::vector<uint8_t> port_drives(P, 0);
   for (int k = 0; k < o.num_nets; ++k) {
     std::vector<int>& m = nets[k];
@@ -185,13 +215,18 @@ SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
     if (c >= P + H && rng.Uniform() < o.weighted_net_fraction) {
       int w = 2;
       while (w < 12 && rng.Uniform() < 0.4) ++w;
-      net_w[k] = w;
+      (*net_w)[k] = w;
     }
   }
+  return nets;
+}
 
-  // ---- emit nodes: ports, each hard macro then its pins, each soft macro then its pins ----
-  SyntheticDesign d;
-  Netlist& nl = d.netlist;
+// The nodes (ports; each hard macro then its pins, on its edge; each soft macro then its pins,
+// at its centre) and the nets of `nl`.
+void EmitNetlist(const SyntheticOptions& o, const Things& th, const std::vector<std::vector<int>>& nets,
+                 const std::vector<double>& net_w, Rng& rng, Netlist* netlist) {
+  const int P = th.P, H = th.H, S = th.S, T = P + H + S;
+  Netlist& nl = *netlist;
   nl.sources = {"synthetic(seed=" + std::to_string(o.seed) + ")"};
   // pins_of[thing] = list of (net, member slot) connections, in net order.
   std::vector<std::vector<std::pair<int, int>>> conns(T);
@@ -202,9 +237,9 @@ SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
   for (int k = 0; k < o.num_nets; ++k) net_nodes[k].assign(nets[k].size(), -1);
   for (int i = 0; i < P; ++i) {
     const int32_t n = nl.AddNode("P" + std::to_string(i), NodeType::kPort);
-    nl.x[n] = px[i];
-    nl.y[n] = py[i];
-    nl.side[n] = pside[i];
+    nl.x[n] = th.px[i];
+    nl.y[n] = th.py[i];
+    nl.side[n] = th.pside[i];
     for (auto [k, j] : conns[i]) net_nodes[k][j] = n;
   }
   auto add_macro = [&](int thing, const std::string& name, NodeType t, NodeType pin_t, double x,
@@ -232,12 +267,12 @@ SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
     }
   };
   for (int i = 0; i < H; ++i) {
-    add_macro(P + i, "M" + std::to_string(i), NodeType::kHardMacro, NodeType::kHardMacroPin, hx[i],
-              hy[i], hw[i], hh[i]);
+    add_macro(P + i, "M" + std::to_string(i), NodeType::kHardMacro, NodeType::kHardMacroPin, th.hx[i],
+              th.hy[i], th.hw[i], th.hh[i]);
   }
   for (int i = 0; i < S; ++i) {
     add_macro(P + H + i, "Grp_" + std::to_string(i), NodeType::kSoftMacro, NodeType::kSoftMacroPin,
-              sx[i], sy[i], sw[i], sh[i]);
+              th.sx[i], th.sy[i], th.sw[i], th.sh[i]);
   }
   // Nets with at least one sink that is not the driver itself (a port listed twice can't be).
   for (int k = 0; k < o.num_nets; ++k) {
@@ -248,10 +283,12 @@ SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
     nl.weight[m[0]] = net_w[k];
   }
   nl.Finalize();
+}
 
-  // ---- settings: square canvas, the grid, routing resources scaled to the wiring ----
-  // Mean routing demand of a cell ≈ (HPWL/2) / (W·H·routes); routes are chosen so that the
-  // mean is about 0.25 and the top 5 % of cells run near or above capacity.
+// Square canvas, the grid, routing resources scaled to the wiring: the mean routing demand of a
+// cell ≈ (HPWL/2) / (W·H·routes); routes are chosen so that the mean is about 0.25 and the top
+// 5 % of cells run near or above capacity.
+PlacementSettings SettingsFor(const Netlist& nl, double side, const SyntheticOptions& o) {
   double hpwl = 0;
   for (int k = 0; k < nl.num_nets(); ++k) {
     double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
@@ -263,7 +300,7 @@ SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
     }
     hpwl += (x1 - x0) + (y1 - y0);
   }
-  PlacementSettings& s = d.settings;
+  PlacementSettings s;
   s.canvas_width = s.canvas_height = side;
   s.cols = o.cols;
   s.rows = o.rows;
@@ -274,6 +311,27 @@ SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
   s.smooth_range = 2;
   s.overlap_threshold = 0.004;
   s.block = "synthetic";
+  return s;
+}
+
+}  // namespace
+
+// Options checked → sizes → initial placement (hard macros, soft macros, ports) → nets → the
+// netlist's nodes and nets → settings; one RNG stream, drawn in this order.
+SyntheticDesign GenerateSyntheticNetlist(const SyntheticOptions& o) {
+  CheckOptions(o);
+  Rng rng(o.seed);
+  Things th;
+  th.H = o.num_hard_macros, th.S = o.num_soft_macros, th.P = o.num_ports;
+  DrawSizes(o, rng, &th);
+  const double top = PlaceHardMacros(rng, &th);
+  PlaceSoftMacros(top, rng, &th);
+  PlacePorts(rng, &th);
+  std::vector<double> net_w;
+  const std::vector<std::vector<int>> nets = DrawNets(o, th, rng, &net_w);
+  SyntheticDesign d;
+  EmitNetlist(o, th, nets, net_w, rng, &d.netlist);
+  d.settings = SettingsFor(d.netlist, th.side, o);
   return d;
 }
 

@@ -46,18 +46,10 @@ long MaxValue(const std::string& k) {
   return 100000000;
 }
 
-}  // namespace
-
-NamedGraph GraphFromSpec(const std::string& spec) {
-  if (IsOnnxSpec(spec)) {  // model.onnx[?batch=32,seq=128,backward=0]
-    NamedGraph g = GraphFromOnnxSpec(spec);
-    if (g.canonical.empty()) g.canonical = spec;
-    return g;
-  }
-  const size_t open = spec.find('(');
-  const std::string name = spec.substr(0, open);
+// The generated families and their keys with their defaults.
+std::map<std::string, Keys> FamilyDefaults() {
   const Keys rnn = {{"layers", 2}, {"hidden", 1024}, {"batch", 64}, {"steps", 40}, {"vocab", 40000}, {"update", 1}, {"dtype_bytes", 4}};
-  const std::map<std::string, Keys> defaults = {
+  return {
       {"layered", {{"ops", 1000}, {"width", 100}, {"fan_in", 3}, {"seed", 1}}},
       {"chain", {{"ops", 1000}}},
       {"resnet",
@@ -80,7 +72,109 @@ NamedGraph GraphFromSpec(const std::string& spec) {
         {"vocab", 10000},
         {"batch", 32},
         {"update", 1},
-                     {"dtype_bytes", 4}}}};
+        {"dtype_bytes", 4}}}};
+}
+
+// The graph of family `name` with the keys `v` (checked); `family`: enas_cell's.
+ComputeGraph MakeFamilyGraph(const std::string& name, Keys v, const std::string& family) {
+  auto i = [&](const char* k) { return static_cast<int>(v.at(k)); };
+  if (name == "chain") {
+    return MakeChainGraph(i("ops"), 1e9, 1e6, 1e6);
+  } else if (name == "layered") {
+    const double edges = static_cast<double>(v["ops"]) * std::min(v["fan_in"], v["width"]);
+    if (edges > 2e7)
+      throw ConfigError("graph: layered with ops=" + std::to_string(v["ops"]) + " and fan_in=" + std::to_string(v["fan_in"]) +
+                        " draws up to " + std::to_string(static_cast<long long>(edges)) +
+                        " edges, more than 20000000; choose fewer ops or a smaller fan_in");
+    return MakeLayeredRandomGraph(i("ops"), i("width"), i("fan_in"), static_cast<uint64_t>(v["seed"]));
+  } else if (name == "resnet") {
+    ResNetConfig c;
+    c.depth = i("depth");
+    c.batch = i("batch");
+    c.image = i("image");
+    c.classes = i("classes");
+    c.backward = v["backward"] != 0;
+    c.fused = v["fused"] != 0;
+    c.update = v["update"] != 0;
+    return MakeResNetGraph(c);
+  } else if (name == "rnnlm") {
+    RnnLmConfig c;
+    c.element_bytes = i("dtype_bytes");
+    c.layers = i("layers");
+    c.hidden = i("hidden");
+    c.batch = i("batch");
+    c.steps = i("steps");
+    c.vocab = i("vocab");
+    c.update = v["update"] != 0;
+    return MakeRnnLmGraph(c);
+  } else if (name == "nmt" || name == "gnmt") {
+    Seq2SeqConfig c;
+    c.element_bytes = i("dtype_bytes");
+    c.layers = i("layers");
+    c.hidden = i("hidden");
+    c.batch = i("batch");
+    c.steps = i("steps");
+    c.vocab = i("vocab");
+    c.update = v["update"] != 0;
+    return name == "nmt" ? MakeNmtGraph(c) : MakeGnmtGraph(c);
+  } else if (name == "inception_v3") {
+    InceptionConfig c;
+    c.element_bytes = i("dtype_bytes");
+    c.batch = i("batch");
+    c.image = i("image");
+    c.classes = i("classes");
+    c.aux = v["aux"] != 0;
+    c.update = v["update"] != 0;
+    return MakeInceptionV3Graph(c);
+  } else if (name == "transformer_graph" || name == "moe_graph") {
+    TransformerGraphConfig c;
+    c.element_bytes = i("dtype_bytes");
+    c.layers = i("layers");
+    c.enc_layers = i("enc_layers");
+    c.d_model = i("d_model");
+    c.d_ff = i("d_ff");
+    c.heads = i("heads");
+    c.seq = i("seq");
+    c.batch = i("batch");
+    c.vocab = i("vocab");
+    c.update = v["update"] != 0;
+    if (name == "moe_graph") {
+      c.experts = i("experts");
+      c.moe_every = i("moe_every");
+    }
+    return MakeTransformerGraph(c);
+  } else {
+    EnasConfig c;
+    c.element_bytes = i("dtype_bytes");
+    c.family = family;
+    c.seed = static_cast<uint64_t>(v["seed"]);
+    c.nodes = i("nodes");
+    c.cells = i("cells");
+    c.channels = i("channels");
+    c.image = i("image");
+    c.classes = i("classes");
+    c.hidden = i("hidden");
+    c.steps = i("steps");
+    c.vocab = i("vocab");
+    c.batch = i("batch");
+    c.update = v["update"] != 0;
+    return MakeEnasGraph(c);
+  }
+}
+
+}  // namespace
+
+// Generator spec (family(key=value,…)) → checked keys → the family's graph; else an ONNX
+// model or a compute-graph file.
+NamedGraph GraphFromSpec(const std::string& spec) {
+  if (IsOnnxSpec(spec)) {  // model.onnx[?batch=32,seq=128,backward=0]
+    NamedGraph g = GraphFromOnnxSpec(spec);
+    if (g.canonical.empty()) g.canonical = spec;
+    return g;
+  }
+  const size_t open = spec.find('(');
+  const std::string name = spec.substr(0, open);
+  const std::map<std::string, Keys> defaults = FamilyDefaults();
   const auto known = defaults.find(name);
   NamedGraph out;
   if (open == std::string::npos && known != defaults.end()) return GraphFromSpec(spec + "()");
@@ -126,88 +220,7 @@ NamedGraph GraphFromSpec(const std::string& spec) {
   for (const auto& [key, value] : v) out.canonical += key + "=" + std::to_string(value) + ",";
   out.canonical.back() = ')';
   if (v.count("batch")) out.examples = i("batch");
-  if (name == "chain") {
-    out.graph = MakeChainGraph(i("ops"), 1e9, 1e6, 1e6);
-  } else if (name == "layered") {
-    const double edges = static_cast<double>(v["ops"]) * std::min(v["fan_in"], v["width"]);
-    if (edges > 2e7)
-      throw ConfigError("graph: layered with ops=" + std::to_string(v["ops"]) + " and fan_in=" + std::to_string(v["fan_in"]) +
-                        " draws up to " + std::to_string(static_cast<long long>(edges)) +
-                        " edges, more than 20000000; choose fewer ops or a smaller fan_in");
-    out.graph = MakeLayeredRandomGraph(i("ops"), i("width"), i("fan_in"), static_cast<uint64_t>(v["seed"]));
-  } else if (name == "resnet") {
-    ResNetConfig c;
-    c.depth = i("depth");
-    c.batch = i("batch");
-    c.image = i("image");
-    c.classes = i("classes");
-    c.backward = v["backward"] != 0;
-    c.fused = v["fused"] != 0;
-    c.update = v["update"] != 0;
-    out.graph = MakeResNetGraph(c);
-  } else if (name == "rnnlm") {
-    RnnLmConfig c;
-    c.element_bytes = i("dtype_bytes");
-    c.layers = i("layers");
-    c.hidden = i("hidden");
-    c.batch = i("batch");
-    c.steps = i("steps");
-    c.vocab = i("vocab");
-    c.update = v["update"] != 0;
-    out.graph = MakeRnnLmGraph(c);
-  } else if (name == "nmt" || name == "gnmt") {
-    Seq2SeqConfig c;
-    c.element_bytes = i("dtype_bytes");
-    c.layers = i("layers");
-    c.hidden = i("hidden");
-    c.batch = i("batch");
-    c.steps = i("steps");
-    c.vocab = i("vocab");
-    c.update = v["update"] != 0;
-    out.graph = name == "nmt" ? MakeNmtGraph(c) : MakeGnmtGraph(c);
-  } else if (name == "inception_v3") {
-    InceptionConfig c;
-    c.element_bytes = i("dtype_bytes");
-    c.batch = i("batch");
-    c.image = i("image");
-    c.classes = i("classes");
-    c.aux = v["aux"] != 0;
-    c.update = v["update"] != 0;
-    out.graph = MakeInceptionV3Graph(c);
-  } else if (name == "transformer_graph" || name == "moe_graph") {
-    TransformerGraphConfig c;
-    c.element_bytes = i("dtype_bytes");
-    c.layers = i("layers");
-    c.enc_layers = i("enc_layers");
-    c.d_model = i("d_model");
-    c.d_ff = i("d_ff");
-    c.heads = i("heads");
-    c.seq = i("seq");
-    c.batch = i("batch");
-    c.vocab = i("vocab");
-    c.update = v["update"] != 0;
-    if (name == "moe_graph") {
-      c.experts = i("experts");
-      c.moe_every = i("moe_every");
-    }
-    out.graph = MakeTransformerGraph(c);
-  } else {
-    EnasConfig c;
-    c.element_bytes = i("dtype_bytes");
-    c.family = family;
-    c.seed = static_cast<uint64_t>(v["seed"]);
-    c.nodes = i("nodes");
-    c.cells = i("cells");
-    c.channels = i("channels");
-    c.image = i("image");
-    c.classes = i("classes");
-    c.hidden = i("hidden");
-    c.steps = i("steps");
-    c.vocab = i("vocab");
-    c.batch = i("batch");
-    c.update = v["update"] != 0;
-    out.graph = MakeEnasGraph(c);
-  }
+  out.graph = MakeFamilyGraph(name, v, family);
   return out;
 }
 

@@ -121,6 +121,146 @@ SearchSpace LoadSearchSpace(const std::string& name_or_path) {
   return ParseSearchSpace(text, name_or_path);
 }
 
+void SearchSpace::AddRules(const SearchSpaceDef& def, const std::string& file, const pb::TextFormat::ParseInfoTree* tree,
+                           int32_t max_repeat, std::vector<int>* rule_lines) {
+  size_t rule_mask_bytes = 0;
+  for (int r = 0; r < def.rule_size(); ++r) {
+    const RuleDef& rd = def.rule(r);
+    const int line = LineOf(tree, def, "rule", r);
+    auto fail = [&](const std::string& what) { throw ParseError(file, line, "rule: " + what); };
+    if (rd.then_decision_size() == 0) fail("needs then_decision");
+    if (rd.if_choice_size() == 0) fail("needs if_choice");
+    if ((rd.allow_size() > 0) == (rd.deny_size() > 0)) fail("give exactly one of allow or deny");
+    bool templated = Contains(rd.if_decision(), "{i}");
+    for (const auto& t : rd.then_decision()) templated |= Contains(t, "{i}");
+    const int32_t instances = templated ? max_repeat : 1;
+    int32_t made = 0;
+    for (int32_t i = 0; i < instances; ++i) {
+      auto sub = [&](const std::string& n) { return templated ? Replace(n, "{i}", std::to_string(i)) : n; };
+      const std::string if_name = sub(rd.if_decision());
+      bool all = decision_index_.count(if_name) > 0;
+      for (const auto& t : rd.then_decision()) all = all && decision_index_.count(sub(t)) > 0;
+      if (!all) {
+        if (templated) continue;
+        if (!decision_index_.count(if_name)) fail("no decision '" + if_name + "'");
+        for (const auto& t : rd.then_decision())
+          if (!decision_index_.count(t)) fail("no decision '" + t + "'");
+      }
+      const int32_t a = decision_index_[if_name];
+      const Decision& da = decisions_[a];
+      std::vector<uint8_t> if_mask(da.choices.size(), 0);
+      for (const std::string& c : rd.if_choice()) {
+        auto it = std::find(da.choices.begin(), da.choices.end(), c);
+        if (it == da.choices.end()) fail("'" + c + "' is not a choice of " + da.name);
+        if_mask[it - da.choices.begin()] = 1;
+      }
+      for (const std::string& t : rd.then_decision()) {
+        const int32_t b = decision_index_[sub(t)];
+        const Decision& db = decisions_[b];
+        if (b <= a) fail(db.name + " must come after " + da.name);
+        const bool allow = rd.allow_size() > 0;
+        std::vector<uint8_t> allowed(db.choices.size(), allow ? 0 : 1);
+        for (const std::string& c : allow ? rd.allow() : rd.deny()) {
+          auto it = std::find(db.choices.begin(), db.choices.end(), c);
+          if (it == db.choices.end()) fail("'" + c + "' is not a choice of " + db.name);
+          allowed[it - db.choices.begin()] = allow ? 1 : 0;
+        }
+        if (std::find(allowed.begin(), allowed.end(), 1) == allowed.end()) fail("leaves " + db.name + " no choice");
+        rule_mask_bytes += if_mask.size() + allowed.size();
+        if (rule_mask_bytes > kMaxTotalChoices * 4) fail("the rules expand to more than 4000000 choices in all");
+        rules_.push_back({a, if_mask, b, allowed});
+        rule_lines->push_back(line);
+      }
+      ++made;
+    }
+    if (made == 0) fail("matches no decision");
+  }
+}
+
+void SearchSpace::SortRules(std::vector<int>* rule_lines) {
+  std::vector<size_t> order(rules_.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return rules_[x].then_decision < rules_[y].then_decision; });
+  std::vector<Rule> sorted;
+  std::vector<int> sorted_lines;
+  for (size_t k : order) {
+    sorted.push_back(rules_[k]);
+    sorted_lines.push_back((*rule_lines)[k]);
+  }
+  rules_ = std::move(sorted);
+  rule_range_.assign(decisions_.size(), {0, 0});
+  for (size_t k = 0; k < rules_.size();) {
+    size_t e = k;
+    while (e < rules_.size() && rules_[e].then_decision == rules_[k].then_decision) ++e;
+    rule_range_[rules_[k].then_decision] = {static_cast<int32_t>(k), static_cast<int32_t>(e)};
+    k = e;
+  }
+  *rule_lines = std::move(sorted_lines);
+}
+
+void SearchSpace::CheckNoDeadEnds(const std::string& file, const std::vector<int>& rule_lines) const {
+  // No dead ends: for every decision with rules, every combination of the decisions its rules
+  // read leaves it a choice (so a walk in order never gets stuck). Bounded work: a space whose
+  // check would take more is refused, not accepted unchecked.
+  double dead_end_work = 0;
+  for (int32_t d = 0; d < num_decisions(); ++d) {
+    const auto [b, e] = rule_range_[d];
+    if (b == e) continue;
+    std::vector<int32_t> readers;
+    for (int32_t k = b; k < e; ++k) readers.push_back(rules_[k].if_decision);
+    std::sort(readers.begin(), readers.end());
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+    double combos = 1;
+    for (int32_t r : readers) combos *= decisions_[r].num_choices();
+    dead_end_work += combos * (e - b);
+    if (combos > kMaxDeadEndCombinations || dead_end_work > kMaxDeadEndWork)
+      throw ParseError(file, rule_lines[b], "rule: " + decisions_[d].name +
+                                                  " depends on too many combinations to check (> 1e6, or 1e7 for the space)");
+    std::vector<int32_t> prefix(d, 0), digit(readers.size(), 0);
+    std::vector<uint8_t> mask(max_choices_);
+    while (true) {
+      for (size_t q = 0; q < readers.size(); ++q) prefix[readers[q]] = digit[q];
+      AllowedChoices(prefix.data(), d, mask.data());
+      if (std::find(mask.begin(), mask.end(), 1) == mask.end()) {
+        std::string when;
+        for (int32_t r : readers) when += (when.empty() ? "" : ", ") + decisions_[r].name + "=" + decisions_[r].choices[prefix[r]];
+        throw ParseError(file, rule_lines[b], "rules leave " + decisions_[d].name + " no choice when " + when);
+      }
+      size_t q = 0;
+      while (q < readers.size() && ++digit[q] == decisions_[readers[q]].num_choices()) digit[q++] = 0;
+      if (q == readers.size()) break;
+    }
+  }
+}
+
+void SearchSpace::CheckTableLayout(const SearchSpaceDef& def, const std::string& file,
+                                   const pb::TextFormat::ParseInfoTree* tree) const {
+  // A space that names a table follows that table's layout (its index is the architecture).
+  if (!table_.empty()) {
+    const int line = LineOf(tree, def, "table", 0);
+    if (table_ == "nb201") {
+      const std::vector<std::string> ops = {"none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3"};
+      if (num_decisions() != 6 || !rules_.empty())
+        throw ParseError(file, line, "table nb201 needs exactly 6 decisions (the cell's edges) and no rules");
+      for (const Decision& d : decisions_)
+        if (d.choices != ops)
+          throw ParseError(file, line, "table nb201: decision " + d.name +
+                                           " must have the choices none, skip_connect, nor_conv_1x1, nor_conv_3x3, avg_pool_3x3");
+    } else if (table_ == "nas_bench_macro") {
+      if (num_decisions() != 8 || !rules_.empty())
+        throw ParseError(file, line, "table nas_bench_macro needs exactly 8 decisions (the layers) and no rules");
+      for (const Decision& d : decisions_)
+        if (d.num_choices() != 3)
+          throw ParseError(file, line, "table nas_bench_macro: decision " + d.name + " must have 3 choices");
+    } else {
+      throw ParseError(file, line, "unknown table '" + table_ + "' (known: nb201, nas_bench_macro)");
+    }
+  }
+}
+
+// The decisions (nodes × repeats × decisions, choices, sources), then the rules and the
+// table layout.
 SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& file,
                                const pb::TextFormat::ParseInfoTree* tree) {
   SearchSpace s;
@@ -250,133 +390,11 @@ SearchSpace SearchSpace::Build(const SearchSpaceDef& def, const std::string& fil
   s.decision_index_ = decision_index;
   for (const Decision& d : s.decisions_) s.max_choices_ = std::max(s.max_choices_, d.num_choices());
 
-  // Rules.
   std::vector<int> rule_lines;
-  size_t rule_mask_bytes = 0;
-  for (int r = 0; r < def.rule_size(); ++r) {
-    const RuleDef& rd = def.rule(r);
-    const int line = LineOf(tree, def, "rule", r);
-    auto fail = [&](const std::string& what) { throw ParseError(file, line, "rule: " + what); };
-    if (rd.then_decision_size() == 0) fail("needs then_decision");
-    if (rd.if_choice_size() == 0) fail("needs if_choice");
-    if ((rd.allow_size() > 0) == (rd.deny_size() > 0)) fail("give exactly one of allow or deny");
-    bool templated = Contains(rd.if_decision(), "{i}");
-    for (const auto& t : rd.then_decision()) templated |= Contains(t, "{i}");
-    const int32_t instances = templated ? max_repeat : 1;
-    int32_t made = 0;
-    for (int32_t i = 0; i < instances; ++i) {
-      auto sub = [&](const std::string& n) { return templated ? Replace(n, "{i}", std::to_string(i)) : n; };
-      const std::string if_name = sub(rd.if_decision());
-      bool all = decision_index.count(if_name) > 0;
-      for (const auto& t : rd.then_decision()) all = all && decision_index.count(sub(t)) > 0;
-      if (!all) {
-        if (templated) continue;
-        if (!decision_index.count(if_name)) fail("no decision '" + if_name + "'");
-        for (const auto& t : rd.then_decision())
-          if (!decision_index.count(t)) fail("no decision '" + t + "'");
-      }
-      const int32_t a = decision_index[if_name];
-      const Decision& da = s.decisions_[a];
-      std::vector<uint8_t> if_mask(da.choices.size(), 0);
-      for (const std::string& c : rd.if_choice()) {
-        auto it = std::find(da.choices.begin(), da.choices.end(), c);
-        if (it == da.choices.end()) fail("'" + c + "' is not a choice of " + da.name);
-        if_mask[it - da.choices.begin()] = 1;
-      }
-      for (const std::string& t : rd.then_decision()) {
-        const int32_t b = decision_index[sub(t)];
-        const Decision& db = s.decisions_[b];
-        if (b <= a) fail(db.name + " must come after " + da.name);
-        const bool allow = rd.allow_size() > 0;
-        std::vector<uint8_t> allowed(db.choices.size(), allow ? 0 : 1);
-        for (const std::string& c : allow ? rd.allow() : rd.deny()) {
-          auto it = std::find(db.choices.begin(), db.choices.end(), c);
-          if (it == db.choices.end()) fail("'" + c + "' is not a choice of " + db.name);
-          allowed[it - db.choices.begin()] = allow ? 1 : 0;
-        }
-        if (std::find(allowed.begin(), allowed.end(), 1) == allowed.end()) fail("leaves " + db.name + " no choice");
-        rule_mask_bytes += if_mask.size() + allowed.size();
-        if (rule_mask_bytes > kMaxTotalChoices * 4) fail("the rules expand to more than 4000000 choices in all");
-        s.rules_.push_back({a, if_mask, b, allowed});
-        rule_lines.push_back(line);
-      }
-      ++made;
-    }
-    if (made == 0) fail("matches no decision");
-  }
-  std::vector<size_t> order(s.rules_.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t x, size_t y) { return s.rules_[x].then_decision < s.rules_[y].then_decision; });
-  std::vector<Rule> sorted;
-  std::vector<int> sorted_lines;
-  for (size_t k : order) {
-    sorted.push_back(s.rules_[k]);
-    sorted_lines.push_back(rule_lines[k]);
-  }
-  s.rules_ = std::move(sorted);
-  s.rule_range_.assign(s.decisions_.size(), {0, 0});
-  for (size_t k = 0; k < s.rules_.size();) {
-    size_t e = k;
-    while (e < s.rules_.size() && s.rules_[e].then_decision == s.rules_[k].then_decision) ++e;
-    s.rule_range_[s.rules_[k].then_decision] = {static_cast<int32_t>(k), static_cast<int32_t>(e)};
-    k = e;
-  }
-
-  // No dead ends: for every decision with rules, every combination of the decisions its rules
-  // read leaves it a choice (so a walk in order never gets stuck). Bounded work: a space whose
-  // check would take more is refused, not accepted unchecked.
-  double dead_end_work = 0;
-  for (int32_t d = 0; d < s.num_decisions(); ++d) {
-    const auto [b, e] = s.rule_range_[d];
-    if (b == e) continue;
-    std::vector<int32_t> readers;
-    for (int32_t k = b; k < e; ++k) readers.push_back(s.rules_[k].if_decision);
-    std::sort(readers.begin(), readers.end());
-    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
-    double combos = 1;
-    for (int32_t r : readers) combos *= s.decisions_[r].num_choices();
-    dead_end_work += combos * (e - b);
-    if (combos > kMaxDeadEndCombinations || dead_end_work > kMaxDeadEndWork)
-      throw ParseError(file, sorted_lines[b], "rule: " + s.decisions_[d].name +
-                                                  " depends on too many combinations to check (> 1e6, or 1e7 for the space)");
-    std::vector<int32_t> prefix(d, 0), digit(readers.size(), 0);
-    std::vector<uint8_t> mask(s.max_choices_);
-    while (true) {
-      for (size_t q = 0; q < readers.size(); ++q) prefix[readers[q]] = digit[q];
-      s.AllowedChoices(prefix.data(), d, mask.data());
-      if (std::find(mask.begin(), mask.end(), 1) == mask.end()) {
-        std::string when;
-        for (int32_t r : readers) when += (when.empty() ? "" : ", ") + s.decisions_[r].name + "=" + s.decisions_[r].choices[prefix[r]];
-        throw ParseError(file, sorted_lines[b], "rules leave " + s.decisions_[d].name + " no choice when " + when);
-      }
-      size_t q = 0;
-      while (q < readers.size() && ++digit[q] == s.decisions_[readers[q]].num_choices()) digit[q++] = 0;
-      if (q == readers.size()) break;
-    }
-  }
-
-  // A space that names a table follows that table's layout (its index is the architecture).
-  if (!s.table_.empty()) {
-    const int line = LineOf(tree, def, "table", 0);
-    if (s.table_ == "nb201") {
-      const std::vector<std::string> ops = {"none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3"};
-      if (s.num_decisions() != 6 || !s.rules_.empty())
-        throw ParseError(file, line, "table nb201 needs exactly 6 decisions (the cell's edges) and no rules");
-      for (const Decision& d : s.decisions_)
-        if (d.choices != ops)
-          throw ParseError(file, line, "table nb201: decision " + d.name +
-                                           " must have the choices none, skip_connect, nor_conv_1x1, nor_conv_3x3, avg_pool_3x3");
-    } else if (s.table_ == "nas_bench_macro") {
-      if (s.num_decisions() != 8 || !s.rules_.empty())
-        throw ParseError(file, line, "table nas_bench_macro needs exactly 8 decisions (the layers) and no rules");
-      for (const Decision& d : s.decisions_)
-        if (d.num_choices() != 3)
-          throw ParseError(file, line, "table nas_bench_macro: decision " + d.name + " must have 3 choices");
-    } else {
-      throw ParseError(file, line, "unknown table '" + s.table_ + "' (known: nb201, nas_bench_macro)");
-    }
-  }
+  s.AddRules(def, file, tree, max_repeat, &rule_lines);
+  s.SortRules(&rule_lines);
+  s.CheckNoDeadEnds(file, rule_lines);
+  s.CheckTableLayout(def, file, tree);
   return s;
 }
 

@@ -80,6 +80,17 @@ class SearchSpace {
                            const google::protobuf::TextFormat::ParseInfoTree* tree);
 
  private:
+  // Build's steps after the decisions (errors name `file` and the definition's lines): the
+  // rules (their definition's lines into *rule_lines), sorted by the decision they constrain,
+  // checked for dead ends; a table's layout.
+  void AddRules(const SearchSpaceDef& def, const std::string& file,
+                const google::protobuf::TextFormat::ParseInfoTree* tree, int32_t max_repeat,
+                std::vector<int>* rule_lines);
+  void SortRules(std::vector<int>* rule_lines);
+  void CheckNoDeadEnds(const std::string& file, const std::vector<int>& rule_lines) const;
+  void CheckTableLayout(const SearchSpaceDef& def, const std::string& file,
+                        const google::protobuf::TextFormat::ParseInfoTree* tree) const;
+
   std::string name_, description_, table_;
   std::vector<Decision> decisions_;
   std::map<std::string, int32_t> decision_index_;  // by full name

@@ -198,85 +198,89 @@ graphs::OpLiveRanges DeviceEnv::LiveRanges(const graphs::ComputeGraph& g, const 
   return graphs::LiveRangesAlongSchedule(g, start, memory_buckets);
 }
 
-DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
-  if (o_.mode != "oneshot" && o_.mode != "iterative")
-    throw ConfigError("device: mode must be oneshot or iterative, got '" + o_.mode + "'");
-  iterative_ = o_.mode == "iterative";
-  if (o_.reward.empty()) o_.reward = iterative_ ? "id" : "sqrt";
-  if (o_.reward != "sqrt" && o_.reward != "id" && o_.reward != "log" && o_.reward != "relative")
-    throw ConfigError("device: reward must be sqrt, id, log or relative, got '" + o_.reward + "'");
-  if (o_.features != "basic" && o_.features != "heft")
-    throw ConfigError("device: features must be basic or heft, got '" + o_.features + "'");
-  heft_ = o_.features == "heft";
-  if (o_.memory_estimate != "all_outputs" && o_.memory_estimate != "lifetime")
-    throw ConfigError("device: memory_estimate must be all_outputs or lifetime, got '" + o_.memory_estimate + "'");
-  lifetime_ = o_.memory_estimate == "lifetime";
-  if (o_.memory_buckets < 1 || o_.memory_buckets > 65536)
-    throw ConfigError("device: memory_buckets must be in [1, 65536], got " + std::to_string(o_.memory_buckets));
-  if (!lifetime_ && (o_.memory_graph || !o_.memory_op_map.empty()))
+namespace {
+
+// Checks the options (the reward's default filled in); ConfigError naming the first bad one.
+// Returns the start placer of start=<placer> (empty for single, random, round_robin).
+DeviceStartPlacer CheckOptions(DeviceEnvOptions* opt) {
+  DeviceEnvOptions& o = *opt;
+  if (o.mode != "oneshot" && o.mode != "iterative")
+    throw ConfigError("device: mode must be oneshot or iterative, got '" + o.mode + "'");
+  const bool iterative = o.mode == "iterative";
+  if (o.reward.empty()) o.reward = iterative ? "id" : "sqrt";
+  if (o.reward != "sqrt" && o.reward != "id" && o.reward != "log" && o.reward != "relative")
+    throw ConfigError("device: reward must be sqrt, id, log or relative, got '" + o.reward + "'");
+  if (o.features != "basic" && o.features != "heft")
+    throw ConfigError("device: features must be basic or heft, got '" + o.features + "'");
+  const bool heft = o.features == "heft";
+  if (o.memory_estimate != "all_outputs" && o.memory_estimate != "lifetime")
+    throw ConfigError("device: memory_estimate must be all_outputs or lifetime, got '" + o.memory_estimate + "'");
+  const bool lifetime = o.memory_estimate == "lifetime";
+  if (o.memory_buckets < 1 || o.memory_buckets > 65536)
+    throw ConfigError("device: memory_buckets must be in [1, 65536], got " + std::to_string(o.memory_buckets));
+  if (!lifetime && (o.memory_graph || !o.memory_op_map.empty()))
     throw ConfigError("device: memory_graph needs memory_estimate=lifetime");
-  if (heft_ && iterative_) throw ConfigError("device: features=heft needs mode=oneshot");
-  if (o_.oom != "relative" && o_.oom != "fixed" && o_.oom != "placeto")
-    throw ConfigError("device: oom must be relative, fixed or placeto, got '" + o_.oom + "'");
-  if (o_.order != "topological" && o_.order != "rank")
-    throw ConfigError("device: order must be topological or rank, got '" + o_.order + "'");
-  const bool start_placer = o_.start != "single" && o_.start != "random" && o_.start != "round_robin";
+  if (heft && iterative) throw ConfigError("device: features=heft needs mode=oneshot");
+  if (o.oom != "relative" && o.oom != "fixed" && o.oom != "placeto")
+    throw ConfigError("device: oom must be relative, fixed or placeto, got '" + o.oom + "'");
+  if (o.order != "topological" && o.order != "rank")
+    throw ConfigError("device: order must be topological or rank, got '" + o.order + "'");
   DeviceStartPlacer placer;
-  if (start_placer) {
-    placer = FindStartPlacer(o_.start);
+  if (o.start != "single" && o.start != "random" && o.start != "round_robin") {
+    placer = FindStartPlacer(o.start);
     if (!placer) {
       std::string names = "single, random, round_robin";
       for (const std::string& n : DeviceStartPlacerNames()) names += ", " + n;
-      throw ConfigError("device: start must be one of " + names + "; got '" + o_.start + "'");
+      throw ConfigError("device: start must be one of " + names + "; got '" + o.start + "'");
     }
-    if (!iterative_) throw ConfigError("device: start=" + o_.start + " needs mode=iterative");
+    if (!iterative) throw ConfigError("device: start=" + o.start + " needs mode=iterative");
   }
-  if (o_.episode_start != "fixed" && o_.episode_start != "best")
-    throw ConfigError("device: episode_start must be fixed or best, got '" + o_.episode_start + "'");
-  if (o_.episode_start == "best" && !iterative_) throw ConfigError("device: episode_start=best needs mode=iterative");
-  start_best_ = o_.episode_start == "best";
-  if (o_.sim_cache < 0 || o_.sim_cache > 1000000) throw ConfigError("device: sim_cache must be in [0, 1e6]");
-  if (o_.episode_result != "last" && o_.episode_result != "best")
-    throw ConfigError("device: episode_result must be last or best, got '" + o_.episode_result + "'");
-  if (o_.episode_result == "best" && !iterative_) throw ConfigError("device: episode_result=best needs mode=iterative");
-  result_best_ = o_.episode_result == "best";
-  if (o_.episode_groups < 0) throw ConfigError("device: episode_groups must be >= 0");
-  if (o_.episode_groups > 0 && !iterative_) throw ConfigError("device: episode_groups needs mode=iterative");
-  for (double v : {o_.oom_factor, o_.failing_time_s, o_.placeto_s_per_gb, o_.placeto_cap_s})
+  if (o.episode_start != "fixed" && o.episode_start != "best")
+    throw ConfigError("device: episode_start must be fixed or best, got '" + o.episode_start + "'");
+  if (o.episode_start == "best" && !iterative) throw ConfigError("device: episode_start=best needs mode=iterative");
+  if (o.sim_cache < 0 || o.sim_cache > 1000000) throw ConfigError("device: sim_cache must be in [0, 1e6]");
+  if (o.episode_result != "last" && o.episode_result != "best")
+    throw ConfigError("device: episode_result must be last or best, got '" + o.episode_result + "'");
+  if (o.episode_result == "best" && !iterative) throw ConfigError("device: episode_result=best needs mode=iterative");
+  if (o.episode_groups < 0) throw ConfigError("device: episode_groups must be >= 0");
+  if (o.episode_groups > 0 && !iterative) throw ConfigError("device: episode_groups needs mode=iterative");
+  for (double v : {o.oom_factor, o.failing_time_s, o.placeto_s_per_gb, o.placeto_cap_s})
     if (!(v >= 0) || !std::isfinite(v) || v > 1e9)
       throw ConfigError("device: oom_factor, failing_time_s, placeto_s_per_gb and placeto_cap_s must be in [0, 1e9]");
+  return placer;
+}
 
-  auto inst = std::make_shared<DeviceInstance>();
-  inst->graph = o_.graph_data ? *o_.graph_data : graphs::GraphFromSpec(o_.graph).graph;
-  inst->machine = perf::MachineFromSpec(o_.machine);
-  o_.machine = inst->machine.spec;
-  const graphs::ComputeGraph& g = inst->graph;
-  const perf::Machine& m = inst->machine;
-  nd_ = m.num_devices();
-  if (nd_ > 4096) throw ConfigError("device: at most 4096 devices");
+// Op bottom / top levels over op times on the fastest device (no communication).
+struct OpLevels {
+  std::vector<double> bottom, top;
+};
 
-  // Op bottom / top levels over op times on the fastest device (no communication).
-  perf::Simulator sim(g, m.sim);
-  const int fastest = m.FastestDevice();
+OpLevels OpLevelsOnFastest(const graphs::ComputeGraph& g, perf::Simulator& sim, int fastest) {
   const int nops = g.num_ops();
-  std::vector<double> bottom(nops, 0), top(nops, 0);
+  OpLevels l{std::vector<double>(nops, 0), std::vector<double>(nops, 0)};
   for (int k = nops - 1; k >= 0; --k) {
     const int u = g.topo_order[k];
     double after = 0;
-    for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e) after = std::max(after, bottom[g.out_targets[e]]);
-    bottom[u] = sim.OpTimeOn(u, fastest) + after;
+    for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e) after = std::max(after, l.bottom[g.out_targets[e]]);
+    l.bottom[u] = sim.OpTimeOn(u, fastest) + after;
   }
   for (int k = 0; k < nops; ++k) {
     const int u = g.topo_order[k];
-    const double end = top[u] + sim.OpTimeOn(u, fastest);
+    const double end = l.top[u] + sim.OpTimeOn(u, fastest);
     for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e)
-      top[g.out_targets[e]] = std::max(top[g.out_targets[e]], end);
+      l.top[g.out_targets[e]] = std::max(l.top[g.out_targets[e]], end);
   }
-  // The op list: the topological order, or (order=rank) descending bottom level, ties in
-  // topological order — also a topological order, since a producer's level is at least its
-  // consumers'.
+  return l;
+}
+
+// The op list — the topological order, or (order=rank) descending bottom level, ties in
+// topological order (also a topological order, since a producer's level is at least its
+// consumers') — and the groups (nodes) in order of their first op in it.
+void OrderGroups(DeviceInstance* inst, const std::string& order, const std::vector<double>& bottom) {
+  const graphs::ComputeGraph& g = inst->graph;
+  const int nops = g.num_ops();
   std::vector<int> list = g.topo_order;
-  if (o_.order == "rank") {
+  if (order == "rank") {
     std::vector<int> topo_index(nops);
     for (int k = 0; k < nops; ++k) topo_index[g.topo_order[k]] = k;
     std::sort(list.begin(), list.end(), [&](int a, int b) {
@@ -285,8 +289,6 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   }
   inst->list_position.resize(nops);
   for (int k = 0; k < nops; ++k) inst->list_position[list[k]] = k;
-
-  // Groups in order of their first op in the list.
   inst->group_ops = graphs::ColocationMembers(g);
   const int ng = g.num_coloc_groups;
   std::vector<int> first(ng, std::numeric_limits<int>::max());
@@ -299,82 +301,89 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   std::sort(inst->order.begin(), inst->order.end(), [&](int a, int b) { return first[a] < first[b]; });
   inst->node_of_group.assign(ng, 0);
   for (int n = 0; n < ng; ++n) inst->node_of_group[inst->order[n]] = n;
+}
 
-  // Memory need and the devices each node may use.
+// The name of node n's group (its colocation name, or its first op's).
+std::string GroupName(const DeviceInstance& inst, int n) {
+  const graphs::ComputeGraph& g = inst.graph;
+  const int op0 = inst.group_ops[inst.order[n]].front();
+  return g.colocation[op0].empty() ? g.names[op0] : g.colocation[op0];
+}
+
+// Each node's memory need and the devices that may run all its ops; ConfigError when none may,
+// or (memory_mask, all_outputs estimate) when its need exceeds the largest of them.
+void FindNeedAndAllowedDevices(DeviceInstance* inst, bool memory_mask, bool lifetime) {
+  const graphs::ComputeGraph& g = inst->graph;
+  const perf::Machine& m = inst->machine;
+  const int ng = g.num_coloc_groups, nd = m.num_devices();
   inst->need.assign(ng, 0);
-  inst->allowed.assign(static_cast<size_t>(ng) * nd_, 1);
+  inst->allowed.assign(static_cast<size_t>(ng) * nd, 1);
   for (int n = 0; n < ng; ++n) {
     double temp = 0;
     bool any = false;
     for (int op : inst->group_ops[inst->order[n]]) {
       inst->need[n] += g.param_bytes[op] + g.output_bytes[op];
       temp = std::max(temp, g.temp_bytes[op]);
-      for (int d = 0; d < nd_; ++d)
-        if (!m.CanRun(d, g.kinds[op])) inst->allowed[static_cast<size_t>(n) * nd_ + d] = 0;
+      for (int d = 0; d < nd; ++d)
+        if (!m.CanRun(d, g.kinds[op])) inst->allowed[static_cast<size_t>(n) * nd + d] = 0;
     }
     inst->need[n] += temp;
     double room = 0;
-    for (int d = 0; d < nd_; ++d)
-      if (inst->allowed[static_cast<size_t>(n) * nd_ + d]) {
+    for (int d = 0; d < nd; ++d)
+      if (inst->allowed[static_cast<size_t>(n) * nd + d]) {
         any = true;
         room = std::max(room, m.sim.devices[d].memory_capacity);
       }
-    const int op0 = inst->group_ops[inst->order[n]].front();
-    const std::string group = g.colocation[op0].empty() ? g.names[op0] : g.colocation[op0];
+    const std::string group = GroupName(*inst, n);
     if (!any) throw ConfigError("device: no device of the machine can run every op of group '" + group + "'");
-    if (o_.memory_mask && !lifetime_ && inst->need[n] > room) {
+    if (memory_mask && !lifetime && inst->need[n] > room) {
       char buf[160];
       std::snprintf(buf, sizeof buf, " needs %.4g bytes; the largest device it may use holds %.4g (memory_mask=true)",
                     inst->need[n], room);
       throw ConfigError("device: group '" + group + "'" + buf);
     }
   }
+}
 
-  // Single-device reference time (every op on the fastest device, memory ignored).
-  const perf::SimResult& single = sim.Run(std::vector<int>(g.num_ops(), fastest));
-  inst->single_device_time = single.makespan;
-  if (lifetime_) BuildLifetime(inst.get(), single.op_start, fastest);
-  if (start_placer) {
-    std::vector<int> ops;
-    try {
-      ops = placer(g, m);
-    } catch (const InfeasibleAction& e) {  // m_etf / m_sct / m_topo: no room
-      throw ConfigError("device: start=" + o_.start + " cannot place the graph: " + e.what());
-    }
-    if (static_cast<int>(ops.size()) != nops)
-      throw ConfigError("device: start=" + o_.start + " placed " + std::to_string(ops.size()) + " of " +
-                        std::to_string(nops) + " ops");
-    inst->start_nodes.resize(ng);
-    for (int n = 0; n < ng; ++n) {
-      const auto& members = inst->group_ops[inst->order[n]];
-      const int d = ops[members.front()];
-      const int op0 = members.front();
-      const std::string group = g.colocation[op0].empty() ? g.names[op0] : g.colocation[op0];
-      if (d < 0 || d >= nd_) throw ConfigError("device: start=" + o_.start + " put group '" + group + "' on device " + std::to_string(d));
-      for (int op : members)
-        if (ops[op] != d) throw ConfigError("device: start=" + o_.start + " splits group '" + group + "'");
-      if (!inst->allowed[static_cast<size_t>(n) * nd_ + d])
-        throw ConfigError("device: start=" + o_.start + " puts group '" + group + "' on device " + std::to_string(d) +
-                          ", which may not run its ops");
-      inst->start_nodes[n] = d;
-    }
+// start=<placer>: its placement as the nodes' start devices; ConfigError when it cannot place
+// the graph, splits a group or uses a device a group may not run on.
+void PlaceStartNodes(DeviceInstance* inst, const DeviceStartPlacer& placer, const std::string& start) {
+  const graphs::ComputeGraph& g = inst->graph;
+  const int nops = g.num_ops(), ng = g.num_coloc_groups, nd = inst->machine.num_devices();
+  std::vector<int> ops;
+  try {
+    ops = placer(g, inst->machine);
+  } catch (const InfeasibleAction& e) {  // m_etf / m_sct / m_topo: no room
+    throw ConfigError("device: start=" + start + " cannot place the graph: " + e.what());
   }
+  if (static_cast<int>(ops.size()) != nops)
+    throw ConfigError("device: start=" + start + " placed " + std::to_string(ops.size()) + " of " +
+                      std::to_string(nops) + " ops");
+  inst->start_nodes.resize(ng);
+  for (int n = 0; n < ng; ++n) {
+    const auto& members = inst->group_ops[inst->order[n]];
+    const int d = ops[members.front()];
+    const std::string group = GroupName(*inst, n);
+    if (d < 0 || d >= nd) throw ConfigError("device: start=" + start + " put group '" + group + "' on device " + std::to_string(d));
+    for (int op : members)
+      if (ops[op] != d) throw ConfigError("device: start=" + start + " splits group '" + group + "'");
+    if (!inst->allowed[static_cast<size_t>(n) * nd + d])
+      throw ConfigError("device: start=" + start + " puts group '" + group + "' on device " + std::to_string(d) +
+                        ", which may not run its ops");
+    inst->start_nodes[n] = d;
+  }
+}
 
-  // Static graph.
-  auto sg = std::make_shared<StaticGraph>();
-  sg->num_nodes = ng;
-  sg->node_feature_names = kNodeFeatureNames;
-  if (heft_)
-    sg->node_feature_names.insert(sg->node_feature_names.end(), kHeftNodeFeatureNames.begin(),
-                                  kHeftNodeFeatureNames.end());
-  sg->node_feature_dim = static_cast<int32_t>(sg->node_feature_names.size());
-  sg->node_features.assign(static_cast<size_t>(ng) * sg->node_feature_dim, 0.f);
+// The nodes' basic features (kNodeFeatureNames) into sg; returns the graph's total FLOPs.
+double FillNodeFeatures(const DeviceInstance& inst, perf::Simulator& sim, int fastest, StaticGraph* sg) {
+  const graphs::ComputeGraph& g = inst.graph;
+  const int ng = g.num_coloc_groups;
   double total_flops = 0;
   for (int n = 0; n < ng; ++n) {
     float* f = &sg->node_features[static_cast<size_t>(n) * sg->node_feature_dim];
     double flops = 0, bytes = 0, out = 0, params = 0, temp = 0, time = 0;
     std::vector<double> kinds(kKindNames.size(), 0);
-    const auto& ops = inst->group_ops[inst->order[n]];
+    const auto& ops = inst.group_ops[inst.order[n]];
     for (int op : ops) {
       flops += g.flops[op];
       bytes += g.bytes[op];
@@ -392,90 +401,173 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
     f[4] = Log10p(temp);
     f[5] = Log10p(static_cast<double>(ops.size()));
     f[6] = Log10p(time * 1e6);
-    f[7] = Log10p(inst->need[n]);
+    f[7] = Log10p(inst.need[n]);
     for (size_t k = 0; k < kinds.size(); ++k) f[8 + k] = static_cast<float>(kinds[k] / ops.size());
     f[16] = ng > 1 ? static_cast<float>(n) / (ng - 1) : 0.f;
   }
-  // Group → group data edges: each producer's output counted once per consumer group.
+  return total_flops;
+}
+
+// Node → node data edges (bytes): each producer's output counted once per consumer group;
+// sorted by (source, destination).
+std::map<std::pair<int, int>, double> GroupEdgeBytes(const DeviceInstance& inst) {
+  const graphs::ComputeGraph& g = inst.graph;
   std::map<std::pair<int, int>, double> edge_bytes;
-  std::vector<int> seen(ng, -1);
+  std::vector<int> seen(g.num_coloc_groups, -1);
   for (int u = 0; u < g.num_ops(); ++u) {
-    const int nu = inst->node_of_group[g.coloc_group[u]];
+    const int nu = inst.node_of_group[g.coloc_group[u]];
     for (int e = g.out_offsets[u]; e < g.out_offsets[u + 1]; ++e) {
-      const int nv = inst->node_of_group[g.coloc_group[g.out_targets[e]]];
+      const int nv = inst.node_of_group[g.coloc_group[g.out_targets[e]]];
       if (nv == nu || seen[nv] == u) continue;
       seen[nv] = u;
       edge_bytes[{nu, nv}] += g.output_bytes[u];
     }
   }
-  if (heft_) {
-    // Group time per device; op bottom / top levels over op times on the fastest device.
-    inst->op_time.resize(static_cast<size_t>(g.num_ops()) * nd_);
-    inst->op_in_degree.assign(g.num_ops(), 0);
-    for (int op = 0; op < g.num_ops(); ++op)
-      for (int d = 0; d < nd_; ++d) inst->op_time[static_cast<size_t>(op) * nd_ + d] = sim.OpTimeOn(op, d);
-    for (int t : g.out_targets) ++inst->op_in_degree[t];
-    inst->time_on.assign(static_cast<size_t>(ng) * nd_, 0);
-    for (int n = 0; n < ng; ++n)
-      for (int op : inst->group_ops[inst->order[n]])
-        for (int d = 0; d < nd_; ++d) inst->time_on[static_cast<size_t>(n) * nd_ + d] += sim.OpTimeOn(op, d);
-    double critical = 0;
-    for (int u = 0; u < nops; ++u) critical = std::max(critical, bottom[u]);
-    const int base = static_cast<int>(kNodeFeatureNames.size());
-    for (int n = 0; n < ng; ++n) {
-      float* f = &sg->node_features[static_cast<size_t>(n) * sg->node_feature_dim];
-      double up = 0, down = std::numeric_limits<double>::infinity();
-      for (int op : inst->group_ops[inst->order[n]]) up = std::max(up, bottom[op]), down = std::min(down, top[op]);
-      const double t = inst->time_on[static_cast<size_t>(n) * nd_ + fastest];
-      f[base] = inst->single_device_time > 0 ? static_cast<float>(t / inst->single_device_time) : 0.f;
-      f[base + 1] = critical > 0 ? static_cast<float>(up / critical) : 0.f;
-      f[base + 2] = critical > 0 ? static_cast<float>(down / critical) : 0.f;
+  return edge_bytes;
+}
+
+// features=heft: op and group times per device, the HEFT node features (kHeftNodeFeatureNames)
+// into sg, and each node's inputs from nodes decided earlier (CSR by consumer node).
+void BuildHeftFeatures(DeviceInstance* inst, perf::Simulator& sim, int fastest, const OpLevels& levels,
+                       const std::map<std::pair<int, int>, double>& edge_bytes, StaticGraph* sg) {
+  const graphs::ComputeGraph& g = inst->graph;
+  const int ng = g.num_coloc_groups, nd = inst->machine.num_devices(), nops = g.num_ops();
+  inst->op_time.resize(static_cast<size_t>(nops) * nd);
+  inst->op_in_degree.assign(nops, 0);
+  for (int op = 0; op < nops; ++op)
+    for (int d = 0; d < nd; ++d) inst->op_time[static_cast<size_t>(op) * nd + d] = sim.OpTimeOn(op, d);
+  for (int t : g.out_targets) ++inst->op_in_degree[t];
+  inst->time_on.assign(static_cast<size_t>(ng) * nd, 0);
+  for (int n = 0; n < ng; ++n)
+    for (int op : inst->group_ops[inst->order[n]])
+      for (int d = 0; d < nd; ++d) inst->time_on[static_cast<size_t>(n) * nd + d] += sim.OpTimeOn(op, d);
+  double critical = 0;
+  for (int u = 0; u < nops; ++u) critical = std::max(critical, levels.bottom[u]);
+  const int base = static_cast<int>(kNodeFeatureNames.size());
+  for (int n = 0; n < ng; ++n) {
+    float* f = &sg->node_features[static_cast<size_t>(n) * sg->node_feature_dim];
+    double up = 0, down = std::numeric_limits<double>::infinity();
+    for (int op : inst->group_ops[inst->order[n]]) up = std::max(up, levels.bottom[op]), down = std::min(down, levels.top[op]);
+    const double t = inst->time_on[static_cast<size_t>(n) * nd + fastest];
+    f[base] = inst->single_device_time > 0 ? static_cast<float>(t / inst->single_device_time) : 0.f;
+    f[base + 1] = critical > 0 ? static_cast<float>(up / critical) : 0.f;
+    f[base + 2] = critical > 0 ? static_cast<float>(down / critical) : 0.f;
+  }
+  inst->in_offsets.assign(ng + 1, 0);
+  for (const auto& [key, b] : edge_bytes)
+    if (key.first < key.second) ++inst->in_offsets[key.second + 1];
+  for (int n = 0; n < ng; ++n) inst->in_offsets[n + 1] += inst->in_offsets[n];
+  inst->in_src.resize(inst->in_offsets[ng]);
+  inst->in_bytes.resize(inst->in_offsets[ng]);
+  std::vector<int> fill(inst->in_offsets.begin(), inst->in_offsets.end() - 1);
+  for (const auto& [key, b] : edge_bytes)
+    if (key.first < key.second) {
+      inst->in_src[fill[key.second]] = key.first;
+      inst->in_bytes[fill[key.second]++] = b;
     }
-    // Inputs from groups decided earlier, CSR by consumer node (edge_bytes is sorted by (src, dst)).
-    inst->in_offsets.assign(ng + 1, 0);
-    for (const auto& [key, b] : edge_bytes)
-      if (key.first < key.second) ++inst->in_offsets[key.second + 1];
-    for (int n = 0; n < ng; ++n) inst->in_offsets[n + 1] += inst->in_offsets[n];
-    inst->in_src.resize(inst->in_offsets[ng]);
-    inst->in_bytes.resize(inst->in_offsets[ng]);
-    std::vector<int> fill(inst->in_offsets.begin(), inst->in_offsets.end() - 1);
-    for (const auto& [key, b] : edge_bytes)
-      if (key.first < key.second) {
-        inst->in_src[fill[key.second]] = key.first;
-        inst->in_bytes[fill[key.second]++] = b;
-      }
-  }
-  sg->directed = true;
-  for (const auto& [key, b] : edge_bytes) {
-    sg->edge_src.push_back(key.first);
-    sg->edge_dst.push_back(key.second);
-    sg->edge_weight.push_back(Log10p(b));
-  }
+}
+
+// The machine's and graph's summary (StaticGraph::metadata).
+void FillMetadata(const DeviceInstance& inst, double total_flops, StaticGraph* sg) {
+  const perf::Machine& m = inst.machine;
+  const int nd = m.num_devices();
   int cpus = 0;
   double fastest_flops = 0, slowest_flops = std::numeric_limits<double>::infinity(), memory = 0;
-  for (int d = 0; d < nd_; ++d) {
+  for (int d = 0; d < nd; ++d) {
     cpus += m.device_types[d] == "cpu";
     fastest_flops = std::max(fastest_flops, m.sim.devices[d].rates.peak_flops);
     slowest_flops = std::min(slowest_flops, m.sim.devices[d].rates.peak_flops);
     const double cap = m.sim.devices[d].memory_capacity;
     memory += std::isfinite(cap) ? cap : 1e15;  // unlimited counts as 1 PB
   }
-  sg->metadata = {static_cast<float>(nd_), static_cast<float>(cpus), static_cast<float>(nd_ - cpus),
+  sg->metadata = {static_cast<float>(nd), static_cast<float>(cpus), static_cast<float>(nd - cpus),
                   Log10p(m.sim.link.bandwidth), static_cast<float>(m.sim.link.latency_s * 1e6),
-                  static_cast<float>(m.sim.op_gap_s * 1e6), Log10p(total_flops), Log10p(g.num_ops()),
-                  Log10p(ng), Log10p(inst->single_device_time * 1e6), Log10p(fastest_flops / 1e9),
+                  static_cast<float>(m.sim.op_gap_s * 1e6), Log10p(total_flops), Log10p(inst.graph.num_ops()),
+                  Log10p(inst.graph.num_coloc_groups), Log10p(inst.single_device_time * 1e6), Log10p(fastest_flops / 1e9),
                   fastest_flops > 0 ? static_cast<float>(slowest_flops / fastest_flops) : 0.f, Log10p(memory / 1e9)};
   sg->metadata_names = {"devices", "cpus", "accelerators", "log_link_bandwidth", "link_latency_us", "op_gap_us",
                         "log_total_flops", "log_ops", "log_groups", "log_single_device_time_us",
                         "log_fastest_gflops", "slowest_to_fastest_speed", "log_total_memory_gb"};
-  sg->node_names.resize(ng);
-  for (int n = 0; n < ng; ++n) {
-    const int op0 = inst->group_ops[inst->order[n]].front();
-    sg->node_names[n] = g.colocation[op0].empty() ? g.names[op0] : g.colocation[op0];
-  }
-  sg->Validate();
-  graph_ = sg;
+}
 
+// The static graph: one node per group with its features, the data edges between them, the
+// metadata (and, features=heft, the instance's per-device times: BuildHeftFeatures).
+std::shared_ptr<StaticGraph> BuildStaticGraph(DeviceInstance* inst, perf::Simulator& sim, int fastest,
+                                              const OpLevels& levels, bool heft) {
+  const int ng = inst->graph.num_coloc_groups;
+  auto sg = std::make_shared<StaticGraph>();
+  sg->num_nodes = ng;
+  sg->node_feature_names = kNodeFeatureNames;
+  if (heft)
+    sg->node_feature_names.insert(sg->node_feature_names.end(), kHeftNodeFeatureNames.begin(),
+                                  kHeftNodeFeatureNames.end());
+  sg->node_feature_dim = static_cast<int32_t>(sg->node_feature_names.size());
+  sg->node_features.assign(static_cast<size_t>(ng) * sg->node_feature_dim, 0.f);
+  const double total_flops = FillNodeFeatures(*inst, sim, fastest, sg.get());
+  const std::map<std::pair<int, int>, double> edge_bytes = GroupEdgeBytes(*inst);
+  if (heft) BuildHeftFeatures(inst, sim, fastest, levels, edge_bytes, sg.get());
+  sg->directed = true;
+  for (const auto& [key, b] : edge_bytes) {
+    sg->edge_src.push_back(key.first);
+    sg->edge_dst.push_back(key.second);
+    sg->edge_weight.push_back(Log10p(b));
+  }
+  FillMetadata(*inst, total_flops, sg.get());
+  sg->node_names.resize(ng);
+  for (int n = 0; n < ng; ++n) sg->node_names[n] = GroupName(*inst, n);
+  sg->Validate();
+  return sg;
+}
+
+// The dynamic part's names and sizes (values: Reset).
+void SizeDynamicState(int ng, int nd, bool iterative, bool heft, DynamicState* state) {
+  state->node_dynamic_names = {"decided", "current", "start_time"};
+  for (int d = 0; d < nd; ++d) state->node_dynamic_names.push_back("on_device_" + std::to_string(d));
+  if (heft) state->node_dynamic_names.push_back("est_finish");
+  state->node_dynamic_dim = static_cast<int32_t>(state->node_dynamic_names.size());
+  state->node_dynamic.assign(static_cast<size_t>(ng) * state->node_dynamic_dim, 0.f);
+  state->action_feature_names = {"relative_speed", "log_capacity_gb", "memory_used_fraction", "fits"};
+  if (iterative) state->action_feature_names.push_back("current_device");  // 1 on the current group's device
+  if (heft)
+    state->action_feature_names.insert(state->action_feature_names.end(), kHeftActionFeatureNames.begin(),
+                                       kHeftActionFeatureNames.end());
+  state->action_feature_dim = static_cast<int32_t>(state->action_feature_names.size());
+  state->action_features.assign(static_cast<size_t>(state->action_feature_dim) * nd, 0.f);
+  state->action_mask.assign(nd, 0);
+}
+
+}  // namespace
+
+// Options checked → the instance (graph, machine, op list, groups, memory needs, allowed
+// devices, start placement) → the static graph → the dynamic state → the first reset.
+DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
+  const DeviceStartPlacer placer = CheckOptions(&o_);
+  iterative_ = o_.mode == "iterative";
+  heft_ = o_.features == "heft";
+  lifetime_ = o_.memory_estimate == "lifetime";
+  start_best_ = o_.episode_start == "best";
+  result_best_ = o_.episode_result == "best";
+
+  auto inst = std::make_shared<DeviceInstance>();
+  inst->graph = o_.graph_data ? *o_.graph_data : graphs::GraphFromSpec(o_.graph).graph;
+  inst->machine = perf::MachineFromSpec(o_.machine);
+  o_.machine = inst->machine.spec;
+  const graphs::ComputeGraph& g = inst->graph;
+  nd_ = inst->machine.num_devices();
+  if (nd_ > 4096) throw ConfigError("device: at most 4096 devices");
+  perf::Simulator sim(g, inst->machine.sim);
+  const int fastest = inst->machine.FastestDevice();
+  const OpLevels levels = OpLevelsOnFastest(g, sim, fastest);
+  OrderGroups(inst.get(), o_.order, levels.bottom);
+  FindNeedAndAllowedDevices(inst.get(), o_.memory_mask, lifetime_);
+  // Single-device reference time (every op on the fastest device, memory ignored).
+  const perf::SimResult& single = sim.Run(std::vector<int>(g.num_ops(), fastest));
+  inst->single_device_time = single.makespan;
+  if (lifetime_) BuildLifetime(inst.get(), single.op_start, fastest);
+  if (placer) PlaceStartNodes(inst.get(), placer, o_.start);
+  graph_ = BuildStaticGraph(inst.get(), sim, fastest, levels, heft_);
+
+  const int ng = g.num_coloc_groups;
   auto names = std::make_shared<std::vector<std::string>>(std::vector<std::string>{
       "step_time_s", "effective_time_s", "oom", "oom_device", "bytes_transferred", "transfers", "placed_groups",
       "moves", "single_device_time_s"});
@@ -484,20 +576,7 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   info_names_ = names;
   inst_ = inst;
   window_ = o_.episode_groups > 0 ? std::min<int32_t>(o_.episode_groups, ng) : 0;
-
-  state_.node_dynamic_names = {"decided", "current", "start_time"};
-  for (int d = 0; d < nd_; ++d) state_.node_dynamic_names.push_back("on_device_" + std::to_string(d));
-  if (heft_) state_.node_dynamic_names.push_back("est_finish");
-  state_.node_dynamic_dim = static_cast<int32_t>(state_.node_dynamic_names.size());
-  state_.node_dynamic.assign(static_cast<size_t>(ng) * state_.node_dynamic_dim, 0.f);
-  state_.action_feature_names = {"relative_speed", "log_capacity_gb", "memory_used_fraction", "fits"};
-  if (iterative_) state_.action_feature_names.push_back("current_device");  // 1 on the current group's device
-  if (heft_)
-    state_.action_feature_names.insert(state_.action_feature_names.end(), kHeftActionFeatureNames.begin(),
-                                       kHeftActionFeatureNames.end());
-  state_.action_feature_dim = static_cast<int32_t>(state_.action_feature_names.size());
-  state_.action_features.assign(static_cast<size_t>(state_.action_feature_dim) * nd_, 0.f);
-  state_.action_mask.assign(nd_, 0);
+  SizeDynamicState(ng, nd_, iterative_, heft_, &state_);
   if (iterative_ && o_.sim_cache > 0) {
     cache_ = std::make_unique<SimCache>();
     const double entry = ng * (sizeof(uint16_t) + sizeof(float)) + (info_names_->size() + 2) * sizeof(double) + 48;

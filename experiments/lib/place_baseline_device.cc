@@ -340,6 +340,94 @@ int ReportInfeasiblePlacer(const Options& o, const config::DevicePlaceBaselineCo
   return placerl::ReportInfeasible("place-baseline", bad, o.json, [&](const std::string& text) { dir.WriteFile("result.json", text); });
 }
 
+// A placer's placement checked: one device of the machine per op, each able to run its op,
+// co-location groups whole. Error (a bug of the placer) otherwise.
+void CheckPlacement(const Placer& placer, const graphs::ComputeGraph& g, const perf::Machine& machine,
+                    const std::vector<int>& p) {
+  if (static_cast<int>(p.size()) != g.num_ops())
+    throw Error("method " + placer.name + " returned " + std::to_string(p.size()) + " devices for " +
+                std::to_string(g.num_ops()) + " ops");
+  for (int i = 0; i < g.num_ops(); ++i) {
+    if (p[i] < 0 || p[i] >= machine.num_devices())
+      throw Error("method " + placer.name + " put op '" + g.names[i] + "' on device " + std::to_string(p[i]));
+    if (!machine.CanRun(p[i], g.kinds[i]))
+      throw Error("method " + placer.name + " put CPU-only op '" + g.names[i] + "' on " + machine.device_names[p[i]]);
+  }
+  const std::string split = graphs::ColocationViolation(g, p);
+  if (!split.empty()) throw Error("method " + placer.name + " split a group: " + split);
+}
+
+// best.placement: the text perf-model simulate --placement reads (device indices of this machine).
+std::string PlacementFileText(const config::DevicePlaceBaselineConfig& cfg, const graphs::ComputeGraph& g,
+                              const perf::Machine& machine, const std::vector<int>& best) {
+  std::string devices;
+  for (int d = 0; d < machine.num_devices(); ++d)
+    devices += (d ? ", " : "") + std::to_string(d) + "=" + machine.device_names[d];
+  return "# place-baseline --env device --method " + cfg.method() + "\n# graph " + cfg.graph() + "\n# machine " +
+         machine.spec + " (" + std::to_string(machine.num_devices()) + " devices: " + devices + ")\n" +
+         graphs::PlacementToText(g, best);
+}
+
+// Per device: ops, busy time, utilisation, peak memory against capacity, and the environment's
+// memory-mask estimates of the best placement replayed in decision order (env/device/
+// device_env.h memory_estimate); *mask_check: per estimate, the first group each would refuse.
+json DevicesJson(const env::DeviceEnvOptions& eo, const graphs::ComputeGraph& g, const perf::Machine& machine,
+                 const std::vector<int>& best, const perf::SimResult& r, const std::vector<int>& ops_on,
+                 json* mask_check) {
+  std::vector<std::vector<double>> estimate;
+  *mask_check = json::object();
+  for (const char* est : {"all_outputs", "lifetime"}) {
+    env::DeviceEnvOptions eo2 = eo;
+    eo2.memory_mask = false;
+    eo2.memory_estimate = est;
+    eo2.graph_data = std::make_shared<const graphs::ComputeGraph>(g);
+    const env::DeviceEnv e2(eo2);
+    int32_t refused = -1;
+    estimate.push_back(e2.ReplayMemoryEstimate(e2.NodePlacement(best), &refused));
+    (*mask_check)[est] = {{"admitted", refused < 0},
+                          {"first_refused_group", refused < 0 ? json(nullptr) : json(e2.static_graph()->node_names[refused])}};
+  }
+  json devices = json::array();
+  for (int d = 0; d < machine.num_devices(); ++d) {
+    const double cap = machine.sim.devices[d].memory_capacity;
+    devices.push_back({{"name", machine.device_names[d]},
+                       {"mask_estimate_all_outputs_bytes", estimate[0][d]},
+                       {"mask_estimate_lifetime_bytes", estimate[1][d]},
+                       {"type", machine.device_types[d]},
+                       {"ops", ops_on[d]},
+                       {"busy_s", r.busy[d]},
+                       {"utilisation", r.utilisation[d]},
+                       {"peak_memory_bytes", r.peak_memory[d]},
+                       {"capacity_bytes", std::isfinite(cap) ? json(cap) : json(nullptr)},
+                       {"oom", r.peak_memory[d] > cap}});
+  }
+  return devices;
+}
+
+// The summary lines: the best placement's step time, per device its ops, utilisation and peak
+// memory, the placer's notes.
+void PrintSummary(const config::DevicePlaceBaselineConfig& cfg, const env::DeviceEnv& env, const perf::SimResult& r,
+                  const std::vector<int>& ops_on, double placing_s, int64_t evaluations,
+                  const std::vector<std::string>& notes) {
+  const env::DeviceInstance& inst = env.instance();
+  const graphs::ComputeGraph& g = inst.graph;
+  const perf::Machine& machine = inst.machine;
+  std::printf("%s on %s (%d ops, %d groups), %s: step time %s%s, %.3gx single device (%s); placing %.3g s, %lld "
+              "placement(s)\n",
+              cfg.method().c_str(), cfg.graph().c_str(), g.num_ops(), env.episode_length(), machine.spec.c_str(),
+              TimeLabel(r.makespan).c_str(), r.oom ? " OUT OF MEMORY" : "",
+              r.makespan > 0 ? inst.single_device_time / r.makespan : 0.0, TimeLabel(inst.single_device_time).c_str(),
+              placing_s, static_cast<long long>(evaluations));
+  for (int d = 0; d < machine.num_devices(); ++d)
+    std::printf("  %-10s %6d ops  utilisation %5.1f %%  peak %s%s\n", machine.device_names[d].c_str(), ops_on[d],
+                100 * r.utilisation[d], Si(r.peak_memory[d], "B").c_str(),
+                r.peak_memory[d] > machine.sim.devices[d].memory_capacity ? " > capacity" : "");
+  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+}
+
+// One device placer on one graph and machine (every draw of a stochastic one within the
+// budget): environment → run directory → placements simulated, the best kept → best.placement,
+// timeline, result.json, the summary.
 int Run(const Options& o, int argc, char** argv) {
   const config::DevicePlaceBaselineConfig cfg = ResolveConfig(o);
   if (!o.dir.resume.empty()) throw ConfigError("place-baseline runs cannot be resumed; start a new one with --out");
@@ -391,17 +479,7 @@ int Run(const Options& o, int argc, char** argv) {
       return ReportInfeasiblePlacer(o, cfg, g, machine, env, dir, e.what(), placing_s, since(t0), evaluations, notes);
     }
     placing_s += since(tp);
-    if (static_cast<int>(p.size()) != g.num_ops())
-      throw Error("method " + placer.name + " returned " + std::to_string(p.size()) + " devices for " +
-                  std::to_string(g.num_ops()) + " ops");
-    for (int i = 0; i < g.num_ops(); ++i) {
-      if (p[i] < 0 || p[i] >= machine.num_devices())
-        throw Error("method " + placer.name + " put op '" + g.names[i] + "' on device " + std::to_string(p[i]));
-      if (!machine.CanRun(p[i], g.kinds[i]))
-        throw Error("method " + placer.name + " put CPU-only op '" + g.names[i] + "' on " + machine.device_names[p[i]]);
-    }
-    const std::string split = graphs::ColocationViolation(g, p);
-    if (!split.empty()) throw Error("method " + placer.name + " split a group: " + split);
+    CheckPlacement(placer, g, machine, p);
     const auto ts = std::chrono::steady_clock::now();
     const perf::SimResult& r = sim.Run(p);
     simulating_s += since(ts);
@@ -431,14 +509,7 @@ int Run(const Options& o, int argc, char** argv) {
   progress.Finish(summary);
 
   // best.placement: the text perf-model simulate --placement reads (device indices of this machine).
-  dir.WriteFile("best.placement", "# place-baseline --env device --method " + cfg.method() + "\n# graph " + cfg.graph() +
-                                      "\n# machine " + machine.spec + " (" + std::to_string(machine.num_devices()) +
-                                      " devices: " + [&] {
-                                        std::string s;
-                                        for (int d = 0; d < machine.num_devices(); ++d)
-                                          s += (d ? ", " : "") + std::to_string(d) + "=" + machine.device_names[d];
-                                        return s;
-                                      }() + ")\n" + graphs::PlacementToText(g, best));
+  dir.WriteFile("best.placement", PlacementFileText(cfg, g, machine, best));
   const std::string title = cfg.method() + " on " + cfg.graph() + ", " + machine.spec + ": step " +
                             TimeLabel(r.makespan) + (r.oom ? " (OOM)" : "");
   const std::string picture = dir.PicturePath("best");
@@ -452,37 +523,10 @@ int Run(const Options& o, int argc, char** argv) {
                     {"best", "drawn"});
   }
 
-  // The environment's memory-mask estimates of the best placement, replayed in decision order
-  // (env/device/device_env.h memory_estimate): per device, and the first group each would refuse.
-  std::vector<std::vector<double>> estimate;
-  json mask_check = json::object();
-  for (const char* est : {"all_outputs", "lifetime"}) {
-    env::DeviceEnvOptions eo2 = eo;
-    eo2.memory_mask = false;
-    eo2.memory_estimate = est;
-    eo2.graph_data = std::make_shared<const graphs::ComputeGraph>(g);
-    const env::DeviceEnv e2(eo2);
-    int32_t refused = -1;
-    estimate.push_back(e2.ReplayMemoryEstimate(e2.NodePlacement(best), &refused));
-    mask_check[est] = {{"admitted", refused < 0},
-                       {"first_refused_group", refused < 0 ? json(nullptr) : json(e2.static_graph()->node_names[refused])}};
-  }
-  json devices = json::array();
   std::vector<int> ops_on(machine.num_devices(), 0);
   for (int d : best) ++ops_on[d];
-  for (int d = 0; d < machine.num_devices(); ++d) {
-    const double cap = machine.sim.devices[d].memory_capacity;
-    devices.push_back({{"name", machine.device_names[d]},
-                       {"mask_estimate_all_outputs_bytes", estimate[0][d]},
-                       {"mask_estimate_lifetime_bytes", estimate[1][d]},
-                       {"type", machine.device_types[d]},
-                       {"ops", ops_on[d]},
-                       {"busy_s", r.busy[d]},
-                       {"utilisation", r.utilisation[d]},
-                       {"peak_memory_bytes", r.peak_memory[d]},
-                       {"capacity_bytes", std::isfinite(cap) ? json(cap) : json(nullptr)},
-                       {"oom", r.peak_memory[d] > cap}});
-  }
+  json mask_check;
+  const json devices = DevicesJson(eo, g, machine, best, r, ops_on, &mask_check);
   json j = RunHeader(cfg, g, machine, env);
   j["best"] = {{"step_time_s", r.makespan},
                {"effective_time_s", best_eff},
@@ -525,17 +569,7 @@ int Run(const Options& o, int argc, char** argv) {
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("%s on %s (%d ops, %d groups), %s: step time %s%s, %.3gx single device (%s); placing %.3g s, %lld "
-                "placement(s)\n",
-                cfg.method().c_str(), cfg.graph().c_str(), g.num_ops(), env.episode_length(), machine.spec.c_str(),
-                TimeLabel(r.makespan).c_str(), r.oom ? " OUT OF MEMORY" : "",
-                r.makespan > 0 ? inst.single_device_time / r.makespan : 0.0, TimeLabel(inst.single_device_time).c_str(),
-                placing_s, static_cast<long long>(evaluations));
-    for (int d = 0; d < machine.num_devices(); ++d)
-      std::printf("  %-10s %6d ops  utilisation %5.1f %%  peak %s%s\n", machine.device_names[d].c_str(), ops_on[d],
-                  100 * r.utilisation[d], Si(r.peak_memory[d], "B").c_str(),
-                  r.peak_memory[d] > machine.sim.devices[d].memory_capacity ? " > capacity" : "");
-    for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+    PrintSummary(cfg, env, r, ops_on, placing_s, evaluations, notes);
     if (r.oom)
       return placerl::ReportInfeasible("place-baseline", oom, false, [&](const std::string& t) { dir.WriteFile("result.json", t); });
     std::printf("wrote %s (best.placement, best.%s, metrics.csv, TensorBoard events, config.pbtxt, result.json)\n",

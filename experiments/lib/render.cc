@@ -210,6 +210,38 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// The nets that touch a hard macro: a star from the driver pin to each sink (X, Y: chip µm →
+// pixels).
+template <class ToX, class ToY>
+void DrawHardMacroNets(const chip::ProxyCost& pc, Painter* p, const ToX& X, const ToY& Y) {
+  const Netlist& nl = pc.netlist();
+  const Rgba net_c{0.15, 0.25, 0.55, 0.35};
+  for (int32_t k = 0; k < nl.num_nets(); ++k) {
+    bool touches = false;
+    for (int32_t j = nl.net_start[k]; j < nl.net_start[k + 1] && !touches; ++j) {
+      const int32_t m = nl.parent[nl.net_pins[j]];
+      touches = m >= 0 && nl.type[m] == NodeType::kHardMacro;
+    }
+    if (!touches) continue;
+    double dx = 0, dy = 0;
+    const int32_t drv = nl.net_pins[nl.net_start[k]];
+    auto pos = [&](int32_t pin, double* px, double* py) {
+      const int32_t m = nl.parent[pin];
+      if (m < 0) { *px = pc.x(pin); *py = pc.y(pin); return; }
+      double ox2 = 0, oy2 = 0;
+      chip::OrientOffset(pc.orientation(m), nl.pin_dx[pin], nl.pin_dy[pin], &ox2, &oy2);
+      *px = pc.x(m) + ox2;
+      *py = pc.y(m) + oy2;
+    };
+    pos(drv, &dx, &dy);
+    for (int32_t j = nl.net_start[k] + 1; j < nl.net_start[k + 1]; ++j) {
+      double sx = 0, sy = 0;
+      pos(nl.net_pins[j], &sx, &sy);
+      p->Line(X(dx), Y(dy), X(sx), Y(sy), net_c, 0.5);
+    }
+  }
+}
+
 void Draw(const chip::ProxyCost& pc, const RenderOptions& opt, const chip::CostBreakdown& costs,
           Painter* p, int W, int H, double scale, double ox, double oy, double vx0, double vy1,
           double canvas_top) {
@@ -280,33 +312,7 @@ void Draw(const chip::ProxyCost& pc, const RenderOptions& opt, const chip::CostB
     p->Rect(X(pc.x(i)) - w / 2, Y(pc.y(i)) - h / 2, w, h, soft_fill, soft_line, 0.6);
   }
   // Nets of hard macros: star from the driver.
-  if (opt.nets) {
-    const Rgba net_c{0.15, 0.25, 0.55, 0.35};
-    for (int32_t k = 0; k < nl.num_nets(); ++k) {
-      bool touches = false;
-      for (int32_t j = nl.net_start[k]; j < nl.net_start[k + 1] && !touches; ++j) {
-        const int32_t m = nl.parent[nl.net_pins[j]];
-        touches = m >= 0 && nl.type[m] == NodeType::kHardMacro;
-      }
-      if (!touches) continue;
-      double dx = 0, dy = 0;
-      const int32_t drv = nl.net_pins[nl.net_start[k]];
-      auto pos = [&](int32_t pin, double* px, double* py) {
-        const int32_t m = nl.parent[pin];
-        if (m < 0) { *px = pc.x(pin); *py = pc.y(pin); return; }
-        double ox2 = 0, oy2 = 0;
-        chip::OrientOffset(pc.orientation(m), nl.pin_dx[pin], nl.pin_dy[pin], &ox2, &oy2);
-        *px = pc.x(m) + ox2;
-        *py = pc.y(m) + oy2;
-      };
-      pos(drv, &dx, &dy);
-      for (int32_t j = nl.net_start[k] + 1; j < nl.net_start[k + 1]; ++j) {
-        double sx = 0, sy = 0;
-        pos(nl.net_pins[j], &sx, &sy);
-        p->Line(X(dx), Y(dy), X(sx), Y(sy), net_c, 0.5);
-      }
-    }
-  }
+  if (opt.nets) DrawHardMacroNets(pc, p, X, Y);
   // Hard macros: solid blue, dark outline, orientation marker in the N lower-left corner.
   const Rgba hard_fill{0.23, 0.36, 0.62, 0.82}, hard_line{0.06, 0.10, 0.22, 1};
   for (int32_t i : nl.hard_macros) {

@@ -150,6 +150,32 @@ void AddPbtxt(const nas::SearchSpace& space, const std::string& path, std::vecto
   Add(cells, std::move(c));
 }
 
+// No cell to score: ConfigError saying why (the inputs given hold none, or none was given).
+[[noreturn]] void ThrowNoCells(const std::vector<std::string>& results, const std::vector<std::string>& cells_files,
+                               const std::vector<std::string>& pbtxts, bool candidates) {
+  if (cells_files.empty() && pbtxts.empty() && !results.empty())
+    throw ConfigError("no cells to score: " + std::string(results.size() == 1 ? "the --result file " + results[0] + " holds"
+                                                                               : "the --result files hold") +
+                      " no cell trained from scratch (enas, finalists, random, hand_designed, enas_training)" +
+                      (candidates ? " and no derive candidates" : "; --candidates adds its derive candidates") +
+                      "; or give --cells or --pbtxt");
+  if (results.empty() && cells_files.empty() && pbtxts.empty())
+    throw ConfigError("no cells to score: give --result, --cells or --pbtxt");
+  throw ConfigError("no cells to score: the --result / --cells / --pbtxt inputs given hold no cell");
+}
+
+// A cell in the JSON document (with its retrainings when `retrained`).
+nlohmann::json CellJson(const nas::SearchSpace& space, const Cell& c, bool retrained) {
+  nlohmann::json e = {{"label", c.label}, {"architecture", space.Describe(c.arch)}, {"known_accuracy", FiniteOrNull(c.known)},
+                      {"shared_accuracy", FiniteOrNull(c.shared)}};
+  if (retrained)
+    e["retrained"] = {{"test_accuracies", c.test},     {"val_accuracies", c.val},
+                      {"mean_test_accuracy", FiniteOrNull(Mean(c.test))}, {"sd_test_accuracy", FiniteOrNull(Sd(c.test))},
+                      {"mean_val_accuracy", FiniteOrNull(Mean(c.val))},   {"sd_val_accuracy", FiniteOrNull(Sd(c.val))},
+                      {"given_accuracy", FiniteOrNull(c.given)},          {"params", c.params},
+                      {"macs", c.macs}};
+  return e;
+}
 
 }  // namespace
 
@@ -191,17 +217,7 @@ int main(int argc, char** argv) {
     for (const std::string& r : results) AddResult(space, r, candidates, &cells);
     for (const std::string& f : cells_files) AddCellsFile(space, f, &cells);
     for (const std::string& p : pbtxts) AddPbtxt(space, p, &cells);
-    if (cells.empty()) {
-      if (cells_files.empty() && pbtxts.empty() && !results.empty())
-        throw ConfigError("no cells to score: " + std::string(results.size() == 1 ? "the --result file " + results[0] + " holds"
-                                                                                   : "the --result files hold") +
-                          " no cell trained from scratch (enas, finalists, random, hand_designed, enas_training)" +
-                          (candidates ? " and no derive candidates" : "; --candidates adds its derive candidates") +
-                          "; or give --cells or --pbtxt");
-      if (results.empty() && cells_files.empty() && pbtxts.empty())
-        throw ConfigError("no cells to score: give --result, --cells or --pbtxt");
-      throw ConfigError("no cells to score: the --result / --cells / --pbtxt inputs given hold no cell");
-    }
+    if (cells.empty()) ThrowNoCells(results, cells_files, pbtxts, candidates);
     if (checkpoint.empty() && retrain_seeds.empty())
       throw ConfigError("nothing to do: give --checkpoint (shared-weight scores) and/or --retrain-seeds");
     if (final_epochs > 0 && retrain_seeds.empty()) throw ConfigError("--final-epochs applies to --retrain-seeds");
@@ -271,15 +287,7 @@ int main(int argc, char** argv) {
       j["cpu_seconds"] = cpu;
       nlohmann::json cj = nlohmann::json::array();
       for (const Cell& c : cells) {
-        nlohmann::json e = {{"label", c.label}, {"architecture", space.Describe(c.arch)}, {"known_accuracy", FiniteOrNull(c.known)},
-                            {"shared_accuracy", FiniteOrNull(c.shared)}};
-        if (!retrain_seeds.empty())
-          e["retrained"] = {{"test_accuracies", c.test},     {"val_accuracies", c.val},
-                            {"mean_test_accuracy", FiniteOrNull(Mean(c.test))}, {"sd_test_accuracy", FiniteOrNull(Sd(c.test))},
-                            {"mean_val_accuracy", FiniteOrNull(Mean(c.val))},   {"sd_val_accuracy", FiniteOrNull(Sd(c.val))},
-                            {"given_accuracy", FiniteOrNull(c.given)},          {"params", c.params},
-                            {"macs", c.macs}};
-        cj.push_back(e);
+        cj.push_back(CellJson(space, c, !retrain_seeds.empty()));
       }
       if (!retrain_seeds.empty())
         j["retrain"] = {{"seeds", retrain_seeds}, {"final_epochs", o.final_epochs}, {"cpu_seconds", retrain_cpu}};

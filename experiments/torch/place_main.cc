@@ -101,6 +101,119 @@ nlohmann::json CostsJson(const chip::CostBreakdown* c) {
           {"congestion_cost", c ? nlohmann::json(c->congestion_cost) : nlohmann::json(nullptr)}};
 }
 
+// Stage 2: fine-tuning of `policy` (PPO with the config's agent options, fresh optimiser) for
+// finetune_minutes; rows logged from *logged on; `st` gets the bests. Returns its stage entry.
+nlohmann::json FineTune(const config::PlaceConfig& cfg, std::vector<std::unique_ptr<env::ChipEnv>>& envs,
+                        encoders::Policy* policy, BudgetClock clock, const Stopwatch& watch, run::RunDirectory& dir,
+                        int64_t* logged_rows, ChipTrainingState* state) {
+  auto elapsed = [&] { return watch.Elapsed(); };
+  int64_t& logged = *logged_rows;
+  ChipTrainingState& st = *state;
+  agents::Learner learner(policy, AgentOptionsFrom(cfg.agent(), cfg.seed()));
+  const double start = elapsed();
+  run::ProgressOptions po;
+  po.label = "place fine-tune";
+  po.unit = "episodes";
+  po.budget_seconds = cfg.finetune_minutes() * 60;
+  if (clock == BudgetClock::kCpu) po.clock = ProcessCpuSeconds;
+  run::Progress progress(po);
+  ChipTrainingState ft = st;
+  double entropy_first = NAN, entropy_last = NAN;  // the policy's entropy at the first and last update
+  ft.elapsed_s = 0;
+  ChipTrainingOptions to;
+  to.episodes_per_update = cfg.episodes_per_update();
+  to.collect_batch = cfg.collect_batch();
+  to.seed = cfg.seed() + 1000000;
+  to.budget_s = cfg.finetune_minutes() * 60;
+  to.clock = clock;
+  TrainChip(envs, learner, to, &ft, [] { return run::StopRequested(); },
+            [&](int64_t, const run::Scalars& row) {
+              // One column set for every stage: the update's mean cost and the best so far.
+              double mean = NAN, best_so_far = NAN;
+              run::Scalars losses;  // PPO's own scalars go to TensorBoard (metrics.csv keeps one column set)
+              for (const auto& [k, v] : row) {
+                if (k == "charts/mean_proxy_cost") mean = v;
+                if (k == "charts/best_proxy_cost") best_so_far = v;
+                if (k.rfind("losses/", 0) == 0) losses.emplace_back(k, v);
+                if (k == "losses/entropy") {
+                  if (std::isnan(entropy_first)) entropy_first = v;
+                  entropy_last = v;
+                }
+              }
+              dir.Log(logged, {{"time_s", start + row[0].second}, {"charts/proxy_cost", mean},
+                               {"charts/best_proxy_cost", best_so_far}});
+              dir.tensorboard().AddScalars(logged++, losses);
+            },
+            [&](const ChipTrainingState& s, double) {
+              if (std::isfinite(s.best_cost[0])) progress.Update(static_cast<double>(s.episodes), {{"best", s.best_cost[0]}});
+              else progress.Update(static_cast<double>(s.episodes));  // no "best inf"
+            });
+  progress.Finish();
+  st.best_cost = ft.best_cost;
+  st.best = ft.best;
+  return {{"episodes", ft.episodes}, {"updates", ft.iteration},
+                        {"best_proxy_cost", FiniteOrNull(st.best_cost[0])},
+                        {"seconds", elapsed() - start},
+                        {"budget_seconds", cfg.finetune_minutes() * 60},
+                        {"entropy_first_update", FiniteOrNull(entropy_first)},
+                        {"entropy_last_update", FiniteOrNull(entropy_last)}};
+}
+
+// Stage 3: refinement of the best placement by a classic placer (cfg.refine), starting from
+// it; `st` gets its result when better. Returns its stage entry.
+nlohmann::json Refine(const config::PlaceConfig& cfg, const env::ChipEnv& env, BudgetClock clock, const Stopwatch& watch,
+                      run::RunDirectory& dir, int64_t* logged_rows, ChipTrainingState* state) {
+  auto elapsed = [&] { return watch.Elapsed(); };
+  int64_t& logged = *logged_rows;
+  ChipTrainingState& st = *state;
+  auto inst = std::make_shared<env::ChipInstance>(env.instance());
+  inst->design.netlist = env::PlacedNetlist(env.netlist(), st.best[0]);
+  env::ChipEnv start_env(inst, env.options());
+  search::ChipBaselineOptions bo;
+  bo.seconds = cfg.refine_minutes() * 60;
+  bo.clock = clock;
+  bo.seed = cfg.seed();
+  bo.sa_init = "input";
+  const double start = elapsed();
+  const search::BaselineResult r = search::RunChipBaseline(cfg.refine(), &start_env, bo, [] { return run::StopRequested(); }, {});
+  if (r.best.valid && r.best.cost.proxy_cost < st.best_cost[0]) {
+    st.best_cost[0] = r.best.cost.proxy_cost;
+    st.best[0] = r.best;
+  }
+  dir.Log(logged++, {{"time_s", elapsed()}, {"charts/proxy_cost", r.best.valid ? r.best.cost.proxy_cost : NAN},
+                     {"charts/best_proxy_cost", st.best_cost[0]}});
+  return {{"method", cfg.refine()}, {"evaluations", r.evaluations}, {"best_proxy_cost", FiniteOrNull(st.best_cost[0])},
+                      {"seconds", elapsed() - start}, {"budget_seconds", cfg.refine_minutes() * 60}};
+}
+
+// The summary lines: the result's costs, and the input placement next to it.
+void PrintSummary(const nlohmann::json& best, const env::ChipEnv& env, const ChipTrainingState& st,
+                  const env::ChipSolution& input, bool input_legal, bool input_wins, bool keep_input,
+                  double result_cost, double seconds, const run::RunDirectory& dir) {
+  std::printf("place on %s: proxy %.6f (wirelength %.6f, density %.6f, congestion %.6f) in %.1f s%s\n",
+              env.instance().design.label.c_str(), best["proxy_cost"].get<double>(), best["wirelength_cost"].get<double>(),
+              best["density_cost"].get<double>(), best["congestion_cost"].get<double>(), seconds,
+              run::StopRequested() ? " (stopped by signal)" : "");
+  // The input placement next to the policy's result.
+  std::string verdict;
+  if (!st.best[0].valid) {
+    verdict = "no complete placement";
+  } else {
+    char buf[96];
+    const double d = result_cost - input.cost.proxy_cost;
+    std::snprintf(buf, sizeof buf, "%.6f (%s by %.6f)", result_cost, d > 0 ? "worse" : d < 0 ? "better" : "equal",
+                  std::fabs(d));
+    verdict = buf;
+  }
+  std::printf("input placement: %.6f%s, result: %s%s\n", input.cost.proxy_cost, input_legal ? "" : " (illegal)",
+              verdict.c_str(),
+              keep_input ? "; kept the input as best.plc (--keep-better)"
+              : input_wins ? "; --keep-better writes the input as best.plc" : "");
+  std::printf("wrote %s (best.plc, best and curve pictures, metrics.csv, TensorBoard events, result.json)\n", dir.path().c_str());
+}
+
+// Config (the checkpoint's training environment under what the user asks) → policy and the
+// input placement → zero-shot samples → fine-tuning → refinement → best.plc, result.json.
 int Place(const Options& o) {
   if (!o.dir.resume.empty()) throw ConfigError("place runs cannot be resumed; start a new one with --out");
   // What the user asks for, over `cfg`: --config, the flags, --set.
@@ -185,77 +298,11 @@ int Place(const Options& o) {
                cost_text(st.best_cost[0]).c_str(), cost_text(greedy).c_str(), sampled, cfg.samples(),
                sampled < cfg.samples() ? ", stopped" : "", elapsed());
   // 2. Fine-tuning (PPO with the default hyper-parameters, fresh optimiser).
-  if (cfg.finetune_minutes() > 0 && !run::StopRequested()) {
-    agents::Learner learner(policy.get(), AgentOptionsFrom(cfg.agent(), cfg.seed()));
-    const double start = elapsed();
-    run::ProgressOptions po;
-    po.label = "place fine-tune";
-    po.unit = "episodes";
-    po.budget_seconds = cfg.finetune_minutes() * 60;
-    if (clock == BudgetClock::kCpu) po.clock = ProcessCpuSeconds;
-    run::Progress progress(po);
-    ChipTrainingState ft = st;
-    double entropy_first = NAN, entropy_last = NAN;  // the policy's entropy at the first and last update
-    ft.elapsed_s = 0;
-    ChipTrainingOptions to;
-    to.episodes_per_update = cfg.episodes_per_update();
-    to.collect_batch = cfg.collect_batch();
-    to.seed = cfg.seed() + 1000000;
-    to.budget_s = cfg.finetune_minutes() * 60;
-    to.clock = clock;
-    TrainChip(envs, learner, to, &ft, [] { return run::StopRequested(); },
-              [&](int64_t, const run::Scalars& row) {
-                // One column set for every stage: the update's mean cost and the best so far.
-                double mean = NAN, best_so_far = NAN;
-                run::Scalars losses;  // PPO's own scalars go to TensorBoard (metrics.csv keeps one column set)
-                for (const auto& [k, v] : row) {
-                  if (k == "charts/mean_proxy_cost") mean = v;
-                  if (k == "charts/best_proxy_cost") best_so_far = v;
-                  if (k.rfind("losses/", 0) == 0) losses.emplace_back(k, v);
-                  if (k == "losses/entropy") {
-                    if (std::isnan(entropy_first)) entropy_first = v;
-                    entropy_last = v;
-                  }
-                }
-                dir.Log(logged, {{"time_s", start + row[0].second}, {"charts/proxy_cost", mean},
-                                 {"charts/best_proxy_cost", best_so_far}});
-                dir.tensorboard().AddScalars(logged++, losses);
-              },
-              [&](const ChipTrainingState& s, double) {
-                if (std::isfinite(s.best_cost[0])) progress.Update(static_cast<double>(s.episodes), {{"best", s.best_cost[0]}});
-                else progress.Update(static_cast<double>(s.episodes));  // no "best inf"
-              });
-    progress.Finish();
-    st.best_cost = ft.best_cost;
-    st.best = ft.best;
-    stages["finetune"] = {{"episodes", ft.episodes}, {"updates", ft.iteration},
-                          {"best_proxy_cost", FiniteOrNull(st.best_cost[0])},
-                          {"seconds", elapsed() - start},
-                          {"budget_seconds", cfg.finetune_minutes() * 60},
-                          {"entropy_first_update", FiniteOrNull(entropy_first)},
-                          {"entropy_last_update", FiniteOrNull(entropy_last)}};
-  }
+  if (cfg.finetune_minutes() > 0 && !run::StopRequested())
+    stages["finetune"] = FineTune(cfg, envs, policy.get(), clock, watch, dir, &logged, &st);
   // 3. Refinement of the best placement by a classic placer, starting from it.
-  if (cfg.refine() != "none" && st.best[0].valid && !run::StopRequested()) {
-    auto inst = std::make_shared<env::ChipInstance>(env.instance());
-    inst->design.netlist = env::PlacedNetlist(env.netlist(), st.best[0]);
-    env::ChipEnv start_env(inst, env.options());
-    search::ChipBaselineOptions bo;
-    bo.seconds = cfg.refine_minutes() * 60;
-    bo.clock = clock;
-    bo.seed = cfg.seed();
-    bo.sa_init = "input";
-    const double start = elapsed();
-    const search::BaselineResult r = search::RunChipBaseline(cfg.refine(), &start_env, bo, [] { return run::StopRequested(); }, {});
-    if (r.best.valid && r.best.cost.proxy_cost < st.best_cost[0]) {
-      st.best_cost[0] = r.best.cost.proxy_cost;
-      st.best[0] = r.best;
-    }
-    dir.Log(logged++, {{"time_s", elapsed()}, {"charts/proxy_cost", r.best.valid ? r.best.cost.proxy_cost : NAN},
-                       {"charts/best_proxy_cost", st.best_cost[0]}});
-    stages["refine"] = {{"method", cfg.refine()}, {"evaluations", r.evaluations}, {"best_proxy_cost", FiniteOrNull(st.best_cost[0])},
-                        {"seconds", elapsed() - start}, {"budget_seconds", cfg.refine_minutes() * 60}};
-  }
+  if (cfg.refine() != "none" && st.best[0].valid && !run::StopRequested())
+    stages["refine"] = Refine(cfg, env, clock, watch, dir, &logged, &st);
   // The stages that did not run because of a stop request are named.
   nlohmann::json skipped = nlohmann::json::array();
   if (run::StopRequested()) {
@@ -305,26 +352,7 @@ int Place(const Options& o) {
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("place on %s: proxy %.6f (wirelength %.6f, density %.6f, congestion %.6f) in %.1f s%s\n",
-                env.instance().design.label.c_str(), best["proxy_cost"].get<double>(), best["wirelength_cost"].get<double>(),
-                best["density_cost"].get<double>(), best["congestion_cost"].get<double>(), elapsed(),
-                run::StopRequested() ? " (stopped by signal)" : "");
-    // The input placement next to the policy's result.
-    std::string verdict;
-    if (!st.best[0].valid) {
-      verdict = "no complete placement";
-    } else {
-      char buf[96];
-      const double d = result_cost - input.cost.proxy_cost;
-      std::snprintf(buf, sizeof buf, "%.6f (%s by %.6f)", result_cost, d > 0 ? "worse" : d < 0 ? "better" : "equal",
-                    std::fabs(d));
-      verdict = buf;
-    }
-    std::printf("input placement: %.6f%s, result: %s%s\n", input.cost.proxy_cost, input_legal ? "" : " (illegal)",
-                verdict.c_str(),
-                keep_input ? "; kept the input as best.plc (--keep-better)"
-                : input_wins ? "; --keep-better writes the input as best.plc" : "");
-    std::printf("wrote %s (best.plc, best and curve pictures, metrics.csv, TensorBoard events, result.json)\n", dir.path().c_str());
+    PrintSummary(best, env, st, input, input_legal, input_wins, keep_input, result_cost, elapsed(), dir);
   }
   return kExitOk;
 }

@@ -101,7 +101,7 @@ encoders::PolicyOptions ChipPolicyOptions(const config::PlaceTrainConfig& c) {
 // The run's progress that a checkpoint carries besides the learner (state.json): counters,
 // best costs, and the sampling RNG of every rank but 0 (rank 0's is in the checkpoint).
 nlohmann::json StateJson(const ChipTrainingState& s, const std::vector<std::string>& rank_rngs) {
-  return run::TrainingProgressJson({s.iteration, s.episodes, s.steps, s.elapsed_s, s.best_cost}, "best_cost", rank_rngs);
+  return run::TrainingProgressJson({s, s.best_cost}, "best_cost", rank_rngs);
 }
 
 struct Options {
@@ -156,15 +156,24 @@ void CheckSameWeights(agents::Learner& learner, workers::ProcessGroup* group, co
     throw Error("rank " + std::to_string(group->rank()) + ": the workers' weights differ " + when);
 }
 
-// One rank's training (the whole run when `group` is null). Rank 0 owns the run directory:
-// it resolves the config and reads the checkpoint, the others receive both; every rank
-// builds the same policy; rank 0 logs the global rows, writes the checkpoints (with every
-// rank's sampling RNG) and, at the end, the best placement over all ranks.
-int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
-  const int rank = group ? group->rank() : 0, world = group ? group->world_size() : 1;
-  std::unique_ptr<run::RunDirectory> dir;
-  config::PlaceTrainConfig cfg = DefaultPlaceTrainConfig();
+// What every rank trains with: the resolved config (and its text) and, resumed, the checkpoint
+// and state.json's text. Rank 0 opens the run directory (`dir`), resolves the config and reads
+// the checkpoint; the other ranks receive them.
+struct TrainStart {
+  std::unique_ptr<run::RunDirectory> dir;  // rank 0
+  config::PlaceTrainConfig cfg;
   std::string config_text, checkpoint_bytes, state_text;
+};
+
+TrainStart StartTraining(const Options& o, workers::ProcessGroup* group, bool launched) {
+  const int rank = group ? group->rank() : 0;
+  TrainStart start;
+  std::unique_ptr<run::RunDirectory>& dir = start.dir;
+  config::PlaceTrainConfig& cfg = start.cfg;
+  cfg = DefaultPlaceTrainConfig();
+  std::string& config_text = start.config_text;
+  std::string& checkpoint_bytes = start.checkpoint_bytes;
+  std::string& state_text = start.state_text;
   if (rank == 0) {
     dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
     dir->SetNeedsCheckpoint();  // killed or failed before its first checkpoint: nothing to resume, no directory
@@ -201,9 +210,12 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
     group->Broadcast(&state_text, 0);
     if (rank != 0) run::ParseConfigText(config_text, "config from rank 0", &cfg);
   }
-  const bool resuming = !checkpoint_bytes.empty();
+  return start;
+}
 
-  // The designs.
+// The designs' environments (one, the config's chip block, without netlists), all of one
+// feature layout (ConfigError naming the first that differs).
+std::vector<std::unique_ptr<env::ChipEnv>> MakeDesigns(const config::PlaceTrainConfig& cfg) {
   std::vector<std::unique_ptr<env::ChipEnv>> envs;
   if (cfg.netlists().empty()) {
     envs.push_back(MakeChipEnv(cfg.chip(), cfg.maps()));
@@ -215,130 +227,73 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
       envs.push_back(MakeChipEnv(c, cfg.maps()));
     }
   }
-  if (launched) workers::Heartbeat(o.rendezvous, rank);  // loading large designs takes a while
+  return envs;
+}
+
+// The feature layout of the designs; ConfigError naming the first design of another one.
+encoders::FeatureLayout CommonLayout(const std::vector<std::unique_ptr<env::ChipEnv>>& envs) {
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0]);
   for (size_t i = 1; i < envs.size(); ++i) {
     const std::string why = layout.Mismatch(encoders::FeatureLayout::Of(*envs[i]));
     if (!why.empty()) throw ConfigError("design " + std::to_string(i) + " has another feature layout: " + why);
   }
-  encoders::Policy policy(ChipPolicyOptions(cfg), layout);  // the same initial weights on every rank
-  agents::AgentOptions agent_options = AgentOptionsFrom(cfg.agent(), cfg.seed());
-  agent_options.seed = cfg.seed() + 1000003ULL * static_cast<uint64_t>(rank);  // each rank samples its own episodes
-  agents::Learner learner(&policy, agent_options);
-  learner.SetCollective(group);
-  ChipTrainingState st;
-  st.best_cost.assign(envs.size(), INFINITY);
-  st.best.resize(envs.size());
-  if (resuming) {
-    agents::Learner::Extras extras;
-    const std::string ckpt_name = o.dir.resume + "/checkpoints/latest.ckpt";  // errors name the run's file
-    learner.LoadCheckpointBytes(checkpoint_bytes, ckpt_name, &extras);
-    const auto j = run::ResumeState(extras, nlohmann::json::parse(state_text), ckpt_name);
-    // Best placements of the earlier run stay in best*.plc; their costs are the bar to beat.
-    const run::TrainingProgress p = run::ParseTrainingProgress(j, "best_cost", envs.size(), o.dir.resume + "/checkpoints/state.json");
-    st.iteration = p.iteration;
-    st.episodes = p.episodes;
-    st.steps = p.steps;
-    st.elapsed_s = p.elapsed_s;
-    st.best_cost = p.best;
-    if (rank > 0) {  // the checkpoint holds rank 0's RNG; the others' are in state.json (same worker count)
-      const nlohmann::json rngs = j.value("rank_rng", nlohmann::json::array());
-      if (static_cast<size_t>(rank) <= rngs.size()) {
-        std::istringstream in(rngs[rank - 1].get<std::string>());
-        in >> learner.rng();
-        if (!in) throw ConfigError("checkpoints/state.json: the RNG state of rank " + std::to_string(rank) + " is unreadable");
-      } else {
-        learner.rng().seed(agent_options.seed + 7919ULL * static_cast<uint64_t>(st.iteration));
-      }
-    }
-    if (rank == 0) dir->ResumeFrom(st.iteration + 1);  // the next update's step: rows logged after the checkpoint go
-  }
-  CheckSameWeights(learner, group, resuming ? "after loading the checkpoint" : "at the start");
+  return layout;
+}
 
-  const double budget = cfg.minutes() * 60;
-  run::InstallStopOnSignal();
-  std::unique_ptr<run::Progress> progress;
-  if (rank == 0) {
-    run::ProgressOptions po;
-    po.label = "place-train";
-    po.unit = "episodes";
-    po.budget_seconds = std::max(1e-3, budget - st.elapsed_s);
-    if (ParseBudgetClock(cfg.clock()) == BudgetClock::kCpu) po.clock = ProcessCpuSeconds;
-    progress = std::make_unique<run::Progress>(po);
-  }
-  const std::string ckpt = rank == 0 ? dir->CheckpointPath("latest.ckpt") : "";
-  const std::string state_path = rank == 0 ? dir->CheckpointPath("state.json") : "";
-  double last_ckpt = st.elapsed_s;
-  int checkpoints = 0;
-  // Collective: every rank calls it together (its RNG goes into state.json).
-  auto checkpoint = [&](const ChipTrainingState& s, double elapsed_s) {
-    std::ostringstream rng_text;
-    rng_text << learner.rng();
-    const std::vector<std::string> rngs = group ? group->AllGather(rng_text.str()) : std::vector<std::string>{};
-    if (rank == 0) {
-      ChipTrainingState copy = s;
-      copy.elapsed_s = elapsed_s;
-      const std::string state = StateJson(copy, rngs).dump(2) + "\n";
-      // The copy of the progress a resume reads, and the run's settings (`place` takes the
-      // environment's from them).
-      learner.SaveCheckpoint(ckpt, {{run::kRunStateExtra, state}, {run::kRunConfigExtra, run::RecordedConfigText(cfg)}});
-      WriteFileAtomic(state_path, state);
-    }
-    last_ckpt = elapsed_s;
-    if (o.test_kill_after_checkpoints > 0 && ++checkpoints == o.test_kill_after_checkpoints && rank == 0)
-      std::raise(SIGKILL);  // tests: a crash right after a checkpoint
-  };
-  ChipTrainingOptions to;
-  to.episodes_per_update = cfg.episodes_per_update();
-  to.collect_batch = cfg.collect_batch();
-  to.seed = cfg.seed();
-  to.budget_s = budget;
-  to.clock = ParseBudgetClock(cfg.clock());
-  to.max_updates = o.max_updates;
-  to.collective = group;
-  if (launched) to.heartbeat = [&] { workers::Heartbeat(o.rendezvous, rank); };
-  TrainChip(envs, learner, to, &st, [] { return run::StopRequested(); },
-            [&](int64_t step, const run::Scalars& row) {
-              if (rank == 0) dir->Log(step, row);
-            },
-            [&](const ChipTrainingState& s, double elapsed_s) {
-              if (rank == o.test_fail_rank) {
-                std::fprintf(stderr, "place-train: rank %d exits on purpose (--test-fail-rank)\n", rank);
-                std::_Exit(3);
-              }
-              if (rank == o.test_hang_rank)
-                for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-              double best_all = INFINITY;
-              for (double b : s.best_cost) best_all = std::min(best_all, b);
-              if (progress) {  // no "best inf" while no episode has completed
-                if (std::isfinite(best_all)) progress->Update(static_cast<double>(s.episodes), {{"best", best_all}});
-                else progress->Update(static_cast<double>(s.episodes), {});
-              }
-              // The first update's checkpoint makes the run resumable early (checkpointing leaves the
-              // RNG streams alone: metrics.csv is the same with or without it).
-              std::vector<double> due = {
-                  rank == 0 && (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) ? 1.0 : 0.0};
-              if (group) group->AllReduceMax(due.data(), 1);
-              if (due[0] > 0) checkpoint(s, elapsed_s);
-            });
-  checkpoint(st, st.elapsed_s);
-  // The best placement of each design over the ranks, to rank 0.
-  if (group) {
-    for (size_t k = 0; k < envs.size(); ++k) {
-      const double mine = st.best[k].valid ? st.best[k].cost.proxy_cost : INFINITY;
-      std::vector<double> costs(world, -INFINITY);
-      costs[rank] = -mine;
-      group->AllReduceMax(costs.data(), world);
-      int winner = 0;
-      for (int r = 1; r < world; ++r)
-        if (costs[r] > costs[winner]) winner = r;
-      if (winner == 0 || !std::isfinite(costs[winner])) continue;
-      std::string bytes = rank == winner ? SolutionBytes(st.best[k]) : "";
-      group->Broadcast(&bytes, winner);
-      if (rank == 0) st.best[k] = SolutionFromBytes(bytes);
+// Resumed: the learner from the checkpoint, the counters and best costs from the run state it
+// carries (state.json's for checkpoints written without it), this rank's sampling RNG.
+void RestoreTraining(const Options& o, const TrainStart& start, size_t designs, int rank, uint64_t rank_seed,
+                     agents::Learner* learner_ptr, ChipTrainingState* state) {
+  agents::Learner& learner = *learner_ptr;
+  ChipTrainingState& st = *state;
+  const std::string& checkpoint_bytes = start.checkpoint_bytes;
+  const std::string& state_text = start.state_text;
+  agents::Learner::Extras extras;
+  const std::string ckpt_name = o.dir.resume + "/checkpoints/latest.ckpt";  // errors name the run's file
+  learner.LoadCheckpointBytes(checkpoint_bytes, ckpt_name, &extras);
+  const auto j = run::ResumeState(extras, nlohmann::json::parse(state_text), ckpt_name);
+  // Best placements of the earlier run stay in best*.plc; their costs are the bar to beat.
+  const run::TrainingProgress p = run::ParseTrainingProgress(j, "best_cost", designs, o.dir.resume + "/checkpoints/state.json");
+  static_cast<agents::TrainingProgress&>(st) = p;  // the counters
+  st.best_cost = p.best;
+  if (rank > 0) {  // the checkpoint holds rank 0's RNG; the others' are in state.json (same worker count)
+    const nlohmann::json rngs = j.value("rank_rng", nlohmann::json::array());
+    if (static_cast<size_t>(rank) <= rngs.size()) {
+      std::istringstream in(rngs[rank - 1].get<std::string>());
+      in >> learner.rng();
+      if (!in) throw ConfigError("checkpoints/state.json: the RNG state of rank " + std::to_string(rank) + " is unreadable");
+    } else {
+      learner.rng().seed(rank_seed + 7919ULL * static_cast<uint64_t>(st.iteration));
     }
   }
-  if (rank != 0) return kExitOk;
+}
+
+// The best placement of each design over the ranks, to rank 0 (collective).
+void GatherBestPlacements(workers::ProcessGroup* group, size_t designs, ChipTrainingState* state) {
+  if (!group) return;
+  const int rank = group->rank(), world = group->world_size();
+  ChipTrainingState& st = *state;
+  for (size_t k = 0; k < designs; ++k) {
+    const double mine = st.best[k].valid ? st.best[k].cost.proxy_cost : INFINITY;
+    std::vector<double> costs(world, -INFINITY);
+    costs[rank] = -mine;
+    group->AllReduceMax(costs.data(), world);
+    int winner = 0;
+    for (int r = 1; r < world; ++r)
+      if (costs[r] > costs[winner]) winner = r;
+    if (winner == 0 || !std::isfinite(costs[winner])) continue;
+    std::string bytes = rank == winner ? SolutionBytes(st.best[k]) : "";
+    group->Broadcast(&bytes, winner);
+    if (rank == 0) st.best[k] = SolutionFromBytes(bytes);
+  }
+}
+
+// Rank 0 at the end: the best placements, the curve, result.json (exit 2 when a design has no
+// complete placement, cli.h ReportInfeasible) and the summary line.
+int WriteTrainingResult(const Options& o, const config::PlaceTrainConfig& cfg,
+                        const std::vector<std::unique_ptr<env::ChipEnv>>& envs, const ChipTrainingState& st,
+                        run::RunDirectory* dir, run::Progress* progress, const std::string& ckpt, int world,
+                        bool launched) {
   double best_all = INFINITY;
   for (double b : st.best_cost) best_all = std::min(best_all, b);
   char summary[200];
@@ -419,6 +374,105 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
     std::printf("wrote %s (best.plc, pictures, metrics.csv, TensorBoard events, checkpoints/)\n", dir->path().c_str());
   }
   return kExitOk;
+}
+
+// One rank's training (the whole run when `group` is null). Rank 0 owns the run directory:
+// it resolves the config and reads the checkpoint, the others receive both; every rank
+// builds the same policy; rank 0 logs the global rows, writes the checkpoints (with every
+// rank's sampling RNG) and, at the end, the best placement over all ranks.
+int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
+  const int rank = group ? group->rank() : 0, world = group ? group->world_size() : 1;
+  TrainStart start = StartTraining(o, group, launched);
+  const config::PlaceTrainConfig& cfg = start.cfg;
+  run::RunDirectory* dir = start.dir.get();
+  const bool resuming = !start.checkpoint_bytes.empty();
+  std::vector<std::unique_ptr<env::ChipEnv>> envs = MakeDesigns(cfg);
+  if (launched) workers::Heartbeat(o.rendezvous, rank);  // loading large designs takes a while
+  const encoders::FeatureLayout layout = CommonLayout(envs);
+  encoders::Policy policy(ChipPolicyOptions(cfg), layout);  // the same initial weights on every rank
+  agents::AgentOptions agent_options = AgentOptionsFrom(cfg.agent(), cfg.seed());
+  agent_options.seed = cfg.seed() + 1000003ULL * static_cast<uint64_t>(rank);  // each rank samples its own episodes
+  agents::Learner learner(&policy, agent_options);
+  learner.SetCollective(group);
+  ChipTrainingState st;
+  st.best_cost.assign(envs.size(), INFINITY);
+  st.best.resize(envs.size());
+  if (resuming) {
+    RestoreTraining(o, start, envs.size(), rank, agent_options.seed, &learner, &st);
+    if (rank == 0) dir->ResumeFrom(st.iteration + 1);  // the next update's step: rows logged after the checkpoint go
+  }
+  CheckSameWeights(learner, group, resuming ? "after loading the checkpoint" : "at the start");
+
+  const double budget = cfg.minutes() * 60;
+  run::InstallStopOnSignal();
+  std::unique_ptr<run::Progress> progress;
+  if (rank == 0) {
+    run::ProgressOptions po;
+    po.label = "place-train";
+    po.unit = "episodes";
+    po.budget_seconds = std::max(1e-3, budget - st.elapsed_s);
+    if (ParseBudgetClock(cfg.clock()) == BudgetClock::kCpu) po.clock = ProcessCpuSeconds;
+    progress = std::make_unique<run::Progress>(po);
+  }
+  const std::string ckpt = rank == 0 ? dir->CheckpointPath("latest.ckpt") : "";
+  const std::string state_path = rank == 0 ? dir->CheckpointPath("state.json") : "";
+  double last_ckpt = st.elapsed_s;
+  int checkpoints = 0;
+  // Collective: every rank calls it together (its RNG goes into state.json).
+  auto checkpoint = [&](const ChipTrainingState& s, double elapsed_s) {
+    std::ostringstream rng_text;
+    rng_text << learner.rng();
+    const std::vector<std::string> rngs = group ? group->AllGather(rng_text.str()) : std::vector<std::string>{};
+    if (rank == 0) {
+      ChipTrainingState copy = s;
+      copy.elapsed_s = elapsed_s;
+      const std::string state = StateJson(copy, rngs).dump(2) + "\n";
+      // The copy of the progress a resume reads, and the run's settings (`place` takes the
+      // environment's from them).
+      learner.SaveCheckpoint(ckpt, {{run::kRunStateExtra, state}, {run::kRunConfigExtra, run::RecordedConfigText(cfg)}});
+      WriteFileAtomic(state_path, state);
+    }
+    last_ckpt = elapsed_s;
+    if (o.test_kill_after_checkpoints > 0 && ++checkpoints == o.test_kill_after_checkpoints && rank == 0)
+      std::raise(SIGKILL);  // tests: a crash right after a checkpoint
+  };
+  ChipTrainingOptions to;
+  to.episodes_per_update = cfg.episodes_per_update();
+  to.collect_batch = cfg.collect_batch();
+  to.seed = cfg.seed();
+  to.budget_s = budget;
+  to.clock = ParseBudgetClock(cfg.clock());
+  to.max_updates = o.max_updates;
+  to.collective = group;
+  if (launched) to.heartbeat = [&] { workers::Heartbeat(o.rendezvous, rank); };
+  TrainChip(envs, learner, to, &st, [] { return run::StopRequested(); },
+            [&](int64_t step, const run::Scalars& row) {
+              if (rank == 0) dir->Log(step, row);
+            },
+            [&](const ChipTrainingState& s, double elapsed_s) {
+              if (rank == o.test_fail_rank) {
+                std::fprintf(stderr, "place-train: rank %d exits on purpose (--test-fail-rank)\n", rank);
+                std::_Exit(3);
+              }
+              if (rank == o.test_hang_rank)
+                for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+              double best_all = INFINITY;
+              for (double b : s.best_cost) best_all = std::min(best_all, b);
+              if (progress) {  // no "best inf" while no episode has completed
+                if (std::isfinite(best_all)) progress->Update(static_cast<double>(s.episodes), {{"best", best_all}});
+                else progress->Update(static_cast<double>(s.episodes), {});
+              }
+              // The first update's checkpoint makes the run resumable early (checkpointing leaves the
+              // RNG streams alone: metrics.csv is the same with or without it).
+              std::vector<double> due = {
+                  rank == 0 && (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) ? 1.0 : 0.0};
+              if (group) group->AllReduceMax(due.data(), 1);
+              if (due[0] > 0) checkpoint(s, elapsed_s);
+            });
+  checkpoint(st, st.elapsed_s);
+  GatherBestPlacements(group, envs.size(), &st);
+  if (rank != 0) return kExitOk;
+  return WriteTrainingResult(o, cfg, envs, st, dir, progress.get(), ckpt, world, launched);
 }
 
 // --workers N > 1 on this machine: re-executes this binary once per rank (hidden --rank,

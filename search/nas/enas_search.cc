@@ -170,6 +170,9 @@ std::string TensorBytes(const torch::Tensor& t) {
   return std::string(reinterpret_cast<const char*>(c.data_ptr<uint8_t>()), static_cast<size_t>(c.numel()));
 }
 
+// The archive entry of EnasCheckpoints::run_state.
+constexpr const char* kRunStateEntry = "run_state";
+
 double FiniteOr(const nlohmann::json& j) { return j.is_null() ? NAN : j.get<double>(); }
 
 nlohmann::json EpochJson(const EnasEpochStats& e) {
@@ -344,6 +347,17 @@ nas::Architecture HandDesignedCell() {
   return EncodeEnasMicro(c);
 }
 
+std::string EnasCheckpointRunState(const std::string& checkpoint_bytes, const std::string& name) {
+  std::string text;
+  encoders::WithCheckpointName(name, [&] {
+    torch::serialize::InputArchive archive;
+    encoders::LoadCheckpointArchive(checkpoint_bytes, name, &archive);  // length, checksum
+    torch::Tensor t;
+    if (archive.try_read(kRunStateEntry, t)) text = TensorBytes(t);
+  });
+  return text;
+}
+
 EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const std::function<bool()>& stop,
                    const EnasProgressFn& progress, const std::function<void(const EnasEpochStats&)>& on_epoch,
                    const EnasCheckpoints& checkpoints) {
@@ -403,6 +417,7 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
           {"uniform_steps", r.uniform_steps},
           {"distinct", std::vector<nas::Architecture>(distinct.begin(), distinct.end())}};
       archive.write("state", BytesTensor(state.dump()));
+      if (checkpoints.run_state) archive.write(kRunStateEntry, BytesTensor(checkpoints.run_state(next_epoch)));
       return encoders::CheckpointFileBytes(archive);  // with the header: length and checksum
     };
     if (!checkpoints.resume.empty()) {  // continue the search from a checkpoint

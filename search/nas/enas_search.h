@@ -136,11 +136,20 @@ struct EnasResult {
 // made with; budget_minutes may be larger). `on_checkpoint` gets one after an epoch when
 // `checkpoint_due` says so and one at the end of the search (before derive and the final
 // trainings, which a resumed run does again).
+// `run_state` (may be empty) gives, for the epoch a checkpoint goes on from, the caller's progress
+// (e.g. the state a resume reads) to carry inside it as one more entry, written with the search
+// in one file so that a kill between two writes cannot pair them wrongly (EnasCheckpointRunState
+// reads it back).
 struct EnasCheckpoints {
   std::string resume;
   std::function<bool()> checkpoint_due;
   std::function<void(const std::string& bytes, int32_t next_epoch)> on_checkpoint;
+  std::function<std::string(int32_t next_epoch)> run_state;
 };
+
+// The `run_state` text a checkpoint of RunEnas carries ("": none, a checkpoint written without
+// it). Throws ConfigError "<name>: <reason>" for bytes that are not a checkpoint.
+std::string EnasCheckpointRunState(const std::string& checkpoint_bytes, const std::string& name);
 
 // "phase" (search | derive | final:<label>), fraction done of the phase, a short status.
 using EnasProgressFn = std::function<void(const std::string& phase, double fraction, const std::string& status)>;

@@ -85,7 +85,9 @@ nas::Architecture NasRlController::Sample(bool greedy) {
 int64_t NasRlController::episodes() const { return impl_->episodes; }
 int64_t NasRlController::updates() const { return impl_->learner.updates(); }
 
-std::string NasRlController::CheckpointBytes() const { return impl_->learner.CheckpointBytes(); }
+std::string NasRlController::CheckpointBytes(const agents::Learner::Extras& extras) const {
+  return impl_->learner.CheckpointBytes(extras);
+}
 
 void NasRlController::Restore(const std::string& checkpoint_bytes, int64_t episodes, int64_t samples) {
   if (episodes < 0 || samples < 0) throw ConfigError("nas rl: negative episode or sample count");
@@ -150,9 +152,10 @@ search::NasSearchResult RunNasRl(
     if (checkpoints.state) {
       learned = mark();
       remembered_since.clear();
-      *checkpoints.learner_checkpoint = controller.CheckpointBytes();
-      if (checkpoints.on_checkpoint && checkpoints.checkpoint_due && checkpoints.checkpoint_due())
-        checkpoints.on_checkpoint(st, *checkpoints.learner_checkpoint);
+      const bool due = checkpoints.on_checkpoint && checkpoints.checkpoint_due && checkpoints.checkpoint_due();
+      *checkpoints.learner_checkpoint =
+          controller.CheckpointBytes(due && checkpoints.extras ? checkpoints.extras(st) : agents::Learner::Extras{});
+      if (due) checkpoints.on_checkpoint(st, *checkpoints.learner_checkpoint);
     }
   }
   search::NasSearchResult r = search::ResultOf(st);
@@ -163,6 +166,10 @@ search::NasSearchResult RunNasRl(
     st.best_reward.resize(learned.points);
     st.unique_exact = learned.unique_exact;
     for (uint64_t h : remembered_since) st.seen.erase(h);
+    if (checkpoints.extras) {  // the last update's learner again (episodes after it moved its RNG), with the extras
+      controller.Restore(*checkpoints.learner_checkpoint, st.evaluations);
+      *checkpoints.learner_checkpoint = controller.CheckpointBytes(checkpoints.extras(st));
+    }
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

@@ -62,9 +62,10 @@ class NasRlController {
   int64_t episodes() const;
   int64_t updates() const;
   // The learner's checkpoint (weights, optimiser, RNG, REINFORCE baseline, update count;
-  // agents::Learner::CheckpointBytes). Meaningful between updates: played episodes not yet
-  // learned from are not in it.
-  std::string CheckpointBytes() const;
+  // agents::Learner::CheckpointBytes), with `extras` saved inside it (agents::Learner::Extras:
+  // e.g. the run's progress). Meaningful between updates: played episodes not yet learned from
+  // are not in it.
+  std::string CheckpointBytes(const agents::Learner::Extras& extras = {}) const;
   // Continues from a checkpoint taken after `episodes` episodes (the episodes' environment
   // seeds go on from there). Throws ConfigError for a checkpoint of another policy.
   // `samples`: Sample() calls so far (their environment seeds go on from there too).
@@ -83,11 +84,16 @@ class NasRlController {
 // same way). An episode whose quality is not finite while `stop` says so (a training cut short)
 // is not counted.
 // `on_checkpoint` gets both after an update when `checkpoint_due` says so.
+// `extras` (may be empty) gives what the learner checkpoint handed to `on_checkpoint` and the one
+// left in `learner_checkpoint` on return carry inside (agents::Learner::Extras), for the state
+// they go with: the caller's progress (e.g. the state as a resume reads it), written in the same
+// file as the learner so that a kill between two writes cannot pair them wrongly.
 struct NasRlCheckpoints {
   search::NasSearchState* state = nullptr;  // counters, best, distinct architectures, curves
   std::string* learner_checkpoint = nullptr;
   std::function<bool()> checkpoint_due;
   std::function<void(const search::NasSearchState&, const std::string& learner_checkpoint)> on_checkpoint;
+  std::function<agents::Learner::Extras(const search::NasSearchState&)> extras;
 };
 
 // Searches `env`'s space with a fresh policy and learner (a copy of `env` plays the episodes).

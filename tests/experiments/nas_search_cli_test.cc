@@ -231,6 +231,73 @@ TEST(NasSearchCli, ResumeAfterKillEndsWithTheUninterruptedHistory) {
   }
 }
 
+// The learned methods carry their run state inside latest.ckpt (with the learner, one atomic
+// write): a kill between writing latest.ckpt and state.json leaves a state.json of the update
+// before, and the resume goes on from the checkpoint's own state — the uninterrupted run's rows —
+// where it used to refuse the pair ("killed between the two writes?"); without state.json too.
+const std::string kSmallLearned = " --space nb201 --dataset table --seeds 1 --budget 20 --episodes-per-update 4 "
+                                  "--set checkpoint_minutes=1e-9 --set policy.embedding_dim=4 --set policy.hidden_dim=4 "
+                                  "--set policy.action_hidden_dim=4 --set policy.gcn_layers=1";
+
+TEST(NasSearchCli, LearnedResumeReadsTheStateInsideTheCheckpointNotAStaleStateJson) {
+  testing::TempDir tmp;
+  for (const std::string method : {"reinforce", "ppo"}) {
+    const std::string run = kBin + " --method " + method + kSmallLearned;
+    const std::string a = tmp / (method + "_a"), b = tmp / (method + "_b"), c = tmp / (method + "_c");
+    const auto whole = Sh(run + " --out " + a);
+    if (whole.status == 1 && whole.out.find("needs a build with LibTorch") != std::string::npos) GTEST_SKIP();
+    ASSERT_EQ(whole.status, 0) << whole.out;
+    ASSERT_EQ(Sh(run + " --test-kill-after-checkpoints 3 --out " + b).status, 128 + 9) << method;
+    ASSERT_EQ(Sh(run + " --test-kill-after-checkpoints 2 --out " + c).status, 128 + 9) << method;
+    const std::string stale = testing::Slurp(c + "/checkpoints/state.json");
+    ASSERT_NE(stale, testing::Slurp(b + "/checkpoints/state.json")) << method;
+    testing::Spit(b + "/checkpoints/state.json", stale);  // the checkpoint of update 3, state.json of update 2
+    const auto resumed = Sh(kBin + " --resume " + b);
+    ASSERT_EQ(resumed.status, 0) << method << ": " << resumed.out;
+    EXPECT_EQ(testing::Slurp(b + "/metrics.csv"), testing::Slurp(a + "/metrics.csv")) << method;
+    EXPECT_EQ(SearchOutcome(b), SearchOutcome(a)) << method;
+    fs::remove(c + "/checkpoints/state.json");  // killed before the first state.json: latest.ckpt alone
+    const auto alone = Sh(kBin + " --resume " + c);
+    ASSERT_EQ(alone.status, 0) << method << ": " << alone.out;
+    EXPECT_EQ(testing::Slurp(c + "/metrics.csv"), testing::Slurp(a + "/metrics.csv")) << method;
+    // state.json beside it is written again, for people: the last update's state (16 of the 20
+    // architectures; a resume plays the 4 after it again).
+    const auto people = nlohmann::json::parse(testing::Slurp(c + "/checkpoints/state.json"));
+    EXPECT_EQ(people["kind"], "nas-search") << method;
+    EXPECT_EQ(people["evaluations"], 16) << method;
+  }
+}
+
+// A run directory written before the state went inside latest.ckpt (tests/data/
+// nas_search_old_resume: a reinforce run killed after its 2nd checkpoint by the earlier
+// nas-search; state.json names latest.ckpt's hash) resumes from state.json as it did, and ends
+// with the uninterrupted run's rows; a state.json that names another latest.ckpt is still refused.
+TEST(NasSearchCli, LearnedResumeOfARunWrittenBeforeTheStateWentInsideTheCheckpoint) {
+  testing::TempDir tmp;
+  const std::string a = tmp / "a", old = tmp / "old";
+  const auto whole = Sh(kBin + " --method reinforce" + kSmallLearned + " --out " + a);
+  if (whole.status == 1 && whole.out.find("needs a build with LibTorch") != std::string::npos) GTEST_SKIP();
+  ASSERT_EQ(whole.status, 0) << whole.out;
+  fs::copy("tests/data/nas_search_old_resume", old, fs::copy_options::recursive);
+  std::string config = testing::Slurp(old + "/config.pbtxt");
+  const std::string data = fs::absolute("../shared/datasets/nas").string();
+  for (size_t at; (at = config.find("@NAS_DATA@")) != std::string::npos;) config.replace(at, 10, data);
+  testing::Spit(old + "/config.pbtxt", config);
+  const std::string torn = tmp / "torn";
+  fs::copy(old, torn, fs::copy_options::recursive);
+  const auto r = Sh(kBin + " --resume " + old);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(testing::Slurp(old + "/metrics.csv"), testing::Slurp(a + "/metrics.csv"));
+  EXPECT_EQ(SearchOutcome(old), SearchOutcome(a));
+  // The old pair torn apart (state.json naming another latest.ckpt) is still refused.
+  auto state = nlohmann::json::parse(testing::Slurp(torn + "/checkpoints/state.json"));
+  state["learner_checkpoint"]["fnv1a"] = state["learner_checkpoint"]["fnv1a"].get<uint64_t>() + 1;
+  testing::Spit(torn + "/checkpoints/state.json", state.dump());
+  const auto refused = Sh(kBin + " --resume " + torn);
+  EXPECT_EQ(refused.status, 1) << refused.out;
+  EXPECT_NE(refused.out.find("is not the learner state.json was written with"), std::string::npos) << refused.out;
+}
+
 // Brainformer on Fashion-MNIST (tiny trainings, one thread: deterministic): killed after its 3rd
 // architecture and resumed, the same rows and best block.
 TEST(NasSearchCli, BrainformerResumeAfterKillEndsTheSame) {
@@ -300,6 +367,35 @@ TEST(NasSearchCli, EnasResumeAfterKillGoesOnFromItsCheckpoint) {
     EXPECT_GT(time_s, last_time) << "the search time goes on over the restart\n" << metrics;
     last_time = time_s;
   }
+}
+
+// ENAS keeps its run state (the flags, the next epoch) inside latest.ckpt too: a state.json of
+// another checkpoint beside it (a kill between the two writes) is not what the resume reads — it
+// goes on from the checkpoint's own epoch (the metrics' epochs once each), where it used to
+// refuse the pair.
+TEST(NasSearchCli, EnasResumeReadsTheStateInsideTheCheckpointNotAStaleStateJson) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "enas";
+  const std::string run = kBin + " --space enas_micro --dataset fashion-mnist --max-images 128 --budget-minutes 0.002 "
+                          "--final-epochs 0.5 --random-cells 0 --method enas --set checkpoint_minutes=1e-9";
+  const auto killed = Sh(run + " --test-kill-after-checkpoints 1 --out " + out);
+  if (killed.status == 1) GTEST_SKIP() << killed.out;  // a build without LibTorch, or no Fashion-MNIST files
+  ASSERT_EQ(killed.status, 128 + 9) << killed.out;
+  auto state = nlohmann::json::parse(testing::Slurp(out + "/checkpoints/state.json"));
+  const int first_epochs = state["next_epoch"].get<int>();
+  ASSERT_GE(first_epochs, 1);
+  state["next_epoch"] = first_epochs + 3;  // another checkpoint's state.json
+  state["checkpoint"]["fnv1a"] = state["checkpoint"]["fnv1a"].get<uint64_t>() + 1;
+  testing::Spit(out + "/checkpoints/state.json", state.dump());
+  const auto r = ShSplit(kBin + " --resume " + out + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const int epochs = nlohmann::json::parse(r.out)["epochs"].get<int>();
+  const std::string metrics = testing::Slurp(out + "/metrics.csv");
+  EXPECT_EQ(CountLines(metrics), 1 + epochs) << metrics;
+  std::istringstream rows(metrics);
+  std::string line;
+  std::getline(rows, line);  // header
+  for (int e = 0; e < epochs && std::getline(rows, line); ++e) EXPECT_EQ(line.substr(0, line.find(',')), std::to_string(e));
 }
 
 // Several seeds: killed in the second seed's search, resumed, the same per-seed rows and result.

@@ -174,11 +174,12 @@ config::DevicePlaceTrainConfig DefaultTrainConfig() {
   return c;
 }
 
-int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
+// The run's config: a resumed run's config.pbtxt (its directory opened into `dir`) with the
+// budget flags over it, or the defaults, --config, the flags and --set of a new run.
+config::DevicePlaceTrainConfig ResolveTrainConfig(const TrainOptions& o, int argc, char** argv,
+                                                  std::unique_ptr<run::RunDirectory>* dir_ptr) {
+  std::unique_ptr<run::RunDirectory>& dir = *dir_ptr;
   config::DevicePlaceTrainConfig cfg = DefaultTrainConfig();
-  // A resumed run (--resume DIR) reads DIR/config.pbtxt, as the chip path does; a new run's
-  // directory is created once its graphs have loaded (bad input leaves nothing).
-  std::unique_ptr<run::RunDirectory> dir;
   if (!o.dir.resume.empty()) {
     if (!o.graphs.empty() || !o.machine.empty() || o.seed >= 0 || !o.algorithm.empty() || !o.method.empty() ||
         !o.clock.empty())
@@ -216,6 +217,11 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     run::ApplyOverrides(o.dir.sets, &cfg);
     run::MakeInputPathsAbsolute(&cfg);  // as config.pbtxt has them: a resumed run names its graphs alike
   }
+  return cfg;
+}
+
+// Checks of meaning (ConfigError naming the field).
+void CheckTrainConfig(const config::DevicePlaceTrainConfig& cfg) {
   if (cfg.graphs().empty()) throw ConfigError("give at least one graph (--graph SPEC[,SPEC2,...])");
   if (!std::isfinite(cfg.minutes()) || cfg.minutes() <= 0 || cfg.minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("minutes must be in (0, a week]");
@@ -225,7 +231,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   CheckAgentConfig(cfg.agent());
   CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups(),
                   cfg.fuse_max_group_fraction());
-  const BudgetClock clock = ParseBudgetClock(cfg.clock());
+  (void)ParseBudgetClock(cfg.clock());  // throws on anything but wall | cpu
   const bool hdp = cfg.method() == "hdp";
   if (!hdp && !cfg.method().empty())
     throw ConfigError("method must be hdp or empty (the policy alone, agent.algorithm), got '" + cfg.method() + "'");
@@ -240,128 +246,75 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     if (cfg.features() == "heft")
       throw ConfigError("method=hdp needs features=basic (features=heft's estimates are per co-location group of the graph, not per learned group)");
   }
-  if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+}
 
-  // The graphs before the directory: bad input leaves nothing. HDP: the grouper replaces fusion.
-  std::vector<DeviceTask> envs;
-  for (const std::string& g : cfg.graphs())
-    envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                            hdp ? 0 : cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order(),
-                            cfg.memory_estimate(), cfg.fuse_max_group_fraction(), &cfg));
-  const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
-  encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
-  if (!cfg.policy().preset().empty()) po.preset = encoders::ParsePolicyPreset(cfg.policy().preset());
-  po.init_seed = cfg.seed();
-  encoders::Policy policy(po, layout);
-  const agents::AgentOptions ao = AgentOptionsFrom(cfg.agent(), cfg.seed());
-  agents::Learner learner(&policy, ao);
+// method=hdp: the grouper (learned with the placer's learner settings).
+std::unique_ptr<encoders::HdpGrouper> MakeGrouper(const config::DevicePlaceTrainConfig& cfg, const DeviceTask& task,
+                                                  const agents::AgentOptions& ao) {
   std::unique_ptr<encoders::HdpGrouper> grouper;
-  HdpState hs;
-  if (hdp) {
-    encoders::HdpGrouperOptions go;
-    const int devices = envs[0].env->num_actions();
-    go.num_groups = cfg.hdp().num_groups() > 0 ? cfg.hdp().num_groups() : std::min(256, 20 * devices);
-    go.hidden_dim = cfg.hdp().hidden_dim();
-    go.init_seed = cfg.seed() + 1;
-    go.learning_rate = ao.learning_rate;
-    go.adam_eps = ao.adam_eps;
-    go.max_grad_norm = ao.max_grad_norm;
-    go.entropy_coef = ao.entropy_coef;
-    grouper = std::make_unique<encoders::HdpGrouper>(go, envs[0].env->static_graph()->node_feature_dim);
-  }
+  encoders::HdpGrouperOptions go;
+  const int devices = task.env->num_actions();
+  go.num_groups = cfg.hdp().num_groups() > 0 ? cfg.hdp().num_groups() : std::min(256, 20 * devices);
+  go.hidden_dim = cfg.hdp().hidden_dim();
+  go.init_seed = cfg.seed() + 1;
+  go.learning_rate = ao.learning_rate;
+  go.adam_eps = ao.adam_eps;
+  go.max_grad_norm = ao.max_grad_norm;
+  go.entropy_coef = ao.entropy_coef;
+  grouper = std::make_unique<encoders::HdpGrouper>(go, task.env->static_graph()->node_feature_dim);
+  return grouper;
+}
 
-  if (!dir) {
-    dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
-    dir->WriteConfig(cfg, run::CommandLineText(argc, argv));
-  }
-  dir->SetNeedsCheckpoint();  // failed before its first checkpoint: nothing to resume, no directory
-  const std::string config_text = run::RecordedConfigText(cfg);  // into every checkpoint (`place` reads it)
+// Resumed: the learner (weights, optimiser, sampling RNG), the grouper, the counters, the bests
+// and the best op placement per graph from the checkpoint (state.json's for checkpoints written
+// without the state inside): the run continues exactly.
+void RestoreDeviceTraining(run::RunDirectory* dir, const config::DevicePlaceTrainConfig& cfg,
+                           const std::vector<DeviceTask>& envs, agents::Learner* learner_ptr,
+                           encoders::HdpGrouper* grouper, HdpState* hdp_state, DeviceTrainingState* state) {
+  agents::Learner& learner = *learner_ptr;
+  HdpState& hs = *hdp_state;
+  DeviceTrainingState& st = *state;
+  const bool hdp = grouper != nullptr;
   const std::string ckpt = dir->CheckpointPath("latest.ckpt");
   const std::string state_path = dir->CheckpointPath("state.json");
   const std::string grouper_path = dir->CheckpointPath("grouper.ckpt");
-  DeviceTrainingState st;
-  st.best_time.assign(envs.size(), INFINITY);
-  st.best.resize(envs.size());
-  if (dir->resuming()) {
-    // The learner (weights, optimiser, sampling RNG) and the run's progress (training_state.h,
-    // the chip path's format) plus the best op placement per graph: the run continues exactly.
-    run::ResumePoint resume = run::ReadResumePoint(*dir);
-    agents::Learner::Extras extras;
-    learner.LoadCheckpointBytes(resume.checkpoint_bytes, ckpt, &extras);  // errors name the run's file
-    resume.state = run::ResumeState(extras, resume.state, ckpt);
-    if (hdp) {
-      const auto g = extras.find("hdp_grouper");  // (older runs: grouper.ckpt beside it)
-      if (g != extras.end()) {
-        grouper->LoadBytes(g->second, ckpt + " (grouper)");
-      } else {
-        grouper->Load(grouper_path);
-      }
-      hs.baseline = resume.state.value("hdp_baseline", json(nullptr)).is_number()
-                        ? resume.state["hdp_baseline"].get<double>() : NAN;
-      hs.best_groups = resume.state.value("hdp_best_groups", 0);
-    }
-    const run::TrainingProgress p =
-        run::ParseTrainingProgress(resume.state, "best_time", envs.size(), state_path);
-    st.iteration = p.iteration;
-    st.episodes = p.episodes;
-    st.steps = p.steps;
-    st.elapsed_s = p.elapsed_s;
-    st.best_time = p.best;
-    const json best = resume.state.value("best_placement", json::array());
-    for (size_t k = 0; k < envs.size() && k < best.size(); ++k) {
-      if (!std::isfinite(st.best_time[k])) continue;
-      std::vector<int> placement = best[k].get<std::vector<int>>();
-      const env::DeviceInstance& inst = envs[k].original().instance();
-      bool valid = placement.size() == static_cast<size_t>(inst.graph.num_ops());
-      for (int d : placement) valid &= d >= 0 && d < inst.machine.num_devices();
-      if (!valid) throw ConfigError(state_path + ": best_placement " + std::to_string(k) + " does not fit " + cfg.graphs(static_cast<int>(k)));
-      st.best[k] = std::move(placement);
-    }
-    dir->ResumeFrom(st.iteration + 1);  // rows logged after the checkpoint are dropped
-  }
-  run::InstallStopOnSignal();
-  run::ProgressOptions pgo;
-  pgo.label = "place-train";
-  pgo.unit = "episodes";
-  pgo.budget_seconds = std::max(1e-3, cfg.minutes() * 60 - st.elapsed_s);
-  if (clock == BudgetClock::kCpu) pgo.clock = ProcessCpuSeconds;
-  run::Progress progress(pgo);
-  double last_ckpt = st.elapsed_s;
-  int checkpoints = 0;
-  auto checkpoint = [&](const DeviceTrainingState& s, double elapsed_s) {
-    json state = run::TrainingProgressJson({s.iteration, s.episodes, s.steps, elapsed_s, s.best_time}, "best_time");
-    state["best_placement"] = s.best;
-    if (grouper) {
-      state["hdp_baseline"] = std::isnan(hs.baseline) ? json(nullptr) : json(hs.baseline);
-      state["hdp_best_groups"] = hs.best_groups;
-    }
-    // One atomic write holds the placer, the grouper and the progress (training_state.h).
-    const std::string state_text = state.dump() + "\n";
-    agents::Learner::Extras extras = {{run::kRunStateExtra, state_text}, {run::kRunConfigExtra, config_text}};
-    if (grouper) extras["hdp_grouper"] = grouper->Bytes();
-    learner.SaveCheckpoint(ckpt, extras);
-    WriteFileAtomic(state_path, state_text);
-    last_ckpt = elapsed_s;
-    if (o.test_kill_after_checkpoints > 0 && ++checkpoints == o.test_kill_after_checkpoints)
-      std::raise(SIGKILL);  // tests: a crash right after a checkpoint
-  };
-  auto stop = [&] { return run::StopRequested() || (o.max_updates > 0 && st.iteration >= o.max_updates); };
-  auto log = [&](int64_t step, const run::Scalars& row) { dir->Log(step, row); };
-  auto every_update = [&](const DeviceTrainingState& s, double elapsed_s) {
-    progress.Update(static_cast<double>(s.episodes));
-    // The first update's checkpoint makes the run resumable early (it leaves the RNG alone).
-    if (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
-  };
+  run::ResumePoint resume = run::ReadResumePoint(*dir);
+  agents::Learner::Extras extras;
+  learner.LoadCheckpointBytes(resume.checkpoint_bytes, ckpt, &extras);  // errors name the run's file
+  resume.state = run::ResumeState(extras, resume.state, ckpt);
   if (hdp) {
-    TrainHdp(envs[0], *grouper, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, clock, &st, &hs,
-             stop, log, every_update);
-  } else {
-    TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, &st, stop, log, every_update,
-                clock);
+    const auto g = extras.find("hdp_grouper");  // (older runs: grouper.ckpt beside it)
+    if (g != extras.end()) {
+      grouper->LoadBytes(g->second, ckpt + " (grouper)");
+    } else {
+      grouper->Load(grouper_path);
+    }
+    hs.baseline = resume.state.value("hdp_baseline", json(nullptr)).is_number()
+                      ? resume.state["hdp_baseline"].get<double>() : NAN;
+    hs.best_groups = resume.state.value("hdp_best_groups", 0);
   }
-  checkpoint(st, st.elapsed_s);
-  progress.Finish();
+  const run::TrainingProgress p =
+      run::ParseTrainingProgress(resume.state, "best_time", envs.size(), state_path);
+  static_cast<agents::TrainingProgress&>(st) = p;  // the counters
+  st.best_time = p.best;
+  const json best = resume.state.value("best_placement", json::array());
+  for (size_t k = 0; k < envs.size() && k < best.size(); ++k) {
+    if (!std::isfinite(st.best_time[k])) continue;
+    std::vector<int> placement = best[k].get<std::vector<int>>();
+    const env::DeviceInstance& inst = envs[k].original().instance();
+    bool valid = placement.size() == static_cast<size_t>(inst.graph.num_ops());
+    for (int d : placement) valid &= d >= 0 && d < inst.machine.num_devices();
+    if (!valid) throw ConfigError(state_path + ": best_placement " + std::to_string(k) + " does not fit " + cfg.graphs(static_cast<int>(k)));
+    st.best[k] = std::move(placement);
+  }
+  dir->ResumeFrom(st.iteration + 1);  // rows logged after the checkpoint are dropped
+}
 
+// The best placements, the curve, result.json (exit 2 when a graph has no complete placement
+// or its best does not fit, cli.h ReportInfeasible) and the summary lines.
+int WriteDeviceTrainingResult(const TrainOptions& o, const config::DevicePlaceTrainConfig& cfg,
+                              const std::vector<DeviceTask>& envs, const DeviceTrainingState& st, const HdpState& hs,
+                              bool hdp, BudgetClock clock, run::RunDirectory* dir, const std::string& ckpt) {
   json graphs = json::array();
   for (size_t k = 0; k < envs.size(); ++k) {
     const std::string stem = envs.size() == 1 ? "best" : "best_" + std::to_string(k);
@@ -432,6 +385,98 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
                 dir->path().c_str());
   }
   return kExitOk;
+}
+
+// Config (resolved, checked) → graphs → policy, learner (and HDP's grouper) → run directory
+// (resumed: the checkpoint) → training with checkpoints → best placements, result.json.
+int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
+  // A resumed run (--resume DIR) reads DIR/config.pbtxt, as the chip path does; a new run's
+  // directory is created once its graphs have loaded (bad input leaves nothing).
+  std::unique_ptr<run::RunDirectory> dir;
+  const config::DevicePlaceTrainConfig cfg = [&] {
+    config::DevicePlaceTrainConfig c = ResolveTrainConfig(o, argc, argv, &dir);
+    CheckTrainConfig(c);
+    return c;
+  }();
+  const BudgetClock clock = ParseBudgetClock(cfg.clock());
+  const bool hdp = cfg.method() == "hdp";
+  if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
+
+  // The graphs before the directory: bad input leaves nothing. HDP: the grouper replaces fusion.
+  std::vector<DeviceTask> envs;
+  for (const std::string& g : cfg.graphs())
+    envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
+                            hdp ? 0 : cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order(),
+                            cfg.memory_estimate(), cfg.fuse_max_group_fraction(), &cfg));
+  const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
+  encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
+  if (!cfg.policy().preset().empty()) po.preset = encoders::ParsePolicyPreset(cfg.policy().preset());
+  po.init_seed = cfg.seed();
+  encoders::Policy policy(po, layout);
+  const agents::AgentOptions ao = AgentOptionsFrom(cfg.agent(), cfg.seed());
+  agents::Learner learner(&policy, ao);
+  std::unique_ptr<encoders::HdpGrouper> grouper;
+  HdpState hs;
+  if (hdp) grouper = MakeGrouper(cfg, envs[0], ao);
+
+  if (!dir) {
+    dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
+    dir->WriteConfig(cfg, run::CommandLineText(argc, argv));
+  }
+  dir->SetNeedsCheckpoint();  // failed before its first checkpoint: nothing to resume, no directory
+  const std::string config_text = run::RecordedConfigText(cfg);  // into every checkpoint (`place` reads it)
+  const std::string ckpt = dir->CheckpointPath("latest.ckpt");
+  const std::string state_path = dir->CheckpointPath("state.json");
+  DeviceTrainingState st;
+  st.best_time.assign(envs.size(), INFINITY);
+  st.best.resize(envs.size());
+  if (dir->resuming()) RestoreDeviceTraining(dir.get(), cfg, envs, &learner, grouper.get(), &hs, &st);
+  run::InstallStopOnSignal();
+  run::ProgressOptions pgo;
+  pgo.label = "place-train";
+  pgo.unit = "episodes";
+  pgo.budget_seconds = std::max(1e-3, cfg.minutes() * 60 - st.elapsed_s);
+  if (clock == BudgetClock::kCpu) pgo.clock = ProcessCpuSeconds;
+  run::Progress progress(pgo);
+  double last_ckpt = st.elapsed_s;
+  int checkpoints = 0;
+  auto checkpoint = [&](const DeviceTrainingState& s, double elapsed_s) {
+    run::TrainingProgress progress{s, s.best_time};
+    progress.elapsed_s = elapsed_s;
+    json state = run::TrainingProgressJson(progress, "best_time");
+    state["best_placement"] = s.best;
+    if (grouper) {
+      state["hdp_baseline"] = std::isnan(hs.baseline) ? json(nullptr) : json(hs.baseline);
+      state["hdp_best_groups"] = hs.best_groups;
+    }
+    // One atomic write holds the placer, the grouper and the progress (training_state.h).
+    const std::string state_text = state.dump() + "\n";
+    agents::Learner::Extras extras = {{run::kRunStateExtra, state_text}, {run::kRunConfigExtra, config_text}};
+    if (grouper) extras["hdp_grouper"] = grouper->Bytes();
+    learner.SaveCheckpoint(ckpt, extras);
+    WriteFileAtomic(state_path, state_text);
+    last_ckpt = elapsed_s;
+    if (o.test_kill_after_checkpoints > 0 && ++checkpoints == o.test_kill_after_checkpoints)
+      std::raise(SIGKILL);  // tests: a crash right after a checkpoint
+  };
+  auto stop = [&] { return run::StopRequested() || (o.max_updates > 0 && st.iteration >= o.max_updates); };
+  auto log = [&](int64_t step, const run::Scalars& row) { dir->Log(step, row); };
+  auto every_update = [&](const DeviceTrainingState& s, double elapsed_s) {
+    progress.Update(static_cast<double>(s.episodes));
+    // The first update's checkpoint makes the run resumable early (it leaves the RNG alone).
+    if (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
+  };
+  if (hdp) {
+    TrainHdp(envs[0], *grouper, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, clock, &st, &hs,
+             stop, log, every_update);
+  } else {
+    TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, &st, stop, log, every_update,
+                clock);
+  }
+  checkpoint(st, st.elapsed_s);
+  progress.Finish();
+
+  return WriteDeviceTrainingResult(o, cfg, envs, st, hs, hdp, clock, dir.get(), ckpt);
 }
 
 // ------------------------------------------------------------------ place --env device
@@ -515,6 +560,61 @@ config::DevicePlaceConfig DefaultDevicePlaceConfig() {
   return defaults;
 }
 
+// The checkpoint's policy and the graph's environment (envs[0]) with its feature set: the
+// config's, or ("") the checkpoint's — basic, else heft (the policy's layout names its features).
+std::unique_ptr<encoders::Policy> LoadDevicePolicy(const std::string& ckpt, config::DevicePlaceConfig* config,
+                                                   std::vector<DeviceTask>* tasks) {
+  config::DevicePlaceConfig& cfg = *config;
+  std::vector<DeviceTask>& envs = *tasks;
+  std::unique_ptr<encoders::Policy> policy;
+  for (const std::string& features : {std::string("basic"), std::string("heft")}) {
+    if (!cfg.features().empty() && cfg.features() != features) continue;
+    envs.clear();
+    envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
+                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), features, cfg.order(),
+                            cfg.memory_estimate(), cfg.fuse_max_group_fraction()));
+    try {
+      policy = encoders::Policy::Load(ckpt, *envs[0].env);  // checks the layout (device count, features)
+      cfg.set_features(features);
+      break;
+    } catch (const ConfigError&) {
+      if (!cfg.features().empty() || features == "heft") throw;
+    }
+  }
+  return policy;
+}
+
+// Fine-tuning of `policy` on the graph for finetune_minutes (its rows logged after the
+// zero-shot ones, from *logged on); `st` gets the bests. Returns result.json's stage.
+json FineTune(const config::DevicePlaceConfig& cfg, std::vector<DeviceTask>& envs, encoders::Policy* policy,
+              BudgetClock clock, const Stopwatch& watch, run::RunDirectory& dir, int64_t* logged_rows,
+              DeviceTrainingState* state) {
+  auto elapsed = [&] { return watch.Elapsed(); };
+  auto nullable = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  int64_t& logged = *logged_rows;
+  DeviceTrainingState& st = *state;
+  agents::Learner learner(policy, AgentOptionsFrom(cfg.agent(), cfg.seed()));
+  const double start = elapsed();
+  DeviceTrainingState ft = st;
+  TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.seed() + 1000000, cfg.finetune_minutes() * 60, &ft,
+              [] { return run::StopRequested(); },
+              [&](int64_t, const run::Scalars& row) {
+                double mean = NAN;
+                for (const auto& [k, v] : row)
+                  if (k == "charts/mean_step_time_s") mean = v;
+                dir.Log(logged++, {{"time_s", start + row[0].second},
+                                   {"charts/effective_time_s", mean},
+                                   {"charts/best_effective_time_s", ft.best_time[0]}});
+              },
+              {}, clock);
+  st.best_time = ft.best_time;
+  st.best = ft.best;
+  return {{"episodes", ft.episodes}, {"updates", ft.iteration},
+          {"best_effective_time_s", nullable(st.best_time[0])}, {"seconds", elapsed() - start}};
+}
+
+// Config (the checkpoint's training environment under what the user asks) → policy → zero-shot
+// samples → fine-tuning → best placement, result.json.
 int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   if (!o.dir.resume.empty()) throw ConfigError("place runs cannot be resumed; start a new one with --out");
   const config::DevicePlaceConfig defaults = DefaultDevicePlaceConfig();
@@ -552,22 +652,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
                   cfg.fuse_max_group_fraction());
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   std::vector<DeviceTask> envs;
-  std::unique_ptr<encoders::Policy> policy;
-  // features "" = the checkpoint's: basic, else heft (the policy's layout names its features).
-  for (const std::string& features : {std::string("basic"), std::string("heft")}) {
-    if (!cfg.features().empty() && cfg.features() != features) continue;
-    envs.clear();
-    envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), features, cfg.order(),
-                            cfg.memory_estimate(), cfg.fuse_max_group_fraction()));
-    try {
-      policy = encoders::Policy::Load(ckpt, *envs[0].env);  // checks the layout (device count, features)
-      cfg.set_features(features);
-      break;
-    } catch (const ConfigError&) {
-      if (!cfg.features().empty() || features == "heft") throw;
-    }
-  }
+  const std::unique_ptr<encoders::Policy> policy = LoadDevicePolicy(ckpt, &cfg, &envs);
   DeviceTask& task = envs[0];
   const env::DeviceEnv& env = task.original();
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
@@ -603,26 +688,8 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
                          {"best_effective_time_s", nullable(st.best_time[0])},
                          {"seconds", elapsed()}};
   // 2. Fine-tuning on this graph (fresh optimiser, the config's agent options).
-  if (cfg.finetune_minutes() > 0 && !run::StopRequested()) {
-    agents::Learner learner(policy.get(), AgentOptionsFrom(cfg.agent(), cfg.seed()));
-    const double start = elapsed();
-    DeviceTrainingState ft = st;
-    TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.seed() + 1000000, cfg.finetune_minutes() * 60, &ft,
-                [] { return run::StopRequested(); },
-                [&](int64_t, const run::Scalars& row) {
-                  double mean = NAN;
-                  for (const auto& [k, v] : row)
-                    if (k == "charts/mean_step_time_s") mean = v;
-                  dir.Log(logged++, {{"time_s", start + row[0].second},
-                                     {"charts/effective_time_s", mean},
-                                     {"charts/best_effective_time_s", ft.best_time[0]}});
-                },
-                {}, clock);
-    st.best_time = ft.best_time;
-    st.best = ft.best;
-    stages["finetune"] = {{"episodes", ft.episodes}, {"updates", ft.iteration},
-                          {"best_effective_time_s", nullable(st.best_time[0])}, {"seconds", elapsed() - start}};
-  }
+  if (cfg.finetune_minutes() > 0 && !run::StopRequested())
+    stages["finetune"] = FineTune(cfg, envs, policy.get(), clock, watch, dir, &logged, &st);
   json j = {{"env", "device"}, {"checkpoint", ckpt}, {"machine", env.instance().machine.spec},
             {"stages", stages}, {"clock", BudgetClockName(clock)}, {"stopped_by_signal", run::StopRequested()}};
   auto write_result = [&](const std::string& text) { dir.WriteFile("result.json", text); };

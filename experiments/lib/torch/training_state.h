@@ -14,13 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "agents/trainer.h"
 #include "experiments/lib/run_dir.h"
 
 namespace placerl::run {
 
-struct TrainingProgress {
-  int64_t iteration = 0, episodes = 0, steps = 0;
-  double elapsed_s = 0;      // training time, seconds, over every start of the run
+// The trainer's counters (agents::TrainingProgress: iteration, episodes, steps, elapsed_s — the
+// training time over every start of the run) and the best value per design / graph.
+struct TrainingProgress : agents::TrainingProgress {
   std::vector<double> best;  // per design / graph; +inf = none yet (null in the file)
 };
 

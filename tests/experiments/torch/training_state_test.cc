@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 #include "agents/learner.h"
 #include "datasets/proto/device_placement.pb.h"
@@ -25,6 +26,20 @@
 
 namespace placerl::run {
 namespace {
+
+// The run's progress is the trainer's (agents::TrainingProgress: the four counters, one copy)
+// with the best values: a trainer's state goes into state.json as it is.
+TEST(TrainingState, ProgressIsTheTrainersCountersWithTheBestValues) {
+  static_assert(std::is_base_of_v<agents::TrainingProgress, TrainingProgress>);
+  agents::TrainingProgress trainer;
+  trainer.iteration = 3, trainer.episodes = 48, trainer.steps = 400, trainer.elapsed_s = 2.5;
+  const nlohmann::json j = TrainingProgressJson({trainer, {1.5}}, "best_cost");
+  EXPECT_EQ(j["iteration"], 3);
+  EXPECT_EQ(j["episodes"], 48);
+  EXPECT_EQ(j["steps"], 400);
+  EXPECT_EQ(j["elapsed_s"], 2.5);
+  EXPECT_EQ(j["best_cost"], (nlohmann::json{1.5}));
+}
 
 TEST(TrainingState, RoundTripKeepsCountersBestValuesAndRankRngs) {
   TrainingProgress p;
@@ -48,7 +63,7 @@ TEST(TrainingState, RoundTripKeepsCountersBestValuesAndRankRngs) {
 }
 
 TEST(TrainingState, MalformedStateIsAConfigErrorNamingTheFile) {
-  const nlohmann::json good = TrainingProgressJson({1, 2, 3, 4.0, {1.0}}, "best_cost");
+  const nlohmann::json good = TrainingProgressJson({{1, 2, 3, 4.0}, {1.0}}, "best_cost");
   auto expect_error = [](const nlohmann::json& j, const std::string& needle) {
     try {
       ParseTrainingProgress(j, "best_cost", 1, "run/checkpoints/state.json");
@@ -72,7 +87,7 @@ TEST(TrainingState, MalformedStateIsAConfigErrorNamingTheFile) {
   expect_error(j, "not a place-train state file");
   expect_error(nlohmann::json::array(), "not a place-train state file");
   // The other path's key is not this one's.
-  expect_error(TrainingProgressJson({1, 2, 3, 4.0, {1.0}}, "best_time"), "best_cost");
+  expect_error(TrainingProgressJson({{1, 2, 3, 4.0}, {1.0}}, "best_time"), "best_cost");
 }
 
 TEST(TrainingState, ReadResumePointNeedsTheCheckpointAndJsonState) {
@@ -99,7 +114,7 @@ TEST(TrainingState, ReadResumePointNeedsTheCheckpointAndJsonState) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("state.json: not JSON"), std::string::npos) << e.what();
   }
-  std::ofstream(path + "/checkpoints/state.json") << TrainingProgressJson({3, 4, 5, 6.0, {}}, "best_time").dump();
+  std::ofstream(path + "/checkpoints/state.json") << TrainingProgressJson({{3, 4, 5, 6.0}, {}}, "best_time").dump();
   const ResumePoint r = ReadResumePoint(dir);
   EXPECT_EQ(r.checkpoint_bytes, "weights");
   EXPECT_EQ(r.state["iteration"], 3);
@@ -108,8 +123,8 @@ TEST(TrainingState, ReadResumePointNeedsTheCheckpointAndJsonState) {
 // The state inside the checkpoint (written with the weights) wins over state.json; without it,
 // state.json; with neither, a one-line error.
 TEST(ResumeState, PrefersTheCopyInsideTheCheckpoint) {
-  const nlohmann::json file = TrainingProgressJson({2, 8, 5, 6.0, {}}, "best_cost");
-  const std::string inside = TrainingProgressJson({3, 12, 7, 9.0, {}}, "best_cost").dump();
+  const nlohmann::json file = TrainingProgressJson({{2, 8, 5, 6.0}, {}}, "best_cost");
+  const std::string inside = TrainingProgressJson({{3, 12, 7, 9.0}, {}}, "best_cost").dump();
   EXPECT_EQ(ResumeState({{kRunStateExtra, inside}}, file)["iteration"], 3);
   EXPECT_EQ(ResumeState({{kRunStateExtra, inside}}, nullptr)["episodes"], 12);
   EXPECT_EQ(ResumeState({{"hdp_grouper", "bytes"}}, file)["iteration"], 2);
