@@ -61,8 +61,8 @@ ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOpti
   if (!(opt_.fd_steps_scale >= 0.01 && opt_.fd_steps_scale <= 1))
     throw ConfigError("chip: fd_steps_scale must be in [0.01, 1] (got " + std::to_string(opt_.fd_steps_scale) + ")");
   if (!refine() && (opt_.start != RefineStart::kGreedy || opt_.episode_start_best || opt_.episode_result_best ||
-                    opt_.steps != 0 || opt_.reward_scale != 1.0))
-    throw ConfigError("chip: start, episode_start, episode_result, steps and reward_scale need mode=refine");
+                    opt_.steps != 0 || opt_.reward_scale != 1.0 || opt_.episode_end_fd))
+    throw ConfigError("chip: start, episode_start, episode_result, steps, reward_scale and episode_end_fd need mode=refine");
   if (opt_.steps < 0 || opt_.steps > 1000000)
     throw ConfigError("chip: steps must be in [0, 1e6] (0 = one pass over the hard macros; got " +
                       std::to_string(opt_.steps) + ")");
@@ -140,6 +140,7 @@ std::string ChipEnv::name() const {
     p.GetString("episode_result", opt_.episode_result_best ? "best" : "last");
     p.GetInt("steps", opt_.steps);
     p.GetString("reward_scale", num(opt_.reward_scale));
+    if (opt_.episode_end_fd) p.GetBool("episode_end_fd", true);  // default: names unchanged
   }
   return p.Canonical("chip");
 }
@@ -172,8 +173,9 @@ std::unique_ptr<Environment> ChipEnv::Make(EnvParams& p) {
   o.episode_result_best = ParseStartOrBest(p.GetString("episode_result", "last"), "last", "chip: episode_result");
   o.steps = static_cast<int32_t>(std::clamp<int64_t>(p.GetInt("steps", 0), -1, 1000001));
   o.reward_scale = p.GetDouble("reward_scale", 1.0);
+  o.episode_end_fd = p.GetBool("episode_end_fd", false);
   if (o.mode != ChipMode::kRefine)
-    for (const char* k : {"start", "episode_start", "episode_result", "steps", "reward_scale"})
+    for (const char* k : {"start", "episode_start", "episode_result", "steps", "reward_scale", "episode_end_fd"})
       if (p.Has(k)) throw ConfigError(std::string("chip: ") + k + " needs mode=refine");
   inst->design = LoadChipDesign(inst->netlist_path, inst->plc_path, inst->synthetic_seed);
   return std::make_unique<ChipEnv>(inst, o);

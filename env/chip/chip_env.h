@@ -92,6 +92,11 @@ struct ChipEnvOptions {
   int32_t steps = 0;
   // Rewards are reward_scale · (cost before − cost after) (> 0, finite).
   double reward_scale = 1.0;
+  // episode_end_fd: after the last step (and episode_result=best's return), the soft macros are
+  // re-placed by force-directed placement from where they stand (CT's schedule,
+  // use_current_loc — as coordinate descent does after each epoch), kept only if the cost does
+  // not rise; the last reward counts the change. The only time soft macros move.
+  bool episode_end_fd = false;
 };
 const char* ChipModeName(ChipMode m);  // "constructive" | "refine"
 const char* RefineStartName(RefineStart s);  // "greedy" | "input"
@@ -204,6 +209,9 @@ class ChipEnv : public Environment {
   void PrepareRefineMacro();           // the current macro's mask and occupancy (after a move)
   void RecordBest(double cost, std::vector<double>* xy, double* best);
   void MoveHardMacro(int32_t m, double x, double y);
+  void RestoreTracked(const std::vector<double>& xy);  // tracked_ macros to xy (only those that differ)
+  void EpisodeEndFd();                                 // episode_end_fd (keeps it only if not worse)
+  std::vector<double> soft_xy_;                        // scratch of EpisodeEndFd
   void RefreshMask();
   void SetClusterFeatures();  // the port clusters' node features (they never move)
   void Finish(StepResult* r);
@@ -270,7 +278,8 @@ class ChipEnv : public Environment {
   double start_cost_ = 0;
   int32_t refine_steps_ = 0;
   size_t refine_first_ = 0;                 // order_ index of the episode's first macro
-  std::vector<double> best_xy_;             // best reached by this copy: (x, y) per order_ macro
+  std::vector<int32_t> tracked_;            // the macros a refine episode may move (hard; soft with episode_end_fd)
+  std::vector<double> best_xy_;             // best reached by this copy: (x, y) per tracked_ macro
   double best_cost_ = 0;
   std::vector<double> ep_best_xy_;          // the best this episode visited
   double ep_best_cost_ = 0;

@@ -63,6 +63,7 @@ void ChipEnv::BuildRefineStart() {
     o.episode_start_best = o.episode_result_best = false;
     o.steps = 0;
     o.reward_scale = 1.0;
+    o.episode_end_fd = false;
     o.maps = false;
     o.fd_steps_scale = 1.0;
     o.reward = ChipReward::kSparse;
@@ -91,15 +92,45 @@ void ChipEnv::BuildRefineStart() {
   const CostBreakdown c = pc->Cost();
   start_ = pc;
   start_cost_ = best_cost_ = c.proxy_cost;
-  best_xy_.resize(2 * order_.size());
-  for (size_t i = 0; i < order_.size(); ++i) best_xy_[2 * i] = pc->x(order_[i]), best_xy_[2 * i + 1] = pc->y(order_[i]);
+  tracked_ = order_;
+  if (opt_.episode_end_fd && !nl.soft_macros.empty()) {
+    tracked_.insert(tracked_.end(), nl.soft_macros.begin(), nl.soft_macros.end());
+    ForceDirectedOptions fo;  // CT's schedule from where the soft macros stand (as CD)
+    fo.use_current_loc = true;
+    fd_.emplace(nl, s, fo);
+  }
+  best_xy_.resize(2 * tracked_.size());
+  for (size_t i = 0; i < tracked_.size(); ++i) best_xy_[2 * i] = pc->x(tracked_[i]), best_xy_[2 * i + 1] = pc->y(tracked_[i]);
+}
+
+void ChipEnv::RestoreTracked(const std::vector<double>& xy) {
+  for (size_t i = 0; i < tracked_.size(); ++i) {
+    const int32_t m = tracked_[i];
+    if (cost_->x(m) != xy[2 * i] || cost_->y(m) != xy[2 * i + 1]) cost_->MoveNode(m, xy[2 * i], xy[2 * i + 1]);
+  }
+}
+
+void ChipEnv::EpisodeEndFd() {
+  if (!fd_) return;
+  const Netlist& nl = inst_->design.netlist;
+  const double before = cost_->Cost().proxy_cost;
+  soft_xy_.resize(2 * nl.soft_macros.size());
+  for (size_t k = 0; k < nl.soft_macros.size(); ++k)
+    soft_xy_[2 * k] = cost_->x(nl.soft_macros[k]), soft_xy_[2 * k + 1] = cost_->y(nl.soft_macros[k]);
+  fd_->Run(&*cost_);
+  if (cost_->Cost().proxy_cost <= before) return;
+  for (size_t k = 0; k < nl.soft_macros.size(); ++k) {  // worse: undone
+    const int32_t m = nl.soft_macros[k];
+    if (cost_->x(m) != soft_xy_[2 * k] || cost_->y(m) != soft_xy_[2 * k + 1])
+      cost_->MoveNode(m, soft_xy_[2 * k], soft_xy_[2 * k + 1]);
+  }
 }
 
 void ChipEnv::RecordBest(double cost, std::vector<double>* xy, double* best) {
   if (!(cost < *best)) return;
   *best = cost;
-  xy->resize(2 * order_.size());
-  for (size_t i = 0; i < order_.size(); ++i) (*xy)[2 * i] = cost_->x(order_[i]), (*xy)[2 * i + 1] = cost_->y(order_[i]);
+  xy->resize(2 * tracked_.size());
+  for (size_t i = 0; i < tracked_.size(); ++i) (*xy)[2 * i] = cost_->x(tracked_[i]), (*xy)[2 * i + 1] = cost_->y(tracked_[i]);
 }
 
 void ChipEnv::MoveHardMacro(int32_t m, double x, double y) {
@@ -114,12 +145,7 @@ void ChipEnv::MoveHardMacro(int32_t m, double x, double y) {
 
 void ChipEnv::ResetRefine(uint64_t seed) {
   cost_.emplace(*start_);
-  if (opt_.episode_start_best)  // the best this copy has reached (the start until it improves)
-    for (size_t i = 0; i < order_.size(); ++i) {
-      const int32_t m = order_[i];
-      if (cost_->x(m) != best_xy_[2 * i] || cost_->y(m) != best_xy_[2 * i + 1])
-        cost_->MoveNode(m, best_xy_[2 * i], best_xy_[2 * i + 1]);
-    }
+  if (opt_.episode_start_best) RestoreTracked(best_xy_);  // the best this copy has reached (the start until it improves)
   const uint64_t n = order_.size();
   refine_first_ = static_cast<size_t>(((seed % n) * (static_cast<uint64_t>(refine_steps_) % n)) % n);
   state_.step = 0;
@@ -195,12 +221,10 @@ StepResult ChipEnv::StepRefine(int32_t action) {
   ++state_.step;
   if (state_.step >= refine_steps_) {
     done_ = true;
-    if (opt_.episode_result_best && ep_best_cost_ < last_cost_) {  // back to the episode's best
-      for (size_t i = 0; i < order_.size(); ++i) {
-        const int32_t q = order_[i];
-        if (cost_->x(q) != ep_best_xy_[2 * i] || cost_->y(q) != ep_best_xy_[2 * i + 1])
-          cost_->MoveNode(q, ep_best_xy_[2 * i], ep_best_xy_[2 * i + 1]);
-      }
+    const bool back = opt_.episode_result_best && ep_best_cost_ < last_cost_;
+    if (back) RestoreTracked(ep_best_xy_);  // back to the episode's best
+    EpisodeEndFd();
+    if (back || fd_) {
       c = cost_->Cost();
       r.reward += opt_.reward_scale * (last_cost_ - c.proxy_cost);
       last_cost_ = c.proxy_cost;

@@ -79,8 +79,10 @@ void CheckChipEnvConfig(const config::ChipEnvConfig& c) {
   if (!std::isfinite(c.reward_scale()) || c.reward_scale() < 0)
     throw ConfigError("chip.reward_scale must be a finite number > 0 (0 = 1; got " + std::to_string(c.reward_scale()) + ")");
   if (!refine && (!c.start().empty() || !c.episode_start().empty() || !c.episode_result().empty() || c.steps() != 0 ||
-                  c.reward_scale() != 0))
-    throw ConfigError("chip.start, chip.episode_start, chip.episode_result, chip.steps and chip.reward_scale need chip.mode=refine");
+                  c.reward_scale() != 0 || c.episode_end_fd()))
+    throw ConfigError(
+        "chip.start, chip.episode_start, chip.episode_result, chip.steps, chip.reward_scale and chip.episode_end_fd need "
+        "chip.mode=refine");
 }
 
 void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
@@ -146,6 +148,7 @@ std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool m
     o.episode_result_best = c.episode_result() == "best";
     o.steps = c.steps();
     if (c.reward_scale() > 0) o.reward_scale = c.reward_scale();
+    o.episode_end_fd = c.episode_end_fd();
   }
   return std::make_unique<env::ChipEnv>(inst, o);
 }

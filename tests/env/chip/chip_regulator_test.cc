@@ -38,7 +38,8 @@ std::vector<std::string> RefineSpecs() {
   return {"chip(seed=3,mode=refine)",
           "chip(seed=4,mode=refine,cost_map=proxy,steps=7)",
           Ct("simple_grouped_with_coords_with_blockage", "mode=refine,start=input"),
-          Ct("macro_tiles_10x10", "mode=refine,cost_map=split,reward_scale=100")};
+          Ct("macro_tiles_10x10", "mode=refine,cost_map=split,reward_scale=100"),
+          "chip(seed=5,mode=refine,episode_end_fd=true,episode_result=best)"};
 }
 
 int32_t RandomLegal(const Environment& e, std::mt19937_64& rng) {
@@ -233,6 +234,43 @@ TEST(ChipRegulator, EpisodeResultBestEndsOnTheBestVisitedPlacement) {
   }
 }
 
+TEST(ChipRegulator, EpisodeEndFdMovesOnlySoftMacrosAndNeverRaisesTheCost) {
+  // A twin without episode_end_fd stepped with the same actions: the hard macros end alike, the
+  // FD end is never worse, the rewards still sum to start − end, and some end is better (FD from
+  // positions the hard macros have left); episode_start=best then starts from FD'd soft macros.
+  const std::string base = "chip(seed=5,mode=refine,steps=8,episode_start=best";
+  auto fd = MakeChip(base + ",episode_end_fd=true)"), plain = MakeChip(base + ")");
+  const Netlist& nl = fd->netlist();
+  ASSERT_FALSE(nl.soft_macros.empty());
+  std::mt19937_64 rng(29);
+  bool improved = false;
+  for (uint64_t e = 0; e < 6; ++e) {
+    fd->Reset(e);
+    plain->Reset(e);
+    const double start = fd->info_value("proxy_cost");
+    double sum = 0;
+    while (!fd->done()) {
+      const int32_t act = RandomLegal(*fd, rng);
+      sum += fd->Step(act).reward;
+      if (e == 0) plain->Step(act);  // (later starts differ: each copy's own best)
+    }
+    EXPECT_NEAR(sum, start - fd->info_value("proxy_cost"), 1e-9);
+    if (e == 0) {  // equal starts: the ends differ only by the FD
+      for (int32_t m : fd->order()) EXPECT_EQ(fd->cost().x(m), plain->cost().x(m));
+      EXPECT_LE(fd->info_value("proxy_cost"), plain->info_value("proxy_cost") + 1e-12);
+      improved |= fd->info_value("proxy_cost") < plain->info_value("proxy_cost") - 1e-9;
+    }
+    ChipSolution sol;
+    CopyPlacement(fd->cost(), &sol);
+    EXPECT_NEAR(EvaluateProxyCost(PlacedNetlist(nl, sol), fd->settings(), fd->options().weights).proxy_cost,
+                fd->info_value("proxy_cost"), 1e-9);
+  }
+  EXPECT_TRUE(improved) << "FD did not help in the first episode: the test shows nothing";
+  // The next reset starts from the best, soft macros included.
+  fd->Reset(50);
+  EXPECT_NEAR(fd->info_value("proxy_cost"), fd->best_reached_cost(), 1e-9);
+}
+
 TEST(ChipRegulator, StepsVisitAWindowOfTheOrderFromTheSeed) {
   auto env = MakeChip("chip(seed=3,mode=refine,steps=4)");
   const auto& order = env->order();
@@ -301,6 +339,8 @@ TEST(ChipRegulator, BadKeysAndValuesAreOneLineConfigErrors) {
       {"chip(seed=3,episode_start=best)", "episode_start"},
       {"chip(seed=3,steps=3)", "steps"},
       {"chip(seed=3,mode=refine,step=3)", "step"},
+      {"chip(seed=3,episode_end_fd=true)", "episode_end_fd"},
+      {"chip(seed=3,mode=refine,episode_end_fd=maybe)", "episode_end_fd"},
   };
   for (const auto& [spec, key] : bad) {
     SCOPED_TRACE(spec);
