@@ -26,6 +26,18 @@ const char* SoftName(SoftMacroPlacement s) { return s == SoftMacroPlacement::kKe
 
 }  // namespace
 
+RefineStart ParseRefineStart(const std::string& s, const std::string& what) {
+  if (s == "greedy") return RefineStart::kGreedy;
+  if (s == "input") return RefineStart::kInput;
+  throw ConfigError(what + " must be greedy or input (got '" + s + "')");
+}
+
+bool ParseStartOrBest(const std::string& s, const std::string& other, const std::string& what) {
+  if (s == "best") return true;
+  if (s == other) return false;
+  throw ConfigError(what + " must be " + other + " or best (got '" + s + "')");
+}
+
 CostMap ParseCostMap(const std::string& s, const std::string& what) {
   if (s == "wirelength") return CostMap::kWirelength;
   if (s == "proxy") return CostMap::kProxy;
@@ -37,6 +49,9 @@ const char* CostMapName(CostMap m) {
   return m == CostMap::kProxy ? "proxy" : m == CostMap::kSplit ? "split" : "wirelength";
 }
 
+const char* ChipModeName(ChipMode m) { return m == ChipMode::kRefine ? "refine" : "constructive"; }
+const char* RefineStartName(RefineStart s) { return s == RefineStart::kInput ? "input" : "greedy"; }
+
 ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOptions& options)
     : inst_(std::move(instance)), opt_(options) {
   const Netlist& nl = inst_->design.netlist;
@@ -45,6 +60,14 @@ ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOpti
   if (!std::isfinite(opt_.infeasible_reward)) throw ConfigError("chip: infeasible_reward must be finite");
   if (!(opt_.fd_steps_scale >= 0.01 && opt_.fd_steps_scale <= 1))
     throw ConfigError("chip: fd_steps_scale must be in [0.01, 1] (got " + std::to_string(opt_.fd_steps_scale) + ")");
+  if (!refine() && (opt_.start != RefineStart::kGreedy || opt_.episode_start_best || opt_.episode_result_best ||
+                    opt_.steps != 0 || opt_.reward_scale != 1.0 || opt_.episode_end_fd))
+    throw ConfigError("chip: start, episode_start, episode_result, steps, reward_scale and episode_end_fd need mode=refine");
+  if (opt_.steps < 0 || opt_.steps > 1000000)
+    throw ConfigError("chip: steps must be in [0, 1e6] (0 = one pass over the hard macros; got " +
+                      std::to_string(opt_.steps) + ")");
+  if (!(opt_.reward_scale > 0) || !std::isfinite(opt_.reward_scale))
+    throw ConfigError("chip: reward_scale must be a finite number > 0 (got " + std::to_string(opt_.reward_scale) + ")");
   for (int32_t m : nl.hard_macros)
     if (!nl.fixed[m]) order_.push_back(m);
   if (order_.empty()) throw ConfigError("chip: the netlist has no movable hard macro to place");
@@ -66,6 +89,10 @@ ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOpti
       state_.action_feature_names.push_back("density_change");
       state_.action_feature_names.push_back("congestion_change");
     }
+    if (refine()) {  // where the current macro stands (its "stay" action)
+      current_cell_channel_ = state_.action_feature_names.size() * static_cast<size_t>(s.cols) * s.rows;
+      state_.action_feature_names.push_back("current_cell");
+    }
     state_.action_feature_dim = static_cast<int32_t>(state_.action_feature_names.size());
     state_.action_features.assign(static_cast<size_t>(state_.action_feature_dim) * s.cols * s.rows, 0.f);
     occupancy_.assign(static_cast<size_t>(s.cols) * s.rows, 0.0);
@@ -73,6 +100,7 @@ ChipEnv::ChipEnv(std::shared_ptr<const ChipInstance> instance, const ChipEnvOpti
     wl_row_.assign(s.rows, 0.0);
   }
   info_.assign(kInfoNames.size(), 0.0);
+  if (refine()) BuildRefineStart();
   Reset(0);
   if (done_)
     throw ConfigError("chip: macro " + nl.name[order_[0]] + " fits on no grid cell (" +
@@ -105,6 +133,15 @@ std::string ChipEnv::name() const {
   p.GetBool("maps", opt_.maps);
   if (opt_.cost_map != CostMap::kWirelength) p.GetString("cost_map", CostMapName(opt_.cost_map));  // default: names unchanged
   p.GetString("off_canvas_nets", OffCanvasNetsName(opt_.weights.off_canvas_nets));
+  if (refine()) {  // the constructive default: names unchanged
+    p.GetString("mode", ChipModeName(opt_.mode));
+    p.GetString("start", RefineStartName(opt_.start));
+    p.GetString("episode_start", opt_.episode_start_best ? "best" : "start");
+    p.GetString("episode_result", opt_.episode_result_best ? "best" : "last");
+    p.GetInt("steps", opt_.steps);
+    p.GetString("reward_scale", num(opt_.reward_scale));
+    if (opt_.episode_end_fd) p.GetBool("episode_end_fd", true);  // default: names unchanged
+  }
   return p.Canonical("chip");
 }
 
@@ -128,6 +165,18 @@ std::unique_ptr<Environment> ChipEnv::Make(EnvParams& p) {
   o.maps = p.GetBool("maps", o.maps);
   o.cost_map = ParseCostMap(p.GetString("cost_map", "wirelength"));
   o.weights.off_canvas_nets = ParseOffCanvasNets(p.GetString("off_canvas_nets", "clamp"), "chip: off_canvas_nets");
+  const std::string mode = p.GetString("mode", "constructive");
+  if (mode == "refine") o.mode = ChipMode::kRefine;
+  else if (mode != "constructive") throw ConfigError("chip: mode must be constructive or refine, got '" + mode + "'");
+  o.start = ParseRefineStart(p.GetString("start", "greedy"), "chip: start");
+  o.episode_start_best = ParseStartOrBest(p.GetString("episode_start", "start"), "start", "chip: episode_start");
+  o.episode_result_best = ParseStartOrBest(p.GetString("episode_result", "last"), "last", "chip: episode_result");
+  o.steps = static_cast<int32_t>(std::clamp<int64_t>(p.GetInt("steps", 0), -1, 1000001));
+  o.reward_scale = p.GetDouble("reward_scale", 1.0);
+  o.episode_end_fd = p.GetBool("episode_end_fd", false);
+  if (o.mode != ChipMode::kRefine)
+    for (const char* k : {"start", "episode_start", "episode_result", "steps", "reward_scale", "episode_end_fd"})
+      if (p.Has(k)) throw ConfigError(std::string("chip: ") + k + " needs mode=refine");
   inst->design = LoadChipDesign(inst->netlist_path, inst->plc_path, inst->synthetic_seed);
   return std::make_unique<ChipEnv>(inst, o);
 }
@@ -232,7 +281,11 @@ void ChipEnv::BuildStaticGraph() {
   cluster_xy_.assign(cluster_xy.begin(), cluster_xy.end());
 }
 
-void ChipEnv::Reset(uint64_t) {
+void ChipEnv::Reset(uint64_t seed) {
+  if (refine()) {
+    ResetRefine(seed);
+    return;
+  }
   const Netlist& nl = inst_->design.netlist;
   const PlacementSettings& s = inst_->design.settings;
   const double norm = s.canvas_width + s.canvas_height;
@@ -253,13 +306,7 @@ void ChipEnv::Reset(uint64_t) {
     f[1] = static_cast<float>((movable_hard ? 0.5 * s.canvas_height : nl.y[m]) / norm);
     f[2] = movable_hard ? 0.f : 1.f;
   }
-  const int32_t num_macros = static_cast<int32_t>(nl.macros.size());
-  for (size_t c = 0; c < cluster_xy_.size(); ++c) {
-    float* f = d + (num_macros + c) * 3;
-    f[0] = static_cast<float>(cluster_xy_[c].first / norm);
-    f[1] = static_cast<float>(cluster_xy_[c].second / norm);
-    f[2] = 1.f;
-  }
+  SetClusterFeatures();
   state_.step = 0;
   done_ = false;
   return_ = 0;
@@ -273,6 +320,19 @@ void ChipEnv::Reset(uint64_t) {
   FillMaps();
 }
 
+void ChipEnv::SetClusterFeatures() {
+  const Netlist& nl = inst_->design.netlist;
+  const PlacementSettings& s = inst_->design.settings;
+  const double norm = s.canvas_width + s.canvas_height;
+  const size_t num_macros = nl.macros.size();
+  for (size_t c = 0; c < cluster_xy_.size(); ++c) {
+    float* f = &state_.node_dynamic[(num_macros + c) * 3];
+    f[0] = static_cast<float>(cluster_xy_[c].first / norm);
+    f[1] = static_cast<float>(cluster_xy_[c].second / norm);
+    f[2] = 1.f;
+  }
+}
+
 void ChipEnv::SetInfo(const CostBreakdown& c) {
   info_[0] = c.hpwl;
   info_[1] = c.wirelength_cost;
@@ -282,7 +342,7 @@ void ChipEnv::SetInfo(const CostBreakdown& c) {
 }
 
 void ChipEnv::RefreshMask() {
-  const int32_t m = order_[state_.step];
+  const int32_t m = order_[OrderIndex()];
   const int legal = mask_->Compute(m, state_.action_mask.data(), inst_->design.netlist.orientation[m]);
   if (legal == 0) {
     done_ = true;
@@ -302,7 +362,7 @@ void ChipEnv::ActionCentre(int32_t action, double* x, double* y) const {
 
 CostBreakdown ChipEnv::PeekCost(int32_t action) {
   if (done_) throw InfeasibleAction("chip: the episode is over");
-  const int32_t m = order_[state_.step];
+  const int32_t m = order_[OrderIndex()];
   const double x0 = cost_->x(m), y0 = cost_->y(m);
   double x, y;
   ActionCentre(action, &x, &y);
@@ -313,6 +373,7 @@ CostBreakdown ChipEnv::PeekCost(int32_t action) {
 }
 
 StepResult ChipEnv::Step(int32_t action) {
+  if (refine()) return StepRefine(action);
   if (done_) throw InfeasibleAction("chip: the episode is over");
   const int32_t num = static_cast<int32_t>(state_.action_mask.size());
   if (action < 0 || action >= num || !state_.action_mask[action])
@@ -375,7 +436,7 @@ void ChipEnv::Finish(StepResult* r) {
   r->done = true;
 }
 
-void ChipEnv::AddOccupancy(int32_t m, double x, double y) {
+void ChipEnv::AddOccupancy(int32_t m, double x, double y, double sign) {
   if (!opt_.maps) return;
   const Netlist& nl = inst_->design.netlist;
   const PlacementSettings& s = inst_->design.settings;
@@ -391,7 +452,7 @@ void ChipEnv::AddOccupancy(int32_t m, double x, double y) {
     if (oy <= 0) continue;
     for (int c = c0; c <= c1; ++c) {
       const double ox = std::min(x1, (c + 1) * gw) - std::max(x0, c * gw);
-      if (ox > 0) occupancy_[static_cast<size_t>(r) * s.cols + c] += ox * oy;
+      if (ox > 0) occupancy_[static_cast<size_t>(r) * s.cols + c] += sign * ox * oy;
     }
   }
 }
@@ -486,7 +547,11 @@ void ChipEnv::FillMaps() {
   } else if (opt_.cost_map == CostMap::kSplit) {
     SplitCostByCell(f + 4 * n);
   } else {
-    WirelengthByCell(order_[state_.step], f + 4 * n);
+    WirelengthByCell(order_[OrderIndex()], f + 4 * n);
+  }
+  if (current_cell_channel_ > 0 && !done_) {  // (done: zero, as every change map)
+    std::fill(f + current_cell_channel_, f + current_cell_channel_ + n, 0.f);
+    f[current_cell_channel_ + CellOf(order_[OrderIndex()])] = 1.f;
   }
 }
 
@@ -573,7 +638,7 @@ void ChipEnv::CostChangeByCell(std::vector<double>* dwl, std::vector<double>* dd
   dwl->assign(n, 0.0);
   dden->assign(n, 0.0);
   dcong->assign(n, 0.0);
-  const int32_t m = order_[state_.step];
+  const int32_t m = order_[OrderIndex()];
   const CostBreakdown now = cost_->Cost();  // (incremental) brings the values up to date
   // Wirelength: exact, separable per column and row.
   const double hpwl_now = WirelengthByColumnAndRow(m);
@@ -697,7 +762,7 @@ ForceDirectedOptions ChipEnv::EpisodeEndFdOptions() const {
 }
 
 bool ChipEnv::episode_end_is_full_schedule() const {
-  return opt_.soft != SoftMacroPlacement::kForceDirected || inst_->design.netlist.soft_macros.empty() ||
+  return refine() || opt_.soft != SoftMacroPlacement::kForceDirected || inst_->design.netlist.soft_macros.empty() ||
          EpisodeEndFdOptions().num_steps == ForceDirectedOptions{}.num_steps;
 }
 

@@ -13,6 +13,16 @@
 // Observation (CT §1.7): nodes = all macros (hard and soft, netlist order) then port clusters
 // (ports of one grid cell merged, placed at that cell's boundary point); edge weight = number of
 // driver→sink connections between two nodes (× the net's weight), divided by the mean weight.
+//
+// mode=refine (the regulator, MaskRegulate-style learned coordinate descent; docs/chip_regulator.md):
+// an episode starts from a COMPLETE placement (start=greedy: the greedy pass's hard macros with the
+// soft macros by CT's full FD schedule; start=input: the .plc's, hard macros snapped to the nearest
+// free legal cell centres; computed once per environment, shared by its copies), and each step
+// moves the next hard macro of the order (cyclically, from (seed · steps) mod #macros) to a grid
+// cell: its current cell = stay; mask = the cells where it is legal with every OTHER hard macro
+// where it stands. Soft macros never move. Reward = reward_scale · (cost before − cost after),
+// the exact incremental proxy cost, so an episode's return is reward_scale · (start − end). The
+// info after each step is the cost of the placement as it stands (exact: no FD at the end).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +41,10 @@
 namespace placerl::env {
 
 enum class ChipReward : uint8_t { kSparse, kDense };
+// constructive: one macro per step onto an empty canvas (CT). refine: the regulator (above).
+enum class ChipMode : uint8_t { kConstructive, kRefine };
+// refine: the complete placement the episodes start from.
+enum class RefineStart : uint8_t { kGreedy, kInput };
 enum class SoftMacroPlacement : uint8_t { kKeep, kForceDirected };
 // The cost-change maps (cost_map=…): what placing the current macro on each cell would change.
 enum class CostMap : uint8_t { kWirelength, kProxy, kSplit };
@@ -64,7 +78,40 @@ struct ChipEnvOptions {
   // CostChangeByCell (unweighted), each min-max scaled on its own to [0, 1] over the legal cells
   // (illegal 1; all legal cells equal → 0).
   CostMap cost_map = CostMap::kWirelength;
+  // --- mode=refine (the regulator; ignored by the constructive mode) ---
+  ChipMode mode = ChipMode::kConstructive;
+  RefineStart start = RefineStart::kGreedy;
+  // episode_start=best: each reset starts from the best placement this copy has reached at any
+  // step since it was built (its copies inherit it); otherwise (start) from the start placement.
+  bool episode_start_best = false;
+  // episode_result=best: the episode's last step returns to the best placement it visited (its
+  // start included; the last reward counts that change), so an episode never ends worse than it
+  // started; otherwise (last) it ends where its last move left it.
+  bool episode_result_best = false;
+  // Decisions per episode (0: one pass over the movable hard macros).
+  int32_t steps = 0;
+  // Rewards are reward_scale · (cost before − cost after) (> 0, finite).
+  double reward_scale = 1.0;
+  // episode_end_fd: after the last step (and episode_result=best's return), the soft macros are
+  // re-placed by force-directed placement from where they stand (CT's schedule,
+  // use_current_loc — as coordinate descent does after each epoch), kept only if the cost does
+  // not rise; the last reward counts the change. The only time soft macros move.
+  bool episode_end_fd = false;
 };
+const char* ChipModeName(ChipMode m);  // "constructive" | "refine"
+const char* RefineStartName(RefineStart s);  // "greedy" | "input"
+// "greedy" | "input" → the start. Throws ConfigError naming `what`.
+RefineStart ParseRefineStart(const std::string& s, const std::string& what = "chip: start");
+// "best" → true, `other` → false (episode_start: start|best, episode_result: last|best);
+// anything else: ConfigError naming `what`.
+bool ParseStartOrBest(const std::string& s, const std::string& other, const std::string& what);
+
+// Each hard macro of `order` (movable ones) onto the free legal cell centre nearest its centre in
+// `pc` (Euclidean; first come first served, in `order`), fixed hard macros blocking where they
+// stand; orientations kept. Returns false (and leaves `pc` partly moved) if a macro finds no cell;
+// then *which = that macro.
+bool SnapHardMacrosToLegalCells(const chip::Netlist& nl, const chip::PlacementSettings& s,
+                                const std::vector<int32_t>& order, chip::ProxyCost* pc, int32_t* which = nullptr);
 
 // The loaded design, shared read-only by an environment and all its clones.
 struct ChipInstance {
@@ -80,7 +127,9 @@ class ChipEnv : public Environment {
 
   std::string name() const override;
   env::ActionSpec action_spec() const override;
-  int32_t episode_length() const override { return static_cast<int32_t>(order_.size()); }
+  int32_t episode_length() const override {
+    return refine() ? refine_steps_ : static_cast<int32_t>(order_.size());
+  }
   void Reset(uint64_t seed) override;
   StepResult Step(int32_t action) override;
   bool done() const override { return done_; }
@@ -97,8 +146,14 @@ class ChipEnv : public Environment {
   const ChipEnvOptions& options() const { return opt_; }
   // Hard macros in placement order (node indices of the netlist).
   const std::vector<int32_t>& order() const { return order_; }
-  // Netlist node of the macro to place next (-1 when done).
-  int32_t current_macro() const { return done_ ? -1 : order_[state_.step]; }
+  // Netlist node of the macro to place (refine: to move) next (-1 when done).
+  int32_t current_macro() const { return done_ ? -1 : order_[OrderIndex()]; }
+  bool refine() const { return opt_.mode == ChipMode::kRefine; }
+  // refine: the start placement (costed; shared by the copies) and the best cost this copy has
+  // reached (episode_start=best starts from it).
+  const chip::ProxyCost& start_placement() const { return *start_; }
+  double start_cost() const { return start_cost_; }
+  double best_reached_cost() const { return best_cost_; }
   // Graph node of netlist macro m (macros come first in the graph, in netlist order).
   int32_t graph_node_of_macro(int32_t m) const { return graph_node_[m]; }
   const chip::ProxyCost& cost() const { return *cost_; }
@@ -122,10 +177,13 @@ class ChipEnv : public Environment {
   // The wirelength and density terms equal PeekCost(a)'s minus CurrentCost()'s breakdown.
   void CostChangeByCell(std::vector<double>* wirelength, std::vector<double>* density,
                         std::vector<double>* congestion);
+  // The grid cell (action) whose centre is nearest the centre of macro m as it stands now.
+  int32_t CellOf(int32_t m) const;
   // The force-directed options of an episode end (CT's schedule scaled by fd_steps_scale).
   chip::ForceDirectedOptions EpisodeEndFdOptions() const;
   // True when episode ends place the soft macros as CT's full schedule does (fd_steps_scale 1,
-  // soft=keep, or no soft macros): the final cost then is FullScheduleCost's.
+  // soft=keep, or no soft macros) or place none (mode=refine: the cost is exact as it stands):
+  // the final cost then is FullScheduleCost's.
   bool episode_end_is_full_schedule() const;
   // Places the soft macros of `pc` (a copy of cost(), or any placement of this design) as CT's
   // episode end does — the full FD schedule whatever fd_steps_scale says; soft=keep: where they
@@ -135,12 +193,32 @@ class ChipEnv : public Environment {
 
  private:
   void BuildStaticGraph();
+  // Index into order_ of the current macro.
+  size_t OrderIndex() const {
+    return refine() ? (refine_first_ + static_cast<size_t>(state_.step)) % order_.size()
+                    : static_cast<size_t>(state_.step);
+  }
+  // --- mode=refine (chip_refine.cc) ---
+  void BuildRefineStart();
+  void ResetRefine(uint64_t seed);
+  StepResult StepRefine(int32_t action);
+  // Mask, occupancy (hard macros but the current one), node features and current-cell channel
+  // from the placement cost_ holds, for the current macro (the mask, grid and occupancy from
+  // scratch: after a reset or a return to the episode's best).
+  void RebuildRefineState();
+  void PrepareRefineMacro();           // the current macro's mask and occupancy (after a move)
+  void RecordBest(double cost, std::vector<double>* xy, double* best);
+  void MoveHardMacro(int32_t m, double x, double y);
+  void RestoreTracked(const std::vector<double>& xy);  // tracked_ macros to xy (only those that differ)
+  void EpisodeEndFd();                                 // episode_end_fd (keeps it only if not worse)
+  std::vector<double> soft_xy_;                        // scratch of EpisodeEndFd
   void RefreshMask();
+  void SetClusterFeatures();  // the port clusters' node features (they never move)
   void Finish(StepResult* r);
   void SetInfo(const chip::CostBreakdown& c);
   void PlaceSoftMacros();
   void FillMaps();
-  void AddOccupancy(int32_t macro, double x, double y);
+  void AddOccupancy(int32_t macro, double x, double y, double sign = 1.0);
   // HPWL (weighted, microns) of the current macro's nets with it at each column / row centre
   // (into wl_col_ / wl_row_; returns their weighted HPWL with the macro where it stands now).
   double WirelengthByColumnAndRow(int32_t macro);
@@ -195,6 +273,18 @@ class ChipEnv : public Environment {
   std::vector<chip::ProxyCost::FootprintCell> footprint_;
   std::vector<std::pair<int32_t, double>> inc_;
   std::vector<double> dwl_, dden_, dcong_;
+  // mode=refine.
+  std::shared_ptr<const chip::ProxyCost> start_;  // the start placement, costed (shared)
+  double start_cost_ = 0;
+  int32_t refine_steps_ = 0;
+  size_t refine_first_ = 0;                 // order_ index of the episode's first macro
+  std::vector<int32_t> tracked_;            // the macros a refine episode may move (hard; soft with episode_end_fd)
+  std::vector<double> best_xy_;             // best reached by this copy: (x, y) per tracked_ macro
+  double best_cost_ = 0;
+  std::vector<double> ep_best_xy_;          // the best this episode visited
+  double ep_best_cost_ = 0;
+  int32_t occupancy_excluded_ = -1;         // the macro left out of occupancy_ (the current one)
+  size_t current_cell_channel_ = 0;         // offset of the current_cell map (0: none)
 };
 
 }  // namespace placerl::env

@@ -69,6 +69,21 @@ void CheckChipEnvConfig(const config::ChipEnvConfig& c) {
   if (!(c.fd_steps_scale() >= 0.01 && c.fd_steps_scale() <= 1))
     throw ConfigError("chip.fd_steps_scale must be in [0.01, 1] (got " + std::to_string(c.fd_steps_scale()) + ")");
   if (!c.cost_map().empty()) env::ParseCostMap(c.cost_map(), "chip.cost_map");
+  const bool refine = c.mode() == "refine";
+  if (!c.mode().empty() && !refine && c.mode() != "constructive")
+    throw ConfigError("chip.mode must be constructive or refine (got '" + c.mode() + "')");
+  if (!c.start().empty()) env::ParseRefineStart(c.start(), "chip.start");
+  if (!c.episode_start().empty()) env::ParseStartOrBest(c.episode_start(), "start", "chip.episode_start");
+  if (!c.episode_result().empty()) env::ParseStartOrBest(c.episode_result(), "last", "chip.episode_result");
+  if (c.steps() < 0 || c.steps() > 1000000)
+    throw ConfigError("chip.steps must be in [0, 1e6] (0 = one pass over the hard macros; got " + std::to_string(c.steps()) + ")");
+  if (!std::isfinite(c.reward_scale()) || c.reward_scale() < 0)
+    throw ConfigError("chip.reward_scale must be a finite number > 0 (0 = 1; got " + std::to_string(c.reward_scale()) + ")");
+  if (!refine && (!c.start().empty() || !c.episode_start().empty() || !c.episode_result().empty() || c.steps() != 0 ||
+                  c.reward_scale() != 0 || c.episode_end_fd()))
+    throw ConfigError(
+        "chip.start, chip.episode_start, chip.episode_result, chip.steps, chip.reward_scale and chip.episode_end_fd need "
+        "chip.mode=refine");
 }
 
 void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
@@ -129,6 +144,15 @@ std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool m
   o.fd_steps_scale = c.fd_steps_scale();
   o.maps = maps;
   if (!c.cost_map().empty()) o.cost_map = env::ParseCostMap(c.cost_map(), "chip.cost_map");
+  if (c.mode() == "refine") {
+    o.mode = env::ChipMode::kRefine;
+    if (!c.start().empty()) o.start = env::ParseRefineStart(c.start(), "chip.start");
+    o.episode_start_best = c.episode_start() == "best";
+    o.episode_result_best = c.episode_result() == "best";
+    o.steps = c.steps();
+    if (c.reward_scale() > 0) o.reward_scale = c.reward_scale();
+    o.episode_end_fd = c.episode_end_fd();
+  }
   return std::make_unique<env::ChipEnv>(inst, o);
 }
 

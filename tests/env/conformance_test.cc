@@ -55,6 +55,12 @@ std::vector<std::string> Specs() {
   s.push_back("chip(seed=5,soft=keep,cost_map=split)");
   s.push_back("chip(netlist=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/netlist.pb.txt,"
               "plc=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/initial.plc)");
+  // The regulator (mode=refine): complete placements, one hard macro moved per step.
+  s.push_back("chip(seed=3,mode=refine)");
+  s.push_back("chip(seed=5,mode=refine,cost_map=proxy,episode_start=best,steps=6,episode_end_fd=true)");
+  s.push_back("chip(netlist=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/netlist.pb.txt,"
+              "plc=../shared/datasets/chip/circuit_training/simple_grouped_with_coords_with_blockage/initial.plc,"
+              "mode=refine,start=input,episode_result=best,cost_map=split,reward_scale=100)");
   s.push_back("partition(nodes=10,devices=3,extra_edges=5,graph_seed=7)");
   s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='baechi(gpus=3,memory_fraction=0.02)',"
               "memory_mask=true)");
