@@ -127,36 +127,6 @@ bool GreedyEpisode(env::ChipEnv* env, int top_k, std::mt19937_64& rng, Run* run)
   return true;
 }
 
-// The input placement made legal: each hard macro in `order` onto the free legal cell centre
-// nearest (Euclidean) its input centre. Soft macros, ports and orientations are kept. False
-// if a macro finds no legal cell. Fixed hard macros (not in `order`) stay and block.
-bool SnapToLegalCells(const Netlist& nl, const PlacementSettings& s, const std::vector<int32_t>& order, ProxyCost* pc) {
-  GridMask gm(nl, s);
-  for (int32_t m : nl.hard_macros)
-    if (nl.fixed[m]) gm.Place(m, pc->x(m), pc->y(m), pc->orientation(m));
-  std::vector<uint8_t> mask(static_cast<size_t>(s.cols) * s.rows);
-  for (int32_t m : order) {
-    if (nl.type[m] != NodeType::kHardMacro) continue;
-    gm.Compute(m, mask.data(), pc->orientation(m));
-    int32_t best = -1;
-    double best_d = 0;
-    for (int32_t a = 0; a < static_cast<int32_t>(mask.size()); ++a) {
-      if (!mask[a]) continue;
-      const double dx = gm.CellCentreX(a % s.cols) - pc->x(m), dy = gm.CellCentreY(a / s.cols) - pc->y(m);
-      const double d = dx * dx + dy * dy;
-      if (best < 0 || d < best_d) {
-        best = a;
-        best_d = d;
-      }
-    }
-    if (best < 0) return false;
-    const double x = gm.CellCentreX(best % s.cols), y = gm.CellCentreY(best / s.cols);
-    gm.Place(m, x, y, pc->orientation(m));
-    pc->MoveNode(m, x, y);
-  }
-  return true;
-}
-
 bool SwapsFootprint(Orientation o) {
   return o == Orientation::kE || o == Orientation::kFE || o == Orientation::kW || o == Orientation::kFW;
 }
@@ -460,7 +430,7 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
       ok = true;
     }
     ProxyCost pc = env->cost();
-    if (o.sa_init == "snapped") ok = SnapToLegalCells(env->netlist(), env->settings(), env->order(), &pc);
+    if (o.sa_init == "snapped") ok = env::SnapHardMacrosToLegalCells(env->netlist(), env->settings(), env->order(), &pc);
     if (o.sa_init == "input" || o.sa_init == "snapped") ++run.result().episodes;  // the start is a complete placement
     if (ok) {
       run.Offer(pc, pc.Cost());
@@ -526,7 +496,7 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env, con
       env::ChipSolution input;
       env::CopyPlacement(pc, &input);
       if (!env::IsLegalPlacement(env->netlist(), env->settings(), input) &&
-          !SnapToLegalCells(env->netlist(), env->settings(), env->order(), &pc)) {
+          !env::SnapHardMacrosToLegalCells(env->netlist(), env->settings(), env->order(), &pc)) {
         run.result().infeasible = "cd: the input placement is illegal and its hard macros do not all fit on legal cells";
         return run.Finish(*env);
       }
