@@ -382,7 +382,8 @@ struct Learner::Impl {
       : policy(p),
         o(opt),
         optimizer(p->net()->parameters(), torch::optim::AdamOptions(opt.learning_rate).eps(opt.adam_eps)),
-        rng(opt.seed) {}
+        rng(opt.seed),
+        entropy_coef(opt.entropy_coef) {}
   encoders::Policy* policy;
   AgentOptions o;
   torch::optim::Adam optimizer;
@@ -390,6 +391,7 @@ struct Learner::Impl {
   GraphCache graphs;
   std::vector<double> baseline;  // REINFORCE
   int64_t updates = 0;
+  double entropy_coef = 0;  // the current coefficient (o.entropy_coef unless entropy_target adapts it)
   Collective* collective = nullptr;
 
   std::string AgentText() const {
@@ -398,6 +400,7 @@ struct Learner::Impl {
     s << "algorithm=" << AlgorithmName(o.algorithm) << "\nupdates=" << updates << "\nbaseline=";
     for (size_t i = 0; i < baseline.size(); ++i) s << (i ? "," : "") << baseline[i];
     s << "\n";
+    if (o.entropy_target > 0) s << "entropy_coef=" << entropy_coef << "\n";  // only then: older bytes unchanged
     return s.str();
   }
 };
@@ -406,6 +409,11 @@ Learner::Learner(encoders::Policy* policy, const AgentOptions& options)
     : impl_(std::make_unique<Impl>(policy, options)) {
   if (options.epochs < 1 || options.minibatch_size < 1) throw ConfigError("agent: epochs and minibatch_size must be >= 1");
   if (!(options.learning_rate > 0)) throw ConfigError("agent: learning_rate must be > 0");
+  if (!(options.entropy_target >= 0) || !std::isfinite(options.entropy_target))
+    throw ConfigError("agent.entropy_target must be >= 0 (0 = off)");
+  if (options.entropy_target > 0 &&
+      (!(options.entropy_coef > 0) || !(options.entropy_coef_rate > 0) || !std::isfinite(options.entropy_coef_rate)))
+    throw ConfigError("agent.entropy_target needs agent.entropy_coef > 0 (its start) and agent.entropy_coef_rate > 0");
   if (options.freeze_encoder && policy->options().preset == encoders::PolicyPreset::kCtFaithful)
     throw ConfigError("agent.freeze_encoder: the ct_faithful policy runs its GCN in the head; nothing to freeze");
 }
@@ -431,9 +439,16 @@ Stats Learner::Update(RolloutBuffer* buffer) {
   if (total[0] == 0) throw ConfigError("agent: the rollout buffer is empty");
   buffer->ComputeReturns(impl_->o.gamma);
   PolicyNetImpl& net = *impl_->policy->net();
-  Stats stats = impl_->o.algorithm == Algorithm::kPpo
-                    ? PpoUpdate(net, impl_->optimizer, impl_->graphs, *buffer, impl_->o, impl_->rng, sync)
-                    : ReinforceUpdate(net, impl_->optimizer, impl_->graphs, *buffer, impl_->o, &impl_->baseline, sync);
+  AgentOptions o = impl_->o;
+  o.entropy_coef = impl_->entropy_coef;
+  Stats stats = o.algorithm == Algorithm::kPpo
+                    ? PpoUpdate(net, impl_->optimizer, impl_->graphs, *buffer, o, impl_->rng, sync)
+                    : ReinforceUpdate(net, impl_->optimizer, impl_->graphs, *buffer, o, &impl_->baseline, sync);
+  if (o.entropy_target > 0) {  // the stats are global: every rank adapts alike
+    stats["charts/entropy_coef"] = impl_->entropy_coef;  // the coefficient this update used
+    const double step = o.entropy_coef_rate * (o.entropy_target - stats["losses/entropy"]);
+    impl_->entropy_coef = std::clamp(impl_->entropy_coef * std::exp(std::clamp(step, -20.0, 20.0)), 1e-6, 10.0);
+  }
   impl_->policy->ClearCache();
   ++impl_->updates;
   if (sync.distributed()) {
@@ -533,6 +548,7 @@ void Learner::LoadCheckpointBytes(const std::string& bytes, const std::string& p
       if (key == "algorithm" && value != AlgorithmName(impl_->o.algorithm))
         throw ConfigError(path + ": the checkpoint was written by " + value + ", not " + AlgorithmName(impl_->o.algorithm));
       if (key == "updates") impl_->updates = std::stoll(value);
+      if (key == "entropy_coef" && impl_->o.entropy_target > 0) impl_->entropy_coef = std::stod(value);
       if (key == "baseline") {
         impl_->baseline.clear();
         for (const std::string& v : SplitCommaList(value)) impl_->baseline.push_back(std::stod(v));

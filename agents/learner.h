@@ -29,6 +29,13 @@ struct AgentOptions {
   double adam_eps = 1e-5;
   double max_grad_norm = 1.0;   // global norm
   double entropy_coef = 0.01;
+  // Entropy target (off when 0): after every update the entropy coefficient adapts so that the
+  // policy's mean entropy per decision (losses/entropy, nats) is held near this value, as SAC
+  // adapts its temperature: log coef += entropy_coef_rate · (target − entropy), the coefficient
+  // kept in [1e-6, 10]; entropy_coef is its start (> 0). The adapted coefficient is logged
+  // (charts/entropy_coef) and saved in checkpoints. Off: the fixed entropy_coef, as before.
+  double entropy_target = 0;
+  double entropy_coef_rate = 1.0;
   double gamma = 1.0;           // Monte-Carlo returns (CT: no GAE)
   // PPO
   double clip = 0.2;

@@ -30,7 +30,8 @@
 # placer, REINFORCE). Their runs are DIR/rl-seq2seq_<M>…, DIR/rl-hdp_<M>… (ppo: DIR/rl_<M>…).
 # regulator (default off) = the same GNN + PPO on the iterative MDP started from HEFT's placement
 # (docs/device_regulator.md: --set mode=iterative --set start=heft --set episode_start=best --set
-# episode_result=best --set episode_groups=16 --set fuse_above_groups=0 --set episodes_per_update=4, no memory mask: an
+# episode_result=best --set episode_groups=16 --set fuse_above_groups=0 --set episodes_per_update=4
+# --set agent.entropy_target=0.5 (the entropy target keeps PPO from collapsing for good), no memory mask: an
 # out-of-memory placement is never kept), DIR/rl-regulator_<M>….
 #
 # The memory fraction scales the K80's 12 GB: 0.39 → 4.68 GB per GPU, below NMT-2's
@@ -163,7 +164,8 @@ run_rl() {
     seq2seq) extra=(--config experiments/configs/seq2seq_2017.pbtxt) ;;
     hdp) extra=(--config experiments/configs/hdp_2018.pbtxt) ;;
     regulator) extra=(--set mode=iterative --set start=heft --set episode_start=best --set episode_result=best
-                      --set episode_groups=16 --set fuse_above_groups=0 --set episodes_per_update=4)
+                      --set episode_groups=16 --set fuse_above_groups=0 --set episodes_per_update=4
+                      --set agent.entropy_target=0.5)
                mask=() ;;
   esac
   [[ -s "$WORK/$id.json" ]] && return 0
@@ -434,7 +436,7 @@ P("Ratio = T / T_ref, with T_ref = 1-GPU where the model fits one GPU, else the 
                      "paper's column: a feed-forward grouper of the unfused co-location groups into 256 groups + the "
                      "LSTM placer, one REINFORCE loss)",
               "regulator": "Regulator = the GNN + PPO on the iterative MDP started from HEFT's placement, episodes of 16 "
-                           "groups, the best placement seeding the next episode, unfused, no memory mask "
+                           "groups, the best placement seeding the next episode, unfused, no memory mask, entropy target 0.5 "
                            "(docs/device_regulator.md)"}[m]
              for m, _ in OTHER) + "." if OTHER else ""))
 P("")

@@ -142,6 +142,28 @@ Simulator::Simulator(const graphs::ComputeGraph& graph, const SimConfig& config)
   res_.peak_time.resize(nd_);
   res_.op_start.resize(n);
   res_.op_end.resize(n);
+  // Incremental re-simulation's records.
+  fpos_.resize(n);
+  own_free_.resize(n);
+  stamp_.assign(n, 0);
+  finish_order_.reserve(n);
+  arrival_in_.resize(g_.in_sources.size());
+  out_to_in_.assign(g_.out_targets.size(), -1);
+  {  // the k-th edge p → c in p's consumers is the k-th edge from p in c's producers
+    std::vector<char> used(g_.in_sources.size(), 0);
+    for (int p = 0; p < n; ++p)
+      for (int e = g_.out_offsets[p]; e < g_.out_offsets[p + 1]; ++e) {
+        const int c = g_.out_targets[e];
+        for (int f = g_.in_offsets[c]; f < g_.in_offsets[c + 1]; ++f)
+          if (g_.in_sources[f] == p && !used[f]) {
+            used[f] = 1;
+            out_to_in_[e] = f;
+            break;
+          }
+        if (out_to_in_[e] < 0) incremental_ = incremental_ok_ = false;  // lists that disagree: always run in full
+      }
+  }
+  snapshot_every_ = std::max(1, n / 32);
 }
 
 void Simulator::Push(double t, int kind, int id) {
@@ -197,12 +219,14 @@ void Simulator::StartOp(int op, int d, double t) {
 
 // Event-driven schedule: op finishes and device dispatches in time order (finishes first
 // at equal times, then by op / device id).
-void Simulator::RunEvents(const std::vector<int>& dev) {
-  int finished = 0;
-  for (int d = 0; d < nd_; ++d) {
-    std::make_heap(queues_[d].begin(), queues_[d].end(), std::greater<std::pair<double, int>>());
-    if (!queues_[d].empty()) RequestDispatch(d, 0);
-  }
+// `finished` > 0: resumes from a restored snapshot (the queues and events are as they were).
+void Simulator::RunEvents(const std::vector<int>& dev, int finished) {
+  const int start_finished = finished;
+  if (finished == 0)
+    for (int d = 0; d < nd_; ++d) {
+      std::make_heap(queues_[d].begin(), queues_[d].end(), std::greater<std::pair<double, int>>());
+      if (!queues_[d].empty()) RequestDispatch(d, 0);
+    }
   auto after = [](const Event& a, const Event& b) {
     return EventAfter(a, b);
   };
@@ -219,6 +243,7 @@ void Simulator::RunEvents(const std::vector<int>& dev) {
       ++finished;
       res_.makespan = std::max(res_.makespan, ev.t);
       FinishOp(ev_id, ev.t, dev);
+      if (incremental_ && finished % snapshot_every_ == 0 && finished < g_.num_ops()) TakeSnapshot(finished);
     } else {
       const int d = ev_id;
       if (dispatch_at_[d] == ev.t) dispatch_at_[d] = kNever;  // consumed
@@ -237,6 +262,7 @@ void Simulator::RunEvents(const std::vector<int>& dev) {
     }
   }
   if (finished != g_.num_ops()) throw Error("simulator: internal error, not every op ran");
+  last_simulated_ = finished - start_finished;
 }
 
 // Baechi's virtual scheduler: take the (ready time, index)-smallest ready op, run it at
@@ -263,6 +289,8 @@ void Simulator::RunReadyList(const std::vector<int>& dev) {
 
 void Simulator::FinishOp(int o, double t, const std::vector<int>& dev) {
   const int d = dev[o];
+  fpos_[o] = static_cast<int>(finish_order_.size());
+  finish_order_.push_back(o);
   running_[d] = 0;
   const double gap = OpTimeOn(o, d) > 0 ? cfg_.op_gap_s : 0;
   dev_free_[d] = t + gap;
@@ -290,6 +318,7 @@ void Simulator::FinishOp(int o, double t, const std::vector<int>& dev) {
     const int c = g_.out_targets[e];
     const int dc = dev[c];
     if (dc == d) {
+      arrival_in_[out_to_in_[e]] = t;
       Arrive(c, t, t, dev);
       continue;
     }
@@ -322,12 +351,117 @@ void Simulator::FinishOp(int o, double t, const std::vector<int>& dev) {
         ++res_.num_transfers;
         res_.bytes_transferred += b;
       }
-      copies_.push_back({dc, start, arrive});
+      copies_.push_back({dc, start, arrive, arrive});
       ++copy_count_[o];
     }
+    arrival_in_[out_to_in_[e]] = copies_[k].free;
     Arrive(c, copies_[k].free, t, dev);  // free == arrival time until a consumer ends
   }
+  own_free_[o] = out_free_[o];
   if (!queues_[d].empty()) RequestDispatch(d, std::max(t, queues_[d].front().first));
+}
+
+void Simulator::TakeSnapshot(int finished) {
+  if (num_snapshots_ == snapshots_.size()) snapshots_.emplace_back();
+  Snapshot& s = snapshots_[num_snapshots_++];
+  s.finished = finished;
+  s.events = events_;  // assignments reuse the snapshot's buffers
+  s.queues.resize(nd_);
+  for (int d = 0; d < nd_; ++d) s.queues[d] = queues_[d];
+  s.chan_free = chan_free_;
+  s.dev_free = dev_free_;
+  s.dispatch_at = dispatch_at_;
+  s.busy = res_.busy;
+  s.running = running_;
+  s.mem_chrono_size.resize(nd_);
+  for (int d = 0; d < nd_; ++d) s.mem_chrono_size[d] = mem_chrono_[d].size();
+  s.copies = copies_.size();
+  s.makespan = res_.makespan;
+  s.busy_until = res_.busy_until;
+  s.bytes_transferred = res_.bytes_transferred;
+  s.num_transfers = res_.num_transfers;
+}
+
+int Simulator::ResumePoint(const std::vector<int>& dev) const {
+  const int n = g_.num_ops();
+  int first_read = n;  // earliest finish position that reads the device of a changed op
+  for (int c = 0; c < n; ++c) {
+    if (dev[c] == last_dev_[c]) continue;
+    if (g_.in_offsets[c] == g_.in_offsets[c + 1]) return -1;  // a source: read at the start
+    for (int e = g_.in_offsets[c]; e < g_.in_offsets[c + 1]; ++e)
+      first_read = std::min(first_read, fpos_[g_.in_sources[e]]);
+  }
+  int k = -1;
+  for (size_t i = 0; i < num_snapshots_ && snapshots_[i].finished <= first_read; ++i) k = static_cast<int>(i);
+  return k;
+}
+
+// The state after the first s.finished finishes of the last run: the small state from the
+// snapshot; per-op state rebuilt for the ops that finish later (set F) and their producers.
+// An op's producers finish before it, so F holds every consumer of an op of F, and every
+// changed op with its producers (ResumePoint). Values: pending = producers in F; ready = max of
+// the arrivals of the producers not in F; out_free and the received copies' free of a producer
+// not in F = its own finish's value, extended by its consumers not in F (on their devices).
+void Simulator::Restore(size_t k, const std::vector<int>& dev) {
+  (void)dev;  // ops outside F are placed as in the last run
+  const Snapshot& s = snapshots_[k];
+  const int nf = s.finished, n = g_.num_ops();
+  if (++stamp_value_ == std::numeric_limits<int>::max()) {
+    std::fill(stamp_.begin(), stamp_.end(), 0);
+    stamp_value_ = 1;
+  }
+  for (int i = nf; i < n; ++i) {
+    const int o = finish_order_[i];
+    int pending = 0;
+    double ready = 0;
+    for (int e = g_.in_offsets[o]; e < g_.in_offsets[o + 1]; ++e) {
+      const int p = g_.in_sources[e];
+      if (fpos_[p] >= nf) {
+        ++pending;
+        continue;
+      }
+      if (arrival_in_[e] > ready) ready = arrival_in_[e];
+      if (stamp_[p] == stamp_value_) continue;
+      stamp_[p] = stamp_value_;
+      double f = own_free_[p];
+      const int kb = copy_begin_[p], ke = copy_begin_[p] + copy_count_[p];
+      for (int q = kb; q < ke; ++q) copies_[q].free = copies_[q].arrive;
+      const int dp = last_dev_[p];
+      for (int x = g_.out_offsets[p]; x < g_.out_offsets[p + 1]; ++x) {
+        const int c = g_.out_targets[x];
+        if (fpos_[c] >= nf) continue;
+        const double t = res_.op_end[c];
+        const int dc = last_dev_[c];
+        if (dc == dp) {
+          f = std::max(f, t);
+        } else {
+          for (int q = kb; q < ke; ++q)
+            if (copies_[q].device == dc) copies_[q].free = std::max(copies_[q].free, t);
+        }
+      }
+      out_free_[p] = f;
+    }
+    pending_[o] = pending;
+    ready_[o] = ready;
+    out_free_[o] = 0;
+  }
+  events_ = s.events;
+  for (int d = 0; d < nd_; ++d) {
+    queues_[d] = s.queues[d];
+    mem_chrono_[d].resize(s.mem_chrono_size[d]);
+  }
+  chan_free_ = s.chan_free;
+  dev_free_ = s.dev_free;
+  dispatch_at_ = s.dispatch_at;
+  res_.busy = s.busy;
+  running_ = s.running;
+  copies_.resize(s.copies);
+  res_.makespan = s.makespan;
+  res_.busy_until = s.busy_until;
+  res_.bytes_transferred = s.bytes_transferred;
+  res_.num_transfers = s.num_transfers;
+  finish_order_.resize(nf);
+  num_snapshots_ = k + 1;
 }
 
 const SimResult& Simulator::Run(const std::vector<int>& dev) {
@@ -339,42 +473,60 @@ const SimResult& Simulator::Run(const std::vector<int>& dev) {
     if (dev[i] < 0 || dev[i] >= nd_)
       throw ConfigError("simulator: op " + std::to_string(i) + " placed on device " +
                         std::to_string(dev[i]) + " of " + std::to_string(nd_));
-  last_dev_.assign(dev.begin(), dev.end());
-  events_.clear();
-  ready_list_.clear();
-  copies_.clear();
-  for (int d = 0; d < nd_; ++d) {
-    queues_[d].clear();
-    mem_rest_[d].clear();
-    mem_chrono_[d].clear();
-    chan_free_[d] = 0;
-    dev_free_[d] = 0;
-    running_[d] = 0;
-    dispatch_at_[d] = kNever;
-    res_.busy[d] = 0;
+  const bool event_mode = !cfg_.ready_list_order;
+  const bool can_resume = incremental_ && event_mode && has_reference_;  // (has_reference_ implies incremental_)
+  if (can_resume && dev == last_dev_) {  // the same placement: the same result
+    last_simulated_ = 0;
+    return res_;
   }
-  res_.makespan = 0;
-  res_.busy_until = 0;
+  const int resume = can_resume ? ResumePoint(dev) : -1;
+  has_reference_ = false;  // until this run completes
+  for (int d = 0; d < nd_; ++d) mem_rest_[d].clear();
   res_.oom = false;
   res_.oom_device = -1;
-  res_.num_transfers = 0;
-  res_.bytes_transferred = 0;
-  for (int i = 0; i < n; ++i) {
-    pending_[i] = g_.in_offsets[i + 1] - g_.in_offsets[i];
-    ready_[i] = 0;
-    out_free_[i] = 0;
-    copy_begin_[i] = 0;
-    copy_count_[i] = 0;
-    if (pending_[i] == 0) {
-      if (cfg_.ready_list_order) ready_list_.emplace_back(0.0, i);
-      else queues_[dev[i]].emplace_back(0.0, i);
+  if (resume >= 0) {
+    Restore(static_cast<size_t>(resume), dev);
+    last_dev_.assign(dev.begin(), dev.end());
+    RunEvents(dev, snapshots_[resume].finished);
+  } else {
+    last_dev_.assign(dev.begin(), dev.end());
+    events_.clear();
+    ready_list_.clear();
+    copies_.clear();
+    finish_order_.clear();
+    num_snapshots_ = 0;
+    for (int d = 0; d < nd_; ++d) {
+      queues_[d].clear();
+      mem_chrono_[d].clear();
+      chan_free_[d] = 0;
+      dev_free_[d] = 0;
+      running_[d] = 0;
+      dispatch_at_[d] = kNever;
+      res_.busy[d] = 0;
+    }
+    res_.makespan = 0;
+    res_.busy_until = 0;
+    res_.num_transfers = 0;
+    res_.bytes_transferred = 0;
+    for (int i = 0; i < n; ++i) {
+      pending_[i] = g_.in_offsets[i + 1] - g_.in_offsets[i];
+      ready_[i] = 0;
+      out_free_[i] = 0;
+      copy_begin_[i] = 0;
+      copy_count_[i] = 0;
+      if (pending_[i] == 0) {
+        if (cfg_.ready_list_order) ready_list_.emplace_back(0.0, i);
+        else queues_[dev[i]].emplace_back(0.0, i);
+      }
+    }
+    if (cfg_.ready_list_order) {
+      RunReadyList(dev);
+      last_simulated_ = n;
+    } else {
+      RunEvents(dev, 0);
     }
   }
-  if (cfg_.ready_list_order) {
-    RunReadyList(dev);
-  } else {
-    RunEvents(dev);
-  }
+  has_reference_ = incremental_ && event_mode;
 
   // Memory: event sweep per device. Allocations at op start and temp frees at op end were
   // recorded in time order per device (mem_chrono_); the rest (output frees, received

@@ -87,6 +87,16 @@ struct SimResult {
 
 // Reusable simulator bound to one graph and config (the graph must outlive it). Run()
 // reuses its buffers; the returned reference is valid until the next Run().
+//
+// Incremental re-simulation (event-driven mode, ready_list_order = false): Run() keeps
+// snapshots of the event loop's small state every few op finishes and records, per op, its
+// finish order, and per edge the arrival time it delivered. A following Run() whose placement
+// differs from the last one only in ops none of whose producers had finished before snapshot
+// k restarts the event loop from snapshot k: nothing before it read the device of a changed op
+// (an op's device is first read at the finish of its earliest producer; a source op's at the
+// start), the per-op state of the ops finished before it is rebuilt from the recorded values,
+// and the memory sweep runs over the whole placement as before. The result is bit-identical to
+// a full run (placed_graph_sim_incremental_test). set_incremental(false) always runs in full.
 class Simulator {
  public:
   Simulator(const graphs::ComputeGraph& graph, const SimConfig& config);
@@ -103,6 +113,13 @@ class Simulator {
   std::vector<LiveTensor> LiveAt(int d, double t) const;
   // Op time of op `op` on device `d`.
   double OpTimeOn(int op, int d) const { return op_time_[static_cast<size_t>(op) * nd_ + d]; }
+  // On by default; results are the same either way, only the work differs.
+  void set_incremental(bool on) {
+    incremental_ = on && incremental_ok_;
+    has_reference_ = false;
+  }
+  // Op finishes the last Run() simulated (n for a full run, fewer when it resumed).
+  int64_t last_finishes_simulated() const { return last_simulated_; }
 
  private:
   struct Event {
@@ -112,12 +129,30 @@ class Simulator {
   struct Copy {
     int device;
     double start, free;
+    double arrive;  // free at creation (before any consumer extends it)
   };
+  // The event loop's state after `finished` op finishes (and no event after the last of them).
+  struct Snapshot {
+    int finished = 0;
+    std::vector<Event> events;
+    std::vector<std::vector<std::pair<double, int>>> queues;
+    std::vector<double> chan_free, dev_free, dispatch_at, busy;
+    std::vector<char> running;
+    std::vector<size_t> mem_chrono_size;
+    size_t copies = 0;
+    double makespan = 0, busy_until = 0, bytes_transferred = 0;
+    int64_t num_transfers = 0;
+  };
+  void TakeSnapshot(int finished);
+  // Restores the state of snapshots_[k] for the placement `dev` (see the class comment).
+  void Restore(size_t k, const std::vector<int>& dev);
+  // Index of the latest snapshot from which `dev` can resume the last run, or -1.
+  int ResumePoint(const std::vector<int>& dev) const;
   void Push(double t, int kind, int id);
   void FinishOp(int op, double t, const std::vector<int>& dev);
   void Arrive(int consumer, double t, double now, const std::vector<int>& dev);
   void StartOp(int op, int d, double t);  // records start/end, busy and chronological memory
-  void RunEvents(const std::vector<int>& dev);
+  void RunEvents(const std::vector<int>& dev, int finished);
   void RunReadyList(const std::vector<int>& dev);
   void RequestDispatch(int d, double at);
 
@@ -143,6 +178,20 @@ class Simulator {
   std::vector<MemEvent> sweep_tmp_;
   SimResult res_;
   std::vector<int> last_dev_;  // placement of the last Run (for LiveAt)
+  // Incremental re-simulation (event-driven mode).
+  bool incremental_ = true;
+  bool incremental_ok_ = true;  // false when the graph's producer and consumer lists disagree
+  bool has_reference_ = false;  // the per-op records below describe the run of last_dev_
+  int snapshot_every_ = 1;      // op finishes between snapshots
+  std::vector<int> finish_order_, fpos_;  // ops in finish order; each op's position in it
+  std::vector<double> own_free_;          // out_free_ of an op right after its own finish
+  std::vector<double> arrival_in_;        // per in-edge: the ready time its producer delivered
+  std::vector<int> out_to_in_;            // out-edge index → in-edge index
+  std::vector<Snapshot> snapshots_;       // the first num_snapshots_ are valid, increasing `finished`
+  size_t num_snapshots_ = 0;
+  std::vector<int> stamp_;                // restore: ops already visited
+  int stamp_value_ = 0;
+  int64_t last_simulated_ = 0;
 };
 
 SimResult SimulatePlacement(const graphs::ComputeGraph& graph,

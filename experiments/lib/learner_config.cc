@@ -65,6 +65,10 @@ void CheckAgentConfig(const config::AgentConfig& a) {
   positive(a.clip(), "clip");
   nonneg(a.entropy_coef(), "entropy_coef");
   nonneg(a.value_coef(), "value_coef");
+  nonneg(a.entropy_target(), "entropy_target");
+  nonneg(a.entropy_coef_rate(), "entropy_coef_rate");
+  if (a.entropy_target() > 0 && !(a.entropy_coef() > 0))
+    throw ConfigError("agent.entropy_target needs agent.entropy_coef > 0 (the coefficient it starts from)");
   if (!(a.gamma() >= 0 && a.gamma() <= 1)) throw ConfigError("agent.gamma must be in [0, 1]");
   if (!(a.baseline_decay() >= 0 && a.baseline_decay() < 1)) throw ConfigError("agent.baseline_decay must be in [0, 1)");
   if (a.epochs() < 1 || a.epochs() > 1000) throw ConfigError("agent.epochs must be in [1, 1000]");
@@ -99,6 +103,8 @@ agents::AgentOptions AgentOptionsFrom(const config::AgentConfig& a, uint64_t see
   o.normalize_advantages = a.normalize_advantages();
   o.baseline_decay = a.baseline_decay();
   o.freeze_encoder = a.freeze_encoder();
+  o.entropy_target = a.entropy_target();
+  o.entropy_coef_rate = a.entropy_coef_rate() > 0 ? a.entropy_coef_rate() : 1.0;  // unset (0) = 1
   o.seed = seed;
   return o;
 }

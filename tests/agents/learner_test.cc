@@ -229,6 +229,85 @@ TEST_F(LearnerTest, FreezeEncoderTrainsOnlyTheHead) {
   EXPECT_THROW(Learner(&ct, o), ConfigError);
 }
 
+// agent.entropy_target: PPO's entropy on partition(nodes=8,devices=2) collapses with the fixed
+// coefficient; with a target the coefficient grows while the entropy is below it and holds the
+// entropy near it. Off, nothing changes (no charts/entropy_coef, the fixed coefficient). The
+// adapted coefficient survives a checkpoint. A target without a start coefficient is refused.
+TEST_F(LearnerTest, EntropyTargetHoldsTheEntropyAboveTheCollapse) {
+  auto env = env::MakeEnvironment("partition(nodes=8,devices=2)");
+  auto run = [&](double target, int32_t iterations, Learner** keep, Policy** keep_policy) {
+    PolicyOptions po;
+    po.embedding_dim = 16;
+    auto* policy = new Policy(po, FeatureLayout::Of(*env));
+    AgentOptions o;
+    o.learning_rate = 1e-2;
+    o.minibatch_size = 32;
+    o.entropy_target = target;
+    auto* learner = new Learner(policy, o);
+    RolloutBuffer buffer;
+    std::vector<Stats> stats;
+    for (int32_t it = 0; it < iterations; ++it) {
+      buffer.Clear();
+      CollectEpisodes(*policy, *env, 16, 1000 * it, &learner->rng(), &buffer);
+      stats.push_back(learner->Update(&buffer));
+    }
+    *keep = learner;
+    *keep_policy = policy;
+    return stats;
+  };
+  constexpr int32_t kIterations = 60;
+  Learner *off_learner = nullptr, *on_learner = nullptr;
+  Policy *off_policy = nullptr, *on_policy = nullptr;
+  const std::vector<Stats> off = run(0, kIterations, &off_learner, &off_policy);
+  const std::vector<Stats> on = run(0.5, kIterations, &on_learner, &on_policy);
+  auto tail_entropy = [](const std::vector<Stats>& s) {
+    double sum = 0;
+    for (size_t i = s.size() - 10; i < s.size(); ++i) sum += s[i].at("losses/entropy");
+    return sum / 10;
+  };
+  const double off_entropy = tail_entropy(off), on_entropy = tail_entropy(on);
+  std::printf("mean entropy of the last 10 updates: fixed coefficient %.4f, target 0.5 %.4f (coefficient %.4f)\n",
+              off_entropy, on_entropy, on.back().at("charts/entropy_coef"));
+  EXPECT_EQ(off.back().count("charts/entropy_coef"), 0u);
+  EXPECT_LT(off_entropy, 0.25);
+  EXPECT_GT(on_entropy, 0.35);
+  EXPECT_LT(on_entropy, 0.69);  // below ln 2: the policy still learns
+  EXPECT_GT(on.back().at("charts/entropy_coef"), 0.01);  // it grew from its start
+  EXPECT_EQ(on.front().at("charts/entropy_coef"), 0.01);
+
+  // The adapted coefficient is saved and restored: the restored learner's next update uses it.
+  const std::string path = TempPath("entropy_target.pt");
+  on_learner->SaveCheckpoint(path);
+  Policy same(on_policy->options(), FeatureLayout::Of(*env));
+  AgentOptions o;
+  o.learning_rate = 1e-2;
+  o.minibatch_size = 32;
+  o.entropy_target = 0.5;
+  Learner restored(&same, o);
+  restored.LoadCheckpoint(path);
+  RolloutBuffer a, b;
+  std::mt19937_64 rng_a(5), rng_b(5);
+  CollectEpisodes(*on_policy, *env, 4, 77, &rng_a, &a);
+  CollectEpisodes(same, *env, 4, 77, &rng_b, &b);
+  const double expected = on_learner->Update(&a).at("charts/entropy_coef");
+  EXPECT_EQ(restored.Update(&b).at("charts/entropy_coef"), expected);
+  EXPECT_GT(expected, 0.01);
+  std::remove(path.c_str());
+  delete off_learner;
+  delete on_learner;
+  delete off_policy;
+  delete on_policy;
+
+  AgentOptions bad;
+  bad.entropy_target = 0.5;
+  bad.entropy_coef = 0;
+  Policy p(PolicyOptions{}, FeatureLayout::Of(*env));
+  EXPECT_THROW(Learner(&p, bad), ConfigError);
+  bad.entropy_coef = 0.01;
+  bad.entropy_target = -1;
+  EXPECT_THROW(Learner(&p, bad), ConfigError);
+}
+
 TEST_F(LearnerTest, CheckpointRoundTripAndAnotherNetlist) {
   auto env = env::MakeEnvironment("chip(seed=1,soft=keep,reward=dense)");
   PolicyOptions po;
