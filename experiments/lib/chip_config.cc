@@ -1,5 +1,6 @@
 #include "experiments/lib/chip_config.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "cost_models/chip/proxy_cost.h"
@@ -8,6 +9,7 @@
 #include "datasets/util/errors.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/render.h"
+#include "search/chip/proposer_es.h"
 
 namespace placerl {
 
@@ -124,6 +126,74 @@ void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {
     throw ConfigError("sa.proposer_prior must be uniform or mixture (got '" + sa.proposer_prior() + "')");
   if (!sa.proposer_weights().empty() && sa.proposer() != "learned")
     throw ConfigError("sa.proposer_weights needs sa.proposer=learned");
+}
+
+config::TrainProposerConfig DefaultTrainProposerConfig() {
+  config::TrainProposerConfig c;
+  const search::ProposerEsOptions d;
+  *c.mutable_run() = DefaultPlaceBaselineConfig();
+  config::SaConfig* sa = c.mutable_run()->mutable_sa();
+  sa->set_init("snapped");  // sa-soft (experiments/chip_leaderboard.sh)
+  sa->set_fd_every_steps(0);
+  sa->set_soft_move_prob(0.5);
+  sa->set_soft_move_cells(1);
+  sa->set_proposer("learned");
+  sa->set_proposer_lr(0);  // the weights are what the search changes; no learning inside a run
+  c.mutable_run()->set_max_evaluations(200000);
+  c.set_iterations(d.iterations);
+  c.set_pairs(d.pairs);
+  c.set_sigma(d.sigma);
+  c.set_learning_rate(d.learning_rate);
+  c.set_features("bias,progress,progress_squared");
+  c.set_select(d.select);
+  c.set_seed(d.seed);
+  c.set_minutes(60);
+  c.set_clock("cpu");
+  c.set_threads(d.threads);
+  c.set_start("mixture");
+  return c;
+}
+
+std::vector<int> ProposerEsFeatures(const std::string& list) {
+  std::vector<int> out;
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    const size_t end = std::min(list.find(',', begin), list.size());
+    const std::string name = list.substr(begin, end - begin);
+    int found = -1;
+    for (int f = 0; f < search::ProposerWeights::kFeatures; ++f)
+      if (name == search::ProposerFeatureName(f)) found = f;
+    if (found < 0)
+      throw ConfigError("features: '" + name + "' is not bias, progress, progress_squared or acceptance_rate");
+    if (std::find(out.begin(), out.end(), found) != out.end()) throw ConfigError("features: '" + name + "' is listed twice");
+    out.push_back(found);
+    begin = end + 1;
+  }
+  return out;
+}
+
+void CheckTrainProposerConfig(const config::TrainProposerConfig& c) {
+  config::PlaceBaselineConfig run = c.run();
+  run.set_method("sa");
+  if (run.minutes() <= 0) run.set_minutes(1);
+  CheckPlaceBaselineConfig(run);
+  if (c.run().sa().proposer() != "learned") throw ConfigError("run.sa.proposer must be learned (the weights are what is trained)");
+  if (c.run().max_evaluations() < 1 || c.run().max_evaluations() > 1000000000)
+    throw ConfigError("run.max_evaluations must be in [1, 1e9] (the moves of each run)");
+  if (c.plcs_size() != 0 && c.plcs_size() != c.netlists_size())
+    throw ConfigError("plcs: give none or one per netlist (" + std::to_string(c.netlists_size()) + " netlists, " +
+                      std::to_string(c.plcs_size()) + " plcs)");
+  if (c.iterations() < 0 || c.iterations() > 1000000) throw ConfigError("iterations must be in [0, 1e6]");
+  if (c.pairs() < 1 || c.pairs() > 10000) throw ConfigError("pairs must be in [1, 10000]");
+  if (!(c.sigma() > 0 && c.sigma() <= 10)) throw ConfigError("sigma must be in (0, 10]");
+  if (!(c.learning_rate() >= 0 && c.learning_rate() <= 10)) throw ConfigError("learning_rate must be in [0, 10]");
+  if (c.threads() < 1 || c.threads() > 256) throw ConfigError("threads must be in [1, 256]");
+  if (!std::isfinite(c.minutes()) || c.minutes() <= 0 || c.minutes() * 60 > cli::kMaxSeconds)
+    throw ConfigError("minutes must be in (0, " + std::to_string(static_cast<int>(cli::kMaxSeconds / 60)) + "]");
+  ParseBudgetClock(c.clock());
+  if (c.start().empty()) throw ConfigError("start must be mixture, uniform or a proposer.json");
+  if (c.features().empty() && !c.select()) throw ConfigError("features is empty and select is off: nothing to search");
+  if (!c.features().empty()) ProposerEsFeatures(c.features());
 }
 
 std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool maps) {

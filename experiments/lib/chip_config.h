@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,12 @@ void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c);
 // Loads the design and builds the environment. `maps`: per-cell feature maps (learning only).
 std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool maps);
 search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselineConfig& c);
+// train-proposer (search/chip/proposer_es.h): the defaults — every run with `sa-soft`'s settings
+// (snapped input, no FD, half the proposals soft shifts of ±1 cell) and the learned proposer,
+// frozen —, the checks (one-line ConfigError), and the searched feature list parsed.
+config::TrainProposerConfig DefaultTrainProposerConfig();
+void CheckTrainProposerConfig(const config::TrainProposerConfig& c);
+std::vector<int> ProposerEsFeatures(const std::string& list);
 
 // Writes DIR/<stem>.plc (costs in its header) and its picture; returns what was written and
 // the costs, for result.json.

@@ -1,0 +1,165 @@
+#include "search/chip/proposer_es.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "datasets/util/errors.h"
+
+namespace placerl::search {
+
+namespace {
+constexpr int K = ProposerWeights::kKinds;
+constexpr int F = ProposerWeights::kFeatures;
+constexpr double kMaxWeight = 30;  // as learned_proposer.cc: logits stay finite
+
+// The searched parameters as pointers into a ProposerWeights (kinds × features, then select).
+std::vector<double*> Parameters(ProposerWeights* w, const ProposerEsOptions& o) {
+  std::vector<double*> p;
+  for (int k = 0; k < K; ++k)
+    for (int f : o.features) p.push_back(&w->w[k * F + f]);
+  if (o.select)
+    for (double& v : w->select) p.push_back(&v);
+  return p;
+}
+
+void Check(int designs, const ProposerEsOptions& o) {
+  if (designs < 1) throw ConfigError("proposer ES: no design to train on");
+  if (o.iterations < 0 || o.iterations > 1000000) throw ConfigError("proposer ES: iterations must be in [0, 1e6]");
+  if (o.pairs < 1 || o.pairs > 10000) throw ConfigError("proposer ES: pairs must be in [1, 10000]");
+  if (!(o.sigma > 0) || !std::isfinite(o.sigma) || o.sigma > 10) throw ConfigError("proposer ES: sigma must be in (0, 10]");
+  if (!(o.learning_rate >= 0) || !std::isfinite(o.learning_rate) || o.learning_rate > 10)
+    throw ConfigError("proposer ES: the learning rate must be in [0, 10]");
+  if (o.threads < 1 || o.threads > 256) throw ConfigError("proposer ES: threads must be in [1, 256]");
+  if (o.features.empty() && !o.select) throw ConfigError("proposer ES: no parameter to search (no feature, no select)");
+  std::vector<int> seen;
+  for (int f : o.features) {
+    if (f < 0 || f >= F)
+      throw ConfigError("proposer ES: feature " + std::to_string(f) + " is not one of 0.." + std::to_string(F - 1));
+    if (std::find(seen.begin(), seen.end(), f) != seen.end())
+      throw ConfigError("proposer ES: feature " + std::to_string(f) + " is listed twice");
+    seen.push_back(f);
+  }
+}
+
+// Runs jobs [0, n) on `threads` threads; job(i, thread). Stops taking jobs when stop() is true.
+template <typename Job>
+void RunJobs(int n, int threads, const std::function<bool()>& stop, Job&& job) {
+  std::atomic<int> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::exception_ptr error;  // the first job's exception, rethrown on the calling thread
+  auto worker = [&](int thread) {
+    for (int i; !failed && (i = next.fetch_add(1)) < n;) {
+      if (stop && stop()) return;
+      try {
+        job(i, thread);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min(threads, n); ++t) pool.emplace_back(worker, t);
+  worker(0);
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+}  // namespace
+
+int ProposerEsDimensions(const ProposerEsOptions& o) {
+  return K * static_cast<int>(o.features.size()) + (o.select ? ProposerWeights::kSelectFeatures : 0);
+}
+
+ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const ProposerWeights& start,
+                                 const ProposerEsOptions& o, const std::function<bool()>& stop,
+                                 const std::function<void(const ProposerEsIteration&, const ProposerWeights&)>& on_iteration,
+                                 const std::function<double()>& clock) {
+  Check(designs, o);
+  ProposerEsResult r;
+  r.weights = start;
+  const int dims = ProposerEsDimensions(o);
+  auto checked = [&](double cost, int design) {
+    if (!std::isfinite(cost) || !(cost > 0))
+      throw ConfigError("proposer ES: a run on design " + std::to_string(design) + " returned a cost that is not a finite "
+                        "number > 0");
+    return cost;
+  };
+  // The designs' scales: the start's final cost with the first seed.
+  r.scale.assign(designs, std::numeric_limits<double>::quiet_NaN());
+  RunJobs(designs, o.threads, stop, [&](int d, int thread) { r.scale[d] = checked(run(start, d, o.seed, thread), d); });
+  r.runs += designs;
+  for (double s : r.scale)
+    if (std::isnan(s)) {
+      r.stopped = true;
+      return r;
+    }
+
+  std::vector<double> m(dims, 0.0), v(dims, 0.0);
+  std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ULL + 12345);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  for (int t = 0; t < o.iterations; ++t) {
+    std::vector<std::vector<double>> noise(o.pairs, std::vector<double>(dims));
+    for (auto& e : noise)
+      for (double& x : e) x = normal(rng);
+    // Job 2i: θ + σε_i, job 2i+1: θ − σε_i, the same design and seed.
+    std::vector<double> cost(2 * o.pairs, std::numeric_limits<double>::quiet_NaN());
+    auto design_of = [&](int pair) { return static_cast<int>((static_cast<int64_t>(t) * o.pairs + pair) % designs); };
+    RunJobs(2 * o.pairs, o.threads, stop, [&](int job, int thread) {
+      const int pair = job / 2;
+      const double sign = job % 2 == 0 ? 1.0 : -1.0;
+      ProposerWeights w = r.weights;
+      std::vector<double*> p = Parameters(&w, o);
+      for (int j = 0; j < dims; ++j) *p[j] = std::clamp(*p[j] + sign * o.sigma * noise[pair][j], -kMaxWeight, kMaxWeight);
+      const uint64_t seed = o.seed + 1 + static_cast<uint64_t>(t) * o.pairs + pair;
+      cost[job] = checked(run(w, design_of(pair), seed, thread), design_of(pair));
+    });
+    if (std::any_of(cost.begin(), cost.end(), [](double c) { return std::isnan(c); })) {
+      r.stopped = true;
+      break;
+    }
+    r.runs += 2 * o.pairs;
+    ProposerEsIteration it;
+    it.iteration = t + 1;
+    it.design_cost.assign(designs, 0.0);
+    std::vector<int> count(designs, 0);
+    std::vector<double> g(dims, 0.0);
+    for (int i = 0; i < o.pairs; ++i) {
+      const int d = design_of(i);
+      const double plus = cost[2 * i] / r.scale[d], minus = cost[2 * i + 1] / r.scale[d];
+      for (int j = 0; j < dims; ++j) g[j] += (plus - minus) / (2 * o.sigma) * noise[i][j] / o.pairs;
+      it.mean_cost += (cost[2 * i] + cost[2 * i + 1]) / (2.0 * o.pairs);
+      it.mean_relative += (plus + minus) / (2.0 * o.pairs);
+      it.design_cost[d] += cost[2 * i] + cost[2 * i + 1];
+      count[d] += 2;
+    }
+    for (int d = 0; d < designs; ++d)
+      it.design_cost[d] = count[d] ? it.design_cost[d] / count[d] : std::numeric_limits<double>::quiet_NaN();
+    double norm = 0;
+    for (double x : g) norm += x * x;
+    it.gradient_norm = std::sqrt(norm);
+    // Adam, descending the relative cost.
+    std::vector<double*> p = Parameters(&r.weights, o);
+    for (int j = 0; j < dims; ++j) {
+      m[j] = b1 * m[j] + (1 - b1) * g[j];
+      v[j] = b2 * v[j] + (1 - b2) * g[j] * g[j];
+      const double mh = m[j] / (1 - std::pow(b1, t + 1)), vh = v[j] / (1 - std::pow(b2, t + 1));
+      *p[j] = std::clamp(*p[j] - o.learning_rate * mh / (std::sqrt(vh) + eps), -kMaxWeight, kMaxWeight);
+    }
+    it.seconds = clock ? clock() : 0;
+    r.history.push_back(it);
+    if (on_iteration) on_iteration(it, r.weights);
+  }
+  return r;
+}
+
+}  // namespace placerl::search

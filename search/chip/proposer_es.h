@@ -1,0 +1,67 @@
+// Evolution strategies for the learned SA proposer (docs/learned_sa.md "Judged on the run's final
+// cost"): the proposer's weights are judged by what the annealer cares about — the best proxy cost
+// at the end of a whole annealing run — instead of each proposal's own cost change (the myopic
+// REINFORCE of learned_proposer.h, which measurably loses). Antithetic Gaussian perturbations
+// (Salimans et al. 2017, the ES the Neural SA paper also trains with): each pair runs the annealer
+// with θ + σε and θ − σε on the same design and the same seed (common random numbers), the
+// difference of the two final costs, relative to the design's own scale, estimates the gradient
+// along ε; Adam steps on θ. The runs themselves are a callback, so the search is independent of
+// the chip environment (tests use a synthetic fitness).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "search/chip/learned_proposer.h"
+
+namespace placerl::search {
+
+struct ProposerEsOptions {
+  int iterations = 30;
+  int pairs = 4;            // antithetic pairs per iteration (2 × pairs runs)
+  double sigma = 0.3;       // perturbation scale (logit units)
+  double learning_rate = 0.1;  // Adam step
+  uint64_t seed = 1;        // perturbations and the runs' seeds
+  // Which weight columns (ProposerWeights features: 0 bias, 1 progress, 2 progress², 3 acceptance
+  // rate) are searched, for every kind; the others keep the start's values.
+  std::vector<int> features = {0, 1, 2};
+  bool select = false;      // also the soft-macro candidate weights
+  int threads = 1;          // runs in parallel (each thread has its own index for the callback)
+};
+
+// One annealing run with these weights on design `design` (0 ≤ design < designs) with this seed, on
+// thread `thread` (0 ≤ thread < threads): returns the run's final cost (lower is better), finite.
+using ProposerRunFn = std::function<double(const ProposerWeights& w, int design, uint64_t seed, int thread)>;
+
+struct ProposerEsIteration {
+  int iteration = 0;
+  double seconds = 0;             // on the caller's clock, at the end of the iteration
+  double mean_cost = 0;           // mean final cost of the iteration's runs ((θ+σε, θ−σε) around θ)
+  double mean_relative = 0;       // the same, each run ÷ its design's scale (the first centre run)
+  double gradient_norm = 0;       // ‖ĝ‖ of the relative cost
+  std::vector<double> design_cost;  // mean final cost per design this iteration (NaN: not run)
+};
+
+struct ProposerEsResult {
+  ProposerWeights weights;        // θ at the end
+  std::vector<ProposerEsIteration> history;
+  std::vector<double> scale;      // per design: the start weights' final cost (one run, the first seed)
+  int64_t runs = 0;
+  bool stopped = false;           // `stop` ended it early
+};
+
+// The number of searched parameters for these options (kKinds × |features| (+ kSelectFeatures)).
+int ProposerEsDimensions(const ProposerEsOptions& o);
+
+// Runs the search from `start` over `designs` designs: first one run of `start` per design (its
+// scale), then `iterations` iterations; pair i of iteration t runs on design (t·pairs + i) mod
+// designs. `stop` (may be empty) is polled between runs; `on_iteration` (may be empty) after each
+// iteration; `clock` gives the seconds reported. Throws ConfigError for bad options or a run that
+// returns a non-finite cost.
+ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const ProposerWeights& start,
+                                 const ProposerEsOptions& o, const std::function<bool()>& stop,
+                                 const std::function<void(const ProposerEsIteration&, const ProposerWeights&)>& on_iteration,
+                                 const std::function<double()>& clock);
+
+}  // namespace placerl::search

@@ -1,0 +1,68 @@
+// train-proposer as a user runs it: a short search on the built-in chip writes proposer.json that
+// place-baseline's learned proposer reads, its curve, metrics and result; bad options fail with one
+// line, exit 1, and leave no directory.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/experiments/run_command.h"
+#include "tests/experiments/test_dir.h"
+
+namespace placerl {
+namespace {
+
+using testing::Sh;
+namespace fs = std::filesystem;
+
+const std::string kBin = placerl::testing::BinDir() + "/train-proposer";
+
+TEST(TrainProposerCli, WritesWeightsThatPlaceBaselineReads) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "es";
+  const auto r = Sh("(" + kBin + " --moves 3000 --iterations 2 --pairs 2 --seed 4 --json --out " + out + " 2>/dev/null)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["iterations"], 2);
+  EXPECT_EQ(j["runs"], 1 + 2 * 2 * 2);
+  ASSERT_EQ(j["history"].size(), 2u);
+  EXPECT_GT(j["history"][1]["mean_cost"].get<double>(), 0);
+  EXPECT_GT(j["start_cost"][0].get<double>(), 0);
+  // The start is sa-soft's mixture: soft_shift has about half of the probability.
+  EXPECT_NEAR(j["probabilities_start"]["progress_0.0"]["soft_shift"].get<double>(), 0.49, 0.01);
+  for (const char* f : {"config.pbtxt", "proposer.json", "curve.png", "metrics.csv", "result.json"})
+    EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  const auto b = Sh("(" + placerl::testing::BinDir() + "/place-baseline --method sa --minutes 0.01 --set max_evaluations=2000 "
+                    "--set sa.proposer=learned --set sa.proposer_lr=0 --set sa.proposer_weights=" + out +
+                    "/proposer.json --json --out " + (tmp / "sa") + " 2>/dev/null)");
+  ASSERT_EQ(b.status, 0) << b.out;
+  EXPECT_GT(nlohmann::json::parse(b.out)["best"]["proxy_cost"].get<double>(), 0);
+  // The same seed gives the same weights (the runs follow their moves, not the clock).
+  const auto again = Sh("(" + kBin + " --moves 3000 --iterations 2 --pairs 2 --seed 4 --json --out " + (tmp / "es2") +
+                        " 2>/dev/null)");
+  ASSERT_EQ(again.status, 0) << again.out;
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(read(out + "/proposer.json"), read(tmp / "es2/proposer.json"));
+  EXPECT_EQ(nlohmann::json::parse(again.out)["history"][1]["mean_cost"], j["history"][1]["mean_cost"]);
+}
+
+TEST(TrainProposerCli, BadInputIsOneLineAndNoDirectory) {
+  testing::TempDir tmp;
+  for (const std::string& args :
+       {std::string("--pairs 0"), std::string("--set sigma=-1"), std::string("--set features=bias,colour"),
+        std::string("--netlist a.pb.txt --netlist b.pb.txt --plc a.plc"), std::string("--start /nonexistent.json"),
+        std::string("--set run.sa.proposer=uniform"), std::string("--netlist /nonexistent.pb.txt")}) {
+    const std::string out = tmp / "bad";
+    const auto r = Sh(kBin + " " + args + " --moves 100 --iterations 1 --out " + out);
+    EXPECT_EQ(r.status, 1) << args << ": " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
+    EXPECT_FALSE(fs::exists(out)) << args;
+  }
+}
+
+}  // namespace
+}  // namespace placerl

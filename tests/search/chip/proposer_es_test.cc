@@ -1,0 +1,145 @@
+#include "search/chip/proposer_es.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include "datasets/util/errors.h"
+
+namespace placerl::search {
+namespace {
+
+constexpr int F = ProposerWeights::kFeatures;
+
+// A synthetic "annealing run": the final cost is 1 + Σ over the kinds' biases of (bias − target)²,
+// scaled per design, with a small seed-dependent wobble (a run's noise).
+struct Quadratic {
+  double target(int k) const { return 0.2 * k - 0.5; }
+  double operator()(const ProposerWeights& w, int design, uint64_t seed, int) const {
+    double c = 1;
+    for (int k = 0; k < ProposerWeights::kKinds; ++k) c += std::pow(w.w[k * F] - target(k), 2);
+    const double wobble = 1e-3 * std::sin(static_cast<double>(seed) * 12.9898);
+    return (design + 1) * (c + wobble);
+  }
+  double distance(const ProposerWeights& w) const {
+    double d = 0;
+    for (int k = 0; k < ProposerWeights::kKinds; ++k) d += std::pow(w.w[k * F] - target(k), 2);
+    return d;
+  }
+};
+
+ProposerEsOptions BiasOnly() {
+  ProposerEsOptions o;
+  o.features = {0};
+  o.iterations = 60;
+  o.pairs = 6;
+  o.sigma = 0.1;
+  o.learning_rate = 0.05;
+  return o;
+}
+
+TEST(ProposerEs, DescendsASyntheticRunCost) {
+  const Quadratic q;
+  ProposerWeights start;
+  const ProposerEsResult r = TrainProposerEs(2, q, start, BiasOnly(), {}, {}, {});
+  ASSERT_EQ(r.history.size(), 60u);
+  EXPECT_FALSE(r.stopped);
+  EXPECT_EQ(r.runs, 2 + 60 * 12);
+  // The start's cost per design is its scale.
+  EXPECT_NEAR(r.scale[0], q(start, 0, 1, 0), 1e-12);
+  EXPECT_NEAR(r.scale[1], q(start, 1, 1, 0), 1e-12);
+  EXPECT_LT(q.distance(r.weights), 0.25 * q.distance(start));
+  EXPECT_LT(r.history.back().mean_relative, r.history.front().mean_relative);
+}
+
+TEST(ProposerEs, OnlyTheSearchedFeaturesChange) {
+  ProposerWeights start;
+  for (double& v : start.w) v = 0.125;
+  start.select = {0.5, -0.25, 1.0};
+  const ProposerEsResult r = TrainProposerEs(1, Quadratic{}, start, BiasOnly(), {}, {}, {});
+  int changed = 0;
+  for (int k = 0; k < ProposerWeights::kKinds; ++k) {
+    changed += r.weights.w[k * F] != 0.125;
+    for (int f = 1; f < F; ++f) EXPECT_EQ(r.weights.w[k * F + f], 0.125) << "kind " << k << " feature " << f;
+  }
+  EXPECT_GT(changed, 0);
+  EXPECT_EQ(r.weights.select, start.select);
+}
+
+TEST(ProposerEs, PairsShareDesignAndSeedAndThreadsDoNotChangeTheResult) {
+  std::mutex mu;
+  std::multiset<std::tuple<int, uint64_t>> calls;
+  auto recording = [&](const ProposerWeights& w, int design, uint64_t seed, int thread) {
+    EXPECT_GE(thread, 0);
+    EXPECT_LT(thread, 2);
+    std::lock_guard<std::mutex> lock(mu);
+    calls.insert({design, seed});
+    return Quadratic{}(w, design, seed, thread);
+  };
+  ProposerEsOptions o = BiasOnly();
+  o.iterations = 5;
+  o.pairs = 3;
+  o.threads = 2;
+  const ProposerEsResult two = TrainProposerEs(3, recording, ProposerWeights{}, o, {}, {}, {});
+  // 3 scale runs (seed 1, designs 0..2), then every (design, seed) of a pair twice.
+  EXPECT_EQ(calls.count({0, 1}), 1u);
+  for (int t = 0; t < 5; ++t)
+    for (int i = 0; i < 3; ++i) {
+      const uint64_t seed = 2 + t * 3 + i;
+      EXPECT_EQ(calls.count({(t * 3 + i) % 3, seed}), 2u) << "iteration " << t << " pair " << i;
+    }
+  o.threads = 1;
+  const ProposerEsResult one = TrainProposerEs(3, Quadratic{}, ProposerWeights{}, o, {}, {}, {});
+  EXPECT_EQ(one.weights.w, two.weights.w);
+}
+
+TEST(ProposerEs, StopEndsEarlyAndDropsTheUnfinishedIteration) {
+  int runs = 0;
+  auto counting = [&](const ProposerWeights& w, int design, uint64_t seed, int thread) {
+    ++runs;
+    return Quadratic{}(w, design, seed, thread);
+  };
+  ProposerEsOptions o = BiasOnly();
+  const ProposerEsResult r = TrainProposerEs(1, counting, ProposerWeights{}, o, [&] { return runs >= 1 + 12 * 2 + 5; }, {}, {});
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.history.size(), 2u);
+  EXPECT_EQ(r.runs, 1 + 2 * 12);
+}
+
+TEST(ProposerEs, BadOptionsAndBadRunsAreConfigErrors) {
+  const Quadratic q;
+  ProposerEsOptions o = BiasOnly();
+  EXPECT_THROW(TrainProposerEs(0, q, {}, o, {}, {}, {}), ConfigError);
+  o.sigma = 0;
+  EXPECT_THROW(TrainProposerEs(1, q, {}, o, {}, {}, {}), ConfigError);
+  o = BiasOnly();
+  o.features = {4};
+  EXPECT_THROW(TrainProposerEs(1, q, {}, o, {}, {}, {}), ConfigError);
+  o.features = {0, 0};
+  EXPECT_THROW(TrainProposerEs(1, q, {}, o, {}, {}, {}), ConfigError);
+  o.features = {};
+  EXPECT_THROW(TrainProposerEs(1, q, {}, o, {}, {}, {}), ConfigError);
+  o = BiasOnly();
+  o.pairs = 0;
+  EXPECT_THROW(TrainProposerEs(1, q, {}, o, {}, {}, {}), ConfigError);
+  o = BiasOnly();
+  auto nan_run = [](const ProposerWeights&, int, uint64_t seed, int) {
+    return seed > 1 ? std::numeric_limits<double>::quiet_NaN() : 1.0;
+  };
+  EXPECT_THROW(TrainProposerEs(1, nan_run, {}, o, {}, {}, {}), ConfigError);
+  // A failing run on another thread is the same exception on the caller's, not a crash.
+  o.threads = 2;
+  EXPECT_THROW(TrainProposerEs(1, nan_run, {}, o, {}, {}, {}), ConfigError);
+  auto throwing = [](const ProposerWeights&, int, uint64_t seed, int) -> double {
+    if (seed > 3) throw Error("no placement");
+    return 1.0;
+  };
+  EXPECT_THROW(TrainProposerEs(2, throwing, {}, o, {}, {}, {}), Error);
+}
+
+}  // namespace
+}  // namespace placerl::search
