@@ -92,6 +92,7 @@ TEST(ConfigHelpCli, EveryBinaryWithSetPrintsItsKeys) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {"place-baseline", {"\nsa.t_max ", "\nchip.netlist "}},
       {"place-baseline --env device", {"\nmethod ", "\nsct_threshold "}},
+      {"train-proposer", {"\nsigma ", "\nrun.sa.soft_move_prob ", "\nrun.max_evaluations "}},
       {"place-train", {"\nagent.learning_rate ", "\npolicy.embedding_dim ", "\nchip.cost_map "}},
       {"place-train --env device", {"\nmemory_mask ", "\nhdp.num_groups "}},
       {"place", {"\ncheckpoint ", "\nagent.clip "}},
