@@ -6,6 +6,7 @@
 #   experiments/learned_sa.sh [--minutes M] [--seeds "1 2 3"] [--designs "ariane133"]
 #                             [--pretrain-designs "ng45_ariane136 asap7_ariane136 ..."]
 #                             [--pretrain-minutes P] [--pretrain-lr LR] [--lr LR] [--jobs J]
+#                             [--arms "sa-soft frozen scratch pretrained"] [--es-weights FILE]
 #                             [--bin build/bin] [--work DIR] [--out out/learned_sa.md]
 #
 # 1. Pretraining: one learned-SA run per pretraining design (P CPU-minutes each, learning rate
@@ -16,7 +17,10 @@
 #      sa-soft            — uniform proposals: TILOS's five kinds and soft shifts half of the time;
 #      untrained, frozen  — the learned annealer's eight kinds, uniform, no learning (ablation);
 #      learned, scratch   — the same, learning during the run (--lr) from uniform;
-#      learned, pretrained — learning during the run from the pretrained proposer.
+#      learned, pretrained — learning during the run from the pretrained proposer;
+#      es                 — (with --es-weights, a proposer.json of train-proposer: weights trained by
+#                           evolution strategies on other designs) those weights, frozen.
+#    --arms picks which arms run (default: the four above, and es when --es-weights is given).
 #    The table (best proxy cost per arm, mean ± sd over seeds, the best re-scored by proxy-cost)
 #    and the curves (plot-curves, best proxy cost against CPU seconds) go to --out and beside it.
 # Runs already in --work with a result.json are kept (rerun the script to add seeds).
@@ -34,6 +38,8 @@ LR=0.1
 JOBS=2
 WORK=""
 OUT=out/learned_sa.md
+ARMS=""
+ES_WEIGHTS=""
 need() { [[ $# -ge 2 ]] || { echo "learned_sa.sh: error: $1 needs a value" >&2; exit 1; }; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -45,16 +51,24 @@ while [[ $# -gt 0 ]]; do
     --pretrain-lr) need "$@"; PRETRAIN_LR="$2"; shift 2 ;;
     --lr) need "$@"; LR="$2"; shift 2 ;;
     --jobs) need "$@"; JOBS="$2"; shift 2 ;;
+    --arms) need "$@"; ARMS="$2"; shift 2 ;;
+    --es-weights) need "$@"; ES_WEIGHTS="$2"; shift 2 ;;
     --bin) need "$@"; BIN="$2"; shift 2 ;;
     --work) need "$@"; WORK="$2"; shift 2 ;;
     --out) need "$@"; OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "learned_sa.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
 for b in place-baseline proxy-cost group-netlist plot-curves; do
   [[ -x "$BIN/$b" ]] || { echo "learned_sa.sh: error: $BIN/$b not built (scripts/build.sh)" >&2; exit 1; }
 done
+[[ -n "$ARMS" ]] || ARMS="sa-soft frozen scratch pretrained${ES_WEIGHTS:+ es}"
+for a in $ARMS; do
+  case $a in sa-soft|frozen|scratch|pretrained) ;; es) [[ -s "$ES_WEIGHTS" ]] || { echo "learned_sa.sh: error: the es arm needs --es-weights FILE" >&2; exit 1; } ;;
+    *) echo "learned_sa.sh: error: unknown arm $a" >&2; exit 1 ;; esac
+done
+[[ -z "$ES_WEIGHTS" ]] || ES_WEIGHTS=$(realpath "$ES_WEIGHTS")
 command -v python3 >/dev/null || { echo "learned_sa.sh: error: python3 is needed to write the table" >&2; exit 1; }
 for d in $DESIGNS; do
   for p in $PRETRAIN_DESIGNS; do
@@ -91,8 +105,9 @@ run() {  # run DIR DESIGN MINUTES SEED ARGS...
     { echo "learned_sa.sh: error: run $dir failed: $(tail -c 300 "$dir.err")" >&2; exit 1; }
 }
 
-# 1. Pretraining, design after design.
+# 1. Pretraining, design after design (only for the pretrained arm).
 WEIGHTS=""
+[[ " $ARMS " == *" pretrained "* ]] || PRETRAIN_DESIGNS=""
 for p in $PRETRAIN_DESIGNS; do
   netlist_of "$p" > /dev/null
   echo "pretraining on $p ($PRETRAIN_MINUTES CPU-min) ..." >&2
@@ -108,7 +123,7 @@ jobs_running() { jobs -rp | wc -l; }
 for d in $DESIGNS; do
   netlist_of "$d" > /dev/null
   for s in $SEEDS; do
-    for arm in sa-soft frozen scratch pretrained; do
+    for arm in $ARMS; do
       case $arm in
         sa-soft) args=() ;;
         frozen) args=(--set sa.proposer=learned --set sa.proposer_lr=0) ;;
@@ -116,6 +131,7 @@ for d in $DESIGNS; do
         pretrained)
           [[ -n "$WEIGHTS" ]] || continue
           args=(--set sa.proposer=learned --set "sa.proposer_lr=$LR" --set "sa.proposer_weights=$WORK/pretrained.json") ;;
+        es) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$ES_WEIGHTS") ;;
       esac
       while [[ $(jobs_running) -ge $JOBS ]]; do sleep 1; done
       echo "$d seed $s: $arm ($MINUTES CPU-min) ..." >&2
@@ -133,26 +149,28 @@ for d in $DESIGNS; do
     "$BIN/proxy-cost" --json --netlist "$nl" --plc "$r/best.plc" > "$r/rescored.json"
   done
   curves=()
-  for arm in sa-soft frozen scratch pretrained; do
+  for arm in $ARMS; do
     [[ -s "$WORK/$d/$arm.s${SEEDS%% *}/metrics.csv" ]] && curves+=(--curve "$arm=$WORK/$d/$arm.s${SEEDS%% *}")
   done
   "$BIN/plot-curves" "${curves[@]}" --title "best proxy cost, $d, seed ${SEEDS%% *}" --x-label "CPU seconds" \
     --y-label "best proxy cost" -o "$(dirname "$OUT")/learned_sa_$d.png" > /dev/null
 done
-python3 - "$WORK" "$OUT" "$MINUTES" "$SEEDS" "$DESIGNS" "$PRETRAIN_DESIGNS" "$PRETRAIN_MINUTES" "$PRETRAIN_LR" "$LR" <<'EOF'
+python3 - "$WORK" "$OUT" "$MINUTES" "$SEEDS" "$DESIGNS" "$PRETRAIN_DESIGNS" "$PRETRAIN_MINUTES" "$PRETRAIN_LR" "$LR" "$ARMS" "$ES_WEIGHTS" <<'EOF'
 import json, os, statistics, sys
-work, out, minutes, seeds, designs, pre, pre_min, pre_lr, lr = sys.argv[1:]
+work, out, minutes, seeds, designs, pre, pre_min, pre_lr, lr, arms, es = sys.argv[1:]
 seeds = seeds.split()
 names = {"sa-soft": "`sa-soft` (uniform proposals)", "frozen": "learned kinds, untrained and frozen (ablation)",
-         "scratch": "learned, from uniform, learning during the run", "pretrained": "learned, pretrained, learning during the run"}
+         "scratch": "learned, from uniform, learning during the run", "pretrained": "learned, pretrained, learning during the run",
+         "es": "learned by ES on other designs, frozen"}
 lines = ["# Learned simulated annealing: results", "",
-         f"Written by `experiments/learned_sa.sh --minutes {minutes} --seeds \"{' '.join(seeds)}\" --designs \"{designs}\"` "
-         f"(pretraining: {pre or 'none'}, {pre_min} CPU-min each, lr {pre_lr}; lr during the runs {lr}). "
+         f"Written by `experiments/learned_sa.sh --minutes {minutes} --seeds \"{' '.join(seeds)}\" --designs \"{designs}\" --arms \"{arms}\"` "
+         f"(pretraining: {pre or 'none'}, {pre_min} CPU-min each, lr {pre_lr}; lr during the runs {lr}"
+         + (f"; ES weights {es} trained on {', '.join(json.load(open(es))['trained_on'])}" if es else "") + "). "
          "Every run: `place-baseline --method sa` with `sa-soft`'s settings, --clock cpu, one thread; "
          "best proxy cost re-scored from best.plc by `proxy-cost`.", "",
          "| design | arm | best proxy per seed | mean ± sd | moves | accepted |", "|---|---|---|---|---|---|"]
 for d in designs.split():
-    for arm in ["sa-soft", "frozen", "scratch", "pretrained"]:
+    for arm in arms.split():
         vals, moves, acc = [], [], []
         for s in seeds:
             r = os.path.join(work, d, f"{arm}.s{s}")

@@ -73,6 +73,20 @@ config::PlaceTrainConfig DefaultPlaceTrainConfig() {
   return c;
 }
 
+// The regulator (chip.mode=refine, docs/chip_regulator.md) learns only with each move judged by
+// its own exact cost change (γ = 0: with γ = 1 and episode_result=best a bad move's penalty is
+// repaid by the final return to the best) and did better with a 3× larger step: when the user's
+// config file and --set ask for mode=refine, those are the defaults under them (a user's own
+// agent.gamma / agent.learning_rate still win).
+void ApplyModeDefaults(const run::RunDirFlags& flags, config::PlaceTrainConfig* cfg) {
+  config::PlaceTrainConfig probe = *cfg;
+  if (!flags.config.empty()) run::MergeConfigFile(flags.config, &probe);
+  run::ApplyOverrides(flags.sets, &probe);
+  if (probe.chip().mode() != "refine") return;
+  cfg->mutable_agent()->set_gamma(0);
+  cfg->mutable_agent()->set_learning_rate(0.006);
+}
+
 void CheckPlaceTrainConfig(const config::PlaceTrainConfig& c) {
   CheckChipEnvConfig(c.chip());
   if (!c.netlists().empty() && (!c.chip().netlist().empty() || !c.chip().plc().empty()))
@@ -193,6 +207,7 @@ TrainStart StartTraining(const Options& o, workers::ProcessGroup* group, bool la
       const std::vector<std::string> budget = run::BudgetOverrides(o.minutes, o.checkpoint_minutes);
       flags.sets.insert(flags.sets.begin(), budget.begin(), budget.end());
     }
+    if (!dir->resuming()) ApplyModeDefaults(flags, &cfg);
     // (A launched rank's command line is the user's plus the launcher's 6 hidden arguments.)
     run::ResolveRunConfig(flags, *dir, &cfg, run::CommandLineText(launched ? g_argc - 6 : g_argc, g_argv));
     CheckPlaceTrainConfig(cfg);

@@ -67,6 +67,30 @@ TEST(PlaceTrainCli, TrainsWritesTheRunDirectoryAndResumes) {
   EXPECT_LE(j2["designs"][0]["best_proxy_cost"].get<double>(), j["designs"][0]["best_proxy_cost"].get<double>());
 }
 
+// chip.mode=refine (the regulator) has its own learning defaults, γ = 0 and lr 0.006, under the
+// user's settings; the constructive mode keeps γ = 1 and lr 0.002.
+TEST(PlaceTrainCli, TheRegulatorModeHasItsOwnDefaults) {
+  testing::TempDir tmp;
+  auto resolved = [&](const std::string& args, const std::string& name) {
+    const std::string out = tmp / name;
+    const auto r = Sh("(" + kBin + " " + args + " --max-updates 1 --set episodes_per_update=2 --set collect_batch=1 "
+                      "--minutes 1 --out " + out + " >/dev/null 2>&1)");
+    EXPECT_EQ(r.status, 0) << args << ": " << r.out;
+    std::ifstream f(out + "/config.pbtxt");
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
+  auto has = [](const std::string& text, const std::string& line) { return text.find(line) != std::string::npos; };
+  const std::string refine = resolved("--set chip.mode=refine --set chip.steps=4", "refine");
+  EXPECT_TRUE(has(refine, "gamma: 0\n") || !has(refine, "gamma:")) << refine;
+  EXPECT_TRUE(has(refine, "learning_rate: 0.006")) << refine;
+  const std::string mine = resolved("--set chip.mode=refine --set chip.steps=4 --set agent.gamma=0.5", "mine");
+  EXPECT_TRUE(has(mine, "gamma: 0.5")) << mine;
+  EXPECT_TRUE(has(mine, "learning_rate: 0.006")) << mine;
+  const std::string constructive = resolved("", "constructive");
+  EXPECT_TRUE(has(constructive, "gamma: 1")) << constructive;
+  EXPECT_TRUE(has(constructive, "learning_rate: 0.002")) << constructive;
+}
+
 TEST(PlaceTrainCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   testing::TempDir tmp;
   const std::string out = tmp / "never";
