@@ -142,7 +142,7 @@ bool PullPoint(const Netlist& nl, const ProxyCost& pc, int32_t m, double* px, do
       const int32_t pin = nl.net_pins[q];
       const int32_t parent = nl.parent[pin];
       if (pin == m || parent == m) continue;
-      double x, y;
+      double x = 0, y = 0;  // (set by both branches)
       if (parent < 0) {
         x = pc.x(pin);
         y = pc.y(pin);
@@ -171,228 +171,303 @@ bool PullPoint(const Netlist& nl, const ProxyCost& pc, int32_t m, double* px, do
 // Simulated annealing on the hard macros of a complete placement held in `pc`. With `proposer`
 // the learned policy chooses each proposal's kind (and learns from its outcome); without, the
 // kinds are drawn as TILOS does (and `sa-soft`'s soft-macro fraction first).
-void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std::mt19937_64& rng, Run* run,
-            LearnedProposer* proposer) {
-  const Netlist& nl = env->netlist();
-  const PlacementSettings& s = env->settings();
-  const std::vector<int32_t>& movable = env->order();
-  const int32_t n = static_cast<int32_t>(movable.size());
-  GridMask gm(nl, s);
-  for (int32_t m : nl.hard_macros) gm.Place(m, pc->x(m), pc->y(m), pc->orientation(m));
-  std::optional<ForceDirectedPlacer> fd;
-  if (o.sa_fd_every_steps > 0 && !nl.soft_macros.empty()) fd.emplace(nl, s);
-  std::vector<double> probs = o.sa_action_probs;
-  if (probs.size() != 5) throw ConfigError("sa: action probabilities need 5 values (swap shift mirror move shuffle)");
-  std::discrete_distribution<int> action_kind(probs.begin(), probs.end());
-  std::uniform_int_distribution<int32_t> pick(0, n - 1);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  const int per_step = o.sa_actions_per_step > 0 ? o.sa_actions_per_step : 2 * n;
-  const std::vector<int32_t>& soft = nl.soft_macros;
-  const double soft_prob = soft.empty() ? 0.0 : o.sa_soft_move_prob;
-  if (!(soft_prob >= 0 && soft_prob <= 1)) throw ConfigError("sa: soft_move_prob must be in [0, 1]");
-  if (!(o.sa_soft_move_cells > 0) || !std::isfinite(o.sa_soft_move_cells))
-    throw ConfigError("sa: soft_move_cells must be > 0");
-  std::uniform_int_distribution<int32_t> pick_soft(0, std::max<int32_t>(0, static_cast<int32_t>(soft.size()) - 1));
-  std::uniform_real_distribution<double> soft_step(-o.sa_soft_move_cells, o.sa_soft_move_cells);
-  const double gw = s.canvas_width / s.cols, gh = s.canvas_height / s.rows;
-  std::vector<uint8_t> mask(static_cast<size_t>(s.cols) * s.rows);
-  double cur = pc->Cost().proxy_cost;
-  run->current_ = cur;
-  const double log_ratio = std::log(o.sa_t_min / o.sa_t_max);
-  int64_t step = 0;
-  double t = o.sa_t_max;
-  // Moves several macros to new centres; false (and nothing changed) if one is illegal.
-  std::vector<int32_t> ms;
-  std::vector<std::pair<double, double>> from, to;
-  auto relocate = [&]() -> bool {
-    for (int32_t m : ms) gm.Unplace(m);
-    size_t k = 0;
-    for (; k < ms.size(); ++k) {
-      if (!gm.IsLegal(ms[k], to[k].first, to[k].second, pc->orientation(ms[k]))) break;
-      gm.Place(ms[k], to[k].first, to[k].second, pc->orientation(ms[k]));
+class Annealer {
+ public:
+  Annealer(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std::mt19937_64& rng, Run* run,
+           LearnedProposer* proposer)
+      : nl_(env->netlist()),
+        s_(env->settings()),
+        movable_(env->order()),
+        n_(static_cast<int32_t>(movable_.size())),
+        pc_(pc),
+        o_(o),
+        rng_(rng),
+        run_(run),
+        proposer_(proposer),
+        gm_(nl_, s_),
+        pick_(0, n_ - 1),
+        soft_(nl_.soft_macros),
+        gw_(s_.canvas_width / s_.cols),
+        gh_(s_.canvas_height / s_.rows),
+        mask_(static_cast<size_t>(s_.cols) * s_.rows),
+        cells_(static_cast<size_t>(s_.cols) * s_.rows) {
+    for (int32_t m : nl_.hard_macros) gm_.Place(m, pc_->x(m), pc_->y(m), pc_->orientation(m));
+    if (o.sa_fd_every_steps > 0 && !nl_.soft_macros.empty()) fd_.emplace(nl_, s_);
+    const std::vector<double>& probs = o.sa_action_probs;
+    if (probs.size() != 5) throw ConfigError("sa: action probabilities need 5 values (swap shift mirror move shuffle)");
+    action_kind_ = std::discrete_distribution<int>(probs.begin(), probs.end());
+    per_step_ = o.sa_actions_per_step > 0 ? o.sa_actions_per_step : 2 * n_;
+    soft_prob_ = soft_.empty() ? 0.0 : o.sa_soft_move_prob;
+    if (!(soft_prob_ >= 0 && soft_prob_ <= 1)) throw ConfigError("sa: soft_move_prob must be in [0, 1]");
+    if (!(o.sa_soft_move_cells > 0) || !std::isfinite(o.sa_soft_move_cells))
+      throw ConfigError("sa: soft_move_cells must be > 0");
+    pick_soft_ = std::uniform_int_distribution<int32_t>(0, std::max<int32_t>(0, static_cast<int32_t>(soft_.size()) - 1));
+    soft_step_ = std::uniform_real_distribution<double>(-o.sa_soft_move_cells, o.sa_soft_move_cells);
+    cur_ = pc_->Cost().proxy_cost;
+    run_->current_ = cur_;
+  }
+
+  // Steps of per_step proposals at a temperature falling geometrically from t_max to t_min over
+  // the budget (the clock, or the evaluations with max_evaluations), until the run is over.
+  void Anneal() {
+    const double log_ratio = std::log(o_.sa_t_min / o_.sa_t_max);
+    int64_t step = 0;
+    while (!run_->Over()) {
+      const double progress = std::min(1.0, o_.max_evaluations > 0
+                                                ? static_cast<double>(run_->result().evaluations) / o_.max_evaluations
+                                                : run_->Elapsed() / o_.seconds);
+      t_ = o_.sa_t_max * std::exp(log_ratio * progress);
+      for (int i = 0; i < per_step_ && !run_->Over(); ++i) {
+        if (proposer_) {
+          ProposeLearned(progress);
+        } else if (soft_prob_ > 0 && unit_(rng_) < soft_prob_) {
+          Propose(kSoftShift);
+        } else {
+          Propose(action_kind_(rng_));
+        }
+      }
+      ++step;
+      if (fd_ && step % o_.sa_fd_every_steps == 0) {
+        fd_->Run(pc_);
+        const CostBreakdown c = pc_->Cost();
+        cur_ = c.proxy_cost;
+        ++run_->result().episodes;
+        run_->Offer(*pc_, c);
+      }
     }
-    if (k < ms.size()) {
-      for (size_t j = 0; j < k; ++j) gm.Unplace(ms[j]);
-      for (size_t j = 0; j < ms.size(); ++j) gm.Place(ms[j], from[j].first, from[j].second, pc->orientation(ms[j]));
+  }
+
+ private:
+  using Outcome = std::pair<bool, bool>;  // {evaluated, accepted}
+
+  // The learned proposer's proposal and its feedback.
+  void ProposeLearned(double progress) {
+    const double before = cur_;
+    // (timed only for the per-second reward: two clock reads per proposal)
+    const auto t0 = o_.sa_proposer_reward_per_second ? std::chrono::steady_clock::now()
+                                                     : std::chrono::steady_clock::time_point{};
+    const int kind = proposer_->Sample(progress, rng_);
+    const auto [evaluated, accepted] = Propose(kind);
+    const double seconds = o_.sa_proposer_reward_per_second
+                               ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+                               : -1;
+    proposer_->Feedback(evaluated, accepted, accepted ? (before - cur_) / t_ : 0.0, seconds);
+  }
+
+  // One proposal of `kind` (ProposalKind), made and decided.
+  Outcome Propose(int kind) {
+    if (kind == kSoftShift) {  // a soft macro by a few cells (continuous)
+      const int32_t m = PickSoftMacro();
+      const double x1 = pc_->x(m) + soft_step_(rng_) * gw_;
+      const double y1 = pc_->y(m) + soft_step_(rng_) * gh_;
+      return SoftMove(m, x1, y1);
+    }
+    if (kind == kSoftPull) return SoftPull();
+    if (kind == kMirror) return Mirror();
+    ms_.clear();
+    from_.clear();
+    to_.clear();
+    if (kind == kSwap || kind == kShuffle) {
+      if (!SwapOrShuffle(kind == kSwap ? 2 : 4)) return {false, false};
+    } else if (!OneMacroTarget(kind)) {  // shift, move, hard_pull
+      return {false, false};
+    }
+    if (!Relocate()) return {false, false};
+    return {true, Metropolis([this] { UndoRelocate(); })};
+  }
+
+  // A soft macro part of the way towards its nets' pull.
+  Outcome SoftPull() {
+    const int32_t m = PickSoftMacro();
+    double px, py;
+    if (!PullPoint(nl_, *pc_, m, &px, &py)) return {false, false};
+    const double c = o_.sa_soft_move_cells, f = unit_(rng_);
+    const double dx = std::clamp((px - pc_->x(m)) / gw_, -c, c), dy = std::clamp((py - pc_->y(m)) / gh_, -c, c);
+    return SoftMove(m, pc_->x(m) + f * dx * gw_, pc_->y(m) + f * dy * gh_);
+  }
+
+  // Another orientation with the same footprint.
+  Outcome Mirror() {
+    const int32_t m = movable_[pick_(rng_)];
+    const Orientation old_o = pc_->orientation(m);
+    static const Orientation same[4] = {Orientation::kN, Orientation::kFN, Orientation::kS, Orientation::kFS};
+    static const Orientation swapped[4] = {Orientation::kE, Orientation::kFE, Orientation::kW, Orientation::kFW};
+    const Orientation* family = SwapsFootprint(old_o) ? swapped : same;
+    Orientation o2 = old_o;
+    while (o2 == old_o) o2 = family[std::uniform_int_distribution<int>(0, 3)(rng_)];
+    pc_->SetOrientation(m, o2);
+    return {true, Metropolis([&] { pc_->SetOrientation(m, old_o); })};
+  }
+
+  // Swap two / shuffle four distinct hard macros' centres (ms_, from_, to_). False if too few.
+  bool SwapOrShuffle(int count) {
+    if (n_ < count) return false;
+    while (static_cast<int>(ms_.size()) < count) {
+      const int32_t m = movable_[pick_(rng_)];
+      if (std::find(ms_.begin(), ms_.end(), m) == ms_.end()) ms_.push_back(m);
+    }
+    for (int32_t m : ms_) from_.emplace_back(pc_->x(m), pc_->y(m));
+    to_ = from_;
+    if (count == 2) std::swap(to_[0], to_[1]);
+    else std::shuffle(to_.begin(), to_.end(), rng_);
+    return true;
+  }
+
+  // One hard macro's target: a neighbouring cell (shift) / anywhere legal (move) / the legal cell
+  // nearest its nets' pull (hard_pull). False when there is none.
+  bool OneMacroTarget(int kind) {
+    const int32_t m = movable_[pick_(rng_)];
+    ms_.push_back(m);
+    from_.emplace_back(pc_->x(m), pc_->y(m));
+    if (kind == kShift) {
+      static const int dc[4] = {1, -1, 0, 0}, dr[4] = {0, 0, 1, -1};
+      const int d = std::uniform_int_distribution<int>(0, 3)(rng_);
+      to_.emplace_back(from_[0].first + dc[d] * gw_, from_[0].second + dr[d] * gh_);
+      return true;
+    }
+    if (kind == kMove) {
+      gm_.Compute(m, mask_.data(), pc_->orientation(m));
+      const int32_t a = UniformLegal(mask_, rng_);
+      if (a < 0) return false;
+      to_.emplace_back((a % s_.cols + 0.5) * gw_, (a / s_.cols + 0.5) * gh_);
+      return true;
+    }
+    double px, py;
+    if (!PullPoint(nl_, *pc_, m, &px, &py)) return false;
+    gm_.Unplace(m);
+    gm_.Compute(m, mask_.data(), pc_->orientation(m));
+    gm_.Place(m, from_[0].first, from_[0].second, pc_->orientation(m));
+    int32_t best = -1;
+    double best_d = 1e300;
+    for (int32_t a = 0; a < static_cast<int32_t>(mask_.size()); ++a) {
+      if (!mask_[a]) continue;
+      const double dx = (a % s_.cols + 0.5) * gw_ - px, dy = (a / s_.cols + 0.5) * gh_ - py;
+      if (dx * dx + dy * dy < best_d) best_d = dx * dx + dy * dy, best = a;
+    }
+    if (best < 0) return false;
+    const double x1 = (best % s_.cols + 0.5) * gw_, y1 = (best / s_.cols + 0.5) * gh_;
+    if (x1 == from_[0].first && y1 == from_[0].second) return false;
+    to_.emplace_back(x1, y1);
+    return true;
+  }
+
+  // Moves ms_ from from_ to to_; false (and nothing changed) if one target is illegal.
+  bool Relocate() {
+    for (int32_t m : ms_) gm_.Unplace(m);
+    size_t k = 0;
+    for (; k < ms_.size(); ++k) {
+      if (!gm_.IsLegal(ms_[k], to_[k].first, to_[k].second, pc_->orientation(ms_[k]))) break;
+      gm_.Place(ms_[k], to_[k].first, to_[k].second, pc_->orientation(ms_[k]));
+    }
+    if (k < ms_.size()) {
+      for (size_t j = 0; j < k; ++j) gm_.Unplace(ms_[j]);
+      for (size_t j = 0; j < ms_.size(); ++j) gm_.Place(ms_[j], from_[j].first, from_[j].second, pc_->orientation(ms_[j]));
       return false;
     }
-    for (size_t j = 0; j < ms.size(); ++j) pc->MoveNode(ms[j], to[j].first, to[j].second);
+    for (size_t j = 0; j < ms_.size(); ++j) pc_->MoveNode(ms_[j], to_[j].first, to_[j].second);
     return true;
-  };
-  auto undo_relocate = [&]() {
-    for (int32_t m : ms) gm.Unplace(m);
-    for (size_t j = 0; j < ms.size(); ++j) {
-      gm.Place(ms[j], from[j].first, from[j].second, pc->orientation(ms[j]));
-      pc->MoveNode(ms[j], from[j].first, from[j].second);
+  }
+  void UndoRelocate() {
+    for (int32_t m : ms_) gm_.Unplace(m);
+    for (size_t j = 0; j < ms_.size(); ++j) {
+      gm_.Place(ms_[j], from_[j].first, from_[j].second, pc_->orientation(ms_[j]));
+      pc_->MoveNode(ms_[j], from_[j].first, from_[j].second);
     }
-  };
+  }
+
   // Metropolis on the move just made: keeps it or calls `undo`. True if accepted.
-  auto metropolis = [&](auto&& undo) -> bool {
-    ++run->result().evaluations;
-    const CostBreakdown c = pc->Cost();
-    if (c.proxy_cost <= cur || unit(rng) < std::exp((cur - c.proxy_cost) / t)) {
-      cur = c.proxy_cost;
-      ++run->result().accepted;
-      run->Offer(*pc, c);
+  template <typename Undo>
+  bool Metropolis(Undo&& undo) {
+    ++run_->result().evaluations;
+    const CostBreakdown c = pc_->Cost();
+    if (c.proxy_cost <= cur_ || unit_(rng_) < std::exp((cur_ - c.proxy_cost) / t_)) {
+      cur_ = c.proxy_cost;
+      ++run_->result().accepted;
+      run_->Offer(*pc_, c);
       return true;
     }
     undo();
     return false;
-  };
+  }
+
   // Moves soft macro m to (x1, y1) (its rectangle kept inside the canvas) and decides.
-  // Returns {evaluated, accepted}.
-  auto soft_move = [&](int32_t m, double x1, double y1) -> std::pair<bool, bool> {
-    const double x0 = pc->x(m), y0 = pc->y(m);
-    const double hw = std::min(nl.width[m], s.canvas_width) / 2, hh = std::min(nl.height[m], s.canvas_height) / 2;
-    x1 = std::clamp(x1, hw, s.canvas_width - hw);
-    y1 = std::clamp(y1, hh, s.canvas_height - hh);
+  Outcome SoftMove(int32_t m, double x1, double y1) {
+    const double x0 = pc_->x(m), y0 = pc_->y(m);
+    const double hw = std::min(nl_.width[m], s_.canvas_width) / 2, hh = std::min(nl_.height[m], s_.canvas_height) / 2;
+    x1 = std::clamp(x1, hw, s_.canvas_width - hw);
+    y1 = std::clamp(y1, hh, s_.canvas_height - hh);
     if (x1 == x0 && y1 == y0) return {false, false};
-    pc->MoveNode(m, x1, y1);
-    return {true, metropolis([&] { pc->MoveNode(m, x0, y0); })};
-  };
-  // The learned proposer picks soft macros among a few candidates by the congestion and density
-  // of their cells, read from maps refreshed every 256 picks.
-  const size_t cells = static_cast<size_t>(s.cols) * s.rows;
-  std::vector<double> cell_density, cell_v, cell_h;
-  int maps_age = 1 << 30;
-  double max_density = 0, max_congestion = 0;
-  auto pick_soft_macro = [&]() -> int32_t {
-    if (!proposer) return soft[pick_soft(rng)];
-    if (++maps_age >= 256) {
-      cell_density.resize(cells);
-      cell_v.resize(cells);
-      cell_h.resize(cells);
-      pc->DensityValuesInto(cell_density.data());
-      pc->CongestionValuesInto(cell_v.data(), cell_h.data());
-      max_density = max_congestion = 1e-12;
-      for (size_t c = 0; c < cells; ++c) {
-        cell_v[c] = std::max(cell_v[c], cell_h[c]);
-        max_density = std::max(max_density, cell_density[c]);
-        max_congestion = std::max(max_congestion, cell_v[c]);
-      }
-      maps_age = 0;
-    }
+    pc_->MoveNode(m, x1, y1);
+    return {true, Metropolis([&] { pc_->MoveNode(m, x0, y0); })};
+  }
+
+  // The soft macro a soft move takes: uniform, or (learned proposer) one of a few candidates
+  // chosen by the congestion and density of their cells, read from maps refreshed every 256 picks.
+  int32_t PickSoftMacro() {
+    if (!proposer_) return soft_[pick_soft_(rng_)];
+    if (++maps_age_ >= 256) RefreshMaps();
     constexpr int C = ProposerWeights::kCandidates, S = ProposerWeights::kSelectFeatures;
     int32_t candidate[C];
     double phi[C * S];
     for (int i = 0; i < C; ++i) {
-      const int32_t m = candidate[i] = soft[pick_soft(rng)];
-      const int col = std::clamp(static_cast<int>(pc->x(m) / gw), 0, s.cols - 1);
-      const int row = std::clamp(static_cast<int>(pc->y(m) / gh), 0, s.rows - 1);
-      const double cong = cell_v[static_cast<size_t>(row) * s.cols + col] / max_congestion;
+      const int32_t m = candidate[i] = soft_[pick_soft_(rng_)];
+      const int col = std::clamp(static_cast<int>(pc_->x(m) / gw_), 0, s_.cols - 1);
+      const int row = std::clamp(static_cast<int>(pc_->y(m) / gh_), 0, s_.rows - 1);
+      const double cong = cell_v_[static_cast<size_t>(row) * s_.cols + col] / max_congestion_;
       phi[i * S + 0] = cong;
-      phi[i * S + 1] = cell_density[static_cast<size_t>(row) * s.cols + col] / max_density;
+      phi[i * S + 1] = cell_density_[static_cast<size_t>(row) * s_.cols + col] / max_density_;
       phi[i * S + 2] = cong * cong * cong * cong;
     }
-    return candidate[proposer->Select(phi, C, rng)];
-  };
-  // One proposal of `kind` (ProposalKind), made and decided. Returns {evaluated, accepted}.
-  auto propose = [&](int kind) -> std::pair<bool, bool> {
-    if (kind == kSoftShift) {  // a soft macro by a few cells (continuous)
-      const int32_t m = pick_soft_macro();
-      const double x1 = pc->x(m) + soft_step(rng) * gw;
-      const double y1 = pc->y(m) + soft_step(rng) * gh;
-      return soft_move(m, x1, y1);
-    }
-    if (kind == kSoftPull) {  // a soft macro part of the way towards its nets' pull
-      const int32_t m = pick_soft_macro();
-      double px, py;
-      if (!PullPoint(nl, *pc, m, &px, &py)) return {false, false};
-      const double c = o.sa_soft_move_cells, f = unit(rng);
-      const double dx = std::clamp((px - pc->x(m)) / gw, -c, c), dy = std::clamp((py - pc->y(m)) / gh, -c, c);
-      return soft_move(m, pc->x(m) + f * dx * gw, pc->y(m) + f * dy * gh);
-    }
-    ms.clear();
-    from.clear();
-    to.clear();
-    if (kind == kSwap || kind == kShuffle) {  // swap two / shuffle four
-      const int count = kind == kSwap ? 2 : 4;
-      if (n < count) return {false, false};
-      while (static_cast<int>(ms.size()) < count) {
-        const int32_t m = movable[pick(rng)];
-        if (std::find(ms.begin(), ms.end(), m) == ms.end()) ms.push_back(m);
-      }
-      for (int32_t m : ms) from.emplace_back(pc->x(m), pc->y(m));
-      to = from;
-      if (count == 2) std::swap(to[0], to[1]);
-      else std::shuffle(to.begin(), to.end(), rng);
-    } else if (kind == kShift || kind == kMove || kind == kHardPull) {
-      // a neighbouring cell / anywhere legal / the legal cell nearest the nets' pull
-      const int32_t m = movable[pick(rng)];
-      ms.push_back(m);
-      from.emplace_back(pc->x(m), pc->y(m));
-      if (kind == kShift) {
-        static const int dc[4] = {1, -1, 0, 0}, dr[4] = {0, 0, 1, -1};
-        const int d = std::uniform_int_distribution<int>(0, 3)(rng);
-        to.emplace_back(from[0].first + dc[d] * gw, from[0].second + dr[d] * gh);
-      } else if (kind == kMove) {
-        gm.Compute(m, mask.data(), pc->orientation(m));
-        const int32_t a = UniformLegal(mask, rng);
-        if (a < 0) return {false, false};
-        to.emplace_back((a % s.cols + 0.5) * gw, (a / s.cols + 0.5) * gh);
-      } else {
-        double px, py;
-        if (!PullPoint(nl, *pc, m, &px, &py)) return {false, false};
-        gm.Unplace(m);
-        gm.Compute(m, mask.data(), pc->orientation(m));
-        gm.Place(m, from[0].first, from[0].second, pc->orientation(m));
-        int32_t best = -1;
-        double best_d = 1e300;
-        for (int32_t a = 0; a < static_cast<int32_t>(mask.size()); ++a) {
-          if (!mask[a]) continue;
-          const double dx = (a % s.cols + 0.5) * gw - px, dy = (a / s.cols + 0.5) * gh - py;
-          if (dx * dx + dy * dy < best_d) best_d = dx * dx + dy * dy, best = a;
-        }
-        if (best < 0) return {false, false};
-        const double x1 = (best % s.cols + 0.5) * gw, y1 = (best / s.cols + 0.5) * gh;
-        if (x1 == from[0].first && y1 == from[0].second) return {false, false};
-        to.emplace_back(x1, y1);
-      }
-    } else {  // mirror: another orientation with the same footprint
-      const int32_t m = movable[pick(rng)];
-      const Orientation old_o = pc->orientation(m);
-      static const Orientation same[4] = {Orientation::kN, Orientation::kFN, Orientation::kS, Orientation::kFS};
-      static const Orientation swapped[4] = {Orientation::kE, Orientation::kFE, Orientation::kW, Orientation::kFW};
-      const Orientation* family = SwapsFootprint(old_o) ? swapped : same;
-      Orientation o2 = old_o;
-      while (o2 == old_o) o2 = family[std::uniform_int_distribution<int>(0, 3)(rng)];
-      pc->SetOrientation(m, o2);
-      return {true, metropolis([&] { pc->SetOrientation(m, old_o); })};
-    }
-    if (!relocate()) return {false, false};
-    return {true, metropolis(undo_relocate)};
-  };
-  while (!run->Over()) {
-    const double progress = std::min(1.0, o.max_evaluations > 0
-                                               ? static_cast<double>(run->result().evaluations) / o.max_evaluations
-                                               : run->Elapsed() / o.seconds);
-    t = o.sa_t_max * std::exp(log_ratio * progress);
-    for (int i = 0; i < per_step && !run->Over(); ++i) {
-      if (proposer) {
-        const double before = cur;
-        // (timed only for the per-second reward: two clock reads per proposal)
-        const auto t0 = o.sa_proposer_reward_per_second ? std::chrono::steady_clock::now()
-                                                        : std::chrono::steady_clock::time_point{};
-        const int kind = proposer->Sample(progress, rng);
-        const auto [evaluated, accepted] = propose(kind);
-        const double seconds =
-            o.sa_proposer_reward_per_second ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() : -1;
-        proposer->Feedback(evaluated, accepted, accepted ? (before - cur) / t : 0.0, seconds);
-      } else if (soft_prob > 0 && unit(rng) < soft_prob) {
-        propose(kSoftShift);
-      } else {
-        propose(action_kind(rng));
-      }
-    }
-    ++step;
-    if (fd && step % o.sa_fd_every_steps == 0) {
-      fd->Run(pc);
-      const CostBreakdown c = pc->Cost();
-      cur = c.proxy_cost;
-      ++run->result().episodes;
-      run->Offer(*pc, c);
-    }
+    return candidate[proposer_->Select(phi, C, rng_)];
   }
+  void RefreshMaps() {
+    cell_density_.resize(cells_);
+    cell_v_.resize(cells_);
+    cell_h_.resize(cells_);
+    pc_->DensityValuesInto(cell_density_.data());
+    pc_->CongestionValuesInto(cell_v_.data(), cell_h_.data());
+    max_density_ = max_congestion_ = 1e-12;
+    for (size_t c = 0; c < cells_; ++c) {
+      cell_v_[c] = std::max(cell_v_[c], cell_h_[c]);
+      max_density_ = std::max(max_density_, cell_density_[c]);
+      max_congestion_ = std::max(max_congestion_, cell_v_[c]);
+    }
+    maps_age_ = 0;
+  }
+
+  const Netlist& nl_;
+  const PlacementSettings& s_;
+  const std::vector<int32_t>& movable_;
+  const int32_t n_;
+  ProxyCost* pc_;
+  const ChipBaselineOptions& o_;
+  std::mt19937_64& rng_;
+  Run* run_;
+  LearnedProposer* proposer_;
+  GridMask gm_;
+  std::optional<ForceDirectedPlacer> fd_;
+  std::discrete_distribution<int> action_kind_;
+  std::uniform_int_distribution<int32_t> pick_;
+  std::uniform_real_distribution<double> unit_{0.0, 1.0};
+  const std::vector<int32_t>& soft_;
+  double soft_prob_ = 0;
+  std::uniform_int_distribution<int32_t> pick_soft_;
+  std::uniform_real_distribution<double> soft_step_;
+  int per_step_ = 0;
+  const double gw_, gh_;
+  std::vector<uint8_t> mask_;
+  double cur_ = 0, t_ = 0;
+  std::vector<int32_t> ms_;  // the macros of the current relocation, their centres before and after
+  std::vector<std::pair<double, double>> from_, to_;
+  const size_t cells_;
+  std::vector<double> cell_density_, cell_v_, cell_h_;
+  int maps_age_ = 1 << 30;
+  double max_density_ = 0, max_congestion_ = 0;
+};
+
+void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std::mt19937_64& rng, Run* run,
+            LearnedProposer* proposer) {
+  Annealer(env, pc, o, rng, run, proposer).Anneal();
 }
 
 }  // namespace
