@@ -116,6 +116,8 @@ class Env:
         self.action_space = Discrete(self._core.num_actions)
         self.observation_space = _observation_space(self._core)
         self._static = self._core.static_arrays()
+        self._stepper = _core.GymStepper(self._core)
+        self.step = self._stepper.step  # the C++ call itself: no Python frame per step
         self._next_seed = 0
 
     def _live(self):
@@ -138,13 +140,6 @@ class Env:
     def episode_length(self):
         return self._live().episode_length
 
-    def _obs(self):
-        d = self._core.dynamic_arrays()
-        d["current_node"] = np.int32(d["current_node"])
-        d["node_features"] = self._static["node_features"]
-        del d["step"]
-        return d
-
     def reset(self, *, seed=None, options=None):
         core = self._live()
         if seed is None:
@@ -153,19 +148,13 @@ class Env:
         if seed < 0:
             raise ConfigError(f"reset: the seed must be >= 0 (got {seed})")
         self._next_seed = seed + 1
-        core.reset(seed)
-        info = core.info()
-        return self._obs(), info
+        return self._stepper.reset(seed)
 
     def step(self, action):
-        core = self._live()
-        a = int(action)
-        if a != action:
-            raise ConfigError(f"step: the action must be an integer (got {action!r})")
-        reward, done, infeasible = core.step(a)
-        info = core.info()
-        info["infeasible"] = bool(infeasible)
-        return self._obs(), float(reward), bool(done), False, info
+        """(obs, reward, terminated, truncated, info). Instances call _core.GymStepper.step directly
+        (bound in __init__): an integer (Python, NumPy or an integral float) or ConfigError /
+        InfeasibleAction / TypeError."""
+        return self._stepper.step(action)
 
     def action_masks(self):
         """The legal actions now, as a bool array (a copy)."""
@@ -176,10 +165,14 @@ class Env:
         other = Env.__new__(Env)
         other.__dict__.update(self.__dict__)
         other._core = self._live().clone()
+        other._stepper = _core.GymStepper(other._core)
+        other.step = other._stepper.step
         return other
 
     def close(self):
         self._core = None
+        if self._stepper is not None:
+            self._stepper.close()
 
     def __repr__(self):
         return f"placerl.Env({self.spec if self._core is not None else 'closed'})"
@@ -211,24 +204,16 @@ class VecEnv:
             raise Error("the vector environment is closed")
         return self._core
 
-    def _obs(self, a):
-        return {"current_node": a["current_node"], "action_mask": a["action_mask"], "node_dynamic": a["node_dynamic"]}
-
     def reset(self, *, seed=None, options=None):
         core = self._live()
         if seed is not None:
             raise ConfigError("VecEnv.reset: the seeds are given to make_vec (seed=…)")
-        core.reset()
-        return self._obs(core.arrays()), {}
+        return core.gym_reset(self._info_names)
 
     def step(self, actions):
-        core = self._live()
-        core.step(np.asarray(actions, dtype=np.int32))
-        a = core.arrays()
-        done = a["done"].astype(bool)
-        info = {"infeasible": a["infeasible"].astype(bool), "episode_return": a["episode_return"],
-                "final_info": a["final_info"], "info_names": self._info_names}
-        return self._obs(a), a["reward"], done, np.zeros_like(done), info
+        """(obs, reward, terminated, truncated, info) in one C++ call: views of the batch buffers
+        (valid until the next step; copy them to keep them)."""
+        return self._live().gym_step(actions)
 
     def action_masks(self):
         return self._live().arrays()["action_mask"].astype(bool)
