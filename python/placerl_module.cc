@@ -496,6 +496,7 @@ py::array_t<double> Grid(const std::vector<double>& values) {
 }
 
 void BindPlacementCost(py::module_& m) {
+  using chip::Blockage;
   using chip::PlcClient;
   py::class_<PlcClient>(m, "PlacementCost",
                         "Circuit Training's plc_client.PlacementCost over placerl's exact proxy cost "
@@ -540,6 +541,63 @@ void BindPlacementCost(py::module_& m) {
       .def("get_horizontal_routing_congestion",
            [](PlcClient& p) { return Grid(p.HorizontalRoutingCongestion()); })
       .def("get_vertical_routing_congestion", [](PlcClient& p) { return Grid(p.VerticalRoutingCongestion()); })
+      .def("is_node_placed", &PlcClient::IsNodePlaced)
+      .def("unplace_node", &PlcClient::UnplaceNode)
+      .def("unplace_all_nodes", &PlcClient::UnplaceAllNodes)
+      .def(
+          "get_node_mask",
+          [](const PlcClient& p, int32_t node) {
+            const std::vector<int32_t> m = p.NodeMask(node);
+            return py::array_t<int32_t>(static_cast<py::ssize_t>(m.size()), m.data());
+          },
+          py::arg("node_idx"), "1 per grid cell (row-major) where the node fits without overlapping a placed macro")
+      .def("get_grid_cell_of_node", &PlcClient::GridCellOfNode)
+      .def("get_fan_outs_of_node", &PlcClient::FanOutsOfNode)
+      .def(
+          "get_macro_adjacency",
+          [](const PlcClient& p) {
+            const std::vector<double> a = p.MacroAdjacency();
+            return py::array_t<double>(static_cast<py::ssize_t>(a.size()), a.data());
+          },
+          "M x M (hard + soft macros, ascending index), flattened row-major")
+      .def("get_blockages",
+           [](const PlcClient& p) {
+             py::list out;
+             for (const Blockage& b : p.Blockages()) out.append(py::make_tuple(b.minx, b.miny, b.maxx, b.maxy, b.rate));
+             return out;
+           })
+      .def("create_blockage", &PlcClient::CreateBlockage, py::arg("minx"), py::arg("miny"), py::arg("maxx"),
+           py::arg("maxy"), py::arg("blockage_rate"))
+      .def(
+          "optimize_stdcells",
+          [](PlcClient& p, bool use_current_loc, bool move_stdcells, bool move_macros, bool log_scale_conns,
+             bool /*use_sizes*/, double io_factor, std::vector<int> num_steps, std::vector<double> max_move_distance,
+             std::vector<double> attract_factor, std::vector<double> repel_factor) {
+            if (!move_stdcells) throw ConfigError("optimize_stdcells: move_stdcells=False leaves nothing to move");
+            if (move_macros) throw ConfigError("optimize_stdcells: move_macros=True is not supported (hard macros do not move)");
+            if (log_scale_conns) throw ConfigError("optimize_stdcells: log_scale_conns=True is not supported");
+            if (num_steps.size() != max_move_distance.size())
+              throw ConfigError("optimize_stdcells: num_steps and max_move_distance must have the same length");
+            chip::ForceDirectedOptions o;
+            const auto [w, h] = p.CanvasWidthHeight();
+            o.num_steps = num_steps;
+            o.move_distance_factors.clear();
+            for (size_t i = 0; i < num_steps.size(); ++i) {
+              if (num_steps[i] < 1 || !(max_move_distance[i] > 0) || !std::isfinite(max_move_distance[i]))
+                throw ConfigError("optimize_stdcells: num_steps must be >= 1 and max_move_distance > 0");
+              // fd_placer.h: max move = factor · max(W, H) / num_steps
+              o.move_distance_factors.push_back(max_move_distance[i] * num_steps[i] / std::max(w, h));
+            }
+            o.attract_factor = attract_factor;
+            o.repel_factor = repel_factor;
+            o.io_factor = io_factor;
+            o.use_current_loc = use_current_loc;
+            p.OptimizeStdcells(o);
+          },
+          py::arg("use_current_loc"), py::arg("move_stdcells"), py::arg("move_macros"), py::arg("log_scale_conns"),
+          py::arg("use_sizes"), py::arg("io_factor"), py::arg("num_steps"), py::arg("max_move_distance"),
+          py::arg("attract_factor"), py::arg("repel_factor"),
+          "force-directed placement of the soft macros (cost_models/chip/fd_placer.h; docs/python.md)")
       .def("get_proxy_cost", [](PlcClient& p) { return p.Costs().proxy_cost; },
            "wirelength + 0.5 density + 0.5 congestion (CT's default weights)");
 }
