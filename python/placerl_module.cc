@@ -27,6 +27,7 @@
 #include "env/environment.h"
 #include "env/registry.h"
 #include "env/vector_env.h"
+#include "search/device/placers.h"
 
 namespace py = pybind11;
 
@@ -633,6 +634,8 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetString(error.ptr(), e.what());
     }
   });
+  // device(…, start=heft|m_sct|…): the list-scheduler starts, as the binaries register them.
+  device_baseline::RegisterDeviceStartPlacers();
   BindEnvironment(m);
   BindVectorEnv(m);
   BindPlacementCost(m);
