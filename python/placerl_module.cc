@@ -32,6 +32,9 @@
 namespace py = pybind11;
 
 namespace placerl {
+#ifdef PLACERL_HAVE_TORCH
+void BindPolicy(py::module_& m);  // python/policy_bindings.cc (LibTorch)
+#endif
 namespace {
 
 // A NumPy view of `data` (shape `shape`) that keeps `owner` alive; read-only unless `writable`.
@@ -388,6 +391,8 @@ void BindVectorEnv(py::module_& m) {
 
 // --- step-overhead benchmark (python/examples/bench_step.py): the same replayed steps in C++ ---
 
+volatile double g_bench_sink = 0;
+
 int32_t FirstLegal(const std::vector<uint8_t>& mask, size_t begin, size_t end) {
   for (size_t a = begin; a < end; ++a)
     if (mask[a]) return static_cast<int32_t>(a - begin);
@@ -426,8 +431,7 @@ double ReplaySteps(env::Environment& e, uint64_t seed, const std::vector<int32_t
     total += ThreadCpuSeconds() - t0;
     e.Step(actions.back());
   }
-  static volatile double keep;  // keeps the loop's reads
-  keep = sink;
+  g_bench_sink = sink;  // keeps the loop's reads
   return total;
 }
 
@@ -640,4 +644,7 @@ PYBIND11_MODULE(_core, m) {
   BindVectorEnv(m);
   BindPlacementCost(m);
   BindBench(m);
+#ifdef PLACERL_HAVE_TORCH
+  BindPolicy(m);
+#endif
 }

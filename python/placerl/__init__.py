@@ -17,7 +17,7 @@ import numpy as np
 from . import _core
 from ._core import ConfigError, Error, InfeasibleAction, ParseError, PlacementCost
 
-__all__ = ["make", "make_vec", "Env", "VecEnv", "Discrete", "Box", "Dict", "PlacementCost", "Error",
+__all__ = ["make", "make_vec", "Env", "VecEnv", "Discrete", "Box", "Dict", "PlacementCost", "Policy", "Error",
            "ConfigError", "ParseError", "InfeasibleAction"]
 
 
@@ -227,3 +227,64 @@ def make_vec(spec, n, seed=0):
     if not isinstance(spec, str):
         raise ConfigError(f"make_vec: the spec must be a string (got {type(spec).__name__})")
     return VecEnv(spec, n, seed)
+
+
+class Policy:
+    """A trained policy: a place-train (or device-train) checkpoint, acting on an environment of
+    the layout it was trained on (encoders/policy.h; the forward pass is C++/LibTorch).
+
+        policy = placerl.Policy.load("experiments/pretrained/chip")
+        env = placerl.make("chip(netlist=…,plc=…)")
+        obs, info = env.reset(seed=1)
+        while True:
+            obs, reward, terminated, truncated, info = env.step(policy.act(env, greedy=True))
+            if terminated:
+                break
+
+    act() takes the environment (placerl.Env), not only its observation: the policy's graph
+    encoder reads the environment's static graph (cached per instance)."""
+
+    def __init__(self, core):
+        self._core = core
+
+    @staticmethod
+    def load(checkpoint):
+        """A checkpoint file, or a run directory (its checkpoints/latest.ckpt), as `place` takes."""
+        import os
+        if not isinstance(checkpoint, (str, os.PathLike)):
+            raise ConfigError(f"Policy.load: the checkpoint must be a path (got {type(checkpoint).__name__})")
+        path = os.fspath(checkpoint)
+        if os.path.isdir(path):
+            f = os.path.join(path, "checkpoints", "latest.ckpt")
+            if not os.path.exists(f):
+                raise ConfigError(f"{path}: no checkpoints/latest.ckpt in this directory")
+            path = f
+        elif not os.path.exists(path):
+            raise ConfigError(f"{path}: no such checkpoint")
+        if not hasattr(_core, "Policy"):
+            raise Error("Policy.load: this placerl module was built without LibTorch")
+        return Policy(_core.Policy(path))
+
+    @staticmethod
+    def _env_core(env):
+        if isinstance(env, Env):
+            return env._live()
+        if isinstance(env, _core.Environment):
+            return env
+        raise TypeError(f"Policy: expected a placerl.Env (got {type(env).__name__})")
+
+    def act(self, env, greedy=True, seed=None):
+        """The action for env's current state: the most likely legal one (greedy=True) or a
+        sample from the policy (its own RNG, reseeded with `seed` when given)."""
+        return self._core.act(self._env_core(env), bool(greedy), seed)
+
+    def evaluate(self, env):
+        """(masked logits as a NumPy array, value) of env's current state."""
+        return self._core.evaluate(self._env_core(env))
+
+    @property
+    def path(self):
+        return self._core.path
+
+    def __repr__(self):
+        return f"placerl.Policy({self._core.path})"
