@@ -32,9 +32,6 @@
 namespace py = pybind11;
 
 namespace placerl {
-#ifdef PLACERL_HAVE_TORCH
-void BindPolicy(py::module_& m);  // python/policy_bindings.cc (LibTorch)
-#endif
 namespace {
 
 // A NumPy view of `data` (shape `shape`) that keeps `owner` alive; read-only unless `writable`.
@@ -644,7 +641,4 @@ PYBIND11_MODULE(_core, m) {
   BindVectorEnv(m);
   BindPlacementCost(m);
   BindBench(m);
-#ifdef PLACERL_HAVE_TORCH
-  BindPolicy(m);
-#endif
 }

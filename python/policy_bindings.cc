@@ -1,7 +1,9 @@
-// placerl._core.Policy: a trained policy (encoders/policy.h — a place-train / device-train
-// checkpoint) acting on an environment of the module. Its own translation unit because it is
-// the module's only LibTorch part (built with PLACERL_WITH_TORCH; encoders/policy.h itself is
-// torch-free). Bindings only: loading, the layout check and the forward pass are the library's.
+// placerl._policy: a trained policy (encoders/policy.h — a place-train / device-train
+// checkpoint) acting on an environment of placerl._core. The package's only LibTorch part, in
+// its own extension module so that `import placerl` does not load LibTorch (≈ 1.2 s): it is
+// imported by placerl.Policy.load. The Environment type is placerl._core's (pybind11 shares
+// registered types between modules); placerl's errors become placerl._core's exceptions.
+// Bindings only: loading, the layout check and the forward pass are the library's.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -61,8 +63,6 @@ class PyPolicy {
   std::mt19937_64 rng_{1};
 };
 
-}  // namespace
-
 void BindPolicy(py::module_& m) {
   py::class_<PyPolicy>(m, "Policy", "a trained policy from a checkpoint (encoders/policy.h)")
       .def(py::init<std::string>(), py::arg("checkpoint_file"))
@@ -77,4 +77,27 @@ void BindPolicy(py::module_& m) {
       .def_readonly("last_value", &PyPolicy::last_value_);
 }
 
+}  // namespace
 }  // namespace placerl
+
+PYBIND11_MODULE(_policy, m) {
+  using namespace placerl;
+  m.doc() = "placerl's trained policies (LibTorch)";
+  py::module_ core = py::module_::import("placerl._core");  // the Environment type and the exceptions
+  static py::object error = core.attr("Error"), config_error = core.attr("ConfigError"),
+                    parse_error = core.attr("ParseError"), infeasible_action = core.attr("InfeasibleAction");
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InfeasibleAction& e) {
+      PyErr_SetString(infeasible_action.ptr(), e.what());
+    } catch (const ConfigError& e) {
+      PyErr_SetString(config_error.ptr(), e.what());
+    } catch (const ParseError& e) {
+      PyErr_SetString(parse_error.ptr(), e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+  BindPolicy(m);
+}

@@ -261,9 +261,11 @@ class Policy:
             path = f
         elif not os.path.exists(path):
             raise ConfigError(f"{path}: no such checkpoint")
-        if not hasattr(_core, "Policy"):
-            raise Error("Policy.load: this placerl module was built without LibTorch")
-        return Policy(_core.Policy(path))
+        try:
+            from . import _policy  # LibTorch: loaded here, not by `import placerl`
+        except ImportError as e:
+            raise Error(f"Policy.load: placerl was built without LibTorch ({e})") from None
+        return Policy(_policy.Policy(path))
 
     @staticmethod
     def _env_core(env):

@@ -2,6 +2,7 @@
 # in the module): the shipped policy's greedy episode on Ariane133 equals `place`'s zero-shot
 # greedy placement (same proxy cost), the module coexists with Debian's python3-torch in one
 # process, bad checkpoints and wrong environments are Python exceptions.
+import importlib.util
 import json
 import os
 import subprocess
@@ -17,7 +18,8 @@ ARIANE = "../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz"
 ARIANE_PLC = "../shared/datasets/chip/ariane133_ng45/initial.plc"
 BUILD = os.environ.get("PLACERL_BUILD_DIR", "build")
 
-pytestmark = pytest.mark.skipif(not hasattr(placerl._core, "Policy"), reason="module built without LibTorch")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("placerl._policy") is None,
+                                reason="placerl built without LibTorch")
 
 
 def greedy_episode(policy, env, seed=1):
@@ -84,6 +86,13 @@ def test_bad_checkpoints_and_environments_raise():
     env.close()
     with pytest.raises(placerl.Error, match="closed"):
         policy.act(env)
+
+
+def test_import_placerl_does_not_load_libtorch():
+    code = "import sys, placerl\nprint('torch' in open('/proc/self/maps').read())\n"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "False"
 
 
 def test_the_module_and_debian_torch_import_in_one_process():
