@@ -298,15 +298,31 @@ struct PyVectorEnv {
   void Step(py::handle actions) {
     if (out.batch == 0) throw ConfigError("VectorEnv.step before reset");
     const int32_t n = venv->size();
-    py::array_t<int32_t, py::array::c_style | py::array::forcecast> a;
+    using Int32Array = py::array_t<int32_t, py::array::c_style | py::array::forcecast>;
+    Int32Array a;
     if (py::isinstance<py::array_t<int32_t>>(actions) &&
-        (py::reinterpret_borrow<py::array>(actions).flags() & py::array::c_style))
-      a = py::reinterpret_borrow<py::array_t<int32_t, py::array::c_style | py::array::forcecast>>(actions);
-    else
-      a = py::array_t<int32_t, py::array::c_style | py::array::forcecast>::ensure(actions);
-    if (!a) {
-      PyErr_Clear();
-      throw py::type_error("VectorEnv.step: the actions must be an array of " + std::to_string(n) + " integers");
+        (py::reinterpret_borrow<py::array>(actions).flags() & py::array::c_style)) {
+      a = py::reinterpret_borrow<Int32Array>(actions);  // the fast path: no conversion
+    } else {
+      // Anything else must hold integers that fit int32: no silent truncation of 1.5 or 2**40.
+      py::array raw = py::array::ensure(actions);
+      if (!raw || raw.dtype().kind() == 'O' || raw.dtype().kind() == 'U' || raw.dtype().kind() == 'S') {
+        PyErr_Clear();
+        throw py::type_error("VectorEnv.step: the actions must be an array of " + std::to_string(n) + " integers");
+      }
+      const char kind = raw.dtype().kind();
+      if (kind != 'i' && kind != 'u' && kind != 'b')
+        throw ConfigError("VectorEnv.step: the actions must be integers (got dtype " +
+                          py::str(raw.dtype()).cast<std::string>() + ")");
+      auto wide = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(raw);
+      if (!wide) throw py::error_already_set();
+      for (py::ssize_t i = 0; i < wide.size(); ++i) {
+        const int64_t v = wide.data()[i];
+        if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+          throw InfeasibleAction("VectorEnv.step: action " + std::to_string(v) + " is out of range");
+      }
+      a = Int32Array::ensure(wide);
+      if (!a) throw py::error_already_set();
     }
     if (a.ndim() != 1 || a.shape(0) != n)
       throw ConfigError("VectorEnv.step: expected " + std::to_string(n) + " actions");

@@ -104,6 +104,13 @@ def test_vec_step_in_one_call_and_bad_actions():
         vec.step(["a", "b", "c"])
     with pytest.raises(placerl.InfeasibleAction):
         vec.step(np.full(3, -5, dtype=np.int32))
+    # No silent truncation (regression: forcecast turned 1.5 into 1 and 2**40 into 0).
+    with pytest.raises(placerl.ConfigError, match="must be integers"):
+        vec.step([1.5, 0.0, 0.0])
+    with pytest.raises(placerl.InfeasibleAction, match="out of range"):
+        vec.step(np.array([2 ** 40, 0, 0], dtype=np.int64))
+    with pytest.raises(TypeError):
+        vec.step(None)
     vec.close()
     with pytest.raises(placerl.Error, match="closed"):
         vec.step([0, 0, 0])
