@@ -578,6 +578,13 @@ void BindPlacementCost(py::module_& m) {
             return py::array_t<double>(static_cast<py::ssize_t>(a.size()), a.data());
           },
           "M x M (hard + soft macros, ascending index), flattened row-major")
+      .def(
+          "get_macro_and_clustered_port_adjacency",
+          [](const PlcClient& p) {
+            const auto [adj, cells] = p.MacroAndClusteredPortAdjacency();
+            return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(adj.size()), adj.data()), cells);
+          },
+          "(K x K flattened over the macros then the port clusters, the clusters' grid cells ascending)")
       .def("get_blockages",
            [](const PlcClient& p) {
              py::list out;

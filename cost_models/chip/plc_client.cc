@@ -365,25 +365,66 @@ std::vector<int32_t> PlcClient::FanOutsOfNode(int32_t node) const {
   return std::vector<int32_t>(nl_.net_pins.begin() + nl_.net_start[k] + 1, nl_.net_pins.begin() + nl_.net_start[k + 1]);
 }
 
+namespace {
+
+// c[a·k + b] = c(a→b) over the nodes `row_of` maps to 0 … k-1 (macros through their pins, ports
+// themselves): per net driven by a, its weight per sink in b.
+std::vector<double> DirectedConnections(const Netlist& nl, const std::vector<int32_t>& row_of, size_t k) {
+  auto row = [&](int32_t node) { return nl.parent[node] >= 0 ? row_of[nl.parent[node]] : row_of[node]; };
+  std::vector<double> c(k * k, 0.0);
+  for (int32_t n = 0; n < nl.num_nets(); ++n) {
+    const int32_t a = row(nl.net_pins[nl.net_start[n]]);
+    if (a < 0) continue;
+    for (int32_t p = nl.net_start[n] + 1; p < nl.net_start[n + 1]; ++p) {
+      const int32_t b = row(nl.net_pins[p]);
+      if (b >= 0) c[static_cast<size_t>(a) * k + b] += nl.net_weight[n];
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
 std::vector<double> PlcClient::MacroAdjacency() const {
   const size_t m = nl_.macros.size();
   std::vector<int32_t> row_of(nl_.num_nodes(), -1);
   for (size_t i = 0; i < m; ++i) row_of[nl_.macros[i]] = static_cast<int32_t>(i);
-  std::vector<double> c(m * m, 0.0);  // c[a·m + b] = c(a→b)
-  for (int32_t k = 0; k < nl_.num_nets(); ++k) {
-    const int32_t driver = nl_.net_pins[nl_.net_start[k]];
-    const int32_t a = nl_.parent[driver] >= 0 ? row_of[nl_.parent[driver]] : -1;
-    if (a < 0) continue;
-    for (int32_t p = nl_.net_start[k] + 1; p < nl_.net_start[k + 1]; ++p) {
-      const int32_t sink = nl_.net_pins[p];
-      const int32_t b = nl_.parent[sink] >= 0 ? row_of[nl_.parent[sink]] : -1;
-      if (b >= 0) c[static_cast<size_t>(a) * m + b] += nl_.net_weight[k];
-    }
-  }
+  const std::vector<double> c = DirectedConnections(nl_, row_of, m);
   std::vector<double> adj(m * m);
   for (size_t i = 0; i < m; ++i)
     for (size_t j = 0; j < m; ++j) adj[i * m + j] = c[j * m + i] + c[i * m + j];
   return adj;
+}
+
+std::pair<std::vector<double>, std::vector<int32_t>> PlcClient::MacroAndClusteredPortAdjacency() const {
+  const size_t m = nl_.macros.size();
+  const double gw = settings_.canvas_width / settings_.cols, gh = settings_.canvas_height / settings_.rows;
+  const auto clamp = [](double v, int32_t n) {
+    const double f = std::floor(v);
+    return f < 0 ? 0 : f > n - 1 ? n - 1 : static_cast<int32_t>(f);
+  };
+  std::vector<int32_t> port_cell(nl_.ports.size());
+  std::vector<int32_t> cells;
+  for (size_t i = 0; i < nl_.ports.size(); ++i) {
+    const int32_t p = nl_.ports[i];
+    port_cell[i] = clamp(pc_->y(p) / gh, settings_.rows) * settings_.cols + clamp(pc_->x(p) / gw, settings_.cols);
+    cells.push_back(port_cell[i]);
+  }
+  std::sort(cells.begin(), cells.end());
+  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  // Rows: the macros, then the clusters (a port counts in its cluster's row).
+  const size_t k = m + cells.size();
+  std::vector<int32_t> row_of(nl_.num_nodes(), -1);
+  for (size_t i = 0; i < m; ++i) row_of[nl_.macros[i]] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < nl_.ports.size(); ++i)
+    row_of[nl_.ports[i]] =
+        static_cast<int32_t>(m + (std::lower_bound(cells.begin(), cells.end(), port_cell[i]) - cells.begin()));
+  const std::vector<double> c = DirectedConnections(nl_, row_of, k);
+  std::vector<double> adj(k * k, 0.0);
+  for (size_t i = 0; i < k; ++i)
+    for (size_t j = 0; j < k; ++j)
+      if (i < m || j < m) adj[i * k + j] = c[j * k + i] + c[i * k + j];  // no port-to-port entries
+  return {adj, cells};
 }
 
 void PlcClient::CreateBlockage(double minx, double miny, double maxx, double maxy, double rate) {

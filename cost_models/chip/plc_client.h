@@ -106,6 +106,11 @@ class PlcClient {
   // c(j→i), c(a→b) = Σ over nets driven by a pin of a, of the net's weight per sink that is a
   // pin of b (the diagonal counts a macro's nets into itself twice), as TILOS computes it.
   std::vector<double> MacroAdjacency() const;
+  // The same over the macros and the "clustered ports" (one per grid cell holding a port, at the
+  // port's grid cell as GridCellOfNode computes it, in ascending cell order): (K × K row-major,
+  // K = M + clusters; a cluster's entries with a macro sum its ports' c both ways, the
+  // port-to-port block is 0) and the clusters' cells.
+  std::pair<std::vector<double>, std::vector<int32_t>> MacroAndClusteredPortAdjacency() const;
 
   // --- blockages (the .plc header's `Blockage` lines and those created) ---
   const std::vector<Blockage>& Blockages() const { return settings_.blockages; }

@@ -1,6 +1,6 @@
 """placerl.PlacementCost, the rest of what Circuit Training's environment and observation extractor
 call: get_macro_adjacency, get_node_mask, unplace_all_nodes / unplace_node / is_node_placed,
-get_grid_cell_of_node (each against TILOS's plc_client_os.py, tests/data/plc_api_golden/),
+get_grid_cell_of_node, get_macro_and_clustered_port_adjacency (each against TILOS's plc_client_os.py, tests/data/plc_api_golden/),
 get_fan_outs_of_node (against the netlist file read here), get_blockages / create_blockage and
 optimize_stdcells (placerl's FD); bad input is a Python exception with one line."""
 import gzip
@@ -24,7 +24,7 @@ def golden_cases():
 def test_every_golden_case_of_the_reference_implementation():
     cases = golden_cases()
     assert len(cases) >= 8
-    checked = {"mask": 0, "is_placed": 0, "adjacency": 0}
+    checked = {"mask": 0, "is_placed": 0, "adjacency": 0, "clustered": 0}
     by_name = {c["name"]: c for c in cases}
     for c in cases:
         if isinstance(c["adjacency_nonzero"], str):  # the same netlist as that case
@@ -40,6 +40,16 @@ def test_every_golden_case_of_the_reference_implementation():
         assert adj.shape == (m * m,)
         np.testing.assert_allclose(adj, expected, rtol=0, atol=1e-9, err_msg=c["name"])
         checked["adjacency"] += len(c["adjacency_nonzero"])
+        # The macros and the clustered ports: the macro block is the adjacency above.
+        k = c["clustered_size"]
+        clustered = np.zeros((k, k))
+        clustered[:m, :m] = expected.reshape(m, m)
+        for i, j, v in c["clustered_port_nonzero"]:
+            clustered[i, j] = v
+        got, cells = plc.get_macro_and_clustered_port_adjacency()
+        assert list(cells) == c["clustered_cells"], c["name"]
+        np.testing.assert_allclose(got, clustered.ravel(), rtol=0, atol=1e-9, err_msg=c["name"])
+        checked["clustered"] += len(c["clustered_port_nonzero"])
         for op in c["ops"]:
             if op[0] == "mask":
                 got = plc.get_node_mask(op[1])
@@ -58,7 +68,7 @@ def test_every_golden_case_of_the_reference_implementation():
                 raise AssertionError(op[0])
         for node, cell in c["grid_cell_of_node_after_ops"].items():
             assert plc.get_grid_cell_of_node(int(node)) == cell, f"{c['name']}: grid cell of {node}"
-    assert checked["mask"] >= 50 and checked["is_placed"] >= 30 and checked["adjacency"] >= 100
+    assert checked["mask"] >= 50 and checked["is_placed"] >= 30 and checked["adjacency"] >= 100 and checked["clustered"] >= 200
 
 
 def read_fan_outs(path):

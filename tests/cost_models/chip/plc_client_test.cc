@@ -168,6 +168,16 @@ TEST(PlcClient, MasksPlacedFlagsAndAdjacencyEqualTheReference) {
     const std::vector<double> adj = plc.MacroAdjacency();
     ASSERT_EQ(adj.size(), expected.size());
     for (size_t i = 0; i < adj.size(); ++i) ASSERT_NEAR(adj[i], expected[i], 1e-9) << i;
+    // The macros and the clustered ports (the macro block is the adjacency above).
+    const size_t k = c.at("clustered_size");
+    std::vector<double> clustered(k * k, 0.0);
+    for (size_t i = 0; i < m; ++i)
+      for (size_t j = 0; j < m; ++j) clustered[i * k + j] = expected[i * m + j];
+    for (const auto& e : c.at("clustered_port_nonzero")) clustered[e[0].get<size_t>() * k + e[1].get<size_t>()] = e[2];
+    const auto [got, cells] = plc.MacroAndClusteredPortAdjacency();
+    EXPECT_EQ(cells, c.at("clustered_cells").get<std::vector<int32_t>>());
+    ASSERT_EQ(got.size(), clustered.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], clustered[i], 1e-9) << i;
     for (const auto& op : c.at("ops")) {
       const std::string what = op[0];
       if (what == "mask") {
