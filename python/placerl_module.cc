@@ -585,6 +585,12 @@ void BindPlacementCost(py::module_& m) {
             return py::make_tuple(py::array_t<double>(static_cast<py::ssize_t>(adj.size()), adj.data()), cells);
           },
           "(K x K flattened over the macros then the port clusters, the clusters' grid cells ascending)")
+      .def(
+          "get_fake_nets", [](const PlcClient&) { return py::list(); },
+          "[] — placerl has no fake nets (CT's add_fake_net is not supported); what CT's observation extractor reads")
+      .def(
+          "has_area_constraint", [](const PlcClient&) { return false; },
+          "False — placerl has no area constraints (power-domain regions); what CT's environment asks")
       .def("get_blockages",
            [](const PlcClient& p) {
              py::list out;

@@ -125,6 +125,7 @@ def test_blockages_and_optimize_stdcells():
     plc = placerl.PlacementCost(ARIANE)
     plc.restore_placement(ARIANE_PLC)
     assert plc.get_blockages() == []
+    assert plc.get_fake_nets() == [] and plc.has_area_constraint() is False
     plc.create_blockage(10.0, 20.0, 110.0, 220.0, 0.5)
     assert plc.get_blockages() == [(10.0, 20.0, 110.0, 220.0, 0.5)]
     w, h = plc.get_canvas_width_height()
