@@ -171,3 +171,41 @@ def test_bad_input_raises_with_one_line():
     with pytest.raises(TypeError):
         plc.optimize_stdcells(**{**fd, "num_steps": "many"})
     assert plc.get_blockages() == []  # nothing changed
+
+
+def test_a_circuit_training_style_episode(tmp_path):
+    """What CT's environment does with plc_client: unplace everything, place the hard macros one by
+    one on a legal cell of get_node_mask, FD for the soft macros, read the costs; the result is a
+    legal placement whose costs equal a fresh evaluation of the saved .plc."""
+    plc = placerl.PlacementCost(ARIANE)
+    plc.restore_placement(ARIANE_PLC)
+    hard = [m for m in plc.get_macro_indices() if not plc.is_node_soft_macro(m)]
+    hard.sort(key=lambda m: -np.prod(plc.get_node_width_height(m)))  # CT: largest first
+    plc.unplace_all_nodes()
+    rng = np.random.default_rng(3)
+    for m in hard:
+        mask = plc.get_node_mask(m)
+        legal = np.flatnonzero(mask)
+        assert legal.size > 0
+        plc.place_node(m, int(rng.choice(legal)))
+        assert plc.is_node_placed(m)
+    # No two hard macros overlap (what the masks guarantee).
+    boxes = []
+    for m in hard:
+        (x, y), (w, h) = plc.get_node_location(m), plc.get_node_width_height(m)
+        boxes.append((x - w / 2, y - h / 2, x + w / 2, y + h / 2))
+    for i in range(len(boxes)):
+        for j in range(i + 1, len(boxes)):
+            a, b = boxes[i], boxes[j]
+            dx = min(a[2], b[2]) - max(a[0], b[0])
+            dy = min(a[3], b[3]) - max(a[1], b[1])
+            assert not (dx > 1e-9 and dy > 1e-9), (hard[i], hard[j])
+    w, h = plc.get_canvas_width_height()
+    plc.optimize_stdcells(False, True, False, False, False, 1.0, [100, 100, 100], [max(w, h) / 100] * 3,
+                          [100.0, 1e-3, 1e-5], [0.0, 1e6, 1e7])
+    saved = str(tmp_path / "episode.plc")
+    plc.save_placement(saved)
+    fresh = placerl.PlacementCost(ARIANE)
+    fresh.restore_placement(saved)
+    for name in ["get_cost", "get_density_cost", "get_congestion_cost"]:
+        assert getattr(plc, name)() == pytest.approx(getattr(fresh, name)(), rel=1e-6, abs=1e-9), name
