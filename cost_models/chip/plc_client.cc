@@ -1,5 +1,6 @@
 #include "cost_models/chip/plc_client.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "datasets/chip/design.h"
@@ -20,6 +21,9 @@ PlcClient::PlcClient(const std::string& netlist_path) : nl_(ReadNetlist(netlist_
   if (nl_.num_nodes() == 0) throw ConfigError(netlist_path + ": the netlist has no nodes");
   settings_ = ResolveDefaults(PlacementSettings{}, nl_);
   pc_ = std::make_unique<ProxyCost>(nl_, settings_);
+  placed_.assign(nl_.num_nodes(), 1);
+  placed_macro_.assign(nl_.num_nodes(), 0);
+  for (const int32_t m : nl_.macros) placed_macro_[m] = 1;
 }
 
 PlcClient::~PlcClient() = default;
@@ -259,7 +263,183 @@ std::pair<double, double> PlcClient::CellCentre(int32_t cell) const {
 void PlcClient::PlaceNode(int32_t node, int32_t cell) {
   CheckMacro(node, "place_node");
   const auto [x, y] = CellCentre(cell);
+  if (nl_.fixed[node]) return;  // as TILOS: a fixed node stays
   cost().MoveNode(node, x, y);
+  placed_[node] = 1;
+  ++placed_macro_[node];
+}
+
+namespace {
+
+void CheckPlaceable(const Netlist& nl, int32_t node, const char* what) {
+  if (nl.parent[node] >= 0)
+    throw ConfigError(std::string(what) + ": node " + std::to_string(node) + " (" + nl.name[node] +
+                      ") is a macro pin: only ports, macros and standard cells are placed");
+}
+
+}  // namespace
+
+bool PlcClient::IsNodePlaced(int32_t node) const {
+  CheckNode(node, "is_node_placed");
+  CheckPlaceable(nl_, node, "is_node_placed");
+  return placed_[node] != 0;
+}
+
+void PlcClient::UnplaceNode(int32_t node) {
+  CheckNode(node, "unplace_node");
+  CheckPlaceable(nl_, node, "unplace_node");
+  if (nl_.fixed[node]) return;
+  placed_[node] = 0;
+  if (nl_.type[node] == chip::NodeType::kHardMacro && placed_macro_[node] > 0) --placed_macro_[node];
+}
+
+void PlcClient::UnplaceAllNodes() {
+  for (int32_t i = 0; i < nl_.num_nodes(); ++i) {
+    if (nl_.parent[i] < 0 && !nl_.fixed[i]) placed_[i] = 0;
+    placed_macro_[i] = 0;
+  }
+}
+
+std::vector<int32_t> PlcClient::NodeMask(int32_t node) const {
+  CheckNode(node, "get_node_mask");
+  const bool point = nl_.type[node] == chip::NodeType::kPort || nl_.parent[node] >= 0;
+  const double w = point ? 1e-3 : nl_.width[node], h = point ? 1e-3 : nl_.height[node];
+  const double W = settings_.canvas_width, H = settings_.canvas_height;
+  const int32_t cols = settings_.cols, rows = settings_.rows;
+  const double gw = W / cols, gh = H / rows;
+  struct Box {
+    double x0, y0, x1, y1;
+  };
+  auto overlap = [](const Box& a, const Box& b) {
+    const double dx = std::min(a.x1, b.x1) - std::max(a.x0, b.x0);
+    const double dy = std::min(a.y1, b.y1) - std::max(a.y0, b.y0);
+    return dx >= 0 && dy >= 0 ? dx * dy : 0.0;
+  };
+  std::vector<Box> placed;
+  for (const int32_t m : nl_.macros) {
+    if (placed_macro_[m] == 0 || !placed_[m]) continue;
+    const double px = pc_->x(m), py = pc_->y(m), pw = nl_.width[m], ph = nl_.height[m];
+    placed.push_back({px - pw / 2, py - ph / 2, px + pw / 2, py + ph / 2});
+  }
+  const Box canvas{0, 0, W, H};
+  std::vector<int32_t> mask(static_cast<size_t>(cols) * rows, 1);
+  for (int32_t i = 0; i < rows; ++i) {
+    for (int32_t j = 0; j < cols; ++j) {
+      const double cx = j * gw + gw / 2, cy = i * gh + gh / 2;
+      const Box b{cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2};
+      int32_t& m = mask[static_cast<size_t>(i) * cols + j];
+      if (std::fabs(overlap(canvas, b) - w * h) > 1e-8) {
+        m = 0;
+        continue;
+      }
+      for (const Box& p : placed) {
+        if (overlap(p, b) > 0) {
+          m = 0;
+          break;
+        }
+      }
+    }
+  }
+  return mask;
+}
+
+int32_t PlcClient::GridCellOfNode(int32_t node) const {
+  CheckMacro(node, "get_grid_cell_of_node");
+  const double gw = settings_.canvas_width / settings_.cols, gh = settings_.canvas_height / settings_.rows;
+  const auto clamp = [](double v, int32_t n) {
+    const double f = std::floor(v);
+    return f < 0 ? 0 : f > n - 1 ? n - 1 : static_cast<int32_t>(f);
+  };
+  const int32_t row = clamp(pc_->y(node) / gh, settings_.rows), col = clamp(pc_->x(node) / gw, settings_.cols);
+  return row * settings_.cols + col;
+}
+
+std::vector<int32_t> PlcClient::FanOutsOfNode(int32_t node) const {
+  CheckNode(node, "get_fan_outs_of_node");
+  if (driver_net_.empty()) {
+    driver_net_.assign(nl_.num_nodes(), -1);
+    for (int32_t k = 0; k < nl_.num_nets(); ++k) driver_net_[nl_.net_pins[nl_.net_start[k]]] = k;
+  }
+  const int32_t k = driver_net_[node];
+  if (k < 0) return {};
+  return std::vector<int32_t>(nl_.net_pins.begin() + nl_.net_start[k] + 1, nl_.net_pins.begin() + nl_.net_start[k + 1]);
+}
+
+namespace {
+
+// c[a·k + b] = c(a→b) over the nodes `row_of` maps to 0 … k-1 (macros through their pins, ports
+// themselves): per net driven by a, its weight per sink in b.
+std::vector<double> DirectedConnections(const Netlist& nl, const std::vector<int32_t>& row_of, size_t k) {
+  auto row = [&](int32_t node) { return nl.parent[node] >= 0 ? row_of[nl.parent[node]] : row_of[node]; };
+  std::vector<double> c(k * k, 0.0);
+  for (int32_t n = 0; n < nl.num_nets(); ++n) {
+    const int32_t a = row(nl.net_pins[nl.net_start[n]]);
+    if (a < 0) continue;
+    for (int32_t p = nl.net_start[n] + 1; p < nl.net_start[n + 1]; ++p) {
+      const int32_t b = row(nl.net_pins[p]);
+      if (b >= 0) c[static_cast<size_t>(a) * k + b] += nl.net_weight[n];
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<double> PlcClient::MacroAdjacency() const {
+  const size_t m = nl_.macros.size();
+  std::vector<int32_t> row_of(nl_.num_nodes(), -1);
+  for (size_t i = 0; i < m; ++i) row_of[nl_.macros[i]] = static_cast<int32_t>(i);
+  const std::vector<double> c = DirectedConnections(nl_, row_of, m);
+  std::vector<double> adj(m * m);
+  for (size_t i = 0; i < m; ++i)
+    for (size_t j = 0; j < m; ++j) adj[i * m + j] = c[j * m + i] + c[i * m + j];
+  return adj;
+}
+
+std::pair<std::vector<double>, std::vector<int32_t>> PlcClient::MacroAndClusteredPortAdjacency() const {
+  const size_t m = nl_.macros.size();
+  const double gw = settings_.canvas_width / settings_.cols, gh = settings_.canvas_height / settings_.rows;
+  const auto clamp = [](double v, int32_t n) {
+    const double f = std::floor(v);
+    return f < 0 ? 0 : f > n - 1 ? n - 1 : static_cast<int32_t>(f);
+  };
+  std::vector<int32_t> port_cell(nl_.ports.size());
+  std::vector<int32_t> cells;
+  for (size_t i = 0; i < nl_.ports.size(); ++i) {
+    const int32_t p = nl_.ports[i];
+    port_cell[i] = clamp(pc_->y(p) / gh, settings_.rows) * settings_.cols + clamp(pc_->x(p) / gw, settings_.cols);
+    cells.push_back(port_cell[i]);
+  }
+  std::sort(cells.begin(), cells.end());
+  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  // Rows: the macros, then the clusters (a port counts in its cluster's row).
+  const size_t k = m + cells.size();
+  std::vector<int32_t> row_of(nl_.num_nodes(), -1);
+  for (size_t i = 0; i < m; ++i) row_of[nl_.macros[i]] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < nl_.ports.size(); ++i)
+    row_of[nl_.ports[i]] =
+        static_cast<int32_t>(m + (std::lower_bound(cells.begin(), cells.end(), port_cell[i]) - cells.begin()));
+  const std::vector<double> c = DirectedConnections(nl_, row_of, k);
+  std::vector<double> adj(k * k, 0.0);
+  for (size_t i = 0; i < k; ++i)
+    for (size_t j = 0; j < k; ++j)
+      if (i < m || j < m) adj[i * k + j] = c[j * k + i] + c[i * k + j];  // no port-to-port entries
+  return {adj, cells};
+}
+
+void PlcClient::CreateBlockage(double minx, double miny, double maxx, double maxy, double rate) {
+  if (!std::isfinite(minx) || !std::isfinite(miny) || !std::isfinite(maxx) || !std::isfinite(maxy) || minx > maxx ||
+      miny > maxy)
+    throw ConfigError("create_blockage: the rectangle must be finite with min <= max");
+  if (!(rate >= 0 && rate <= 1)) throw ConfigError("create_blockage: the rate must be in [0, 1]");
+  PlacementSettings s = settings_;
+  s.blockages.push_back(Blockage{minx, miny, maxx, maxy, rate});
+  Resettle(s);
+}
+
+void PlcClient::OptimizeStdcells(const ForceDirectedOptions& opt) {
+  ForceDirectedPlacer fd(nl_, settings_, opt);  // throws ConfigError on bad options, before any change
+  fd.Run(pc_.get());
 }
 
 std::vector<double> PlcClient::GridCellsDensity() {

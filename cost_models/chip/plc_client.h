@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost_models/chip/fd_placer.h"
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/netlist.h"
 #include "datasets/chip/plc.h"
@@ -80,6 +81,46 @@ class PlcClient {
   void PlaceNode(int32_t node, int32_t cell);
   std::pair<double, double> CellCentre(int32_t cell) const;
 
+  // --- placed flags and masks (CT's environment: unplace_all_nodes, then place_node one macro
+  // at a time, asking get_node_mask before each) ---
+  // A port, macro or standard cell is "placed" from the start; UnplaceAllNodes clears every
+  // flag but those of fixed nodes and forgets every placed macro; PlaceNode (a macro that is
+  // not fixed) sets it again. A macro pin is refused (ConfigError).
+  bool IsNodePlaced(int32_t node) const;
+  void UnplaceNode(int32_t node);  // not a fixed node; a hard macro is also forgotten as placed
+  void UnplaceAllNodes();
+  // 1 per grid cell (row-major) where `node` (its width × height; a port or pin: 1e-3 square)
+  // centred on the cell's centre lies inside the canvas (|overlap − area| ≤ 1e-8) and overlaps
+  // (area > 0) no placed macro — every macro initially (soft ones too), after UnplaceAllNodes
+  // those placed since (TILOS's semantics; blockages are not part of it there either).
+  std::vector<int32_t> NodeMask(int32_t node) const;
+  // The grid cell (row·cols + col) of a macro's centre: floor(y / cell height), floor(x / cell
+  // width), clamped to the grid.
+  int32_t GridCellOfNode(int32_t node) const;
+
+  // --- connectivity ---
+  // The nodes a port, macro pin or standard cell drives (its net's sinks, file order); empty
+  // for a node that drives nothing and for macros.
+  std::vector<int32_t> FanOutsOfNode(int32_t node) const;
+  // M × M row-major, M = hard + soft macros in ascending node index: entry (i, j) = c(i→j) +
+  // c(j→i), c(a→b) = Σ over nets driven by a pin of a, of the net's weight per sink that is a
+  // pin of b (the diagonal counts a macro's nets into itself twice), as TILOS computes it.
+  std::vector<double> MacroAdjacency() const;
+  // The same over the macros and the "clustered ports" (one per grid cell holding a port, at the
+  // port's grid cell as GridCellOfNode computes it, in ascending cell order): (K × K row-major,
+  // K = M + clusters; a cluster's entries with a macro sum its ports' c both ways, the
+  // port-to-port block is 0) and the clusters' cells.
+  std::pair<std::vector<double>, std::vector<int32_t>> MacroAndClusteredPortAdjacency() const;
+
+  // --- blockages (the .plc header's `Blockage` lines and those created) ---
+  const std::vector<Blockage>& Blockages() const { return settings_.blockages; }
+  void CreateBlockage(double minx, double miny, double maxx, double maxy, double rate);
+
+  // --- force-directed placement of the soft macros (cost_models/chip/fd_placer.h) ---
+  // CT's optimize_stdcells: `opt` carries io_factor, the per-phase lists and use_current_loc;
+  // hard macros, ports and standard cells do not move. The placed flags are not changed.
+  void OptimizeStdcells(const ForceDirectedOptions& opt);
+
   // --- grids (row-major, cols·rows values, as of the current placement) ---
   std::vector<double> GridCellsDensity();
   std::vector<double> HorizontalRoutingCongestion();
@@ -96,6 +137,9 @@ class PlcClient {
   Netlist nl_;
   PlacementSettings settings_;
   std::unique_ptr<ProxyCost> pc_;
+  std::vector<uint8_t> placed_;          // per node (pins: unused)
+  std::vector<int32_t> placed_macro_;    // per node: how often it is on TILOS's placed-macro list
+  mutable std::vector<int32_t> driver_net_;  // per node: the net it drives or -1 (built on first use)
 };
 
 }  // namespace placerl::chip

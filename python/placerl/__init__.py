@@ -17,7 +17,7 @@ import numpy as np
 from . import _core
 from ._core import ConfigError, Error, InfeasibleAction, ParseError, PlacementCost
 
-__all__ = ["make", "make_vec", "Env", "VecEnv", "Discrete", "Box", "Dict", "PlacementCost", "Error",
+__all__ = ["make", "make_vec", "Env", "VecEnv", "Discrete", "Box", "Dict", "PlacementCost", "Policy", "Error",
            "ConfigError", "ParseError", "InfeasibleAction"]
 
 
@@ -116,6 +116,8 @@ class Env:
         self.action_space = Discrete(self._core.num_actions)
         self.observation_space = _observation_space(self._core)
         self._static = self._core.static_arrays()
+        self._stepper = _core.GymStepper(self._core)
+        self.step = self._stepper.step  # the C++ call itself: no Python frame per step
         self._next_seed = 0
 
     def _live(self):
@@ -138,13 +140,6 @@ class Env:
     def episode_length(self):
         return self._live().episode_length
 
-    def _obs(self):
-        d = self._core.dynamic_arrays()
-        d["current_node"] = np.int32(d["current_node"])
-        d["node_features"] = self._static["node_features"]
-        del d["step"]
-        return d
-
     def reset(self, *, seed=None, options=None):
         core = self._live()
         if seed is None:
@@ -153,19 +148,13 @@ class Env:
         if seed < 0:
             raise ConfigError(f"reset: the seed must be >= 0 (got {seed})")
         self._next_seed = seed + 1
-        core.reset(seed)
-        info = core.info()
-        return self._obs(), info
+        return self._stepper.reset(seed)
 
     def step(self, action):
-        core = self._live()
-        a = int(action)
-        if a != action:
-            raise ConfigError(f"step: the action must be an integer (got {action!r})")
-        reward, done, infeasible = core.step(a)
-        info = core.info()
-        info["infeasible"] = bool(infeasible)
-        return self._obs(), float(reward), bool(done), False, info
+        """(obs, reward, terminated, truncated, info). Instances call _core.GymStepper.step directly
+        (bound in __init__): an integer (Python, NumPy or an integral float) or ConfigError /
+        InfeasibleAction / TypeError."""
+        return self._stepper.step(action)
 
     def action_masks(self):
         """The legal actions now, as a bool array (a copy)."""
@@ -176,10 +165,14 @@ class Env:
         other = Env.__new__(Env)
         other.__dict__.update(self.__dict__)
         other._core = self._live().clone()
+        other._stepper = _core.GymStepper(other._core)
+        other.step = other._stepper.step
         return other
 
     def close(self):
         self._core = None
+        if self._stepper is not None:
+            self._stepper.close()
 
     def __repr__(self):
         return f"placerl.Env({self.spec if self._core is not None else 'closed'})"
@@ -211,24 +204,16 @@ class VecEnv:
             raise Error("the vector environment is closed")
         return self._core
 
-    def _obs(self, a):
-        return {"current_node": a["current_node"], "action_mask": a["action_mask"], "node_dynamic": a["node_dynamic"]}
-
     def reset(self, *, seed=None, options=None):
         core = self._live()
         if seed is not None:
             raise ConfigError("VecEnv.reset: the seeds are given to make_vec (seed=…)")
-        core.reset()
-        return self._obs(core.arrays()), {}
+        return core.gym_reset(self._info_names)
 
     def step(self, actions):
-        core = self._live()
-        core.step(np.asarray(actions, dtype=np.int32))
-        a = core.arrays()
-        done = a["done"].astype(bool)
-        info = {"infeasible": a["infeasible"].astype(bool), "episode_return": a["episode_return"],
-                "final_info": a["final_info"], "info_names": self._info_names}
-        return self._obs(a), a["reward"], done, np.zeros_like(done), info
+        """(obs, reward, terminated, truncated, info) in one C++ call: views of the batch buffers
+        (valid until the next step; copy them to keep them)."""
+        return self._live().gym_step(actions)
 
     def action_masks(self):
         return self._live().arrays()["action_mask"].astype(bool)
@@ -242,3 +227,66 @@ def make_vec(spec, n, seed=0):
     if not isinstance(spec, str):
         raise ConfigError(f"make_vec: the spec must be a string (got {type(spec).__name__})")
     return VecEnv(spec, n, seed)
+
+
+class Policy:
+    """A trained policy: a place-train (or device-train) checkpoint, acting on an environment of
+    the layout it was trained on (encoders/policy.h; the forward pass is C++/LibTorch).
+
+        policy = placerl.Policy.load("experiments/pretrained/chip")
+        env = placerl.make("chip(netlist=…,plc=…)")
+        obs, info = env.reset(seed=1)
+        while True:
+            obs, reward, terminated, truncated, info = env.step(policy.act(env, greedy=True))
+            if terminated:
+                break
+
+    act() takes the environment (placerl.Env), not only its observation: the policy's graph
+    encoder reads the environment's static graph (cached per instance)."""
+
+    def __init__(self, core):
+        self._core = core
+
+    @staticmethod
+    def load(checkpoint):
+        """A checkpoint file, or a run directory (its checkpoints/latest.ckpt), as `place` takes."""
+        import os
+        if not isinstance(checkpoint, (str, os.PathLike)):
+            raise ConfigError(f"Policy.load: the checkpoint must be a path (got {type(checkpoint).__name__})")
+        path = os.fspath(checkpoint)
+        if os.path.isdir(path):
+            f = os.path.join(path, "checkpoints", "latest.ckpt")
+            if not os.path.exists(f):
+                raise ConfigError(f"{path}: no checkpoints/latest.ckpt in this directory")
+            path = f
+        elif not os.path.exists(path):
+            raise ConfigError(f"{path}: no such checkpoint")
+        try:
+            from . import _policy  # LibTorch: loaded here, not by `import placerl`
+        except ImportError as e:
+            raise Error(f"Policy.load: placerl was built without LibTorch ({e})") from None
+        return Policy(_policy.Policy(path))
+
+    @staticmethod
+    def _env_core(env):
+        if isinstance(env, Env):
+            return env._live()
+        if isinstance(env, _core.Environment):
+            return env
+        raise TypeError(f"Policy: expected a placerl.Env (got {type(env).__name__})")
+
+    def act(self, env, greedy=True, seed=None):
+        """The action for env's current state: the most likely legal one (greedy=True) or a
+        sample from the policy (its own RNG, reseeded with `seed` when given)."""
+        return self._core.act(self._env_core(env), bool(greedy), seed)
+
+    def evaluate(self, env):
+        """(masked logits as a NumPy array, value) of env's current state."""
+        return self._core.evaluate(self._env_core(env))
+
+    @property
+    def path(self):
+        return self._core.path
+
+    def __repr__(self):
+        return f"placerl.Policy({self._core.path})"

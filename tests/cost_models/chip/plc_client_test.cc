@@ -2,7 +2,8 @@
 // after restore_placement every golden case of TILOS's plc_client_os.py (tests/data/proxy_golden)
 // gives the reference's four numbers; moves, orientations and settings changes give what a fresh
 // full evaluation of the same placement gives; a saved .plc restores to the same costs; bad
-// indices, orientations and settings are one-line errors that leave the object unchanged.
+// indices, orientations and settings are one-line errors that leave the object unchanged; masks,
+// placed flags, grid cells and the macro adjacency equal TILOS's (tests/data/plc_api_golden).
 #include "cost_models/chip/plc_client.h"
 
 #include <gtest/gtest.h>
@@ -144,6 +145,98 @@ TEST(PlcClient, BadInputIsAOneLineErrorAndChangesNothing) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
   }
+}
+
+// CT's environment API: masks, placed flags, grid cells and the macro adjacency against TILOS's
+// plc_client_os.py (tests/data/plc_api_golden: the same operations in the same order).
+TEST(PlcClient, MasksPlacedFlagsAndAdjacencyEqualTheReference) {
+  const auto cases = nlohmann::json::parse(ReadFile("tests/data/plc_api_golden/golden.json"));
+  ASSERT_GE(cases.size(), 8u);
+  int masks = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.at("name").get<std::string>());
+    PlcClient plc(c.at("netlist").get<std::string>());
+    plc.RestorePlacement(c.at("plc").get<std::string>());
+    const size_t m = c.at("adjacency_size");
+    std::vector<double> expected(m * m, 0.0);
+    const nlohmann::json* nonzero = &c.at("adjacency_nonzero");
+    if (nonzero->is_string())  // the same netlist as the case it names
+      for (const auto& other : cases)
+        if (other.at("name") == *nonzero) nonzero = &other.at("adjacency_nonzero");
+    ASSERT_TRUE(nonzero->is_array());
+    for (const auto& e : *nonzero) expected[e[0].get<size_t>() * m + e[1].get<size_t>()] = e[2];
+    const std::vector<double> adj = plc.MacroAdjacency();
+    ASSERT_EQ(adj.size(), expected.size());
+    for (size_t i = 0; i < adj.size(); ++i) ASSERT_NEAR(adj[i], expected[i], 1e-9) << i;
+    // The macros and the clustered ports (the macro block is the adjacency above).
+    const size_t k = c.at("clustered_size");
+    std::vector<double> clustered(k * k, 0.0);
+    for (size_t i = 0; i < m; ++i)
+      for (size_t j = 0; j < m; ++j) clustered[i * k + j] = expected[i * m + j];
+    for (const auto& e : c.at("clustered_port_nonzero")) clustered[e[0].get<size_t>() * k + e[1].get<size_t>()] = e[2];
+    const auto [got, cells] = plc.MacroAndClusteredPortAdjacency();
+    EXPECT_EQ(cells, c.at("clustered_cells").get<std::vector<int32_t>>());
+    ASSERT_EQ(got.size(), clustered.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], clustered[i], 1e-9) << i;
+    for (const auto& op : c.at("ops")) {
+      const std::string what = op[0];
+      if (what == "mask") {
+        EXPECT_EQ(plc.NodeMask(op[1]), op[2].get<std::vector<int32_t>>()) << "node " << op[1];
+        ++masks;
+      } else if (what == "is_placed") {
+        EXPECT_EQ(plc.IsNodePlaced(op[1]), op[2].get<bool>()) << "node " << op[1];
+      } else if (what == "unplace_all") {
+        plc.UnplaceAllNodes();
+      } else if (what == "place") {
+        plc.PlaceNode(op[1], op[2]);
+      } else if (what == "unplace") {
+        plc.UnplaceNode(op[1]);
+      }
+    }
+    for (const auto& [node, cell] : c.at("grid_cell_of_node_after_ops").items())
+      EXPECT_EQ(plc.GridCellOfNode(std::stoi(node)), cell.get<int32_t>()) << node;
+  }
+  EXPECT_GE(masks, 50);
+}
+
+TEST(PlcClient, FanOutsPlaceNodeOnFixedMacrosAndFd) {
+  PlcClient plc("../shared/datasets/chip/ariane133_ng45/netlist.pb.txt.gz");
+  plc.RestorePlacement("../shared/datasets/chip/ariane133_ng45/initial.plc");
+  const Netlist& nl = plc.netlist();
+  for (int32_t k = 0; k < nl.num_nets(); k += 97) {
+    const int32_t driver = nl.net_pins[nl.net_start[k]];
+    EXPECT_EQ(plc.FanOutsOfNode(driver),
+              std::vector<int32_t>(nl.net_pins.begin() + nl.net_start[k] + 1, nl.net_pins.begin() + nl.net_start[k + 1]));
+  }
+  EXPECT_TRUE(plc.FanOutsOfNode(nl.hard_macros[0]).empty());
+  // place_node leaves a fixed macro where it is (regression: it used to move it).
+  const int32_t m = nl.hard_macros[0];
+  plc.FixNodeCoord(m);
+  const auto before = plc.NodeLocation(m);
+  plc.PlaceNode(m, 0);
+  EXPECT_EQ(plc.NodeLocation(m), before);
+  plc.UnplaceAllNodes();
+  EXPECT_TRUE(plc.IsNodePlaced(m));  // fixed: keeps its flag
+  EXPECT_FALSE(plc.IsNodePlaced(nl.hard_macros[1]));
+  EXPECT_THROW(plc.IsNodePlaced(nl.macro_pins[0]), ConfigError);
+  EXPECT_THROW(plc.GridCellOfNode(nl.ports[0]), ConfigError);
+  // FD moves soft macros only.
+  const auto hard_before = plc.NodeLocation(nl.hard_macros[1]);
+  const auto soft_before = plc.NodeLocation(nl.soft_macros[0]);
+  ForceDirectedOptions o;
+  o.num_steps = {20};
+  o.move_distance_factors = {1.0};
+  o.attract_factor = {100.0};
+  o.repel_factor = {0.0};
+  plc.OptimizeStdcells(o);
+  EXPECT_EQ(plc.NodeLocation(nl.hard_macros[1]), hard_before);
+  EXPECT_NE(plc.NodeLocation(nl.soft_macros[0]), soft_before);
+  o.repel_factor = {};
+  EXPECT_THROW(plc.OptimizeStdcells(o), ConfigError);
+  EXPECT_THROW(plc.CreateBlockage(5, 5, 1, 1, 0.5), ConfigError);
+  plc.CreateBlockage(1, 2, 3, 4, 0.5);
+  ASSERT_EQ(plc.Blockages().size(), 1u);
+  EXPECT_EQ(plc.Blockages()[0].maxy, 4);
 }
 
 }  // namespace
