@@ -148,14 +148,7 @@ void ChipEnv::ResetRefine(uint64_t seed) {
   if (opt_.episode_start_best) RestoreTracked(best_xy_);  // the best this copy has reached (the start until it improves)
   const uint64_t n = order_.size();
   refine_first_ = static_cast<size_t>(((seed % n) * (static_cast<uint64_t>(refine_steps_) % n)) % n);
-  state_.step = 0;
-  done_ = false;
-  return_ = 0;
-  const CostBreakdown c = cost_->Cost();
-  last_cost_ = c.proxy_cost;
-  SetInfo(c);
-  info_[5] = static_cast<double>(order_.size());
-  info_[6] = 0;
+  const CostBreakdown c = BeginEpisode(static_cast<double>(order_.size()));
   ep_best_cost_ = INFINITY;
   if (opt_.episode_result_best) RecordBest(c.proxy_cost, &ep_best_xy_, &ep_best_cost_);
   RebuildRefineState();
