@@ -307,14 +307,7 @@ void ChipEnv::Reset(uint64_t seed) {
     f[2] = movable_hard ? 0.f : 1.f;
   }
   SetClusterFeatures();
-  state_.step = 0;
-  done_ = false;
-  return_ = 0;
-  const CostBreakdown c0 = cost_->Cost();
-  last_cost_ = c0.proxy_cost;
-  SetInfo(c0);
-  info_[5] = 0;
-  info_[6] = 0;
+  BeginEpisode(0);
   RefreshMask();
   if (!done_) state_.current_node = graph_node_[order_[0]];
   FillMaps();
@@ -331,6 +324,18 @@ void ChipEnv::SetClusterFeatures() {
     f[1] = static_cast<float>(cluster_xy_[c].second / norm);
     f[2] = 1.f;
   }
+}
+
+CostBreakdown ChipEnv::BeginEpisode(double placed) {
+  state_.step = 0;
+  done_ = false;
+  return_ = 0;
+  const CostBreakdown c = cost_->Cost();
+  last_cost_ = c.proxy_cost;
+  SetInfo(c);
+  info_[5] = placed;
+  info_[6] = 0;
+  return c;
 }
 
 void ChipEnv::SetInfo(const CostBreakdown& c) {

@@ -216,6 +216,9 @@ class ChipEnv : public Environment {
   void SetClusterFeatures();  // the port clusters' node features (they never move)
   void Finish(StepResult* r);
   void SetInfo(const chip::CostBreakdown& c);
+  // The episode-start lines both modes share: step 0, not done, return 0, the cost of the
+  // placement now in cost_ as last cost and info (info[5] = `placed`, info[6] = 0); returns it.
+  chip::CostBreakdown BeginEpisode(double placed);
   void PlaceSoftMacros();
   void FillMaps();
   void AddOccupancy(int32_t macro, double x, double y, double sign = 1.0);

@@ -8,6 +8,7 @@
 
 #include "datasets/util/errors.h"
 #include "env/chip/chip_env.h"
+#include "env/chip/chip_greedy.h"
 
 namespace placerl::env {
 
@@ -68,15 +69,10 @@ void ChipEnv::BuildRefineStart() {
     o.fd_steps_scale = 1.0;
     o.reward = ChipReward::kSparse;
     ChipEnv g(inst_, o);
+    std::vector<std::pair<double, int32_t>> scored;
     while (!g.done()) {
-      const auto& mask = g.action_mask();
-      int32_t best = -1;
-      double best_cost = 0;
-      for (int32_t a = 0; a < static_cast<int32_t>(mask.size()); ++a) {
-        if (!mask[a]) continue;
-        const double c = g.PeekCost(a).proxy_cost;
-        if (best < 0 || c < best_cost) best = a, best_cost = c;
-      }
+      ScoreLegalCells(g, &scored);
+      const int32_t best = scored.empty() ? -1 : std::min_element(scored.begin(), scored.end())->second;
       if (g.Step(best).infeasible)
         throw ConfigError("chip: start=greedy: the greedy pass found no legal cell for hard macro '" +
                           nl.name[g.order_[g.state_.step]] + "'");
@@ -148,14 +144,7 @@ void ChipEnv::ResetRefine(uint64_t seed) {
   if (opt_.episode_start_best) RestoreTracked(best_xy_);  // the best this copy has reached (the start until it improves)
   const uint64_t n = order_.size();
   refine_first_ = static_cast<size_t>(((seed % n) * (static_cast<uint64_t>(refine_steps_) % n)) % n);
-  state_.step = 0;
-  done_ = false;
-  return_ = 0;
-  const CostBreakdown c = cost_->Cost();
-  last_cost_ = c.proxy_cost;
-  SetInfo(c);
-  info_[5] = static_cast<double>(order_.size());
-  info_[6] = 0;
+  const CostBreakdown c = BeginEpisode(static_cast<double>(order_.size()));
   ep_best_cost_ = INFINITY;
   if (opt_.episode_result_best) RecordBest(c.proxy_cost, &ep_best_xy_, &ep_best_cost_);
   RebuildRefineState();

@@ -43,30 +43,6 @@ struct Options {
   run::RunDirFlags dir;
 };
 
-config::DevicePlaceBaselineConfig DefaultConfig() {
-  config::DevicePlaceBaselineConfig c;
-  c.set_method("round_robin");
-  c.set_graph("layered(ops=1000,width=100,fan_in=3,seed=1)");
-  c.set_machine("k80(gpus=4)");
-  c.set_seed(1);
-  c.set_samples(100);
-  c.set_minutes(1);
-  c.set_memory_aware(false);
-  c.set_oom_factor(10);
-  c.set_devices("accelerators");
-  c.set_memory_accounting("static");
-  c.set_heft_insertion(true);
-  c.set_sct_threshold(0.1);
-  c.set_sct_lp_window_ops(500);
-  c.set_partition_imbalance(0.05);
-  c.set_fuse(false);
-  c.set_fuse_target_groups(0);
-  c.set_fuse_max_group_fraction(0.5);
-  c.set_expert_split_unlayered(false);
-  c.set_expert_spread_experts(true);
-  return c;
-}
-
 const Placer& FindPlacer(const std::string& name) {
   std::string names;
   for (const Placer& p : Placers()) {
@@ -77,7 +53,7 @@ const Placer& FindPlacer(const std::string& name) {
 }
 
 config::DevicePlaceBaselineConfig ResolveConfig(const Options& o) {
-  config::DevicePlaceBaselineConfig c = DefaultConfig();
+  config::DevicePlaceBaselineConfig c = DefaultDevicePlaceBaselineConfig();
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
   if (!o.method.empty()) c.set_method(o.method);
   if (!o.graph.empty()) c.set_graph(o.graph);
@@ -623,7 +599,7 @@ int PlaceBaselineDeviceMain(int argc, char** argv) {
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
     run::AddRunDirFlags(app, &o.dir);
-    run::AddHelpConfig(app, "place-baseline --env device", [] { return DefaultConfig(); });
+    run::AddHelpConfig(app, "place-baseline --env device", [] { return DefaultDevicePlaceBaselineConfig(); });
     cli::Parse(app, argc, argv);
     return Run(o, argc, argv);
   });

@@ -328,10 +328,16 @@ const std::vector<Placer>& Placers() {
   return placers;
 }
 
-void RegisterDeviceStartPlacers() {
-  // place-baseline --env device's defaults for the keys these placers read (its DefaultConfig).
+config::DevicePlaceBaselineConfig DefaultDevicePlaceBaselineConfig() {
   config::DevicePlaceBaselineConfig c;
+  c.set_method("round_robin");
+  c.set_graph("layered(ops=1000,width=100,fan_in=3,seed=1)");
+  c.set_machine("k80(gpus=4)");
   c.set_seed(1);
+  c.set_samples(100);
+  c.set_minutes(1);
+  c.set_memory_aware(false);
+  c.set_oom_factor(10);
   c.set_devices("accelerators");
   c.set_memory_accounting("static");
   c.set_heft_insertion(true);
@@ -339,8 +345,17 @@ void RegisterDeviceStartPlacers() {
   c.set_sct_lp_window_ops(500);
   c.set_partition_imbalance(0.05);
   c.set_fuse(false);
+  c.set_fuse_target_groups(0);
+  c.set_fuse_max_group_fraction(0.5);
   c.set_expert_split_unlayered(false);
   c.set_expert_spread_experts(true);
+  return c;
+}
+
+void RegisterDeviceStartPlacers() {
+  // place-baseline --env device's defaults for the keys these placers read (no fusion: the
+  // environment's graph is already the one it places).
+  const config::DevicePlaceBaselineConfig c = DefaultDevicePlaceBaselineConfig();
   for (const char* name : {"heft", "m_topo", "m_etf", "m_sct", "metis", "scotch", "expert"}) {
     const Placer* placer = nullptr;
     for (const Placer& p : Placers())

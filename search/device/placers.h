@@ -40,6 +40,10 @@ struct Placer {
 // The method table (single, round_robin, random, …).
 const std::vector<Placer>& Placers();
 
+// place-baseline --env device's defaults (every key of DevicePlaceBaselineConfig it reads; its
+// --help-config), also the options of the start placers below.
+config::DevicePlaceBaselineConfig DefaultDevicePlaceBaselineConfig();
+
 // (The fusion cap: env::FuseMaxGroupBytes, env/device/device_env.h.)
 
 // Registers the search placers (heft, m_topo, m_etf, m_sct, metis, scotch) and expert

@@ -25,6 +25,7 @@
 #include "env/block/block_models.h"
 #include "datasets/util/json_number.h"
 #include "datasets/util/stop_signal.h"
+#include "agents/trainer.h"
 #include "encoders/policy_net.h"
 #include "models/enas_supernet.h"
 #include "search/nas/nas_search.h"
@@ -358,6 +359,303 @@ std::string EnasCheckpointRunState(const std::string& checkpoint_bytes, const st
   return text;
 }
 
+namespace {
+
+// The search super-network, initialised from `seed`, in training mode for good (BN with the
+// batch's statistics: enas_supernet.h).
+EnasNet SeededSearchNet(const EnasNetOptions& sn, uint64_t seed) {
+  torch::manual_seed(seed);
+  EnasNet net(sn);
+  net->train();
+  return net;
+}
+
+env::BlockEnvOptions BlockOptionsOf(const EnasSearchOptions& o) {
+  env::BlockEnvOptions eo;
+  eo.space = "enas_micro";
+  eo.cost_budget = o.cost_budget;
+  eo.penalty = o.penalty;
+  eo.under_penalty = o.under_penalty;
+  return eo;
+}
+
+NasRlOptions ControllerOptionsOf(const EnasSearchOptions& o) {
+  NasRlOptions co = o.controller;
+  co.seed = o.seed;
+  return co;
+}
+
+// An epoch's controller training as a task of the one trainer (agents::Train): children sampled
+// by the controller and scored with the shared weights, a learner update after every
+// episodes_per_update of them and after the epoch's last partial batch.
+class EnasControllerTask : public agents::TrainingTask {
+ public:
+  EnasControllerTask(NasRlController& controller, std::set<nas::Architecture>* distinct, EnasEpochStats* es,
+                     EnasResult* r)
+      : controller_(controller), distinct_(distinct), es_(es), r_(r) {}
+
+  int32_t Collect(encoders::Policy&, std::mt19937_64*, int32_t episodes, uint64_t,
+                  const std::function<bool()>& may_start, const std::function<void()>& ended,
+                  agents::RolloutBuffer* buffer, agents::TrainingTimes*) override {
+    int32_t played = 0;
+    for (; played < episodes && (!may_start || may_start()); ++played) {
+      const search::NasEvaluation child = controller_.PlayEpisode(buffer);
+      distinct_->insert(child.arch);
+      es_->controller_reward += child.score.reward;
+      ++r_->controller_children;
+      ++children_;
+      if (ended) ended();
+    }
+    return played;
+  }
+
+  LogRow Update(agents::Learner& learner, agents::RolloutBuffer* buffer) override {
+    last_ = learner.Update(buffer);
+    return LogRow(last_.begin(), last_.end());
+  }
+
+  void Columns(const agents::RolloutBuffer&, LogRow*) override {}
+
+  int32_t children() const { return children_; }
+  const NasRlStats& last() const { return last_; }
+
+ private:
+  NasRlController& controller_;
+  std::set<nas::Architecture>* distinct_;
+  EnasEpochStats* es_;
+  EnasResult* r_;
+  int32_t children_ = 0;
+  NasRlStats last_;
+};
+
+// Method enas: the shared-weight search (epochs of super-network and controller training until
+// the budget is spent), the derive step and the finalists' training from scratch, filling `r`.
+class SharedWeightSearch {
+ public:
+  SharedWeightSearch(const EnasSearchOptions& o, const Data& d, const std::shared_ptr<const nas::SearchSpace>& space,
+                     EnasResult* r)
+      : o_(o), d_(d), space_(space), r_(*r), sn_(NetOptionsOf(o.search_net)), net_(SeededSearchNet(sn_, o.seed)),
+        sgd_(MakeSgd(net_, o)), quality_(std::make_shared<SharedWeightsQuality>(net_, &d.val, o.reward_batch)),
+        block_(space, quality_, std::make_shared<const MacsCost>(sn_), BlockOptionsOf(o)),
+        co_(ControllerOptionsOf(o)), controller_(block_, co_), batches_(d.train, o.batch, o.seed),
+        uniform_rng_(o.seed * 104729 + 3), budget_(60 * o.budget_minutes), start_(Clock::now()),
+        cpu_start_(CpuSeconds()) {}
+
+  // Epochs until the budget is spent (at least one shared step and one child), from a checkpoint
+  // when checkpoints.resume is set; a checkpoint after each due epoch and after the last.
+  void Search(const std::function<bool()>& stopped, const EnasProgressFn& progress,
+              const std::function<void(const EnasEpochStats&)>& on_epoch, const EnasCheckpoints& checkpoints) {
+    int32_t epoch = checkpoints.resume.empty() ? 0 : Restore(checkpoints.resume);
+    for (; !(epoch > 0 && Elapsed() >= budget_) && !stopped(); ++epoch) {
+      EnasEpochStats es;
+      es.epoch = epoch;
+      TrainShared(&es, stopped, progress);
+      TrainController(&es, stopped);
+      es.val_accuracy = Accuracy(net_, DecodeEnasMicro(controller_.Sample(true)), d_.val, 0,
+                                 std::min<int64_t>(o_.epoch_val_images, d_.val.size()));
+      es.seconds = Elapsed();  // on the budget's clock
+      r_.epochs.push_back(es);
+      if (on_epoch) on_epoch(es);
+      if (checkpoints.on_checkpoint && checkpoints.checkpoint_due && checkpoints.checkpoint_due() &&
+          !(epoch > 0 && Elapsed() >= budget_) && !stopped())  // (the last epoch's: below)
+        checkpoints.on_checkpoint(Save(epoch + 1, checkpoints), epoch + 1);
+    }
+    if (checkpoints.on_checkpoint) checkpoints.on_checkpoint(Save(epoch, checkpoints), epoch);
+    r_.controller_updates = controller_.updates();
+    r_.distinct_children = static_cast<int64_t>(distinct_.size());
+    r_.search_seconds = seconds_before_ + Since(start_);
+    r_.search_cpu_seconds = cpu_before_ + CpuSeconds() - cpu_start_;
+  }
+
+  // Derive: K sampled children (and the greedy one) ranked on a larger validation batch (accuracy
+  // minus the reward's budget terms, so that the ranking sees the objective the controller saw).
+  void Derive(const std::function<bool()>& stopped, const EnasProgressFn& progress) {
+    const auto derive_start = Clock::now();
+    std::vector<nas::Architecture> pool = {controller_.Sample(true)};
+    for (int32_t k = 0; k < o_.derive_samples && !stopped(); ++k) pool.push_back(controller_.Sample());
+    std::sort(pool.begin(), pool.end());
+    pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
+    const int64_t derive_images = std::min<int64_t>(o_.derive_images, d_.val.size());
+    for (size_t k = 0; k < pool.size() && !stopped(); ++k) {
+      TrainedChild c;
+      c.label = "candidate" + std::to_string(k);
+      c.arch = pool[k];
+      const ChildCost cost = ChildCostOf(NetOptionsOf(o_.final_net), DecodeEnasMicro(pool[k]));
+      c.params = cost.params;
+      c.macs = cost.macs;
+      c.shared_val_accuracy = Accuracy(net_, DecodeEnasMicro(pool[k]), d_.val, 0, derive_images);
+      c.derive_penalty = block_.BudgetPenalty(block_.step_time_model().StepTime(pool[k]));
+      r_.candidates.push_back(c);
+      if (progress) progress("derive", static_cast<double>(k + 1) / pool.size(), "");
+    }
+    std::stable_sort(r_.candidates.begin(), r_.candidates.end(), [](const TrainedChild& a, const TrainedChild& b) {
+      return a.shared_val_accuracy - a.derive_penalty > b.shared_val_accuracy - b.derive_penalty;
+    });
+    r_.derive_seconds = Since(derive_start);
+  }
+
+  // Final: the R best candidates trained from scratch; the found cell is the best by validation.
+  void TrainFinalists(const std::function<bool()>& stop, const EnasProgressFn& progress) {
+    const size_t finalists = std::min<size_t>(o_.final_candidates, r_.candidates.size());
+    for (size_t k = 0; k < finalists && !(stop && stop()); ++k) {
+      const std::string label = finalists == 1 ? "enas" : "enas" + std::to_string(k);
+      TrainedChild t = TrainFromScratch(d_, label, r_.candidates[k].arch, o_, o_.seed + 1, stop, progress);
+      if (t.stopped) break;  // cut short: not a finalist
+      t.shared_val_accuracy = r_.candidates[k].shared_val_accuracy;
+      t.derive_penalty = r_.candidates[k].derive_penalty;
+      r_.finalists.push_back(t);
+      if (!r_.have_enas || t.val_accuracy > r_.enas.val_accuracy) r_.enas = t;
+      r_.have_enas = true;
+    }
+    if (r_.have_enas) r_.enas.label = "enas";
+  }
+
+ private:
+  // The budget's clock: wall seconds, or this process's CPU seconds (o.cpu_clock), over all starts.
+  double Elapsed() const {
+    return o_.cpu_clock ? cpu_before_ + CpuSeconds() - cpu_start_ : seconds_before_ + Since(start_);
+  }
+
+  // The epoch's S minibatches of shared-weight training: each a child of the controller's (the
+  // first uniform_fraction of the budget: a uniformly random one).
+  void TrainShared(EnasEpochStats* es, const std::function<bool()>& stopped, const EnasProgressFn& progress) {
+    int32_t n = 0;
+    for (; n < o_.shared_steps && !(n > 0 && (Elapsed() >= budget_ || stopped())); ++n) {
+      es->lr = CosineLr(o_, Elapsed() / budget_);
+      const bool uniform = Elapsed() < o_.uniform_fraction * budget_;
+      const nas::Architecture child = uniform ? search::RandomArchitecture(*space_, uniform_rng_) : controller_.Sample();
+      if (uniform) {
+        ++r_.uniform_steps;
+      } else {
+        distinct_.insert(child);
+      }
+      const auto [loss, acc] = TrainStep(net_, sgd_, DecodeEnasMicro(child), batches_.Next(), es->lr, o_.grad_clip);
+      es->shared_loss += loss;
+      es->shared_accuracy += acc;
+      ++r_.shared_steps;
+      if (progress && n % 10 == 0) {
+        char status[100];
+        std::snprintf(status, sizeof(status), "epoch %d loss %.4f", es->epoch, loss);
+        progress("search", std::min(1.0, Elapsed() / budget_), status);
+      }
+    }
+    es->shared_loss /= n;
+    es->shared_accuracy /= n;
+  }
+
+  // The epoch's M children for the controller (at least one), on the one trainer.
+  void TrainController(EnasEpochStats* es, const std::function<bool()>& stopped) {
+    EnasControllerTask task(controller_, &distinct_, es, &r_);
+    agents::TrainerOptions to;
+    to.episodes_per_update = co_.episodes_per_update;
+    to.seed = co_.seed;
+    to.budget_s = INFINITY;  // the epoch's end: controller_steps children, or the search's budget (below)
+    agents::TrainingProgress progress;
+    agents::Train(
+        task, controller_.learner(), to, &progress, nullptr,
+        [&] {
+          const int32_t m = task.children();
+          return m >= o_.controller_steps || (m > 0 && (Elapsed() >= budget_ || stopped()));
+        },
+        {}, {});
+    if (!task.last().empty()) last_ = task.last();
+    es->controller_reward /= task.children();
+    es->entropy = last_.count("losses/entropy") ? last_["losses/entropy"] : NAN;
+    es->policy_loss = last_.count("losses/policy_loss") ? last_["losses/policy_loss"] : NAN;
+  }
+
+  // The search's state after an epoch (EnasCheckpoints).
+  std::string Save(int32_t next_epoch, const EnasCheckpoints& checkpoints) {
+    torch::serialize::OutputArchive archive, net_archive, sgd_archive;
+    net_->save(net_archive);
+    sgd_.save(sgd_archive);
+    archive.write("net", net_archive);
+    archive.write("sgd", sgd_archive);
+    archive.write("learner", BytesTensor(controller_.CheckpointBytes()));
+    std::vector<int64_t> order = batches_.order();
+    archive.write("batches_order", torch::tensor(order, torch::kLong));
+    nlohmann::json epochs = nlohmann::json::array();
+    for (const EnasEpochStats& e : r_.epochs) epochs.push_back(EpochJson(e));
+    const nlohmann::json state = {
+        {"next_epoch", next_epoch},       {"seconds", seconds_before_ + Since(start_)},
+        {"cpu_seconds", cpu_before_ + CpuSeconds() - cpu_start_}, {"shared_steps", r_.shared_steps},
+        {"controller_children", r_.controller_children}, {"episodes", controller_.episodes()},
+        {"samples", controller_.samples()}, {"batches_rng", batches_.RngText()}, {"batches_at", batches_.at()},
+        {"quality", quality_->State()},   {"epochs", epochs}, {"seed", o_.seed},
+        {"uniform_rng", [&] { std::ostringstream u; u << uniform_rng_; return u.str(); }()},
+        {"uniform_steps", r_.uniform_steps},
+        {"distinct", std::vector<nas::Architecture>(distinct_.begin(), distinct_.end())}};
+    archive.write("state", BytesTensor(state.dump()));
+    if (checkpoints.run_state) archive.write(kRunStateEntry, BytesTensor(checkpoints.run_state(next_epoch)));
+    return encoders::CheckpointFileBytes(archive);  // with the header: length and checksum
+  }
+
+  // Continues the search from a checkpoint; returns the epoch it goes on with.
+  int32_t Restore(const std::string& bytes) {
+    try {
+      torch::serialize::InputArchive archive, net_archive, sgd_archive;
+      encoders::LoadCheckpointArchive(bytes, "enas checkpoint", &archive);  // length, checksum
+      archive.read("net", net_archive);
+      net_->load(net_archive);
+      archive.read("sgd", sgd_archive);
+      sgd_.load(sgd_archive);
+      torch::Tensor t;
+      archive.read("state", t);
+      const nlohmann::json state = nlohmann::json::parse(TensorBytes(t));
+      if (state.at("seed").get<uint64_t>() != o_.seed) throw ConfigError("enas checkpoint: another seed");
+      archive.read("learner", t);
+      controller_.Restore(TensorBytes(t), state.at("episodes").get<int64_t>(), state.at("samples").get<int64_t>());
+      archive.read("batches_order", t);
+      t = t.contiguous().to(torch::kLong);
+      batches_.Restore(state.at("batches_rng").get<std::string>(),
+                       std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel()),
+                       state.at("batches_at").get<int64_t>());
+      quality_->Restore(state.at("quality"));
+      const int32_t first_epoch = state.at("next_epoch").get<int32_t>();
+      seconds_before_ = state.at("seconds").get<double>();
+      cpu_before_ = state.at("cpu_seconds").get<double>();
+      r_.shared_steps = state.at("shared_steps").get<int64_t>();
+      r_.controller_children = state.at("controller_children").get<int64_t>();
+      for (const auto& e : state.at("epochs")) r_.epochs.push_back(EpochFrom(e));
+      if (state.contains("uniform_rng")) {
+        std::istringstream u(state.at("uniform_rng").get<std::string>());
+        u >> uniform_rng_;
+        if (!u) throw ConfigError("enas checkpoint: the uniform children's RNG is unreadable");
+        r_.uniform_steps = state.at("uniform_steps").get<int64_t>();
+      }
+      if (state.contains("distinct"))
+        for (const auto& a : state.at("distinct")) distinct_.insert(a.get<nas::Architecture>());
+      return first_epoch;
+    } catch (const nlohmann::json::exception& e) {
+      throw ConfigError(std::string("enas checkpoint: unreadable state (") + e.what() + ")");
+    } catch (const c10::Error& e) {
+      throw ConfigError(std::string("enas checkpoint: unreadable (") + e.what_without_backtrace() + ")");
+    }
+  }
+
+  const EnasSearchOptions& o_;
+  const Data& d_;
+  std::shared_ptr<const nas::SearchSpace> space_;
+  EnasResult& r_;
+  const EnasNetOptions sn_;
+  EnasNet net_;
+  torch::optim::SGD sgd_;
+  std::shared_ptr<SharedWeightsQuality> quality_;
+  const env::BlockEnv block_;
+  const NasRlOptions co_;
+  NasRlController controller_;
+  Batches batches_;
+  std::mt19937_64 uniform_rng_;  // the uniformly random children (uniform_fraction)
+  const double budget_;
+  const Clock::time_point start_;
+  const double cpu_start_;
+  double seconds_before_ = 0, cpu_before_ = 0;  // the search time of earlier starts (resume)
+  std::set<nas::Architecture> distinct_;        // every child the controller sampled
+  NasRlStats last_;                             // the controller's last update
+};
+
+}  // namespace
+
 EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const std::function<bool()>& stop,
                    const EnasProgressFn& progress, const std::function<void(const EnasEpochStats&)>& on_epoch,
                    const EnasCheckpoints& checkpoints) {
@@ -372,190 +670,10 @@ EnasResult RunEnas(const std::string& method, const EnasSearchOptions& o, const 
   const auto space = std::make_shared<const nas::SearchSpace>(nas::LoadSearchSpace("enas_micro"));
 
   if (method == "enas") {
-    const EnasNetOptions sn = NetOptionsOf(o.search_net);
-    torch::manual_seed(o.seed);
-    EnasNet net(sn);
-    net->train();  // always: BN with the batch's statistics (enas_supernet.h)
-    torch::optim::SGD sgd = MakeSgd(net, o);
-    env::BlockEnvOptions eo;
-    eo.space = "enas_micro";
-    eo.cost_budget = o.cost_budget;
-    eo.penalty = o.penalty;
-    eo.under_penalty = o.under_penalty;
-    const auto quality = std::make_shared<SharedWeightsQuality>(net, &d.val, o.reward_batch);
-    const env::BlockEnv block(space, quality, std::make_shared<const MacsCost>(sn), eo);
-    NasRlOptions co = o.controller;
-    co.seed = o.seed;
-    NasRlController controller(block, co);
-    Batches batches(d.train, o.batch, o.seed);
-    std::mt19937_64 uniform_rng(o.seed * 104729 + 3);  // the uniformly random children (uniform_fraction)
-    const double budget = 60 * o.budget_minutes;
-    const auto start = Clock::now();
-    const double cpu_start = CpuSeconds();
-    double seconds_before = 0, cpu_before = 0;  // the search time of earlier starts (resume)
-    std::set<nas::Architecture> distinct;        // every child the controller sampled
-    int32_t first_epoch = 0;
-    // The search's state after an epoch (EnasCheckpoints).
-    auto save = [&](int32_t next_epoch) {
-      torch::serialize::OutputArchive archive, net_archive, sgd_archive;
-      net->save(net_archive);
-      sgd.save(sgd_archive);
-      archive.write("net", net_archive);
-      archive.write("sgd", sgd_archive);
-      archive.write("learner", BytesTensor(controller.CheckpointBytes()));
-      std::vector<int64_t> order = batches.order();
-      archive.write("batches_order", torch::tensor(order, torch::kLong));
-      nlohmann::json epochs = nlohmann::json::array();
-      for (const EnasEpochStats& e : r.epochs) epochs.push_back(EpochJson(e));
-      const nlohmann::json state = {
-          {"next_epoch", next_epoch},       {"seconds", seconds_before + Since(start)},
-          {"cpu_seconds", cpu_before + CpuSeconds() - cpu_start}, {"shared_steps", r.shared_steps},
-          {"controller_children", r.controller_children}, {"episodes", controller.episodes()},
-          {"samples", controller.samples()}, {"batches_rng", batches.RngText()}, {"batches_at", batches.at()},
-          {"quality", quality->State()},    {"epochs", epochs}, {"seed", o.seed},
-          {"uniform_rng", [&] { std::ostringstream u; u << uniform_rng; return u.str(); }()},
-          {"uniform_steps", r.uniform_steps},
-          {"distinct", std::vector<nas::Architecture>(distinct.begin(), distinct.end())}};
-      archive.write("state", BytesTensor(state.dump()));
-      if (checkpoints.run_state) archive.write(kRunStateEntry, BytesTensor(checkpoints.run_state(next_epoch)));
-      return encoders::CheckpointFileBytes(archive);  // with the header: length and checksum
-    };
-    if (!checkpoints.resume.empty()) {  // continue the search from a checkpoint
-      try {
-        torch::serialize::InputArchive archive, net_archive, sgd_archive;
-        encoders::LoadCheckpointArchive(checkpoints.resume, "enas checkpoint", &archive);  // length, checksum
-        archive.read("net", net_archive);
-        net->load(net_archive);
-        archive.read("sgd", sgd_archive);
-        sgd.load(sgd_archive);
-        torch::Tensor t;
-        archive.read("state", t);
-        const nlohmann::json state = nlohmann::json::parse(TensorBytes(t));
-        if (state.at("seed").get<uint64_t>() != o.seed) throw ConfigError("enas checkpoint: another seed");
-        archive.read("learner", t);
-        controller.Restore(TensorBytes(t), state.at("episodes").get<int64_t>(), state.at("samples").get<int64_t>());
-        archive.read("batches_order", t);
-        t = t.contiguous().to(torch::kLong);
-        batches.Restore(state.at("batches_rng").get<std::string>(),
-                        std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel()),
-                        state.at("batches_at").get<int64_t>());
-        quality->Restore(state.at("quality"));
-        first_epoch = state.at("next_epoch").get<int32_t>();
-        seconds_before = state.at("seconds").get<double>();
-        cpu_before = state.at("cpu_seconds").get<double>();
-        r.shared_steps = state.at("shared_steps").get<int64_t>();
-        r.controller_children = state.at("controller_children").get<int64_t>();
-        for (const auto& e : state.at("epochs")) r.epochs.push_back(EpochFrom(e));
-        if (state.contains("uniform_rng")) {
-          std::istringstream u(state.at("uniform_rng").get<std::string>());
-          u >> uniform_rng;
-          if (!u) throw ConfigError("enas checkpoint: the uniform children's RNG is unreadable");
-          r.uniform_steps = state.at("uniform_steps").get<int64_t>();
-        }
-        if (state.contains("distinct"))
-          for (const auto& a : state.at("distinct")) distinct.insert(a.get<nas::Architecture>());
-      } catch (const nlohmann::json::exception& e) {
-        throw ConfigError(std::string("enas checkpoint: unreadable state (") + e.what() + ")");
-      } catch (const c10::Error& e) {
-        throw ConfigError(std::string("enas checkpoint: unreadable (") + e.what_without_backtrace() + ")");
-      }
-    }
-    // The budget's clock: wall seconds, or this process's CPU seconds (o.cpu_clock), over all starts.
-    auto elapsed = [&] { return o.cpu_clock ? cpu_before + CpuSeconds() - cpu_start : seconds_before + Since(start); };
-    auto wall = [&] { return seconds_before + Since(start); };
-    NasRlStats last;
-    // Epochs until the budget is spent (at least one shared step and one child).
-    int32_t epoch = first_epoch;
-    for (; !(epoch > 0 && elapsed() >= budget) && !stopped(); ++epoch) {
-      EnasEpochStats es;
-      es.epoch = epoch;
-      int32_t n = 0;
-      for (; n < o.shared_steps && !(n > 0 && (elapsed() >= budget || stopped())); ++n) {
-        es.lr = CosineLr(o, elapsed() / budget);
-        // The first uniform_fraction of the budget: a uniformly random child (not the controller's).
-        const bool uniform = elapsed() < o.uniform_fraction * budget;
-        const nas::Architecture child = uniform ? search::RandomArchitecture(*space, uniform_rng) : controller.Sample();
-        if (uniform) {
-          ++r.uniform_steps;
-        } else {
-          distinct.insert(child);
-        }
-        const auto [loss, acc] = TrainStep(net, sgd, DecodeEnasMicro(child), batches.Next(), es.lr, o.grad_clip);
-        es.shared_loss += loss;
-        es.shared_accuracy += acc;
-        ++r.shared_steps;
-        if (progress && n % 10 == 0) {
-          char status[100];
-          std::snprintf(status, sizeof(status), "epoch %d loss %.4f", epoch, loss);
-          progress("search", std::min(1.0, elapsed() / budget), status);
-        }
-      }
-      es.shared_loss /= n;
-      es.shared_accuracy /= n;
-      int32_t m = 0;
-      for (; m < o.controller_steps && !(m > 0 && (elapsed() >= budget || stopped())); ++m) {
-        const search::NasEvaluation child = controller.PlayEpisode();
-        distinct.insert(child.arch);
-        es.controller_reward += child.score.reward;
-        ++r.controller_children;
-        if ((m + 1) % co.episodes_per_update == 0) last = controller.Update();
-      }
-      if (m % co.episodes_per_update != 0) last = controller.Update();  // the epoch's last partial batch
-      es.controller_reward /= m;
-      es.entropy = last.count("losses/entropy") ? last["losses/entropy"] : NAN;
-      es.policy_loss = last.count("losses/policy_loss") ? last["losses/policy_loss"] : NAN;
-      es.val_accuracy = Accuracy(net, DecodeEnasMicro(controller.Sample(true)), d.val, 0,
-                                 std::min<int64_t>(o.epoch_val_images, d.val.size()));
-      es.seconds = elapsed();  // on the budget's clock
-      r.epochs.push_back(es);
-      if (on_epoch) on_epoch(es);
-      if (checkpoints.on_checkpoint && checkpoints.checkpoint_due && checkpoints.checkpoint_due() &&
-          !(epoch > 0 && elapsed() >= budget) && !stopped())  // (the last epoch's: below)
-        checkpoints.on_checkpoint(save(epoch + 1), epoch + 1);
-    }
-    if (checkpoints.on_checkpoint) checkpoints.on_checkpoint(save(epoch), epoch);
-    r.controller_updates = controller.updates();
-    r.distinct_children = static_cast<int64_t>(distinct.size());
-    r.search_seconds = wall();
-    r.search_cpu_seconds = cpu_before + CpuSeconds() - cpu_start;
-
-    // Derive: K sampled children (and the greedy one) ranked on a larger validation batch (accuracy
-    // minus the reward's budget terms, so that the ranking sees the objective the controller saw).
-    const auto derive_start = Clock::now();
-    std::vector<nas::Architecture> pool = {controller.Sample(true)};
-    for (int32_t k = 0; k < o.derive_samples && !stopped(); ++k) pool.push_back(controller.Sample());
-    std::sort(pool.begin(), pool.end());
-    pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
-    const int64_t derive_images = std::min<int64_t>(o.derive_images, d.val.size());
-    for (size_t k = 0; k < pool.size() && !stopped(); ++k) {
-      TrainedChild c;
-      c.label = "candidate" + std::to_string(k);
-      c.arch = pool[k];
-      const ChildCost cost = ChildCostOf(NetOptionsOf(o.final_net), DecodeEnasMicro(pool[k]));
-      c.params = cost.params;
-      c.macs = cost.macs;
-      c.shared_val_accuracy = Accuracy(net, DecodeEnasMicro(pool[k]), d.val, 0, derive_images);
-      c.derive_penalty = block.BudgetPenalty(block.step_time_model().StepTime(pool[k]));
-      r.candidates.push_back(c);
-      if (progress) progress("derive", static_cast<double>(k + 1) / pool.size(), "");
-    }
-    std::stable_sort(r.candidates.begin(), r.candidates.end(), [](const TrainedChild& a, const TrainedChild& b) {
-      return a.shared_val_accuracy - a.derive_penalty > b.shared_val_accuracy - b.derive_penalty;
-    });
-    r.derive_seconds = Since(derive_start);
-    // Final: the R best candidates trained from scratch; the found cell is the best by validation.
-    const size_t finalists = std::min<size_t>(o.final_candidates, r.candidates.size());
-    for (size_t k = 0; k < finalists && !stopped(); ++k) {
-      const std::string label = finalists == 1 ? "enas" : "enas" + std::to_string(k);
-      TrainedChild t = TrainFromScratch(d, label, r.candidates[k].arch, o, o.seed + 1, stop, progress);
-      if (t.stopped) break;  // cut short: not a finalist
-      t.shared_val_accuracy = r.candidates[k].shared_val_accuracy;
-      t.derive_penalty = r.candidates[k].derive_penalty;
-      r.finalists.push_back(t);
-      if (!r.have_enas || t.val_accuracy > r.enas.val_accuracy) r.enas = t;
-      r.have_enas = true;
-    }
-    if (r.have_enas) r.enas.label = "enas";
+    SharedWeightSearch search(o, d, space, &r);
+    search.Search(stopped, progress, on_epoch, checkpoints);
+    search.Derive(stopped, progress);
+    search.TrainFinalists(stop, progress);
   }
   if (method == "random" || o.compare) {
     std::mt19937_64 rng(o.seed * 7919 + 17);

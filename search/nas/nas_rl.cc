@@ -7,6 +7,7 @@
 
 #include "agents/collector.h"
 #include "agents/rollout.h"
+#include "agents/trainer.h"
 #include "datasets/util/errors.h"
 
 namespace placerl {
@@ -56,11 +57,13 @@ NasRlController::NasRlController(const env::BlockEnv& env, const NasRlOptions& o
 
 NasRlController::~NasRlController() = default;
 
-search::NasEvaluation NasRlController::PlayEpisode() {
+search::NasEvaluation NasRlController::PlayEpisode() { return PlayEpisode(&impl_->buffer); }
+
+search::NasEvaluation NasRlController::PlayEpisode(agents::RolloutBuffer* buffer) {
   Impl& m = *impl_;
   std::mt19937_64& rng = m.learner.rng();
   agents::PlayEpisode(m.policy, m.play, m.o.seed + static_cast<uint64_t>(m.episodes), &rng, /*greedy=*/false,
-                      &m.buffer, m.o.reward_scale);
+                      buffer, m.o.reward_scale);
   ++m.episodes;
   // The bookkeeping uses the environment's own score of the architecture built (the
   // episode's reward is the same number: tests/search/nas/nas_rl_test.cc).
@@ -99,6 +102,72 @@ void NasRlController::Restore(const std::string& checkpoint_bytes, int64_t episo
 
 int64_t NasRlController::samples() const { return impl_->samples; }
 
+agents::Learner& NasRlController::learner() { return impl_->learner; }
+
+namespace {
+
+// RunNasRl's controller as a task of the one trainer: an update's episodes are architectures
+// sampled and scored (each one evaluation of the budget, recorded in the search's state); none is
+// learned from once the budget is spent, the search stopped, or a training was cut short.
+class NasRlTask : public agents::TrainingTask {
+ public:
+  NasRlTask(NasRlController& controller, const NasRlOptions& o, search::NasSearchState& st,
+            const std::function<bool()>& stop,
+            const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_evaluation,
+            bool remember)
+      : controller_(controller), o_(o), st_(st), stop_(stop), on_evaluation_(on_evaluation), remember_(remember) {}
+
+  // Whether another architecture is sampled (the trainer's stop is its negation).
+  bool More() const { return !cut_short_ && st_.evaluations < o_.budget && !(stop_ && stop_()); }
+
+  int32_t Collect(encoders::Policy&, std::mt19937_64*, int32_t episodes, uint64_t,
+                  const std::function<bool()>& may_start, const std::function<void()>& ended,
+                  agents::RolloutBuffer* buffer, agents::TrainingTimes*) override {
+    int32_t played = 0;
+    for (; played < episodes && (!may_start || may_start()); ++played) {
+      const search::NasEvaluation ev = controller_.PlayEpisode(buffer);
+      if (!std::isfinite(ev.score.quality) && stop_ && stop_()) {  // a training cut short by the stop: not counted
+        cut_short_ = true;
+        return played + 1;
+      }
+      if (search::RecordEvaluation(ev, o_.curve_stride, &st_) && remember_)
+        remembered_since_.push_back(search::ArchitectureHash(ev.arch));
+      if (on_evaluation_) on_evaluation_(st_.evaluations - 1, ev, st_.best);
+      if (ended) ended();
+    }
+    return played;
+  }
+
+  // No update after the budget's last architecture: nothing would sample from it.
+  bool Learnable(const agents::RolloutBuffer& buffer, int32_t) const override {
+    return More() && !buffer.transitions.empty();
+  }
+
+  LogRow Update(agents::Learner& learner, agents::RolloutBuffer* buffer) override {
+    const agents::Stats stats = learner.Update(buffer);
+    last_ = stats;
+    return LogRow(stats.begin(), stats.end());
+  }
+
+  void Columns(const agents::RolloutBuffer&, LogRow*) override {}
+
+  const agents::Stats& last_stats() const { return last_; }
+  std::vector<uint64_t>& remembered_since() { return remembered_since_; }
+
+ private:
+  NasRlController& controller_;
+  const NasRlOptions& o_;
+  search::NasSearchState& st_;
+  const std::function<bool()>& stop_;
+  const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_evaluation_;
+  bool remember_;
+  bool cut_short_ = false;
+  std::vector<uint64_t> remembered_since_;  // distinct architectures first seen after the last update
+  agents::Stats last_;
+};
+
+}  // namespace
+
 search::NasSearchResult RunNasRl(
     const env::BlockEnv& env, const NasRlOptions& o, const std::function<bool()>& stop,
     const std::function<void(int64_t, const search::NasEvaluation&, const search::NasEvaluation&)>& on_evaluation,
@@ -129,35 +198,25 @@ search::NasSearchResult RunNasRl(
   };
   auto mark = [&] { return Mark{st.evaluations, st.best, st.reward.size(), st.unique_exact}; };
   Mark learned = mark();
-  std::vector<uint64_t> remembered_since;  // distinct architectures first seen after the last update
   if (checkpoints.state) *checkpoints.learner_checkpoint = controller.CheckpointBytes();
-  bool cut_short = false;
-  auto more = [&] { return !cut_short && st.evaluations < o.budget && !(stop && stop()); };
-  while (more()) {
-    for (int32_t e = 0; e < o.episodes_per_update && more(); ++e) {
-      const search::NasEvaluation ev = controller.PlayEpisode();
-      if (!std::isfinite(ev.score.quality) && stop && stop()) {  // a training cut short by the stop: not counted
-        cut_short = true;
-        break;
-      }
-      if (search::RecordEvaluation(ev, o.curve_stride, &st) && checkpoints.state)
-        remembered_since.push_back(search::ArchitectureHash(ev.arch));
-      if (on_evaluation) on_evaluation(st.evaluations - 1, ev, st.best);
-    }
-    // No update after the budget's last architecture: nothing would sample from it.
-    if (!more()) break;
-    const agents::Stats stats = controller.Update();
-    if (stats.empty()) break;
-    if (on_update) on_update(controller.updates(), stats);
+  NasRlTask task(controller, o, st, stop, on_evaluation, checkpoints.state != nullptr);
+  agents::TrainerOptions to;
+  to.episodes_per_update = o.episodes_per_update;
+  to.seed = o.seed;
+  to.budget_s = INFINITY;  // the budget is in architectures (task.More)
+  agents::TrainingProgress progress;
+  progress.episodes = st.evaluations;
+  agents::Train(task, controller.learner(), to, &progress, nullptr, [&] { return !task.More(); }, {}, [&](double) {
+    if (on_update) on_update(controller.updates(), task.last_stats());
     if (checkpoints.state) {
       learned = mark();
-      remembered_since.clear();
+      task.remembered_since().clear();
       const bool due = checkpoints.on_checkpoint && checkpoints.checkpoint_due && checkpoints.checkpoint_due();
       *checkpoints.learner_checkpoint =
           controller.CheckpointBytes(due && checkpoints.extras ? checkpoints.extras(st) : agents::Learner::Extras{});
       if (due) checkpoints.on_checkpoint(st, *checkpoints.learner_checkpoint);
     }
-  }
+  });
   search::NasSearchResult r = search::ResultOf(st);
   if (checkpoints.state) {  // back to the last update
     st.evaluations = learned.evaluations;
@@ -165,7 +224,7 @@ search::NasSearchResult RunNasRl(
     st.reward.resize(learned.points);
     st.best_reward.resize(learned.points);
     st.unique_exact = learned.unique_exact;
-    for (uint64_t h : remembered_since) st.seen.erase(h);
+    for (uint64_t h : task.remembered_since()) st.seen.erase(h);
     if (checkpoints.extras) {  // the last update's learner again (episodes after it moved its RNG), with the extras
       controller.Restore(*checkpoints.learner_checkpoint, st.evaluations);
       *checkpoints.learner_checkpoint = controller.CheckpointBytes(checkpoints.extras(st));

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "agents/learner.h"
+#include "agents/rollout.h"
 #include "encoders/policy.h"
 #include "env/block/block_env.h"
 #include "search/nas/nas_search.h"
@@ -54,6 +55,8 @@ class NasRlController {
   // One episode: an architecture sampled from the policy, scored by the environment (its
   // quality model), and recorded for the next Update.
   search::NasEvaluation PlayEpisode();
+  // The same, recorded into `buffer` instead (a trainer's: agents::Train).
+  search::NasEvaluation PlayEpisode(agents::RolloutBuffer* buffer);
   // One learner update from the episodes played since the last one; empty stats when none.
   NasRlStats Update();
   // An architecture sampled from the policy without scoring or recording it (the environment's
@@ -71,6 +74,8 @@ class NasRlController {
   // `samples`: Sample() calls so far (their environment seeds go on from there too).
   void Restore(const std::string& checkpoint_bytes, int64_t episodes, int64_t samples = 0);
   int64_t samples() const;
+  // The learner (and through it the policy and the sampling RNG) the episodes are played with.
+  agents::Learner& learner();
 
  private:
   struct Impl;
@@ -96,7 +101,9 @@ struct NasRlCheckpoints {
   std::function<agents::Learner::Extras(const search::NasSearchState&)> extras;
 };
 
-// Searches `env`'s space with a fresh policy and learner (a copy of `env` plays the episodes).
+// Searches `env`'s space with a fresh policy and learner (a copy of `env` plays the episodes),
+// as a task of the one on-policy trainer (agents::Train: one update per episodes_per_update
+// architectures; none after the budget's last).
 // `stop` (may be empty) ends it early; `on_evaluation` sees every sampled architecture and the
 // best so far, `on_update` (may be empty) the learner's stats after each update. Throws
 // ConfigError for options out of range.

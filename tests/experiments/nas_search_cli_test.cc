@@ -27,6 +27,18 @@ const std::string kBin = placerl::testing::BinDir() + "/nas-search";
 
 int CountLines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
+// --help is what it was when the binary was flags and library code in one file
+// (tests/data/nas_search_help.txt, written by that binary; the binary's path as "nas-search").
+TEST(NasSearchCli, HelpIsUnchanged) {
+  const auto r = ShSplit(kBin + " --help");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string help = r.out;
+  const size_t at = help.find(kBin);
+  ASSERT_NE(at, std::string::npos) << help;
+  help.replace(at, kBin.size(), "nas-search");
+  EXPECT_EQ(help, testing::Slurp("tests/data/nas_search_help.txt"));
+}
+
 // The ENAS controller preset (experiments/configs/enas_controller.pbtxt): the config reaches the
 // resolved config and the learner; enas_macro's skip penalty is accepted, nb201 refuses it.
 TEST(NasSearchCli, EnasControllerConfigAndSkipPenalty) {

@@ -11,6 +11,7 @@
 #include "cost_models/chip/grid_mask.h"
 #include "datasets/util/errors.h"
 #include "env/chip/chip_env.h"
+#include "env/chip/chip_greedy.h"
 #include "env/chip/chip_solution.h"
 #include "env/registry.h"
 
@@ -290,6 +291,31 @@ TEST(ChipRegulator, StepsVisitAWindowOfTheOrderFromTheSeed) {
   EXPECT_EQ(full->episode_length(), static_cast<int32_t>(full->order().size()));
   full->Reset(5);
   EXPECT_EQ(full->current_macro(), full->order()[0]);
+}
+
+// The greedy step (env/chip/chip_greedy.h) scores every legal cell, by increasing cell, with the
+// cost PeekCost gives; its least pair is the cheapest cell (ties: the lowest), at every step.
+// Each step's cheapest is taken from a clone that has peeked nothing yet, as a greedy pass sees it.
+TEST(ChipRegulator, ScoreLegalCellsScoresEveryLegalCell) {
+  auto env = MakeChip("chip(seed=3,maps=false)");
+  std::vector<std::pair<double, int32_t>> scored = {{-1.0, -1}};  // cleared first
+  int steps = 0;
+  while (!env->done()) {
+    const int32_t cheapest = Cheapest(dynamic_cast<ChipEnv&>(*env->Clone()));
+    ScoreLegalCells(*env, &scored);
+    const auto& mask = env->action_mask();
+    ASSERT_EQ(scored.size(), static_cast<size_t>(std::count(mask.begin(), mask.end(), 1)));
+    for (size_t k = 0; k < scored.size(); ++k) {
+      ASSERT_TRUE(mask[scored[k].second]);
+      if (k > 0) ASSERT_LT(scored[k - 1].second, scored[k].second);
+      // (the incremental cost's rounding depends on the peeks before: equal to 1e-12)
+      ASSERT_NEAR(scored[k].first, env->PeekCost(scored[k].second).proxy_cost, 1e-12);
+    }
+    ASSERT_EQ(std::min_element(scored.begin(), scored.end())->second, cheapest);
+    env->Step(cheapest);
+    ++steps;
+  }
+  EXPECT_GT(steps, 1);
 }
 
 TEST(ChipRegulator, StartsAreCompleteLegalPlacements) {
