@@ -1,6 +1,5 @@
 // The greedy chip placer's step (the refine mode's start=greedy, env/chip/chip_refine.cc
-// BuildRefineStart; the greedy baseline search/chip/baselines.cc GreedyEpisode scores the same
-// way): every legal cell of the current macro scored by the exact proxy cost after placing it there.
+// BuildRefineStart, and the greedy baseline, search/chip/baselines.cc GreedyEpisode): every legal cell of the current macro scored by the exact proxy cost after placing it there.
 #pragma once
 
 #include <cstdint>

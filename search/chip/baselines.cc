@@ -11,6 +11,7 @@
 #include "search/chip/coordinate_descent.h"
 #include "cost_models/chip/grid_mask.h"
 #include "datasets/util/errors.h"
+#include "env/chip/chip_greedy.h"
 
 namespace placerl::search {
 
@@ -110,13 +111,8 @@ bool GreedyEpisode(env::ChipEnv* env, int top_k, std::mt19937_64& rng, Run* run)
   env->Reset(0);
   std::vector<std::pair<double, int32_t>> scored;
   while (!env->done()) {
-    scored.clear();
-    const auto& mask = env->action_mask();
-    for (int32_t a = 0; a < static_cast<int32_t>(mask.size()); ++a) {
-      if (!mask[a]) continue;
-      scored.emplace_back(env->PeekCost(a).proxy_cost, a);
-      ++run->result().evaluations;
-    }
+    env::ScoreLegalCells(*env, &scored);
+    run->result().evaluations += static_cast<int64_t>(scored.size());
     if (run->Over() && run->result().best.valid) return false;
     const int k = std::min<int>(top_k, static_cast<int>(scored.size()));
     std::partial_sort(scored.begin(), scored.begin() + k, scored.end());
