@@ -84,6 +84,7 @@ struct InferOptions {
   std::string layout = "ws";  // ws | wg-x | wg-xy | wg-xyz (Pope et al.'s weight-gathered layouts)
   bool energy = false;  // also Wh and gCO2e per request
   double power_w = 0, pue = 1.1, grid = 0.429;
+  double idle_capacity = 0;  // idle provisioned chips per busy chip, at idle power
 };
 struct BenchOptions {
   ModelInputs in;
@@ -93,6 +94,7 @@ struct ValidateOptions {
   std::string measurements;  // "" = embedded
   std::string out;           // markdown page to write ("" = none; docs/perf_validation.md is explicit)
   bool fit = false, no_held_out = false, json = false, verbose = false;
+  std::string lopo_prior = "era";  // era | global | vendor: a held-out chip's matmul in leave-one-paper-out
 };
 struct MlperfOptions {
   ModelInputs in;  // only --json and --verbose are used
@@ -109,6 +111,9 @@ struct DilocoOptions {
   std::string islands = "2,4,8", inner_steps = "1,10,100,500", outer = "fp32", out;
   double dcn_gbps = 0;  // 0 = the island's DCN from the catalogue
   double overlap_steps = 0;
+  double straggler = 1;       // one island's slowdown (1 = none)
+  double failed_islands = 0;  // islands lost for good
+  double restart_s = 600;     // stop of the synchronous variants per failure [A]
 };
 struct FormatsOptions {
   ModelInputs in;
@@ -122,6 +127,8 @@ struct EnergyOptions {
   long long chips = 0;
   double days = 0, hours = 0, tokens = 0;
   double pue = 1.1, grid = 0.429, net_grid = -1, power_w = 0;
+  double utilisation = -1;  // with --chip/--chips: the run's hardware utilisation (−1: unknown)
+  double idle_capacity = 0;  // idle provisioned accelerators per busy one, at idle power
   bool validate = false;
 };
 struct SimulateOptions {
@@ -420,19 +427,30 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
     eq.chips = ev.num_chips();
     eq.hours = (r.prefill_s + r.decode_s) / 3600;
     std::string source = "--power-w";
+    double idle_w = 0;
     if (o.power_w > 0) {
       eq.power_w = o.power_w;
+      idle_w = o.power_w;  // no idle power known: the given power
     } else {
-      const ChipPower& cp = PowerOf(DefaultEnergyTable(), ev.chip().name());
-      eq.power_w = cp.system_w();
+      // Prefill and decode at their own utilisation (MFU), the time-weighted mean power; idle
+      // provisioned chips at P(0).
+      const EnergyTable& table = DefaultEnergyTable();
+      const ChipPower& cp = PowerOf(table, ev.chip().name());
+      const double beta = table.power_utilisation_slope(), t = r.prefill_s + r.decode_s;
+      eq.power_w = (r.prefill_s * PowerAt(cp, beta, r.prefill_mfu) + r.decode_s * PowerAt(cp, beta, r.decode_mfu)) / t;
+      idle_w = PowerAt(cp, beta, 0);
       source = cp.source();
+      if (cp.mean_utilisation() > 0 && beta > 0) source += ", by utilisation";
     }
+    const double busy_w = eq.power_w;
+    eq.power_w += o.idle_capacity * idle_w;
     eq.pue = o.pue;
     eq.grid_kg_per_kwh = o.grid;
     const EnergyResult er = EnergyOfRun(eq);
     const double wh = er.facility_mwh * 1e6 / q.batch;
     const double g = er.gross_tco2e * 1e6 / q.batch;
-    energy = {{"power_w", eq.power_w}, {"power_source", source}, {"pue", o.pue}, {"grid_kg_per_kwh", o.grid},
+    energy = {{"power_w", eq.power_w}, {"busy_power_w", busy_w}, {"idle_power_w", idle_w},
+              {"idle_capacity", o.idle_capacity}, {"power_source", source}, {"pue", o.pue}, {"grid_kg_per_kwh", o.grid},
               {"wh_per_request", wh}, {"gco2e_per_request", g}, {"facility_wh_batch", er.facility_mwh * 1e6}};
     char buf[512];
     std::snprintf(buf, sizeof buf,
@@ -448,7 +466,7 @@ int Infer(const InferOptions& o, const Catalog& catalog) {
   options["weights"] = o.weights;
   options["batch_sharded_kv"] = o.batch_sharded_kv;
   options["layout"] = o.layout;
-  if (o.energy) options["energy"] = {{"power_w", o.power_w}, {"pue", o.pue}, {"grid", o.grid}};
+  if (o.energy) options["energy"] = {{"power_w", o.power_w}, {"pue", o.pue}, {"grid", o.grid}, {"idle_capacity", o.idle_capacity}};
   options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)},
                          {"plan", ResolvedPlanString(p, 1)}};
   if (o.in.json) {
@@ -516,6 +534,7 @@ int RunValidate(const ValidateOptions& o, const Catalog& catalog) {
   const MeasurementSet rows = LoadMeasurements(o.measurements);
   json options = {{"measurements", o.measurements.empty() ? "<embedded>" : o.measurements},
                   {"out", o.out}, {"fit", o.fit}, {"no_held_out", o.no_held_out}};
+  options["lopo_prior"] = o.lopo_prior;
   PrintVerbose(o.verbose, o.json, options);
   Catalog used = catalog;
   std::string fit_log;
@@ -530,7 +549,10 @@ int RunValidate(const ValidateOptions& o, const Catalog& catalog) {
   ValidationReport held_out, paper_out;
   if (!o.no_held_out) {
     held_out = CrossValidate(rows, catalog);
-    paper_out = CrossValidatePapers(rows, catalog);
+    paper_out = CrossValidatePapers(rows, catalog,
+                                    o.lopo_prior == "vendor" ? HeldOutChipPrior::kVendorMedian
+                                    : o.lopo_prior == "era"  ? HeldOutChipPrior::kEraMedian
+                                                             : HeldOutChipPrior::kGlobalMedian);
   }
   if (!o.out.empty())
     WriteFileAtomic(o.out, ReportMarkdown(rep, used, o.no_held_out ? nullptr : &held_out,
@@ -770,8 +792,26 @@ int Diloco(const DilocoOptions& o, const Catalog& catalog) {
   q.outer_bytes = FormatBits(o.outer) / 8.0;
   q.overlap_steps = o.overlap_steps;
   const double grad_bytes = plan.grad_bits > 0 ? plan.grad_bits / 8.0 : BytesPerElement(plan.grad_dtype);
+  const bool faults = o.straggler != 1 || o.failed_islands > 0;
+  DilocoFaults fq;
+  fq.straggler_slowdown = o.straggler;
+  fq.failed_islands = o.failed_islands;
+  fq.restart_s = o.restart_s;
+  if (o.failed_islands != std::floor(o.failed_islands))
+  {
+    char fb[96];
+    std::snprintf(fb, sizeof fb, "diloco: --failed-islands takes a whole number, got %g", o.failed_islands);
+    throw ConfigError(fb);
+  }
+  for (double m : islands)
+    if (o.failed_islands > m - 1)
+      throw ConfigError("diloco: --failed-islands " + std::to_string(static_cast<long long>(o.failed_islands)) +
+                        " leaves no island of " + std::to_string(static_cast<long long>(m)) + " (give fewer than every --islands value)");
   json options = ToJson(o.in);
   options["islands"] = o.islands;
+  options["straggler"] = o.straggler;
+  options["failed_islands"] = o.failed_islands;
+  options["restart_s"] = o.restart_s;
   options["inner_steps"] = o.inner_steps;
   options["outer"] = o.outer;
   options["overlap_steps"] = o.overlap_steps;
@@ -816,7 +856,51 @@ int Diloco(const DilocoOptions& o, const Catalog& catalog) {
                       {"dcn_bytes_per_step", r.dcn_bytes_per_step}, {"sync_dp_step_s", r.sync_dp_step_s},
                       {"sync_dp_dcn_bytes_per_step", r.sync_dp_dcn_bytes_per_step},
                       {"speedup_vs_sync_dp", r.speedup_vs_sync_dp}, {"break_even_h", r.break_even_h}});
+      if (faults) {
+        const DilocoFaultResult x = EvaluateDilocoFaults(b, ev.total_params(), grad_bytes, q, fq);
+        rows.back()["faults"] = {{"sync_diloco_step_s", x.sync_diloco_step_s},
+                                 {"decoupled_step_s", x.decoupled_step_s},
+                                 {"sync_dp_step_s", x.sync_dp_step_s},
+                                 {"sync_break_even_h", x.sync_break_even_h},
+                                 {"decoupled_break_even_h", x.decoupled_break_even_h},
+                                 {"survivors_step_s", x.survivors_step_s},
+                                 {"throughput_after_failure", x.throughput_after_failure},
+                                 {"lost_island_s_decoupled", x.lost_island_s_decoupled},
+                                 {"lost_island_s_sync_diloco", x.lost_island_s_sync_diloco},
+                                 {"lost_island_s_sync_dp", x.lost_island_s_sync_dp}};
+      }
     }
+  if (faults) {
+    std::snprintf(buf, sizeof buf,
+                  "\n## Stragglers and failed islands (Decoupled DiLoCo)\n\n"
+                  "One island runs its inner step %.3g× slower (--straggler); %.0f island(s) fail for good "
+                  "(--failed-islands); the synchronous variants stop %.4g s per failure (--restart-s, an "
+                  "assumption: detection, restart, reload).\n",
+                  o.straggler, o.failed_islands, o.restart_s);
+    md << buf
+       << "Synchronous DiLoCo (a barrier at every outer step) and synchronous DP wait for the slowest island:\n"
+          "s·t + exposed sync / H (DP: every step, the all-reduce hidden as above). Decoupled DiLoCo (Douillard\n"
+          "et al. 2026 [V]: asynchronous pushes to a syncer, quorum merge, no barrier): each island at its own pace,\n"
+          "each paying its own exposed sync per H steps; mean step = M / Σ_m 1/(s_m·t + e/H). After a failure\n"
+          "every variant runs on the M−F survivors (outer ring of M−F); throughput relative to the healthy job.\n"
+          "Work lost per failure, island-hours: decoupled F·H/2·t (each failed island's steps since its last push),\n"
+          "synchronous DiLoCo M·R + F·H/2·t, synchronous DP M·R (its lost steps inside R). Goodput of whole\n"
+          "runs depends on the failure rate, which is not modelled.\n\n"
+       << "| islands M | H | healthy step s | sync DiLoCo step s | decoupled step s | sync DP step s | "
+          "break-even H sync / decoupled | throughput after failure | lost island-h: decoupled / sync DiLoCo / sync DP |\n"
+          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const json& row : rows) {
+      const json& x = row["faults"];
+      std::snprintf(buf, sizeof buf, "| %.0f | %.0f | %.4g | %.4g | %.4g | %.4g | %.0f / %.0f | %.1f %% | %.3g / %.3g / %.3g |\n",
+                    row["islands"].get<double>(), row["inner_steps"].get<double>(), row["step_s"].get<double>(),
+                    x["sync_diloco_step_s"].get<double>(), x["decoupled_step_s"].get<double>(),
+                    x["sync_dp_step_s"].get<double>(), x["sync_break_even_h"].get<double>(),
+                    x["decoupled_break_even_h"].get<double>(), 100 * x["throughput_after_failure"].get<double>(),
+                    x["lost_island_s_decoupled"].get<double>() / 3600, x["lost_island_s_sync_diloco"].get<double>() / 3600,
+                    x["lost_island_s_sync_dp"].get<double>() / 3600);
+      md << buf;
+    }
+  }
   return ReportPage(o.in, o.out, md.str(),
                     {{"options", options}, {"params", ev.total_params()}, {"island_step_s", b.step_s}, {"rows", rows}});
 }
@@ -905,11 +989,18 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     PrintVerbose(o.in.verbose, o.in.json, options);
     const EnergyReport rep = ValidateEnergy(table);
     if (rep.evaluated == 0) throw ConfigError("energy --validate: no run could be evaluated");
-    if (!o.out.empty()) WriteFileAtomic(o.out, EnergyMarkdown(rep, table));
+    EnergyTable flat = table;  // before: power independent of utilisation
+    flat.set_power_utilisation_slope(0);
+    const EnergyReport before = ValidateEnergy(flat);
+    const double fitted_slope = FitPowerSlope(table);
+    const std::string md = EnergyMarkdown(rep, table, &before);
+    if (!o.out.empty()) WriteFileAtomic(o.out, md);
     if (o.in.json) {
       json rows = json::array();
       for (const EnergyRow& r : rep.rows)
         rows.push_back({{"id", r.id}, {"paper", r.paper}, {"chip", r.chip}, {"power_w", r.power_w},
+                        {"utilisation", r.utilisation >= 0 ? json(r.utilisation) : json(nullptr)},
+                        {"loo_mwh_rel_error", r.loo_mwh_error},
                         {"run_power_w", r.run_power_w}, {"measured_mwh", r.measured_mwh},
                         {"predicted_mwh", r.predicted_mwh}, {"mwh_rel_error", r.mwh_error},
                         {"measured_tco2e", r.measured_tco2e}, {"predicted_tco2e", r.predicted_tco2e},
@@ -919,11 +1010,21 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
       json j = {{"options", options}, {"rows", rows}, {"evaluated", rep.evaluated},
                 {"median_abs_mwh_error", rep.median_abs_mwh_error}, {"worst_abs_mwh_error", rep.worst_abs_mwh_error},
                 {"worst_mwh_id", rep.worst_mwh_id}, {"median_abs_tco2e_error", rep.median_abs_tco2e_error},
-                {"worst_abs_tco2e_error", rep.worst_abs_tco2e_error}};
+                {"worst_abs_tco2e_error", rep.worst_abs_tco2e_error},
+                {"power_utilisation_slope", table.power_utilisation_slope()},
+                {"fitted_power_utilisation_slope", fitted_slope},
+                {"median_abs_loo_mwh_error", rep.median_abs_loo_mwh_error},
+                {"worst_abs_loo_mwh_error", rep.worst_abs_loo_mwh_error},
+                {"constant_power", {{"median_abs_mwh_error", before.median_abs_mwh_error},
+                                    {"worst_abs_mwh_error", before.worst_abs_mwh_error},
+                                    {"median_abs_tco2e_error", before.median_abs_tco2e_error},
+                                    {"worst_abs_tco2e_error", before.worst_abs_tco2e_error}}}};
       if (!o.out.empty()) j["wrote"] = o.out;
       std::cout << j.dump(2) << "\n";
     } else {
-      std::printf("%s", EnergyMarkdown(rep, table).c_str());
+      std::printf("%s", md.c_str());
+      std::printf("fitted power_utilisation_slope %.4g (the table's: %.4g)\n", fitted_slope,
+                  table.power_utilisation_slope());
       if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
     }
     return kExitOk;
@@ -931,6 +1032,7 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
   EnergyQuery q;
   std::string chip = o.chip;
   json run = nullptr;
+  double utilisation = o.utilisation;
   if (o.tokens > 0) {
     // The run's time from the training-step evaluator: tokens / predicted tokens per second.
     if (!o.chip.empty() || o.chips > 0 || o.days > 0 || o.hours > 0)
@@ -952,6 +1054,8 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     options["tokens"] = o.tokens;
     run = {{"step_s", b.step_s}, {"tokens_per_s", b.tokens_per_s}, {"mfu", b.mfu}, {"hfu", b.hfu},
            {"steps", o.tokens / (b.tokens_per_s * b.step_s)}};
+    if (o.utilisation >= 0) throw ConfigError("energy: --utilisation is for --chip/--chips runs; with --tokens the plan's HFU is used");
+    utilisation = b.hfu;
   } else {
     if (o.chip.empty() || o.chips <= 0 || (o.days > 0) == (o.hours > 0))
       throw ConfigError("energy: give --chip, --chips and one of --days / --hours (or --tokens with "
@@ -963,17 +1067,35 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     options["hours"] = q.hours;
   }
   std::string power_source = "--power-w";
+  double idle_w = 0;
   if (o.power_w > 0) {
     q.power_w = o.power_w;
+    idle_w = o.power_w;  // no idle power known: the given power
   } else {
     const ChipPower& p = PowerOf(table, chip);
-    q.power_w = p.system_w();
+    q.power_w = PowerAt(p, table.power_utilisation_slope(), utilisation);
+    idle_w = PowerAt(p, table.power_utilisation_slope(), 0);
     power_source = p.source();
+    if (utilisation >= 0 && p.mean_utilisation() > 0 && table.power_utilisation_slope() > 0) {
+      char ub[160];
+      std::snprintf(ub, sizeof ub, " at utilisation %.1f %% (P̄·(1 + %.3g·(u − %.3g)))", 100 * std::min(1.0, utilisation),
+                    table.power_utilisation_slope(), p.mean_utilisation());
+      power_source += ub;
+    }
+  }
+  const double busy_w = q.power_w;
+  q.power_w += o.idle_capacity * idle_w;  // idle provisioned accelerators, per busy one
+  if (o.idle_capacity > 0) {
+    char ib[128];
+    std::snprintf(ib, sizeof ib, "; + %.3g idle accelerators per busy one at %.4g W", o.idle_capacity, idle_w);
+    power_source += ib;
   }
   q.pue = o.pue;
   q.grid_kg_per_kwh = o.grid;
   q.net_grid_kg_per_kwh = o.net_grid;
   const EnergyResult r = EnergyOfRun(q);
+  options["utilisation"] = utilisation >= 0 ? json(utilisation) : json(nullptr);
+  options["idle_capacity"] = o.idle_capacity;
   options["power_w"] = q.power_w;
   options["pue"] = o.pue;
   options["grid_kg_per_kwh"] = o.grid;
@@ -983,6 +1105,7 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     json j = {{"options", options},         {"chip", chip},
               {"chips", q.chips},           {"hours", q.hours},
               {"power_w", q.power_w},       {"power_source", power_source},
+              {"busy_power_w", busy_w},     {"idle_power_w", idle_w},
               {"accelerator_hours", r.accelerator_hours},
               {"it_mwh", r.it_mwh},         {"facility_mwh", r.facility_mwh},
               {"gross_tco2e", r.gross_tco2e}, {"net_tco2e", r.net_tco2e}};
@@ -1223,6 +1346,13 @@ int main(int argc, char** argv) {
                        "rows predicted with parameters fitted on the other papers' rows; a chip "
                        "measured only by the held-out paper takes the median matmul efficiency of "
                        "the fitted chips); together a few seconds");
+    validate->add_option("--lopo-prior", validate_o.lopo_prior,
+                         "leave-one-paper-out: the matmul efficiency of a chip measured only by the held-out paper — "
+                         "global (the median of all fitted chips') or vendor (the median of the fitted chips of its "
+                         "vendor: TPU or GPU; global when there is none) or era (the median of the fitted chips "
+                         "measured by the papers closest in publication year, the year in the paper's name: a "
+                         "software-stack generation)")
+        ->capture_default_str()->check(CLI::IsMember({"global", "vendor", "era"}));
     validate->add_flag("--json", validate_o.json, "print one JSON document (rows, errors, options)");
     validate->add_flag("--verbose", validate_o.verbose, "print the resolved options first");
 
@@ -1248,8 +1378,13 @@ int main(int argc, char** argv) {
     infer->add_flag("--batch-sharded-kv", infer_o.batch_sharded_kv,
                     "shard attention over the batch (multi-query models) instead of the heads");
     infer->add_flag("--energy", infer_o.energy,
-                    "also Wh and gCO2e per request: every chip busy for prefill + decode at its mean measured "
-                    "system power (the energy table, or --power-w), x PUE, shared by the batch; no idle capacity");
+                    "also Wh and gCO2e per request: every chip busy for prefill + decode at its system power "
+                    "at the phase's utilisation (MFU; P(u) = P̄·(1 + β·(u − ū)) from the energy table, a fit "
+                    "[D] — or a flat --power-w), + --idle-capacity idle chips at P(0), x PUE, shared by the batch");
+    infer->add_option("--idle-capacity", infer_o.idle_capacity,
+                      "with --energy: idle provisioned chips per busy chip, drawing idle power P(0) (0..10; "
+                      "the Gemini breakdown [S] puts idle machines at 10 % of a prompt's energy)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 10));
     infer->add_option("--power-w", infer_o.power_w, "with --energy: system power per chip, W")
         ->check(cli::FiniteRange(1, 10000));
     infer->add_option("--pue", infer_o.pue, "with --energy: data-centre PUE")->capture_default_str()->check(cli::FiniteRange(1, 3));
@@ -1304,6 +1439,21 @@ int main(int argc, char** argv) {
     diloco->add_option("--overlap-steps", diloco_o.overlap_steps,
                        "inner steps the outer all-reduce runs under (streaming / eager DiLoCo)")
         ->capture_default_str()->check(cli::FiniteRange(0, 1e9));
+    diloco->add_option("--straggler", diloco_o.straggler,
+                       "one island's inner step is this many times the others' (1..100; with it or "
+                       "--failed-islands a second table: synchronous DiLoCo and DP wait for the slowest island, "
+                       "Decoupled DiLoCo runs every island at its own pace, each paying its own exposed outer "
+                       "sync per H steps)")
+        ->capture_default_str()->check(cli::FiniteRange(1, 100));
+    diloco->add_option("--failed-islands", diloco_o.failed_islands,
+                       "islands lost for good (0..M-1): every variant continues on the survivors (outer ring of "
+                       "M-F); decoupled loses each failed island's steps since its last push (H/2 on average), "
+                       "the synchronous variants stop --restart-s per failure, synchronous DiLoCo also loses H/2")
+        ->capture_default_str()->check(cli::FiniteRange(0, 1e6));
+    diloco->add_option("--restart-s", diloco_o.restart_s,
+                       "seconds the synchronous variants stop per failure (assumed: detection, restart, reload of "
+                       "the last checkpoint; not from a paper)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 1e7));
     diloco->add_option("--out", diloco_o.out, "also write the markdown table here (e.g. docs/perf_diloco.md)");
 
     FormatsOptions formats_o;
@@ -1327,10 +1477,13 @@ int main(int argc, char** argv) {
         "energy and CO2e of a training run (Patterson et al. 2021): MWh = hours x accelerators x P "
         "x PUE, tCO2e = MWh x grid kgCO2e/kWh. Assumes P = the mean measured SYSTEM power per "
         "accelerator (chip + HBM + host share + network; Patterson Table 3 for v2/v3/P100/V100, "
-        "[S] for v4; none published for A100/H100/v5+: give --power-w), independent of "
-        "utilisation; no idle or embodied emissions. Time from --days/--hours, or from --tokens "
-        "with the evaluator's predicted tokens/s for --model/--mesh/--plan. --validate: the "
-        "published runs (docs/perf_energy.md)");
+        "[S] for v4; none published for A100/H100/v5+: give --power-w), scaled with the run's "
+        "hardware utilisation u where known: P(u) = P̄·(1 + β·(u − ū)) = idle + (peak − idle)·u, "
+        "ū the mean utilisation of the runs P̄ was measured on, β one slope fitted on Patterson's "
+        "runs (no idle power is published: idle and peak are the fit's); u = --utilisation, or "
+        "the plan's HFU with --tokens; unknown u or a chip without ū: P̄. No embodied emissions. "
+        "Time from --days/--hours, or from --tokens with the evaluator's predicted tokens/s for "
+        "--model/--mesh/--plan. --validate: the published runs (docs/perf_energy.md)");
     AddModelInputs(energy, &energy_o.in);
     energy->add_option("--chip", energy_o.chip, "accelerator (a power-table chip: tpu_v2, tpu_v3, tpu_v4, p100, v100)");
     energy->add_option("--chips", energy_o.chips, "accelerators")->check(cli::IntRange(1, 100000000));
@@ -1348,6 +1501,14 @@ int main(int argc, char** argv) {
         ->check(cli::FiniteRange(0, 2));
     energy->add_option("--power-w", energy_o.power_w, "mean system power per accelerator, W (default: the power table)")
         ->check(cli::FiniteRange(1, 10000));
+    energy->add_option("--utilisation", energy_o.utilisation,
+                       "with --chip/--chips: the run's hardware utilisation (achieved ÷ peak FLOP/s, 0..1) "
+                       "for the power model (default: unknown → the table's mean power)")
+        ->check(cli::FiniteRange(0, 1));
+    energy->add_option("--idle-capacity", energy_o.idle_capacity,
+                       "idle provisioned accelerators per busy one, each at idle power P(0) of the power model "
+                       "(0..10; with --power-w: that power)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 10));
     energy->add_option("--energy-table", energy_o.table, "EnergyTable .pbtxt (default: embedded)");
     energy->add_flag("--validate", energy_o.validate, "predict the published runs' MWh and tCO2e");
     energy->add_option("--out", energy_o.out, "with --validate: also write the markdown page here");

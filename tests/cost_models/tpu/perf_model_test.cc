@@ -589,6 +589,62 @@ TEST(Validation, LeaveOnePaperOutNeverSeesTheHeldOutPaper) {
   EXPECT_TRUE(loo_moved);
 }
 
+// Leave-one-paper-out with the vendor prior (validate --lopo-prior vendor): a chip measured only
+// by the held-out paper takes the median matmul of the fold's chips of its vendor. The A100
+// (Narayanan, the only GPU paper) has no other GPU in its fold, so its rows keep the global
+// prior's predictions; the GSPMD rows (tpu_v3) take the other TPUs' median instead (they move),
+// and still never see their own paper (doubling their measured values changes nothing).
+TEST(Validation, VendorPriorForAHeldOutChip) {
+  const MeasurementSet rows = DefaultMeasurements();
+  const ValidationReport global = CrossValidatePapers(rows, DefaultCatalog(), HeldOutChipPrior::kGlobalMedian);
+  const ValidationReport vendor = CrossValidatePapers(rows, DefaultCatalog(), HeldOutChipPrior::kVendorMedian);
+  ASSERT_EQ(global.rows.size(), vendor.rows.size());
+  MeasurementSet doubled = rows;
+  for (Measurement& m : *doubled.mutable_row())
+    if (PaperOf(m) == "GSPMD/Lingvo configs (Xu et al. 2021)") m.set_measured(2 * m.measured());
+  const ValidationReport vendor_doubled = CrossValidatePapers(doubled, DefaultCatalog(), HeldOutChipPrior::kVendorMedian);
+  int gpu = 0, v3 = 0;
+  for (size_t i = 0; i < global.rows.size(); ++i) {
+    if (global.rows[i].chip == "a100") {
+      ++gpu;
+      EXPECT_DOUBLE_EQ(vendor.rows[i].predicted, global.rows[i].predicted) << global.rows[i].id;
+    }
+    if (global.rows[i].chip == "tpu_v3") {
+      ++v3;
+      EXPECT_NE(vendor.rows[i].predicted, global.rows[i].predicted) << global.rows[i].id;
+      EXPECT_DOUBLE_EQ(vendor_doubled.rows[i].predicted, vendor.rows[i].predicted) << global.rows[i].id;
+    }
+  }
+  EXPECT_GE(gpu, 6);
+  EXPECT_GE(v3, 4);
+}
+
+// The era prior (the default): a held-out paper's chip takes the median matmul of the fold's
+// chips measured closest in publication year. With the shape calibration every paper's held-out
+// error is at most the global prior's and the median falls (session 17: 14.1 → 12.4 %); a chip of
+// the 2024 paper (MaxText) gets v4's value (Pope 2022, the closest year) and never sees its own
+// paper (doubling its rows' measured values changes nothing).
+TEST(Validation, EraPriorForAHeldOutChip) {
+  const MeasurementSet rows = DefaultMeasurements();
+  const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
+  const ValidationReport global = CrossValidatePapers(rows, shaped, HeldOutChipPrior::kGlobalMedian);
+  const ValidationReport era = CrossValidatePapers(rows, shaped);
+  EXPECT_LT(era.median_abs_error, global.median_abs_error);
+  EXPECT_LE(era.worst_abs_error, global.worst_abs_error);
+  EXPECT_NE(era.held_out_chip_prior.find("publication year"), std::string::npos);
+  MeasurementSet doubled = rows;
+  for (Measurement& m : *doubled.mutable_row())
+    if (PaperOf(m) == "MaxText README tables (2024)") m.set_measured(2 * m.measured());
+  const ValidationReport moved = CrossValidatePapers(doubled, shaped);
+  int maxtext = 0;
+  for (size_t i = 0; i < era.rows.size(); ++i) {
+    if (era.rows[i].paper != "MaxText README tables (2024)") continue;
+    ++maxtext;
+    EXPECT_DOUBLE_EQ(moved.rows[i].predicted, era.rows[i].predicted) << era.rows[i].id;
+  }
+  EXPECT_GE(maxtext, 12);
+}
+
 // The held-out reports' "time / throughput rows" summary is the held-out error (it printed
 // the in-sample one: docs/perf_validation.md said "median 3.5 %, worst 18.6 %" under the
 // leave-one-out table whose rows had median 7.2 %, worst 22.6 %).
