@@ -852,6 +852,9 @@ std::string FormatInference(const InferenceResult& r) {
   return buf;
 }
 
+size_t TrainingEvaluatorSizeInLibrary() { return sizeof(TrainingEvaluator); }
+size_t DeviceRatesSizeInLibrary() { return sizeof(DeviceRates); }
+
 std::string FormatBreakdown(const StepBreakdown& b) {
   if (!b.valid) return std::string("invalid plan: ") + b.invalid_reason;
   char buf[1400];

@@ -174,6 +174,13 @@ class TrainingEvaluator {
 
 std::string FormatBreakdown(const StepBreakdown& b);
 
+// sizeof(TrainingEvaluator) and sizeof(DeviceRates) as the library was compiled. A caller compiled
+// against another version of this header (a stale object in an incremental build) sees other
+// sizes and member offsets, and reads garbage (0 devices) or frees through them:
+// perf_model_test's BuildConsistency test compares these with its own sizeof.
+size_t TrainingEvaluatorSizeInLibrary();
+size_t DeviceRatesSizeInLibrary();
+
 
 
 }  // namespace placerl::perf
