@@ -218,6 +218,7 @@ void BindPlacementCost(py::module_& m) {
 }
 
 }  // namespace
+void BindPerfModel(py::module_& m);  // perf_model_bindings.cc
 }  // namespace placerl
 
 PYBIND11_MODULE(_core, m) {
@@ -251,4 +252,5 @@ PYBIND11_MODULE(_core, m) {
   BindEnvironment(m);
   BindVectorEnv(m);
   BindPlacementCost(m);
+  BindPerfModel(m);
 }

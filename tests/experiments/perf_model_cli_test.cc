@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "cost_models/tpu/perf_json.h"
+#include "datasets/util/errors.h"
 #include "tests/experiments/run_command.h"
 
 namespace {
@@ -336,6 +338,51 @@ TEST(PerfModelJson, OneDocumentPerInvocation) {
   ASSERT_EQ(v.status, 0) << v.out;
   EXPECT_EQ(v.out.rfind("options {", 0), 0u) << v.out;
   EXPECT_NE(v.out.find("\"resolved\""), std::string::npos) << v.out;
+}
+
+// run / search / infer / simulate --json print the library's document (PerfModelDocument, what
+// placerl.perf_model returns) byte for byte, with its status as the exit code.
+TEST(PerfModelJson, TheBinaryPrintsTheLibraryDocument) {
+  using nlohmann::json;
+  const std::string model = "transformer(layers=2,d_model=512,heads=8)";
+  struct Case {
+    std::string sub, args;
+    json options;
+  };
+  const std::vector<Case> cases = {
+      {"run", "--model '" + model + "' --mesh tpu_v5e:4 --plan global_batch=16",
+       {{"model", model}, {"mesh", "tpu_v5e:4"}, {"plan", "global_batch=16"}}},
+      {"run", "--graph 'resnet(depth=18,batch=8)' --mesh tpu_v3:2x2",
+       {{"graph", "resnet(depth=18,batch=8)"}, {"mesh", "tpu_v3:2x2"}}},
+      {"run", "--mesh tpu_v5e:2x2 --model 'transformer(layers=48,d_model=8192,d_ff=32768,heads=64)'",
+       {{"mesh", "tpu_v5e:2x2"}, {"model", "transformer(layers=48,d_model=8192,d_ff=32768,heads=64)"}}},
+      {"search", "--top 3 --no-schedules --model '" + model + "' --mesh tpu_v5e:4 --plan tensor=2",
+       {{"top", 3}, {"no_schedules", true}, {"model", model}, {"mesh", "tpu_v5e:4"}, {"plan", "tensor=2"}}},
+      {"infer", "--model '" + model + "' --mesh tpu_v4:2x2x2 --batch 8 --energy --idle-capacity 0.5",
+       {{"model", model}, {"mesh", "tpu_v4:2x2x2"}, {"batch", 8}, {"energy", true}, {"idle_capacity", 0.5}}},
+      {"simulate", "--graph 'layered(ops=200,width=20,fan_in=3,seed=3)' --device tpu_v4 --memory 1e6",
+       {{"graph", "layered(ops=200,width=20,fan_in=3,seed=3)"}, {"device", "tpu_v4"}, {"memory", 1e6}}},
+      {"simulate", "--machine 'k80(gpus=2,cpu=1)' --graph 'chain(ops=10)' --replicas 2",
+       {{"machine", "k80(gpus=2,cpu=1)"}, {"graph", "chain(ops=10)"}, {"replicas", 2}}},
+  };
+  int infeasible = 0;
+  for (const Case& c : cases) {
+    const CmdResult r = Sh(kBin + " " + c.sub + " --json " + c.args);
+    int status = -1;
+    const json doc = placerl::perf::PerfModelDocument(c.sub, c.options, &status);
+    EXPECT_EQ(r.status, status) << c.args;
+    EXPECT_EQ(r.out, doc.dump(2) + "\n") << c.args;
+    infeasible += status == 2;
+  }
+  EXPECT_EQ(infeasible, 2);  // the 48-layer model on 4 chips and the simulation over 1 MB
+  // --one-matmul-constant and --catalog are the document's one_matmul_constant and catalog.
+  const CmdResult one = Sh(kBin + " --one-matmul-constant --catalog cost_models/tpu/catalog/hardware.pbtxt run --json");
+  EXPECT_EQ(one.out, placerl::perf::PerfModelDocument(
+                         "run", {{"one_matmul_constant", true}, {"catalog", "cost_models/tpu/catalog/hardware.pbtxt"}})
+                             .dump(2) + "\n");
+  EXPECT_THROW(placerl::perf::PerfModelDocument("bench", json::object()), placerl::ConfigError);
+  EXPECT_THROW(placerl::perf::PerfModelDocument("run", {{"top", 3}}), placerl::ConfigError);
+  EXPECT_THROW(placerl::perf::PerfModelDocument("run", json::array()), placerl::ConfigError);
 }
 
 // `energy`: a run given by its days (T5 of Patterson et al. 2021 Table 4 with the table's
