@@ -34,6 +34,7 @@
 #include "cost_models/tpu/energy.h"
 #include "cost_models/tpu/graph_training.h"
 #include "cost_models/tpu/machine.h"
+#include "cost_models/tpu/perf_json.h"
 #include "cost_models/tpu/placed_graph_sim.h"
 #include "cost_models/tpu/plan_search.h"
 #include "cost_models/tpu/spec.h"
@@ -54,17 +55,23 @@ using nlohmann::json;
 // ---------------------------------------------------------------- options, one per subcommand
 
 // Inputs of the model-based subcommands (run, search, infer, bench).
-struct ModelInputs {
-  std::string model = "transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048,vocab=32000)";
-  std::string mesh = "tpu_v5e:16x16";
-  std::string plan;  // "" = every default (ResolvePlan)
+// (ModelQuery: model, mesh, plan; its one_matmul_constant is set from the global flag.)
+struct ModelInputs : ModelQuery {
   bool json = false, verbose = false;
 };
 // The global --one-matmul-constant (false: the shape-dependent matmul efficiency is on).
 bool g_one_matmul_constant = false;
 
 json ToJson(const ModelInputs& in) {
-  return {{"model", in.model}, {"mesh", in.mesh}, {"plan", in.plan}, {"matmul_shapes", !g_one_matmul_constant}};
+  ModelQuery q = in;
+  q.one_matmul_constant = g_one_matmul_constant;
+  return ModelOptionsJson(q);
+}
+// The library's query of a subcommand's inputs (the global flag applied).
+ModelQuery Query(const ModelInputs& in) {
+  ModelQuery q = in;
+  q.one_matmul_constant = g_one_matmul_constant;
+  return q;
 }
 
 struct RunOptions {
@@ -84,7 +91,24 @@ struct InferOptions {
   std::string layout = "ws";  // ws | wg-x | wg-xy | wg-xyz (Pope et al.'s weight-gathered layouts)
   bool energy = false;  // also Wh and gCO2e per request
   double power_w = 0, pue = 1.1, grid = 0.429;
+  double idle_capacity = 0;  // idle provisioned chips per busy chip, at idle power
 };
+InferQuery Query(const InferOptions& o) {
+  InferQuery q;
+  q.in = Query(o.in);
+  q.batch = o.batch;
+  q.prompt = o.prompt;
+  q.generate = o.generate;
+  q.weights = o.weights;
+  q.batch_sharded_kv = o.batch_sharded_kv;
+  q.layout = o.layout;
+  q.energy = o.energy;
+  q.power_w = o.power_w;
+  q.pue = o.pue;
+  q.grid = o.grid;
+  q.idle_capacity = o.idle_capacity;
+  return q;
+}
 struct BenchOptions {
   ModelInputs in;
   double seconds = 1.0;
@@ -93,6 +117,7 @@ struct ValidateOptions {
   std::string measurements;  // "" = embedded
   std::string out;           // markdown page to write ("" = none; docs/perf_validation.md is explicit)
   bool fit = false, no_held_out = false, json = false, verbose = false;
+  std::string lopo_prior = "era";  // era | global | vendor: a held-out chip's matmul in leave-one-paper-out
 };
 struct MlperfOptions {
   ModelInputs in;  // only --json and --verbose are used
@@ -109,6 +134,9 @@ struct DilocoOptions {
   std::string islands = "2,4,8", inner_steps = "1,10,100,500", outer = "fp32", out;
   double dcn_gbps = 0;  // 0 = the island's DCN from the catalogue
   double overlap_steps = 0;
+  double straggler = 1;       // one island's slowdown (1 = none)
+  double failed_islands = 0;  // islands lost for good
+  double restart_s = 600;     // stop of the synchronous variants per failure [A]
 };
 struct FormatsOptions {
   ModelInputs in;
@@ -122,16 +150,11 @@ struct EnergyOptions {
   long long chips = 0;
   double days = 0, hours = 0, tokens = 0;
   double pue = 1.1, grid = 0.429, net_grid = -1, power_w = 0;
+  double utilisation = -1;  // with --chip/--chips: the run's hardware utilisation (−1: unknown)
+  double idle_capacity = 0;  // idle provisioned accelerators per busy one, at idle power
   bool validate = false;
 };
-struct SimulateOptions {
-  std::string graph = "layered(ops=1000,width=100,fan_in=3,seed=1)", placement = "round_robin";
-  std::string preset = "baechi", device = "plain:4.37e12,2.4e11", trace;
-  std::string machine;  // "" = --devices × --device with --preset; else a machine spec (machine.h)
-  int devices = 2;
-  double memory = 0;  // 0 = not given: unlimited for plain devices, HBM for chips
-  double bench_seconds = 0;
-  GraphTrainingConfig training;
+struct SimulateOptions : SimulateQuery {
   bool json = false, verbose = false;
 };
 struct CalibrateOptions {
@@ -139,18 +162,6 @@ struct CalibrateOptions {
   int threads = 1;
   double seconds = 0.3;
 };
-
-json ToJson(const SimulateOptions& o) {
-  if (!o.machine.empty())
-    return {{"graph", o.graph}, {"placement", o.placement}, {"machine", o.machine}, {"trace", o.trace},
-            {"bench_seconds", o.bench_seconds}, {"replicas", o.training.replicas}, {"ring_bw", o.training.ring_bw},
-            {"ring_latency", o.training.ring_hop_latency}};
-  return {{"graph", o.graph},     {"placement", o.placement}, {"preset", o.preset},
-          {"device", o.device},   {"devices", o.devices},     {"memory", o.memory > 0 ? json(o.memory) : json(nullptr)},
-          {"trace", o.trace},     {"bench_seconds", o.bench_seconds},
-          {"replicas", o.training.replicas}, {"ring_bw", o.training.ring_bw},
-          {"ring_latency", o.training.ring_hop_latency}};
-}
 
 // `--verbose` in text mode: the resolved options, one line, before the result.
 void PrintVerbose(bool verbose, bool json_mode, const json& options) {
@@ -173,152 +184,35 @@ int ReportPage(const ModelInputs& in, const std::string& out, const std::string&
 }
 
 
-// ---------------------------------------------------------------- helpers
-
-json ToJson(const StepBreakdown& b) {
-  json j;
-  j["valid"] = b.valid;
-  if (!b.valid) {
-    j["invalid_reason"] = b.invalid_reason;
-    return j;
-  }
-  j["microbatches"] = b.microbatches;
-  j["step_s"] = b.step_s;
-  j["breakdown_s"] = {{"compute", b.compute_s},         {"exposed_tensor", b.exposed_tp_s},
-                      {"exposed_fsdp", b.exposed_fsdp_s}, {"exposed_data", b.exposed_dp_s},
-                      {"exposed_expert", b.exposed_ep_s}, {"pipeline_comm", b.pipeline_comm_s},
-                      {"bubble", b.bubble_s},           {"optimizer", b.optimizer_s}};
-  j["tokens_per_s"] = b.tokens_per_s;
-  j["mfu"] = b.mfu;
-  j["hfu"] = b.hfu;
-  j["model_tflops_per_chip"] = b.model_tflops_per_chip;
-  j["hw_tflops_per_chip"] = b.hw_tflops_per_chip;
-  j["hbm_bytes_per_device"] = {{"params", b.hbm_params},         {"grads", b.hbm_grads},
-                               {"optimizer", b.hbm_optimizer},   {"activations", b.hbm_activations},
-                               {"total", b.hbm_total},           {"capacity", b.hbm_capacity}};
-  j["oom"] = b.oom;
-  return j;
-}
-
-// An invalid plan is an input error: the evaluator's reason with the numbers it is about.
-[[noreturn]] void ThrowInvalidPlan(const char* reason, const PlanC& p, const TrainingEvaluator& ev) {
-  const TransformerModel& m = ev.model();
-  throw ConfigError(std::string("plan: ") + reason + " (data " + std::to_string(p.data) + ", fsdp " +
-                    std::to_string(p.fsdp) + ", tensor " + std::to_string(p.tensor) + ", tensor_x " +
-                    std::to_string(p.tensor_x) + ", pipeline " + std::to_string(p.pipeline) + ", microbatches " +
-                    std::to_string(p.microbatches) + ", interleave " + std::to_string(p.interleave) +
-                    ", expert " + std::to_string(p.expert) + ", global_batch " +
-                    std::to_string(static_cast<long long>(p.global_batch)) + "; layers " +
-                    std::to_string(m.layers()) + ", heads " + std::to_string(m.heads()) + ", d_model " +
-                    std::to_string(m.d_model()) + ", num_experts " + std::to_string(m.num_experts()) +
-                    (m.block_size() > 0 ? ", block " + BlockToString(m) : "") + "; " +
-                    std::to_string(ev.num_devices()) + " devices)");
-}
-
-// "round_robin" (op i → i mod d), "single" (all on 0), "blocks" (contiguous topological
-// blocks of equal size) or a placement file.
-std::vector<int> LoadPlacement(const std::string& spec, const graphs::ComputeGraph& g, int d) {
-  const int n = g.num_ops();
-  std::vector<int> p(n, 0);
-  if (spec == "round_robin") {
-    for (int i = 0; i < n; ++i) p[i] = i % d;
-  } else if (spec == "single") {
-  } else if (spec == "blocks") {
-    for (int k = 0; k < n; ++k) p[g.topo_order[k]] = static_cast<int>(static_cast<long>(k) * d / n);
-  } else {
-    p = graphs::ReadPlacement(spec, g, d);
-  }
-  return p;
-}
-
-// "plain:FLOPS,BYTES_PER_S" (every op kind at that speed) or a catalogue chip name (roofline
-// of op_cost.h with the catalogue's efficiencies, in `dtype`).
-SimDevice MakeSimDevice(const std::string& spec, const Catalog& shaped_or_not, double memory) {
-  const Catalog catalog = WithShapeModel(shaped_or_not, false);  // the simulator's op model: one constant
-  if (spec.rfind("plain:", 0) == 0) {
-    const std::vector<std::string> v = SplitCommaList(spec.substr(6));
-    char *e1 = nullptr, *e2 = nullptr;
-    const double f = v.size() == 2 ? std::strtod(v[0].c_str(), &e1) : 0;
-    const double b = v.size() == 2 ? std::strtod(v[1].c_str(), &e2) : 0;
-    if (v.size() != 2 || *e1 != '\0' || *e2 != '\0' || !(f > 0) || !(b > 0) || !std::isfinite(f) ||
-        !std::isfinite(b))
-      throw ConfigError("device: expected plain:FLOPS,BYTES_PER_S with positive numbers, got '" + spec + "'");
-    return PlainDevice(f, b, memory > 0 ? memory : std::numeric_limits<double>::infinity());
-  }
-  const Chip& chip = FindChip(catalog, spec);
-  SimDevice d;
-  d.rates = MakeDeviceRates(chip, BF16, EffectiveEfficiency(catalog, chip));
-  d.memory_capacity = memory > 0 ? memory : chip.hbm_bytes() / std::max(1, chip.devices_per_chip());
-  return d;
-}
-
 // ---------------------------------------------------------------- subcommands
 
 int RunTransformer(const RunOptions& o, const Catalog& catalog) {
-  const TransformerModel model = ParseModelSpec(o.in.model);
-  const Mesh mesh = ParseMeshSpec(o.in.mesh);
-  const TrainingEvaluator ev(model, mesh, catalog);
-  const PlanC plan = ResolvePlan(ParsePlanSpecWithKeys(o.in.plan), ev.num_devices(), FillAxis::kFsdp);
-  const StepBreakdown b = ev.Evaluate(plan);
-  if (!b.valid) ThrowInvalidPlan(b.invalid_reason, plan, ev);
-  const std::string resolved = ResolvedPlanString(plan, b.microbatches);
-  json options = ToJson(o.in);
-  options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)}, {"plan", resolved}};
+  RunQuery q;
+  q.in = Query(o.in);
+  const TransformerRunResult r = EvaluateTransformerRun(q, catalog);
   if (o.in.json) {
-    json j = ToJson(b);
-    j["options"] = options;
-    j["model"] = ModelToString(ev.model());
-    j["mesh"] = MeshToString(mesh);
-    j["plan"] = resolved;
-    j["devices"] = ev.num_devices();
-    j["params"] = ev.total_params();
-    std::cout << j.dump(2) << "\n";
+    std::cout << ToJson(r).dump(2) << "\n";
   } else {
-    PrintVerbose(o.in.verbose, false, options);
-    std::printf("model  %s\nmesh   %s (%d devices)\nplan   %s\nparams %.4g\n\n%s",
-                ModelToString(ev.model()).c_str(), MeshToString(mesh).c_str(), ev.num_devices(),
-                resolved.c_str(), ev.total_params(), FormatBreakdown(b).c_str());
+    PrintVerbose(o.in.verbose, false, r.options);
+    std::printf("model  %s\nmesh   %s (%d devices)\nplan   %s\nparams %.4g\n\n%s", r.model.c_str(), r.mesh.c_str(),
+                r.devices, r.plan.c_str(), r.params, FormatBreakdown(r.b).c_str());
   }
-  return b.oom ? kExitInfeasible : kExitOk;
+  return r.status();
 }
 
 int RunGraph(const RunOptions& o, const Catalog& catalog) {
-  const graphs::NamedGraph ng = graphs::GraphFromSpec(o.graph);
-  const Mesh mesh = ParseMeshSpec(o.in.mesh);
-  const PlanSpec spec = ParsePlanSpecWithKeys(o.in.plan);
-  const GraphRunPlan gp = GraphRunPlanFromPlan(spec.plan, ng.examples);
-  const GraphRunResult r = EvaluateGraphOnMesh(ng.graph, mesh, catalog, gp);
-  // The graph is data parallel: data takes the devices the pipeline leaves (checked with the
-  // numbers when written).
-  const PlanC p = ResolvePlan(spec, r.devices, FillAxis::kData);
-  if (p.data != r.replicas)
-    throw ConfigError("plan: data=" + std::to_string(p.data) + " but the mesh has " +
-                      std::to_string(r.replicas) + " replicas (" + std::to_string(r.devices) + " devices / pipeline " +
-                      std::to_string(gp.pipeline) + ")");
-  const std::string resolved = ResolvedPlanString(p, gp.microbatches);
-  json options = ToJson(o.in);
-  options.erase("model");
-  options["graph"] = o.graph;
-  options["resolved"] = {{"mesh", MeshToString(mesh)}, {"plan", resolved}};
+  RunQuery q;
+  q.in = Query(o.in);
+  q.graph = o.graph;
+  const GraphRunDocResult g = EvaluateGraphRun(q, catalog);
+  const GraphRunResult& r = g.r;
+  const GraphRunPlan& gp = g.gp;
   if (o.in.json) {
-    json j = {{"options", options},          {"graph", o.graph},
-              {"ops", ng.graph.num_ops()},   {"mesh", MeshToString(mesh)},
-              {"plan", resolved},            {"replicas", r.replicas},
-              {"step_s", r.step_s},          {"compute_s", r.compute_s},
-              {"dp_comm_s", r.dp_comm_s},    {"exposed_dp_s", r.exposed_dp_s},
-              {"optimizer_s", r.optimizer_s}, {"examples_per_s", r.examples_per_s},
-              {"bubble_s", r.bubble_s},      {"pipeline_comm_s", r.pipeline_comm_s},
-              {"examples_per_s_per_chip", r.examples_per_s / r.chips},
-              {"flops_per_step", r.flops_per_step}, {"mfu", r.mfu},
-              {"hbm_bytes_per_device", r.hbm_per_device},
-              {"hbm_breakdown", {{"params", r.hbm_params}, {"grads", r.hbm_grads},
-                                 {"optimizer", r.hbm_optimizer}, {"activations", r.hbm_activations}}},
-              {"hbm_capacity", r.hbm_capacity}, {"oom", r.oom}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << ToJson(g).dump(2) << "\n";
   } else {
-    PrintVerbose(o.in.verbose, false, options);
+    PrintVerbose(o.in.verbose, false, g.options);
     std::printf("graph  %s: %d ops\nmesh   %s (%d devices, %d replicas)\nplan   %s\n\n", o.graph.c_str(),
-                ng.graph.num_ops(), MeshToString(mesh).c_str(), r.devices, r.replicas, resolved.c_str());
+                g.ops, g.mesh.c_str(), r.devices, r.replicas, g.plan.c_str());
     std::printf("step time        %.6g s\n  compute        %.6g s (one replica's graph × %d microbatches)\n"
                 "  pipeline comm  %.6g s\n  bubble         %.6g s (%d stages)\n"
                 "  exposed data   %.6g s (gradient %s %.6g s)\n  optimizer      %.6g s\n",
@@ -336,39 +230,21 @@ int RunGraph(const RunOptions& o, const Catalog& catalog) {
 }
 
 int Search(const SearchOptions& o, const Catalog& catalog) {
-  const TransformerModel model = ParseModelSpec(o.in.model);
-  const Mesh mesh = ParseMeshSpec(o.in.mesh);
-  const TrainingEvaluator ev(model, mesh, catalog);
-  const PlanSpec spec = ParsePlanSpecWithKeys(o.in.plan);
-  const PlanC base = ResolvePlan(spec, ev.num_devices(), FillAxis::kFsdp);
-  // Degrees and choices written in --plan are kept; the search varies only the others.
-  SearchStats stats;
-  const auto ranked = SearchPlans(ev, base, o.top, &stats, &spec.keys, !o.no_schedules);
-  json options = ToJson(o.in);
-  options["top"] = o.top;
-  options["schedules"] = !o.no_schedules;
-  options["fixed"] = spec.keys;
-  options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)}};
-  const int status = ranked.empty() ? kExitInfeasible : kExitOk;
+  SearchQuery q;
+  q.in = Query(o.in);
+  q.top = o.top;
+  q.no_schedules = o.no_schedules;
+  const SearchResult sr = EvaluateSearch(q, catalog);
+  const auto& ranked = sr.ranked;
+  const SearchStats& stats = sr.stats;
+  const int status = sr.status();
   if (o.in.json) {
-    json plans = json::array();
-    for (const auto& r : ranked) {
-      json e = ToJson(r.result);
-      e["plan"] = ResolvedPlanString(r.plan, r.result.microbatches);
-      plans.push_back(e);
-    }
-    std::cout << json{{"options", options},
-                      {"enumerated", stats.enumerated},
-                      {"valid", stats.valid},
-                      {"fitting", stats.fitting},
-                      {"plans", plans}}
-                     .dump(2)
-              << "\n";
+    std::cout << ToJson(sr).dump(2) << "\n";
     return status;
   }
-  PrintVerbose(o.in.verbose, false, options);
+  PrintVerbose(o.in.verbose, false, sr.options);
   std::printf("%ld plans enumerated, %ld valid, %ld fit in HBM%s\n\n", stats.enumerated, stats.valid,
-              stats.fitting, spec.keys.empty() ? "" : " (keys fixed by --plan kept)");
+              stats.fitting, sr.fixed.empty() ? "" : " (keys fixed by --plan kept)");
   std::printf("%4s %5s %5s %8s %5s %-8s %5s %6s %-9s %5s %10s %9s %7s %9s\n", "rank", "data", "fsdp", "tensor",
               "pipe", "schedule", "mb", "expert", "remat", "shOpt", "step (s)", "tokens/s", "MFU", "HBM GiB");
   int rank = 1;
@@ -395,89 +271,26 @@ int Search(const SearchOptions& o, const Catalog& catalog) {
 }
 
 int Infer(const InferOptions& o, const Catalog& catalog) {
-  const TransformerModel model = ParseModelSpec(o.in.model);
-  const Mesh mesh = ParseMeshSpec(o.in.mesh);
-  const TrainingEvaluator ev(model, mesh, catalog);
-  // Inference runs on a tensor layout: tensor takes the devices the written degrees leave.
-  const PlanC p = ResolvePlan(ParsePlanSpecWithKeys(o.in.plan), ev.num_devices(), FillAxis::kTensor);
-  InferenceQuery q;
-  q.batch = static_cast<double>(o.batch);
-  q.prompt = static_cast<double>(o.prompt);
-  q.generate = static_cast<double>(o.generate);
-  Plan dt;
-  SetFieldsFromString("param_dtype=" + o.weights, "--weights", &dt);
-  q.weight_dtype = dt.param_dtype();
-  q.batch_sharded_kv = o.batch_sharded_kv;
-  q.weight_gathered = o.layout == "wg-x" ? 1 : o.layout == "wg-xy" ? 2 : o.layout == "wg-xyz" ? 3 : 0;
-  const InferenceResult r = ev.EvaluateInference(p, q);
-  if (!r.valid) ThrowInvalidPlan(r.invalid_reason, p, ev);
-  // --energy: every chip of the mesh busy for the whole batch (prefill + decode) at its mean
-  // system power, shared by the batch's requests; no idle capacity.
-  json energy = nullptr;
-  std::string energy_text;
-  if (o.energy) {
-    EnergyQuery eq;
-    eq.chips = ev.num_chips();
-    eq.hours = (r.prefill_s + r.decode_s) / 3600;
-    std::string source = "--power-w";
-    if (o.power_w > 0) {
-      eq.power_w = o.power_w;
-    } else {
-      const ChipPower& cp = PowerOf(DefaultEnergyTable(), ev.chip().name());
-      eq.power_w = cp.system_w();
-      source = cp.source();
-    }
-    eq.pue = o.pue;
-    eq.grid_kg_per_kwh = o.grid;
-    const EnergyResult er = EnergyOfRun(eq);
-    const double wh = er.facility_mwh * 1e6 / q.batch;
-    const double g = er.gross_tco2e * 1e6 / q.batch;
-    energy = {{"power_w", eq.power_w}, {"power_source", source}, {"pue", o.pue}, {"grid_kg_per_kwh", o.grid},
-              {"wh_per_request", wh}, {"gco2e_per_request", g}, {"facility_wh_batch", er.facility_mwh * 1e6}};
-    char buf[512];
-    std::snprintf(buf, sizeof buf,
-                  "energy           %.4g Wh and %.4g gCO2e per request (%d chips x %.4g W (%s) x PUE %.3g over "
-                  "%.4g s, / %lld requests; grid %.3g kg/kWh)\n",
-                  wh, g, ev.num_chips(), eq.power_w, source.c_str(), o.pue, r.prefill_s + r.decode_s, o.batch, o.grid);
-    energy_text = buf;
-  }
-  json options = ToJson(o.in);
-  options["batch"] = o.batch;
-  options["prompt"] = o.prompt;
-  options["generate"] = o.generate;
-  options["weights"] = o.weights;
-  options["batch_sharded_kv"] = o.batch_sharded_kv;
-  options["layout"] = o.layout;
-  if (o.energy) options["energy"] = {{"power_w", o.power_w}, {"pue", o.pue}, {"grid", o.grid}};
-  options["resolved"] = {{"model", ModelToString(ev.model())}, {"mesh", MeshToString(mesh)},
-                         {"plan", ResolvedPlanString(p, 1)}};
+  const InferResult ir = EvaluateInfer(Query(o), catalog);
+  const InferenceResult& r = ir.r;
+  const PlanC& p = ir.plan;
+  const InferenceQuery& q = ir.query;
   if (o.in.json) {
-    json j = {{"options", options},           {"model", ModelToString(ev.model())},
-              {"mesh", MeshToString(mesh)},   {"tensor", p.tensor},
-              {"tensor_x", p.tensor_x},       {"prefill_s", r.prefill_s},
-              {"decode_s", r.decode_s},       {"decode_step_s", r.decode_step_s},
-              {"prefill_comm_s", r.prefill_comm_s}, {"decode_comm_s", r.decode_comm_s},
-              {"prefill_mfu", r.prefill_mfu}, {"decode_mfu", r.decode_mfu},
-              {"hbm_weights", r.hbm_weights}, {"hbm_kv", r.hbm_kv},
-              {"hbm_total", r.hbm_total},     {"hbm_capacity", r.hbm_capacity},
-              {"oom", r.oom},                 {"layout", o.layout},
-              {"gather_chips", r.gather_chips}};
-    if (o.energy) j["energy"] = energy;
-    std::cout << j.dump(2) << "\n";
+    std::cout << ToJson(ir).dump(2) << "\n";
   } else {
-    PrintVerbose(o.in.verbose, false, options);
+    PrintVerbose(o.in.verbose, false, ir.options);
     const std::string layout =
         q.weight_gathered > 0 ? ", " + o.layout + " (weights gathered over " + std::to_string(r.gather_chips) + " chips)"
         : p.tensor_x > 1      ? " as " + std::to_string(p.tensor_x) + "x" + std::to_string(p.tensor / p.tensor_x)
                               : "";
     std::printf("model  %s\nmesh   %s (%d devices), tensor %d%s\nquery  batch %lld, prompt %lld, generate %lld, "
                 "weights %s%s\n\n%s",
-                ModelToString(ev.model()).c_str(), MeshToString(mesh).c_str(), ev.num_devices(), p.tensor,
-                layout.c_str(), o.batch, o.prompt, o.generate, DType_Name(q.weight_dtype).c_str(),
-                q.batch_sharded_kv ? ", batch-sharded KV" : "", FormatInference(r).c_str());
-    std::printf("%s", energy_text.c_str());
+                ir.model.c_str(), ir.mesh.c_str(), ir.devices, p.tensor, layout.c_str(), o.batch, o.prompt,
+                o.generate, DType_Name(q.weight_dtype).c_str(), q.batch_sharded_kv ? ", batch-sharded KV" : "",
+                FormatInference(r).c_str());
+    std::printf("%s", ir.energy_text.c_str());
   }
-  return r.oom ? kExitInfeasible : kExitOk;
+  return ir.status();
 }
 
 int Bench(const BenchOptions& o, const Catalog& catalog) {
@@ -516,6 +329,7 @@ int RunValidate(const ValidateOptions& o, const Catalog& catalog) {
   const MeasurementSet rows = LoadMeasurements(o.measurements);
   json options = {{"measurements", o.measurements.empty() ? "<embedded>" : o.measurements},
                   {"out", o.out}, {"fit", o.fit}, {"no_held_out", o.no_held_out}};
+  options["lopo_prior"] = o.lopo_prior;
   PrintVerbose(o.verbose, o.json, options);
   Catalog used = catalog;
   std::string fit_log;
@@ -530,7 +344,10 @@ int RunValidate(const ValidateOptions& o, const Catalog& catalog) {
   ValidationReport held_out, paper_out;
   if (!o.no_held_out) {
     held_out = CrossValidate(rows, catalog);
-    paper_out = CrossValidatePapers(rows, catalog);
+    paper_out = CrossValidatePapers(rows, catalog,
+                                    o.lopo_prior == "vendor" ? HeldOutChipPrior::kVendorMedian
+                                    : o.lopo_prior == "era"  ? HeldOutChipPrior::kEraMedian
+                                                             : HeldOutChipPrior::kGlobalMedian);
   }
   if (!o.out.empty())
     WriteFileAtomic(o.out, ReportMarkdown(rep, used, o.no_held_out ? nullptr : &held_out,
@@ -770,8 +587,26 @@ int Diloco(const DilocoOptions& o, const Catalog& catalog) {
   q.outer_bytes = FormatBits(o.outer) / 8.0;
   q.overlap_steps = o.overlap_steps;
   const double grad_bytes = plan.grad_bits > 0 ? plan.grad_bits / 8.0 : BytesPerElement(plan.grad_dtype);
+  const bool faults = o.straggler != 1 || o.failed_islands > 0;
+  DilocoFaults fq;
+  fq.straggler_slowdown = o.straggler;
+  fq.failed_islands = o.failed_islands;
+  fq.restart_s = o.restart_s;
+  if (o.failed_islands != std::floor(o.failed_islands))
+  {
+    char fb[96];
+    std::snprintf(fb, sizeof fb, "diloco: --failed-islands takes a whole number, got %g", o.failed_islands);
+    throw ConfigError(fb);
+  }
+  for (double m : islands)
+    if (o.failed_islands > m - 1)
+      throw ConfigError("diloco: --failed-islands " + std::to_string(static_cast<long long>(o.failed_islands)) +
+                        " leaves no island of " + std::to_string(static_cast<long long>(m)) + " (give fewer than every --islands value)");
   json options = ToJson(o.in);
   options["islands"] = o.islands;
+  options["straggler"] = o.straggler;
+  options["failed_islands"] = o.failed_islands;
+  options["restart_s"] = o.restart_s;
   options["inner_steps"] = o.inner_steps;
   options["outer"] = o.outer;
   options["overlap_steps"] = o.overlap_steps;
@@ -816,7 +651,51 @@ int Diloco(const DilocoOptions& o, const Catalog& catalog) {
                       {"dcn_bytes_per_step", r.dcn_bytes_per_step}, {"sync_dp_step_s", r.sync_dp_step_s},
                       {"sync_dp_dcn_bytes_per_step", r.sync_dp_dcn_bytes_per_step},
                       {"speedup_vs_sync_dp", r.speedup_vs_sync_dp}, {"break_even_h", r.break_even_h}});
+      if (faults) {
+        const DilocoFaultResult x = EvaluateDilocoFaults(b, ev.total_params(), grad_bytes, q, fq);
+        rows.back()["faults"] = {{"sync_diloco_step_s", x.sync_diloco_step_s},
+                                 {"decoupled_step_s", x.decoupled_step_s},
+                                 {"sync_dp_step_s", x.sync_dp_step_s},
+                                 {"sync_break_even_h", x.sync_break_even_h},
+                                 {"decoupled_break_even_h", x.decoupled_break_even_h},
+                                 {"survivors_step_s", x.survivors_step_s},
+                                 {"throughput_after_failure", x.throughput_after_failure},
+                                 {"lost_island_s_decoupled", x.lost_island_s_decoupled},
+                                 {"lost_island_s_sync_diloco", x.lost_island_s_sync_diloco},
+                                 {"lost_island_s_sync_dp", x.lost_island_s_sync_dp}};
+      }
     }
+  if (faults) {
+    std::snprintf(buf, sizeof buf,
+                  "\n## Stragglers and failed islands (Decoupled DiLoCo)\n\n"
+                  "One island runs its inner step %.3g× slower (--straggler); %.0f island(s) fail for good "
+                  "(--failed-islands); the synchronous variants stop %.4g s per failure (--restart-s, an "
+                  "assumption: detection, restart, reload).\n",
+                  o.straggler, o.failed_islands, o.restart_s);
+    md << buf
+       << "Synchronous DiLoCo (a barrier at every outer step) and synchronous DP wait for the slowest island:\n"
+          "s·t + exposed sync / H (DP: every step, the all-reduce hidden as above). Decoupled DiLoCo (Douillard\n"
+          "et al. 2026 [V]: asynchronous pushes to a syncer, quorum merge, no barrier): each island at its own pace,\n"
+          "each paying its own exposed sync per H steps; mean step = M / Σ_m 1/(s_m·t + e/H). After a failure\n"
+          "every variant runs on the M−F survivors (outer ring of M−F); throughput relative to the healthy job.\n"
+          "Work lost per failure, island-hours: decoupled F·H/2·t (each failed island's steps since its last push),\n"
+          "synchronous DiLoCo M·R + F·H/2·t, synchronous DP M·R (its lost steps inside R). Goodput of whole\n"
+          "runs depends on the failure rate, which is not modelled.\n\n"
+       << "| islands M | H | healthy step s | sync DiLoCo step s | decoupled step s | sync DP step s | "
+          "break-even H sync / decoupled | throughput after failure | lost island-h: decoupled / sync DiLoCo / sync DP |\n"
+          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const json& row : rows) {
+      const json& x = row["faults"];
+      std::snprintf(buf, sizeof buf, "| %.0f | %.0f | %.4g | %.4g | %.4g | %.4g | %.0f / %.0f | %.1f %% | %.3g / %.3g / %.3g |\n",
+                    row["islands"].get<double>(), row["inner_steps"].get<double>(), row["step_s"].get<double>(),
+                    x["sync_diloco_step_s"].get<double>(), x["decoupled_step_s"].get<double>(),
+                    x["sync_dp_step_s"].get<double>(), x["sync_break_even_h"].get<double>(),
+                    x["decoupled_break_even_h"].get<double>(), 100 * x["throughput_after_failure"].get<double>(),
+                    x["lost_island_s_decoupled"].get<double>() / 3600, x["lost_island_s_sync_diloco"].get<double>() / 3600,
+                    x["lost_island_s_sync_dp"].get<double>() / 3600);
+      md << buf;
+    }
+  }
   return ReportPage(o.in, o.out, md.str(),
                     {{"options", options}, {"params", ev.total_params()}, {"island_step_s", b.step_s}, {"rows", rows}});
 }
@@ -886,7 +765,7 @@ int Formats(const FormatsOptions& o, const Catalog& catalog) {
                   r.b.hbm_activations / gib, r.b.hbm_total / gib, r.b.oom ? " (OOM)" : "", r.b.step_s,
                   r.b.exposed_fsdp_s, r.b.exposed_dp_s, 100 * r.b.mfu);
     md << buf;
-    json e = ToJson(r.b);
+    json e = StepBreakdownJson(r.b);
     e["format"] = r.format;
     e["bits"] = r.bits;
     e["plan"] = ResolvedPlanString(r.plan, r.b.microbatches);
@@ -905,11 +784,18 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     PrintVerbose(o.in.verbose, o.in.json, options);
     const EnergyReport rep = ValidateEnergy(table);
     if (rep.evaluated == 0) throw ConfigError("energy --validate: no run could be evaluated");
-    if (!o.out.empty()) WriteFileAtomic(o.out, EnergyMarkdown(rep, table));
+    EnergyTable flat = table;  // before: power independent of utilisation
+    flat.set_power_utilisation_slope(0);
+    const EnergyReport before = ValidateEnergy(flat);
+    const double fitted_slope = FitPowerSlope(table);
+    const std::string md = EnergyMarkdown(rep, table, &before);
+    if (!o.out.empty()) WriteFileAtomic(o.out, md);
     if (o.in.json) {
       json rows = json::array();
       for (const EnergyRow& r : rep.rows)
         rows.push_back({{"id", r.id}, {"paper", r.paper}, {"chip", r.chip}, {"power_w", r.power_w},
+                        {"utilisation", r.utilisation >= 0 ? json(r.utilisation) : json(nullptr)},
+                        {"loo_mwh_rel_error", r.loo_mwh_error},
                         {"run_power_w", r.run_power_w}, {"measured_mwh", r.measured_mwh},
                         {"predicted_mwh", r.predicted_mwh}, {"mwh_rel_error", r.mwh_error},
                         {"measured_tco2e", r.measured_tco2e}, {"predicted_tco2e", r.predicted_tco2e},
@@ -919,11 +805,21 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
       json j = {{"options", options}, {"rows", rows}, {"evaluated", rep.evaluated},
                 {"median_abs_mwh_error", rep.median_abs_mwh_error}, {"worst_abs_mwh_error", rep.worst_abs_mwh_error},
                 {"worst_mwh_id", rep.worst_mwh_id}, {"median_abs_tco2e_error", rep.median_abs_tco2e_error},
-                {"worst_abs_tco2e_error", rep.worst_abs_tco2e_error}};
+                {"worst_abs_tco2e_error", rep.worst_abs_tco2e_error},
+                {"power_utilisation_slope", table.power_utilisation_slope()},
+                {"fitted_power_utilisation_slope", fitted_slope},
+                {"median_abs_loo_mwh_error", rep.median_abs_loo_mwh_error},
+                {"worst_abs_loo_mwh_error", rep.worst_abs_loo_mwh_error},
+                {"constant_power", {{"median_abs_mwh_error", before.median_abs_mwh_error},
+                                    {"worst_abs_mwh_error", before.worst_abs_mwh_error},
+                                    {"median_abs_tco2e_error", before.median_abs_tco2e_error},
+                                    {"worst_abs_tco2e_error", before.worst_abs_tco2e_error}}}};
       if (!o.out.empty()) j["wrote"] = o.out;
       std::cout << j.dump(2) << "\n";
     } else {
-      std::printf("%s", EnergyMarkdown(rep, table).c_str());
+      std::printf("%s", md.c_str());
+      std::printf("fitted power_utilisation_slope %.4g (the table's: %.4g)\n", fitted_slope,
+                  table.power_utilisation_slope());
       if (!o.out.empty()) std::printf("wrote %s\n", o.out.c_str());
     }
     return kExitOk;
@@ -931,6 +827,7 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
   EnergyQuery q;
   std::string chip = o.chip;
   json run = nullptr;
+  double utilisation = o.utilisation;
   if (o.tokens > 0) {
     // The run's time from the training-step evaluator: tokens / predicted tokens per second.
     if (!o.chip.empty() || o.chips > 0 || o.days > 0 || o.hours > 0)
@@ -952,6 +849,8 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     options["tokens"] = o.tokens;
     run = {{"step_s", b.step_s}, {"tokens_per_s", b.tokens_per_s}, {"mfu", b.mfu}, {"hfu", b.hfu},
            {"steps", o.tokens / (b.tokens_per_s * b.step_s)}};
+    if (o.utilisation >= 0) throw ConfigError("energy: --utilisation is for --chip/--chips runs; with --tokens the plan's HFU is used");
+    utilisation = b.hfu;
   } else {
     if (o.chip.empty() || o.chips <= 0 || (o.days > 0) == (o.hours > 0))
       throw ConfigError("energy: give --chip, --chips and one of --days / --hours (or --tokens with "
@@ -963,17 +862,35 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     options["hours"] = q.hours;
   }
   std::string power_source = "--power-w";
+  double idle_w = 0;
   if (o.power_w > 0) {
     q.power_w = o.power_w;
+    idle_w = o.power_w;  // no idle power known: the given power
   } else {
     const ChipPower& p = PowerOf(table, chip);
-    q.power_w = p.system_w();
+    q.power_w = PowerAt(p, table.power_utilisation_slope(), utilisation);
+    idle_w = PowerAt(p, table.power_utilisation_slope(), 0);
     power_source = p.source();
+    if (utilisation >= 0 && p.mean_utilisation() > 0 && table.power_utilisation_slope() > 0) {
+      char ub[160];
+      std::snprintf(ub, sizeof ub, " at utilisation %.1f %% (P̄·(1 + %.3g·(u − %.3g)))", 100 * std::min(1.0, utilisation),
+                    table.power_utilisation_slope(), p.mean_utilisation());
+      power_source += ub;
+    }
+  }
+  const double busy_w = q.power_w;
+  q.power_w += o.idle_capacity * idle_w;  // idle provisioned accelerators, per busy one
+  if (o.idle_capacity > 0) {
+    char ib[128];
+    std::snprintf(ib, sizeof ib, "; + %.3g idle accelerators per busy one at %.4g W", o.idle_capacity, idle_w);
+    power_source += ib;
   }
   q.pue = o.pue;
   q.grid_kg_per_kwh = o.grid;
   q.net_grid_kg_per_kwh = o.net_grid;
   const EnergyResult r = EnergyOfRun(q);
+  options["utilisation"] = utilisation >= 0 ? json(utilisation) : json(nullptr);
+  options["idle_capacity"] = o.idle_capacity;
   options["power_w"] = q.power_w;
   options["pue"] = o.pue;
   options["grid_kg_per_kwh"] = o.grid;
@@ -983,6 +900,7 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
     json j = {{"options", options},         {"chip", chip},
               {"chips", q.chips},           {"hours", q.hours},
               {"power_w", q.power_w},       {"power_source", power_source},
+              {"busy_power_w", busy_w},     {"idle_power_w", idle_w},
               {"accelerator_hours", r.accelerator_hours},
               {"it_mwh", r.it_mwh},         {"facility_mwh", r.facility_mwh},
               {"gross_tco2e", r.gross_tco2e}, {"net_tco2e", r.net_tco2e}};
@@ -1005,92 +923,16 @@ int Energy(const EnergyOptions& o, const Catalog& catalog) {
 }
 
 int Simulate(const SimulateOptions& o, const Catalog& catalog) {
-  const graphs::ComputeGraph g = graphs::GraphFromSpec(o.graph).graph;
-  // --machine: the machine place-baseline --env device used (its devices, link and op gap), so
-  // that a run's best.placement reproduces its result.json exactly; else identical devices.
-  SimConfig cfg;
-  Machine machine;
-  if (!o.machine.empty()) {
-    machine = MachineFromSpec(o.machine);
-    cfg = machine.sim;
-  } else {
-    const std::vector<SimDevice> devs(o.devices, MakeSimDevice(o.device, catalog, o.memory));
-    cfg = o.preset == "placeto" ? PlacetoConfig(devs) : BaechiConfig(devs);
-  }
+  const SimulateResult s = EvaluateSimulate(o, catalog);
+  PrintVerbose(o.verbose, o.json, s.options);
+  const SimResult& r = s.r;
+  const GraphTrainingResult& train = s.train;
+  const graphs::ComputeGraph& g = s.graph;
+  const SimConfig& cfg = s.config;
   const int num_devices = static_cast<int>(cfg.devices.size());
-  const std::vector<int> placement = LoadPlacement(o.placement, g, num_devices);
-  if (!o.machine.empty())
-    for (int i = 0; i < g.num_ops(); ++i)
-      if (!machine.CanRun(placement[i], g.kinds[i]))
-        throw ConfigError("placement puts CPU-only op '" + g.names[i] + "' (" + g.kinds[i] + ") on " +
-                          machine.device_names[placement[i]]);
-  const json options = ToJson(o);
-  PrintVerbose(o.verbose, o.json, options);
-  Simulator sim(g, cfg);
-  const SimResult r = sim.Run(placement);
-  const GraphTrainingResult train = EvaluateGraphTraining(&sim, g, placement, cfg, o.training);
-  double ops_per_s = 0, elapsed = 0;
-  long runs = 0;
-  if (o.bench_seconds > 0) {
-    const auto t0 = std::chrono::steady_clock::now();
-    double sink = 0;
-    while (elapsed < o.bench_seconds) {
-      sink += sim.Run(placement).makespan;
-      ++runs;
-      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    }
-    ops_per_s = sink >= 0 ? static_cast<double>(g.num_ops()) * runs / elapsed : 0;
-  }
-  if (!o.trace.empty()) {
-    std::string csv = "op,device,start_s,end_s\n";
-    char buf[96];
-    for (int i = 0; i < g.num_ops(); ++i) {
-      std::snprintf(buf, sizeof buf, ",%d,%.9g,%.9g\n", placement[i], r.op_start[i], r.op_end[i]);
-      csv += g.names[i] + buf;
-    }
-    WriteFileAtomic(o.trace, csv);
-  }
-  std::vector<int> ops_on(num_devices, 0);
-  for (int d : placement) ++ops_on[d];
-  const int status = r.oom ? kExitInfeasible : kExitOk;
+  const int status = s.status();
   if (o.json) {
-    json j;
-    j["options"] = options;
-    j["ops"] = g.num_ops();
-    j["edges"] = g.num_edges();
-    if (o.machine.empty()) {
-      j["preset"] = o.preset;
-    } else {
-      j["machine"] = machine.spec;
-    }
-    j["makespan_s"] = r.makespan;
-    j["busy_until_s"] = r.busy_until;
-    j["transfers"] = r.num_transfers;
-    j["bytes_transferred"] = r.bytes_transferred;
-    j["oom"] = r.oom;
-    j["oom_device"] = r.oom_device;
-    for (int d = 0; d < num_devices; ++d)
-      j["devices"].push_back({{"name", o.machine.empty() ? std::to_string(d) : machine.device_names[d]},
-                              {"ops", ops_on[d]}, {"busy_s", r.busy[d]}, {"utilisation", r.utilisation[d]},
-                              {"peak_memory_bytes", r.peak_memory[d]},
-                              {"capacity_bytes", std::isfinite(cfg.devices[d].memory_capacity)
-                                                     ? json(cfg.devices[d].memory_capacity)
-                                                     : json(nullptr)}});
-    if (o.bench_seconds > 0) j["ops_per_s"] = ops_per_s;
-    j["data_parallel"] = {{"replicas", o.training.replicas}, {"step_s", train.step_s},
-                          {"compute_s", train.compute_s}, {"allreduce_s", train.allreduce_s},
-                          {"optimizer_s", train.optimizer_s}};
-    if (r.oom) {
-      const int d = r.oom_device;
-      json live = json::array();
-      for (const auto& t : sim.LiveAt(d, r.peak_time[d])) {
-        if (live.size() == 20) break;
-        live.push_back({{"op", g.names[t.op]}, {"what", t.what}, {"bytes", t.bytes}});
-      }
-      j["oom_report"] = {{"device", d}, {"time_s", r.peak_time[d]}, {"peak_bytes", r.peak_memory[d]},
-                         {"capacity_bytes", cfg.devices[d].memory_capacity}, {"largest_live", live}};
-    }
-    std::cout << j.dump(2) << "\n";
+    std::cout << ToJson(s).dump(2) << "\n";
     return status;
   }
   if (o.machine.empty()) {
@@ -1098,7 +940,7 @@ int Simulate(const SimulateOptions& o, const Catalog& catalog) {
                 g.num_edges(), o.preset.c_str(), o.devices, o.device.c_str());
   } else {
     std::printf("graph   %s: %d ops, %d edges\nmachine %s, %d devices\n\n", o.graph.c_str(), g.num_ops(),
-                g.num_edges(), machine.spec.c_str(), num_devices);
+                g.num_edges(), s.machine.spec.c_str(), num_devices);
   }
   std::printf("step time (last op end)   %.6g s\nbusy until (gaps, links)   %.6g s\n", r.makespan, r.busy_until);
   std::printf("transfers                 %lld (%.4g bytes)\n", static_cast<long long>(r.num_transfers),
@@ -1108,12 +950,12 @@ int Simulate(const SimulateOptions& o, const Catalog& catalog) {
   std::printf("%6s %8s %12s %7s %14s %s\n", "device", "ops", "busy (s)", "util", "peak mem (B)", "");
   for (int d = 0; d < num_devices; ++d) {
     const bool over = r.peak_memory[d] > cfg.devices[d].memory_capacity;
-    std::printf("%6d %8d %12.6g %6.1f%% %14.6g %s\n", d, ops_on[d], r.busy[d], 100 * r.utilisation[d],
+    std::printf("%6d %8d %12.6g %6.1f%% %14.6g %s\n", d, s.ops_on[d], r.busy[d], 100 * r.utilisation[d],
                 r.peak_memory[d], over ? "OOM" : "");
   }
   for (int d = 0; d < num_devices; ++d) {
     if (!(r.peak_memory[d] > cfg.devices[d].memory_capacity)) continue;
-    const auto live = sim.LiveAt(d, r.peak_time[d]);
+    const auto& live = s.live[d];
     std::printf("\nOUT OF MEMORY on device %d: peak %.4g bytes at t = %.6g s, capacity %.4g; %zu live "
                 "tensors, largest:\n",
                 d, r.peak_memory[d], r.peak_time[d], cfg.devices[d].memory_capacity, live.size());
@@ -1121,7 +963,7 @@ int Simulate(const SimulateOptions& o, const Catalog& catalog) {
       std::printf("  %14.6g  %-13s %s\n", live[k].bytes, live[k].what, g.names[live[k].op].c_str());
   }
   if (o.bench_seconds > 0)
-    std::printf("\n%ld runs in %.3g s: %.3g ops scheduled per second (one core)\n", runs, elapsed, ops_per_s);
+    std::printf("\n%ld runs in %.3g s: %.3g ops scheduled per second (one core)\n", s.runs, s.elapsed, s.ops_per_s);
   return status;
 }
 
@@ -1223,6 +1065,13 @@ int main(int argc, char** argv) {
                        "rows predicted with parameters fitted on the other papers' rows; a chip "
                        "measured only by the held-out paper takes the median matmul efficiency of "
                        "the fitted chips); together a few seconds");
+    validate->add_option("--lopo-prior", validate_o.lopo_prior,
+                         "leave-one-paper-out: the matmul efficiency of a chip measured only by the held-out paper — "
+                         "global (the median of all fitted chips') or vendor (the median of the fitted chips of its "
+                         "vendor: TPU or GPU; global when there is none) or era (the median of the fitted chips "
+                         "measured by the papers closest in publication year, the year in the paper's name: a "
+                         "software-stack generation)")
+        ->capture_default_str()->check(CLI::IsMember({"global", "vendor", "era"}));
     validate->add_flag("--json", validate_o.json, "print one JSON document (rows, errors, options)");
     validate->add_flag("--verbose", validate_o.verbose, "print the resolved options first");
 
@@ -1248,8 +1097,13 @@ int main(int argc, char** argv) {
     infer->add_flag("--batch-sharded-kv", infer_o.batch_sharded_kv,
                     "shard attention over the batch (multi-query models) instead of the heads");
     infer->add_flag("--energy", infer_o.energy,
-                    "also Wh and gCO2e per request: every chip busy for prefill + decode at its mean measured "
-                    "system power (the energy table, or --power-w), x PUE, shared by the batch; no idle capacity");
+                    "also Wh and gCO2e per request: every chip busy for prefill + decode at its system power "
+                    "at the phase's utilisation (MFU; P(u) = P̄·(1 + β·(u − ū)) from the energy table, a fit "
+                    "[D] — or a flat --power-w), + --idle-capacity idle chips at P(0), x PUE, shared by the batch");
+    infer->add_option("--idle-capacity", infer_o.idle_capacity,
+                      "with --energy: idle provisioned chips per busy chip, drawing idle power P(0) (0..10; "
+                      "the Gemini breakdown [S] puts idle machines at 10 % of a prompt's energy)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 10));
     infer->add_option("--power-w", infer_o.power_w, "with --energy: system power per chip, W")
         ->check(cli::FiniteRange(1, 10000));
     infer->add_option("--pue", infer_o.pue, "with --energy: data-centre PUE")->capture_default_str()->check(cli::FiniteRange(1, 3));
@@ -1304,6 +1158,21 @@ int main(int argc, char** argv) {
     diloco->add_option("--overlap-steps", diloco_o.overlap_steps,
                        "inner steps the outer all-reduce runs under (streaming / eager DiLoCo)")
         ->capture_default_str()->check(cli::FiniteRange(0, 1e9));
+    diloco->add_option("--straggler", diloco_o.straggler,
+                       "one island's inner step is this many times the others' (1..100; with it or "
+                       "--failed-islands a second table: synchronous DiLoCo and DP wait for the slowest island, "
+                       "Decoupled DiLoCo runs every island at its own pace, each paying its own exposed outer "
+                       "sync per H steps)")
+        ->capture_default_str()->check(cli::FiniteRange(1, 100));
+    diloco->add_option("--failed-islands", diloco_o.failed_islands,
+                       "islands lost for good (0..M-1): every variant continues on the survivors (outer ring of "
+                       "M-F); decoupled loses each failed island's steps since its last push (H/2 on average), "
+                       "the synchronous variants stop --restart-s per failure, synchronous DiLoCo also loses H/2")
+        ->capture_default_str()->check(cli::FiniteRange(0, 1e6));
+    diloco->add_option("--restart-s", diloco_o.restart_s,
+                       "seconds the synchronous variants stop per failure (assumed: detection, restart, reload of "
+                       "the last checkpoint; not from a paper)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 1e7));
     diloco->add_option("--out", diloco_o.out, "also write the markdown table here (e.g. docs/perf_diloco.md)");
 
     FormatsOptions formats_o;
@@ -1327,10 +1196,13 @@ int main(int argc, char** argv) {
         "energy and CO2e of a training run (Patterson et al. 2021): MWh = hours x accelerators x P "
         "x PUE, tCO2e = MWh x grid kgCO2e/kWh. Assumes P = the mean measured SYSTEM power per "
         "accelerator (chip + HBM + host share + network; Patterson Table 3 for v2/v3/P100/V100, "
-        "[S] for v4; none published for A100/H100/v5+: give --power-w), independent of "
-        "utilisation; no idle or embodied emissions. Time from --days/--hours, or from --tokens "
-        "with the evaluator's predicted tokens/s for --model/--mesh/--plan. --validate: the "
-        "published runs (docs/perf_energy.md)");
+        "[S] for v4; none published for A100/H100/v5+: give --power-w), scaled with the run's "
+        "hardware utilisation u where known: P(u) = P̄·(1 + β·(u − ū)) = idle + (peak − idle)·u, "
+        "ū the mean utilisation of the runs P̄ was measured on, β one slope fitted on Patterson's "
+        "runs (no idle power is published: idle and peak are the fit's); u = --utilisation, or "
+        "the plan's HFU with --tokens; unknown u or a chip without ū: P̄. No embodied emissions. "
+        "Time from --days/--hours, or from --tokens with the evaluator's predicted tokens/s for "
+        "--model/--mesh/--plan. --validate: the published runs (docs/perf_energy.md)");
     AddModelInputs(energy, &energy_o.in);
     energy->add_option("--chip", energy_o.chip, "accelerator (a power-table chip: tpu_v2, tpu_v3, tpu_v4, p100, v100)");
     energy->add_option("--chips", energy_o.chips, "accelerators")->check(cli::IntRange(1, 100000000));
@@ -1348,6 +1220,14 @@ int main(int argc, char** argv) {
         ->check(cli::FiniteRange(0, 2));
     energy->add_option("--power-w", energy_o.power_w, "mean system power per accelerator, W (default: the power table)")
         ->check(cli::FiniteRange(1, 10000));
+    energy->add_option("--utilisation", energy_o.utilisation,
+                       "with --chip/--chips: the run's hardware utilisation (achieved ÷ peak FLOP/s, 0..1) "
+                       "for the power model (default: unknown → the table's mean power)")
+        ->check(cli::FiniteRange(0, 1));
+    energy->add_option("--idle-capacity", energy_o.idle_capacity,
+                       "idle provisioned accelerators per busy one, each at idle power P(0) of the power model "
+                       "(0..10; with --power-w: that power)")
+        ->capture_default_str()->check(cli::FiniteRange(0, 10));
     energy->add_option("--energy-table", energy_o.table, "EnergyTable .pbtxt (default: embedded)");
     energy->add_flag("--validate", energy_o.validate, "predict the published runs' MWh and tCO2e");
     energy->add_option("--out", energy_o.out, "with --validate: also write the markdown page here");

@@ -634,6 +634,7 @@ void BindPlacementCost(py::module_& m) {
 }
 
 }  // namespace
+void BindPerfModel(py::module_& m);  // perf_model_bindings.cc
 }  // namespace placerl
 
 PYBIND11_MODULE(_core, m) {
@@ -670,4 +671,5 @@ PYBIND11_MODULE(_core, m) {
   BindVectorEnv(m);
   BindPlacementCost(m);
   BindBench(m);
+  BindPerfModel(m);
 }

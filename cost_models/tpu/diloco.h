@@ -35,6 +35,41 @@ struct DilocoResult {
   double break_even_h = 0;          // smallest H with overhead <= 5 % (1 if none needed)
 };
 
+// Stragglers and failed islands (Decoupled DiLoCo, Douillard et al. 2026: learners push their
+// outer gradients asynchronously to a syncer that merges whatever arrives — no global barrier).
+// Compared, on the same islands and network:
+//  - synchronous DiLoCo (a barrier at every outer step) and synchronous DP (every step) wait for
+//    the slowest island: step = s·t_inner + exposed sync (per step / H);
+//  - decoupled DiLoCo: every island runs at its own pace and pays its own exposed sync per H
+//    steps (its push; conservative: no more hidden than the synchronous variant's), so the job
+//    does Σ_m 1/(s_m·t_inner + e/H) island-steps per second; its mean step is M / that.
+// A failed island (F of M lost for good): decoupled continues with M−F learners at once (the
+// syncer's quorum) and loses each failed island's steps since its last push (H/2 on average);
+// the synchronous variants stop for `restart_s` (detection, restart, reload of the last
+// checkpoint / outer step; an input) and then run with M−F islands, synchronous DiLoCo also
+// losing the failed islands' steps since the last outer step (H/2). Loss per failure in
+// island-seconds of work: decoupled F·H/2·t, synchronous DiLoCo M·R + F·H/2·t, DP M·R.
+struct DilocoFaults {
+  double straggler_slowdown = 1;  // s >= 1: one island's inner step is s × the others'
+  double failed_islands = 0;      // F in [0, M−1]
+  double restart_s = 0;           // stop of the synchronous variants per failure
+};
+struct DilocoFaultResult {
+  // with the straggler (all islands up)
+  double sync_diloco_step_s = 0;      // s·t + e/H
+  double decoupled_step_s = 0;        // M / Σ_m 1/(s_m·t + e/H)
+  double sync_dp_step_s = 0;          // s·t + max(0, all-reduce − hidden)
+  double sync_break_even_h = 0;       // ≤ 5 % over s·t
+  double decoupled_break_even_h = 0;  // the healthy islands': ≤ 5 % over t
+  // after F islands failed: mean step per island-step of the M−F survivors (outer ring of M−F)
+  double survivors_step_s = 0;
+  double throughput_after_failure = 0;  // (M−F)/M × healthy step / survivors' step
+  double lost_island_s_decoupled = 0, lost_island_s_sync_diloco = 0, lost_island_s_sync_dp = 0;
+};
+// Throws ConfigError on out-of-range inputs (slowdown 1..100, failed 0..M−1, restart 0..1e7 s).
+DilocoFaultResult EvaluateDilocoFaults(const StepBreakdown& island, double params, double grad_bytes,
+                                       const DilocoQuery& q, const DilocoFaults& f);
+
 // `island`: the evaluator's result for one island's plan; `params` the model's parameters;
 // `grad_bytes` bytes per gradient value of the synchronous alternative. Throws ConfigError on
 // out-of-range inputs (islands 2..1e6, H 1..1e9, bandwidth > 0, bytes per value in (0, 8]).

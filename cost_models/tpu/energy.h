@@ -39,12 +39,26 @@ EnergyResult EnergyOfRun(const EnergyQuery& q);
 // that have one) when the table has none for it.
 const ChipPower& PowerOf(const EnergyTable& table, const std::string& chip);
 
+// Utilisation-dependent system power (session 17): P(u) = system_w · (1 + β·(u − ū)) with ū the
+// chip's mean_utilisation and β the table's power_utilisation_slope, i.e. idle + (peak − idle)·u
+// with idle = P(0), peak = P(1). u is clamped to [0, 1]; u < 0 (unknown), a chip without ū or
+// β = 0 give system_w.
+double PowerAt(const ChipPower& p, double slope, double utilisation);
+// A run's hardware utilisation: tflops_per_chip / peak_tflops_per_chip, −1 when not published.
+double RunUtilisation(const EnergyRun& run);
+// β by least squares on the runs with a utilisation, a measured run power and a chip with ū:
+// minimises Σ (run_power/system_w − 1 − β·(u − ū))². `skip_id`: leave that run out. 0 when no
+// run qualifies.
+double FitPowerSlope(const EnergyTable& table, const std::string& skip_id = "");
+
 struct EnergyRow {
   std::string id, paper, chip, note;
   double measured_mwh = 0, predicted_mwh = 0, mwh_error = 0;
   double measured_tco2e = 0, predicted_tco2e = 0, tco2e_error = 0;  // gross
   double measured_net_tco2e = 0, predicted_net_tco2e = 0, net_tco2e_error = 0;
   double power_w = 0, run_power_w = 0;
+  double utilisation = -1;  // the run's (−1: not published)
+  double loo_mwh_error = 0;  // MWh error with β fitted without this run
   std::string error;  // non-empty when the row could not be evaluated
 };
 struct EnergyReport {
@@ -53,10 +67,16 @@ struct EnergyReport {
   double median_abs_tco2e_error = 0, worst_abs_tco2e_error = 0;  // gross and net together
   std::string worst_mwh_id;
   int evaluated = 0;
+  double slope = 0;  // β used
+  double median_abs_loo_mwh_error = 0, worst_abs_loo_mwh_error = 0;
 };
-// Every run predicted from its chips, days, PUE and grid with the TABLE's power per chip
-// (never the run's own measured power).
+// Every run predicted from its chips, days, PUE and grid with the TABLE's power per chip at the
+// run's utilisation (PowerAt; never the run's own measured power), and again with β fitted
+// without the run (loo_mwh_error).
 EnergyReport ValidateEnergy(const EnergyTable& table);
-std::string EnergyMarkdown(const EnergyReport& report, const EnergyTable& table);
+// `constant`: the same runs with power independent of utilisation (β = 0), for the before/after
+// line (nullptr: none).
+std::string EnergyMarkdown(const EnergyReport& report, const EnergyTable& table,
+                           const EnergyReport* constant = nullptr);
 
 }  // namespace placerl::perf

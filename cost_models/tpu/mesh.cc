@@ -11,7 +11,14 @@ namespace placerl::perf {
 
 namespace {
 constexpr double kOnChipBw = 1e12;  // between the TensorCores of one chip (v2/v3) [A]
-}
+
+// a / b and gcd(a, b) for positive ints, with a shift / min when b (and a) are powers of two —
+// the usual mesh and plan sizes — instead of an integer division (MapAxes runs once per plan
+// evaluation). Same results as a / b and std::gcd.
+inline bool IsPow2(int x) { return (x & (x - 1)) == 0; }
+inline int DivPos(int a, int b) { return IsPow2(b) ? a >> __builtin_ctz(static_cast<unsigned>(b)) : a / b; }
+inline int GcdPos(int a, int b) { return IsPow2(a) && IsPow2(b) ? std::min(a, b) : std::gcd(a, b); }
+}  // namespace
 
 MeshTopology::MeshTopology(const Mesh& mesh, const Chip& chip) {
   if (mesh.dims_size() == 0) throw ConfigError("mesh: needs dims (e.g. 4x4x4)");
@@ -99,21 +106,24 @@ void MeshTopology::MapAxes(const int* sizes_in, int num_axes, AxisGroup* groups)
   int consumed[8];
   for (int i = 0; i < nphys_; ++i) consumed[i] = 1;
   int i = 0;
+  // Every group starts as this one (copied: assigning a fresh AxisGroup() per axis compiled to
+  // a rep-stos fill plus overlapping stores, a quarter of a plan evaluation; perf-model bench).
+  AxisGroup blank;
+  blank.hop_latency = hop_latency_;
+  blank.dcn_bw = dcn_bw_;
+  blank.dcn_latency = dcn_latency_;
   for (int a = 0; a < num_axes; ++a) {
     AxisGroup& g = groups[a];
-    g = AxisGroup();
-    g.hop_latency = hop_latency_;
-    g.dcn_bw = dcn_bw_;
-    g.dcn_latency = dcn_latency_;
+    g = blank;
     int need = sizes[a];
     while (need > 1 && i < nphys_) {
       const PhysDim& p = phys_[i];
-      const int avail = p.extent / consumed[i];
+      const int avail = DivPos(p.extent, consumed[i]);
       if (avail <= 1) {
         ++i;
         continue;
       }
-      int take = std::gcd(need, avail);
+      int take = GcdPos(need, avail);
       if (take == 1) take = std::min(need, avail);  // irregular fit: approximate
       if (p.dcn) {
         g.dcn_n *= take;
@@ -139,7 +149,7 @@ void MeshTopology::MapAxes(const int* sizes_in, int num_axes, AxisGroup* groups)
         }
       }
       consumed[i] *= take;
-      need = (need + take - 1) / take;
+      need = DivPos(need + take - 1, take);
     }
     if (need > 1 && g.ndims < 4) {  // more devices than the mesh: should not happen
       g.extent[g.ndims] = need;

@@ -52,6 +52,12 @@ DeviceRates MakeDeviceRates(const Chip& chip, DType dtype, const Efficiency& eff
     r.tile = std::max(0, chip.mxu_tile());
     r.units = std::max(1, chip.matmul_units());
     r.fill = std::max(0.0, eff.matmul_fill());
+    r.fill_rows = r.fill * r.tile;
+    auto exact_inverse = [](int x) {  // 1/x is exact for a power of two
+      return x > 0 && (x & (x - 1)) == 0 ? 1.0 / x : 0.0;
+    };
+    r.inv_tile = exact_inverse(std::max(0, chip.mxu_tile()));
+    r.inv_units = exact_inverse(std::max(1, chip.matmul_units()));
   }
   return r;
 }

@@ -36,6 +36,9 @@ struct DeviceRates {
   // eff_shaped: the matmul fraction ShapedMatmulTime uses (Efficiency.matmul under the shape model).
   bool shape = false;
   double eff_shaped = 1, tile = 0, units = 1, fill = 0;
+  // Set with the above by MakeDeviceRates: fill·tile; 1/tile and 1/units when they are powers
+  // of two (exact reciprocals), else 0 (divide).
+  double fill_rows = 0, inv_tile = 0, inv_units = 0;
 };
 // Per-device rates of `chip` (divided by devices_per_chip) in `dtype`, with `eff`.
 DeviceRates MakeDeviceRates(const Chip& chip, DType dtype, const Efficiency& eff);
@@ -55,19 +58,84 @@ constexpr double kMatmulRowGranule = 8;
 // (padded to 8 rows); the ⌈k/T⌉⌈n/T⌉·batch weight tiles are shared out over the units in
 // waves (wave = tiles/(⌈tiles/units⌉·units)); each tile pays a fill/drain of fill·T rows
 // (m/(m + fill·T)). GPUs are described with the same dataflow ([A]: their thread blocks).
-// (Inline: the plan search's hot path calls it twice per matmul.)
+// (Inline: the plan search's hot path calls it for every matmul.)
+//
+// Speed (bit for bit the plain expressions): x/T is x·(1/T) when T is a power of two (exact);
+// a padding or wave ratio whose dimension is already a whole number of tiles is 1 without a
+// division (x/x = 1 exactly).
+namespace shape_detail {
+// ⌈x/T⌉ (into *tiles) and x / (⌈x/T⌉·T).
+inline double Pad(double x, double T, double inv_T, double* tiles) {
+  const double c = std::ceil(inv_T > 0 ? x * inv_T : x / T);
+  *tiles = c;
+  const double padded = c * T;
+  return padded == x ? 1.0 : x / padded;
+}
+// tiles / (⌈tiles/units⌉·units).
+inline double Wave(const DeviceRates& r, double tiles) {
+  const double den = std::ceil(r.inv_units > 0 ? tiles * r.inv_units : tiles / r.units) * r.units;
+  return den == tiles ? 1.0 : tiles / den;
+}
+}  // namespace shape_detail
+
 inline double MatmulShapeFactor(const DeviceRates& r, double m, double k, double n, double batch = 1) {
   if (!r.shape || r.tile <= 0 || !(m > 0 && k > 0 && n > 0)) return 1.0;
   const double T = r.tile;
-  const double tm = std::ceil(m / kMatmulRowGranule), tk = std::ceil(k / T), tn = std::ceil(n / T);
-  const double pad = (m / (tm * kMatmulRowGranule)) * (k / (tk * T)) * (n / (tn * T));
+  double tm, tk, tn;
+  const double pm = shape_detail::Pad(m, kMatmulRowGranule, 1 / kMatmulRowGranule, &tm);
+  const double pk = shape_detail::Pad(k, T, r.inv_tile, &tk);
+  const double pn = shape_detail::Pad(n, T, r.inv_tile, &tn);
+  const double pad = pm * pk * pn;
   const double tiles = tk * tn * std::max(1.0, batch);
-  const double wave = tiles / (std::ceil(tiles / r.units) * r.units);
-  return pad * wave * (m / (m + r.fill * T));
+  return pad * shape_detail::Wave(r, tiles) * (m / (m + r.fill_rows));
 }
+
+// The forward [m,k]@[k,n] and the backward weight-gradient dW = Xᵀ·dY ([k,m]@[m,n]) factors
+// of one matmul: = MatmulShapeFactor(r, m, k, n, batch) and MatmulShapeFactor(r, k, m, n,
+// batch), bit for bit, sharing their common terms.
+inline void MatmulShapeFactorsFwdDw(const DeviceRates& r, double m, double k, double n, double batch,
+                                    double* fwd, double* dw) {
+  if (!r.shape || r.tile <= 0 || !(m > 0 && k > 0 && n > 0)) {
+    *fwd = *dw = 1.0;
+    return;
+  }
+  const double T = r.tile, b = std::max(1.0, batch);
+  double tm8, tk8, tmT, tkT, tn;
+  const double pn = shape_detail::Pad(n, T, r.inv_tile, &tn);
+  const double pm8 = shape_detail::Pad(m, kMatmulRowGranule, 1 / kMatmulRowGranule, &tm8);
+  const double pkT = shape_detail::Pad(k, T, r.inv_tile, &tkT);
+  *fwd = pm8 * pkT * pn * shape_detail::Wave(r, tkT * tn * b) * (m / (m + r.fill_rows));
+  const double pk8 = shape_detail::Pad(k, kMatmulRowGranule, 1 / kMatmulRowGranule, &tk8);
+  const double pmT = shape_detail::Pad(m, T, r.inv_tile, &tmT);
+  *dw = pk8 * pmT * pn * shape_detail::Wave(r, tmT * tn * b) * (k / (k + r.fill_rows));
+}
+
+// The two batched matmuls of attention, [m,a]@[a,c] and [m,c]@[c,a] (`batch` of each): =
+// MatmulShapeFactor(r, m, a, c, batch) and MatmulShapeFactor(r, m, c, a, batch), bit for bit.
+inline void MatmulShapeFactorsSwapped(const DeviceRates& r, double m, double a, double c, double batch,
+                                      double* ac, double* ca) {
+  if (!r.shape || r.tile <= 0 || !(m > 0 && a > 0 && c > 0)) {
+    *ac = *ca = 1.0;
+    return;
+  }
+  const double T = r.tile;
+  double tm, ta, tc;
+  const double pm = shape_detail::Pad(m, kMatmulRowGranule, 1 / kMatmulRowGranule, &tm);
+  const double pa = shape_detail::Pad(a, T, r.inv_tile, &ta);
+  const double pc = shape_detail::Pad(c, T, r.inv_tile, &tc);
+  const double b = std::max(1.0, batch);
+  const double fill = m / (m + r.fill_rows);
+  *ac = pm * pa * pc * shape_detail::Wave(r, ta * tc * b) * fill;
+  *ca = pm * pc * pa * shape_detail::Wave(r, tc * ta * b) * fill;
+}
+
 // A matmul of `flops` and `bytes` whose compute rate is peak·eff_shaped·shape_factor.
 inline double ShapedMatmulTime(const DeviceRates& r, double shape_factor, double flops, double bytes) {
   return std::max(flops / (r.peak_flops * r.eff_shaped * shape_factor), bytes / (r.hbm_bw * r.eff_memory)) + r.launch;
+}
+// The same with the memory term given (bytes / (hbm_bw · eff_memory)).
+inline double ShapedMatmulTimeMem(const DeviceRates& r, double shape_factor, double flops, double t_memory) {
+  return std::max(flops / (r.peak_flops * r.eff_shaped * shape_factor), t_memory) + r.launch;
 }
 
 // Convenience for a [m,k]@[k,n] matmul with element sizes a (activations) and w (weights).

@@ -41,7 +41,8 @@ double AttentionCoreTime(const DeviceRates& r, double rows, double ctx, double d
                          double flops, double bytes) {
   if (!r.shape) return MatmulOpTime(r, std::min(ctx, dh), flops, bytes);
   const double h = std::max(1.0, heads);
-  const double a = MatmulShapeFactor(r, rows, dh, ctx, h), b = MatmulShapeFactor(r, rows, ctx, dh, h);
+  double a, b;  // = MatmulShapeFactor(r, rows, dh, ctx, h), MatmulShapeFactor(r, rows, ctx, dh, h)
+  MatmulShapeFactorsSwapped(r, rows, dh, ctx, h, &a, &b);
   return ShapedMatmulTime(r, 2 / (1 / a + 1 / b), flops, bytes);
 }
 
@@ -232,6 +233,12 @@ TrainingEvaluator::TrainingEvaluator(const TransformerModel& model, const Mesh& 
     : model_(NormalizedModel(model)), chip_(FindChip(catalog, mesh.chip())),
       eff_(EffectiveEfficiency(catalog, chip_)) {
   topo_ = MeshTopology(mesh, chip_);
+  for (const DTypePeak& pk : chip_.peak())
+    if (pk.dtype() == BF16) {
+      bf16_rates_ = MakeDeviceRates(chip_, BF16, eff_);
+      has_bf16_rates_ = true;
+      break;
+    }
   mesh_dims_.assign(mesh.dims().begin(), mesh.dims().end());
   num_chips_ = topo_.num_chips();
   num_devices_ = topo_.num_devices();
@@ -318,13 +325,19 @@ struct LayerSums {
 // [attention, dense_ffn] reproduces the uniform model (tests/cost_models/tpu/block_model_test.cc,
 // tests/data/perf/uniform_golden.txt).
 StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
+  // One named result filled in place (returned without a copy: with the early returns of
+  // copies the whole breakdown was copied out on every call).
   StepBreakdown r;
+  EvaluateInto(p, r);
+  return r;
+}
+
+void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
   const TransformerModel& m = model_;
   const bool uniform = block_.empty();
   auto invalid = [&r](const char* why) {
     r.valid = false;
     r.invalid_reason = why;
-    return r;
   };
   if (p.data < 1 || p.fsdp < 1 || p.tensor < 1 || p.pipeline < 1 || p.expert < 1)
     return invalid("degrees must be >= 1");
@@ -372,7 +385,11 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   r.microbatches = M;
 
   const Efficiency& e = eff_;
-  const DeviceRates rates = MakeDeviceRates(chip_, p.compute_dtype, e);
+  // The usual compute dtype's rates were made once by the constructor.
+  DeviceRates other_rates;
+  const bool cached = has_bf16_rates_ && p.compute_dtype == BF16;
+  if (!cached) other_rates = MakeDeviceRates(chip_, p.compute_dtype, e);
+  const DeviceRates& rates = cached ? bf16_rates_ : other_rates;
   // Bytes per value: the dtypes', or an eXmY width (bits / 8) where the plan gives one.
   const double ab = p.activation_bits > 0 ? p.activation_bits / 8.0 : BytesPerElement(p.compute_dtype);
   const double wb = p.weight_bits > 0 ? p.weight_bits / 8.0 : BytesPerElement(p.compute_dtype);
@@ -409,8 +426,12 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
     if (!rates.shape) return MatmulOpTime(rates, std::min({mm_m, k, n}), flops, bytes);
     const double c = std::max(1.0, weight_copies), rows = mm_m / c;
     // dX streams the same rows through the same (transposed) weight tiles: the forward's factor.
-    const double fwd = ShapedMatmulTime(rates, MatmulShapeFactor(rates, rows, k, n, c), flops, bytes);
-    const double dw = ShapedMatmulTime(rates, MatmulShapeFactor(rates, k, rows, n, c), flops, bytes);
+    // (= MatmulShapeFactor(rates, rows, k, n, c) and MatmulShapeFactor(rates, k, rows, n, c).)
+    double sf_fwd, sf_dw;
+    MatmulShapeFactorsFwdDw(rates, rows, k, n, c, &sf_fwd, &sf_dw);
+    const double t_mem = bytes / (rates.hbm_bw * rates.eff_memory);
+    const double fwd = ShapedMatmulTimeMem(rates, sf_fwd, flops, t_mem);
+    const double dw = ShapedMatmulTimeMem(rates, sf_dw, flops, t_mem);
     mm_bwd_adj += dw - fwd;  // backward = dX (= fwd) + dW
     return fwd;
   };
@@ -698,7 +719,6 @@ StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
   r.hbm_capacity = chip_.hbm_bytes() / std::max(1, chip_.devices_per_chip()) * e.hbm_usable();
   r.oom = r.hbm_total > r.hbm_capacity;
   r.valid = true;
-  return r;
 }
 
 InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const InferenceQuery& q) const {
@@ -831,6 +851,9 @@ std::string FormatInference(const InferenceResult& r) {
                 r.oom ? "  ** OOM **" : "");
   return buf;
 }
+
+size_t TrainingEvaluatorSizeInLibrary() { return sizeof(TrainingEvaluator); }
+size_t DeviceRatesSizeInLibrary() { return sizeof(DeviceRates); }
 
 std::string FormatBreakdown(const StepBreakdown& b) {
   if (!b.valid) return std::string("invalid plan: ") + b.invalid_reason;

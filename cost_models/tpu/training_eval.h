@@ -150,6 +150,8 @@ class TrainingEvaluator {
   void MapAxes(const int sizes[4], AxisGroup groups[4]) const;
 
  private:
+  // Evaluate's body, into a default-constructed `r`.
+  void EvaluateInto(const PlanC& plan, StepBreakdown& r) const;
   // The plan's axes (tensor as y × x, fsdp, data, pipeline; flat DCN applied) and the whole
   // tensor group as one axis group.
   void MapPlanAxes(const PlanC& plan, AxisGroup axes[5], AxisGroup* tensor_all) const;
@@ -162,6 +164,8 @@ class TrainingEvaluator {
   bool has_experts_ = false;
   Chip chip_;
   Efficiency eff_;
+  DeviceRates bf16_rates_;  // MakeDeviceRates(chip_, BF16, eff_) when the chip has a bf16 peak
+  bool has_bf16_rates_ = false;
   MeshTopology topo_;
   int num_devices_ = 0, num_chips_ = 0;
   std::vector<int> mesh_dims_;  // the mesh's dims (chips per axis), for weight-gathered inference
@@ -169,6 +173,13 @@ class TrainingEvaluator {
 };
 
 std::string FormatBreakdown(const StepBreakdown& b);
+
+// sizeof(TrainingEvaluator) and sizeof(DeviceRates) as the library was compiled. A caller compiled
+// against another version of this header (a stale object in an incremental build) sees other
+// sizes and member offsets, and reads garbage (0 devices) or frees through them:
+// perf_model_test's BuildConsistency test compares these with its own sizeof.
+size_t TrainingEvaluatorSizeInLibrary();
+size_t DeviceRatesSizeInLibrary();
 
 
 

@@ -1,6 +1,7 @@
 #include "cost_models/tpu/validation.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -195,8 +196,8 @@ std::string ReportMarkdown(const ValidationReport& rep, const Catalog& catalog,
     out << "\n## Held-out error by paper (leave-one-paper-out)\n\n"
         << "The rows of each paper (column `paper` of the measurements) predicted together with the\n"
         << "parameters fitted on the rows of all the other papers: a paper's rows never pin their own\n"
-        << "prediction. Every paper here measured one chip, so a held-out paper's chip has no fitted\n"
-        << "matmul efficiency in its fold and takes the global one (the median of the fitted chips').\n"
+        << "prediction. Every paper here measured its own chips, so a held-out paper's chip has no fitted\n"
+        << "matmul efficiency in its fold and takes\n" << paper_out->held_out_chip_prior << "\n"
         << "This is the error to expect on a new publication (new software, new configurations).\n\n"
         << "| paper | rows | median abs. error | worst abs. error |\n|---|---:|---:|---:|\n";
     std::vector<std::string> papers;
@@ -400,7 +401,36 @@ namespace {
 // The fit of one fold: the parameters fitted (as FitEfficiency does, from the prior) on `rest`.
 // Chips of `all` without rows in `rest` lose their matmul override (it was fitted on the rows
 // held out) and use the global matmul, the median of the chips fitted in this fold.
-Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Catalog& catalog) {
+bool IsTpu(const std::string& chip) { return chip.rfind("tpu_", 0) == 0; }
+
+// The first 19xx / 20xx in a paper's name (0 = none).
+int PaperYear(const std::string& paper) {
+  for (size_t i = 0; i + 4 <= paper.size(); ++i) {
+    if (!(paper[i] == '1' || paper[i] == '2')) continue;
+    bool digits = true;
+    for (size_t k = 0; k < 4; ++k) digits &= paper[i + k] >= '0' && paper[i + k] <= '9';
+    const bool alone = (i == 0 || !std::isdigit(static_cast<unsigned char>(paper[i - 1]))) &&
+                       (i + 4 == paper.size() || !std::isdigit(static_cast<unsigned char>(paper[i + 4])));
+    if (!digits || !alone) continue;
+    const int y = std::stoi(paper.substr(i, 4));
+    if (y >= 1900 && y <= 2099) return y;
+  }
+  return 0;
+}
+
+// Publication years of the rows of `set` measured on `chip`.
+std::vector<int> ChipYears(const MeasurementSet& set, const std::string& chip) {
+  std::vector<int> years;
+  for (const Measurement& m : set.row())
+    if (m.run().mesh().chip() == chip) {
+      const int y = PaperYear(PaperOf(m));
+      if (y > 0) years.push_back(y);
+    }
+  return years;
+}
+
+Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Catalog& catalog,
+                HeldOutChipPrior prior = HeldOutChipPrior::kGlobalMedian) {
   const bool shape = catalog.efficiency().shape_model();
   const std::vector<FitParam> ps_all = FitParams(all, shape), ps = FitParams(rest, shape);
   Catalog start = catalog;
@@ -416,12 +446,53 @@ Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Cat
   }
   Catalog fitted = MultiStartFit(rest, start, ps);
   SetGlobalMatmulToMedian(&fitted, ps);
+  if (prior != HeldOutChipPrior::kGlobalMedian) {
+    // A chip without rows in this fold: the median matmul of the fold's chips of its vendor, or
+    // of the fold's chips measured closest in time to it (by paper year).
+    for (const FitParam& p : ps_all) {
+      if (p.chip.empty()) continue;
+      bool in_fold = false;
+      for (const FitParam& q : ps) in_fold |= q.chip == p.chip;
+      if (in_fold) continue;
+      std::vector<std::string> take;
+      if (prior == HeldOutChipPrior::kVendorMedian) {
+        for (const FitParam& q : ps)
+          if (!q.chip.empty() && IsTpu(q.chip) == IsTpu(p.chip)) take.push_back(q.chip);
+      } else {
+        const std::vector<int> mine = ChipYears(all, p.chip);
+        int best = 1 << 30;
+        std::vector<std::pair<int, std::string>> dist;
+        for (const FitParam& q : ps) {
+          if (q.chip.empty()) continue;
+          int d = 1 << 30;
+          for (int a : mine)
+            for (int b : ChipYears(rest, q.chip)) d = std::min(d, std::abs(a - b));
+          dist.push_back({d, q.chip});
+          best = std::min(best, d);
+        }
+        if (best < (1 << 30))
+          for (const auto& [d, c] : dist)
+            if (d == best) take.push_back(c);
+      }
+      std::vector<double> v;
+      for (const std::string& q : take)
+        for (const Chip& chip : fitted.chip())
+          if (chip.name() == q) v.push_back(chip.efficiency().matmul());
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      const size_t n = v.size();
+      const double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+      for (Chip& chip : *fitted.mutable_chip())
+        if (chip.name() == p.chip) chip.mutable_efficiency()->set_matmul(med);
+    }
+  }
   return fitted;
 }
 
 // Hold-out validation over the fitted rows: every group of rows (group[i] = the group of row
 // i) predicted with the fold fitted on the rows of all other groups.
-ValidationReport HoldOut(const MeasurementSet& set, const Catalog& catalog, const std::vector<std::string>& group) {
+ValidationReport HoldOut(const MeasurementSet& set, const Catalog& catalog, const std::vector<std::string>& group,
+                         HeldOutChipPrior prior = HeldOutChipPrior::kGlobalMedian) {
   ValidationReport out = Validate(set, catalog);
   std::vector<std::string> done;
   for (int i = 0; i < set.row_size(); ++i) {
@@ -437,7 +508,7 @@ ValidationReport HoldOut(const MeasurementSet& set, const Catalog& catalog, cons
         *rest.add_row() = set.row(j);
       }
     }
-    const Catalog fitted = FoldFit(set, rest, catalog);
+    const Catalog fitted = FoldFit(set, rest, catalog, prior);
     const ValidationReport r = Validate(held, fitted);
     for (size_t k = 0; k < held_index.size(); ++k) out.rows[held_index[k]] = r.rows[k];
   }
@@ -469,11 +540,19 @@ ValidationReport CrossValidate(const MeasurementSet& all, const Catalog& catalog
   return HoldOut(set, catalog, group);
 }
 
-ValidationReport CrossValidatePapers(const MeasurementSet& all, const Catalog& catalog) {
+ValidationReport CrossValidatePapers(const MeasurementSet& all, const Catalog& catalog, HeldOutChipPrior prior) {
   const MeasurementSet set = FitRows(all);
   std::vector<std::string> group;
   for (const Measurement& m : set.row()) group.push_back(PaperOf(m));
-  return HoldOut(set, catalog, group);
+  ValidationReport r = HoldOut(set, catalog, group, prior);
+  r.held_out_chip_prior =
+      prior == HeldOutChipPrior::kVendorMedian
+          ? "the median of the fold's fitted chips of its vendor (TPU / GPU; the global median when there is none)."
+      : prior == HeldOutChipPrior::kEraMedian
+          ? "the median of the fold's fitted chips measured by the papers closest in publication year\n"
+            "(a software-stack generation; `perf-model validate --lopo-prior era`, the default)."
+          : "the global one (the median of the fitted chips'; `--lopo-prior global`).";
+  return r;
 }
 
 }  // namespace placerl::perf

@@ -34,6 +34,8 @@ struct ValidationReport {
   // The same over the time / throughput rows only (memory rows left out).
   double time_median_abs_error = 0, time_worst_abs_error = 0;
   int time_evaluated = 0;
+  // Leave-one-paper-out: what a held-out paper's chip took (one sentence for the page).
+  std::string held_out_chip_prior;
 };
 
 // HBM_* metrics: memory rows (they do not depend on the efficiency parameters, so the fit
@@ -69,6 +71,15 @@ ValidationReport CrossValidate(const MeasurementSet& rows, const Catalog& catalo
 // on the rows of all OTHER papers, so a paper's rows never pin their own prediction. A chip
 // whose only rows are the held-out paper's has no fitted matmul efficiency in that fold and
 // uses the global one (the median of the fitted chips'), as a chip without rows does.
-ValidationReport CrossValidatePapers(const MeasurementSet& rows, const Catalog& catalog);
+// `prior` (session 17): what a chip without rows in the fold takes — kGlobalMedian (the global
+// matmul, the median of all fitted chips') or kVendorMedian (the median of the fitted chips of
+// its vendor: TPUs = names starting with "tpu_", GPUs = the others; the global one when the fold
+// has none of its vendor) or kEraMedian (the median of the fitted chips measured by the papers
+// closest in publication year — the first 4-digit year 19xx/20xx in the paper's name — to the
+// held-out paper's: a software-stack generation; the global one when no year is known).
+enum class HeldOutChipPrior { kGlobalMedian, kVendorMedian, kEraMedian };
+// The default (session 17) is kEraMedian.
+ValidationReport CrossValidatePapers(const MeasurementSet& rows, const Catalog& catalog,
+                                     HeldOutChipPrior prior = HeldOutChipPrior::kEraMedian);
 
 }  // namespace placerl::perf

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _core
 from ._core import ConfigError, Error, InfeasibleAction, ParseError, PlacementCost
+from . import perf_model  # placerl.perf_model.run / search / infer / simulate (perf-model's documents)
 
 __all__ = ["make", "make_vec", "Env", "VecEnv", "Discrete", "Box", "Dict", "PlacementCost", "Policy", "Error",
            "ConfigError", "ParseError", "InfeasibleAction"]

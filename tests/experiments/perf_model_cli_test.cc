@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "cost_models/tpu/perf_json.h"
+#include "datasets/util/errors.h"
 #include "tests/experiments/run_command.h"
 
 namespace {
@@ -338,6 +340,51 @@ TEST(PerfModelJson, OneDocumentPerInvocation) {
   EXPECT_NE(v.out.find("\"resolved\""), std::string::npos) << v.out;
 }
 
+// run / search / infer / simulate --json print the library's document (PerfModelDocument, what
+// placerl.perf_model returns) byte for byte, with its status as the exit code.
+TEST(PerfModelJson, TheBinaryPrintsTheLibraryDocument) {
+  using nlohmann::json;
+  const std::string model = "transformer(layers=2,d_model=512,heads=8)";
+  struct Case {
+    std::string sub, args;
+    json options;
+  };
+  const std::vector<Case> cases = {
+      {"run", "--model '" + model + "' --mesh tpu_v5e:4 --plan global_batch=16",
+       {{"model", model}, {"mesh", "tpu_v5e:4"}, {"plan", "global_batch=16"}}},
+      {"run", "--graph 'resnet(depth=18,batch=8)' --mesh tpu_v3:2x2",
+       {{"graph", "resnet(depth=18,batch=8)"}, {"mesh", "tpu_v3:2x2"}}},
+      {"run", "--mesh tpu_v5e:2x2 --model 'transformer(layers=48,d_model=8192,d_ff=32768,heads=64)'",
+       {{"mesh", "tpu_v5e:2x2"}, {"model", "transformer(layers=48,d_model=8192,d_ff=32768,heads=64)"}}},
+      {"search", "--top 3 --no-schedules --model '" + model + "' --mesh tpu_v5e:4 --plan tensor=2",
+       {{"top", 3}, {"no_schedules", true}, {"model", model}, {"mesh", "tpu_v5e:4"}, {"plan", "tensor=2"}}},
+      {"infer", "--model '" + model + "' --mesh tpu_v4:2x2x2 --batch 8 --energy --idle-capacity 0.5",
+       {{"model", model}, {"mesh", "tpu_v4:2x2x2"}, {"batch", 8}, {"energy", true}, {"idle_capacity", 0.5}}},
+      {"simulate", "--graph 'layered(ops=200,width=20,fan_in=3,seed=3)' --device tpu_v4 --memory 1e6",
+       {{"graph", "layered(ops=200,width=20,fan_in=3,seed=3)"}, {"device", "tpu_v4"}, {"memory", 1e6}}},
+      {"simulate", "--machine 'k80(gpus=2,cpu=1)' --graph 'chain(ops=10)' --replicas 2",
+       {{"machine", "k80(gpus=2,cpu=1)"}, {"graph", "chain(ops=10)"}, {"replicas", 2}}},
+  };
+  int infeasible = 0;
+  for (const Case& c : cases) {
+    const CmdResult r = Sh(kBin + " " + c.sub + " --json " + c.args);
+    int status = -1;
+    const json doc = placerl::perf::PerfModelDocument(c.sub, c.options, &status);
+    EXPECT_EQ(r.status, status) << c.args;
+    EXPECT_EQ(r.out, doc.dump(2) + "\n") << c.args;
+    infeasible += status == 2;
+  }
+  EXPECT_EQ(infeasible, 2);  // the 48-layer model on 4 chips and the simulation over 1 MB
+  // --one-matmul-constant and --catalog are the document's one_matmul_constant and catalog.
+  const CmdResult one = Sh(kBin + " --one-matmul-constant --catalog cost_models/tpu/catalog/hardware.pbtxt run --json");
+  EXPECT_EQ(one.out, placerl::perf::PerfModelDocument(
+                         "run", {{"one_matmul_constant", true}, {"catalog", "cost_models/tpu/catalog/hardware.pbtxt"}})
+                             .dump(2) + "\n");
+  EXPECT_THROW(placerl::perf::PerfModelDocument("bench", json::object()), placerl::ConfigError);
+  EXPECT_THROW(placerl::perf::PerfModelDocument("run", {{"top", 3}}), placerl::ConfigError);
+  EXPECT_THROW(placerl::perf::PerfModelDocument("run", json::array()), placerl::ConfigError);
+}
+
 // `energy`: a run given by its days (T5 of Patterson et al. 2021 Table 4 with the table's
 // 283 W per v3 chip), a run whose time the evaluator predicts from --tokens, the validation
 // page, and inputs that cannot be accounted as one-line errors.
@@ -366,6 +413,33 @@ TEST_F(PerfModelFiles, EnergyOfARunAndThePublishedRuns) {
   ExpectOneLineError("energy --chip tpu_v3 --chips 8 --days 1 --pue 0.5", "--pue");
   ExpectOneLineError("energy --tokens 1e9 --chips 8" + small, "--tokens");
   ExpectOneLineError("energy --chip tpu_v3 --chips 8 --days 1 --out x.md", "--validate");
+}
+
+// `energy --utilisation` / `--idle-capacity` / `--tokens` on a chip with a power model (tpu_v3:
+// P̄ 283 W at ū 0.3461, β 1.13): P(u) by hand, idle accelerators at P(0), --tokens at the plan's
+// HFU; out-of-range or misplaced options are errors.
+TEST_F(PerfModelFiles, EnergyByUtilisationAndIdleCapacity) {
+  auto P = [](double u) { return 283 * (1 + 1.13 * (u - 0.3461)); };
+  const std::string run = " energy --json --chip tpu_v3 --chips 512 --days 20 --pue 1.12 --grid 0.545";
+  const CmdResult a = Sh(kBin + run + " --utilisation 0.3461");
+  ASSERT_EQ(a.status, 0) << a.out;
+  EXPECT_NEAR(nlohmann::json::parse(a.out)["power_w"].get<double>(), 283, 1e-9);
+  const CmdResult b = Sh(kBin + run + " --utilisation 0.6 --idle-capacity 0.25");
+  ASSERT_EQ(b.status, 0) << b.out;
+  const auto jb = nlohmann::json::parse(b.out);
+  EXPECT_NEAR(jb["busy_power_w"].get<double>(), P(0.6), 1e-9);
+  EXPECT_NEAR(jb["idle_power_w"].get<double>(), P(0), 1e-9);
+  EXPECT_NEAR(jb["power_w"].get<double>(), P(0.6) + 0.25 * P(0), 1e-9);
+  EXPECT_NEAR(jb["facility_mwh"].get<double>(), 512 * 480 * (P(0.6) + 0.25 * P(0)) * 1.12 / 1e6, 1e-9);
+  const std::string small = " --model 'transformer(layers=2,d_model=512,heads=8)' --mesh tpu_v3:2x2 --plan global_batch=16";
+  const CmdResult t = Sh(kBin + " energy --json --tokens 1e9" + small);
+  ASSERT_EQ(t.status, 0) << t.out;
+  const auto jt = nlohmann::json::parse(t.out);
+  EXPECT_NEAR(jt["power_w"].get<double>(), P(jt["run"]["hfu"].get<double>()), 1e-9);
+  ExpectOneLineError("energy --tokens 1e9 --utilisation 0.5" + small, "--utilisation");
+  const CmdResult bad = Sh(kBin + run + " --utilisation 1.5 2>&1");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("--utilisation"), std::string::npos) << bad.out;
 }
 
 // `formats`: one row per format, HBM falling with the width, the table written on request;
@@ -418,6 +492,41 @@ TEST_F(PerfModelFiles, DilocoIslandsTable) {
   ExpectOneLineError("diloco --islands 1,2" + island, "--islands");
 }
 
+// `diloco --straggler --failed-islands`: a second table and a `faults` object per row; the
+// decoupled variant sits between the healthy and the synchronous (barrier) step; the first
+// table is unchanged by the options; out-of-range values are one-line errors.
+TEST_F(PerfModelFiles, DilocoStragglersAndFailedIslands) {
+  const std::string island = " --model 'transformer(layers=4,d_model=2048,d_ff=8192,heads=16)' --mesh tpu_v5e:4x4 --plan global_batch=32 --dcn-gbps 10";
+  const CmdResult plain = Sh(kBin + " diloco --json --islands 2,8 --inner-steps 10,100" + island);
+  ASSERT_EQ(plain.status, 0) << plain.out;
+  const CmdResult r = Sh(kBin + " diloco --json --islands 2,8 --inner-steps 10,100 --straggler 1.5 --failed-islands 1 --out " +
+                         dir_ + "/s.md" + island);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out), p = nlohmann::json::parse(plain.out);
+  ASSERT_EQ(j["rows"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& row = j["rows"][i];
+    EXPECT_EQ(row["step_s"], p["rows"][i]["step_s"]);
+    ASSERT_TRUE(row.contains("faults")) << row.dump();
+    const auto& x = row["faults"];
+    EXPECT_GT(x["decoupled_step_s"].get<double>(), row["step_s"].get<double>());
+    EXPECT_LT(x["decoupled_step_s"].get<double>(), x["sync_diloco_step_s"].get<double>());
+    EXPECT_LE(x["sync_break_even_h"].get<double>(), x["decoupled_break_even_h"].get<double>());
+    EXPECT_LT(x["lost_island_s_decoupled"].get<double>(), x["lost_island_s_sync_diloco"].get<double>());
+  }
+  EXPECT_FALSE(p["rows"][0].contains("faults"));
+  std::ifstream f(dir_ + "/s.md");
+  const std::string md((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("## Stragglers and failed islands"), std::string::npos) << md;
+  EXPECT_NE(md.find("| decoupled step s |"), std::string::npos) << md;
+  ExpectOneLineError("diloco --islands 2,4 --failed-islands 2" + island, "--failed-islands 2");
+  // A fraction was truncated into the message ("--failed-islands 1 leaves no island of 2").
+  ExpectOneLineError("diloco --islands 2,4 --failed-islands 1.5" + island, "whole number, got 1.5");
+  const CmdResult slow = Sh(kBin + " diloco --straggler 0.5" + island + " 2>&1");
+  EXPECT_NE(slow.status, 0);
+  EXPECT_NE(slow.out.find("straggler"), std::string::npos) << slow.out;
+}
+
 // `failures`: rows for 0..N holes on a 32x32 v3 mesh (ResNet-50, data parallel); the mesh with
 // holes is an error as the base (the sweep sets them).
 TEST_F(PerfModelFiles, FailuresSweep) {
@@ -449,6 +558,33 @@ TEST(InferCli, EnergyPerRequest) {
   const CmdResult none = Sh(kBin + " infer" + args);
   ASSERT_EQ(none.status, 0) << none.out;
   EXPECT_FALSE(nlohmann::json::parse(none.out).contains("energy"));
+}
+
+// `infer --energy` on a chip whose power depends on utilisation (tpu_v3: P̄ 283 W at ū 0.3461,
+// β 1.13 in the energy table): prefill and decode each at P(their MFU), time-weighted; idle
+// provisioned chips (--idle-capacity) add P(0) each.
+TEST(InferCli, EnergyByUtilisationAndIdleCapacity) {
+  const std::string args =
+      " --json --model 'transformer(layers=8,d_model=2048,d_ff=8192,heads=16,kv_heads=1,seq=1024,vocab=32000)'"
+      " --mesh tpu_v3:2x2 --batch 8 --prompt 512 --generate 32 --energy";
+  const CmdResult r = Sh(kBin + " infer" + args);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  auto P = [](double u) { return 283 * (1 + 1.13 * (std::min(1.0, u) - 0.3461)); };
+  const double tp = j["prefill_s"].get<double>(), td = j["decode_s"].get<double>();
+  const double busy = (tp * P(j["prefill_mfu"].get<double>()) + td * P(j["decode_mfu"].get<double>())) / (tp + td);
+  EXPECT_NEAR(j["energy"]["busy_power_w"].get<double>(), busy, 1e-9 * busy);
+  EXPECT_NEAR(j["energy"]["idle_power_w"].get<double>(), P(0), 1e-9);
+  EXPECT_LT(j["energy"]["power_w"].get<double>(), 283.0);  // decode-dominated: low utilisation
+  const CmdResult idle = Sh(kBin + " infer --idle-capacity 0.5" + args);
+  ASSERT_EQ(idle.status, 0) << idle.out;
+  const auto k = nlohmann::json::parse(idle.out);
+  EXPECT_NEAR(k["energy"]["power_w"].get<double>(), busy + 0.5 * P(0), 1e-9 * busy);
+  EXPECT_NEAR(k["energy"]["wh_per_request"].get<double>() / j["energy"]["wh_per_request"].get<double>(),
+              (busy + 0.5 * P(0)) / busy, 1e-9);
+  const CmdResult bad = Sh(kBin + " infer --idle-capacity 11" + args + " 2>&1");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("--idle-capacity"), std::string::npos) << bad.out;
 }
 
 // `validate` writes the markdown page only when asked (it overwrote docs/perf_validation.md

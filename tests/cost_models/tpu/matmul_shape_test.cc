@@ -4,8 +4,10 @@
 // default keeps the one-constant model), and the committed shape calibration being the fit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "cost_models/tpu/catalog.h"
 #include "cost_models/tpu/op_cost.h"
@@ -49,6 +51,63 @@ TEST(MatmulShape, FactorByHand) {
   // v6e's 256-wide MXU pads a 128-wide dimension to half.
   const DeviceRates v6 = Rates("tpu_v6e", 0);
   EXPECT_DOUBLE_EQ(MatmulShapeFactor(v6, 4096, 128, 4096), 0.5);
+}
+
+// The factor as first written (session 16), the reference for the faster forms in op_cost.h.
+double PlainShapeFactor(const DeviceRates& r, double m, double k, double n, double batch = 1) {
+  if (!r.shape || r.tile <= 0 || !(m > 0 && k > 0 && n > 0)) return 1.0;
+  const double T = r.tile;
+  const double tm = std::ceil(m / kMatmulRowGranule), tk = std::ceil(k / T), tn = std::ceil(n / T);
+  const double pad = (m / (tm * kMatmulRowGranule)) * (k / (tk * T)) * (n / (tn * T));
+  const double tiles = tk * tn * std::max(1.0, batch);
+  const double wave = tiles / (std::ceil(tiles / r.units) * r.units);
+  return pad * wave * (m / (m + r.fill * T));
+}
+
+// The fast forms (reciprocals of power-of-two tiles and units, no division for whole tiles, the
+// forward / weight-gradient and the two attention factors sharing their terms) equal the plain
+// expression bit for bit: power-of-two and other tiles and unit counts (GPUs' SM counts), aligned
+// and ragged dimensions, batches. (EXPECT_EQ on doubles: exact.)
+TEST(MatmulShape, FastFormsEqualThePlainExpressionBitForBit) {
+  std::vector<DeviceRates> rates = {Rates("tpu_v5e", 1.25), Rates("tpu_v6e", 1.25), Rates("a100", 1.25),
+                                    Rates("tpu_v4", 0)};
+  DeviceRates odd = rates[0];  // a tile and a unit count that are not powers of two
+  odd.tile = 96;
+  odd.units = 6;
+  odd.fill_rows = odd.fill * odd.tile;
+  odd.inv_tile = 0;
+  odd.inv_units = 0;
+  rates.push_back(odd);
+  ASSERT_EQ(rates[2].inv_units, 0.0);  // a100: 108 SMs, divided
+  ASSERT_EQ(rates[0].inv_tile, 1.0 / 128);
+  const double dims[] = {1, 7, 8, 12, 64, 96, 100, 127, 128, 129, 192, 256, 384, 1000, 1024, 1536,
+                         2048, 5120, 12288, 28672, 49152.5};
+  const double batches[] = {1, 2, 3, 16, 40, 108};
+  long checked = 0;
+  for (const DeviceRates& r : rates)
+    for (double m : dims)
+      for (double k : dims)
+        for (double n : {1.0, 64.0, 100.0, 128.0, 1000.0, 4096.0, 6144.5})
+          for (double b : batches) {
+            const double want = PlainShapeFactor(r, m, k, n, b);
+            ASSERT_EQ(MatmulShapeFactor(r, m, k, n, b), want) << m << " " << k << " " << n << " " << b;
+            double fwd = 0, dw = 0, ac = 0, ca = 0;
+            MatmulShapeFactorsFwdDw(r, m, k, n, b, &fwd, &dw);
+            ASSERT_EQ(fwd, want);
+            ASSERT_EQ(dw, PlainShapeFactor(r, k, m, n, b)) << m << " " << k << " " << n << " " << b;
+            MatmulShapeFactorsSwapped(r, m, k, n, b, &ac, &ca);
+            ASSERT_EQ(ac, want);
+            ASSERT_EQ(ca, PlainShapeFactor(r, m, n, k, b));
+            ++checked;
+          }
+  EXPECT_GT(checked, 10000);
+  // Off, or no tile: 1 from every form.
+  DeviceRates off = rates[0];
+  off.shape = false;
+  double fwd = 0, dw = 0;
+  MatmulShapeFactorsFwdDw(off, 12, 64, 192, 1, &fwd, &dw);
+  EXPECT_EQ(fwd, 1.0);
+  EXPECT_EQ(dw, 1.0);
 }
 
 // The backward pass of a small-batch matmul: dX = dY·Wᵀ streams the same few rows as the
