@@ -81,7 +81,7 @@ done
 # The placer runs, JOBS at a time.
 # Variants: a name for place-baseline with fixed settings.
 declare -A VARIANT_ARGS=(
-  [sa-soft]="--method sa --set sa.init=snapped --set sa.fd_every_steps=0 --set sa.soft_move_prob=0.5 --set sa.soft_move_cells=1"
+  [sa-soft]="--method sa-soft"
 )
 run_one() {
   local d=$1 m=$2 s=$3
@@ -171,8 +171,8 @@ lines.append("Notes: `sa` is TILOS's simulated annealing (swap/shift/mirror/move
              "soft macros per epoch) from `initial.plc`, repeated until a round no longer improves. Every "
              "placer places soft macros by that FD at the end of an episode. `sa-soft` (opt-in, beyond TILOS): "
              "SA from the input with each hard macro snapped to the nearest free legal cell, half of the actions "
-             "moving one soft macro by up to one cell per axis, no FD (`--set sa.init=snapped --set "
-             "sa.fd_every_steps=0 --set sa.soft_move_prob=0.5`). Budgets are wall time: each run is "
+             "moving one soft macro by up to one cell per axis, no FD (`place-baseline --method sa-soft`: "
+             "sa.init=snapped, sa.fd_every_steps=0, sa.soft_move_prob=0.5, sa.soft_move_cells=1). Budgets are wall time: each run is "
              "single-threaded, and with --jobs J > 1 (or other work on the machine) a run gets less than a core, "
              "so evaluations/s are lower bounds of the placers' speed.")
 # Hand-written text below the marker in the existing file is kept.

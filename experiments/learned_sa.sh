@@ -92,7 +92,6 @@ netlist_of() {
   echo "$WORK/grouped/$1/netlist.pb.txt"
 }
 plc_of() { if [[ "$1" == ariane133 ]]; then echo "$DATA/ariane133_ng45/initial.plc"; else echo "$DATA/tilos_flows/$1/initial.plc"; fi; }
-SOFT=(--set sa.init=snapped --set sa.fd_every_steps=0 --set sa.soft_move_prob=0.5 --set sa.soft_move_cells=1)
 
 run() {  # run DIR DESIGN MINUTES SEED ARGS...
   local dir=$1 design=$2 minutes=$3 seed=$4; shift 4
@@ -100,8 +99,8 @@ run() {  # run DIR DESIGN MINUTES SEED ARGS...
   rm -rf "$dir"; mkdir -p "$(dirname "$dir")"
   local nl plc
   nl=$(netlist_of "$design"); plc=$(plc_of "$design")
-  OMP_NUM_THREADS=1 "$BIN/place-baseline" --method sa --netlist "$nl" --plc "$plc" --minutes "$minutes" --clock cpu \
-    --seed "$seed" "${SOFT[@]}" "$@" --json --out "$dir" > /dev/null 2> "$dir.err" ||
+  OMP_NUM_THREADS=1 "$BIN/place-baseline" --method sa-soft --netlist "$nl" --plc "$plc" --minutes "$minutes" --clock cpu \
+    --seed "$seed" "$@" --json --out "$dir" > /dev/null 2> "$dir.err" ||
     { echo "learned_sa.sh: error: run $dir failed: $(tail -c 300 "$dir.err")" >&2; exit 1; }
 }
 
@@ -166,7 +165,7 @@ lines = ["# Learned simulated annealing: results", "",
          f"Written by `experiments/learned_sa.sh --minutes {minutes} --seeds \"{' '.join(seeds)}\" --designs \"{designs}\" --arms \"{arms}\"` "
          f"(pretraining: {pre or 'none'}, {pre_min} CPU-min each, lr {pre_lr}; lr during the runs {lr}"
          + (f"; ES weights {es} trained on {', '.join(json.load(open(es))['trained_on'])}" if es else "") + "). "
-         "Every run: `place-baseline --method sa` with `sa-soft`'s settings, --clock cpu, one thread; "
+         "Every run: `place-baseline --method sa-soft` (`sa-soft`'s settings), --clock cpu, one thread; "
          "best proxy cost re-scored from best.plc by `proxy-cost`.", "",
          "| design | arm | best proxy per seed | mean ± sd | moves | accepted |", "|---|---|---|---|---|---|"]
 for d in designs.split():

@@ -45,7 +45,12 @@ struct Options {
 config::PlaceBaselineConfig ResolveConfig(const Options& o) {
   config::PlaceBaselineConfig c = DefaultPlaceBaselineConfig();
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
-  if (!o.method.empty()) c.set_method(o.method);
+  if (o.method == "sa-soft") {  // a named preset: sa with sa-soft's settings (before --set)
+    c.set_method("sa");
+    ApplySaSoftPreset(c.mutable_sa());
+  } else if (!o.method.empty()) {
+    c.set_method(o.method);
+  }
   if (!o.netlist.empty()) c.mutable_chip()->set_netlist(o.netlist);
   if (!o.plc.empty()) c.mutable_chip()->set_plc(o.plc);
   if (o.minutes > 0) c.set_minutes(o.minutes);
@@ -199,7 +204,9 @@ int main(int argc, char** argv) {
     std::string env_name = "chip";
     app.add_option("--env", env_name, "chip (default: this help) | device (see --env device --help)")
         ->check(CLI::IsMember({"chip", "device"}));
-    app.add_option("--method", o.method, "random | greedy | sa | fd | cd (default sa)");
+    app.add_option("--method", o.method,
+                   "random | greedy | sa | fd | cd (default sa) | sa-soft (sa with sa.init=snapped, "
+                   "sa.fd_every_steps=0, sa.soft_move_prob=0.5, sa.soft_move_cells=1; --set still overrides)");
     app.add_flag("--refine-cd", o.refine_cd, "run coordinate descent on the best placement at the end");
     app.add_option("--netlist", o.netlist, "netlist.pb.txt[.gz]; default: the built-in synthetic chip")
         ->check([](const std::string& s) { return s.empty() ? std::string("--netlist is empty") : std::string(); });

@@ -52,6 +52,13 @@ config::PlaceBaselineConfig DefaultPlaceBaselineConfig() {
   return c;
 }
 
+void ApplySaSoftPreset(config::SaConfig* sa) {
+  sa->set_init("snapped");
+  sa->set_fd_every_steps(0);
+  sa->set_soft_move_prob(0.5);
+  sa->set_soft_move_cells(1);
+}
+
 namespace {
 void NonNegative(double v, const char* name) {
   if (!std::isfinite(v) || v < 0) throw ConfigError(std::string(name) + " must be a finite number >= 0 (got " + std::to_string(v) + ")");
@@ -133,10 +140,7 @@ config::TrainProposerConfig DefaultTrainProposerConfig() {
   const search::ProposerEsOptions d;
   *c.mutable_run() = DefaultPlaceBaselineConfig();
   config::SaConfig* sa = c.mutable_run()->mutable_sa();
-  sa->set_init("snapped");  // sa-soft (experiments/chip_leaderboard.sh)
-  sa->set_fd_every_steps(0);
-  sa->set_soft_move_prob(0.5);
-  sa->set_soft_move_cells(1);
+  ApplySaSoftPreset(sa);
   sa->set_proposer("learned");
   sa->set_proposer_lr(0);  // the weights are what the search changes; no learning inside a run
   c.mutable_run()->set_max_evaluations(200000);

@@ -18,6 +18,11 @@ namespace placerl {
 
 config::ChipEnvConfig DefaultChipEnvConfig();
 config::PlaceBaselineConfig DefaultPlaceBaselineConfig();
+// `sa-soft` (docs/chip_leaderboard.md): SA from the input placement with its hard macros snapped to
+// legal cells, no force-directed steps, and half of the proposals moving one soft macro by up to
+// one grid cell per axis. The one place these settings are written (`place-baseline --method
+// sa-soft`, train-proposer's runs, the experiment scripts).
+void ApplySaSoftPreset(config::SaConfig* sa);
 
 // Throws ConfigError naming the field and the value when a setting cannot be used.
 void CheckChipEnvConfig(const config::ChipEnvConfig& c);

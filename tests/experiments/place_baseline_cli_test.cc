@@ -71,6 +71,31 @@ TEST(PlaceBaselineCli, CpuClockBudget) {
   EXPECT_NE(text.find("clock: \"cpu\""), std::string::npos) << text;
 }
 
+// --method sa-soft is sa with sa-soft's four settings written out (the same run, to the bit), and
+// --set still overrides one of them.
+TEST(PlaceBaselineCli, SaSoftIsANamedPresetOfSa) {
+  testing::TempDir tmp;
+  const std::string common = " --minutes 10 --seed 2 --set max_evaluations=3000 --json";
+  const auto preset = Sh("(" + kBin + " --method sa-soft" + common + " --out " + (tmp / "preset") + " 2>/dev/null)");
+  const auto spelled = Sh("(" + kBin + " --method sa --set sa.init=snapped --set sa.fd_every_steps=0 --set sa.soft_move_prob=0.5"
+                                 " --set sa.soft_move_cells=1" + common + " --out " + (tmp / "spelled") + " 2>/dev/null)");
+  const auto plain = Sh("(" + kBin + " --method sa" + common + " --out " + (tmp / "plain") + " 2>/dev/null)");
+  ASSERT_EQ(preset.status, 0) << preset.out;
+  ASSERT_EQ(spelled.status, 0) << spelled.out;
+  ASSERT_EQ(plain.status, 0) << plain.out;
+  const auto a = nlohmann::json::parse(preset.out), b = nlohmann::json::parse(spelled.out), c = nlohmann::json::parse(plain.out);
+  EXPECT_EQ(a["method"], "sa");
+  EXPECT_EQ(a["best"]["proxy_cost"].get<double>(), b["best"]["proxy_cost"].get<double>());
+  EXPECT_NE(a["best"]["proxy_cost"].get<double>(), c["best"]["proxy_cost"].get<double>());  // the settings matter
+  std::ifstream cfg(tmp / "preset/config.pbtxt");
+  const std::string text((std::istreambuf_iterator<char>(cfg)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("init: \"snapped\""), std::string::npos) << text;
+  EXPECT_NE(text.find("soft_move_prob: 0.5"), std::string::npos) << text;
+  const auto over = Sh("(" + kBin + " --method sa-soft --set sa.soft_move_prob=0.25 --minutes 10 --seed 2 --set max_evaluations=300"
+                              " --verbose --json --out " + (tmp / "over") + " 2>&1 >/dev/null)");
+  EXPECT_NE(over.out.find("soft_move_prob: 0.25"), std::string::npos) << over.out;
+}
+
 TEST(PlaceBaselineCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   testing::TempDir tmp;
   const std::string out = tmp / "never";
