@@ -75,7 +75,8 @@ search::ProposerWeights StartWeights(const config::TrainProposerConfig& c) {
 }
 
 nlohmann::json Probabilities(const search::ProposerWeights& w) {
-  // π(kind | progress) at the start, the middle and the end of a run (acceptance rate 0.5), every kind legal.
+  // π(kind | progress) at the start, the middle and the end of a run (acceptance rate 0.5), every kind
+  // legal, and the schedule's temperature and soft-step multipliers there.
   std::array<bool, search::ProposerWeights::kKinds> legal;
   legal.fill(true);
   search::ProposerOptions po;
@@ -86,6 +87,8 @@ nlohmann::json Probabilities(const search::ProposerWeights& w) {
     const auto prob = p.Probabilities(at, 0.5);
     nlohmann::json row = nlohmann::json::object();
     for (int k = 0; k < search::ProposerWeights::kKinds; ++k) row[search::ProposalKindName(k)] = prob[k];
+    row["temperature_factor"] = search::ProposerTemperatureFactor(w, at);
+    row["soft_step_factor"] = search::ProposerSoftStepFactor(w, at);
     char key[32];
     std::snprintf(key, sizeof(key), "progress_%.1f", at);
     j[key] = row;
@@ -120,6 +123,7 @@ int TrainProposer(const Options& o) {
   eo.learning_rate = cfg.learning_rate();
   eo.features = cfg.features().empty() ? std::vector<int>{} : ProposerEsFeatures(cfg.features());
   eo.select = cfg.select();
+  eo.schedule = cfg.schedule();
   eo.seed = cfg.seed();
   eo.threads = cfg.threads();
 

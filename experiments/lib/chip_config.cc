@@ -150,6 +150,7 @@ config::TrainProposerConfig DefaultTrainProposerConfig() {
   c.set_learning_rate(d.learning_rate);
   c.set_features("bias,progress,progress_squared");
   c.set_select(d.select);
+  c.set_schedule(d.schedule);
   c.set_seed(d.seed);
   c.set_minutes(60);
   c.set_clock("cpu");
@@ -196,7 +197,8 @@ void CheckTrainProposerConfig(const config::TrainProposerConfig& c) {
     throw ConfigError("minutes must be in (0, " + std::to_string(static_cast<int>(cli::kMaxSeconds / 60)) + "]");
   ParseBudgetClock(c.clock());
   if (c.start().empty()) throw ConfigError("start must be mixture, uniform or a proposer.json");
-  if (c.features().empty() && !c.select()) throw ConfigError("features is empty and select is off: nothing to search");
+  if (c.features().empty() && !c.select() && !c.schedule())
+    throw ConfigError("features is empty and select and schedule are off: nothing to search");
   if (!c.features().empty()) ProposerEsFeatures(c.features());
 }
 

@@ -213,6 +213,10 @@ class Annealer {
                                                 ? static_cast<double>(run_->result().evaluations) / o_.max_evaluations
                                                 : run_->Elapsed() / o_.seconds);
       t_ = o_.sa_t_max * std::exp(log_ratio * progress);
+      if (proposer_) {  // the learned schedule's adjustments (1 when its weights are zero)
+        t_ *= ProposerTemperatureFactor(proposer_->weights(), progress);
+        soft_scale_ = ProposerSoftStepFactor(proposer_->weights(), progress);
+      }
       for (int i = 0; i < per_step_ && !run_->Over(); ++i) {
         if (proposer_) {
           ProposeLearned(progress);
@@ -254,8 +258,8 @@ class Annealer {
   Outcome Propose(int kind) {
     if (kind == kSoftShift) {  // a soft macro by a few cells (continuous)
       const int32_t m = PickSoftMacro();
-      const double x1 = pc_->x(m) + soft_step_(rng_) * gw_;
-      const double y1 = pc_->y(m) + soft_step_(rng_) * gh_;
+      const double x1 = pc_->x(m) + soft_step_(rng_) * soft_scale_ * gw_;
+      const double y1 = pc_->y(m) + soft_step_(rng_) * soft_scale_ * gh_;
       return SoftMove(m, x1, y1);
     }
     if (kind == kSoftPull) return SoftPull();
@@ -277,7 +281,7 @@ class Annealer {
     const int32_t m = PickSoftMacro();
     double px, py;
     if (!PullPoint(nl_, *pc_, m, &px, &py)) return {false, false};
-    const double c = o_.sa_soft_move_cells, f = unit_(rng_);
+    const double c = o_.sa_soft_move_cells * soft_scale_, f = unit_(rng_);
     const double dx = std::clamp((px - pc_->x(m)) / gw_, -c, c), dy = std::clamp((py - pc_->y(m)) / gh_, -c, c);
     return SoftMove(m, pc_->x(m) + f * dx * gw_, pc_->y(m) + f * dy * gh_);
   }
@@ -453,6 +457,7 @@ class Annealer {
   const double gw_, gh_;
   std::vector<uint8_t> mask_;
   double cur_ = 0, t_ = 0;
+  double soft_scale_ = 1;  // the soft moves' step multiplier (the learned schedule; 1 otherwise)
   std::vector<int32_t> ms_;  // the macros of the current relocation, their centres before and after
   std::vector<std::pair<double, double>> from_, to_;
   const size_t cells_;

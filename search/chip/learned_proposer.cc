@@ -32,6 +32,14 @@ const char* ProposerSelectFeatureName(int feature) {
   return feature >= 0 && feature < ProposerWeights::kSelectFeatures ? names[feature] : "?";
 }
 
+double ProposerTemperatureFactor(const ProposerWeights& w, double p) {
+  return std::exp(w.schedule[0] + w.schedule[1] * p + w.schedule[2] * p * p);
+}
+
+double ProposerSoftStepFactor(const ProposerWeights& w, double p) {
+  return std::exp(w.schedule[3] + w.schedule[4] * p + w.schedule[5] * p * p);
+}
+
 std::string ProposerWeightsJson(const ProposerWeights& w) {
   nlohmann::json j;
   j["format"] = kFormat;
@@ -54,6 +62,8 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
   }
   j["select_features"] = sel_names;
   j["select_weights"] = sel;
+  if (std::any_of(w.schedule.begin(), w.schedule.end(), [](double v) { return v != 0; }))
+    j["schedule_weights"] = w.schedule;
   j["trained_on"] = w.trained_on;
   j["proposals_trained"] = w.proposals_trained;
   return j.dump() + "\n";
@@ -107,6 +117,16 @@ ProposerWeights LoadProposerWeights(const std::string& path) {
     if (!sel[f].is_number() || !std::isfinite(sel[f].get<double>()) || std::fabs(sel[f].get<double>()) > kMaxWeight)
       throw bad("select weight " + std::to_string(f) + " is not a finite number within ±30");
     w.select[f] = sel[f].get<double>();
+  }
+  if (j.contains("schedule_weights")) {
+    const nlohmann::json& s = j["schedule_weights"];
+    constexpr int N = ProposerWeights::kScheduleWeights;
+    if (!s.is_array() || s.size() != N) throw bad("\"schedule_weights\" must have " + std::to_string(N) + " numbers");
+    for (int i = 0; i < N; ++i) {
+      if (!s[i].is_number() || !std::isfinite(s[i].get<double>()) || std::fabs(s[i].get<double>()) > ProposerWeights::kMaxSchedule)
+        throw bad("schedule weight " + std::to_string(i) + " is not a finite number within ±5");
+      w.schedule[i] = s[i].get<double>();
+    }
   }
   if (j.contains("trained_on")) {
     if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");

@@ -38,6 +38,13 @@ struct ProposerWeights {
   static constexpr int kCandidates = 4;
   static constexpr int kSelectFeatures = 3;
   std::array<double, kSelectFeatures> select{};
+  // The annealing schedule's adjustments (searched by train-proposer with schedule=true; all zero:
+  // the annealer's own schedule, to the bit): at progress p the temperature is multiplied by
+  // exp(s[0] + s[1]·p + s[2]·p²) and the soft moves' largest step (sa.soft_move_cells) by
+  // exp(s[3] + s[4]·p + s[5]·p²). Each within ±kMaxSchedule.
+  static constexpr int kScheduleWeights = 6;
+  static constexpr double kMaxSchedule = 5;
+  std::array<double, kScheduleWeights> schedule{};
   // Designs these weights were trained on, in order (provenance; empty = untrained).
   std::vector<std::string> trained_on;
   int64_t proposals_trained = 0;
@@ -47,8 +54,13 @@ enum ProposalKind { kSwap = 0, kShift, kMirror, kMove, kShuffle, kSoftShift, kSo
 const char* ProposalKindName(int kind);
 const char* ProposerFeatureName(int feature);
 const char* ProposerSelectFeatureName(int feature);
+// The schedule's multipliers at progress p ∈ [0, 1] (ProposerWeights::schedule): exactly 1 when
+// the schedule weights are zero.
+double ProposerTemperatureFactor(const ProposerWeights& w, double progress);
+double ProposerSoftStepFactor(const ProposerWeights& w, double progress);
 
-// One line of JSON per file (format "placerl-sa-proposer", version 1), written atomically.
+// One line of JSON per file (format "placerl-sa-proposer", version 1; "schedule_weights" only when
+// they are not all zero, so files without them read as the annealer's own schedule), written atomically.
 // Load throws ParseError naming the file and what is wrong (not a proposer file, wrong sizes,
 // non-finite weights).
 void SaveProposerWeights(const std::string& path, const ProposerWeights& w);

@@ -19,13 +19,20 @@ constexpr int K = ProposerWeights::kKinds;
 constexpr int F = ProposerWeights::kFeatures;
 constexpr double kMaxWeight = 30;  // as learned_proposer.cc: logits stay finite
 
-// The searched parameters as pointers into a ProposerWeights (kinds × features, then select).
-std::vector<double*> Parameters(ProposerWeights* w, const ProposerEsOptions& o) {
-  std::vector<double*> p;
+// The searched parameters as pointers into a ProposerWeights (kinds × features, then select, then
+// schedule), each with its bound.
+struct Parameter {
+  double* value;
+  double bound;
+};
+std::vector<Parameter> Parameters(ProposerWeights* w, const ProposerEsOptions& o) {
+  std::vector<Parameter> p;
   for (int k = 0; k < K; ++k)
-    for (int f : o.features) p.push_back(&w->w[k * F + f]);
+    for (int f : o.features) p.push_back({&w->w[k * F + f], kMaxWeight});
   if (o.select)
-    for (double& v : w->select) p.push_back(&v);
+    for (double& v : w->select) p.push_back({&v, kMaxWeight});
+  if (o.schedule)
+    for (double& v : w->schedule) p.push_back({&v, ProposerWeights::kMaxSchedule});
   return p;
 }
 
@@ -37,7 +44,8 @@ void Check(int designs, const ProposerEsOptions& o) {
   if (!(o.learning_rate >= 0) || !std::isfinite(o.learning_rate) || o.learning_rate > 10)
     throw ConfigError("proposer ES: the learning rate must be in [0, 10]");
   if (o.threads < 1 || o.threads > 256) throw ConfigError("proposer ES: threads must be in [1, 256]");
-  if (o.features.empty() && !o.select) throw ConfigError("proposer ES: no parameter to search (no feature, no select)");
+  if (o.features.empty() && !o.select && !o.schedule)
+    throw ConfigError("proposer ES: no parameter to search (no feature, no select, no schedule)");
   std::vector<int> seen;
   for (int f : o.features) {
     if (f < 0 || f >= F)
@@ -76,7 +84,8 @@ void RunJobs(int n, int threads, const std::function<bool()>& stop, Job&& job) {
 }  // namespace
 
 int ProposerEsDimensions(const ProposerEsOptions& o) {
-  return K * static_cast<int>(o.features.size()) + (o.select ? ProposerWeights::kSelectFeatures : 0);
+  return K * static_cast<int>(o.features.size()) + (o.select ? ProposerWeights::kSelectFeatures : 0) +
+         (o.schedule ? ProposerWeights::kScheduleWeights : 0);
 }
 
 ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const ProposerWeights& start,
@@ -118,8 +127,9 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
       const int pair = job / 2;
       const double sign = job % 2 == 0 ? 1.0 : -1.0;
       ProposerWeights w = r.weights;
-      std::vector<double*> p = Parameters(&w, o);
-      for (int j = 0; j < dims; ++j) *p[j] = std::clamp(*p[j] + sign * o.sigma * noise[pair][j], -kMaxWeight, kMaxWeight);
+      std::vector<Parameter> p = Parameters(&w, o);
+      for (int j = 0; j < dims; ++j)
+        *p[j].value = std::clamp(*p[j].value + sign * o.sigma * noise[pair][j], -p[j].bound, p[j].bound);
       const uint64_t seed = o.seed + 1 + static_cast<uint64_t>(t) * o.pairs + pair;
       cost[job] = checked(run(w, design_of(pair), seed, thread), design_of(pair));
     });
@@ -148,12 +158,12 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
     for (double x : g) norm += x * x;
     it.gradient_norm = std::sqrt(norm);
     // Adam, descending the relative cost.
-    std::vector<double*> p = Parameters(&r.weights, o);
+    std::vector<Parameter> p = Parameters(&r.weights, o);
     for (int j = 0; j < dims; ++j) {
       m[j] = b1 * m[j] + (1 - b1) * g[j];
       v[j] = b2 * v[j] + (1 - b2) * g[j] * g[j];
       const double mh = m[j] / (1 - std::pow(b1, t + 1)), vh = v[j] / (1 - std::pow(b2, t + 1));
-      *p[j] = std::clamp(*p[j] - o.learning_rate * mh / (std::sqrt(vh) + eps), -kMaxWeight, kMaxWeight);
+      *p[j].value = std::clamp(*p[j].value - o.learning_rate * mh / (std::sqrt(vh) + eps), -p[j].bound, p[j].bound);
     }
     it.seconds = clock ? clock() : 0;
     r.history.push_back(it);

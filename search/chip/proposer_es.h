@@ -27,6 +27,8 @@ struct ProposerEsOptions {
   // rate) are searched, for every kind; the others keep the start's values.
   std::vector<int> features = {0, 1, 2};
   bool select = false;      // also the soft-macro candidate weights
+  bool schedule = false;    // also the schedule's adjustments (ProposerWeights::schedule: temperature
+                            // and soft-step multipliers over the run)
   int threads = 1;          // runs in parallel (each thread has its own index for the callback)
 };
 
@@ -51,7 +53,8 @@ struct ProposerEsResult {
   bool stopped = false;           // `stop` ended it early
 };
 
-// The number of searched parameters for these options (kKinds × |features| (+ kSelectFeatures)).
+// The number of searched parameters for these options (kKinds × |features| (+ kSelectFeatures)
+// (+ kScheduleWeights)).
 int ProposerEsDimensions(const ProposerEsOptions& o);
 
 // Runs the search from `start` over `designs` designs: first one run of `start` per design (its

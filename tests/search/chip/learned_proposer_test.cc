@@ -198,7 +198,18 @@ TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
   EXPECT_EQ(back.select, w.select);
   EXPECT_EQ(back.trained_on, w.trained_on);
   EXPECT_EQ(back.proposals_trained, w.proposals_trained);
+  EXPECT_EQ(back.schedule, w.schedule);
   const std::string text = ProposerWeightsJson(w);
+  // Zero schedule weights are not written (files stay as before); others round-trip.
+  EXPECT_EQ(text.find("schedule_weights"), std::string::npos) << text;
+  ProposerWeights s = w;
+  s.schedule = {0.5, -1, 0.25, -0.75, 1.5, -2};
+  SaveProposerWeights(tmp / "schedule.json", s);
+  EXPECT_EQ(LoadProposerWeights(tmp / "schedule.json").schedule, s.schedule);
+  EXPECT_DOUBLE_EQ(ProposerTemperatureFactor(s, 0.5), std::exp(0.5 - 0.5 + 0.0625));
+  EXPECT_DOUBLE_EQ(ProposerSoftStepFactor(s, 1.0), std::exp(-0.75 + 1.5 - 2));
+  EXPECT_EQ(ProposerTemperatureFactor(w, 0.3), 1.0);  // exactly: the annealer's own schedule
+  EXPECT_EQ(ProposerSoftStepFactor(w, 0.7), 1.0);
   auto refused = [&](const std::string& content, const std::string& why) {
     const std::string bad = tmp / "bad.json";
     std::ofstream(bad) << content;
@@ -221,6 +232,9 @@ TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
   std::string version = text;
   version.replace(version.find("\"version\":1"), 11, "\"version\":2");
   refused(version, "unknown version");
+  std::string sched = ProposerWeightsJson(s);
+  sched.replace(sched.find("[0.5,-1.0"), 4, "[7.0");
+  refused(sched, "a schedule weight beyond ±5");
   EXPECT_THROW(LoadProposerWeights(tmp / "missing.json"), Error);
 }
 
@@ -271,6 +285,32 @@ TEST(LearnedAnnealing, ReturnsALegalPlacementAndReportsEachKind) {
 
   o.sa_proposer = "greedy";
   EXPECT_THROW(RunChipBaseline("sa", env.get(), o, {}, {}), ConfigError);
+}
+
+// The schedule weights change the run: with the temperature a thousand times hotter throughout,
+// the same moves and seed accept more; with zero weights the run is the frozen proposer's own.
+TEST(LearnedAnnealing, TheScheduleWeightsChangeTheTemperature) {
+  auto env = Env("chip(netlist=../shared/datasets/chip/circuit_training/sample_clustered/netlist.pb.txt,"
+                 "plc=../shared/datasets/chip/circuit_training/sample_clustered/initial.plc)");
+  ChipBaselineOptions o;
+  o.seconds = 1e6;
+  o.max_evaluations = 4000;
+  o.sa_init = "snapped";
+  o.sa_fd_every_steps = 0;
+  o.sa_soft_move_prob = 0.5;
+  o.sa_proposer = "learned";
+  o.sa_proposer_lr = 0;
+  const BaselineResult base = RunChipBaseline("sa", env.get(), o, {}, {});
+  const BaselineResult again = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_EQ(base.accepted, again.accepted);
+  EXPECT_EQ(base.best.cost.proxy_cost, again.best.cost.proxy_cost);
+  o.sa_proposer_weights.schedule[0] = std::log(1000.0);
+  const BaselineResult hot = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_GT(hot.accepted, base.accepted);
+  o.sa_proposer_weights.schedule[0] = 0;
+  o.sa_proposer_weights.schedule[3] = std::log(8.0);  // soft moves up to 8 cells
+  const BaselineResult wide = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_NE(wide.best.cost.proxy_cost, base.best.cost.proxy_cost);
 }
 
 }  // namespace

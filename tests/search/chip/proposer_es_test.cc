@@ -70,6 +70,30 @@ TEST(ProposerEs, OnlyTheSearchedFeaturesChange) {
   EXPECT_EQ(r.weights.select, start.select);
 }
 
+// schedule=true searches the six schedule weights (and only them with no feature), each kept
+// within ±kMaxSchedule, and descends a run cost that depends on them.
+TEST(ProposerEs, TheScheduleWeightsAreSearchedWithinTheirBound) {
+  auto run = [](const ProposerWeights& w, int, uint64_t seed, int) {
+    double c = 1;
+    for (int i = 0; i < ProposerWeights::kScheduleWeights; ++i) c += std::pow(w.schedule[i] - (i == 0 ? 5.5 : 0.3), 2);
+    return c + 1e-3 * std::sin(static_cast<double>(seed));
+  };
+  ProposerEsOptions o = BiasOnly();
+  o.features = {};
+  o.schedule = true;
+  o.iterations = 200;
+  o.learning_rate = 0.05;
+  EXPECT_EQ(ProposerEsDimensions(o), ProposerWeights::kScheduleWeights);
+  ProposerWeights start;
+  for (double& v : start.w) v = 0.125;
+  const ProposerEsResult r = TrainProposerEs(1, run, start, o, {}, {}, {});
+  EXPECT_EQ(r.weights.w, start.w);  // no kind weight searched
+  EXPECT_EQ(r.weights.schedule[0], ProposerWeights::kMaxSchedule);  // the target 5.5 is beyond the bound
+  for (int i = 1; i < ProposerWeights::kScheduleWeights; ++i) EXPECT_NEAR(r.weights.schedule[i], 0.3, 0.1) << i;
+  o.schedule = false;
+  EXPECT_THROW(TrainProposerEs(1, run, start, o, {}, {}, {}), ConfigError);  // nothing to search
+}
+
 TEST(ProposerEs, PairsShareDesignAndSeedAndThreadsDoNotChangeTheResult) {
   std::mutex mu;
   std::multiset<std::tuple<int, uint64_t>> calls;
