@@ -189,10 +189,10 @@ int PrintBench(const BenchQuery& o, const OutputFlags& f, const Catalog& catalog
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } while (elapsed < o.seconds);
   if (f.json) {
-    out << json{{"options", options},      {"evaluations", n},
-                      {"seconds", elapsed},      {"evaluations_per_s", n / elapsed},
-                      {"devices", ev.num_devices()}, {"distinct_plans", plans.size()}}
-                     .dump(2) << "\n";
+    const json doc = {{"options", options},          {"evaluations", n},
+                      {"seconds", elapsed},          {"evaluations_per_s", n / elapsed},
+                      {"devices", ev.num_devices()}, {"distinct_plans", plans.size()}};
+    out << doc.dump(2) << "\n";
   } else {
     Printf(out, "%ld evaluations in %.3f s = %.0f plan evaluations/s on one core "
                 "(%d devices, %zu distinct plans; checksum %.3g)\n",
