@@ -362,10 +362,10 @@ void AddPerfModelCommands(CLI::App* app, PerfModelCommandLine* c) {
   app->require_subcommand(1);
   app->add_option("--catalog", c->catalog_path, "hardware catalogue .pbtxt (default: embedded)");
   app->add_flag("--one-matmul-constant", c->one_matmul_constant,
-               "Transformer evaluator without the shape-dependent matmul efficiency (MXU/tensor-core "
-               "tile padding, wave quantisation over the matrix units, systolic fill; backward GEMM "
-               "shapes): one matmul constant per chip, as the library default and the NAS step-time "
-               "model use");
+                "Transformer evaluator without the shape-dependent matmul efficiency (MXU/tensor-core "
+                "tile padding, wave quantisation over the matrix units, systolic fill; backward GEMM "
+                "shapes): one matmul constant per chip, as the library default and the NAS step-time "
+                "model use");
   AddRun(app, c);
   AddSearch(app, c);
   AddValidate(app, c);
