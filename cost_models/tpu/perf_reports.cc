@@ -438,6 +438,40 @@ static std::vector<double> NumberList(const std::string& list, const char* what,
   return out;
 }
 
+// diloco with --straggler / --failed-islands: the second table (rows with their "faults").
+static void AppendDilocoFaultsTable(std::ostringstream& md, const DilocoTableQuery& o, const json& rows) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "\n## Stragglers and failed islands (Decoupled DiLoCo)\n\n"
+                "One island runs its inner step %.3g× slower (--straggler); %.0f island(s) fail for good "
+                "(--failed-islands); the synchronous variants stop %.4g s per failure (--restart-s, an "
+                "assumption: detection, restart, reload).\n",
+                o.straggler, o.failed_islands, o.restart_s);
+  md << buf
+     << "Synchronous DiLoCo (a barrier at every outer step) and synchronous DP wait for the slowest island:\n"
+        "s·t + exposed sync / H (DP: every step, the all-reduce hidden as above). Decoupled DiLoCo (Douillard\n"
+        "et al. 2026 [V]: asynchronous pushes to a syncer, quorum merge, no barrier): each island at its own pace,\n"
+        "each paying its own exposed sync per H steps; mean step = M / Σ_m 1/(s_m·t + e/H). After a failure\n"
+        "every variant runs on the M−F survivors (outer ring of M−F); throughput relative to the healthy job.\n"
+        "Work lost per failure, island-hours: decoupled F·H/2·t (each failed island's steps since its last push),\n"
+        "synchronous DiLoCo M·R + F·H/2·t, synchronous DP M·R (its lost steps inside R). Goodput of whole\n"
+        "runs depends on the failure rate, which is not modelled.\n\n"
+     << "| islands M | H | healthy step s | sync DiLoCo step s | decoupled step s | sync DP step s | "
+        "break-even H sync / decoupled | throughput after failure | lost island-h: decoupled / sync DiLoCo / sync DP |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const json& row : rows) {
+    const json& x = row["faults"];
+    std::snprintf(buf, sizeof buf, "| %.0f | %.0f | %.4g | %.4g | %.4g | %.4g | %.0f / %.0f | %.1f %% | %.3g / %.3g / %.3g |\n",
+                  row["islands"].get<double>(), row["inner_steps"].get<double>(), row["step_s"].get<double>(),
+                  x["sync_diloco_step_s"].get<double>(), x["decoupled_step_s"].get<double>(),
+                  x["sync_dp_step_s"].get<double>(), x["sync_break_even_h"].get<double>(),
+                  x["decoupled_break_even_h"].get<double>(), 100 * x["throughput_after_failure"].get<double>(),
+                  x["lost_island_s_decoupled"].get<double>() / 3600, x["lost_island_s_sync_diloco"].get<double>() / 3600,
+                  x["lost_island_s_sync_dp"].get<double>() / 3600);
+    md << buf;
+  }
+}
+
 int PrintDiloco(const DilocoTableQuery& o, const OutputFlags& f, const Catalog& catalog, std::ostream& out) {
   const TransformerModel model = ParseModelSpec(o.in.model);
   const Mesh mesh = ParseMeshSpec(o.in.mesh);
@@ -541,37 +575,7 @@ int PrintDiloco(const DilocoTableQuery& o, const OutputFlags& f, const Catalog& 
                                  {"lost_island_s_sync_dp", x.lost_island_s_sync_dp}};
       }
     }
-  if (faults) {
-    std::snprintf(buf, sizeof buf,
-                  "\n## Stragglers and failed islands (Decoupled DiLoCo)\n\n"
-                  "One island runs its inner step %.3g× slower (--straggler); %.0f island(s) fail for good "
-                  "(--failed-islands); the synchronous variants stop %.4g s per failure (--restart-s, an "
-                  "assumption: detection, restart, reload).\n",
-                  o.straggler, o.failed_islands, o.restart_s);
-    md << buf
-       << "Synchronous DiLoCo (a barrier at every outer step) and synchronous DP wait for the slowest island:\n"
-          "s·t + exposed sync / H (DP: every step, the all-reduce hidden as above). Decoupled DiLoCo (Douillard\n"
-          "et al. 2026 [V]: asynchronous pushes to a syncer, quorum merge, no barrier): each island at its own pace,\n"
-          "each paying its own exposed sync per H steps; mean step = M / Σ_m 1/(s_m·t + e/H). After a failure\n"
-          "every variant runs on the M−F survivors (outer ring of M−F); throughput relative to the healthy job.\n"
-          "Work lost per failure, island-hours: decoupled F·H/2·t (each failed island's steps since its last push),\n"
-          "synchronous DiLoCo M·R + F·H/2·t, synchronous DP M·R (its lost steps inside R). Goodput of whole\n"
-          "runs depends on the failure rate, which is not modelled.\n\n"
-       << "| islands M | H | healthy step s | sync DiLoCo step s | decoupled step s | sync DP step s | "
-          "break-even H sync / decoupled | throughput after failure | lost island-h: decoupled / sync DiLoCo / sync DP |\n"
-          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-    for (const json& row : rows) {
-      const json& x = row["faults"];
-      std::snprintf(buf, sizeof buf, "| %.0f | %.0f | %.4g | %.4g | %.4g | %.4g | %.0f / %.0f | %.1f %% | %.3g / %.3g / %.3g |\n",
-                    row["islands"].get<double>(), row["inner_steps"].get<double>(), row["step_s"].get<double>(),
-                    x["sync_diloco_step_s"].get<double>(), x["decoupled_step_s"].get<double>(),
-                    x["sync_dp_step_s"].get<double>(), x["sync_break_even_h"].get<double>(),
-                    x["decoupled_break_even_h"].get<double>(), 100 * x["throughput_after_failure"].get<double>(),
-                    x["lost_island_s_decoupled"].get<double>() / 3600, x["lost_island_s_sync_diloco"].get<double>() / 3600,
-                    x["lost_island_s_sync_dp"].get<double>() / 3600);
-      md << buf;
-    }
-  }
+  if (faults) AppendDilocoFaultsTable(md, o, rows);
   return ReportPage(out, f, o.out, md.str(),
                     {{"options", options}, {"params", ev.total_params()}, {"island_step_s", b.step_s}, {"rows", rows}});
 }
