@@ -9,6 +9,7 @@
 
 #include "cost_models/tpu/catalog.h"
 #include "cost_models/tpu/energy.h"
+#include "cost_models/tpu/perf_options.h"
 #include "cost_models/tpu/spec.h"
 #include "datasets/graphs/graph_spec.h"
 #include "datasets/util/errors.h"
@@ -444,40 +445,32 @@ class OptionReader {
       *v = x->get<bool>();
     }
   }
+  // A whole number in the option's range (perf_options.h: the binary's range and message).
   template <typename Int>
-  void Integer(const char* key, Int* v, long long lo, long long hi) {
+  void Integer(const char* key, Int* v) {
     if (const json* x = Get(key)) {
       if (!x->is_number_integer()) Bad(key, "a whole number");
-      const long long n = x->is_number_unsigned() && x->get<unsigned long long>() >
-                                                          static_cast<unsigned long long>(hi)
-                              ? hi + 1
-                              : x->get<long long>();
-      if (n < lo || n > hi)
-        throw ConfigError(sub_ + ": " + key + ": " + x->dump() + " is outside [" + std::to_string(lo) + ", " +
-                          std::to_string(hi) + "]");
-      *v = static_cast<Int>(n);
+      const OptionRange& r = PerfOptionRange(sub_, Dashed(key));
+      const double n = x->is_number_unsigned() ? static_cast<double>(x->get<unsigned long long>())
+                                               : static_cast<double>(x->get<long long>());
+      CheckOptionValue(r, n, x->dump());
+      *v = static_cast<Int>(x->get<long long>());
     }
   }
-  void Number(const char* key, double* v, double lo, double hi) {
+  // A number in the option's range (perf_options.h).
+  void Number(const char* key, double* v) {
     if (const json* x = Get(key)) {
       if (!x->is_number()) Bad(key, "a number");
       const double d = x->get<double>();
-      if (!std::isfinite(d) || d < lo || d > hi) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "%s: %s: %s is outside [%g, %g]", sub_.c_str(), key, x->dump().c_str(), lo, hi);
-        throw ConfigError(buf);
-      }
+      CheckOptionValue(PerfOptionRange(sub_, Dashed(key)), d, x->dump());
       *v = d;
     }
   }
-  void OneOf(const char* key, std::string* v, const std::vector<std::string>& allowed) {
+  // One of the option's choices (perf_options.h).
+  void OneOf(const char* key, std::string* v) {
     String(key, v);
     if (!Get(key, false)) return;
-    for (const auto& a : allowed)
-      if (*v == a) return;
-    std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : ",") + a;
-    throw ConfigError(sub_ + ": " + key + ": " + *v + " not in {" + list + "}");
+    CheckOptionChoice(sub_, Dashed(key), *v);
   }
   // Every key must have been read.
   void Finish() const {
@@ -501,7 +494,13 @@ class OptionReader {
     return &*it;
   }
   [[noreturn]] void Bad(const char* key, const char* what) const {
-    throw ConfigError(sub_ + ": " + key + ": expected " + what + ", got " + o_.at(key).dump());
+    throw ConfigError(sub_ + ": --" + Dashed(key) + ": expected " + what + ", got " + o_.at(key).dump());
+  }
+  // The binary's spelling of an options key: idle_capacity → idle-capacity.
+  static std::string Dashed(std::string key) {
+    for (char& c : key)
+      if (c == '_') c = '-';
+    return key;
   }
   std::string sub_;
   const json& o_;
@@ -515,8 +514,6 @@ void ReadModel(OptionReader& in, ModelQuery* q) {
   in.String("plan", &q->plan);
 }
 
-constexpr long long kMaxCount = 1000000000LL;  // the binary's cli::kMaxCount
-constexpr double kMaxSeconds = 7 * 24 * 3600.0;  // the binary's cli::kMaxSeconds
 
 }  // namespace
 
@@ -547,7 +544,7 @@ json PerfModelDocument(const std::string& subcommand, const json& options, int* 
   } else if (subcommand == "search") {
     SearchQuery q;
     ReadModel(in, &q.in);
-    in.Integer("top", &q.top, 1, 1000000);
+    in.Integer("top", &q.top);
     in.Bool("no_schedules", &q.no_schedules);
     in.Finish();
     q.in.one_matmul_constant = one_matmul_constant;
@@ -557,17 +554,17 @@ json PerfModelDocument(const std::string& subcommand, const json& options, int* 
   } else if (subcommand == "infer") {
     InferQuery q;
     ReadModel(in, &q.in);
-    in.Integer("batch", &q.batch, 1, kMaxCount);
-    in.Integer("prompt", &q.prompt, 1, 1LL << 30);
-    in.Integer("generate", &q.generate, 0, 1LL << 30);
+    in.Integer("batch", &q.batch);
+    in.Integer("prompt", &q.prompt);
+    in.Integer("generate", &q.generate);
     in.String("weights", &q.weights);
-    in.OneOf("layout", &q.layout, {"ws", "wg-x", "wg-xy", "wg-xyz"});
+    in.OneOf("layout", &q.layout);
     in.Bool("batch_sharded_kv", &q.batch_sharded_kv);
     in.Bool("energy", &q.energy);
-    in.Number("idle_capacity", &q.idle_capacity, 0, 10);
-    in.Number("power_w", &q.power_w, 1, 10000);
-    in.Number("pue", &q.pue, 1, 3);
-    in.Number("grid", &q.grid, 0, 2);
+    in.Number("idle_capacity", &q.idle_capacity);
+    in.Number("power_w", &q.power_w);
+    in.Number("pue", &q.pue);
+    in.Number("grid", &q.grid);
     in.Finish();
     q.in.one_matmul_constant = one_matmul_constant;
     const InferResult r = EvaluateInfer(q, PerfModelCatalog(catalog_path, one_matmul_constant));
@@ -580,15 +577,15 @@ json PerfModelDocument(const std::string& subcommand, const json& options, int* 
     in.String("machine", &q.machine);
     if (options.contains("machine") && !options["machine"].is_null() && q.machine.empty())
       throw ConfigError("simulate: machine: expected a non-empty string");
-    in.Integer("devices", &q.devices, 1, 4096);
-    in.OneOf("preset", &q.preset, {"baechi", "placeto"});
+    in.Integer("devices", &q.devices);
+    in.OneOf("preset", &q.preset);
     in.String("device", &q.device);
-    in.Number("memory", &q.memory, 1, 1e18);
+    in.Number("memory", &q.memory);
     in.String("trace", &q.trace);
-    in.Number("bench", &q.bench_seconds, 0, kMaxSeconds);
-    in.Integer("replicas", &q.training.replicas, 1, 1 << 20);
-    in.Number("ring_bw", &q.training.ring_bw, 1, 1e15);
-    in.Number("ring_latency", &q.training.ring_hop_latency, 0, 1);
+    in.Number("bench", &q.bench_seconds);
+    in.Integer("replicas", &q.training.replicas);
+    in.Number("ring_bw", &q.training.ring_bw);
+    in.Number("ring_latency", &q.training.ring_hop_latency);
     in.Finish();
     if (!q.machine.empty())
       for (const char* k : {"devices", "preset", "device", "memory"})

@@ -314,113 +314,77 @@ struct LayerSums {
   double sub_layers = 0;
 };
 
-}  // namespace
+// A layer variant's activation work while its sub-layers are summed (SumLayer).
+struct LayerWork {
+  double t_attn_sum = 0;  // attention scores (recomputed under REMAT_MINIMAL)
+  double ffn_units = 0;   // FFN activation work per token ((g+1)·d_ff per FFN, × routed for MoE)
+  double ew_flops = 0;    // t·ffn_units/tp, summed per sub-layer as the uniform layer writes it
+  double n_tp_y = 0;      // 2-D: all-gathers of [t, d/x] over y (2 per sub-layer)
+};
 
-// One implementation for both model shapes. A block model is one layer variant, its block,
-// repeated `layers` times. A uniform model is the variant [attention, dense FFN] and, with
-// experts, the MoE layer (the same with the FFN swapped for the MoE FFN) for its moe_every-th
-// layers, a fraction of every stage. Every sum runs in the order the uniform layer's
-// expressions were first written in (attention, then FFN, then the layer norms and elementwise
-// work as one op each), so that uniform models keep their numbers bit for bit and a block
-// [attention, dense_ffn] reproduces the uniform model (tests/cost_models/tpu/block_model_test.cc,
-// tests/data/perf/uniform_golden.txt).
-StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
-  // One named result filled in place (returned without a copy: with the early returns of
-  // copies the whole breakdown was copied out on every call).
-  StepBreakdown r;
-  EvaluateInto(p, r);
-  return r;
-}
+#define PLACERL_STEP_INLINE inline __attribute__((always_inline))
 
-void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
-  const TransformerModel& m = model_;
-  const bool uniform = block_.empty();
-  auto invalid = [&r](const char* why) {
-    r.valid = false;
-    r.invalid_reason = why;
-  };
-  if (p.data < 1 || p.fsdp < 1 || p.tensor < 1 || p.pipeline < 1 || p.expert < 1)
-    return invalid("degrees must be >= 1");
-  if (double(p.data) * p.fsdp * p.tensor * p.pipeline != num_devices_)
-    return invalid("data*fsdp*tensor*pipeline != devices");
-  const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
-  if (uniform) {
-    if (m.heads() % p.tensor != 0 && tx == 1) return invalid("tensor does not divide heads");
-    if (tx > 1) {
-      if (p.tensor % tx != 0) return invalid("tensor_x does not divide tensor");
-      if (m.heads() % ty != 0) return invalid("tensor/tensor_x does not divide heads");
-      if (m.d_model() % tx != 0) return invalid("tensor_x does not divide d_model");
-      if (has_experts_) return invalid("2-D tensor parallelism is modelled for dense models only");
-    }
-  } else {
-    if (tx > 1) {
-      if (p.tensor % tx != 0) return invalid("tensor_x does not divide tensor");
-      if (m.d_model() % tx != 0) return invalid("tensor_x does not divide d_model");
-      if (has_experts_) return invalid("2-D tensor parallelism is modelled for dense models only");
-    }
-    for (const SubLayerC& s : block_) {
-      if (s.type == ATTENTION && int(s.heads) % ty != 0)
-        return invalid(tx > 1 ? "tensor/tensor_x does not divide a sub-layer's heads"
-                              : "tensor does not divide a sub-layer's heads");
-      if (s.type == MOE_FFN && p.expert > 1 && int(s.experts) % p.expert != 0)
-        return invalid("expert must divide data*fsdp and num_experts");
-    }
-  }
-  if (p.pipeline > m.layers()) return invalid("pipeline > layers");
-  if (p.interleave > 1 && (p.pipeline == 1 || m.layers() % (static_cast<long long>(p.pipeline) * p.interleave) != 0))
-    return invalid("interleave needs pipeline > 1 and layers divisible by pipeline*interleave");
-  if (p.interleave > 1 && p.schedule == SCHEDULE_GPIPE) return invalid("interleave needs the 1F1B schedule");
-  for (int bits : {p.weight_bits, p.grad_bits, p.optimizer_bits, p.activation_bits})
-    if (bits != 0 && (bits < 2 || bits > 32)) return invalid("eXmY bits must be 0 (the dtype's) or 2..32");
-  if (!has_experts_ && p.expert > 1) return invalid("expert > 1 on a dense model");
-  if (p.expert > 1 && ((p.data * p.fsdp) % p.expert != 0 || (uniform && m.num_experts() % p.expert != 0)))
-    return invalid("expert must divide data*fsdp and num_experts");
-  const int bs = p.data * p.fsdp;
-  if (p.global_batch < bs) return invalid("global batch < data*fsdp");
-  const int K = p.pipeline;
-  const double seqs_per_shard = p.global_batch / bs;
-  int M = p.microbatches;
-  if (M <= 0) M = K == 1 ? 1 : int(std::min(4.0 * K, std::floor(seqs_per_shard)));
-  if (M < 1 || seqs_per_shard / M < 1) return invalid("fewer than one sequence per microbatch");
-  r.microbatches = M;
-
-  const Efficiency& e = eff_;
-  // The usual compute dtype's rates were made once by the constructor.
-  DeviceRates other_rates;
-  const bool cached = has_bf16_rates_ && p.compute_dtype == BF16;
-  if (!cached) other_rates = MakeDeviceRates(chip_, p.compute_dtype, e);
-  const DeviceRates& rates = cached ? bf16_rates_ : other_rates;
+// One plan's evaluation, step by step: its settings (bytes per value, widths, tokens per
+// microbatch, axis groups), the layer variants' sums and what EvaluateInto fills from them.
+// Every function is forced inline into EvaluateInto: out of line (or as by-reference lambdas
+// out of line) Evaluate() was ~10 % slower (`perf-model bench`). Every expression keeps the
+// order it was first written in, so that the numbers stay bit for bit.
+struct StepModel {
+  const TransformerModel& m;
+  const PlanC& p;
+  const DeviceRates& rates;
+  const Efficiency& e;
+  const bool uniform;
+  const int M, K;  // microbatches, pipeline stages
+  const int tx, ty;
   // Bytes per value: the dtypes', or an eXmY width (bits / 8) where the plan gives one.
-  const double ab = p.activation_bits > 0 ? p.activation_bits / 8.0 : BytesPerElement(p.compute_dtype);
-  const double wb = p.weight_bits > 0 ? p.weight_bits / 8.0 : BytesPerElement(p.compute_dtype);
-  const double pb = p.weight_bits > 0 ? p.weight_bits / 8.0 : BytesPerElement(p.param_dtype);
-  const double gb = p.grad_bits > 0 ? p.grad_bits / 8.0 : BytesPerElement(p.grad_dtype);
-  const double sb = p.optimizer_bits > 0 ? p.optimizer_bits / 8.0 : 4.0;
-  const double d = m.d_model(), S = m.seq(), V = m.vocab(), tp = p.tensor;
-  const double g = m.gated_ffn() ? 2 : 1;
-  const double t = seqs_per_shard / M * S;  // tokens per microbatch per device
-  const double Ls = std::ceil(double(m.layers()) / K);  // layers (blocks) per stage
+  const double ab, wb, pb, gb, sb;
+  const double d, S, V, tp, g;
+  const double t;   // tokens per microbatch per device
+  const double Ls;  // layers (blocks) per stage
+  AxisGroup ax[5], tp_g, ep_g;  // ax: tensor y, tensor x, fsdp, data, pipeline
+  double bw_eff = 0, floor = 0;
+  double t_ar = 0;       // 1-D tensor parallelism: one all-reduce of the [t, d] activations per sub-layer
+  double mm_bwd_adj = 0;  // shape model: backward matmul time beyond 2× the forward's, so far
+  // The variants, their layers per stage (L0, L1) and their shares of all layers (w_*).
+  LayerSums k0, k1;
+  double L0 = 0, L1 = 0, w_dense = 1, w_moe = 1;
+  double c0 = 0, c1 = 0;  // per-layer compute of the variants
+  double dev_params = 0, opt_params = 0;
 
-  AxisGroup ax[5], tp_g;
-  MapPlanAxes(p, ax, &tp_g);
-  const AxisGroup &tpy_g = ax[0], &tpx_g = ax[1], &fsdp_g = ax[2], &dp_g = ax[3], &pp_g = ax[4];
-  AxisGroup ep_g;
-  if (p.expert > 1) {
-    AxisGroup tmp[4];
-    const int es[4] = {p.tensor, p.expert, 1, 1};
-    MapAxes(es, tmp);
-    ep_g = tmp[1];
-  }
-  const double bw_eff = e.collective_bw(), floor = e.latency_floor_s();
-  auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
+  StepModel(const TransformerModel& model, const PlanC& plan, const DeviceRates& device_rates,
+            const Efficiency& eff, bool uniform_model, int microbatches, double seqs_per_shard)
+      : m(model),
+        p(plan),
+        rates(device_rates),
+        e(eff),
+        uniform(uniform_model),
+        M(microbatches),
+        K(plan.pipeline),
+        tx(std::max(1, plan.tensor_x)),
+        ty(plan.tensor / tx),
+        ab(p.activation_bits > 0 ? p.activation_bits / 8.0 : BytesPerElement(p.compute_dtype)),
+        wb(p.weight_bits > 0 ? p.weight_bits / 8.0 : BytesPerElement(p.compute_dtype)),
+        pb(p.weight_bits > 0 ? p.weight_bits / 8.0 : BytesPerElement(p.param_dtype)),
+        gb(p.grad_bits > 0 ? p.grad_bits / 8.0 : BytesPerElement(p.grad_dtype)),
+        sb(p.optimizer_bits > 0 ? p.optimizer_bits / 8.0 : 4.0),
+        d(m.d_model()),
+        S(m.seq()),
+        V(m.vocab()),
+        tp(p.tensor),
+        g(m.gated_ffn() ? 2 : 1),
+        t(seqs_per_shard / M * S),
+        Ls(std::ceil(double(m.layers()) / K)) {}
+
+  PLACERL_STEP_INLINE double coll(Collective c, const AxisGroup& grp, double bytes) const {
     return CollectiveTime(c, grp, bytes, bw_eff, floor, e.dcn_bw());
-  };
+  }
+
   // Forward time of a matmul [m,k]·[k,n] (over `weight_copies` experts' weights: that many
   // [m/copies, k]·[k, n] matmuls). Under the shape model the backward's two GEMMs, dX = dY·Wᵀ
   // ([m,n]·[n,k]) and dW = Xᵀ·dY ([k,m]·[m,n]), have their own shapes: what they take beyond
   // 2× the forward accumulates in mm_bwd_adj (0 without the shape model).
-  double mm_bwd_adj = 0;
-  auto mm = [&](double mm_m, double k, double n, double weight_copies) {
+  PLACERL_STEP_INLINE double mm(double mm_m, double k, double n, double weight_copies) {
     const double flops = MatmulFlops(mm_m, k, n);
     const double bytes = (mm_m * k + mm_m * n) * ab + weight_copies * k * n * wb;
     if (!rates.shape) return MatmulOpTime(rates, std::min({mm_m, k, n}), flops, bytes);
@@ -434,128 +398,137 @@ void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
     const double dw = ShapedMatmulTimeMem(rates, sf_dw, flops, t_mem);
     mm_bwd_adj += dw - fwd;  // backward = dX (= fwd) + dW
     return fwd;
-  };
+  }
 
-  // ---- one layer variant, one microbatch, forward ----
-  // 1-D tensor parallelism: one all-reduce of the [t, d] activations per sub-layer.
-  const double t_ar = tp > 1 && tx == 1 ? coll(Collective::kAllReduce, tp_g, t * d * ab) : 0;
-  // The sub-layers' sums; `elementwise`: + their layer norms and elementwise work as one op
-  // each. (Forced inline here and in `layer`: out of line, the by-reference captures made
-  // Evaluate() ~10 % slower than the two hand-inlined copies this replaces; `perf-model bench`.)
-  auto sum_layer = [&](const SubLayerC* subs, size_t n, bool elementwise) __attribute__((always_inline)) {
+  PLACERL_STEP_INLINE void AddAttention(const SubLayerC& s, LayerSums& l, LayerWork& w) {
+    const double H = s.heads, KV = s.kv_heads, dh = s.head_dim;
+    const double attn_flops = 4 * t * S * H * dh / tp;
+    const double attn_bytes = t * (2 * H + 2 * KV) * dh / tp * ab +
+                              (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
+    // Scores Q·Kᵀ and scores·V per head: [S, dh]×[dh, S] and [S, S]×[S, dh].
+    const double t_attn = AttentionCoreTime(rates, t, S, dh, std::max(1.0, H / tp), attn_flops, attn_bytes);
+    l.fwd = l.fwd + mm(t, d, (H + 2 * KV) * dh / tp, 1) + mm(t, H * dh / tp, d, 1) + t_attn;
+    w.t_attn_sum += t_attn;
+    l.tp_fwd += t_ar;
+    const double pa = d * (H + 2 * KV) * dh + H * dh * d;
+    l.p_dense += pa;
+    l.act_attn += pa;
+    l.attn_per_token += 4 * S * H * dh;
+    l.act_sharded += 8 * d;
+    l.score_units += 5 * H;
+    l.min_units += (H + 2 * KV) * dh;
+  }
+
+  PLACERL_STEP_INLINE void AddDenseFfn(const SubLayerC& s, LayerSums& l, LayerWork& w) {
+    const double f = s.d_ff;
+    const double pf = d * f * g + f * d;
+    l.tp_fwd += t_ar;
+    const double adj0 = mm_bwd_adj;
+    const double t_ffn = mm(t, d, f * g / tp, 1) + mm(t, f / tp, d, 1);
+    l.ffn_bwd_adj += mm_bwd_adj - adj0;
+    l.fwd += t_ffn;
+    l.ffn_mm += t_ffn;
+    w.ffn_units += (g + 1) * f;
+    w.ew_flops += t * (g + 1) * f / tp;
+    l.p_dense += pf;
+    l.act_ffn += pf;
+    l.act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1);
+    l.min_units += f * g;
+  }
+
+  // MoE FFN: the routed capacity slots over the local experts, the router, dispatch, combine.
+  PLACERL_STEP_INLINE void AddMoeFfn(const SubLayerC& s, LayerSums& l, LayerWork& w) {
+    const double f = s.d_ff;
+    const double pf = d * f * g + f * d;
+    l.tp_fwd += t_ar;
+    const double E = s.experts, per_token = s.RoutedPerToken();
+    const double routed = uniform ? t * s.top_k * s.capacity_factor : t * per_token;
+    const double local_experts = E / p.expert;
+    const double adj0 = mm_bwd_adj;
+    const double t_ffn = mm(routed, d, f * g / tp, local_experts) + mm(routed, f / tp, d, local_experts) +
+                         mm(t, d, E, 1) + OpTime(rates, OpKind::kMoeDispatch, 0, 2 * routed * d / tp * ab) +
+                         OpTime(rates, OpKind::kMoeCombine, routed * d / tp, 2 * routed * d / tp * ab);
+    l.ffn_bwd_adj += mm_bwd_adj - adj0;
+    l.fwd += t_ffn;
+    l.ffn_mm += t_ffn;
+    l.a2a += 2 * coll(Collective::kAllToAll, ep_g, routed * d / tp * ab * p.expert);
+    w.ffn_units += (g + 1) * f * per_token;
+    w.ew_flops += t * (g + 1) * f * per_token / tp;
+    l.p_dense += d * E;  // the router
+    l.p_experts += E * pf;
+    l.act_moe += s.ActiveExperts() * pf + d * E;
+    l.act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1) * per_token;
+    l.min_units += f * g * per_token;
+  }
+
+  // 2-D weight-stationary layout (Pope et al.), per sub-layer: 2 all-gathers of [t, d/x] over y,
+  // then the wide output's reduce-scatter and the wide input's all-gather over x.
+  PLACERL_STEP_INLINE double TensorTraffic2D(const SubLayerC* subs, size_t n, double n_tp_y) const {
+    const AxisGroup &tpy_g = ax[0], &tpx_g = ax[1];
+    double tp_fwd = n_tp_y * coll(Collective::kAllGather, tpy_g, t * d / tx * ab);
+    for (size_t i = 0; i < n; ++i) {
+      const SubLayerC& s = subs[i];
+      if (s.type == ATTENTION) {
+        tp_fwd = tp_fwd + coll(Collective::kReduceScatter, tpx_g, t * (s.heads + 2 * s.kv_heads) * s.head_dim / ty * ab) +
+                 coll(Collective::kAllGather, tpx_g, t * s.heads * s.head_dim / ty * ab);
+      } else {
+        tp_fwd = tp_fwd + coll(Collective::kReduceScatter, tpx_g, t * g * s.d_ff / ty * ab) +
+                 coll(Collective::kAllGather, tpx_g, t * s.d_ff / ty * ab);
+      }
+    }
+    return tp_fwd;
+  }
+
+  // The sub-layers' sums; `elementwise`: + their layer norms and elementwise work as one op each.
+  PLACERL_STEP_INLINE LayerSums SumLayer(const SubLayerC* subs, size_t n, bool elementwise) {
     LayerSums l;
+    LayerWork w;
     const double adj_start = mm_bwd_adj;
-    double t_attn_sum = 0;  // attention scores (recomputed under REMAT_MINIMAL)
-    double ffn_units = 0;   // FFN activation work per token ((g+1)·d_ff per FFN, × routed for MoE)
-    double ew_flops = 0;    // t·ffn_units/tp, summed per sub-layer as the uniform layer writes it
-    double n_tp_y = 0;      // 2-D: all-gathers of [t, d/x] over y (2 per sub-layer)
     for (size_t i = 0; i < n; ++i) {
       const SubLayerC& s = subs[i];
       l.norm_units += 5;
       l.sub_layers += 1;
-      n_tp_y += 2;
-      if (s.type == ATTENTION) {
-        const double H = s.heads, KV = s.kv_heads, dh = s.head_dim;
-        const double attn_flops = 4 * t * S * H * dh / tp;
-        const double attn_bytes = t * (2 * H + 2 * KV) * dh / tp * ab +
-                                  (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
-        // Scores Q·Kᵀ and scores·V per head: [S, dh]×[dh, S] and [S, S]×[S, dh].
-        const double t_attn = AttentionCoreTime(rates, t, S, dh, std::max(1.0, H / tp), attn_flops, attn_bytes);
-        l.fwd = l.fwd + mm(t, d, (H + 2 * KV) * dh / tp, 1) + mm(t, H * dh / tp, d, 1) + t_attn;
-        t_attn_sum += t_attn;
-        l.tp_fwd += t_ar;
-        const double pa = d * (H + 2 * KV) * dh + H * dh * d;
-        l.p_dense += pa;
-        l.act_attn += pa;
-        l.attn_per_token += 4 * S * H * dh;
-        l.act_sharded += 8 * d;
-        l.score_units += 5 * H;
-        l.min_units += (H + 2 * KV) * dh;
-        continue;
-      }
-      const double f = s.d_ff;
-      const double pf = d * f * g + f * d;
-      l.tp_fwd += t_ar;
-      if (s.type == DENSE_FFN) {
-        const double adj0 = mm_bwd_adj;
-        const double t_ffn = mm(t, d, f * g / tp, 1) + mm(t, f / tp, d, 1);
-        l.ffn_bwd_adj += mm_bwd_adj - adj0;
-        l.fwd += t_ffn;
-        l.ffn_mm += t_ffn;
-        ffn_units += (g + 1) * f;
-        ew_flops += t * (g + 1) * f / tp;
-        l.p_dense += pf;
-        l.act_ffn += pf;
-        l.act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1);
-        l.min_units += f * g;
-        continue;
-      }
-      // MoE FFN: the routed capacity slots over the local experts, the router, dispatch, combine.
-      const double E = s.experts, per_token = s.RoutedPerToken();
-      const double routed = uniform ? t * s.top_k * s.capacity_factor : t * per_token;
-      const double local_experts = E / p.expert;
-      const double adj0 = mm_bwd_adj;
-      const double t_ffn = mm(routed, d, f * g / tp, local_experts) + mm(routed, f / tp, d, local_experts) +
-                           mm(t, d, E, 1) + OpTime(rates, OpKind::kMoeDispatch, 0, 2 * routed * d / tp * ab) +
-                           OpTime(rates, OpKind::kMoeCombine, routed * d / tp, 2 * routed * d / tp * ab);
-      l.ffn_bwd_adj += mm_bwd_adj - adj0;
-      l.fwd += t_ffn;
-      l.ffn_mm += t_ffn;
-      l.a2a += 2 * coll(Collective::kAllToAll, ep_g, routed * d / tp * ab * p.expert);
-      ffn_units += (g + 1) * f * per_token;
-      ew_flops += t * (g + 1) * f * per_token / tp;
-      l.p_dense += d * E;  // the router
-      l.p_experts += E * pf;
-      l.act_moe += s.ActiveExperts() * pf + d * E;
-      l.act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1) * per_token;
-      l.min_units += f * g * per_token;
+      w.n_tp_y += 2;
+      if (s.type == ATTENTION) AddAttention(s, l, w);
+      else if (s.type == DENSE_FFN) AddDenseFfn(s, l, w);
+      else AddMoeFfn(s, l, w);
     }
     if (uniform && n == 2 && m.parallel_block()) {
       // PaLM's parallel block: attention and FFN share one layer norm and one reduction.
       l.tp_fwd = t_ar;
-      n_tp_y = 2;
+      w.n_tp_y = 2;
       l.norm_units = 5;
     }
-    if (tx > 1) {
-      // 2-D weight-stationary layout (Pope et al.), per sub-layer: 2 all-gathers of [t, d/x]
-      // over y, then the wide output's reduce-scatter and the wide input's all-gather over x.
-      l.tp_fwd = n_tp_y * coll(Collective::kAllGather, tpy_g, t * d / tx * ab);
-      for (size_t i = 0; i < n; ++i) {
-        const SubLayerC& s = subs[i];
-        if (s.type == ATTENTION) {
-          l.tp_fwd = l.tp_fwd + coll(Collective::kReduceScatter, tpx_g, t * (s.heads + 2 * s.kv_heads) * s.head_dim / ty * ab) +
-                     coll(Collective::kAllGather, tpx_g, t * s.heads * s.head_dim / ty * ab);
-        } else {
-          l.tp_fwd = l.tp_fwd + coll(Collective::kReduceScatter, tpx_g, t * g * s.d_ff / ty * ab) +
-                     coll(Collective::kAllGather, tpx_g, t * s.d_ff / ty * ab);
-        }
-      }
-    }
+    if (tx > 1) l.tp_fwd = TensorTraffic2D(subs, n, w.n_tp_y);
     l.bwd_adj = mm_bwd_adj - adj_start;
     if (!elementwise) return l;
     const double norm_units = l.norm_units;
     const double t_ew_norm = OpTime(rates, OpKind::kNorm, t * norm_units * d / tp, t * norm_units * d / tp * ab);
-    const double ew_bytes = t * (norm_units * d + ffn_units) / tp * ab;
-    const double t_ew_ffn = ffn_units > 0 ? OpTime(rates, OpKind::kElementwise, ew_flops,
-                                                   ew_bytes - t * norm_units * d / tp * ab)
-                                          : 0;
+    const double ew_bytes = t * (norm_units * d + w.ffn_units) / tp * ab;
+    const double t_ew_ffn = w.ffn_units > 0 ? OpTime(rates, OpKind::kElementwise, w.ew_flops,
+                                                     ew_bytes - t * norm_units * d / tp * ab)
+                                            : 0;
     l.fwd = l.fwd + t_ew_norm + t_ew_ffn;
-    l.remat_min = t_attn_sum + t_ew_norm + t_ew_ffn;
-    l.remat_sel = t_attn_sum;
+    l.remat_min = w.t_attn_sum + t_ew_norm + t_ew_ffn;
+    l.remat_sel = w.t_attn_sum;
     return l;
-  };
+  }
 
-  // The variants, their layers per stage (L0, L1) and their shares of all layers (w_*).
-  LayerSums k0, k1;
-  double L0 = Ls, L1 = 0, w_dense = 1, w_moe = 1;
-  if (uniform) {
-    k0 = sum_layer(uniform_layer_, 2, true);  // attention, dense FFN
+  // k0, k1 and their layers per stage: a block model's block, or the uniform layer and its MoE variant.
+  PLACERL_STEP_INLINE void SumVariants(const SubLayerC* uniform_layer, const std::vector<SubLayerC>& block,
+                                       bool has_experts) {
+    L0 = Ls;
+    if (!uniform) {
+      k0 = SumLayer(block.data(), block.size(), true);
+      return;
+    }
+    k0 = SumLayer(uniform_layer, 2, true);  // attention, dense FFN
     double moe_frac = 0;
-    if (has_experts_) {
+    if (has_experts) {
       // The uniform MoE layer is the dense layer with its FFN matmuls swapped for the experts'
       // (+ router, dispatch, combine, all-to-alls); its elementwise work, tensor traffic and
       // activation memory (below) stay the dense layer's.
-      k1 = sum_layer(uniform_layer_ + 2, 1, false);  // MoE FFN
+      k1 = SumLayer(uniform_layer + 2, 1, false);  // MoE FFN
       k1.fwd = k0.fwd - k0.ffn_mm + k1.ffn_mm;
       k1.bwd_adj = k0.bwd_adj - k0.ffn_bwd_adj + k1.ffn_bwd_adj;
       k1.remat_min = k0.remat_min;
@@ -568,13 +541,12 @@ void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
     L1 = Ls * moe_frac;
     w_dense = 1 - moe_frac;
     w_moe = moe_frac;
-  } else {
-    k0 = sum_layer(block_.data(), block_.size(), true);
   }
 
-  // ---- per-layer compute and exposed collectives (per microbatch) ----
-  auto layer = [&](const LayerSums& k, double* compute, double* tp_exp, double* fsdp_exp,
-                   double* ep_exp) __attribute__((always_inline)) {
+  // Per-layer compute and exposed collectives of a variant (per microbatch).
+  PLACERL_STEP_INLINE void LayerCost(const LayerSums& k, double* compute, double* tp_exp, double* fsdp_exp,
+                                     double* ep_exp) const {
+    const AxisGroup& fsdp_g = ax[2];
     // Tensor-parallel traffic: the forward pass's, again for the backward, a third time under
     // full remat. FSDP weight gathers / gradient reduce-scatters (experts are sharded by `expert`).
     const double tp_layer = k.tp_fwd * (2 + (p.remat == REMAT_FULL ? 1 : 0));
@@ -591,10 +563,29 @@ void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
     *tp_exp = std::max(0.0, tp_layer - e.tp_overlap() * *compute);
     *fsdp_exp = std::max(0.0, ag - k.fwd) + std::max(0.0, ag + rs - bwd);
     *ep_exp = k.a2a * (p.remat == REMAT_FULL ? 3 : 2);
-  };
-  double c0, tp0, fs0, ep0, c1 = 0, tp1 = 0, fs1 = 0, ep1 = 0;
-  layer(k0, &c0, &tp0, &fs0, &ep0);
-  if (L1 > 0) layer(k1, &c1, &tp1, &fs1, &ep1);
+  }
+
+  // The gradients' data-parallel all-reduce over `grp` (dense; experts unless each data shard
+  // holds its own).
+  PLACERL_STEP_INLINE double DataAllReduce(const AxisGroup& grp, double stage_dense_params,
+                                           double stage_expert_params) const {
+    return coll(Collective::kAllReduce, grp, stage_dense_params / (tp * p.fsdp) * gb) +
+           (stage_expert_params > 0 && p.data * p.fsdp > p.expert
+                ? coll(Collective::kAllReduce, grp, stage_expert_params / (tp * p.expert) * gb)
+                : 0);
+  }
+
+  void StepTime(StepBreakdown& r);
+  void Flops(StepBreakdown& r, int num_devices, int num_chips) const;
+  void Memory(StepBreakdown& r, const Chip& chip) const;
+};
+
+// The step time and its parts: the variants' layers, the ends (embedding, logits), stage sends,
+// the data-parallel all-reduce and the optimizer.
+PLACERL_STEP_INLINE void StepModel::StepTime(StepBreakdown& r) {
+  double tp0, fs0, ep0, tp1 = 0, fs1 = 0, ep1 = 0;
+  LayerCost(k0, &c0, &tp0, &fs0, &ep0);
+  if (L1 > 0) LayerCost(k1, &c1, &tp1, &fs1, &ep1);
 
   // Embedding lookup on the first stage, logits + softmax cross-entropy on the last.
   const double logits_adj0 = mm_bwd_adj;
@@ -605,6 +596,7 @@ void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
   const double t_ends = K == 1 ? t_logits + t_embed : std::max(t_logits, t_embed);
   // Stage-to-stage sends, forward and backward; interleaved 1F1B crosses v× as many stage
   // boundaries per microbatch (Narayanan et al. 2021 §2.2.2).
+  const AxisGroup &dp_g = ax[3], &pp_g = ax[4];
   const double t_p2p = K > 1 ? 2 * coll(Collective::kPermute, pp_g, t * d / tp * ab * K) * std::max(1, p.interleave) : 0;
 
   const double mb_compute = L0 * c0 + L1 * c1 + t_ends;
@@ -620,17 +612,11 @@ void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
   // (Uniform: L1·E·p_ffn in that order, the order the uniform evaluator was written in.)
   const double stage_expert_params =
       uniform ? L1 * m.num_experts() * (d * m.d_ff() * g + m.d_ff() * d) : L0 * k0.p_experts;
-  const double dev_params = stage_dense_params / (tp * p.fsdp) + stage_expert_params / (tp * p.expert);
-  double t_dp = 0;
-  if (p.data > 1) {
-    // Gradients of the fsdp-shard, once per step; hidden under the last backward pass.
-    t_dp = coll(Collective::kAllReduce, dp_g, stage_dense_params / (tp * p.fsdp) * gb) +
-           (stage_expert_params > 0 && p.data * p.fsdp > p.expert
-                ? coll(Collective::kAllReduce, dp_g, stage_expert_params / (tp * p.expert) * gb)
-                : 0);
-  }
+  dev_params = stage_dense_params / (tp * p.fsdp) + stage_expert_params / (tp * p.expert);
+  // Gradients of the fsdp-shard, once per step; hidden under the last backward pass.
+  const double t_dp = p.data > 1 ? DataAllReduce(dp_g, stage_dense_params, stage_expert_params) : 0;
   const double last_bwd = (L0 * c0 + L1 * c1) * 2.0 / 3.0;
-  const double opt_params = dev_params / (p.shard_optimizer ? p.data : 1);
+  opt_params = dev_params / (p.shard_optimizer ? p.data : 1);
   const double t_opt = OpTime(rates, OpKind::kElementwise, 0,
                               opt_params * OptimizerTrafficPerParam(p.optimizer, pb, gb, sb));
 
@@ -649,19 +635,15 @@ void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
     // hierarchical all-reduce is exposed.
     AxisGroup ici_only = dp_g;
     ici_only.dcn_n = 1;
-    auto dp_time = [&](const AxisGroup& grp) {
-      return coll(Collective::kAllReduce, grp, stage_dense_params / (tp * p.fsdp) * gb) +
-             (stage_expert_params > 0 && p.data * p.fsdp > p.expert
-                  ? coll(Collective::kAllReduce, grp, stage_expert_params / (tp * p.expert) * gb)
-                  : 0);
-    };
-    const double t_ici = dp_time(ici_only);
+    const double t_ici = DataAllReduce(ici_only, stage_dense_params, stage_expert_params);
     r.exposed_dp_s = std::max(0.0, t_dp - t_ici) + std::max(0.0, t_ici - last_bwd);
   }
   r.optimizer_s = t_opt;
   r.step_s = M * t_mb + r.bubble_s + r.exposed_dp_s + t_opt;
+}
 
-  // ---- FLOPs (whole job per step): 6·(active matmul params)·tokens + attention ----
+// FLOPs (whole job per step): 6·(active matmul params)·tokens + attention; MFU and HFU.
+PLACERL_STEP_INLINE void StepModel::Flops(StepBreakdown& r, int num_devices, int num_chips) const {
   // Per sub-layer type: its layers in the model × its active params per layer (variant).
   const double tokens = p.global_batch * S, L = m.layers();
   const double act_moe = uniform ? k1.act_moe : k0.act_moe;
@@ -673,13 +655,15 @@ void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
   if (p.remat == REMAT_MINIMAL || p.remat == REMAT_SELECTIVE) recompute_flops = tokens * attn_all;
   r.hw_flops = r.model_flops + recompute_flops;
   r.tokens_per_s = tokens / r.step_s;
-  const double peak_job = rates.peak_flops * num_devices_;
+  const double peak_job = rates.peak_flops * num_devices;
   r.mfu = r.model_flops / r.step_s / peak_job;
   r.hfu = r.hw_flops / r.step_s / peak_job;
-  r.model_tflops_per_chip = r.model_flops / r.step_s / num_chips_ / 1e12;
-  r.hw_tflops_per_chip = r.hw_flops / r.step_s / num_chips_ / 1e12;
+  r.model_tflops_per_chip = r.model_flops / r.step_s / num_chips / 1e12;
+  r.hw_tflops_per_chip = r.hw_flops / r.step_s / num_chips / 1e12;
+}
 
-  // ---- HBM per device (first stage: most microbatches in flight) ----
+// HBM per device (first stage: most microbatches in flight).
+PLACERL_STEP_INLINE void StepModel::Memory(StepBreakdown& r, const Chip& chip) const {
   r.hbm_params = dev_params * pb;
   r.hbm_grads = dev_params * gb;
   if (p.update_consumes_gradients && M == 1) {
@@ -707,6 +691,7 @@ void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
   // 1F1B: the first stage holds min(K, M) microbatches; the interleaved schedule
   // (v > 1) a factor 1 + (K−1)/(K·v) more (Korthikanti et al. 2022, §4.2.3).
   // GPipe: all M forwards run before the first backward, so M microbatches are in flight.
+  const double v = std::max(1, p.interleave);
   const double inflight = K == 1                        ? 1
                           : p.schedule == SCHEDULE_GPIPE ? M
                                                          : std::min(K, M) * (v > 1 ? 1 + (K - 1) / (K * v) : 1);
@@ -716,8 +701,105 @@ void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
                       (p.remat != REMAT_NONE ? t * std::max(0.0, per_token_none - per_token_layer) : 0) +
                       2 * t * V / tp * 4;
   r.hbm_total = r.hbm_params + r.hbm_grads + r.hbm_optimizer + r.hbm_activations;
-  r.hbm_capacity = chip_.hbm_bytes() / std::max(1, chip_.devices_per_chip()) * e.hbm_usable();
+  r.hbm_capacity = chip.hbm_bytes() / std::max(1, chip.devices_per_chip()) * e.hbm_usable();
   r.oom = r.hbm_total > r.hbm_capacity;
+}
+
+}  // namespace
+
+// One implementation for both model shapes. A block model is one layer variant, its block,
+// repeated `layers` times. A uniform model is the variant [attention, dense FFN] and, with
+// experts, the MoE layer (the same with the FFN swapped for the MoE FFN) for its moe_every-th
+// layers, a fraction of every stage. Every sum runs in the order the uniform layer's
+// expressions were first written in (attention, then FFN, then the layer norms and elementwise
+// work as one op each), so that uniform models keep their numbers bit for bit and a block
+// [attention, dense_ffn] reproduces the uniform model (tests/cost_models/tpu/block_model_test.cc,
+// tests/data/perf/uniform_golden.txt).
+StepBreakdown TrainingEvaluator::Evaluate(const PlanC& p) const {
+  // One named result filled in place (returned without a copy: with the early returns of
+  // copies the whole breakdown was copied out on every call).
+  StepBreakdown r;
+  EvaluateInto(p, r);
+  return r;
+}
+
+const char* TrainingEvaluator::InvalidPlanReason(const PlanC& p, int* microbatches) const {
+  const TransformerModel& m = model_;
+  const bool uniform = block_.empty();
+  if (p.data < 1 || p.fsdp < 1 || p.tensor < 1 || p.pipeline < 1 || p.expert < 1) return "degrees must be >= 1";
+  if (double(p.data) * p.fsdp * p.tensor * p.pipeline != num_devices_) return "data*fsdp*tensor*pipeline != devices";
+  const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
+  if (uniform) {
+    if (m.heads() % p.tensor != 0 && tx == 1) return "tensor does not divide heads";
+    if (tx > 1) {
+      if (p.tensor % tx != 0) return "tensor_x does not divide tensor";
+      if (m.heads() % ty != 0) return "tensor/tensor_x does not divide heads";
+      if (m.d_model() % tx != 0) return "tensor_x does not divide d_model";
+      if (has_experts_) return "2-D tensor parallelism is modelled for dense models only";
+    }
+  } else {
+    if (tx > 1) {
+      if (p.tensor % tx != 0) return "tensor_x does not divide tensor";
+      if (m.d_model() % tx != 0) return "tensor_x does not divide d_model";
+      if (has_experts_) return "2-D tensor parallelism is modelled for dense models only";
+    }
+    for (const SubLayerC& s : block_) {
+      if (s.type == ATTENTION && int(s.heads) % ty != 0)
+        return tx > 1 ? "tensor/tensor_x does not divide a sub-layer's heads" : "tensor does not divide a sub-layer's heads";
+      if (s.type == MOE_FFN && p.expert > 1 && int(s.experts) % p.expert != 0)
+        return "expert must divide data*fsdp and num_experts";
+    }
+  }
+  if (p.pipeline > m.layers()) return "pipeline > layers";
+  if (p.interleave > 1 && (p.pipeline == 1 || m.layers() % (static_cast<long long>(p.pipeline) * p.interleave) != 0))
+    return "interleave needs pipeline > 1 and layers divisible by pipeline*interleave";
+  if (p.interleave > 1 && p.schedule == SCHEDULE_GPIPE) return "interleave needs the 1F1B schedule";
+  for (int bits : {p.weight_bits, p.grad_bits, p.optimizer_bits, p.activation_bits})
+    if (bits != 0 && (bits < 2 || bits > 32)) return "eXmY bits must be 0 (the dtype's) or 2..32";
+  if (!has_experts_ && p.expert > 1) return "expert > 1 on a dense model";
+  if (p.expert > 1 && ((p.data * p.fsdp) % p.expert != 0 || (uniform && m.num_experts() % p.expert != 0)))
+    return "expert must divide data*fsdp and num_experts";
+  const int bs = p.data * p.fsdp;
+  if (p.global_batch < bs) return "global batch < data*fsdp";
+  const int K = p.pipeline;
+  const double seqs_per_shard = p.global_batch / bs;
+  int M = p.microbatches;
+  if (M <= 0) M = K == 1 ? 1 : int(std::min(4.0 * K, std::floor(seqs_per_shard)));
+  if (M < 1 || seqs_per_shard / M < 1) return "fewer than one sequence per microbatch";
+  *microbatches = M;
+  return nullptr;
+}
+
+void TrainingEvaluator::EvaluateInto(const PlanC& p, StepBreakdown& r) const {
+  int M = 0;
+  if (const char* why = InvalidPlanReason(p, &M)) {
+    r.valid = false;
+    r.invalid_reason = why;
+    return;
+  }
+  r.microbatches = M;
+  const Efficiency& e = eff_;
+  // The usual compute dtype's rates were made once by the constructor.
+  DeviceRates other_rates;
+  const bool cached = has_bf16_rates_ && p.compute_dtype == BF16;
+  if (!cached) other_rates = MakeDeviceRates(chip_, p.compute_dtype, e);
+  const DeviceRates& rates = cached ? bf16_rates_ : other_rates;
+  const int bs = p.data * p.fsdp;
+  StepModel s(model_, p, rates, e, block_.empty(), M, p.global_batch / bs);
+  MapPlanAxes(p, s.ax, &s.tp_g);
+  if (p.expert > 1) {
+    AxisGroup tmp[4];
+    const int es[4] = {p.tensor, p.expert, 1, 1};
+    MapAxes(es, tmp);
+    s.ep_g = tmp[1];
+  }
+  s.bw_eff = e.collective_bw();
+  s.floor = e.latency_floor_s();
+  s.t_ar = s.tp > 1 && s.tx == 1 ? s.coll(Collective::kAllReduce, s.tp_g, s.t * s.d * s.ab) : 0;
+  s.SumVariants(uniform_layer_, block_, has_experts_);
+  s.StepTime(r);
+  s.Flops(r, num_devices_, num_chips_);
+  s.Memory(r, chip_);
   r.valid = true;
 }
 

@@ -152,6 +152,8 @@ class TrainingEvaluator {
  private:
   // Evaluate's body, into a default-constructed `r`.
   void EvaluateInto(const PlanC& plan, StepBreakdown& r) const;
+  // Why `plan` cannot run on this model and mesh (nullptr: it can; then its microbatches).
+  const char* InvalidPlanReason(const PlanC& plan, int* microbatches) const;
   // The plan's axes (tensor as y × x, fsdp, data, pipeline; flat DCN applied) and the whole
   // tensor group as one axis group.
   void MapPlanAxes(const PlanC& plan, AxisGroup axes[5], AxisGroup* tensor_all) const;

@@ -120,3 +120,26 @@ def test_bad_options_are_config_errors():
             call()
         assert what in str(e.value) and "\n" not in str(e.value)
     assert issubclass(placerl.ConfigError, ValueError)
+
+
+@pytest.mark.parametrize("subcommand,args,options", [
+    ("search", ["--top", "0"], dict(top=0)),
+    ("search", ["--top", "1000001"], dict(top=1000001)),
+    ("infer", ["--pue", "5"], dict(pue=5)),
+    ("infer", ["--idle-capacity", "11"], dict(idle_capacity=11)),
+    ("infer", ["--generate", "-1"], dict(generate=-1)),
+    ("infer", ["--layout", "zz"], dict(layout="zz")),
+    ("simulate", ["--devices", "0"], dict(devices=0)),
+    ("simulate", ["--memory", "0"], dict(memory=0)),
+    ("simulate", ["--ring-latency", "2"], dict(ring_latency=2)),
+    ("simulate", ["--preset", "x"], dict(preset="x")),
+])
+def test_range_errors_are_the_binary_message(subcommand, args, options):
+    # The ranges and choices are the library's (cost_models/tpu/perf_options.h): the binary's
+    # validator and Python's options refuse a value with the same one-line message.
+    rc, out, err = binary(subcommand, *args)
+    assert rc == 1 and out == "" and err.count("\n") == 1
+    with pytest.raises(placerl.ConfigError) as e:
+        getattr(placerl.perf_model, subcommand)(**options)
+    assert err == "perf-model: error: " + str(e.value) + "\n"
+    assert str(e.value).startswith(subcommand + ": --" + args[0][2:] + ": ")
