@@ -102,42 +102,6 @@ nlohmann::json StateJson(const ChipTrainingState& s, const std::vector<std::stri
   return run::TrainingProgressJson({s, s.best_cost}, "best_cost", rank_rngs);
 }
 
-
-// A best placement as bytes (to rank 0 from the rank that found it).
-std::string SolutionBytes(const env::ChipSolution& s) {
-  std::vector<double> v = {static_cast<double>(s.x.size()), s.cost.hpwl, s.cost.wirelength_cost, s.cost.density_cost,
-                           s.cost.congestion_cost, s.cost.proxy_cost, s.valid ? 1.0 : 0.0};
-  v.insert(v.end(), s.x.begin(), s.x.end());
-  v.insert(v.end(), s.y.begin(), s.y.end());
-  for (auto o : s.orientation) v.push_back(static_cast<double>(o));
-  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
-}
-
-env::ChipSolution SolutionFromBytes(const std::string& bytes) {
-  std::vector<double> v(bytes.size() / sizeof(double));
-  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(double));
-  env::ChipSolution s;
-  const size_t n = static_cast<size_t>(v.at(0));
-  if (v.size() < 7 + 2 * n) throw Error("a worker sent a malformed placement");
-  s.cost.hpwl = v[1], s.cost.wirelength_cost = v[2], s.cost.density_cost = v[3], s.cost.congestion_cost = v[4];
-  s.cost.proxy_cost = v[5];
-  s.valid = v[6] != 0;
-  s.x.assign(v.begin() + 7, v.begin() + 7 + n);
-  s.y.assign(v.begin() + 7 + n, v.begin() + 7 + 2 * n);
-  for (size_t i = 7 + 2 * n; i < v.size(); ++i) s.orientation.push_back(static_cast<chip::Orientation>(v[i]));
-  return s;
-}
-
-// Fails when the ranks' weights differ (they start from one seed or one checkpoint).
-void CheckSameWeights(agents::Learner& learner, workers::ProcessGroup* group, const char* when) {
-  if (!group) return;
-  const double c = learner.WeightChecksum();
-  std::vector<double> range = {c, -c};
-  group->AllReduceMax(range.data(), 2);
-  if (range[0] != -range[1])
-    throw Error("rank " + std::to_string(group->rank()) + ": the workers' weights differ " + when);
-}
-
 // What every rank trains with: the resolved config (and its text) and, resumed, the checkpoint
 // and state.json's text. Rank 0 opens the run directory (`dir`), resolves the config and reads
 // the checkpoint; the other ranks receive them.
@@ -248,26 +212,6 @@ void RestoreTraining(const Options& o, const TrainStart& start, size_t designs, 
     } else {
       learner.rng().seed(rank_seed + 7919ULL * static_cast<uint64_t>(st.iteration));
     }
-  }
-}
-
-// The best placement of each design over the ranks, to rank 0 (collective).
-void GatherBestPlacements(workers::ProcessGroup* group, size_t designs, ChipTrainingState* state) {
-  if (!group) return;
-  const int rank = group->rank(), world = group->world_size();
-  ChipTrainingState& st = *state;
-  for (size_t k = 0; k < designs; ++k) {
-    const double mine = st.best[k].valid ? st.best[k].cost.proxy_cost : INFINITY;
-    std::vector<double> costs(world, -INFINITY);
-    costs[rank] = -mine;
-    group->AllReduceMax(costs.data(), world);
-    int winner = 0;
-    for (int r = 1; r < world; ++r)
-      if (costs[r] > costs[winner]) winner = r;
-    if (winner == 0 || !std::isfinite(costs[winner])) continue;
-    std::string bytes = rank == winner ? SolutionBytes(st.best[k]) : "";
-    group->Broadcast(&bytes, winner);
-    if (rank == 0) st.best[k] = SolutionFromBytes(bytes);
   }
 }
 
@@ -384,7 +328,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
     RestoreTraining(o, start, envs.size(), rank, agent_options.seed, &learner, &st);
     if (rank == 0) dir->ResumeFrom(st.iteration + 1);  // the next update's step: rows logged after the checkpoint go
   }
-  CheckSameWeights(learner, group, resuming ? "after loading the checkpoint" : "at the start");
+  agents::CheckSameWeights(learner, group, resuming ? "after loading the checkpoint" : "at the start");
 
   const double budget = cfg.minutes() * 60;
   run::InstallStopOnSignal();
@@ -453,7 +397,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
               if (due[0] > 0) checkpoint(s, elapsed_s);
             });
   checkpoint(st, st.elapsed_s);
-  GatherBestPlacements(group, envs.size(), &st);
+  GatherBestPlacements(group, envs.size(), &st);  // agents/chip_training.h
   if (rank != 0) return kExitOk;
   return WriteTrainingResult(o, cfg, envs, st, dir, progress.get(), ckpt, world, launched);
 }
