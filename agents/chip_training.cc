@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <string>
+#include <vector>
 
+#include "agents/workers.h"
 #include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/warnings.h"
@@ -130,6 +134,54 @@ void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner
   agents::Train(task, learner, o, st, &st->times, stop, log, [&](double elapsed_s) {
     if (every_update) every_update(*st, elapsed_s);
   });
+}
+
+namespace {
+
+// A best placement as bytes (to rank 0 from the rank that found it).
+std::string SolutionBytes(const env::ChipSolution& s) {
+  std::vector<double> v = {static_cast<double>(s.x.size()), s.cost.hpwl, s.cost.wirelength_cost, s.cost.density_cost,
+                           s.cost.congestion_cost, s.cost.proxy_cost, s.valid ? 1.0 : 0.0};
+  v.insert(v.end(), s.x.begin(), s.x.end());
+  v.insert(v.end(), s.y.begin(), s.y.end());
+  for (auto o : s.orientation) v.push_back(static_cast<double>(o));
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+}
+
+env::ChipSolution SolutionFromBytes(const std::string& bytes) {
+  std::vector<double> v(bytes.size() / sizeof(double));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(double));
+  env::ChipSolution s;
+  const size_t n = static_cast<size_t>(v.at(0));
+  if (v.size() < 7 + 2 * n) throw Error("a worker sent a malformed placement");
+  s.cost.hpwl = v[1], s.cost.wirelength_cost = v[2], s.cost.density_cost = v[3], s.cost.congestion_cost = v[4];
+  s.cost.proxy_cost = v[5];
+  s.valid = v[6] != 0;
+  s.x.assign(v.begin() + 7, v.begin() + 7 + n);
+  s.y.assign(v.begin() + 7 + n, v.begin() + 7 + 2 * n);
+  for (size_t i = 7 + 2 * n; i < v.size(); ++i) s.orientation.push_back(static_cast<chip::Orientation>(v[i]));
+  return s;
+}
+
+}  // namespace
+
+void GatherBestPlacements(workers::ProcessGroup* group, size_t designs, ChipTrainingState* state) {
+  if (!group) return;
+  const int rank = group->rank(), world = group->world_size();
+  ChipTrainingState& st = *state;
+  for (size_t k = 0; k < designs; ++k) {
+    const double mine = st.best[k].valid ? st.best[k].cost.proxy_cost : INFINITY;
+    std::vector<double> costs(world, -INFINITY);
+    costs[rank] = -mine;
+    group->AllReduceMax(costs.data(), world);
+    int winner = 0;
+    for (int r = 1; r < world; ++r)
+      if (costs[r] > costs[winner]) winner = r;
+    if (winner == 0 || !std::isfinite(costs[winner])) continue;
+    std::string bytes = rank == winner ? SolutionBytes(st.best[k]) : "";
+    group->Broadcast(&bytes, winner);
+    if (rank == 0) st.best[k] = SolutionFromBytes(bytes);
+  }
 }
 
 }  // namespace placerl

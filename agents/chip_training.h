@@ -29,6 +29,10 @@
 #include "env/chip/chip_env.h"
 #include "env/chip/chip_solution.h"
 
+namespace placerl::workers {
+class ProcessGroup;  // agents/workers.h
+}
+
 namespace placerl {
 
 // Where this process's training time went, in CPU seconds of the process (not checkpointed:
@@ -78,5 +82,10 @@ void TrainChip(std::vector<std::unique_ptr<env::ChipEnv>>& envs, agents::Learner
                const ChipTrainingOptions& options, ChipTrainingState* st, const std::function<bool()>& stop,
                const std::function<void(int64_t, const LogRow&)>& log,
                const std::function<void(const ChipTrainingState&, double elapsed_s)>& every_update);
+
+// With several ranks (place-train --workers N): the best placement of each of the `designs`
+// over the ranks, to rank 0's `state` (collective: every rank calls it; nothing when `group` is
+// null). The other ranks keep theirs.
+void GatherBestPlacements(workers::ProcessGroup* group, size_t designs, ChipTrainingState* state);
 
 }  // namespace placerl

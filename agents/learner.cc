@@ -567,4 +567,13 @@ void Learner::LoadCheckpointBytes(const std::string& bytes, const std::string& p
   });
 }
 
+void CheckSameWeights(Learner& learner, Collective* collective, const char* when) {
+  if (!collective) return;
+  const double c = learner.WeightChecksum();
+  std::vector<double> range = {c, -c};
+  collective->AllReduceMax(range.data(), 2);
+  if (range[0] != -range[1])
+    throw Error("rank " + std::to_string(collective->rank()) + ": the workers' weights differ " + when);
+}
+
 }  // namespace placerl::agents

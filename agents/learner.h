@@ -106,4 +106,9 @@ class Learner {
   std::unique_ptr<Impl> impl_;
 };
 
+// The ranks of a distributed run start from one seed or one checkpoint: throws Error naming this
+// rank ("rank 1: the workers' weights differ " + when) when their weights differ (collective:
+// every rank calls it; nothing with a null collective).
+void CheckSameWeights(Learner& learner, Collective* collective, const char* when);
+
 }  // namespace placerl::agents

@@ -8,7 +8,7 @@
 // - PlacementCost (cost_models/chip/plc_client.h) under Circuit Training's method names.
 // Errors: placerl's exceptions become placerl.Error (RuntimeError) and its subclasses
 // ConfigError / ParseError / InfeasibleAction (also ValueError) with the same one-line message
-// the binaries print.
+// the binaries print (python/errors.h, shared with placerl._policy).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -27,6 +27,7 @@
 #include "env/environment.h"
 #include "env/registry.h"
 #include "env/vector_env.h"
+#include "python/errors.h"
 #include "search/device/placers.h"
 
 namespace py = pybind11;
@@ -649,22 +650,10 @@ PYBIND11_MODULE(_core, m) {
     m.attr(name) = cls;
     return cls;
   };
-  static py::object config_error = sub("ConfigError");
-  static py::object parse_error = sub("ParseError");
-  static py::object infeasible_action = sub("InfeasibleAction");
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const InfeasibleAction& e) {
-      PyErr_SetString(infeasible_action.ptr(), e.what());
-    } catch (const ConfigError& e) {
-      PyErr_SetString(config_error.ptr(), e.what());
-    } catch (const ParseError& e) {
-      PyErr_SetString(parse_error.ptr(), e.what());
-    } catch (const Error& e) {
-      PyErr_SetString(error.ptr(), e.what());
-    }
-  });
+  sub("ConfigError");
+  sub("ParseError");
+  sub("InfeasibleAction");
+  python::RegisterErrorTranslator(m);
   // device(…, start=heft|m_sct|…): the list-scheduler starts, as the binaries register them.
   device_baseline::RegisterDeviceStartPlacers();
   BindEnvironment(m);

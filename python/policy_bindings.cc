@@ -16,6 +16,7 @@
 #include "datasets/util/errors.h"
 #include "encoders/policy.h"
 #include "env/environment.h"
+#include "python/errors.h"
 
 namespace py = pybind11;
 
@@ -84,20 +85,6 @@ PYBIND11_MODULE(_policy, m) {
   using namespace placerl;
   m.doc() = "placerl's trained policies (LibTorch)";
   py::module_ core = py::module_::import("placerl._core");  // the Environment type and the exceptions
-  static py::object error = core.attr("Error"), config_error = core.attr("ConfigError"),
-                    parse_error = core.attr("ParseError"), infeasible_action = core.attr("InfeasibleAction");
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const InfeasibleAction& e) {
-      PyErr_SetString(infeasible_action.ptr(), e.what());
-    } catch (const ConfigError& e) {
-      PyErr_SetString(config_error.ptr(), e.what());
-    } catch (const ParseError& e) {
-      PyErr_SetString(parse_error.ptr(), e.what());
-    } catch (const Error& e) {
-      PyErr_SetString(error.ptr(), e.what());
-    }
-  });
+  python::RegisterErrorTranslator(core);
   BindPolicy(m);
 }

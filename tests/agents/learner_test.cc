@@ -2,10 +2,11 @@
 // PPO improves the mean proxy cost of a small synthetic chip over a near-uniform start; the
 // rollout buffer's returns; checkpoints round-trip (same logits, same continuation) and a chip
 // policy loads and runs on another netlist; mismatched checkpoints are clear errors; a frozen
-// encoder keeps its weights.
+// encoder keeps its weights; the ranks of a distributed run are checked to hold equal weights.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -453,6 +454,43 @@ TEST_F(LearnerTest, GridHeadReadsActionFeaturesAndTrainsOnThem) {
     EXPECT_NE(std::string(e.what()).find("action_feature_names"), std::string::npos) << e.what();
   }
   std::remove(path.c_str());
+}
+
+// One rank's view of a two-rank run for CheckSameWeights: the other rank's weight checksum is
+// `peer` (AllReduceMax over {c, -c} of both ranks).
+class TwoRanks : public Collective {
+ public:
+  explicit TwoRanks(double peer) : peer_(peer) {}
+  int rank() const override { return 1; }
+  int world_size() const override { return 2; }
+  void AllReduceSum(float*, int64_t) override {}
+  void AllReduceSum(double*, int64_t) override {}
+  void AllReduceMax(double* v, int64_t n) override {
+    ASSERT_EQ(n, 2);
+    v[0] = std::max(v[0], peer_);
+    v[1] = std::max(v[1], -peer_);
+  }
+
+ private:
+  double peer_;
+};
+
+TEST_F(LearnerTest, CheckSameWeightsNamesTheRankWhenTheRanksDiffer) {
+  auto env = env::MakeEnvironment("partition(nodes=8,devices=2)");
+  PolicyOptions po;
+  po.embedding_dim = 16;
+  Policy policy(po, FeatureLayout::Of(*env));
+  Learner learner(&policy, AgentOptions());
+  CheckSameWeights(learner, nullptr, "at the start");  // one process: nothing to compare
+  TwoRanks same(learner.WeightChecksum());
+  CheckSameWeights(learner, &same, "at the start");
+  TwoRanks other(learner.WeightChecksum() + 1e-3);
+  try {
+    CheckSameWeights(learner, &other, "after loading the checkpoint");
+    ADD_FAILURE() << "no error for different weights";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "rank 1: the workers' weights differ after loading the checkpoint");
+  }
 }
 
 }  // namespace

@@ -24,6 +24,12 @@ std::string TempDir(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("placerl_group_cli_" + std::to_string(::getpid())) / name).string();
 }
 
+// --help is what it was when the binary was flags and library code in one file
+// (tests/data/group_netlist_help.txt, written by that binary; its path as "group-netlist").
+TEST(GroupNetlistCli, HelpIsUnchanged) {
+  EXPECT_EQ(placerl::testing::HelpAsNamed(kBin, "group-netlist"), placerl::testing::Slurp("tests/data/group_netlist_help.txt"));
+}
+
 TEST(GroupNetlistCli, GroupFileWithPlcMatchesHeaderCounts) {
   const std::string d = "../shared/datasets/chip/tilos_flows/ng45_ariane136/";
   const std::string out = TempDir("ng45");

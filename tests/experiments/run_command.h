@@ -63,4 +63,16 @@ inline CmdResultSplit ShSplit(const std::string& cmd) {
   return CmdResultSplit{r.status, r.out, err};
 }
 
+// `bin --help`'s stdout with the binary's path (in "Usage: …") written as `name`, for the tests
+// that pin a binary's help to the text it printed before its code moved (tests/data/*_help.txt).
+// "" when it does not exit 0.
+inline std::string HelpAsNamed(const std::string& bin, const std::string& name, const std::string& args = "--help") {
+  const CmdResultSplit r = ShSplit(bin + " " + args);
+  if (r.status != 0) return "";
+  std::string help = r.out;
+  const size_t at = help.find(bin);
+  if (at != std::string::npos) help.replace(at, bin.size(), name);
+  return help;
+}
+
 }  // namespace placerl::testing

@@ -28,6 +28,13 @@ const std::string kBin = placerl::testing::BinDir() + "/nas-search";
 const std::string kToy = " --space enas_micro --dataset fashion-mnist --max-images 128 --budget-minutes 0.002 "
                          "--final-epochs 0.5 --random-cells 1";
 
+// enas-rank's --help is what it was when the binary was flags and library code in one file
+// (tests/data/enas_rank_help.txt, written by that binary; its path as "enas-rank").
+TEST(EnasCli, EnasRankHelpIsUnchanged) {
+  EXPECT_EQ(testing::HelpAsNamed(placerl::testing::BinDir() + "/enas-rank", "enas-rank"),
+            testing::Slurp("tests/data/enas_rank_help.txt"));
+}
+
 TEST(EnasCli, EnasRunDirectoryEndToEnd) {
   testing::TempDir tmp;
   const std::string out = tmp / "runs/enas";

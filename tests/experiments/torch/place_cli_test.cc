@@ -26,6 +26,12 @@ namespace fs = std::filesystem;
 const std::string kBin = placerl::testing::BinDir();
 const std::string kTiles = "../shared/datasets/chip/circuit_training/macro_tiles_10x10/";
 
+// --help is what it was when the binary was flags and library code in one file
+// (tests/data/place_help.txt, written by that binary; its path as "place").
+TEST(PlaceCli, HelpIsUnchanged) {
+  EXPECT_EQ(testing::HelpAsNamed(kBin + "/place", "place"), testing::Slurp("tests/data/place_help.txt"));
+}
+
 TEST(PlaceCli, RunsATrainedPolicyOnANetlistItWasNotTrainedOn) {
   testing::TempDir tmp;
   ASSERT_EQ(Sh(kBin + "/place-train --minutes 0.03 --set episodes_per_update=4 --out " + (tmp / "train") + " >/dev/null 2>&1").status, 0);

@@ -41,6 +41,12 @@ int Lines(const std::string& path) {
   return n;
 }
 
+// --help is what it was when the binary was flags and library code in one file
+// (tests/data/place_train_help.txt, written by that binary; its path as "place-train").
+TEST(PlaceTrainCli, HelpIsUnchanged) {
+  EXPECT_EQ(testing::HelpAsNamed(kBin, "place-train"), testing::Slurp("tests/data/place_train_help.txt"));
+}
+
 TEST(PlaceTrainCli, TrainsWritesTheRunDirectoryAndResumes) {
   testing::TempDir tmp;
   const std::string out = tmp / "run";
