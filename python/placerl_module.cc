@@ -24,9 +24,12 @@
 
 #include "cost_models/chip/plc_client.h"
 #include "datasets/util/errors.h"
+#include "datasets/util/warnings.h"
 #include "env/environment.h"
 #include "env/registry.h"
 #include "env/vector_env.h"
+#include "experiments/lib/chip_config.h"
+#include "experiments/lib/torch/trained_chip_env.h"
 #include "python/errors.h"
 #include "search/device/placers.h"
 
@@ -247,6 +250,30 @@ class GymStepper {
 
 std::unique_ptr<env::Environment> Make(const std::string& spec) { return env::MakeEnvironment(spec); }
 
+// The chip environment `place --checkpoint CKPT [--netlist N] [--plc P]` builds (place_program.cc)
+// from what placerl._policy reads in the checkpoint (its training config text, None for a
+// checkpoint written before it carried one, and its policy's action feature names): the
+// training settings on the design asked for (TrainedChipEnvOf), reconciled as place does
+// (ReconcileTrainedChipEnv), made by MakeChipEnv. Returns (environment, the differences place
+// writes to result.json's trained_settings.changed, as JSON text, whether the checkpoint recorded
+// its settings, the warnings raised as (id, message) pairs).
+py::tuple MakeTrainedChipEnv(const std::string& checkpoint, py::object run_config,
+                             const std::vector<std::string>& action_feature_names, const std::string& netlist,
+                             const std::string& plc) {
+  ScopedWarningCapture warnings;
+  const std::string text = run_config.is_none() ? std::string() : run_config.cast<std::string>();
+  const TrainedChipEnv trained = TrainedChipEnvOf(checkpoint, run_config.is_none() ? nullptr : &text,
+                                                  action_feature_names, DefaultChipEnvConfig());
+  config::ChipEnvConfig used = trained.chip;
+  if (!netlist.empty()) used.set_netlist(netlist);
+  if (!plc.empty()) used.set_plc(plc);
+  const nlohmann::json changed = ReconcileTrainedChipEnv(trained, checkpoint, &used);
+  std::unique_ptr<env::Environment> e = MakeChipEnv(used, trained.maps);
+  py::list raised;
+  for (const Warning& w : warnings.warnings()) raised.append(py::make_tuple(w.id, w.message));
+  return py::make_tuple(std::move(e), changed.dump(), trained.recorded, raised);
+}
+
 void BindEnvironment(py::module_& m) {
   py::class_<env::Environment>(m, "Environment",
                                "A registry environment (env/environment.h): deterministic per seed, cloneable")
@@ -278,6 +305,10 @@ void BindEnvironment(py::module_& m) {
       .def_readwrite("_timing", &GymStepper::timing_, "benchmark: time the C++ step inside each step call")
       .def_readwrite("_inner_seconds", &GymStepper::inner_seconds_, "benchmark: CPU seconds inside the C++ steps");
   m.def("make_environment", &Make, py::arg("spec"), "an environment from a registry string, e.g. 'chip(seed=1)'");
+  m.def("make_trained_chip_env", &MakeTrainedChipEnv, py::arg("checkpoint_file"), py::arg("run_config"),
+        py::arg("action_feature_names"), py::arg("netlist") = "", py::arg("plc") = "",
+        "(environment, changed settings as JSON, recorded, warnings): the chip environment place builds for a "
+        "checkpoint on this design (placerl.Policy.make_env)");
 }
 
 // Batched stepping: the buffers as NumPy views (valid until the next step/reset).
@@ -521,8 +552,22 @@ void BindPlacementCost(py::module_& m) {
                         "Circuit Training's plc_client.PlacementCost over placerl's exact proxy cost "
                         "(cost_models/chip/plc_client.h; docs/python.md lists the methods)")
       .def(py::init<const std::string&>(), py::arg("netlist_file"))
-      .def("set_canvas_size", &PlcClient::SetCanvasSize)
-      .def("set_placement_grid", &PlcClient::SetPlacementGrid)
+      // TILOS's plc_client_os.py returns True from these two setters and None from every other
+      // setter and mutator (the return values of CT's API as TILOS implements it).
+      .def(
+          "set_canvas_size",
+          [](PlcClient& p, double width, double height) {
+            p.SetCanvasSize(width, height);
+            return true;
+          },
+          py::arg("width"), py::arg("height"), "sets the canvas (µm); True, as TILOS's")
+      .def(
+          "set_placement_grid",
+          [](PlcClient& p, int32_t grid_col, int32_t grid_row) {
+            p.SetPlacementGrid(grid_col, grid_row);
+            return true;
+          },
+          py::arg("grid_col"), py::arg("grid_row"), "sets the grid (columns, rows); True, as TILOS's")
       .def("set_routes_per_micron", &PlcClient::SetRoutesPerMicron)
       .def("set_macro_routing_allocation", &PlcClient::SetMacroRoutingAllocation)
       .def("set_congestion_smooth_range", &PlcClient::SetCongestionSmoothRange)

@@ -15,7 +15,9 @@
 
 #include "datasets/util/errors.h"
 #include "encoders/policy.h"
+#include "agents/learner.h"
 #include "env/environment.h"
+#include "experiments/lib/torch/training_state.h"
 #include "python/errors.h"
 
 namespace py = pybind11;
@@ -50,6 +52,12 @@ class PyPolicy {
   }
 
   std::vector<std::string> ActionFeatureNames() const { return layout_.action_feature_names; }
+  // The training run's config text the checkpoint carries (None for one written before).
+  py::object RunConfig() const {
+    const agents::Learner::Extras extras = agents::Learner::ReadExtras(path_);
+    const auto it = extras.find(run::kRunConfigExtra);
+    return it == extras.end() ? py::object(py::none()) : py::object(py::str(it->second));
+  }
   std::string Kind() const { return env::ActionKindName(layout_.kind); }
   const std::string& path() const { return path_; }
   float last_log_prob_ = 0, last_value_ = 0;
@@ -65,6 +73,7 @@ class PyPolicy {
 };
 
 void BindPolicy(py::module_& m) {
+
   py::class_<PyPolicy>(m, "Policy", "a trained policy from a checkpoint (encoders/policy.h)")
       .def(py::init<std::string>(), py::arg("checkpoint_file"))
       .def("act", &PyPolicy::Act, py::arg("env"), py::arg("greedy") = true, py::arg("seed") = py::none(),
@@ -73,6 +82,8 @@ void BindPolicy(py::module_& m) {
       .def("evaluate", &PyPolicy::Evaluate, py::arg("env"), "(masked logits, value) of env's current state")
       .def_property_readonly("action_feature_names", &PyPolicy::ActionFeatureNames)
       .def_property_readonly("action_kind", &PyPolicy::Kind)
+      .def_property_readonly("run_config", &PyPolicy::RunConfig,
+                             "the training run's config text the checkpoint carries (None: written before it did)")
       .def_property_readonly("path", &PyPolicy::path)
       .def_readonly("last_log_prob", &PyPolicy::last_log_prob_)
       .def_readonly("last_value", &PyPolicy::last_value_);

@@ -111,8 +111,8 @@ class Env:
     metadata = {"render_modes": []}
     render_mode = None
 
-    def __init__(self, spec):
-        self._core = _core.make_environment(spec)
+    def __init__(self, spec, _core_env=None):
+        self._core = _core.make_environment(spec) if _core_env is None else _core_env
         self.spec = self._core.name  # the registry string with every parameter resolved
         self.action_space = Discrete(self._core.num_actions)
         self.observation_space = _observation_space(self._core)
@@ -281,6 +281,34 @@ class Policy:
         sample from the policy (its own RNG, reseeded with `seed` when given)."""
         return self._core.act(self._env_core(env), bool(greedy), seed)
 
+    def make_env(self, netlist=None, plc=None):
+        """The chip environment `place --checkpoint … [--netlist …] [--plc …]` builds for this
+        checkpoint: the training run's settings the checkpoint carries (cost weights, reward,
+        soft-macro placement, FD schedule, cost map, feature maps, …; the defaults and the cost
+        map its features name for a checkpoint written before it carried them) on the design
+        asked for (the synthetic chip without `netlist`). The same C++ as `place`
+        (experiments/lib/torch/trained_chip_env.h, MakeChipEnv); its warnings (a setting changed,
+        a training design on another .plc: CKPT-0001) are Python warnings. `env.trained_settings`
+        is result.json's {"recorded": …, "changed": {…}}."""
+        import json
+        import os
+        import warnings
+        args = []
+        for name, value in (("netlist", netlist), ("plc", plc)):
+            if value is None:
+                args.append("")
+            elif isinstance(value, (str, os.PathLike)):
+                args.append(os.fspath(value))
+            else:
+                raise TypeError(f"Policy.make_env: {name} must be a path (got {type(value).__name__})")
+        core, changed, recorded, raised = _core.make_trained_chip_env(
+            self._core.path, self._core.run_config, self._core.action_feature_names, *args)
+        for wid, message in raised:
+            warnings.warn(f"[{wid}]: {message}", stacklevel=2)
+        env = Env(None, _core_env=core)
+        env.trained_settings = {"recorded": bool(recorded), "changed": json.loads(changed)}
+        return env
+
     def evaluate(self, env):
         """(masked logits as a NumPy array, value) of env's current state."""
         return self._core.evaluate(self._env_core(env))
@@ -288,6 +316,16 @@ class Policy:
     @property
     def path(self):
         return self._core.path
+
+    @property
+    def run_config(self):
+        """The training run's config (text format) the checkpoint carries; None for a checkpoint
+        written before checkpoints carried it (experiments/pretrained/chip)."""
+        return self._core.run_config
+
+    @property
+    def action_feature_names(self):
+        return list(self._core.action_feature_names)
 
     def __repr__(self):
         return f"placerl.Policy({self._core.path})"

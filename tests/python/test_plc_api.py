@@ -209,3 +209,38 @@ def test_a_circuit_training_style_episode(tmp_path):
     fresh.restore_placement(saved)
     for name in ["get_cost", "get_density_cost", "get_congestion_cost"]:
         assert getattr(plc, name)() == pytest.approx(getattr(fresh, name)(), rel=1e-6, abs=1e-9), name
+
+
+def test_setters_and_mutators_return_what_tilos_returns(tmp_path):
+    """TILOS's plc_client_os.py (commit 20eddb6, tests/data/plc_api_golden/README.md) returns True
+    from set_canvas_size and set_placement_grid and None (no return statement) from every other
+    setter and mutator of the covered API: the same values here, so code that checks them behaves
+    the same. (placerl returned None from the two before.)"""
+    plc = placerl.PlacementCost(ARIANE)
+    w, h = plc.get_canvas_width_height()
+    cols, rows = plc.get_grid_num_columns_rows()
+    assert plc.set_canvas_size(w, h) is True
+    assert plc.set_placement_grid(cols, rows) is True
+    assert plc.set_canvas_size(width=w, height=h) is True  # TILOS's argument names
+    assert plc.set_placement_grid(grid_col=cols, grid_row=rows) is True
+    m = plc.get_macro_indices()[0]
+    hard = next(i for i in plc.get_macro_indices() if plc.is_node_hard_macro(i))
+    none_returning = [
+        lambda: plc.set_routes_per_micron(*plc.get_routes_per_micron()),
+        lambda: plc.set_macro_routing_allocation(*plc.get_macro_routing_allocation()),
+        lambda: plc.set_congestion_smooth_range(plc.get_congestion_smooth_range()),
+        lambda: plc.set_overlap_threshold(plc.get_overlap_threshold()),
+        lambda: plc.restore_placement(ARIANE_PLC),
+        lambda: plc.save_placement(str(tmp_path / "saved.plc"), "info"),
+        lambda: plc.update_node_coords(m, *plc.get_node_location(m)),
+        lambda: plc.update_macro_orientation(hard, plc.get_macro_orientation(hard)),
+        lambda: plc.fix_node_coord(hard),
+        lambda: plc.unfix_node_coord(hard),
+        lambda: plc.unplace_node(hard),
+        lambda: plc.place_node(hard, plc.get_grid_cell_of_node(hard)),
+        lambda: plc.unplace_all_nodes(),
+        lambda: plc.create_blockage(0.0, 0.0, 1.0, 1.0, 0.5),
+        lambda: plc.optimize_stdcells(False, True, False, False, False, 1.0, [2], [10.0], [1.0], [0.0]),
+    ]
+    for call in none_returning:
+        assert call() is None

@@ -12,14 +12,21 @@
 namespace placerl {
 
 TrainedChipEnv ReadTrainedChipEnv(const std::string& checkpoint, const config::ChipEnvConfig& base) {
-  TrainedChipEnv t;
-  t.chip = base;
   const agents::Learner::Extras extras = agents::Learner::ReadExtras(checkpoint);
   const auto it = extras.find(run::kRunConfigExtra);
-  if (it != extras.end()) {
+  if (it != extras.end()) return TrainedChipEnvOf(checkpoint, &it->second, {}, base);
+  return TrainedChipEnvOf(checkpoint, nullptr, encoders::Policy::ReadLayout(checkpoint).action_feature_names, base);
+}
+
+TrainedChipEnv TrainedChipEnvOf(const std::string& checkpoint, const std::string* run_config,
+                                const std::vector<std::string>& action_feature_names,
+                                const config::ChipEnvConfig& base) {
+  TrainedChipEnv t;
+  t.chip = base;
+  if (run_config != nullptr) {
     config::PlaceTrainConfig c;
     try {
-      run::ParseConfigText(it->second, checkpoint + " (its training config)", &c);
+      run::ParseConfigText(*run_config, checkpoint + " (its training config)", &c);
     } catch (const ParseError& e) {
       throw ConfigError(checkpoint + ": not a chip placement checkpoint, or a damaged one (" + e.what() + ")");
     }
@@ -36,8 +43,7 @@ TrainedChipEnv ReadTrainedChipEnv(const std::string& checkpoint, const config::C
   }
   // Written before checkpoints carried their config: the cost-change maps are part of the
   // policy's inputs, so its action features name chip.cost_map; the rest are the defaults.
-  const encoders::FeatureLayout l = encoders::Policy::ReadLayout(checkpoint);
-  const std::vector<std::string>& a = l.action_feature_names;
+  const std::vector<std::string>& a = action_feature_names;
   if (a.size() == 5 && a[4] == "proxy_cost_change")
     t.chip.set_cost_map("proxy");
   else if (a.size() == 5 && a[4] == "wirelength_change")

@@ -28,6 +28,13 @@ struct TrainedChipEnv {
   std::vector<std::pair<std::string, std::string>> designs;
 };
 TrainedChipEnv ReadTrainedChipEnv(const std::string& checkpoint, const config::ChipEnvConfig& base);
+// The same from what ReadTrainedChipEnv reads in the checkpoint: the training run's config text
+// (its kRunConfigExtra extra; nullptr when it has none) and its policy's action feature names.
+// Torch-free: the Python module (python/) reads those two with LibTorch in one extension and
+// builds the environment in the other.
+TrainedChipEnv TrainedChipEnvOf(const std::string& checkpoint, const std::string* run_config,
+                                const std::vector<std::string>& action_feature_names,
+                                const config::ChipEnvConfig& base);
 // `used` is what `place` resolved over trained.chip (the user's --config, flags, --set): its cost
 // map becomes the trained one (part of the policy's inputs; a warning when another was asked
 // for), every other setting that differs from the training run's is a warning, and so is a
