@@ -108,12 +108,13 @@ def test_bad_options_are_config_errors():
     for call, what in [(lambda: placerl.perf_model.run(no_such_option=1), "unknown option 'no_such_option'"),
                        (lambda: placerl.perf_model.search(top=0), "top: 0 is outside [1, 1000000]"),
                        (lambda: placerl.perf_model.search(top="5"), "top: expected a whole number"),
-                       (lambda: placerl.perf_model.infer(batch=2.5), "batch: expected a whole number"),
+                       (lambda: placerl.perf_model.infer(batch=2.5), "infer: --batch: '2.5' is not a whole number"),
                        (lambda: placerl.perf_model.infer(pue=5), "pue: 5 is outside [1, 3]"),
                        (lambda: placerl.perf_model.infer(pue=float("nan")), "finite numbers"),
                        (lambda: placerl.perf_model.infer(layout="zz"), "layout: zz not in {ws,wg-x,wg-xy,wg-xyz}"),
                        (lambda: placerl.perf_model.simulate(preset="x"), "preset: x not in {baechi,placeto}"),
-                       (lambda: placerl.perf_model.simulate(machine="k80(gpus=2)", devices=2), "devices excludes machine"),
+                       (lambda: placerl.perf_model.simulate(machine="k80(gpus=2)", devices=2),
+                        "--machine excludes --devices"),
                        (lambda: placerl.perf_model.simulate(devices=0), "devices: 0 is outside [1, 4096]"),
                        (lambda: placerl.perf_model.run(mesh=["tpu_v4:8"]), "mesh: expected a string")]:
         with pytest.raises(placerl.ConfigError) as e:
@@ -143,3 +144,30 @@ def test_range_errors_are_the_binary_message(subcommand, args, options):
         getattr(placerl.perf_model, subcommand)(**options)
     assert err == "perf-model: error: " + str(e.value) + "\n"
     assert str(e.value).startswith(subcommand + ": --" + args[0][2:] + ": ")
+
+
+MACHINE = "k80(gpus=2)"
+
+
+@pytest.mark.parametrize("subcommand,args,options", [
+    ("infer", ["--batch", "2.5"], dict(batch=2.5)),
+    ("search", ["--top", "1.5"], dict(top=1.5)),
+    ("simulate", ["--devices", "2.5"], dict(devices=2.5)),
+    ("simulate", ["--machine", MACHINE, "--devices", "2"], dict(machine=MACHINE, devices=2)),
+    ("simulate", ["--devices", "2", "--machine", MACHINE], dict(devices=2, machine=MACHINE)),
+    ("simulate", ["--machine", MACHINE, "--preset", "baechi"], dict(machine=MACHINE, preset="baechi")),
+    ("simulate", ["--machine", MACHINE, "--memory", "3"], dict(machine=MACHINE, memory=3)),
+    ("simulate", ["--machine", MACHINE, "--memory", "3", "--device", "v100"], dict(machine=MACHINE, memory=3, device="v100")),
+    # The option's own check comes before the exclusion, in both.
+    ("simulate", ["--machine", MACHINE, "--devices", "0"], dict(machine=MACHINE, devices=0)),
+    ("simulate", ["--machine", MACHINE, "--preset", "x"], dict(machine=MACHINE, preset="x")),
+])
+def test_command_line_errors_are_the_binary_message(subcommand, args, options):
+    # A number that is not whole for a whole-number option, and --machine with the options it
+    # excludes: the same one line from Python as from the binary (they differed before:
+    # "expected a whole number, got 2.5", "simulate: devices excludes machine").
+    rc, out, err = binary(subcommand, *args)
+    assert rc == 1 and out == "" and err.count("\n") == 1
+    with pytest.raises(placerl.ConfigError) as e:
+        getattr(placerl.perf_model, subcommand)(**options)
+    assert err == "perf-model: error: " + str(e.value) + "\n"
