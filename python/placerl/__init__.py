@@ -12,14 +12,65 @@ Observations are dicts of NumPy arrays that VIEW the environment's buffers: they
 next step or reset (copy them to keep them) and are read-only.
 """
 
+import operator
+
 import numpy as np
 
 from . import _core
-from ._core import ConfigError, Error, InfeasibleAction, ParseError, PlacementCost
+from ._core import ConfigError, Error, InfeasibleAction, ParseError
 from . import perf_model  # placerl.perf_model.run / search / infer / simulate (perf-model's documents)
 
 __all__ = ["make", "make_vec", "Env", "VecEnv", "Discrete", "Box", "Dict", "PlacementCost", "Policy", "Error",
            "ConfigError", "ParseError", "InfeasibleAction"]
+
+
+def _one_line(error):
+    """pybind11's TypeError for arguments of the wrong type spans several lines (the signatures,
+    then the arguments): the same text on one line, as every other error of the package."""
+    return TypeError(" ".join(line.strip() for line in str(error).splitlines() if line.strip()))
+
+
+def _one_line_type_errors(method):
+    def call(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except TypeError as e:
+            if "\n" not in str(e):
+                raise
+            raise _one_line(e) from None
+    call.__name__ = getattr(method, "__name__", "call")
+    call.__doc__ = getattr(method, "__doc__", None)
+    return call
+
+
+class PlacementCost(_core.PlacementCost):
+    """Circuit Training's plc_client.PlacementCost over placerl's exact proxy cost
+    (cost_models/chip/plc_client.h; docs/python.md lists the methods). The methods are the C++
+    ones; wrong argument types raise a one-line TypeError."""
+
+
+for _name, _method in vars(_core.PlacementCost).items():
+    if callable(_method) and (not _name.startswith("_") or _name == "__init__"):
+        setattr(PlacementCost, _name, _one_line_type_errors(_method))
+del _name, _method
+
+
+def _integer(value, what):
+    """A Python or NumPy integer as int; anything else is a TypeError naming `what`."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer (got {type(value).__name__})") from None
+
+
+def _seed(value, what, limit=2 ** 64):
+    """A seed: an integer in [0, limit) (ConfigError outside, TypeError for another type)."""
+    seed = _integer(value, what)
+    if seed < 0:
+        raise ConfigError(f"{what} must be >= 0 (got {seed})")
+    if seed >= limit:
+        raise ConfigError(f"{what} must be < 2**{limit.bit_length() - 1} (got {seed})")
+    return seed
 
 
 class Discrete:
@@ -143,11 +194,7 @@ class Env:
 
     def reset(self, *, seed=None, options=None):
         core = self._live()
-        if seed is None:
-            seed = self._next_seed
-        seed = int(seed)
-        if seed < 0:
-            raise ConfigError(f"reset: the seed must be >= 0 (got {seed})")
+        seed = self._next_seed if seed is None else _seed(seed, "reset: the seed")
         self._next_seed = seed + 1
         return self._stepper.reset(seed)
 
@@ -193,7 +240,10 @@ class VecEnv:
     Copy i starts with seed + i; each further episode of it adds n."""
 
     def __init__(self, spec, n, seed=0):
-        self._core = _core.VectorEnv(spec, int(n), int(seed))
+        n = _integer(n, "make_vec: n")
+        if not 1 <= n <= 4096:
+            raise ConfigError(f"make_vec: n must be in [1, 4096] (got {n})")
+        self._core = _core.VectorEnv(spec, n, _seed(seed, "make_vec: the seed"))
         first = self._core.env(0)
         self.num_envs = int(n)
         self.single_action_space = Discrete(first.num_actions)
@@ -279,6 +329,8 @@ class Policy:
     def act(self, env, greedy=True, seed=None):
         """The action for env's current state: the most likely legal one (greedy=True) or a
         sample from the policy (its own RNG, reseeded with `seed` when given)."""
+        if seed is not None:
+            seed = _seed(seed, "Policy.act: the seed", 2 ** 63)
         return self._core.act(self._env_core(env), bool(greedy), seed)
 
     def make_env(self, netlist=None, plc=None):
