@@ -51,6 +51,9 @@ class PyPolicy {
     return py::make_tuple(py::array_t<float>(static_cast<py::ssize_t>(logits.size()), logits.data()), value);
   }
 
+  // Loads the policy for e, checking its layout (ConfigError when it does not fit), as place does
+  // right after building its environment.
+  void Check(const env::Environment& e) { Ensure(e); }
   std::vector<std::string> ActionFeatureNames() const { return layout_.action_feature_names; }
   // The training run's config text the checkpoint carries (None for one written before).
   py::object RunConfig() const {
@@ -79,6 +82,7 @@ void BindPolicy(py::module_& m) {
       .def("act", &PyPolicy::Act, py::arg("env"), py::arg("greedy") = true, py::arg("seed") = py::none(),
            "the action for env's current state: the most likely legal one (greedy) or a sample (the policy's "
            "RNG, reseeded when seed is given)")
+      .def("check", &PyPolicy::Check, py::arg("env"), "loads the policy for env: ConfigError if its layout does not fit")
       .def("evaluate", &PyPolicy::Evaluate, py::arg("env"), "(masked logits, value) of env's current state")
       .def_property_readonly("action_feature_names", &PyPolicy::ActionFeatureNames)
       .def_property_readonly("action_kind", &PyPolicy::Kind)

@@ -358,6 +358,7 @@ class Policy:
         for wid, message in raised:
             warnings.warn(f"[{wid}]: {message}", stacklevel=2)
         env = Env(None, _core_env=core)
+        self._core.check(core)  # the layout, as place checks it (a policy of another kind: ConfigError)
         env.trained_settings = {"recorded": bool(recorded), "changed": json.loads(changed)}
         return env
 

@@ -171,3 +171,14 @@ def test_the_module_and_debian_torch_import_in_one_process():
                        env=dict(os.environ))
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[0].startswith("1.13")
+
+
+def test_make_env_refuses_a_device_checkpoint(tmp_path):
+    # make_env builds chip environments: a device policy's checkpoint is a ConfigError naming it
+    # (place's message for it), not a chip environment of the defaults.
+    run = place_train(tmp_path, "--env", "device", "--graph", "tests/data/device/mlp_training.graph",
+                      "--machine", "k80(gpus=2)")
+    policy = placerl.Policy.load(run)
+    with pytest.raises(placerl.ConfigError, match="not a chip placement checkpoint") as e:
+        policy.make_env()
+    assert "\n" not in str(e.value)
