@@ -111,3 +111,36 @@ def test_bad_input_is_a_python_exception_and_changes_nothing():
     with pytest.raises(TypeError):
         plc.place_node("a macro", 3)
     assert plc.get_proxy_cost() == before
+
+
+def test_random_moves_equal_the_reference_implementation():
+    """Random moves (place_node on a random cell, update_node_coords of a random macro or port to a
+    random point) through TILOS's plc_client_os.py, each followed by every cost and the density and
+    routing-congestion grids (tests/python/data/README.md): the same from placerl after the same
+    moves, to 1e-9. The incremental path: one restore, then only moves."""
+    with open("tests/python/data/plc_moves_golden.json") as f:
+        cases = json.load(f)
+    assert len(cases) >= 6 and sum(len(c["ops"]) for c in cases) >= 100
+    compared = 0
+    for case in cases:
+        plc = placerl.PlacementCost(case["netlist"])
+        plc.restore_placement(case["plc"])
+        for k, op in enumerate(case["ops"]):
+            where = f"{case['name']} op {k} ({op['op']})"
+            if op["op"] == "place_node":
+                assert plc.place_node(op["node"], op["cell"]) is None
+            else:
+                assert plc.update_node_coords(op["node"], op["x"], op["y"]) is None
+            assert plc.get_node_location(op["node"]) == pytest.approx(tuple(op["location"]), abs=1e-9), where
+            assert plc.get_wirelength() == pytest.approx(op["hpwl"], rel=1e-9, abs=1e-9), where
+            assert plc.get_cost() == pytest.approx(op["wirelength_cost"], abs=1e-9), where
+            assert plc.get_density_cost() == pytest.approx(op["density_cost"], abs=1e-9), where
+            assert plc.get_congestion_cost() == pytest.approx(op["congestion_cost"], abs=1e-9), where
+            for name, method in [("density", "get_grid_cells_density"), ("h_congestion", "get_horizontal_routing_congestion"),
+                                 ("v_congestion", "get_vertical_routing_congestion")]:
+                if name in op:
+                    got = getattr(plc, method)()
+                    assert got.shape == (len(op[name]),), where
+                    np.testing.assert_allclose(got, op[name], rtol=0, atol=1e-9, err_msg=f"{where} {name}")
+                    compared += 1
+    assert compared > 100
