@@ -244,6 +244,7 @@ TEST(ConfigDifferences, NamesEveryChangedFieldByItsPath) {
 #include <google/protobuf/descriptor.pb.h>
 
 #include "datasets/proto/descriptors.h"
+#include "datasets/proto/chip_placement.pb.h"
 #include "datasets/proto/device_placement.pb.h"
 #include "experiments/lib/config_help.h"
 
@@ -268,7 +269,7 @@ config::DevicePlaceTrainConfig WithEnvDefaults() {
 }
 
 bool AnyAliasSet(const config::DevicePlaceTrainConfig& c) {
-  return c.has_memory_mask() || c.has_reward() || c.has_oom() || c.has_oom_factor() || c.has_fuse_above_groups() ||
+  return c.has_minutes() || c.has_seed() || c.has_checkpoint_minutes() || c.has_clock() || c.has_memory_mask() || c.has_reward() || c.has_oom() || c.has_oom_factor() || c.has_fuse_above_groups() ||
          c.has_fuse_target_groups() || c.has_features() || c.has_order() || c.has_memory_estimate() ||
          c.has_fuse_max_group_fraction();
 }
@@ -290,7 +291,9 @@ TEST(ConfigAliases, AnOldConfigFileIsReadIntoTheNestedMessage) {
     EXPECT_EQ(c.env().reward(), "sqrt");
     EXPECT_EQ(c.env().memory_estimate(), "lifetime");
     EXPECT_EQ(c.env().fuse_max_group_fraction(), 0.5);
-    EXPECT_EQ(c.seed(), 3u);
+    EXPECT_EQ(c.run().seed(), 3u);
+    EXPECT_EQ(c.run().minutes(), 10);
+    EXPECT_EQ(c.run().checkpoint_minutes(), 5);
     // Written back in the new form only, and read back to the same message.
     const std::string text = ResolvedConfigText(c);
     EXPECT_NE(text.find("\nenv {\n  memory_mask: true\n"), std::string::npos) << text;
@@ -318,6 +321,20 @@ TEST(ConfigAliases, AnOldSetKeyIsTheNewKey) {
     EXPECT_FALSE(AnyAliasSet(a));
     EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(a, b)) << ResolvedConfigText(a);
     EXPECT_FALSE(google::protobuf::util::MessageDifferencer::Equals(a, WithEnvDefaults()));
+  }
+  // The training run's keys (chip and device place-train): run.*.
+  for (const char* key : {"minutes=3", "seed=7", "checkpoint_minutes=2", "clock=cpu"}) {
+    SCOPED_TRACE(key);
+    config::DevicePlaceTrainConfig a, b;
+    config::PlaceTrainConfig ca, cb;
+    ApplyOverride(key, &a);
+    ApplyOverride(std::string("run.") + key, &b);
+    ApplyOverride(key, &ca);
+    ApplyOverride(std::string("run.") + key, &cb);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(a, b)) << ResolvedConfigText(a);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ca, cb)) << ResolvedConfigText(ca);
+    EXPECT_TRUE(a.has_run());
+    EXPECT_FALSE(a.has_minutes() || a.has_seed() || a.has_checkpoint_minutes() || a.has_clock());
   }
   // The same for place --env device's config, and inside a --set of a message value.
   config::DevicePlaceConfig p;
@@ -406,7 +423,9 @@ TEST(ConfigAliases, EveryAliasInTheSchemasIsOptionalAndNamesAFieldOfItsType) {
       }
     }
   }
-  EXPECT_EQ(aliases, 20);  // the device environment's ten keys in place-train's and place's configs
+  // The device environment's ten keys in place-train's and place's configs; the four run keys
+  // (minutes, seed, checkpoint_minutes, clock) of both place-trains.
+  EXPECT_EQ(aliases, 28);
 }
 
 }  // namespace

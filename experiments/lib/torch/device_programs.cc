@@ -153,10 +153,10 @@ struct TrainOptions {
 config::DevicePlaceTrainConfig DefaultTrainConfig() {
   config::DevicePlaceTrainConfig c;
   c.set_machine("k80(gpus=2)");
-  c.set_minutes(10);
-  c.set_seed(1);
+  c.mutable_run()->set_minutes(10);
+  c.mutable_run()->set_seed(1);
   c.set_episodes_per_update(16);
-  c.set_checkpoint_minutes(5);
+  c.mutable_run()->set_checkpoint_minutes(5);
   config::DeviceEnvConfig& e = *c.mutable_env();
   e.set_memory_mask(false);
   e.set_reward("sqrt");
@@ -191,9 +191,9 @@ config::DevicePlaceTrainConfig ResolveTrainConfig(const TrainOptions& o, int arg
     cfg.mutable_env()->set_fuse_max_group_fraction(0);
     // The budget flags as --set under the user's: config.pbtxt records the new budget.
     run::RunDirFlags flags = o.dir;
-    const std::vector<std::string> budget = run::BudgetOverrides(o.minutes, o.checkpoint_minutes);
+    const std::vector<std::string> budget = run::BudgetOverrides(o.minutes, o.checkpoint_minutes, "run.");
     flags.sets.insert(flags.sets.begin(), budget.begin(), budget.end());
-    run::ResolveRunConfig(flags, *dir, &cfg, run::CommandLineText(argc, argv));
+    run::ResolveRunConfig(flags, *dir, &cfg, run::CommandLineText(argc, argv), run::TrainingRunResumeChangeable());
   } else {
     if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
     if (!o.graphs.empty()) {
@@ -202,8 +202,8 @@ config::DevicePlaceTrainConfig ResolveTrainConfig(const TrainOptions& o, int arg
         for (const std::string& s : SplitGraphSpecs(g)) cfg.add_graphs(s);
     }
     if (!o.machine.empty()) cfg.set_machine(o.machine);
-    if (o.minutes > 0) cfg.set_minutes(o.minutes);
-    if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
+    if (o.minutes > 0) cfg.mutable_run()->set_minutes(o.minutes);
+    if (o.seed >= 0) cfg.mutable_run()->set_seed(static_cast<uint64_t>(o.seed));
     if (!o.algorithm.empty()) cfg.mutable_agent()->set_algorithm(o.algorithm);
     if (!o.method.empty()) {
       // --method ppo | reinforce: the policy alone, with that algorithm; hdp: grouper + placer (REINFORCE).
@@ -213,8 +213,8 @@ config::DevicePlaceTrainConfig ResolveTrainConfig(const TrainOptions& o, int arg
       cfg.set_method(o.method == "hdp" ? "hdp" : "");
       cfg.mutable_agent()->set_algorithm(algorithm);
     }
-    if (!o.clock.empty()) cfg.set_clock(o.clock);
-    if (o.checkpoint_minutes > 0) cfg.set_checkpoint_minutes(o.checkpoint_minutes);
+    if (!o.clock.empty()) cfg.mutable_run()->set_clock(o.clock);
+    if (o.checkpoint_minutes > 0) cfg.mutable_run()->set_checkpoint_minutes(o.checkpoint_minutes);
     run::ApplyOverrides(o.dir.sets, &cfg);
     run::MakeInputPathsAbsolute(&cfg);  // as config.pbtxt has them: a resumed run names its graphs alike
   }
@@ -224,14 +224,14 @@ config::DevicePlaceTrainConfig ResolveTrainConfig(const TrainOptions& o, int arg
 // Checks of meaning (ConfigError naming the field).
 void CheckTrainConfig(const config::DevicePlaceTrainConfig& cfg) {
   if (cfg.graphs().empty()) throw ConfigError("give at least one graph (--graph SPEC[,SPEC2,...])");
-  if (!std::isfinite(cfg.minutes()) || cfg.minutes() <= 0 || cfg.minutes() * 60 > cli::kMaxSeconds)
+  if (!std::isfinite(cfg.run().minutes()) || cfg.run().minutes() <= 0 || cfg.run().minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("minutes must be in (0, a week]");
   if (cfg.episodes_per_update() < 1 || cfg.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
-  if (!std::isfinite(cfg.checkpoint_minutes()) || cfg.checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
+  if (!std::isfinite(cfg.run().checkpoint_minutes()) || cfg.run().checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
   CheckPolicyConfig(cfg.policy());
   CheckAgentConfig(cfg.agent());
   CheckEnvConfig(cfg.env());
-  (void)ParseBudgetClock(cfg.clock());  // throws on anything but wall | cpu
+  (void)ParseBudgetClock(cfg.run().clock());  // throws on anything but wall | cpu
   const bool hdp = cfg.method() == "hdp";
   if (!hdp && !cfg.method().empty())
     throw ConfigError("method must be hdp or empty (the policy alone, agent.algorithm), got '" + cfg.method() + "'");
@@ -256,7 +256,7 @@ std::unique_ptr<encoders::HdpGrouper> MakeGrouper(const config::DevicePlaceTrain
   const int devices = task.env->num_actions();
   go.num_groups = cfg.hdp().num_groups() > 0 ? cfg.hdp().num_groups() : std::min(256, 20 * devices);
   go.hidden_dim = cfg.hdp().hidden_dim();
-  go.init_seed = cfg.seed() + 1;
+  go.init_seed = cfg.run().seed() + 1;
   go.learning_rate = ao.learning_rate;
   go.adam_eps = ao.adam_eps;
   go.max_grad_norm = ao.max_grad_norm;
@@ -341,7 +341,7 @@ int WriteDeviceTrainingResult(const TrainOptions& o, const config::DevicePlaceTr
             {"method", hdp ? "hdp" : cfg.agent().algorithm()},
             {"clock", BudgetClockName(clock)},
             {"checkpoint", ckpt},
-            {"budget_minutes", cfg.minutes()},
+            {"budget_minutes", cfg.run().minutes()},
             {"max_updates", o.max_updates > 0 ? json(o.max_updates) : json(nullptr)},
             {"stopped_by_signal", run::StopRequested()},
             {"out", dir->path()}};
@@ -398,7 +398,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     CheckTrainConfig(c);
     return c;
   }();
-  const BudgetClock clock = ParseBudgetClock(cfg.clock());
+  const BudgetClock clock = ParseBudgetClock(cfg.run().clock());
   const bool hdp = cfg.method() == "hdp";
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
 
@@ -410,9 +410,9 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
   encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
   if (!cfg.policy().preset().empty()) po.preset = encoders::ParsePolicyPreset(cfg.policy().preset());
-  po.init_seed = cfg.seed();
+  po.init_seed = cfg.run().seed();
   encoders::Policy policy(po, layout);
-  const agents::AgentOptions ao = AgentOptionsFrom(cfg.agent(), cfg.seed());
+  const agents::AgentOptions ao = AgentOptionsFrom(cfg.agent(), cfg.run().seed());
   agents::Learner learner(&policy, ao);
   std::unique_ptr<encoders::HdpGrouper> grouper;
   HdpState hs;
@@ -434,7 +434,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   run::ProgressOptions pgo;
   pgo.label = "place-train";
   pgo.unit = "episodes";
-  pgo.budget_seconds = std::max(1e-3, cfg.minutes() * 60 - st.elapsed_s);
+  pgo.budget_seconds = std::max(1e-3, cfg.run().minutes() * 60 - st.elapsed_s);
   if (clock == BudgetClock::kCpu) pgo.clock = ProcessCpuSeconds;
   run::Progress progress(pgo);
   double last_ckpt = st.elapsed_s;
@@ -463,13 +463,13 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   auto every_update = [&](const DeviceTrainingState& s, double elapsed_s) {
     progress.Update(static_cast<double>(s.episodes));
     // The first update's checkpoint makes the run resumable early (it leaves the RNG alone).
-    if (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
+    if (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.run().checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
   };
   if (hdp) {
-    TrainHdp(envs[0], *grouper, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, clock, &st, &hs,
+    TrainHdp(envs[0], *grouper, learner, cfg.episodes_per_update(), cfg.run().seed(), cfg.run().minutes() * 60, clock, &st, &hs,
              stop, log, every_update);
   } else {
-    TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, &st, stop, log, every_update,
+    TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.run().seed(), cfg.run().minutes() * 60, &st, stop, log, every_update,
                 clock);
   }
   checkpoint(st, st.elapsed_s);
