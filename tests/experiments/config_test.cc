@@ -406,6 +406,7 @@ TEST(ConfigAliases, EveryAliasInTheSchemasIsOptionalAndNamesAFieldOfItsType) {
         ++aliases;
         SCOPED_TRACE(f->full_name() + " -> " + target);
         EXPECT_TRUE(f->has_presence());
+        EXPECT_FALSE(f->is_repeated());
         const google::protobuf::Descriptor* at = d;
         const google::protobuf::FieldDescriptor* tf = nullptr;
         std::stringstream parts(target);
