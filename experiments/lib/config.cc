@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <memory>
 
 #include <google/protobuf/descriptor.h>
@@ -14,6 +16,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "datasets/util/files.h"
+#include "experiments/lib/config_help.h"
 
 namespace placerl::run {
 
@@ -256,15 +259,141 @@ void MergeNamed(const pb::Message& from, const pb::TextFormat::ParseInfoTree& tr
 
 }  // namespace
 
+namespace {
+
+std::string ValueText(const pb::Message& m, const pb::FieldDescriptor* f);  // (below)
+
+// The field at the dotted `path` below `m` (through singular message fields, created on the
+// way), or {m, nullptr} when there is none.
+std::pair<pb::Message*, const pb::FieldDescriptor*> MutableLeaf(pb::Message* m, const std::string& path) {
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string name = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const pb::FieldDescriptor* f = m->GetDescriptor()->FindFieldByName(name);
+    if (f == nullptr) return {m, nullptr};
+    if (dot == std::string::npos) return {m, f};
+    if (f->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE || f->is_repeated()) return {m, nullptr};
+    m = m->GetReflection()->MutableMessage(m, f);
+    start = dot + 1;
+  }
+}
+
+// to.tf = from.ff (singular fields of one type).
+void CopySingular(const pb::Message& from, const pb::FieldDescriptor* ff, pb::Message* to, const pb::FieldDescriptor* tf) {
+  const pb::Reflection* r = from.GetReflection();
+  const pb::Reflection* tr = to->GetReflection();
+  switch (ff->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_INT32: tr->SetInt32(to, tf, r->GetInt32(from, ff)); break;
+    case pb::FieldDescriptor::CPPTYPE_INT64: tr->SetInt64(to, tf, r->GetInt64(from, ff)); break;
+    case pb::FieldDescriptor::CPPTYPE_UINT32: tr->SetUInt32(to, tf, r->GetUInt32(from, ff)); break;
+    case pb::FieldDescriptor::CPPTYPE_UINT64: tr->SetUInt64(to, tf, r->GetUInt64(from, ff)); break;
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE: tr->SetDouble(to, tf, r->GetDouble(from, ff)); break;
+    case pb::FieldDescriptor::CPPTYPE_FLOAT: tr->SetFloat(to, tf, r->GetFloat(from, ff)); break;
+    case pb::FieldDescriptor::CPPTYPE_BOOL: tr->SetBool(to, tf, r->GetBool(from, ff)); break;
+    case pb::FieldDescriptor::CPPTYPE_ENUM: tr->SetEnumValue(to, tf, r->GetEnumValue(from, ff)); break;
+    case pb::FieldDescriptor::CPPTYPE_STRING: tr->SetString(to, tf, r->GetString(from, ff)); break;
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE: tr->MutableMessage(to, tf)->CopyFrom(r->GetMessage(from, ff)); break;
+  }
+}
+
+// A text that gives an alias and its target different values is refused at the alias's line.
+void CheckAliasConflicts(const pb::Message& m, const pb::TextFormat::ParseInfoTree& tree, const std::string& file) {
+  const pb::Descriptor* d = m.GetDescriptor();
+  const pb::Reflection* r = m.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const pb::FieldDescriptor* f = d->field(i);
+    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+      const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+      for (int k = 0; k < n; ++k) {
+        const pb::TextFormat::ParseInfoTree* nested = tree.GetTreeForNested(f, f->is_repeated() ? k : -1);
+        if (nested != nullptr)
+          CheckAliasConflicts(f->is_repeated() ? r->GetRepeatedMessage(m, f, k) : r->GetMessage(m, f), *nested, file);
+      }
+    }
+    const std::string target = AliasTarget(f);
+    if (target.empty() || f->is_repeated()) continue;
+    const pb::TextFormat::ParseLocation at = tree.GetLocation(f, -1);
+    if (at.line < 0) continue;
+    // The target, if this text names it too.
+    const pb::Message* tm = &m;
+    const pb::TextFormat::ParseInfoTree* tt = &tree;
+    const pb::FieldDescriptor* tf = nullptr;
+    for (size_t start = 0; tt != nullptr;) {
+      const size_t dot = target.find('.', start);
+      tf = tm->GetDescriptor()->FindFieldByName(target.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+      if (tf == nullptr || dot == std::string::npos) break;
+      if (tf->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE || tf->is_repeated()) {
+        tf = nullptr;
+        break;
+      }
+      tt = tt->GetTreeForNested(tf, -1);
+      tm = &tm->GetReflection()->GetMessage(*tm, tf);
+      start = dot + 1;
+    }
+    if (tt == nullptr || tf == nullptr || tt->GetLocation(tf, -1).line < 0) continue;
+    const std::string a = ValueText(m, f), b = ValueText(*tm, tf);
+    if (a != b)
+      throw ConfigParseError(file, at.line + 1, at.column + 1,
+                             f->name() + " (a deprecated alias of " + target + ") is " + a + " but " + target +
+                                 " is " + b + " in the same text; give " + target + " only");
+  }
+}
+
+}  // namespace
+
+std::string AliasTarget(const pb::FieldDescriptor* field) {
+  static const std::string kPrefix = "deprecated alias of ";
+  const std::string d = FieldDescription(field);
+  if (d.compare(0, kPrefix.size(), kPrefix) != 0) return "";
+  size_t end = kPrefix.size();
+  while (end < d.size() && (std::isalnum(static_cast<unsigned char>(d[end])) || d[end] == '_' || d[end] == '.')) ++end;
+  std::string target = d.substr(kPrefix.size(), end - kPrefix.size());
+  while (!target.empty() && target.back() == '.') target.pop_back();
+  return target;
+}
+
+void MoveAliases(pb::Message* message) {
+  const pb::Descriptor* d = message->GetDescriptor();
+  const pb::Reflection* r = message->GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const pb::FieldDescriptor* f = d->field(i);
+    if (f->is_repeated()) {
+      if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE)
+        for (int k = 0; k < r->FieldSize(*message, f); ++k) MoveAliases(r->MutableRepeatedMessage(message, f, k));
+      continue;
+    }
+    const std::string target = AliasTarget(f);
+    if (!target.empty()) {
+      if (!f->has_presence()) throw ConfigError("config schema: alias " + f->full_name() + " must be `optional`");
+      if (!r->HasField(*message, f)) continue;
+      const auto [holder, tf] = MutableLeaf(message, target);
+      if (tf == nullptr || tf->is_repeated() || tf->cpp_type() != f->cpp_type())
+        throw ConfigError("config schema: " + f->full_name() + " is an alias of '" + target +
+                          "', which is not a field of the same type");
+      CopySingular(*message, f, holder, tf);
+      r->ClearField(message, f);
+      continue;
+    }
+    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE && r->HasField(*message, f))
+      MoveAliases(r->MutableMessage(message, f));
+  }
+}
+
 void ParseConfigText(const std::string& text, const std::string& file, pb::Message* message) {
-  Parse(text, file, message, nullptr);
+  pb::TextFormat::ParseInfoTree tree;
+  Parse(text, file, message, &tree);
+  CheckAliasConflicts(*message, tree, file);
+  MoveAliases(message);
 }
 
 void MergeConfigText(const std::string& text, const std::string& file, pb::Message* message) {
   std::unique_ptr<pb::Message> given(message->New());
   pb::TextFormat::ParseInfoTree tree;
   Parse(text, file, given.get(), &tree);
+  CheckAliasConflicts(*given, tree, file);
   MergeNamed(*given, tree, message);
+  MoveAliases(message);  // the aliases the text named (a config holds none otherwise) into their targets
 }
 
 void MergeConfigFile(const std::string& path, pb::Message* message) {
@@ -276,14 +405,26 @@ void LoadConfig(const std::string& path, pb::Message* message) {
 }
 
 
-void ApplyOverride(const std::string& assignment, pb::Message* message) {
+namespace {
+
+// One --set: the key it set in the end (an alias resolved to its target), whether it went
+// through an alias, and the value the key holds after it.
+struct Applied {
+  std::string path;
+  bool via_alias = false;
+  std::string value;
+};
+
+Applied ApplyOne(const std::string& assignment, pb::Message* message) {
   const size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) Fail(assignment, "expected path=value, e.g. ppo.clip=0.1");
-  const std::string path = assignment.substr(0, eq);
+  std::string path = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
 
+  Applied applied;
   pb::Message* m = message;
   size_t start = 0;
+  int hops = 0;
   while (true) {
     const size_t dot = path.find('.', start);
     const std::string name = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
@@ -292,6 +433,14 @@ void ApplyOverride(const std::string& assignment, pb::Message* message) {
     if (f == nullptr) {
       const std::string where = start == 0 ? d->full_name() : "'" + path.substr(0, start - 1) + "' (" + d->full_name() + ")";
       Fail(assignment, "no field '" + name + "' in " + where + " (fields: " + FieldNames(d) + ")");
+    }
+    // A deprecated alias: the same assignment to the key it names (relative to this message).
+    const std::string target = AliasTarget(f);
+    if (!target.empty()) {
+      if (++hops > 8) Fail(assignment, "'" + name + "' is an alias of an alias of … (a loop in the schema)");
+      path = path.substr(0, start) + target + (dot == std::string::npos ? "" : path.substr(dot));
+      applied.via_alias = true;
+      continue;
     }
     const pb::Reflection* r = m->GetReflection();
     if (dot != std::string::npos) {
@@ -315,18 +464,37 @@ void ApplyOverride(const std::string& assignment, pb::Message* message) {
       if (!parser.MergeFromString(text, sub) || errors.has) {
         Fail(assignment, "column " + std::to_string(errors.column + 1) + " of the value: " + errors.message);
       }
+      MoveAliases(sub);
     } else if (f->is_repeated()) {
       r->ClearField(m, f);
       for (const std::string& piece : SplitCommaList(value)) SetScalar(assignment, m, f, piece);
     } else {
       SetScalar(assignment, m, f, value);
     }
-    return;
+    applied.path = path;
+    applied.value = ValueText(*m, f);
+    return applied;
   }
 }
 
+}  // namespace
+
+void ApplyOverride(const std::string& assignment, pb::Message* message) { ApplyOne(assignment, message); }
+
 void ApplyOverrides(const std::vector<std::string>& assignments, pb::Message* message) {
-  for (const std::string& a : assignments) ApplyOverride(a, message);
+  // Per key: the last assignment through an alias and the last direct one, with the value each
+  // left; the two kinds disagreeing is refused (the same kind twice: the last wins, as ever).
+  std::map<std::string, std::pair<std::string, std::string>> last[2];
+  for (const std::string& a : assignments) {
+    const Applied now = ApplyOne(a, message);
+    last[now.via_alias][now.path] = {a, now.value};
+    const auto other = last[!now.via_alias].find(now.path);
+    if (other == last[!now.via_alias].end() || other->second.second == now.value) continue;
+    const std::string& alias = now.via_alias ? a : other->second.first;
+    const std::string& direct = now.via_alias ? other->second.first : a;
+    throw ConfigError("--set '" + alias + "' and --set '" + direct + "' ask for different values of " + now.path + " (" +
+                      alias.substr(0, alias.find('=')) + " is a deprecated alias of it); give " + now.path + " once");
+  }
 }
 
 namespace {

@@ -55,6 +55,18 @@ void MergeConfigFile(const std::string& path, google::protobuf::Message* message
 void ApplyOverride(const std::string& assignment, google::protobuf::Message* message);
 void ApplyOverrides(const std::vector<std::string>& assignments, google::protobuf::Message* message);
 
+// Deprecated aliases (docs/conventions.md "Run directories"): a key that moved keeps its old
+// field in the schema, `optional` (so that it is printed only when set), with a comment that
+// starts "deprecated alias of <path>" — the dotted path of the new key, relative to the
+// message that holds the alias, of the same type. ParseConfigText / MergeConfigText /
+// ApplyOverride read an alias into its target and clear it, so every config these functions
+// return holds the new keys only (and config.pbtxt files are written in the new form); a text
+// or a --set list that gives an alias and its target different values is refused, one line.
+// AliasTarget: the target path of `field`, "" when it is not an alias.
+std::string AliasTarget(const google::protobuf::FieldDescriptor* field);
+// Moves every alias that is set in `message` (recursively) into its target, and clears it.
+void MoveAliases(google::protobuf::Message* message);
+
 // A field whose value differs between two configs of one type: its dotted path ("agent.clip";
 // a repeated field as a whole) and both values as text format prints them (a list as
 // "[a, b]"; a message field present on one side only as "{…}" / "(unset)").

@@ -9,6 +9,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "datasets/proto/descriptors.h"
+#include "experiments/lib/config.h"
 
 namespace placerl::run {
 namespace {
@@ -103,19 +104,25 @@ struct Row {
   std::string path, type, value, description;
 };
 
+// Keys in field order, message fields followed by their keys; deprecated aliases (config.h
+// AliasTarget) go to `aliases` instead.
 void Walk(const pb::Message& m, const std::string& prefix, std::set<const pb::Descriptor*>* open,
-          std::vector<Row>* rows) {
+          std::vector<Row>* rows, std::vector<Row>* aliases) {
   const pb::Descriptor* d = m.GetDescriptor();
   open->insert(d);
   for (int i = 0; i < d->field_count(); ++i) {
     const pb::FieldDescriptor* f = d->field(i);
     const std::string path = prefix + f->name();
+    if (!AliasTarget(f).empty()) {
+      aliases->push_back({path, TypeName(f), "", FieldDescription(f)});
+      continue;
+    }
     const bool nested = f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE && !f->is_repeated() &&
                         !open->count(f->message_type());
     if (nested) {
       // The message's own line, then its keys.
       rows->push_back({path, TypeName(f), "", FieldDescription(f)});
-      Walk(m.GetReflection()->GetMessage(m, f), path + ".", open, rows);
+      Walk(m.GetReflection()->GetMessage(m, f), path + ".", open, rows, aliases);
     } else {
       rows->push_back({path, TypeName(f), DefaultText(m, f), FieldDescription(f)});
     }
@@ -145,9 +152,9 @@ std::string FieldDescription(const pb::FieldDescriptor* field) {
 }
 
 std::string ConfigHelp(const pb::Message& defaults, const std::string& binary) {
-  std::vector<Row> rows;
+  std::vector<Row> rows, aliases;
   std::set<const pb::Descriptor*> open;
-  Walk(defaults, "", &open, &rows);
+  Walk(defaults, "", &open, &rows, &aliases);
   size_t wp = 0, wt = 0, wv = 0;
   for (const auto& r : rows) {
     wp = std::max(wp, r.path.size());
@@ -160,6 +167,11 @@ std::string ConfigHelp(const pb::Message& defaults, const std::string& binary) {
   auto pad = [](const std::string& s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size() + 1, ' '); };
   out << pad("key", wp) << pad("type", wt) << pad("default", wv) << "description\n";
   for (const auto& r : rows) out << pad(r.path, wp) << pad(r.type, wt) << pad(r.value, wv) << r.description << "\n";
+  if (!aliases.empty()) {
+    out << "\nold keys, still read from --set, --config files, run directories and checkpoints (a config is written "
+           "with the key each names):\n";
+    for (const auto& r : aliases) out << pad(r.path, wp) << pad(r.type, wt) << pad(r.value, wv) << r.description << "\n";
+  }
   return out.str();
 }
 

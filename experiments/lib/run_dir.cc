@@ -98,15 +98,15 @@ void ResolveRunConfig(const RunDirFlags& flags, RunDirectory& run, google::proto
   run.WriteConfig(*message, header);
 }
 
-std::vector<std::string> BudgetOverrides(double minutes, double checkpoint_minutes) {
+std::vector<std::string> BudgetOverrides(double minutes, double checkpoint_minutes, const std::string& prefix) {
   auto text = [](double v) {
     char b[40];
     std::snprintf(b, sizeof b, "%.17g", v);
     return std::string(b);
   };
   std::vector<std::string> sets;
-  if (minutes > 0) sets.push_back("minutes=" + text(minutes));
-  if (checkpoint_minutes > 0) sets.push_back("checkpoint_minutes=" + text(checkpoint_minutes));
+  if (minutes > 0) sets.push_back(prefix + "minutes=" + text(minutes));
+  if (checkpoint_minutes > 0) sets.push_back(prefix + "checkpoint_minutes=" + text(checkpoint_minutes));
   return sets;
 }
 

@@ -72,6 +72,11 @@ inline const std::vector<std::string>& DefaultResumeChangeable() {
   static const std::vector<std::string> fields = {"minutes", "checkpoint_minutes"};
   return fields;
 }
+// … of the training binaries, whose budget is a TrainingRunConfig `run` (chip_placement.proto).
+inline const std::vector<std::string>& TrainingRunResumeChangeable() {
+  static const std::vector<std::string> fields = {"run.minutes", "run.checkpoint_minutes"};
+  return fields;
+}
 
 // The run's config, the same way in every binary: `message` holds the binary's defaults on
 // entry; a new run merges --config FILE over them, a resumed run reads DIR/config.pbtxt
@@ -88,8 +93,9 @@ void ResolveRunConfig(const RunDirFlags& flags, RunDirectory& run, google::proto
                       const std::vector<std::string>& resume_changeable = DefaultResumeChangeable());
 
 // A resumed run's budget flags (--minutes M, --checkpoint-minutes C; 0 = not given) as --set
-// overrides ("minutes=M"), to go before the user's --set: config.pbtxt then records them.
-std::vector<std::string> BudgetOverrides(double minutes, double checkpoint_minutes);
+// overrides ("minutes=M"; `prefix` goes before the keys: "run." gives "run.minutes=M"), to go
+// before the user's --set: config.pbtxt then records them.
+std::vector<std::string> BudgetOverrides(double minutes, double checkpoint_minutes, const std::string& prefix = "");
 
 // The directories `path` and its missing ancestors that creating `path` would make (deepest
 // first; none when it exists).

@@ -94,10 +94,10 @@ TEST(ConfigHelpCli, EveryBinaryWithSetPrintsItsKeys) {
       {"place-baseline --env device", {"\nmethod ", "\nsct_threshold "}},
       {"train-proposer", {"\nsigma ", "\nrun.sa.soft_move_prob ", "\nrun.max_evaluations "}},
       {"place-train", {"\nagent.learning_rate ", "\npolicy.embedding_dim ", "\nchip.cost_map "}},
-      {"place-train --env device", {"\nmemory_mask ", "\nhdp.num_groups "}},
+      {"place-train --env device", {"\nmemory_mask ", "\nhdp.num_groups ", "\nenv.memory_mask ", "\nenv.oom_factor "}},
       {"place", {"\ncheckpoint ", "\nagent.clip "}},
       // the defaults RunPlace uses (DefaultDevicePlaceConfig), not proto3's empty machine
-      {"place --env device", {"\noom_factor ", "\nfuse_max_group_fraction ", "\"k80(gpus=2)\""}},
+      {"place --env device", {"\noom_factor ", "\nfuse_max_group_fraction ", "\"k80(gpus=2)\"", "\nenv.oom_factor "}},
       {"nas-search", {"\npopulation ", "\nnb201_table "}},
       {"nas-search --method ppo", {"\nagent.clip ", "\nepisodes_per_update "}},
   };
@@ -118,6 +118,29 @@ TEST(ConfigHelpCli, EveryBinaryWithSetPrintsItsKeys) {
       EXPECT_FALSE(line.back() == ' ') << cmd << ": a key without a description: " << line;
     }
     EXPECT_GT(rows, 5) << cmd;
+  }
+}
+
+// The device environment's keys: env.* in the table with the binary's defaults and their
+// descriptions; the old top-level keys (deprecated aliases) after it, in a block of their own.
+TEST(ConfigHelpCli, DeviceEnvKeysAreNestedAndTheOldKeysListedApart) {
+  for (const std::string cmd : {"place-train --env device", "place --env device"}) {
+    const std::string bin = cmd.substr(0, cmd.find(' '));
+    if (!std::filesystem::exists(testing::BinDir() + "/" + bin)) continue;  // LibTorch binaries absent
+    const auto r = testing::ShSplit(testing::BinDir() + "/" + cmd + " --help-config");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const size_t nested = r.out.find("\nenv.fuse_max_group_fraction ");
+    const size_t old_block = r.out.find("\nold keys, still read from --set");
+    const size_t old_key = r.out.find("\nfuse_max_group_fraction ");
+    ASSERT_NE(nested, std::string::npos) << r.out;
+    ASSERT_NE(old_block, std::string::npos) << r.out;
+    EXPECT_LT(nested, old_block);
+    EXPECT_GT(old_key, old_block);
+    const std::string line = r.out.substr(nested + 1, r.out.find('\n', nested + 1) - nested - 1);
+    EXPECT_NE(line.find(" 0.5 "), std::string::npos) << line;  // the binary's default
+    EXPECT_NE(line.find("smallest accelerator"), std::string::npos) << line;  // the description
+    const std::string old_line = r.out.substr(old_key + 1, r.out.find('\n', old_key + 1) - old_key - 1);
+    EXPECT_NE(old_line.find("deprecated alias of env.fuse_max_group_fraction"), std::string::npos) << old_line;
   }
 }
 

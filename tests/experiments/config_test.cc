@@ -232,3 +232,202 @@ TEST(ConfigDifferences, NamesEveryChangedFieldByItsPath) {
 
 }  // namespace
 }  // namespace placerl::run
+
+// ---------------------------------------------------------------- deprecated aliases
+// The device environment's keys moved into one message (`env`); the old top-level keys are
+// deprecated aliases (config.h AliasTarget) that every reader moves into env.
+
+
+#include <fstream>
+#include <sstream>
+
+#include <google/protobuf/descriptor.pb.h>
+
+#include "datasets/proto/descriptors.h"
+#include "datasets/proto/chip_placement.pb.h"
+#include "datasets/proto/device_placement.pb.h"
+#include "experiments/lib/config_help.h"
+
+namespace placerl::run {
+namespace {
+
+// The settings of tests/data/device_old_run (written by place-train before `env` existed) as
+// the old keys name them, over DefaultTrainConfig's environment.
+config::DevicePlaceTrainConfig WithEnvDefaults() {
+  config::DevicePlaceTrainConfig c;
+  config::DeviceEnvConfig& e = *c.mutable_env();
+  e.set_reward("sqrt");
+  e.set_oom("relative");
+  e.set_oom_factor(10);
+  e.set_fuse_above_groups(300);
+  e.set_fuse_target_groups(128);
+  e.set_features("basic");
+  e.set_order("topological");
+  e.set_memory_estimate("lifetime");
+  e.set_fuse_max_group_fraction(0.5);
+  return c;
+}
+
+bool AnyAliasSet(const config::DevicePlaceTrainConfig& c) {
+  return c.has_minutes() || c.has_seed() || c.has_checkpoint_minutes() || c.has_clock() || c.has_memory_mask() || c.has_reward() || c.has_oom() || c.has_oom_factor() || c.has_fuse_above_groups() ||
+         c.has_fuse_target_groups() || c.has_features() || c.has_order() || c.has_memory_estimate() ||
+         c.has_fuse_max_group_fraction();
+}
+
+TEST(ConfigAliases, AnOldConfigFileIsReadIntoTheNestedMessage) {
+  const std::string old = "tests/data/device_old_run/config.pbtxt";
+  for (const bool merge : {true, false}) {
+    SCOPED_TRACE(merge ? "MergeConfigFile" : "LoadConfig");
+    config::DevicePlaceTrainConfig c = WithEnvDefaults();
+    if (merge) {
+      MergeConfigFile(old, &c);
+    } else {
+      LoadConfig(old, &c);
+    }
+    EXPECT_FALSE(AnyAliasSet(c));
+    EXPECT_TRUE(c.env().memory_mask());
+    EXPECT_EQ(c.env().oom_factor(), 7);
+    EXPECT_EQ(c.env().order(), "rank");
+    EXPECT_EQ(c.env().reward(), "sqrt");
+    EXPECT_EQ(c.env().memory_estimate(), "lifetime");
+    EXPECT_EQ(c.env().fuse_max_group_fraction(), 0.5);
+    EXPECT_EQ(c.run().seed(), 3u);
+    EXPECT_EQ(c.run().minutes(), 10);
+    EXPECT_EQ(c.run().checkpoint_minutes(), 5);
+    // Written back in the new form only, and read back to the same message.
+    const std::string text = ResolvedConfigText(c);
+    EXPECT_NE(text.find("\nenv {\n  memory_mask: true\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("\nmemory_mask:"), std::string::npos) << text;
+    EXPECT_EQ(text.find("\noom_factor:"), std::string::npos) << text;
+    config::DevicePlaceTrainConfig back;
+    ParseConfigText(text, "back", &back);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(back, c));
+  }
+}
+
+TEST(ConfigAliases, AnOldSetKeyIsTheNewKey) {
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"memory_mask=true", "env.memory_mask=true"}, {"reward=log", "env.reward=log"},
+      {"oom=fixed", "env.oom=fixed"},               {"oom_factor=7", "env.oom_factor=7"},
+      {"fuse_above_groups=50", "env.fuse_above_groups=50"}, {"fuse_target_groups=9", "env.fuse_target_groups=9"},
+      {"features=heft", "env.features=heft"},       {"order=rank", "env.order=rank"},
+      {"memory_estimate=all_outputs", "env.memory_estimate=all_outputs"},
+      {"fuse_max_group_fraction=0", "env.fuse_max_group_fraction=0"}};
+  for (const auto& [old_key, new_key] : pairs) {
+    SCOPED_TRACE(old_key);
+    config::DevicePlaceTrainConfig a = WithEnvDefaults(), b = WithEnvDefaults();
+    ApplyOverride(old_key, &a);
+    ApplyOverride(new_key, &b);
+    EXPECT_FALSE(AnyAliasSet(a));
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(a, b)) << ResolvedConfigText(a);
+    EXPECT_FALSE(google::protobuf::util::MessageDifferencer::Equals(a, WithEnvDefaults()));
+  }
+  // The training run's keys (chip and device place-train): run.*.
+  for (const char* key : {"minutes=3", "seed=7", "checkpoint_minutes=2", "clock=cpu"}) {
+    SCOPED_TRACE(key);
+    config::DevicePlaceTrainConfig a, b;
+    config::PlaceTrainConfig ca, cb;
+    ApplyOverride(key, &a);
+    ApplyOverride(std::string("run.") + key, &b);
+    ApplyOverride(key, &ca);
+    ApplyOverride(std::string("run.") + key, &cb);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(a, b)) << ResolvedConfigText(a);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ca, cb)) << ResolvedConfigText(ca);
+    EXPECT_TRUE(a.has_run());
+    EXPECT_FALSE(a.has_minutes() || a.has_seed() || a.has_checkpoint_minutes() || a.has_clock());
+  }
+  // The same for place --env device's config, and inside a --set of a message value.
+  config::DevicePlaceConfig p;
+  ApplyOverride("oom_factor=3", &p);
+  EXPECT_EQ(p.env().oom_factor(), 3);
+  EXPECT_FALSE(p.has_oom_factor());
+  // A bad value names the key as given.
+  config::DevicePlaceTrainConfig c;
+  try {
+    ApplyOverride("memory_mask=maybe", &c);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--set 'memory_mask=maybe': 'maybe' is not a bool", 0), 0u) << e.what();
+  }
+}
+
+TEST(ConfigAliases, AnAliasAndItsKeyWithDifferentValuesAreRefused) {
+  config::DevicePlaceTrainConfig c = WithEnvDefaults();
+  try {
+    ApplyOverrides({"memory_mask=true", "seed=2", "env.memory_mask=false"}, &c);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--set 'memory_mask=true' and --set 'env.memory_mask=false' ask for different values of env.memory_mask "
+              "(memory_mask is a deprecated alias of it); give env.memory_mask once");
+  }
+  // The same value twice, or one kind given twice (the last wins): fine.
+  c = WithEnvDefaults();
+  ApplyOverrides({"env.order=rank", "order=rank"}, &c);
+  EXPECT_EQ(c.env().order(), "rank");
+  ApplyOverrides({"order=rank", "order=topological"}, &c);
+  EXPECT_EQ(c.env().order(), "topological");
+  // In one text: refused at the alias, file:line:col.
+  c = WithEnvDefaults();
+  try {
+    MergeConfigText("seed: 2\nreward: \"id\"\nenv { reward: \"log\" }\n", "x.pbtxt", &c);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigParseError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "x.pbtxt:2:1: reward (a deprecated alias of env.reward) is \"id\" but env.reward is \"log\" in the "
+              "same text; give env.reward only");
+  }
+  MergeConfigText("reward: \"id\"\nenv { reward: \"id\" }\n", "y.pbtxt", &c);
+  EXPECT_EQ(c.env().reward(), "id");
+  EXPECT_FALSE(c.has_reward());
+  // Precedence between sources stays: a --set of the old key after a file's env.reward wins.
+  MergeConfigText("env { reward: \"log\" }\n", "z.pbtxt", &c);
+  ApplyOverride("reward=relative", &c);
+  EXPECT_EQ(c.env().reward(), "relative");
+}
+
+// Every alias of every schema is `optional` (so it is written only when set) and names a field
+// of its own type that has a description.
+TEST(ConfigAliases, EveryAliasInTheSchemasIsOptionalAndNamesAFieldOfItsType) {
+  google::protobuf::FileDescriptorSet set;
+  const auto data = config::ProtoDescriptorSet();
+  ASSERT_TRUE(set.ParseFromArray(data.data(), static_cast<int>(data.size())));
+  google::protobuf::DescriptorPool pool;
+  int aliases = 0;
+  for (const auto& file : set.file()) {
+    const google::protobuf::FileDescriptor* fd = pool.BuildFile(file);
+    ASSERT_NE(fd, nullptr) << file.name();
+    for (int i = 0; i < fd->message_type_count(); ++i) {
+      const google::protobuf::Descriptor* d = fd->message_type(i);
+      for (int j = 0; j < d->field_count(); ++j) {
+        const google::protobuf::FieldDescriptor* f = d->field(j);
+        const std::string target = AliasTarget(f);
+        if (target.empty()) continue;
+        ++aliases;
+        SCOPED_TRACE(f->full_name() + " -> " + target);
+        EXPECT_TRUE(f->has_presence());
+        EXPECT_FALSE(f->is_repeated());
+        const google::protobuf::Descriptor* at = d;
+        const google::protobuf::FieldDescriptor* tf = nullptr;
+        std::stringstream parts(target);
+        for (std::string part; std::getline(parts, part, '.');) {
+          ASSERT_NE(at, nullptr);
+          tf = at->FindFieldByName(part);
+          ASSERT_NE(tf, nullptr) << part;
+          at = tf->message_type();
+        }
+        ASSERT_NE(tf, nullptr);
+        EXPECT_EQ(tf->cpp_type(), f->cpp_type());
+        EXPECT_FALSE(tf->is_repeated());
+        EXPECT_TRUE(AliasTarget(tf).empty());
+        EXPECT_FALSE(FieldDescription(tf).empty());
+      }
+    }
+  }
+  // The device environment's ten keys in place-train's and place's configs; the four run keys
+  // (minutes, seed, checkpoint_minutes, clock) of both place-trains.
+  EXPECT_EQ(aliases, 28);
+}
+
+}  // namespace
+}  // namespace placerl::run

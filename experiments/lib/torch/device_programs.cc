@@ -55,22 +55,22 @@ namespace {
 
 using nlohmann::json;
 
-void CheckEnvOptions(const std::string& reward, const std::string& oom, double oom_factor, int fuse_above, int fuse_target,
-                     double fuse_max_group_fraction) {
-  env::CheckFuseMaxGroupFraction(fuse_max_group_fraction);
-  if (fuse_above < 0) throw ConfigError("fuse_above_groups must be >= 0 (0 = never fuse)");
-  if (fuse_above > 0 && fuse_target < 1) throw ConfigError("fuse_target_groups must be >= 1");
-  if (reward != "sqrt" && reward != "id" && reward != "log" && reward != "relative")
-    throw ConfigError("reward must be sqrt, id, log or relative (got '" + reward + "')");
-  if (oom != "relative" && oom != "fixed" && oom != "placeto")
-    throw ConfigError("oom must be relative, fixed or placeto (got '" + oom + "')");
-  if (!std::isfinite(oom_factor) || oom_factor < 0) throw ConfigError("oom_factor must be >= 0");
+// Checks of meaning of the device environment's settings (place-train's and place's `env`).
+void CheckEnvConfig(const config::DeviceEnvConfig& e) {
+  env::CheckFuseMaxGroupFraction(e.fuse_max_group_fraction());
+  if (e.fuse_above_groups() < 0) throw ConfigError("fuse_above_groups must be >= 0 (0 = never fuse)");
+  if (e.fuse_above_groups() > 0 && e.fuse_target_groups() < 1) throw ConfigError("fuse_target_groups must be >= 1");
+  if (e.reward() != "sqrt" && e.reward() != "id" && e.reward() != "log" && e.reward() != "relative")
+    throw ConfigError("reward must be sqrt, id, log or relative (got '" + e.reward() + "')");
+  if (e.oom() != "relative" && e.oom() != "fixed" && e.oom() != "placeto")
+    throw ConfigError("oom must be relative, fixed or placeto (got '" + e.oom() + "')");
+  if (!std::isfinite(e.oom_factor()) || e.oom_factor() < 0) throw ConfigError("oom_factor must be >= 0");
 }
 
-DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool memory_mask, const std::string& reward,
-                    const std::string& oom, double oom_factor, int fuse_above_groups, int fuse_target_groups,
-                    const std::string& features, const std::string& order, const std::string& memory_estimate,
-                    double fuse_max_group_fraction, const config::DevicePlaceTrainConfig* train = nullptr) {
+// The task of `graph` on `machine` in the environment `e` ("" features / order / memory_estimate:
+// basic / topological / all_outputs); place-train's episode settings from `train`.
+DeviceTask MakeTask(const std::string& graph, const std::string& machine, const config::DeviceEnvConfig& e,
+                    const config::DevicePlaceTrainConfig* train = nullptr) {
   env::DeviceEnvOptions eo;
   if (train) {  // place-train: mode / start / episode_start (docs/device_regulator.md)
     device_baseline::RegisterDeviceStartPlacers();
@@ -83,14 +83,14 @@ DeviceTask MakeTask(const std::string& graph, const std::string& machine, bool m
   eo.graph = graph;
   eo.machine = machine;
   if (!train) eo.mode = "oneshot";
-  eo.memory_mask = memory_mask;
-  eo.reward = reward;
-  eo.oom = oom;
-  eo.oom_factor = oom_factor;
-  eo.features = features.empty() ? "basic" : features;
-  eo.order = order.empty() ? "topological" : order;
-  eo.memory_estimate = memory_estimate.empty() ? "all_outputs" : memory_estimate;
-  return MakeDeviceTask(eo, fuse_above_groups, fuse_target_groups, fuse_max_group_fraction);
+  eo.memory_mask = e.memory_mask();
+  eo.reward = e.reward();
+  eo.oom = e.oom();
+  eo.oom_factor = e.oom_factor();
+  eo.features = e.features().empty() ? "basic" : e.features();
+  eo.order = e.order().empty() ? "topological" : e.order();
+  eo.memory_estimate = e.memory_estimate().empty() ? "all_outputs" : e.memory_estimate();
+  return MakeDeviceTask(eo, e.fuse_above_groups(), e.fuse_target_groups(), e.fuse_max_group_fraction());
 }
 
 // best.placement (the text perf-model simulate --placement reads), the timeline picture, and
@@ -153,20 +153,21 @@ struct TrainOptions {
 config::DevicePlaceTrainConfig DefaultTrainConfig() {
   config::DevicePlaceTrainConfig c;
   c.set_machine("k80(gpus=2)");
-  c.set_minutes(10);
-  c.set_seed(1);
+  c.mutable_run()->set_minutes(10);
+  c.mutable_run()->set_seed(1);
   c.set_episodes_per_update(16);
-  c.set_checkpoint_minutes(5);
-  c.set_memory_mask(false);
-  c.set_reward("sqrt");
-  c.set_oom("relative");
-  c.set_oom_factor(10);
-  c.set_fuse_above_groups(300);
-  c.set_fuse_target_groups(128);
-  c.set_features("basic");
-  c.set_order("topological");
-  c.set_memory_estimate("lifetime");  // with memory_mask=true (docs/device_placement.md "Memory mask")
-  c.set_fuse_max_group_fraction(0.5);  // with memory_mask=true (docs/device_placement.md "Memory cap of fusion")
+  c.mutable_run()->set_checkpoint_minutes(5);
+  config::DeviceEnvConfig& e = *c.mutable_env();
+  e.set_memory_mask(false);
+  e.set_reward("sqrt");
+  e.set_oom("relative");
+  e.set_oom_factor(10);
+  e.set_fuse_above_groups(300);
+  e.set_fuse_target_groups(128);
+  e.set_features("basic");
+  e.set_order("topological");
+  e.set_memory_estimate("lifetime");  // with memory_mask=true (docs/device_placement.md "Memory mask")
+  e.set_fuse_max_group_fraction(0.5);  // with memory_mask=true (docs/device_placement.md "Memory cap of fusion")
   c.mutable_hdp()->set_num_groups(0);  // HDP's TF code: min(256, 20 x devices)
   c.mutable_hdp()->set_hidden_dim(64);
   FillDefaultPolicyConfig(c.mutable_policy());
@@ -187,12 +188,12 @@ config::DevicePlaceTrainConfig ResolveTrainConfig(const TrainOptions& o, int arg
     dir = std::make_unique<run::RunDirectory>(run::ResolveRunDirFlags(o.dir));
     // A run started before fuse_max_group_fraction existed has no such line: it keeps its fusion
     // (uncapped); config.pbtxt lists every field, so runs since then have the line.
-    cfg.set_fuse_max_group_fraction(0);
+    cfg.mutable_env()->set_fuse_max_group_fraction(0);
     // The budget flags as --set under the user's: config.pbtxt records the new budget.
     run::RunDirFlags flags = o.dir;
-    const std::vector<std::string> budget = run::BudgetOverrides(o.minutes, o.checkpoint_minutes);
+    const std::vector<std::string> budget = run::BudgetOverrides(o.minutes, o.checkpoint_minutes, "run.");
     flags.sets.insert(flags.sets.begin(), budget.begin(), budget.end());
-    run::ResolveRunConfig(flags, *dir, &cfg, run::CommandLineText(argc, argv));
+    run::ResolveRunConfig(flags, *dir, &cfg, run::CommandLineText(argc, argv), run::TrainingRunResumeChangeable());
   } else {
     if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &cfg);
     if (!o.graphs.empty()) {
@@ -201,8 +202,8 @@ config::DevicePlaceTrainConfig ResolveTrainConfig(const TrainOptions& o, int arg
         for (const std::string& s : SplitGraphSpecs(g)) cfg.add_graphs(s);
     }
     if (!o.machine.empty()) cfg.set_machine(o.machine);
-    if (o.minutes > 0) cfg.set_minutes(o.minutes);
-    if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
+    if (o.minutes > 0) cfg.mutable_run()->set_minutes(o.minutes);
+    if (o.seed >= 0) cfg.mutable_run()->set_seed(static_cast<uint64_t>(o.seed));
     if (!o.algorithm.empty()) cfg.mutable_agent()->set_algorithm(o.algorithm);
     if (!o.method.empty()) {
       // --method ppo | reinforce: the policy alone, with that algorithm; hdp: grouper + placer (REINFORCE).
@@ -212,8 +213,8 @@ config::DevicePlaceTrainConfig ResolveTrainConfig(const TrainOptions& o, int arg
       cfg.set_method(o.method == "hdp" ? "hdp" : "");
       cfg.mutable_agent()->set_algorithm(algorithm);
     }
-    if (!o.clock.empty()) cfg.set_clock(o.clock);
-    if (o.checkpoint_minutes > 0) cfg.set_checkpoint_minutes(o.checkpoint_minutes);
+    if (!o.clock.empty()) cfg.mutable_run()->set_clock(o.clock);
+    if (o.checkpoint_minutes > 0) cfg.mutable_run()->set_checkpoint_minutes(o.checkpoint_minutes);
     run::ApplyOverrides(o.dir.sets, &cfg);
     run::MakeInputPathsAbsolute(&cfg);  // as config.pbtxt has them: a resumed run names its graphs alike
   }
@@ -223,15 +224,14 @@ config::DevicePlaceTrainConfig ResolveTrainConfig(const TrainOptions& o, int arg
 // Checks of meaning (ConfigError naming the field).
 void CheckTrainConfig(const config::DevicePlaceTrainConfig& cfg) {
   if (cfg.graphs().empty()) throw ConfigError("give at least one graph (--graph SPEC[,SPEC2,...])");
-  if (!std::isfinite(cfg.minutes()) || cfg.minutes() <= 0 || cfg.minutes() * 60 > cli::kMaxSeconds)
+  if (!std::isfinite(cfg.run().minutes()) || cfg.run().minutes() <= 0 || cfg.run().minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("minutes must be in (0, a week]");
   if (cfg.episodes_per_update() < 1 || cfg.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
-  if (!std::isfinite(cfg.checkpoint_minutes()) || cfg.checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
+  if (!std::isfinite(cfg.run().checkpoint_minutes()) || cfg.run().checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
   CheckPolicyConfig(cfg.policy());
   CheckAgentConfig(cfg.agent());
-  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups(),
-                  cfg.fuse_max_group_fraction());
-  (void)ParseBudgetClock(cfg.clock());  // throws on anything but wall | cpu
+  CheckEnvConfig(cfg.env());
+  (void)ParseBudgetClock(cfg.run().clock());  // throws on anything but wall | cpu
   const bool hdp = cfg.method() == "hdp";
   if (!hdp && !cfg.method().empty())
     throw ConfigError("method must be hdp or empty (the policy alone, agent.algorithm), got '" + cfg.method() + "'");
@@ -243,7 +243,7 @@ void CheckTrainConfig(const config::DevicePlaceTrainConfig& cfg) {
       throw ConfigError("hdp.num_groups must be in [0, 65536] (0 = min(256, 20 x devices))");
     if (cfg.hdp().hidden_dim() < 1 || cfg.hdp().hidden_dim() > 65536) throw ConfigError("hdp.hidden_dim must be in [1, 65536]");
     if (!cfg.mode().empty() && cfg.mode() != "oneshot") throw ConfigError("method=hdp needs mode=oneshot");
-    if (cfg.features() == "heft")
+    if (cfg.env().features() == "heft")
       throw ConfigError("method=hdp needs features=basic (features=heft's estimates are per co-location group of the graph, not per learned group)");
   }
 }
@@ -256,7 +256,7 @@ std::unique_ptr<encoders::HdpGrouper> MakeGrouper(const config::DevicePlaceTrain
   const int devices = task.env->num_actions();
   go.num_groups = cfg.hdp().num_groups() > 0 ? cfg.hdp().num_groups() : std::min(256, 20 * devices);
   go.hidden_dim = cfg.hdp().hidden_dim();
-  go.init_seed = cfg.seed() + 1;
+  go.init_seed = cfg.run().seed() + 1;
   go.learning_rate = ao.learning_rate;
   go.adam_eps = ao.adam_eps;
   go.max_grad_norm = ao.max_grad_norm;
@@ -341,7 +341,7 @@ int WriteDeviceTrainingResult(const TrainOptions& o, const config::DevicePlaceTr
             {"method", hdp ? "hdp" : cfg.agent().algorithm()},
             {"clock", BudgetClockName(clock)},
             {"checkpoint", ckpt},
-            {"budget_minutes", cfg.minutes()},
+            {"budget_minutes", cfg.run().minutes()},
             {"max_updates", o.max_updates > 0 ? json(o.max_updates) : json(nullptr)},
             {"stopped_by_signal", run::StopRequested()},
             {"out", dir->path()}};
@@ -398,22 +398,21 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
     CheckTrainConfig(c);
     return c;
   }();
-  const BudgetClock clock = ParseBudgetClock(cfg.clock());
+  const BudgetClock clock = ParseBudgetClock(cfg.run().clock());
   const bool hdp = cfg.method() == "hdp";
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
 
   // The graphs before the directory: bad input leaves nothing. HDP: the grouper replaces fusion.
+  config::DeviceEnvConfig env_config = cfg.env();
+  if (hdp) env_config.set_fuse_above_groups(0);
   std::vector<DeviceTask> envs;
-  for (const std::string& g : cfg.graphs())
-    envs.push_back(MakeTask(g, cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                            hdp ? 0 : cfg.fuse_above_groups(), cfg.fuse_target_groups(), cfg.features(), cfg.order(),
-                            cfg.memory_estimate(), cfg.fuse_max_group_fraction(), &cfg));
+  for (const std::string& g : cfg.graphs()) envs.push_back(MakeTask(g, cfg.machine(), env_config, &cfg));
   const encoders::FeatureLayout layout = encoders::FeatureLayout::Of(*envs[0].env);
   encoders::PolicyOptions po = PolicyOptionsFrom(cfg.policy());
   if (!cfg.policy().preset().empty()) po.preset = encoders::ParsePolicyPreset(cfg.policy().preset());
-  po.init_seed = cfg.seed();
+  po.init_seed = cfg.run().seed();
   encoders::Policy policy(po, layout);
-  const agents::AgentOptions ao = AgentOptionsFrom(cfg.agent(), cfg.seed());
+  const agents::AgentOptions ao = AgentOptionsFrom(cfg.agent(), cfg.run().seed());
   agents::Learner learner(&policy, ao);
   std::unique_ptr<encoders::HdpGrouper> grouper;
   HdpState hs;
@@ -435,7 +434,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   run::ProgressOptions pgo;
   pgo.label = "place-train";
   pgo.unit = "episodes";
-  pgo.budget_seconds = std::max(1e-3, cfg.minutes() * 60 - st.elapsed_s);
+  pgo.budget_seconds = std::max(1e-3, cfg.run().minutes() * 60 - st.elapsed_s);
   if (clock == BudgetClock::kCpu) pgo.clock = ProcessCpuSeconds;
   run::Progress progress(pgo);
   double last_ckpt = st.elapsed_s;
@@ -464,13 +463,13 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   auto every_update = [&](const DeviceTrainingState& s, double elapsed_s) {
     progress.Update(static_cast<double>(s.episodes));
     // The first update's checkpoint makes the run resumable early (it leaves the RNG alone).
-    if (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
+    if (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.run().checkpoint_minutes() * 60) checkpoint(s, elapsed_s);
   };
   if (hdp) {
-    TrainHdp(envs[0], *grouper, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, clock, &st, &hs,
+    TrainHdp(envs[0], *grouper, learner, cfg.episodes_per_update(), cfg.run().seed(), cfg.run().minutes() * 60, clock, &st, &hs,
              stop, log, every_update);
   } else {
-    TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.seed(), cfg.minutes() * 60, &st, stop, log, every_update,
+    TrainDevice(envs, learner, cfg.episodes_per_update(), cfg.run().seed(), cfg.run().minutes() * 60, &st, stop, log, every_update,
                 clock);
   }
   checkpoint(st, st.elapsed_s);
@@ -500,9 +499,10 @@ std::string CheckpointFile(const std::string& path) {
   return path;
 }
 
-// DevicePlaceConfig fields that are not the environment's (not compared with the training run's).
+// DevicePlaceConfig fields that are not the environment's (not compared with the training run's);
+// `env` is compared key by key (the names as before it was one message: memory_mask, …).
 const std::vector<std::string> kNotEnvironment = {"checkpoint", "graph", "samples", "finetune_minutes",
-                                                  "episodes_per_update", "seed", "agent", "clock"};
+                                                  "episodes_per_update", "seed", "agent", "clock", "env"};
 
 struct TrainedDeviceEnv {
   config::DevicePlaceConfig config;  // `base` with the training run's environment settings
@@ -523,19 +523,12 @@ TrainedDeviceEnv ReadTrainedDeviceEnv(const std::string& checkpoint, const confi
   } catch (const ParseError& e) {
     throw ConfigError(checkpoint + ": not a device placement checkpoint, or a damaged one (" + e.what() + ")");
   }
+  // (A checkpoint written before `env` existed has the old top-level keys: read into env.)
   config::DevicePlaceConfig& p = t.config;
   p.set_machine(c.machine());
-  p.set_memory_mask(c.memory_mask());
-  p.set_reward(c.reward());
-  p.set_oom(c.oom());
-  p.set_oom_factor(c.oom_factor());
+  *p.mutable_env() = c.env();
   // HDP learns its own groups instead of fusing (TrainHdp): its placer saw the unfused graph.
-  p.set_fuse_above_groups(c.method() == "hdp" ? 0 : c.fuse_above_groups());
-  p.set_fuse_target_groups(c.fuse_target_groups());
-  p.set_features(c.features());
-  p.set_order(c.order());
-  p.set_memory_estimate(c.memory_estimate());
-  p.set_fuse_max_group_fraction(c.fuse_max_group_fraction());
+  if (c.method() == "hdp") p.mutable_env()->set_fuse_above_groups(0);
   t.recorded = true;
   return t;
 }
@@ -549,13 +542,14 @@ config::DevicePlaceConfig DefaultDevicePlaceConfig() {
   defaults.set_finetune_minutes(0);
   defaults.set_episodes_per_update(16);
   defaults.set_seed(1);
-  defaults.set_reward("sqrt");
-  defaults.set_oom("relative");
-  defaults.set_oom_factor(10);
-  defaults.set_fuse_above_groups(300);
-  defaults.set_fuse_target_groups(128);
-  defaults.set_memory_estimate("lifetime");
-  defaults.set_fuse_max_group_fraction(0.5);
+  config::DeviceEnvConfig& e = *defaults.mutable_env();
+  e.set_reward("sqrt");
+  e.set_oom("relative");
+  e.set_oom_factor(10);
+  e.set_fuse_above_groups(300);
+  e.set_fuse_target_groups(128);
+  e.set_memory_estimate("lifetime");
+  e.set_fuse_max_group_fraction(0.5);
   FillDefaultAgentConfig(defaults.mutable_agent());
   return defaults;
 }
@@ -568,17 +562,17 @@ std::unique_ptr<encoders::Policy> LoadDevicePolicy(const std::string& ckpt, conf
   std::vector<DeviceTask>& envs = *tasks;
   std::unique_ptr<encoders::Policy> policy;
   for (const std::string& features : {std::string("basic"), std::string("heft")}) {
-    if (!cfg.features().empty() && cfg.features() != features) continue;
+    if (!cfg.env().features().empty() && cfg.env().features() != features) continue;
+    config::DeviceEnvConfig e = cfg.env();
+    e.set_features(features);
     envs.clear();
-    envs.push_back(MakeTask(cfg.graph(), cfg.machine(), cfg.memory_mask(), cfg.reward(), cfg.oom(), cfg.oom_factor(),
-                            cfg.fuse_above_groups(), cfg.fuse_target_groups(), features, cfg.order(),
-                            cfg.memory_estimate(), cfg.fuse_max_group_fraction()));
+    envs.push_back(MakeTask(cfg.graph(), cfg.machine(), e));
     try {
       policy = encoders::Policy::Load(ckpt, *envs[0].env);  // checks the layout (device count, features)
-      cfg.set_features(features);
+      cfg.mutable_env()->set_features(features);
       break;
     } catch (const ConfigError&) {
-      if (!cfg.features().empty() || features == "heft") throw;
+      if (!cfg.env().features().empty() || features == "heft") throw;
     }
   }
   return policy;
@@ -641,15 +635,17 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   const TrainedDeviceEnv trained = ReadTrainedDeviceEnv(ckpt, defaults);
   config::DevicePlaceConfig cfg = resolve(trained.config);
   const BudgetClock clock = ParseBudgetClock(cfg.clock());
-  const json changed = trained.recorded ? run::ReportTrainedSettingChanges(trained.config, cfg, kNotEnvironment, ckpt)
-                                        : json::object();
+  json changed = json::object();
+  if (trained.recorded) {
+    changed = run::ReportTrainedSettingChanges(trained.config, cfg, kNotEnvironment, ckpt);
+    changed.update(run::ReportTrainedSettingChanges(trained.config.env(), cfg.env(), {}, ckpt));
+  }
   if (cfg.samples() < 0 || cfg.samples() > 1000000) throw ConfigError("samples must be in [0, 1e6]");
   if (!std::isfinite(cfg.finetune_minutes()) || cfg.finetune_minutes() < 0 || cfg.finetune_minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("finetune_minutes must be in [0, a week]");
   if (cfg.episodes_per_update() < 1 || cfg.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
   CheckAgentConfig(cfg.agent());
-  CheckEnvOptions(cfg.reward(), cfg.oom(), cfg.oom_factor(), cfg.fuse_above_groups(), cfg.fuse_target_groups(),
-                  cfg.fuse_max_group_fraction());
+  CheckEnvConfig(cfg.env());
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   std::vector<DeviceTask> envs;
   const std::unique_ptr<encoders::Policy> policy = LoadDevicePolicy(ckpt, &cfg, &envs);

@@ -37,11 +37,11 @@ namespace placerl::place_train {
 config::PlaceTrainConfig DefaultConfig() {
   config::PlaceTrainConfig c;
   *c.mutable_chip() = DefaultChipEnvConfig();
-  c.set_minutes(10);
-  c.set_seed(1);
+  c.mutable_run()->set_minutes(10);
+  c.mutable_run()->set_seed(1);
   c.set_episodes_per_update(16);
   c.set_collect_batch(kDefaultCollectBatch);
-  c.set_checkpoint_minutes(5);
+  c.mutable_run()->set_checkpoint_minutes(5);
   c.set_maps(true);
   FillDefaultPolicyConfig(c.mutable_policy());
   c.mutable_policy()->set_preset(encoders::PolicyPresetName(encoders::PolicyOptions().preset));
@@ -77,12 +77,12 @@ void CheckPlaceTrainConfig(const config::PlaceTrainConfig& c) {
   if (c.plcs_size() != 0 && c.plcs_size() != c.netlists_size())
     throw ConfigError("plcs: give none or one per netlist (" + std::to_string(c.netlists_size()) + " netlists, " +
                       std::to_string(c.plcs_size()) + " plcs)");
-  if (!std::isfinite(c.minutes()) || c.minutes() <= 0 || c.minutes() * 60 > cli::kMaxSeconds)
+  if (!std::isfinite(c.run().minutes()) || c.run().minutes() <= 0 || c.run().minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("minutes must be in (0, " + std::to_string(static_cast<int>(cli::kMaxSeconds / 60)) + "]");
   if (c.episodes_per_update() < 1 || c.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
   if (c.collect_batch() < 1 || c.collect_batch() > 1024) throw ConfigError("collect_batch must be in [1, 1024]");
-  if (!std::isfinite(c.checkpoint_minutes()) || c.checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
-  ParseBudgetClock(c.clock());
+  if (!std::isfinite(c.run().checkpoint_minutes()) || c.run().checkpoint_minutes() <= 0) throw ConfigError("checkpoint_minutes must be > 0");
+  ParseBudgetClock(c.run().clock());
   CheckPolicyConfig(c.policy());
   if (!c.policy().preset().empty()) encoders::ParsePolicyPreset(c.policy().preset());  // "policy preset must be default or ct_faithful"
   CheckAgentConfig(c.agent());
@@ -91,7 +91,7 @@ void CheckPlaceTrainConfig(const config::PlaceTrainConfig& c) {
 encoders::PolicyOptions ChipPolicyOptions(const config::PlaceTrainConfig& c) {
   encoders::PolicyOptions o = PolicyOptionsFrom(c.policy());
   if (!c.policy().preset().empty()) o.preset = encoders::ParsePolicyPreset(c.policy().preset());
-  o.init_seed = c.seed();
+  o.init_seed = c.run().seed();
   return o;
 }
 
@@ -126,21 +126,22 @@ TrainStart StartTraining(const Options& o, workers::ProcessGroup* group, bool la
     if (!dir->resuming()) {
       for (const auto& n : o.netlists) cfg.add_netlists(n);
       for (const auto& p : o.plcs) cfg.add_plcs(p);
-      if (o.minutes > 0) cfg.set_minutes(o.minutes);
-      if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
+      if (o.minutes > 0) cfg.mutable_run()->set_minutes(o.minutes);
+      if (o.seed >= 0) cfg.mutable_run()->set_seed(static_cast<uint64_t>(o.seed));
       if (!o.algorithm.empty()) cfg.mutable_agent()->set_algorithm(o.algorithm);
-      if (!o.clock.empty()) cfg.set_clock(o.clock);
-      if (o.checkpoint_minutes > 0) cfg.set_checkpoint_minutes(o.checkpoint_minutes);
+      if (!o.clock.empty()) cfg.mutable_run()->set_clock(o.clock);
+      if (o.checkpoint_minutes > 0) cfg.mutable_run()->set_checkpoint_minutes(o.checkpoint_minutes);
     } else if (!o.netlists.empty() || !o.plcs.empty() || o.seed >= 0 || !o.algorithm.empty() || !o.clock.empty()) {
       throw ConfigError("--resume keeps the run's designs, seed, algorithm and clock; change the budget with --minutes");
     } else {
       // The budget flags of a resumed run, as --set (under the user's): recorded in config.pbtxt.
-      const std::vector<std::string> budget = run::BudgetOverrides(o.minutes, o.checkpoint_minutes);
+      const std::vector<std::string> budget = run::BudgetOverrides(o.minutes, o.checkpoint_minutes, "run.");
       flags.sets.insert(flags.sets.begin(), budget.begin(), budget.end());
     }
     if (!dir->resuming()) ApplyModeDefaults(flags, &cfg);
     // (A launched rank's command line is the user's plus the launcher's 6 hidden arguments.)
-    run::ResolveRunConfig(flags, *dir, &cfg, run::CommandLineText(launched ? o.argc - 6 : o.argc, o.argv));
+    run::ResolveRunConfig(flags, *dir, &cfg, run::CommandLineText(launched ? o.argc - 6 : o.argc, o.argv),
+                          run::TrainingRunResumeChangeable());
     CheckPlaceTrainConfig(cfg);
     if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
     config_text = run::ResolvedConfigText(cfg);
@@ -274,7 +275,7 @@ int WriteTrainingResult(const Options& o, const config::PlaceTrainConfig& cfg,
                       {"cost_map", cfg.chip().cost_map().empty() ? std::string("wirelength") : cfg.chip().cost_map()},
                       {"best_rescores", st.times.rescores},
                       {"checkpoint", ckpt},
-                      {"budget_minutes", cfg.minutes()},
+                      {"budget_minutes", cfg.run().minutes()},
                       {"max_updates", o.max_updates > 0 ? nlohmann::json(o.max_updates) : nlohmann::json(nullptr)},
                       {"stopped_by_signal", run::StopRequested()},
                       {"out", dir->path()}};
@@ -316,8 +317,8 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
   if (launched) workers::Heartbeat(o.rendezvous, rank);  // loading large designs takes a while
   const encoders::FeatureLayout layout = CommonLayout(envs);
   encoders::Policy policy(ChipPolicyOptions(cfg), layout);  // the same initial weights on every rank
-  agents::AgentOptions agent_options = AgentOptionsFrom(cfg.agent(), cfg.seed());
-  agent_options.seed = cfg.seed() + 1000003ULL * static_cast<uint64_t>(rank);  // each rank samples its own episodes
+  agents::AgentOptions agent_options = AgentOptionsFrom(cfg.agent(), cfg.run().seed());
+  agent_options.seed = cfg.run().seed() + 1000003ULL * static_cast<uint64_t>(rank);  // each rank samples its own episodes
   agents::Learner learner(&policy, agent_options);
   learner.SetCollective(group);
   ChipTrainingState st;
@@ -329,7 +330,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
   }
   agents::CheckSameWeights(learner, group, resuming ? "after loading the checkpoint" : "at the start");
 
-  const double budget = cfg.minutes() * 60;
+  const double budget = cfg.run().minutes() * 60;
   run::InstallStopOnSignal();
   std::unique_ptr<run::Progress> progress;
   if (rank == 0) {
@@ -337,7 +338,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
     po.label = "place-train";
     po.unit = "episodes";
     po.budget_seconds = std::max(1e-3, budget - st.elapsed_s);
-    if (ParseBudgetClock(cfg.clock()) == BudgetClock::kCpu) po.clock = ProcessCpuSeconds;
+    if (ParseBudgetClock(cfg.run().clock()) == BudgetClock::kCpu) po.clock = ProcessCpuSeconds;
     progress = std::make_unique<run::Progress>(po);
   }
   const std::string ckpt = rank == 0 ? dir->CheckpointPath("latest.ckpt") : "";
@@ -365,9 +366,9 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
   ChipTrainingOptions to;
   to.episodes_per_update = cfg.episodes_per_update();
   to.collect_batch = cfg.collect_batch();
-  to.seed = cfg.seed();
+  to.seed = cfg.run().seed();
   to.budget_s = budget;
-  to.clock = ParseBudgetClock(cfg.clock());
+  to.clock = ParseBudgetClock(cfg.run().clock());
   to.max_updates = o.max_updates;
   to.collective = group;
   if (launched) to.heartbeat = [&] { workers::Heartbeat(o.rendezvous, rank); };
@@ -391,7 +392,7 @@ int Train(const Options& o, workers::ProcessGroup* group, bool launched) {
               // The first update's checkpoint makes the run resumable early (checkpointing leaves the
               // RNG streams alone: metrics.csv is the same with or without it).
               std::vector<double> due = {
-                  rank == 0 && (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.checkpoint_minutes() * 60) ? 1.0 : 0.0};
+                  rank == 0 && (s.iteration == 1 || elapsed_s - last_ckpt >= cfg.run().checkpoint_minutes() * 60) ? 1.0 : 0.0};
               if (group) group->AllReduceMax(due.data(), 1);
               if (due[0] > 0) checkpoint(s, elapsed_s);
             });

@@ -464,8 +464,12 @@ TEST(PlaceTrainCli, ResumeRefusesSettingChangesAndKeepsTheRunsRecord) {
   const std::string after = testing::Slurp(out + "/config.pbtxt");
   const std::string first_line = before.substr(0, before.find('\n') + 1);
   EXPECT_EQ(after.rfind(first_line + "# resumed: ", 0), 0u) << after;
-  EXPECT_NE(after.find("\nminutes: 20\n"), std::string::npos) << after;
-  EXPECT_NE(after.find("\ncheckpoint_minutes: 2\n"), std::string::npos) << after;
+  EXPECT_NE(after.find("\nrun {\n  minutes: 20\n"), std::string::npos) << after;  // (the budget is run.*)
+  EXPECT_NE(after.find("\n  checkpoint_minutes: 2\n"), std::string::npos) << after;
+  // The old keys of the budget still work on --resume (deprecated aliases of run.*).
+  const auto old_key = Sh(kBin + " --resume " + out + " --set minutes=30 --max-updates 2");
+  ASSERT_EQ(old_key.status, 0) << old_key.out;
+  EXPECT_NE(testing::Slurp(out + "/config.pbtxt").find("\nrun {\n  minutes: 30\n"), std::string::npos);
 }
 
 // Issue 29 item 10: the first checkpoint came after 5 minutes (checkpoint_minutes, not in

@@ -223,7 +223,7 @@ TEST(PlaceTrainDeviceCli, FuseMaxGroupFractionDefaultAndOldRunsKeepTheirFusion) 
   const auto resumed = ShSplit(kBin + "/place-train --env device --resume " + out + " --max-updates 2");
   ASSERT_EQ(resumed.status, 0) << resumed.err;
   const auto cfg = ShSplit("cat " + cfg_path);
-  EXPECT_NE(cfg.out.find("\nfuse_max_group_fraction: 0\n"), std::string::npos) << cfg.out;
+  EXPECT_NE(cfg.out.find("\n  fuse_max_group_fraction: 0\n"), std::string::npos) << cfg.out;  // (in env { })
 }
 
 TEST(PlaceTrainDeviceCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
@@ -379,6 +379,120 @@ TEST(PlaceTrainDeviceCli, PlaceUsesTheTrainingRunsEnvironment) {
   EXPECT_EQ(changed.size(), 2u) << changed.dump();
   EXPECT_NE(testing::Slurp(tmp / "asked/config.pbtxt").find("memory_mask: false\n"), std::string::npos);
 }
+
+// The device environment's keys moved into `env` (DeviceEnvConfig); the old top-level keys are
+// deprecated aliases. tests/data/device_old_run was written by place-train before the move (one
+// update; its config.pbtxt and checkpoint have the old keys), and the two files beside it are the
+// old binary's output on it: its resume to 2 updates and `place` zero-shot on its checkpoint.
+namespace old_keys {
+
+const std::string kOldRun = "tests/data/device_old_run";
+const std::string kOldGraph = "layered(ops=40,width=4,fan_in=2,seed=5)";
+
+// metrics.csv without its time columns.
+std::string Untimed(const std::string& path) {
+  std::string out;
+  for (const auto& row : ReadMetrics(path)) {
+    for (const auto& [column, value] : row)
+      if (column != "time_s" && column != "charts/SPS" && column.rfind("perf/", 0) != 0) out += column + "=" + value + ",";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string WithoutComments(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line))
+    if (line.empty() || line[0] != '#') out += line + "\n";
+  return out;
+}
+
+TEST(DeviceEnvOldKeys, AnOldRunDirectoryResumesAsTheOldBinaryResumedIt) {
+  testing::TempDir tmp;
+  const std::string run = tmp / "old";
+  fs::copy(kOldRun, run, fs::copy_options::recursive);
+  // Asking for another environment is refused under either name, before anything is written.
+  for (const std::string key : {"memory_mask", "env.memory_mask"}) {
+    const auto refused = ShSplit(kBin + "/place-train --env device --resume " + run + " --set " + key + "=false");
+    EXPECT_EQ(refused.status, 1);
+    EXPECT_NE(refused.err.find("asked for env.memory_mask false (the run's: true)"), std::string::npos) << refused.err;
+  }
+  const auto r = ShSplit("OMP_NUM_THREADS=1 " + kBin + "/place-train --env device --resume " + run +
+                         " --max-updates 2 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["updates"].get<int>(), 2);
+  EXPECT_EQ(Untimed(run + "/metrics.csv"), Untimed("tests/data/device_old_run_resumed_metrics.csv"));
+  // config.pbtxt is now in the new form, with the run's settings.
+  const std::string config = testing::Slurp(run + "/config.pbtxt");
+  EXPECT_NE(config.find("\nenv {\n  memory_mask: true\n"), std::string::npos) << config;
+  EXPECT_NE(config.find("\n  oom_factor: 7\n"), std::string::npos) << config;
+  EXPECT_NE(config.find("\n  order: \"rank\"\n"), std::string::npos) << config;
+  EXPECT_EQ(config.find("\nmemory_mask:"), std::string::npos) << config;
+  EXPECT_EQ(config.find("\noom_factor:"), std::string::npos) << config;
+}
+
+TEST(DeviceEnvOldKeys, PlaceReadsAnOldCheckpointsEnvironment) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "place";
+  const auto p = ShSplit("OMP_NUM_THREADS=1 " + kBin + "/place --env device --checkpoint " + kOldRun + " --graph '" +
+                         kOldGraph + "' --samples 2 --seed 1 --json --out " + out);
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_EQ(p.err.find("CKPT-0001"), std::string::npos) << p.err;
+  const auto j = nlohmann::json::parse(p.out);
+  EXPECT_TRUE(j["trained_settings"]["recorded"].get<bool>());
+  EXPECT_TRUE(j["trained_settings"]["changed"].empty());
+  EXPECT_EQ(Untimed(out + "/metrics.csv"), Untimed("tests/data/device_old_run_place_metrics.csv"));
+  EXPECT_EQ(WithoutComments(testing::Slurp(out + "/best.placement")),
+            WithoutComments(testing::Slurp("tests/data/device_old_run_place_best.placement")));
+  const std::string config = testing::Slurp(out + "/config.pbtxt");
+  EXPECT_NE(config.find("\nenv {\n  memory_mask: true\n"), std::string::npos) << config;
+  EXPECT_NE(config.find("\n  order: \"rank\"\n"), std::string::npos) << config;
+  // The old key asks for another setting as before: the warning and result.json name it as before.
+  const auto q = ShSplit("OMP_NUM_THREADS=1 " + kBin + "/place --env device --checkpoint " + kOldRun + " --graph '" +
+                         kOldGraph + "' --samples 1 --set memory_mask=false --json --out " + (tmp / "asked"));
+  ASSERT_EQ(q.status, 0) << q.err;
+  EXPECT_NE(q.err.find("place: warning [CKPT-0001]: using memory_mask false as asked; " + kOldRun +
+                       "/checkpoints/latest.ckpt was trained with true"),
+            std::string::npos)
+      << q.err;
+  const auto changed = nlohmann::json::parse(q.out)["trained_settings"]["changed"];
+  EXPECT_EQ(changed.size(), 1u) << changed.dump();
+  EXPECT_EQ(changed["memory_mask"]["used"], "false");
+}
+
+// An old config file (the old run's config.pbtxt) as --config, and the old --set keys, give the
+// run the new keys give: the same config.pbtxt and the same metrics as the old binary's first update.
+TEST(DeviceEnvOldKeys, OldConfigFileAndOldSetKeysGiveTheSameRunAsTheNewKeys) {
+  testing::TempDir tmp;
+  const std::string common = "OMP_NUM_THREADS=1 " + kBin + "/place-train --env device --max-updates 1 ";
+  const std::string policy = " --set policy.embedding_dim=8 --set policy.hidden_dim=16 --set policy.action_hidden_dim=8";
+  const std::string args = "--graph '" + kOldGraph + "' --machine 'k80(gpus=2)' --minutes 10 --seed 3 " +
+                           "--set episodes_per_update=2" + policy;
+  const auto a = ShSplit(common + "--config " + kOldRun + "/config.pbtxt --out " + (tmp / "file"));
+  ASSERT_EQ(a.status, 0) << a.err;
+  const auto b = ShSplit(common + args + " --set memory_mask=true --set oom_factor=7 --set order=rank --out " + (tmp / "old"));
+  ASSERT_EQ(b.status, 0) << b.err;
+  const auto c = ShSplit(common + args + " --set env.memory_mask=true --set env.oom_factor=7 --set env.order=rank --out " +
+                         (tmp / "new"));
+  ASSERT_EQ(c.status, 0) << c.err;
+  const std::string want = WithoutComments(testing::Slurp(tmp / "new/config.pbtxt"));
+  EXPECT_NE(want.find("\n  oom_factor: 7\n"), std::string::npos) << want;
+  EXPECT_EQ(WithoutComments(testing::Slurp(tmp / "file/config.pbtxt")), want);
+  EXPECT_EQ(WithoutComments(testing::Slurp(tmp / "old/config.pbtxt")), want);
+  const std::string metrics = Untimed(kOldRun + "/metrics.csv");  // the old binary's
+  for (const char* run : {"file", "old", "new"})
+    EXPECT_EQ(Untimed(tmp / (std::string(run) + "/metrics.csv")), metrics) << run;
+  // Both names with different values: one line, exit 1, no directory.
+  const auto bad = ShSplit(common + args + " --set memory_mask=true --set env.memory_mask=false --out " + (tmp / "bad"));
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.err,
+            "place-train: error: --set 'memory_mask=true' and --set 'env.memory_mask=false' ask for different values "
+            "of env.memory_mask (memory_mask is a deprecated alias of it); give env.memory_mask once\n");
+  EXPECT_FALSE(fs::exists(tmp / "bad"));
+}
+
+}  // namespace old_keys
 
 // ---------------------------------------------------------------- graph specs
 
