@@ -15,9 +15,9 @@
 
 #include "datasets/util/errors.h"
 #include "encoders/policy.h"
+#include "agents/checkpoint_extras.h"
 #include "agents/learner.h"
 #include "env/environment.h"
-#include "experiments/lib/torch/training_state.h"
 #include "python/errors.h"
 
 namespace py = pybind11;
@@ -58,7 +58,7 @@ class PyPolicy {
   // The training run's config text the checkpoint carries (None for one written before).
   py::object RunConfig() const {
     const agents::Learner::Extras extras = agents::Learner::ReadExtras(path_);
-    const auto it = extras.find(run::kRunConfigExtra);
+    const auto it = extras.find(agents::kRunConfigExtra);
     return it == extras.end() ? py::object(py::none()) : py::object(py::str(it->second));
   }
   std::string Kind() const { return env::ActionKindName(layout_.kind); }

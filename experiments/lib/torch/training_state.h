@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/checkpoint_extras.h"
 #include "agents/trainer.h"
 #include "experiments/lib/run_dir.h"
 
@@ -44,7 +45,7 @@ inline constexpr const char* kRunStateExtra = "run_state";
 // … and the run's resolved config (config.pbtxt's text, without its header) as this extra, so
 // that a checkpoint carries the environment settings it was trained with: `place` builds its
 // environment from them (a checkpoint file travels without its run directory).
-inline constexpr const char* kRunConfigExtra = "run_config";
+inline constexpr const char* kRunConfigExtra = agents::kRunConfigExtra;
 
 // `place` on a checkpoint uses the settings it was trained with (kRunConfigExtra) unless the user
 // asks for others: each setting that differs gets this warning, naming both values.
