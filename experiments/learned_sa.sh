@@ -7,6 +7,7 @@
 #                             [--pretrain-designs "ng45_ariane136 asap7_ariane136 ..."]
 #                             [--pretrain-minutes P] [--pretrain-lr LR] [--lr LR] [--jobs J]
 #                             [--arms "sa-soft frozen scratch pretrained"] [--es-weights FILE]
+#                             [--es-loo-designs "ng45_ariane136 ..."] [--es-loo-args "..."]
 #                             [--bin build/bin] [--work DIR] [--out out/learned_sa.md]
 #
 # 1. Pretraining: one learned-SA run per pretraining design (P CPU-minutes each, learning rate
@@ -19,7 +20,12 @@
 #      learned, scratch   — the same, learning during the run (--lr) from uniform;
 #      learned, pretrained — learning during the run from the pretrained proposer;
 #      es                 — (with --es-weights, a proposer.json of train-proposer: weights trained by
-#                           evolution strategies on other designs) those weights, frozen.
+#                           evolution strategies on other designs) those weights, frozen;
+#      es-loo             — the issue's held-out protocol: per evaluated design, train-proposer on
+#                           --es-loo-designs (default: the four flows designs) WITHOUT that design,
+#                           with --es-loo-args (default: the schedule only, from sa-soft's mixture,
+#                           12 iterations x 6 pairs of 200,000-move runs), then those weights,
+#                           frozen. Trained once per design into WORK/es_loo/DESIGN (kept).
 #    --arms picks which arms run (default: the four above, and es when --es-weights is given).
 #    The table (best proxy cost per arm, mean ± sd over seeds, the best re-scored by proxy-cost)
 #    and the curves (plot-curves, best proxy cost against CPU seconds) go to --out and beside it.
@@ -40,6 +46,8 @@ WORK=""
 OUT=out/learned_sa.md
 ARMS=""
 ES_WEIGHTS=""
+ES_LOO_DESIGNS="ng45_ariane136 asap7_ariane136 sky130hd_ariane133 ng45_mempool_tile"
+ES_LOO_ARGS="--start mixture --set features= --set schedule=true --moves 200000 --pairs 6 --iterations 12"
 need() { [[ $# -ge 2 ]] || { echo "learned_sa.sh: error: $1 needs a value" >&2; exit 1; }; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -53,24 +61,27 @@ while [[ $# -gt 0 ]]; do
     --jobs) need "$@"; JOBS="$2"; shift 2 ;;
     --arms) need "$@"; ARMS="$2"; shift 2 ;;
     --es-weights) need "$@"; ES_WEIGHTS="$2"; shift 2 ;;
+    --es-loo-designs) need "$@"; ES_LOO_DESIGNS="$2"; shift 2 ;;
+    --es-loo-args) need "$@"; ES_LOO_ARGS="$2"; shift 2 ;;
     --bin) need "$@"; BIN="$2"; shift 2 ;;
     --work) need "$@"; WORK="$2"; shift 2 ;;
     --out) need "$@"; OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "learned_sa.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
-for b in place-baseline proxy-cost group-netlist plot-curves; do
+for b in place-baseline proxy-cost group-netlist plot-curves train-proposer; do
   [[ -x "$BIN/$b" ]] || { echo "learned_sa.sh: error: $BIN/$b not built (scripts/build.sh)" >&2; exit 1; }
 done
 [[ -n "$ARMS" ]] || ARMS="sa-soft frozen scratch pretrained${ES_WEIGHTS:+ es}"
 for a in $ARMS; do
-  case $a in sa-soft|frozen|scratch|pretrained) ;; es) [[ -s "$ES_WEIGHTS" ]] || { echo "learned_sa.sh: error: the es arm needs --es-weights FILE" >&2; exit 1; } ;;
+  case $a in sa-soft|frozen|scratch|pretrained|es-loo) ;; es) [[ -s "$ES_WEIGHTS" ]] || { echo "learned_sa.sh: error: the es arm needs --es-weights FILE" >&2; exit 1; } ;;
     *) echo "learned_sa.sh: error: unknown arm $a" >&2; exit 1 ;; esac
 done
 [[ -z "$ES_WEIGHTS" ]] || ES_WEIGHTS=$(realpath "$ES_WEIGHTS")
 command -v python3 >/dev/null || { echo "learned_sa.sh: error: python3 is needed to write the table" >&2; exit 1; }
 for d in $DESIGNS; do
+  [[ " $ARMS " == *" pretrained "* ]] || break
   for p in $PRETRAIN_DESIGNS; do
     [[ "$d" != "$p" ]] || { echo "learned_sa.sh: error: $d is both evaluated and in the pretraining" >&2; exit 1; }
   done
@@ -117,6 +128,27 @@ for p in $PRETRAIN_DESIGNS; do
 done
 [[ -z "$WEIGHTS" ]] || cp "$WEIGHTS" "$WORK/pretrained.json"
 
+# 1b. The held-out ES proposers (es-loo): one train-proposer run per evaluated design, on the
+# --es-loo-designs other than that design, one thread, CPU clock.
+if [[ " $ARMS " == *" es-loo "* ]]; then
+  for d in $DESIGNS; do
+    dir=$WORK/es_loo/$d
+    [[ -s "$dir/proposer.json" ]] && continue
+    train=()
+    for p in $ES_LOO_DESIGNS; do
+      [[ "$p" != "$d" ]] || continue
+      train+=(--netlist "$(netlist_of "$p")" --plc "$(plc_of "$p")")
+    done
+    [[ ${#train[@]} -gt 0 ]] || { echo "learned_sa.sh: error: no es-loo training design left without $d" >&2; exit 1; }
+    echo "es-loo: training without $d ..." >&2
+    rm -rf "$dir"; mkdir -p "$(dirname "$dir")"
+    # shellcheck disable=SC2086  # ES_LOO_ARGS is a list of options
+    OMP_NUM_THREADS=1 "$BIN/train-proposer" "${train[@]}" $ES_LOO_ARGS --threads 1 --clock cpu --minutes 600 \
+      --out "$dir" > /dev/null 2> "$dir.err" ||
+      { echo "learned_sa.sh: error: train-proposer without $d failed: $(tail -c 300 "$dir.err")" >&2; exit 1; }
+  done
+fi
+
 # 2. The four arms.
 jobs_running() { jobs -rp | wc -l; }
 for d in $DESIGNS; do
@@ -131,6 +163,7 @@ for d in $DESIGNS; do
           [[ -n "$WEIGHTS" ]] || continue
           args=(--set sa.proposer=learned --set "sa.proposer_lr=$LR" --set "sa.proposer_weights=$WORK/pretrained.json") ;;
         es) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$ES_WEIGHTS") ;;
+        es-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$WORK/es_loo/$d/proposer.json") ;;
       esac
       while [[ $(jobs_running) -ge $JOBS ]]; do sleep 1; done
       echo "$d seed $s: $arm ($MINUTES CPU-min) ..." >&2
@@ -160,7 +193,8 @@ work, out, minutes, seeds, designs, pre, pre_min, pre_lr, lr, arms, es = sys.arg
 seeds = seeds.split()
 names = {"sa-soft": "`sa-soft` (uniform proposals)", "frozen": "learned kinds, untrained and frozen (ablation)",
          "scratch": "learned, from uniform, learning during the run", "pretrained": "learned, pretrained, learning during the run",
-         "es": "learned by ES on other designs, frozen"}
+         "es": "learned by ES on other designs, frozen",
+         "es-loo": "learned by ES without this design (held out), frozen"}
 lines = ["# Learned simulated annealing: results", "",
          f"Written by `experiments/learned_sa.sh --minutes {minutes} --seeds \"{' '.join(seeds)}\" --designs \"{designs}\" --arms \"{arms}\"` "
          f"(pretraining: {pre or 'none'}, {pre_min} CPU-min each, lr {pre_lr}; lr during the runs {lr}"
