@@ -194,11 +194,10 @@ TEST(MatmulShape, CommittedShapeCalibrationIsTheFit) {
 }
 
 // What the shape model is for: held-out rows. Leave-one-out median and worst and the
-// leave-one-paper-out worst are lower with it than with one matmul constant per chip (34 rows,
-// session 20: 5.4 vs 8.1 %, 20.4 vs 39.5 %, 32.0 vs 36.7 %). The leave-one-paper-out median was
-// lower too on the 33 rows before P4 (12.4 vs 17.8 %); with P4 it is not (12.0 vs 10.5 %: the
-// era prior gives the MaxText chips v4's fitted matmul, 0.65 with one constant, 0.625 with the
-// shape model), so it is not asserted.
+// leave-one-paper-out worst are lower with it than with one matmul constant per chip (35 rows,
+// session 20: 5.2 vs 7.2 %, 20.4 vs 31.2 %, 32.0 vs 40.6 %). The leave-one-paper-out median was
+// lower too on the 33 rows before P3 and P4 (12.4 vs 17.8 %); with them it is the same
+// (11.8 vs 11.8 %; with P4 alone 12.0 vs 10.5 %), so it is not asserted.
 TEST(MatmulShape, HeldOutErrorIsLowerThanWithOneConstant) {
   const MeasurementSet rows = DefaultMeasurements();
   const Catalog shaped = WithShapeModel(DefaultCatalog(), true);

@@ -548,9 +548,9 @@ TEST(Validation, EveryRowEvaluatesAndErrorsAreComputed) {
 // held-out rows: every row predicted with parameters fitted on the other rows. In sample with
 // both calibrations; held out with the shape calibration (the model `perf-model validate`
 // reports) in full, and with one matmul constant per chip (the library default) for the median
-// only: since P4 (session 20) its worst held-out row is I2 at -39.5 % (the fit without I2 lands
-// on memory 0.95 instead of 0.55 — P4, attention without flash, pulls it up — and the decode
-// that streams weights from HBM runs too fast); with the shape model I2 is -3.8 % held out.
+// only: since P3 and P4 (session 20) its worst held-out row is I2 at -31.2 % (without I2 the
+// one-constant fit leaves memory at 0.7 instead of landing on 0.55, so the decode that streams
+// weights from HBM runs too fast); with the shape model I2 is -12.0 % held out.
 TEST(Validation, CommittedCatalogueMeetsTheGoalInSampleAndHeldOut) {
   const MeasurementSet rows = DefaultMeasurements();
   const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
