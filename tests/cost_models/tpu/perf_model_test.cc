@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "cost_models/tpu/catalog.h"
 #include "cost_models/tpu/plan_search.h"
@@ -666,6 +667,26 @@ TEST(Validation, EraPriorForAHeldOutChip) {
     EXPECT_DOUBLE_EQ(moved.rows[i].predicted, era.rows[i].predicted) << era.rows[i].id;
   }
   EXPECT_GE(maxtext, 12);
+}
+
+// The MLPerf v1.1 rows (P3, P4) are written from the submissions' configs; their model strings
+// reproduce the parameter counts the READMEs print (199,717,148,096 and 481,815,347,200) to
+// within the layer norms and position embeddings we do not count (< 0.01 %): P4 needs the tied
+// 32000-word embedding, P3 the gated FFN and one key/value head (a plain FFN gives 344 B).
+TEST(Validation, MlperfV11RowsHaveThePublishedParameterCounts) {
+  const std::map<std::string, double> published = {{"P4", 199717148096.0}, {"P3", 481815347200.0}};
+  int found = 0;
+  const MeasurementSet rows = DefaultMeasurements();
+  for (const Measurement& m : rows.row()) {
+    const auto it = published.find(m.id());
+    if (it == published.end()) continue;
+    ++found;
+    EXPECT_EQ(PaperOf(m), "MLPerf Training v1.1 Google open division (2021)");
+    EXPECT_FALSE(m.partial() || m.extra()) << m.id();  // counted: a paper of its own in LOPO
+    const TrainingEvaluator ev(m.run().model(), m.run().mesh(), DefaultCatalog());
+    EXPECT_NEAR(ev.total_params() / it->second, 1.0, 1e-4) << m.id() << ": " << ev.total_params();
+  }
+  EXPECT_EQ(found, 2);
 }
 
 // The leave-one-paper-out page names the chips that more than one paper measured (they keep a
