@@ -175,6 +175,25 @@ std::string ReportTable(const ValidationReport& rep) {
   return out.str();
 }
 
+namespace {
+
+// "tpu_v4 (2 papers), ..." or "none": the chips whose counted rows come from several papers.
+std::string ChipsOfSeveralPapers(const ValidationReport& rep) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> chips;  // file order
+  for (const ValidationRow& r : rep.rows) {
+    if (!r.counted()) continue;
+    auto it = std::find_if(chips.begin(), chips.end(), [&](const auto& c) { return c.first == r.chip; });
+    if (it == chips.end()) it = chips.insert(chips.end(), {r.chip, {}});
+    if (std::find(it->second.begin(), it->second.end(), r.paper) == it->second.end()) it->second.push_back(r.paper);
+  }
+  std::string out;
+  for (const auto& [chip, papers] : chips)
+    if (papers.size() > 1) out += (out.empty() ? "" : ", ") + chip + " (" + std::to_string(papers.size()) + " papers)";
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
 std::string ReportMarkdown(const ValidationReport& rep, const Catalog& catalog,
                            const ValidationReport* held_out, const ValidationReport* paper_out) {
   std::ostringstream out;
@@ -196,8 +215,10 @@ std::string ReportMarkdown(const ValidationReport& rep, const Catalog& catalog,
     out << "\n## Held-out error by paper (leave-one-paper-out)\n\n"
         << "The rows of each paper (column `paper` of the measurements) predicted together with the\n"
         << "parameters fitted on the rows of all the other papers: a paper's rows never pin their own\n"
-        << "prediction. Every paper here measured its own chips, so a held-out paper's chip has no fitted\n"
-        << "matmul efficiency in its fold and takes\n" << paper_out->held_out_chip_prior << "\n"
+        << "prediction. A chip measured only by the held-out paper has no fitted matmul efficiency in its\n"
+        << "fold and takes\n" << paper_out->held_out_chip_prior << "\n"
+        << "Chips measured by more than one paper (they keep a fitted matmul when one is held out): "
+        << ChipsOfSeveralPapers(*paper_out) << ".\n"
         << "This is the error to expect on a new publication (new software, new configurations).\n\n"
         << "| paper | rows | median abs. error | worst abs. error |\n|---|---:|---:|---:|\n";
     std::vector<std::string> papers;
