@@ -11,11 +11,11 @@
 #include <cstdio>
 
 #include "datasets/util/budget_clock.h"
+#include "datasets/util/config_text.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/stop_signal.h"
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/cli.h"
-#include "experiments/lib/config.h"
 #include "experiments/lib/config_help.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"

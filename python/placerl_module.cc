@@ -25,11 +25,11 @@
 #include "cost_models/chip/plc_client.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/warnings.h"
+#include "env/chip/chip_env_config.h"
+#include "env/chip/trained_env.h"
 #include "env/environment.h"
 #include "env/registry.h"
 #include "env/vector_env.h"
-#include "experiments/lib/chip_config.h"
-#include "experiments/lib/torch/trained_chip_env.h"
 #include "python/errors.h"
 #include "search/device/placers.h"
 

@@ -1,6 +1,7 @@
 // The chip placement binaries' shared pieces: the configs (datasets/proto/chip_placement.proto): their defaults — the one
-// place they are written — their checks, and what they turn into (a chip environment, the
-// baselines' options).
+// place they are written — their checks, and what they turn into (the baselines' options). The
+// chip environment's config (DefaultChipEnvConfig, CheckChipEnvConfig, MakeChipEnv) is
+// env/chip/chip_env_config.h, shared with the Python module.
 #pragma once
 
 #include <memory>
@@ -11,12 +12,12 @@
 
 #include "datasets/proto/chip_placement.pb.h"
 #include "env/chip/chip_env.h"
+#include "env/chip/chip_env_config.h"
 #include "experiments/lib/run_dir.h"
 #include "search/chip/baselines.h"
 
 namespace placerl {
 
-config::ChipEnvConfig DefaultChipEnvConfig();
 config::PlaceBaselineConfig DefaultPlaceBaselineConfig();
 // `sa-soft` (docs/chip_leaderboard.md): SA from the input placement with its hard macros snapped to
 // legal cells, no force-directed steps, and half of the proposals moving one soft macro by up to
@@ -25,11 +26,8 @@ config::PlaceBaselineConfig DefaultPlaceBaselineConfig();
 void ApplySaSoftPreset(config::SaConfig* sa);
 
 // Throws ConfigError naming the field and the value when a setting cannot be used.
-void CheckChipEnvConfig(const config::ChipEnvConfig& c);
 void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c);
 
-// Loads the design and builds the environment. `maps`: per-cell feature maps (learning only).
-std::unique_ptr<env::ChipEnv> MakeChipEnv(const config::ChipEnvConfig& c, bool maps);
 search::ChipBaselineOptions BaselineOptionsFromConfig(const config::PlaceBaselineConfig& c);
 // train-proposer (search/chip/proposer_es.h): the defaults — every run with `sa-soft`'s settings
 // (snapped input, no FD, half the proposals soft shifts of ±1 cell) and the learned proposer,

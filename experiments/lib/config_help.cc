@@ -5,59 +5,14 @@
 #include <set>
 #include <sstream>
 
-#include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/text_format.h>
 
-#include "datasets/proto/descriptors.h"
-#include "experiments/lib/config.h"
+#include "datasets/util/config_text.h"
 
 namespace placerl::run {
 namespace {
 
 namespace pb = google::protobuf;
-
-// Comments by full field name ("placerl.config.AgentConfig.epochs"), from every file's source
-// info. A location path [4, m, (3, n,)* 2, f] is field f of (nested) message m.
-const std::map<std::string, std::string>& Comments() {
-  static const std::map<std::string, std::string> comments = [] {
-    std::map<std::string, std::string> out;
-    pb::FileDescriptorSet set;
-    const auto data = config::ProtoDescriptorSet();
-    if (!set.ParseFromArray(data.data(), static_cast<int>(data.size()))) return out;
-    for (const auto& file : set.file()) {
-      const std::string prefix = file.package().empty() ? "" : file.package() + ".";
-      for (const auto& loc : file.source_code_info().location()) {
-        const auto& p = loc.path();
-        if (p.size() < 4 || p[0] != 4 || p.size() % 2 != 0 || p[p.size() - 2] != 2) continue;
-        const pb::DescriptorProto* msg = &file.message_type(p[1]);
-        std::string name = prefix + msg->name();
-        bool ok = true;
-        for (int i = 2; i + 2 < p.size(); i += 2) {
-          if (p[i] != 3 || p[i + 1] >= msg->nested_type_size()) { ok = false; break; }
-          msg = &msg->nested_type(p[i + 1]);
-          name += "." + msg->name();
-        }
-        if (!ok || p[p.size() - 1] >= msg->field_size()) continue;
-        std::string text = loc.trailing_comments().empty() ? loc.leading_comments() : loc.trailing_comments();
-        // One line: comment lines joined, runs of blanks folded.
-        std::string line;
-        bool space = false;
-        for (char c : text) {
-          if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
-            space = !line.empty();
-            continue;
-          }
-          if (space) line += ' ';
-          space = false;
-          line += c;
-        }
-        out[name + "." + msg->field(p[p.size() - 1]).name()] = line;
-      }
-    }
-    return out;
-  }();
-  return comments;
-}
 
 std::string TypeName(const pb::FieldDescriptor* f) {
   std::string t;
@@ -104,7 +59,7 @@ struct Row {
   std::string path, type, value, description;
 };
 
-// Keys in field order, message fields followed by their keys; deprecated aliases (config.h
+// Keys in field order, message fields followed by their keys; deprecated aliases (config_text.h
 // AliasTarget) go to `aliases` instead.
 void Walk(const pb::Message& m, const std::string& prefix, std::set<const pb::Descriptor*>* open,
           std::vector<Row>* rows, std::vector<Row>* aliases) {
@@ -144,12 +99,6 @@ void WalkType(const pb::Descriptor* d, const std::string& prefix, std::set<const
 }
 
 }  // namespace
-
-std::string FieldDescription(const pb::FieldDescriptor* field) {
-  const auto& c = Comments();
-  const auto it = c.find(field->full_name());
-  return it == c.end() ? "" : it->second;
-}
 
 std::string ConfigHelp(const pb::Message& defaults, const std::string& binary) {
   std::vector<Row> rows, aliases;

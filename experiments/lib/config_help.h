@@ -10,6 +10,7 @@
 
 #include <google/protobuf/message.h>
 
+#include "datasets/util/config_text.h"  // FieldDescription
 #include "experiments/lib/cli.h"
 
 namespace placerl::run {
@@ -18,10 +19,6 @@ namespace placerl::run {
 // (as `--set` takes it), the type, the default and the description. Repeated message fields are
 // shown as one key (`path`, set with text format). `binary` names the binary in the header.
 std::string ConfigHelp(const google::protobuf::Message& defaults, const std::string& binary);
-
-// The description of one field: its comment in the .proto (trailing, else leading), on one
-// line; empty when it has none.
-std::string FieldDescription(const google::protobuf::FieldDescriptor* field);
 
 // Dotted paths of every field reachable from `type` (as ConfigHelp walks) without a description.
 std::vector<std::string> UndocumentedFields(const google::protobuf::Descriptor* type);

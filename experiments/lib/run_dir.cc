@@ -9,9 +9,9 @@
 #include <memory>
 #include <system_error>
 
+#include "datasets/util/config_text.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
-#include "experiments/lib/config.h"
 
 namespace placerl::run {
 

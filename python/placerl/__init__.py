@@ -339,7 +339,7 @@ class Policy:
         soft-macro placement, FD schedule, cost map, feature maps, …; the defaults and the cost
         map its features name for a checkpoint written before it carried them) on the design
         asked for (the synthetic chip without `netlist`). The same C++ as `place`
-        (experiments/lib/torch/trained_chip_env.h, MakeChipEnv); its warnings (a setting changed,
+        (env/chip/trained_env.h, env/chip/chip_env_config.h MakeChipEnv); its warnings (a setting changed,
         a training design on another .plc: CKPT-0001) are Python warnings. `env.trained_settings`
         is result.json's {"recorded": …, "changed": {…}}."""
         import json

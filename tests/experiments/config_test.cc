@@ -1,7 +1,7 @@
 // Tests of run configs on an existing schema (perf_model.proto's RunSpec: nested messages,
 // enums, bools, strings, int64, repeated int32): text-format loading with file:line:col
 // errors, --set overrides by reflection, and the resolved config's round trip.
-#include "experiments/lib/config.h"
+#include "datasets/util/config_text.h"
 
 #include <gtest/gtest.h>
 
@@ -235,7 +235,7 @@ TEST(ConfigDifferences, NamesEveryChangedFieldByItsPath) {
 
 // ---------------------------------------------------------------- deprecated aliases
 // The device environment's keys moved into one message (`env`); the old top-level keys are
-// deprecated aliases (config.h AliasTarget) that every reader moves into env.
+// deprecated aliases (datasets/util/config_text.h AliasTarget) that every reader moves into env.
 
 
 #include <fstream>

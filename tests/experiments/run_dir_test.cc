@@ -12,9 +12,9 @@
 #include "datasets/proto/chip_placement.pb.h"
 #include "datasets/proto/device_placement.pb.h"
 #include "datasets/proto/perf_model.pb.h"
+#include "datasets/util/config_text.h"
 #include "datasets/util/errors.h"
 #include "experiments/lib/cli.h"
-#include "experiments/lib/config.h"
 #include "tests/experiments/test_dir.h"
 
 namespace placerl::run {

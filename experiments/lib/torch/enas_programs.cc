@@ -17,12 +17,12 @@
 #include <sstream>
 
 #include "datasets/util/budget_clock.h"
+#include "datasets/util/config_text.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 #include "datasets/util/json_number.h"
 #include "datasets/util/stop_signal.h"
 #include "env/block/block_env.h"
-#include "experiments/lib/config.h"
 #include "experiments/lib/learner_config.h"
 #include "experiments/lib/plot.h"
 #include "experiments/lib/progress.h"

@@ -1,47 +1,20 @@
-// `place` on a chip checkpoint: the environment settings its policy was trained with (the
-// training run's config that the checkpoint carries) and the reconciliation with what the user
-// asks for. Torch-free header.
+// `place` on a chip checkpoint: the environment settings its policy was trained with, read from
+// the checkpoint. What it does with them (TrainedChipEnv, TrainedChipEnvOf,
+// ReconcileTrainedChipEnv) is env/chip/trained_env.h, shared with the Python module.
+// Torch-free header.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "datasets/proto/chip_placement.pb.h"
+#include "env/chip/trained_env.h"
 
 namespace placerl {
 
-// The chip environment a checkpoint's policy was trained in, for `place`: the ChipEnvConfig of
-// the training run's config that the checkpoint carries (training_state.h kRunConfigExtra) with
-// the design fields (netlist, plc, synthetic_seed) taken from `base`, and whether the per-cell
-// maps were on. A checkpoint without it (written before it existed, e.g. experiments/pretrained/
-// chip) gets `base` — the defaults such runs were made with — and the cost map its policy's
-// action features name. Throws ConfigError naming the file (not a chip policy's checkpoint,
-// unreadable, damaged).
-struct TrainedChipEnv {
-  config::ChipEnvConfig chip;
-  bool maps = true;
-  bool recorded = false;  // from the checkpoint's config (false: base + the layout's cost map)
-  // The training designs: netlist and .plc ("" = none: the default grid), absolute paths.
-  std::vector<std::pair<std::string, std::string>> designs;
-};
+// TrainedChipEnvOf over what the checkpoint file holds: the training run's config (its
+// training_state.h kRunConfigExtra extra), else its policy's action feature names (LibTorch
+// reads both). Throws ConfigError naming the file (not a chip policy's checkpoint, unreadable,
+// damaged).
 TrainedChipEnv ReadTrainedChipEnv(const std::string& checkpoint, const config::ChipEnvConfig& base);
-// The same from what ReadTrainedChipEnv reads in the checkpoint: the training run's config text
-// (its kRunConfigExtra extra; nullptr when it has none) and its policy's action feature names.
-// Torch-free: the Python module (python/) reads those two with LibTorch in one extension and
-// builds the environment in the other.
-TrainedChipEnv TrainedChipEnvOf(const std::string& checkpoint, const std::string* run_config,
-                                const std::vector<std::string>& action_feature_names,
-                                const config::ChipEnvConfig& base);
-// `used` is what `place` resolved over trained.chip (the user's --config, flags, --set): its cost
-// map becomes the trained one (part of the policy's inputs; a warning when another was asked
-// for), every other setting that differs from the training run's is a warning, and so is a
-// netlist the policy was trained on placed with another .plc (canvas and grid) than in training
-// (training_state.h kTrainedSettingChanged; none for a checkpoint without its config). Returns
-// the differences for result.json.
-nlohmann::json ReconcileTrainedChipEnv(const TrainedChipEnv& trained, const std::string& checkpoint,
-                                       config::ChipEnvConfig* used);
 
 }  // namespace placerl

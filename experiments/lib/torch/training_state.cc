@@ -5,8 +5,6 @@
 
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
-#include "datasets/util/warnings.h"
-#include "experiments/lib/config.h"
 #include "datasets/util/json_number.h"
 
 namespace placerl::run {
@@ -40,18 +38,6 @@ TrainingProgress ParseTrainingProgress(const nlohmann::json& state, const std::s
   if (p.iteration < 0 || p.episodes < 0 || p.steps < 0 || !(p.elapsed_s >= 0) || !std::isfinite(p.elapsed_s))
     throw ConfigError(label + ": negative or non-finite counters");
   return p;
-}
-
-nlohmann::json ReportTrainedSettingChanges(const google::protobuf::Message& trained, const google::protobuf::Message& used,
-                                           const std::vector<std::string>& skip, const std::string& checkpoint,
-                                           const std::string& prefix) {
-  nlohmann::json changed = nlohmann::json::object();
-  for (const ConfigDifference& d : ConfigDifferences(trained, used, skip)) {
-    Warn(kTrainedSettingChanged, "using " + prefix + d.path + " " + d.after + " as asked; " + checkpoint +
-                                     " was trained with " + d.before);
-    changed[prefix + d.path] = {{"trained", d.before}, {"used", d.after}};
-  }
-  return changed;
 }
 
 ResumePoint ReadResumePoint(RunDirectory& dir) {

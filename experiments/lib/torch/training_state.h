@@ -16,6 +16,7 @@
 
 #include "agents/checkpoint_extras.h"
 #include "agents/trainer.h"
+#include "env/trained_settings.h"
 #include "experiments/lib/run_dir.h"
 
 namespace placerl::run {
@@ -47,17 +48,8 @@ inline constexpr const char* kRunStateExtra = "run_state";
 // environment from them (a checkpoint file travels without its run directory).
 inline constexpr const char* kRunConfigExtra = agents::kRunConfigExtra;
 
-// `place` on a checkpoint uses the settings it was trained with (kRunConfigExtra) unless the user
-// asks for others: each setting that differs gets this warning, naming both values.
-inline constexpr const char* kTrainedSettingChanged = "CKPT-0001";
-// Compares `used` with `trained` (one message type; `skip`: dotted paths not compared, such as
-// the design; `prefix` goes before the paths printed, e.g. "chip."), warns once per difference
-// ("using chip.density_weight 0.5 as asked; <checkpoint> was trained with 1") and returns them
-// for result.json: {path: {"trained": …, "used": …}}.
-nlohmann::json ReportTrainedSettingChanges(const google::protobuf::Message& trained,
-                                           const google::protobuf::Message& used,
-                                           const std::vector<std::string>& skip, const std::string& checkpoint,
-                                           const std::string& prefix = "");
+// `place` on a checkpoint: kTrainedSettingChanged and ReportTrainedSettingChanges are
+// env/trained_settings.h (shared with the Python module).
 
 // What a resumed run starts from: checkpoints/latest.ckpt (bytes) and checkpoints/state.json
 // (parsed; null when the file is absent). Throws ConfigError when the checkpoint is missing or

@@ -2,8 +2,8 @@
 // paths write is what they read back; malformed state files and a missing checkpoint are
 // ConfigErrors that name the file. Checkpoint files (encoders/checkpoint_file.h) carry a
 // checksum: damaged, truncated and non-finite checkpoints are refused at load, naming the file
-// and the reason; files written before the checksum still load. Settings that differ from the
-// training run's are warned about (CKPT-0001).
+// and the reason; files written before the checksum still load. (Settings that differ from the
+// training run's, CKPT-0001: tests/env/trained_settings_test.cc.)
 #include "experiments/lib/torch/training_state.h"
 
 #include <gtest/gtest.h>
@@ -15,9 +15,7 @@
 #include <type_traits>
 
 #include "agents/learner.h"
-#include "datasets/proto/device_placement.pb.h"
 #include "datasets/util/errors.h"
-#include "datasets/util/warnings.h"
 #include "encoders/checkpoint_file.h"
 #include "encoders/policy.h"
 #include "encoders/policy_net.h"
@@ -207,28 +205,6 @@ TEST(CheckpointFile, DamagedTruncatedAndNonFiniteCheckpointsAreRefusedNamingTheF
     EXPECT_EQ(what.rfind(nan + ": ", 0), 0u) << what;
     EXPECT_NE(what.find("non-finite values"), std::string::npos) << what;
   }
-}
-
-// Issue 29 item 1: `place` warns for every environment setting that differs from the
-// checkpoint's training run, naming both values.
-TEST(ReportTrainedSettingChanges, WarnsOncePerDifferenceAndSkipsTheGivenFields) {
-  config::DevicePlaceConfig trained, used;
-  trained.set_memory_mask(true);
-  trained.set_graph("rnnlm");
-  used = trained;
-  used.set_memory_mask(false);
-  used.set_graph("nmt");
-  used.set_oom_factor(3);
-  ScopedWarningCapture capture;
-  const nlohmann::json changed = ReportTrainedSettingChanges(trained, used, {"graph"}, "run/checkpoints/latest.ckpt");
-  ASSERT_EQ(capture.warnings().size(), 2u);
-  EXPECT_EQ(capture.warnings()[0].id, kTrainedSettingChanged);
-  EXPECT_EQ(capture.warnings()[0].message,
-            "using memory_mask false as asked; run/checkpoints/latest.ckpt was trained with true");
-  EXPECT_EQ(changed["memory_mask"]["trained"], "true");
-  EXPECT_EQ(changed["oom_factor"]["used"], "3");
-  EXPECT_FALSE(changed.contains("graph"));
-  EXPECT_TRUE(ReportTrainedSettingChanges(trained, trained, {}, "x").empty());
 }
 
 }  // namespace

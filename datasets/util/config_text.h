@@ -1,9 +1,12 @@
 // Run configuration: any protobuf message read from protobuf text format (`.pbtxt`),
 // changed by `--set a.b.c=value` overrides through reflection, and written back resolved
-// (every scalar printed, defaults included) as the run directory's `config.pbtxt`.
+// (every scalar printed, defaults included) as a run directory's `config.pbtxt`; the
+// deprecated aliases of moved keys, and the fields' descriptions they are read from.
 // Checks of a field's meaning (a probability in [0, 1], a positive budget) are the binary's,
 // on the resolved message. The message types are the binaries' own (e.g. a place-train config in datasets/proto/);
-// this file knows none of them.
+// this file knows none of them. No CLI11 and no run directories here (experiments/lib: the
+// flags, run_dir.h, `--help-config`): the Python module and the library layers read configs
+// with the same code as the binaries.
 #pragma once
 
 #include <string>
@@ -54,6 +57,11 @@ void MergeConfigFile(const std::string& path, google::protobuf::Message* message
 // fsdp, ...)` for a path that does not exist, and a one-line reason for a bad value.
 void ApplyOverride(const std::string& assignment, google::protobuf::Message* message);
 void ApplyOverrides(const std::vector<std::string>& assignments, google::protobuf::Message* message);
+
+// The description of one field: its comment in the .proto (trailing, else leading), on one
+// line; empty when it has none. Read from the schemas embedded at build time
+// (datasets/proto/descriptors.h); `--help-config` (experiments/lib/config_help.h) prints them.
+std::string FieldDescription(const google::protobuf::FieldDescriptor* field);
 
 // Deprecated aliases (docs/conventions.md "Run directories"): a key that moved keeps its old
 // field in the schema, `optional` (so that it is printed only when set), with a comment that

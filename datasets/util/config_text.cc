@@ -1,6 +1,4 @@
-#include "experiments/lib/config.h"
-
-#include <memory>
+#include "datasets/util/config_text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,11 +10,12 @@
 #include <memory>
 
 #include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include "datasets/proto/descriptors.h"
 #include "datasets/util/files.h"
-#include "experiments/lib/config_help.h"
 
 namespace placerl::run {
 
@@ -341,6 +340,59 @@ void CheckAliasConflicts(const pb::Message& m, const pb::TextFormat::ParseInfoTr
 }
 
 }  // namespace
+
+namespace {
+
+// Comments by full field name ("placerl.config.AgentConfig.epochs"), from every file's source
+// info. A location path [4, m, (3, n,)* 2, f] is field f of (nested) message m.
+const std::map<std::string, std::string>& Comments() {
+  static const std::map<std::string, std::string> comments = [] {
+    std::map<std::string, std::string> out;
+    pb::FileDescriptorSet set;
+    const auto data = config::ProtoDescriptorSet();
+    if (!set.ParseFromArray(data.data(), static_cast<int>(data.size()))) return out;
+    for (const auto& file : set.file()) {
+      const std::string prefix = file.package().empty() ? "" : file.package() + ".";
+      for (const auto& loc : file.source_code_info().location()) {
+        const auto& p = loc.path();
+        if (p.size() < 4 || p[0] != 4 || p.size() % 2 != 0 || p[p.size() - 2] != 2) continue;
+        const pb::DescriptorProto* msg = &file.message_type(p[1]);
+        std::string name = prefix + msg->name();
+        bool ok = true;
+        for (int i = 2; i + 2 < p.size(); i += 2) {
+          if (p[i] != 3 || p[i + 1] >= msg->nested_type_size()) { ok = false; break; }
+          msg = &msg->nested_type(p[i + 1]);
+          name += "." + msg->name();
+        }
+        if (!ok || p[p.size() - 1] >= msg->field_size()) continue;
+        std::string text = loc.trailing_comments().empty() ? loc.leading_comments() : loc.trailing_comments();
+        // One line: comment lines joined, runs of blanks folded.
+        std::string line;
+        bool space = false;
+        for (char c : text) {
+          if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+            space = !line.empty();
+            continue;
+          }
+          if (space) line += ' ';
+          space = false;
+          line += c;
+        }
+        out[name + "." + msg->field(p[p.size() - 1]).name()] = line;
+      }
+    }
+    return out;
+  }();
+  return comments;
+}
+
+}  // namespace
+
+std::string FieldDescription(const pb::FieldDescriptor* field) {
+  const auto& c = Comments();
+  const auto it = c.find(field->full_name());
+  return it == c.end() ? "" : it->second;
+}
 
 std::string AliasTarget(const pb::FieldDescriptor* field) {
   static const std::string kPrefix = "deprecated alias of ";
