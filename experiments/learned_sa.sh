@@ -187,9 +187,10 @@ for d in $DESIGNS; do
   "$BIN/plot-curves" "${curves[@]}" --title "best proxy cost, $d, seed ${SEEDS%% *}" --x-label "CPU seconds" \
     --y-label "best proxy cost" -o "$(dirname "$OUT")/learned_sa_$d.png" > /dev/null
 done
-python3 - "$WORK" "$OUT" "$MINUTES" "$SEEDS" "$DESIGNS" "$PRETRAIN_DESIGNS" "$PRETRAIN_MINUTES" "$PRETRAIN_LR" "$LR" "$ARMS" "$ES_WEIGHTS" <<'EOF'
+python3 - "$WORK" "$OUT" "$MINUTES" "$SEEDS" "$DESIGNS" "$PRETRAIN_DESIGNS" "$PRETRAIN_MINUTES" "$PRETRAIN_LR" "$LR" "$ARMS" "$ES_WEIGHTS" \
+  "$ES_LOO_DESIGNS" "$ES_LOO_ARGS" <<'EOF'
 import json, os, statistics, sys
-work, out, minutes, seeds, designs, pre, pre_min, pre_lr, lr, arms, es = sys.argv[1:]
+work, out, minutes, seeds, designs, pre, pre_min, pre_lr, lr, arms, es, loo_designs, loo_args = sys.argv[1:]
 seeds = seeds.split()
 names = {"sa-soft": "`sa-soft` (uniform proposals)", "frozen": "learned kinds, untrained and frozen (ablation)",
          "scratch": "learned, from uniform, learning during the run", "pretrained": "learned, pretrained, learning during the run",
@@ -198,7 +199,9 @@ names = {"sa-soft": "`sa-soft` (uniform proposals)", "frozen": "learned kinds, u
 lines = ["# Learned simulated annealing: results", "",
          f"Written by `experiments/learned_sa.sh --minutes {minutes} --seeds \"{' '.join(seeds)}\" --designs \"{designs}\" --arms \"{arms}\"` "
          f"(pretraining: {pre or 'none'}, {pre_min} CPU-min each, lr {pre_lr}; lr during the runs {lr}"
-         + (f"; ES weights {es} trained on {', '.join(json.load(open(es))['trained_on'])}" if es else "") + "). "
+         + (f"; ES weights {es} trained on {', '.join(json.load(open(es))['trained_on'])}" if es else "")
+         + (f"; es-loo: `train-proposer {loo_args}` on {loo_designs} minus the evaluated design" if "es-loo" in arms.split() else "")
+         + "). "
          "Every run: `place-baseline --method sa-soft` (`sa-soft`'s settings), --clock cpu, one thread; "
          "best proxy cost re-scored from best.plc by `proxy-cost`.", "",
          "| design | arm | best proxy per seed | mean ± sd | moves | accepted |", "|---|---|---|---|---|---|"]
