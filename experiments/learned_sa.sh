@@ -131,6 +131,7 @@ done
 # 1b. The held-out ES proposers (es-loo): one train-proposer run per evaluated design, on the
 # --es-loo-designs other than that design, one thread, CPU clock.
 if [[ " $ARMS " == *" es-loo "* ]]; then
+  for p in $ES_LOO_DESIGNS; do netlist_of "$p" > /dev/null; done  # a bad name stops here, once
   for d in $DESIGNS; do
     dir=$WORK/es_loo/$d
     [[ -s "$dir/proposer.json" ]] && continue
