@@ -15,6 +15,8 @@
 #    is the pretrained proposer (WORK/pretrained.json). Designs in --designs are never used here.
 # 2. Per design in --designs and seed, four arms with the same budget, seed and SA settings
 #    (`sa-soft`'s: snapped input, no FD, soft moves of ±1 cell):
+#      sa                 — TILOS's simulated annealing itself (`place-baseline --method sa`: greedy
+#                           start, TILOS's five kinds, FD of the soft macros), the public annealer;
 #      sa-soft            — uniform proposals: TILOS's five kinds and soft shifts half of the time;
 #      untrained, frozen  — the learned annealer's eight kinds, uniform, no learning (ablation);
 #      learned, scratch   — the same, learning during the run (--lr) from uniform;
@@ -75,7 +77,7 @@ for b in place-baseline proxy-cost group-netlist plot-curves train-proposer; do
 done
 [[ -n "$ARMS" ]] || ARMS="sa-soft frozen scratch pretrained${ES_WEIGHTS:+ es}"
 for a in $ARMS; do
-  case $a in sa-soft|frozen|scratch|pretrained|es-loo) ;; es) [[ -s "$ES_WEIGHTS" ]] || { echo "learned_sa.sh: error: the es arm needs --es-weights FILE" >&2; exit 1; } ;;
+  case $a in sa|sa-soft|frozen|scratch|pretrained|es-loo) ;; es) [[ -s "$ES_WEIGHTS" ]] || { echo "learned_sa.sh: error: the es arm needs --es-weights FILE" >&2; exit 1; } ;;
     *) echo "learned_sa.sh: error: unknown arm $a" >&2; exit 1 ;; esac
 done
 [[ -z "$ES_WEIGHTS" ]] || ES_WEIGHTS=$(realpath "$ES_WEIGHTS")
@@ -104,13 +106,13 @@ netlist_of() {
 }
 plc_of() { if [[ "$1" == ariane133 ]]; then echo "$DATA/ariane133_ng45/initial.plc"; else echo "$DATA/tilos_flows/$1/initial.plc"; fi; }
 
-run() {  # run DIR DESIGN MINUTES SEED ARGS...
-  local dir=$1 design=$2 minutes=$3 seed=$4; shift 4
+run() {  # run DIR DESIGN MINUTES SEED METHOD ARGS...
+  local dir=$1 design=$2 minutes=$3 seed=$4 method=$5; shift 5
   if [[ -s "$dir/result.json" ]]; then return; fi
   rm -rf "$dir"; mkdir -p "$(dirname "$dir")"
   local nl plc
   nl=$(netlist_of "$design"); plc=$(plc_of "$design")
-  OMP_NUM_THREADS=1 "$BIN/place-baseline" --method sa-soft --netlist "$nl" --plc "$plc" --minutes "$minutes" --clock cpu \
+  OMP_NUM_THREADS=1 "$BIN/place-baseline" --method "$method" --netlist "$nl" --plc "$plc" --minutes "$minutes" --clock cpu \
     --seed "$seed" "$@" --json --out "$dir" > /dev/null 2> "$dir.err" ||
     { echo "learned_sa.sh: error: run $dir failed: $(tail -c 300 "$dir.err")" >&2; exit 1; }
 }
@@ -123,7 +125,7 @@ for p in $PRETRAIN_DESIGNS; do
   echo "pretraining on $p ($PRETRAIN_MINUTES CPU-min) ..." >&2
   args=(--set sa.proposer=learned --set "sa.proposer_lr=$PRETRAIN_LR")
   [[ -z "$WEIGHTS" ]] || args+=(--set "sa.proposer_weights=$WEIGHTS")
-  run "$WORK/pretrain/$p" "$p" "$PRETRAIN_MINUTES" 1 "${args[@]}"
+  run "$WORK/pretrain/$p" "$p" "$PRETRAIN_MINUTES" 1 sa-soft "${args[@]}"
   WEIGHTS=$WORK/pretrain/$p/proposer.json
 done
 [[ -z "$WEIGHTS" ]] || cp "$WEIGHTS" "$WORK/pretrained.json"
@@ -156,7 +158,9 @@ for d in $DESIGNS; do
   netlist_of "$d" > /dev/null
   for s in $SEEDS; do
     for arm in $ARMS; do
+      method=sa-soft
       case $arm in
+        sa) method=sa; args=() ;;
         sa-soft) args=() ;;
         frozen) args=(--set sa.proposer=learned --set sa.proposer_lr=0) ;;
         scratch) args=(--set sa.proposer=learned --set "sa.proposer_lr=$LR") ;;
@@ -168,7 +172,7 @@ for d in $DESIGNS; do
       esac
       while [[ $(jobs_running) -ge $JOBS ]]; do sleep 1; done
       echo "$d seed $s: $arm ($MINUTES CPU-min) ..." >&2
-      run "$WORK/$d/$arm.s$s" "$d" "$MINUTES" "$s" "${args[@]}" &
+      run "$WORK/$d/$arm.s$s" "$d" "$MINUTES" "$s" "$method" "${args[@]}" &
     done
   done
 done
@@ -193,7 +197,7 @@ python3 - "$WORK" "$OUT" "$MINUTES" "$SEEDS" "$DESIGNS" "$PRETRAIN_DESIGNS" "$PR
 import json, os, statistics, sys
 work, out, minutes, seeds, designs, pre, pre_min, pre_lr, lr, arms, es, loo_designs, loo_args = sys.argv[1:]
 seeds = seeds.split()
-names = {"sa-soft": "`sa-soft` (uniform proposals)", "frozen": "learned kinds, untrained and frozen (ablation)",
+names = {"sa": "TILOS SA (`--method sa`)", "sa-soft": "`sa-soft` (uniform proposals)", "frozen": "learned kinds, untrained and frozen (ablation)",
          "scratch": "learned, from uniform, learning during the run", "pretrained": "learned, pretrained, learning during the run",
          "es": "learned by ES on other designs, frozen",
          "es-loo": "learned by ES without this design (held out), frozen"}
@@ -203,7 +207,7 @@ lines = ["# Learned simulated annealing: results", "",
          + (f"; ES weights {es} trained on {', '.join(json.load(open(es))['trained_on'])}" if es else "")
          + (f"; es-loo: `train-proposer {loo_args}` on {loo_designs} minus the evaluated design" if "es-loo" in arms.split() else "")
          + "). "
-         "Every run: `place-baseline --method sa-soft` (`sa-soft`'s settings), --clock cpu, one thread; "
+         "Every run: `place-baseline --method sa-soft` (`sa-soft`'s settings; the TILOS SA arm `--method sa`), --clock cpu, one thread; "
          "best proxy cost re-scored from best.plc by `proxy-cost`.", "",
          "| design | arm | best proxy per seed | mean ± sd | moves | accepted |", "|---|---|---|---|---|---|"]
 for d in designs.split():
