@@ -67,22 +67,29 @@ void CheckEnvConfig(const config::DeviceEnvConfig& e) {
   if (!std::isfinite(e.oom_factor()) || e.oom_factor() < 0) throw ConfigError("oom_factor must be >= 0");
 }
 
+// The episode settings of place-train's and place's configs (the same keys in both; "" = the
+// environment's defaults, mode "" = oneshot; docs/device_regulator.md).
+template <typename Config>
+void SetEpisode(const Config& c, env::DeviceEnvOptions* eo) {
+  device_baseline::RegisterDeviceStartPlacers();
+  eo->mode = c.mode().empty() ? "oneshot" : c.mode();
+  if (!c.start().empty()) eo->start = c.start();
+  if (!c.episode_start().empty()) eo->episode_start = c.episode_start();
+  if (!c.episode_result().empty()) eo->episode_result = c.episode_result();
+  eo->episode_groups = c.episode_groups();
+}
+
 // The task of `graph` on `machine` in the environment `e` ("" features / order / memory_estimate:
-// basic / topological / all_outputs); place-train's episode settings from `train`.
+// basic / topological / all_outputs) with the episode settings of `episode` (place-train's or
+// place's config; nullptr = one-shot episodes).
+template <typename Config = config::DevicePlaceTrainConfig>
 DeviceTask MakeTask(const std::string& graph, const std::string& machine, const config::DeviceEnvConfig& e,
-                    const config::DevicePlaceTrainConfig* train = nullptr) {
+                    const Config* episode = nullptr) {
   env::DeviceEnvOptions eo;
-  if (train) {  // place-train: mode / start / episode_start (docs/device_regulator.md)
-    device_baseline::RegisterDeviceStartPlacers();
-    if (!train->mode().empty()) eo.mode = train->mode();
-    if (!train->start().empty()) eo.start = train->start();
-    if (!train->episode_start().empty()) eo.episode_start = train->episode_start();
-    if (!train->episode_result().empty()) eo.episode_result = train->episode_result();
-    eo.episode_groups = train->episode_groups();
-  }
+  if (episode) SetEpisode(*episode, &eo);
   eo.graph = graph;
   eo.machine = machine;
-  if (!train) eo.mode = "oneshot";
+  if (!episode) eo.mode = "oneshot";
   eo.memory_mask = e.memory_mask();
   eo.reward = e.reward();
   eo.oom = e.oom();
@@ -483,6 +490,7 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
 struct PlaceOptions {
   std::string env = "device", checkpoint, graph, machine, clock;
   int samples = -1;
+  double samples_minutes = -1;
   double finetune_minutes = -1;
   int64_t seed = -1;
   bool json = false, verbose = false;
@@ -501,7 +509,7 @@ std::string CheckpointFile(const std::string& path) {
 
 // DevicePlaceConfig fields that are not the environment's (not compared with the training run's);
 // `env` is compared key by key (the names as before it was one message: memory_mask, …).
-const std::vector<std::string> kNotEnvironment = {"checkpoint", "graph", "samples", "finetune_minutes",
+const std::vector<std::string> kNotEnvironment = {"checkpoint", "graph", "samples", "samples_minutes", "finetune_minutes",
                                                   "episodes_per_update", "seed", "agent", "clock", "env"};
 
 struct TrainedDeviceEnv {
@@ -527,6 +535,12 @@ TrainedDeviceEnv ReadTrainedDeviceEnv(const std::string& checkpoint, const confi
   config::DevicePlaceConfig& p = t.config;
   p.set_machine(c.machine());
   *p.mutable_env() = c.env();
+  // The episode (a regulator: mode=iterative from a list scheduler's placement).
+  p.set_mode(c.mode());
+  p.set_start(c.start());
+  p.set_episode_start(c.episode_start());
+  p.set_episode_result(c.episode_result());
+  p.set_episode_groups(c.episode_groups());
   // HDP learns its own groups instead of fusing (TrainHdp): its placer saw the unfused graph.
   if (c.method() == "hdp") p.mutable_env()->set_fuse_above_groups(0);
   t.recorded = true;
@@ -566,7 +580,7 @@ std::unique_ptr<encoders::Policy> LoadDevicePolicy(const std::string& ckpt, conf
     config::DeviceEnvConfig e = cfg.env();
     e.set_features(features);
     envs.clear();
-    envs.push_back(MakeTask(cfg.graph(), cfg.machine(), e));
+    envs.push_back(MakeTask(cfg.graph(), cfg.machine(), e, &cfg));
     try {
       policy = encoders::Policy::Load(ckpt, *envs[0].env);  // checks the layout (device count, features)
       cfg.mutable_env()->set_features(features);
@@ -619,6 +633,7 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
     if (!o.graph.empty()) cfg.set_graph(o.graph);
     if (!o.machine.empty()) cfg.set_machine(o.machine);
     if (o.samples >= 0) cfg.set_samples(o.samples);
+    if (o.samples_minutes >= 0) cfg.set_samples_minutes(o.samples_minutes);
     if (o.finetune_minutes >= 0) cfg.set_finetune_minutes(o.finetune_minutes);
     if (o.seed >= 0) cfg.set_seed(static_cast<uint64_t>(o.seed));
     if (!o.clock.empty()) cfg.set_clock(o.clock);
@@ -641,6 +656,8 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
     changed.update(run::ReportTrainedSettingChanges(trained.config.env(), cfg.env(), {}, ckpt));
   }
   if (cfg.samples() < 0 || cfg.samples() > 1000000) throw ConfigError("samples must be in [0, 1e6]");
+  if (!std::isfinite(cfg.samples_minutes()) || cfg.samples_minutes() < 0 || cfg.samples_minutes() * 60 > cli::kMaxSeconds)
+    throw ConfigError("samples_minutes must be in [0, a week] (0 = no limit)");
   if (!std::isfinite(cfg.finetune_minutes()) || cfg.finetune_minutes() < 0 || cfg.finetune_minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("finetune_minutes must be in [0, a week]");
   if (cfg.episodes_per_update() < 1 || cfg.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
@@ -670,7 +687,9 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   dir.Log(logged++, {{"time_s", elapsed()}, {"charts/effective_time_s", greedy}, {"charts/best_effective_time_s", st.best_time[0]}});
   double sum = 0;
   int complete = 0, sampled = 0;  // what was done (a stop request ends the samples early)
-  for (int k = 0; k < cfg.samples() && !run::StopRequested(); ++k) {
+  const double samples_seconds = cfg.samples_minutes() * 60;  // 0 = no limit
+  for (int k = 0; k < cfg.samples() && !run::StopRequested() && (samples_seconds <= 0 || elapsed() < samples_seconds);
+       ++k) {
     const double t = PlayDeviceEpisode(*policy, task, cfg.seed() + 1 + k, &rng, false, nullptr);
     ++sampled;
     OfferBestDevice(task, 0, t, &st);
@@ -788,11 +807,16 @@ int DevicePlaceMain(int argc, char** argv) {
     app.add_option("--graph", o.graph, kGraphHelp)->check(cli::NonEmpty());
     app.add_option("--machine", o.machine, kMachineHelp)->check(cli::NonEmpty());
     app.add_option("--samples", o.samples, "sampled placements besides the greedy one (default 16)")->check(cli::IntRange(0, 1000000));
+    app.add_option("--samples-minutes", o.samples_minutes,
+                   "stop the samples after this many minutes on --clock (default 0: no limit). With a regulator "
+                   "checkpoint (mode=iterative, start=heft, ...: docs/device_regulator.md) every sample is a search "
+                   "episode from the best placement so far, so this is the frozen policy's search budget")
+        ->check(cli::FiniteRange(0, cli::kMaxSeconds / 60));
     app.add_option("--finetune-minutes", o.finetune_minutes, "PPO fine-tuning on this graph (default 0)")
         ->check(cli::FiniteRange(0, cli::kMaxSeconds / 60));
     app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
     app.add_option("--clock", o.clock,
-                   "the clock of the fine-tuning budget, time_s and the stages' seconds: wall (default) | cpu (this "
+                   "the clock of the samples' and the fine-tuning's budgets, time_s and the stages' seconds: wall (default) | cpu (this "
                    "process's CPU time)")
         ->check(CLI::IsMember({"wall", "cpu"}));
     app.add_flag("--json", o.json, "print one JSON document with the result");

@@ -380,6 +380,54 @@ TEST(PlaceTrainDeviceCli, PlaceUsesTheTrainingRunsEnvironment) {
   EXPECT_NE(testing::Slurp(tmp / "asked/config.pbtxt").find("memory_mask: false\n"), std::string::npos);
 }
 
+// A regulator checkpoint (mode=iterative from HEFT's placement, docs/device_regulator.md) on a
+// graph it never saw: `place` builds the episodes the policy was trained on (before, it built
+// one-shot episodes and refused the checkpoint: the action features differ), so every sample is a
+// search episode from the best placement so far — never above HEFT's — and --samples-minutes
+// bounds that search.
+TEST(PlaceTrainDeviceCli, PlaceRunsARegulatorCheckpointAsASearchFromHeft) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "train";
+  const auto r = ShSplit(kBin + "/place-train --env device --graph " + kMlp + " --machine '" + kMachine +
+                         "' --minutes 10 --max-updates 1 --set episodes_per_update=2 --set mode=iterative --set start=heft "
+                         "--set episode_start=best --set episode_result=best --set episode_groups=4 --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string other = "layered(ops=60,width=6,fan_in=2,seed=7)";
+  const auto heft = ShSplit(kBin + "/place-baseline --env device --method heft --graph '" + other + "' --machine '" +
+                            kMachine + "' --json --out " + (tmp / "heft"));
+  ASSERT_EQ(heft.status, 0) << heft.err;
+  const double heft_time = nlohmann::json::parse(heft.out)["best"]["step_time_s"].get<double>();
+  const auto p = ShSplit(kBin + "/place --env device --checkpoint " + out + " --graph '" + other +
+                         "' --samples 30 --json --out " + (tmp / "place"));
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_EQ(p.err.find("CKPT-0001"), std::string::npos) << p.err;  // nothing asked otherwise
+  const std::string config = testing::Slurp(tmp / "place/config.pbtxt");
+  for (const char* line : {"mode: \"iterative\"\n", "start: \"heft\"\n", "episode_start: \"best\"\n",
+                           "episode_result: \"best\"\n", "episode_groups: 4\n"})
+    EXPECT_NE(config.find(line), std::string::npos) << line << config;
+  const auto j = nlohmann::json::parse(p.out);
+  EXPECT_EQ(j["stages"]["zero_shot"]["samples"].get<int>(), 30);
+  EXPECT_LE(j["stages"]["zero_shot"]["greedy_effective_time_s"].get<double>(), heft_time);
+  const double best = j["best"]["step_time_s"].get<double>();
+  EXPECT_LE(best, heft_time);
+  EXPECT_EQ(SimulatedStepTime(other, tmp / "place/best.placement"), best);
+
+  // The search's budget: a million samples stop after 0.01 CPU-minutes.
+  const auto q = ShSplit(kBin + "/place --env device --checkpoint " + out + " --graph '" + other +
+                         "' --samples 1000000 --samples-minutes 0.01 --clock cpu --json --out " + (tmp / "timed"));
+  ASSERT_EQ(q.status, 0) << q.err;
+  const auto zs = nlohmann::json::parse(q.out)["stages"]["zero_shot"];
+  EXPECT_GT(zs["samples"].get<int>(), 0);
+  EXPECT_LT(zs["samples"].get<int>(), 1000000);
+  EXPECT_EQ(zs["samples_requested"].get<int>(), 1000000);
+  // A bad budget: one line, exit 1, no directory.
+  const auto bad = ShSplit(kBin + "/place --env device --checkpoint " + out + " --graph '" + other +
+                           "' --set samples_minutes=-1 --out " + (tmp / "never"));
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("place: error: samples_minutes must be in [0, a week]"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(tmp / "never"));
+}
+
 // The device environment's keys moved into `env` (DeviceEnvConfig); the old top-level keys are
 // deprecated aliases. tests/data/device_old_run was written by place-train before the move (one
 // update; its config.pbtxt and checkpoint have the old keys), and the two files beside it are the
