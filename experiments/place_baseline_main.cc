@@ -23,6 +23,7 @@
 #include "datasets/util/stop_signal.h"
 #include "experiments/lib/place_baseline_device.h"
 #include "search/chip/baselines.h"
+#include "search/chip/learned_proposer.h"  // kShippedProposer
 
 using namespace placerl;
 
@@ -45,9 +46,14 @@ struct Options {
 config::PlaceBaselineConfig ResolveConfig(const Options& o) {
   config::PlaceBaselineConfig c = DefaultPlaceBaselineConfig();
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
-  if (o.method == "sa-soft") {  // a named preset: sa with sa-soft's settings (before --set)
+  if (o.method == "sa-soft" || o.method == "learned-sa") {  // named presets: sa with sa-soft's settings (before --set)
     c.set_method("sa");
     ApplySaSoftPreset(c.mutable_sa());
+    if (o.method == "learned-sa") {  // + the shipped proposer, frozen (docs/learned_sa.md)
+      c.mutable_sa()->set_proposer("learned");
+      c.mutable_sa()->set_proposer_lr(0);
+      c.mutable_sa()->set_proposer_weights(search::kShippedProposer);
+    }
   } else if (!o.method.empty()) {
     c.set_method(o.method);
   }
@@ -206,7 +212,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"chip", "device"}));
     app.add_option("--method", o.method,
                    "random | greedy | sa | fd | cd (default sa) | sa-soft (sa with sa.init=snapped, "
-                   "sa.fd_every_steps=0, sa.soft_move_prob=0.5, sa.soft_move_cells=1; --set still overrides)");
+                   "sa.fd_every_steps=0, sa.soft_move_prob=0.5, sa.soft_move_cells=1; --set still overrides) | "
+                   "learned-sa (sa-soft whose moves and schedule come from the shipped learned proposer: "
+                   "sa.proposer=learned, sa.proposer_lr=0, sa.proposer_weights=shipped; docs/learned_sa.md)");
     app.add_flag("--refine-cd", o.refine_cd, "run coordinate descent on the best placement at the end");
     app.add_option("--netlist", o.netlist, "netlist.pb.txt[.gz]; default: the built-in synthetic chip")
         ->check([](const std::string& s) { return s.empty() ? std::string("--netlist is empty") : std::string(); });

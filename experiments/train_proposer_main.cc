@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
     app.add_option("--pairs", o.pairs, "antithetic pairs per iteration (default 4)")->check(cli::IntRange(1, 10000));
     app.add_option("--moves", o.moves, "moves per annealing run (default 200000)")->check(cli::IntRange(1, 1000000000));
     app.add_option("--threads", o.threads, "annealing runs in parallel (default 1)")->check(cli::IntRange(1, 256));
-    app.add_option("--start", o.start, "mixture (default: sa-soft's mixture) | uniform | a proposer.json");
+    app.add_option("--start", o.start, "mixture (default: sa-soft's mixture) | uniform | shipped (place-baseline --method learned-sa's proposer) | a proposer.json");
     app.add_option("--seed", o.seed, "random seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");

@@ -74,7 +74,12 @@ void SaveProposerWeights(const std::string& path, const ProposerWeights& w) {
 }
 
 ProposerWeights LoadProposerWeights(const std::string& path) {
-  const std::string text = ReadFile(path, size_t(1) << 24);
+  if (path == kShippedProposer)
+    return ParseProposerWeights(ShippedProposerText(), "the shipped proposer (experiments/results/learned_sa/es_schedule_proposer.json)");
+  return ParseProposerWeights(ReadFile(path, size_t(1) << 24), path);
+}
+
+ProposerWeights ParseProposerWeights(const std::string& text, const std::string& path) {
   auto bad = [&](const std::string& why) { return ParseError(path, 0, "not a learned SA proposer: " + why); };
   nlohmann::json j;
   try {

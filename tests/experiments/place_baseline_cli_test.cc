@@ -160,6 +160,32 @@ TEST(PlaceBaselineCli, LearnedProposerIsWrittenAndContinuedFrom) {
   }
 }
 
+// --method learned-sa is sa-soft with the shipped proposer, frozen: the same run, to the bit, as
+// those settings spelled out with the committed file; from another directory too (embedded).
+TEST(PlaceBaselineCli, LearnedSaIsSaSoftWithTheShippedProposer) {
+  testing::TempDir tmp;
+  const std::string file = fs::absolute("experiments/results/learned_sa/es_schedule_proposer.json");
+  const std::string common = " --minutes 10 --set max_evaluations=20000 --seed 3 --json";
+  const auto named = Sh("(cd " + tmp.path() + " && " + fs::absolute(kBin).string() + " --method learned-sa" +
+                        common + " --out named 2>/dev/null)");
+  ASSERT_EQ(named.status, 0) << named.out;
+  const auto spelled = Sh("(" + kBin + " --method sa-soft --set sa.proposer=learned --set sa.proposer_lr=0"
+                          " --set sa.proposer_weights=" + file + common + " --out " + (tmp / "spelled") + " 2>/dev/null)");
+  ASSERT_EQ(spelled.status, 0) << spelled.out;
+  const auto a = nlohmann::json::parse(named.out), b = nlohmann::json::parse(spelled.out);
+  EXPECT_EQ(a["best"]["proxy_cost"].get<double>(), b["best"]["proxy_cost"].get<double>());
+  EXPECT_EQ(a["evaluations"].get<int64_t>(), b["evaluations"].get<int64_t>());
+  EXPECT_EQ(a["accepted"].get<int64_t>(), b["accepted"].get<int64_t>());
+  EXPECT_EQ(a["proposer"]["kinds"].dump(), b["proposer"]["kinds"].dump());
+  const std::string config = testing::Slurp(tmp / "named/config.pbtxt");
+  EXPECT_NE(config.find("proposer_weights: \"shipped\""), std::string::npos) << config;
+  // The preset is a starting point: --set still overrides it (here: learning during the run).
+  const auto learning = Sh("(" + kBin + " --method learned-sa --set sa.proposer_lr=0.1" + common + " --out " +
+                           (tmp / "learning") + " 2>/dev/null)");
+  ASSERT_EQ(learning.status, 0) << learning.out;
+  EXPECT_GT(nlohmann::json::parse(learning.out)["proposer"]["updates"].get<int64_t>(), 0);
+}
+
 // chip.off_canvas_nets=skip scores with Google's rule: on Ariane133's initial.plc (620 nets
 // with a pin off the canvas) FD keeps those pins where they are, and the reported cost is
 // what proxy-cost gives the written best.plc with --off-canvas-nets skip, not with clamp.

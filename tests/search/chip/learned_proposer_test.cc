@@ -190,6 +190,20 @@ TEST(LearnedProposer, APriorHoldsThePolicyNearItWhereUniformHoldsItNearUniform) 
   EXPECT_THROW(LearnedProposer(ProposerWeights{}, bad, AllLegal()), ConfigError);
 }
 
+// "shipped" is the committed es_schedule_proposer.json, embedded at build time.
+TEST(ProposerWeights, TheShippedProposerIsTheCommittedFile) {
+  const ProposerWeights shipped = LoadProposerWeights(kShippedProposer);
+  const ProposerWeights file = LoadProposerWeights("experiments/results/learned_sa/es_schedule_proposer.json");
+  EXPECT_EQ(shipped.w, file.w);
+  EXPECT_EQ(shipped.select, file.select);
+  EXPECT_EQ(shipped.schedule, file.schedule);
+  EXPECT_EQ(shipped.trained_on, file.trained_on);
+  EXPECT_EQ(shipped.proposals_trained, file.proposals_trained);
+  EXPECT_NE(shipped.schedule, ProposerWeights().schedule);  // it carries the learned schedule
+  for (const std::string& d : shipped.trained_on) EXPECT_EQ(d.find("ariane133_ng45"), std::string::npos) << d;
+  EXPECT_THROW(ParseProposerWeights("{}", "x"), ParseError);
+}
+
 TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
   testing::TempDir tmp;
   ProposerWeights w;
