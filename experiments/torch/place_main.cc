@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
         ->check(cli::IntRange(0, 1000000));
     app.add_option("--finetune-minutes", o.finetune_minutes, "PPO fine-tuning on this design (default 0)")
         ->check(cli::FiniteRange(0, cli::kMaxSeconds / 60));
-    app.add_option("--refine", o.refine, "none | sa | cd: refine the best placement at the end (default none)");
+    app.add_option("--refine", o.refine, "none | sa | learned-sa | cd: refine the best placement at the end (default none; learned-sa = place-baseline --method learned-sa's annealer)");
     app.add_option("--refine-minutes", o.refine_minutes, "budget of --refine (default 1)")
         ->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
     app.add_option("--seed", o.seed, "seed (default 1)")->check(cli::IntRange(0, INT64_MAX));

@@ -24,6 +24,7 @@
 #include "experiments/lib/progress.h"
 #include "experiments/lib/torch/trained_chip_env.h"
 #include "search/chip/baselines.h"
+#include "search/chip/learned_proposer.h"  // --refine learned-sa: the shipped proposer
 
 namespace placerl::place {
 
@@ -51,8 +52,8 @@ void CheckPlaceConfig(const config::PlaceConfig& c) {
   if (!std::isfinite(c.finetune_minutes()) || c.finetune_minutes() < 0 || c.finetune_minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("finetune_minutes must be in [0, a week]");
   if (c.episodes_per_update() < 1 || c.episodes_per_update() > 100000) throw ConfigError("episodes_per_update must be in [1, 100000]");
-  if (c.refine() != "none" && c.refine() != "sa" && c.refine() != "cd")
-    throw ConfigError("refine must be none, sa or cd (got '" + c.refine() + "')");
+  if (c.refine() != "none" && c.refine() != "sa" && c.refine() != "cd" && c.refine() != "learned-sa")
+    throw ConfigError("refine must be none, sa, learned-sa or cd (got '" + c.refine() + "')");
   if (!std::isfinite(c.refine_minutes()) || c.refine_minutes() <= 0 || c.refine_minutes() * 60 > cli::kMaxSeconds)
     throw ConfigError("refine_minutes must be in (0, a week]");
   CheckAgentConfig(c.agent());
@@ -190,8 +191,17 @@ nlohmann::json Refine(const config::PlaceConfig& cfg, const env::ChipEnv& env, B
   bo.clock = clock;
   bo.seed = cfg.seed();
   bo.sa_init = "input";
+  if (cfg.refine() == "learned-sa") {  // sa-soft's moves (its preset; the start is legal) + the shipped proposer, frozen
+    bo.sa_fd_every_steps = 0;
+    bo.sa_soft_move_prob = 0.5;
+    bo.sa_soft_move_cells = 1;
+    bo.sa_proposer = "learned";
+    bo.sa_proposer_lr = 0;
+    bo.sa_proposer_weights = search::LoadProposerWeights(search::kShippedProposer);
+  }
   const double start = elapsed();
-  const search::BaselineResult r = search::RunChipBaseline(cfg.refine(), &start_env, bo, [] { return run::StopRequested(); }, {});
+  const search::BaselineResult r = search::RunChipBaseline(cfg.refine() == "learned-sa" ? "sa" : cfg.refine(), &start_env,
+                                                           bo, [] { return run::StopRequested(); }, {});
   if (r.best.valid && r.best.cost.proxy_cost < st.best_cost[0]) {
     st.best_cost[0] = r.best.cost.proxy_cost;
     st.best[0] = r.best;

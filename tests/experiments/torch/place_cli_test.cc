@@ -68,6 +68,25 @@ TEST(PlaceCli, TakesTheCostMapFromTheCheckpoint) {
   }
 }
 
+// --refine learned-sa: the policy's best placement refined by the learned annealer (sa-soft's moves,
+// the shipped proposer): it ran (moves counted), never ends above the zero-shot best, and the
+// written best.plc scores what the result says.
+TEST(PlaceCli, RefinesWithTheShippedLearnedAnnealer) {
+  testing::TempDir tmp;
+  const auto r = Sh("(" + kBin + "/place --checkpoint experiments/pretrained/chip --samples 2 --refine learned-sa "
+                    "--refine-minutes 0.02 --clock cpu --json --out " + (tmp / "refined") + " 2>/dev/null)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["stages"].contains("refine")) << r.out;
+  EXPECT_EQ(j["stages"]["refine"]["method"], "learned-sa");
+  EXPECT_GT(j["stages"]["refine"]["evaluations"].get<int64_t>(), 0);
+  const double best = j["best"]["proxy_cost"];
+  EXPECT_LE(best, j["stages"]["zero_shot"]["best_proxy_cost"].get<double>() + 1e-12);
+  const auto p = Sh("(" + kBin + "/proxy-cost --json --plc " + (tmp / "refined/best.plc") + " 2>/dev/null)");
+  ASSERT_EQ(p.status, 0) << p.out;
+  EXPECT_NEAR(nlohmann::json::parse(p.out)["proxy_cost"].get<double>(), best, 1e-6);
+}
+
 TEST(PlaceCli, TheShippedPretrainedPolicyRunsOnAFreshClone) {
   testing::TempDir tmp;
   const auto r = Sh("(" + kBin + "/place --checkpoint experiments/pretrained/chip --netlist " + kTiles +
