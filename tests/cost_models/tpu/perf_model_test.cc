@@ -808,5 +808,57 @@ TEST(TrainingEval, GradReduceAfterBackwardExposesTheWholeAllReduce) {
   EXPECT_TRUE(PlanToProto(p).grad_reduce_after_backward());
 }
 
+// serial_tensor_collectives (Megatron-LM: the tensor-parallel all-reduce is a blocking call on
+// the compute stream, megatron/mpu/mappings.py): all tensor traffic is exposed, whatever the
+// catalogue's tp_overlap — the plan of TensorParallelExposureByHand exposes its 4 all-reduces per
+// layer (6 under full remat); compute is unchanged; the default (overlapped) is not.
+TEST(TrainingEval, SerialTensorCollectivesExposeAllTensorTraffic) {
+  TransformerModel m = ParseModelSpec("transformer(layers=4,d_model=4096,d_ff=16384,heads=32,seq=1024,vocab=0)");
+  Catalog c = DefaultCatalog();
+  c.mutable_efficiency()->set_tp_overlap(1);
+  TrainingEvaluator ev(m, ParseMeshSpec("a100:8"), c);
+  PlanC p = PlanFromProto(ParsePlanSpec("tensor=8,global_batch=8,serial_tensor_collectives=true"));
+  ASSERT_TRUE(p.serial_tensor_collectives);
+  EXPECT_NE(ResolvedPlanString(p, 1).find("serial_tensor_collectives=true"), std::string::npos);
+  EXPECT_TRUE(PlanToProto(p).serial_tensor_collectives());
+  const double S = 8192.0 * 4096 * 2;
+  const double ar = 2 * (7 * 5e-6 + 7.0 / 8 * S / (0.9 * 300e9));
+  const StepBreakdown serial = ev.Evaluate(p);
+  ASSERT_TRUE(serial.valid) << serial.invalid_reason;
+  EXPECT_NEAR(serial.exposed_tp_s, 4 * 4 * ar, 1e-12);
+  p.serial_tensor_collectives = false;
+  const StepBreakdown overlapped = ev.Evaluate(p);
+  EXPECT_EQ(overlapped.exposed_tp_s, 0);
+  EXPECT_DOUBLE_EQ(serial.compute_s, overlapped.compute_s);
+  EXPECT_NEAR(serial.step_s - overlapped.step_s, serial.exposed_tp_s, 1e-12);
+  p.serial_tensor_collectives = true;
+  p.remat = REMAT_FULL;
+  EXPECT_NEAR(ev.Evaluate(p).exposed_tp_s, 4 * 6 * ar, 1e-12);
+}
+
+// fsdp_gather_on_demand (DeepSpeed ZeRO-3): a layer's weights are all-gathered when the layer
+// starts, in the forward and again in the backward pass, so both all-gathers are exposed even
+// when the layer's compute could hide them (the default hides them here); the gradient
+// reduce-scatter still hides under the backward. Per layer 201.3 M bf16 weights over the 8
+// GPUs of one switched node: AG = 7·5 µs + 7/8·S/(0.9·300 GB/s).
+TEST(TrainingEval, FsdpGatherOnDemandExposesBothAllGathers) {
+  TransformerModel m = ParseModelSpec("transformer(layers=4,d_model=4096,d_ff=16384,heads=32,seq=1024,vocab=0)");
+  TrainingEvaluator ev(m, ParseMeshSpec("a100:8"), DefaultCatalog());
+  PlanC p = PlanFromProto(ParsePlanSpec("fsdp=8,global_batch=64,compute_dtype=bf16,fsdp_gather_on_demand=true"));
+  ASSERT_TRUE(p.fsdp_gather_on_demand);
+  EXPECT_NE(ResolvedPlanString(p, 1).find("fsdp_gather_on_demand=true"), std::string::npos);
+  EXPECT_TRUE(PlanToProto(p).fsdp_gather_on_demand());
+  const double S = (4.0 * 4096 * 4096 + 2.0 * 4096 * 16384) * 2;
+  const double ag = 7 * 5e-6 + 7.0 / 8 * S / (0.9 * 300e9);
+  const StepBreakdown demand = ev.Evaluate(p);
+  ASSERT_TRUE(demand.valid) << demand.invalid_reason;
+  EXPECT_NEAR(demand.exposed_fsdp_s, 4 * 2 * ag, 1e-12);
+  p.fsdp_gather_on_demand = false;
+  const StepBreakdown prefetched = ev.Evaluate(p);
+  EXPECT_EQ(prefetched.exposed_fsdp_s, 0);
+  EXPECT_DOUBLE_EQ(demand.compute_s, prefetched.compute_s);
+  EXPECT_NEAR(demand.step_s - prefetched.step_s, demand.exposed_fsdp_s, 1e-12);
+}
+
 }  // namespace
 }  // namespace placerl::perf
