@@ -395,12 +395,17 @@ struct StepModel {
     const double c = std::max(1.0, weight_copies), rows = mm_m / c;
     // dX streams the same rows through the same (transposed) weight tiles: the forward's factor.
     // (= MatmulShapeFactor(rates, rows, k, n, c) and MatmulShapeFactor(rates, k, rows, n, c).)
-    double sf_fwd, sf_dw;
-    MatmulShapeFactorsFwdDw(rates, rows, k, n, c, &sf_fwd, &sf_dw);
+    double sf_fwd, sf_dw, sf_dx;
+    MatmulShapeFactorsFwdDw(rates, rows, k, n, c, &sf_fwd, &sf_dw, &sf_dx);
     const double t_mem = bytes / (rates.hbm_bw * rates.eff_memory);
     const double fwd = ShapedMatmulTimeMem(rates, sf_fwd, flops, t_mem);
     const double dw = ShapedMatmulTimeMem(rates, sf_dw, flops, t_mem);
-    mm_bwd_adj += dw - fwd;  // backward = dX (= fwd) + dW
+    if (rates.output_stationary) {
+      // dX tiles [m, k] and streams n: its own factor (Chip.output_stationary).
+      mm_bwd_adj += ShapedMatmulTimeMem(rates, sf_dx, flops, t_mem) + dw - 2 * fwd;
+    } else {
+      mm_bwd_adj += dw - fwd;  // backward = dX (= fwd) + dW
+    }
     return fwd;
   }
 

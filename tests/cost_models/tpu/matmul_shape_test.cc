@@ -216,6 +216,41 @@ namespace {
 // Efficiency.dcn_sync_exposed (opt-in; not in the committed calibrations, docs/perf_model.md says
 // why): the DCN phase of a multi-slice data all-reduce runs after the backward pass. On X10c's
 // plan over 8 v5e-256 slices it adds exactly the DCN phase to the step; one slice is unchanged.
+// Chip.output_stationary (GPU tensor cores; off on every committed chip): [m, n] output tiles
+// of 128 in waves over the 108 SMs of an a100, the contraction k streams (padded to 8) and pays
+// k/(k + 1.25·128). By hand, and the forward / dW / dX / attention forms agree with the plain one.
+TEST(MatmulShape, OutputStationaryTilesTheOutputAndStreamsK) {
+  Catalog c = WithShapeModel(DefaultCatalog(), true);
+  c.mutable_efficiency()->set_matmul_fill(1.25);
+  Chip ch = FindChip(c, "a100");
+  EXPECT_FALSE(ch.output_stationary());
+  const DeviceRates ws = MakeDeviceRates(ch, BF16, EffectiveEfficiency(c, ch));
+  ch.set_output_stationary(true);
+  const DeviceRates r = MakeDeviceRates(ch, BF16, EffectiveEfficiency(c, ch));
+  ASSERT_TRUE(r.output_stationary);
+  // m 2048 (16 tiles), n 3200 (25 tiles): 400 tiles in ⌈400/108⌉ = 4 waves; k 1000 (8-granular).
+  const double want = (400.0 / 432) * (1000.0 / (1000 + 160));
+  EXPECT_NEAR(MatmulShapeFactor(r, 2048, 1000, 3200), want, 1e-12);
+  // n 100 pads to one tile of 128; k 1004 pads to 1008.
+  EXPECT_NEAR(MatmulShapeFactor(r, 2048, 1004, 100), (100.0 / 128) * (1004.0 / 1008) * (16.0 / 108) * (1004.0 / 1164),
+              1e-12);
+  // Weight-stationary differs (k, n are the tiles there; m streams).
+  EXPECT_GT(std::fabs(MatmulShapeFactor(ws, 2048, 1000, 3200) - want), 1e-3);
+  // A long contraction amortises the fill: the wide model's GEMM is the more efficient one.
+  EXPECT_GT(MatmulShapeFactor(r, 2048, 25600, 3200), MatmulShapeFactor(r, 2048, 3072, 3200));
+  double fwd, dw, dx, ac, ca;
+  MatmulShapeFactorsFwdDw(r, 2048, 1000, 3200, 1, &fwd, &dw, &dx);
+  EXPECT_DOUBLE_EQ(fwd, MatmulShapeFactor(r, 2048, 1000, 3200));
+  EXPECT_DOUBLE_EQ(dw, MatmulShapeFactor(r, 1000, 2048, 3200));
+  EXPECT_DOUBLE_EQ(dx, MatmulShapeFactor(r, 2048, 3200, 1000));
+  MatmulShapeFactorsSwapped(r, 2048, 128, 2048, 12, &ac, &ca);
+  EXPECT_DOUBLE_EQ(ac, MatmulShapeFactor(r, 2048, 128, 2048, 12));
+  EXPECT_DOUBLE_EQ(ca, MatmulShapeFactor(r, 2048, 2048, 128, 12));
+  // Weight-stationary: dX is the forward's factor.
+  MatmulShapeFactorsFwdDw(ws, 2048, 1000, 3200, 1, &fwd, &dw, &dx);
+  EXPECT_EQ(dx, fwd);
+}
+
 TEST(MultiSlice, DcnSyncExposedAddsTheDcnPhase) {
   const TransformerModel m = ParseModelSpec(
       "transformer(layers=64,d_model=8192,d_ff=28672,heads=64,head_dim=128,seq=2048,vocab=32000,gated_ffn=true,"
