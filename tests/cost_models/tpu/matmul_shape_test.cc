@@ -251,6 +251,27 @@ TEST(MatmulShape, OutputStationaryTilesTheOutputAndStreamsK) {
   EXPECT_EQ(dx, fwd);
 }
 
+// The training evaluator follows the chip's dataflow: the key changes a layer's compute (the
+// fill moves from the tokens m to the contractions k, dX gets its own tiles), and a narrow model
+// with many tokens (short contractions of 128 per GPU) is slower output-stationary.
+TEST(MatmulShape, OutputStationaryReachesTheTrainingEvaluator) {
+  Catalog ws = WithShapeModel(DefaultCatalog(), true);
+  Catalog os = ws;
+  for (Chip& ch : *os.mutable_chip())
+    if (ch.name() == "a100") ch.set_output_stationary(true);
+  const Mesh mesh = ParseMeshSpec("a100:8");
+  const PlanC p = PlanFromProto(ParsePlanSpec("tensor=8,global_batch=1,param_dtype=fp16,compute_dtype=fp16"));
+  const TransformerModel wide = ParseModelSpec("transformer(layers=2,d_model=25600,heads=160,seq=512,vocab=0)");
+  const TransformerModel narrow = ParseModelSpec("transformer(layers=2,d_model=1024,heads=8,seq=65536,vocab=0,flash_attention=true)");
+  const StepBreakdown wide_ws = TrainingEvaluator(wide, mesh, ws).Evaluate(p);
+  const StepBreakdown wide_os = TrainingEvaluator(wide, mesh, os).Evaluate(p);
+  const StepBreakdown narrow_ws = TrainingEvaluator(narrow, mesh, ws).Evaluate(p);
+  const StepBreakdown narrow_os = TrainingEvaluator(narrow, mesh, os).Evaluate(p);
+  ASSERT_TRUE(wide_ws.valid && wide_os.valid && narrow_ws.valid && narrow_os.valid);
+  EXPECT_GT(std::fabs(wide_os.compute_s / wide_ws.compute_s - 1), 0.01);
+  EXPECT_GT(narrow_os.compute_s, 1.05 * narrow_ws.compute_s);
+}
+
 TEST(MultiSlice, DcnSyncExposedAddsTheDcnPhase) {
   const TransformerModel m = ParseModelSpec(
       "transformer(layers=64,d_model=8192,d_ff=28672,heads=64,head_dim=128,seq=2048,vocab=32000,gated_ffn=true,"
