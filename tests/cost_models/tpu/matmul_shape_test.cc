@@ -71,6 +71,9 @@ double PlainShapeFactor(const DeviceRates& r, double m, double k, double n, doub
 TEST(MatmulShape, FastFormsEqualThePlainExpressionBitForBit) {
   std::vector<DeviceRates> rates = {Rates("tpu_v5e", 1.25), Rates("tpu_v6e", 1.25), Rates("a100", 1.25),
                                     Rates("tpu_v4", 0)};
+  // The weight-stationary forms: the a100's 108 SMs as a unit count that is not a power of two
+  // (the committed a100 is output-stationary, whose forms OutputStationaryTilesTheOutputAndStreamsK checks).
+  rates[2].output_stationary = false;
   DeviceRates odd = rates[0];  // a tile and a unit count that are not powers of two
   odd.tile = 96;
   odd.units = 6;
@@ -193,18 +196,20 @@ TEST(MatmulShape, CommittedShapeCalibrationIsTheFit) {
   EXPECT_EQ(EfficiencyText(fitted), EfficiencyText(committed));
 }
 
-// What the shape model is for: held-out rows. Leave-one-out median and worst and the
-// leave-one-paper-out worst are lower with it than with one matmul constant per chip (35 rows,
-// session 20: 5.2 vs 7.2 %, 20.4 vs 31.2 %, 32.0 vs 40.6 %). The leave-one-paper-out median was
-// lower too on the 33 rows before P3 and P4 (12.4 vs 17.8 %); with them it is the same
-// (11.8 vs 11.8 %; with P4 alone 12.0 vs 10.5 %), so it is not asserted.
+// What the shape model is for: held-out rows. Leave-one-out median and leave-one-paper-out
+// median and worst are lower with it than with one matmul constant per chip (44 rows, session 21,
+// Korthikanti et al. counted: 5.6 vs 7.5 %, 7.5 vs 9.0 %, 26.0 vs 28.2 %). The leave-one-out worst
+// is I2 held out in both, -22.6 %, so it is asserted not higher (session 20, 35 rows: 20.4 vs 31.2 %).
 TEST(MatmulShape, HeldOutErrorIsLowerThanWithOneConstant) {
   const MeasurementSet rows = DefaultMeasurements();
   const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
   const ValidationReport loo_shaped = CrossValidate(rows, shaped), loo_one = CrossValidate(rows, DefaultCatalog());
   EXPECT_LT(loo_shaped.median_abs_error, loo_one.median_abs_error);
-  EXPECT_LT(loo_shaped.worst_abs_error, loo_one.worst_abs_error);
-  EXPECT_LT(CrossValidatePapers(rows, shaped).worst_abs_error, CrossValidatePapers(rows, DefaultCatalog()).worst_abs_error);
+  EXPECT_LE(loo_shaped.worst_abs_error, loo_one.worst_abs_error);
+  const ValidationReport lopo_shaped = CrossValidatePapers(rows, shaped),
+                         lopo_one = CrossValidatePapers(rows, DefaultCatalog());
+  EXPECT_LT(lopo_shaped.median_abs_error, lopo_one.median_abs_error);
+  EXPECT_LT(lopo_shaped.worst_abs_error, lopo_one.worst_abs_error);
 }
 
 }  // namespace
@@ -216,14 +221,15 @@ namespace {
 // Efficiency.dcn_sync_exposed (opt-in; not in the committed calibrations, docs/perf_model.md says
 // why): the DCN phase of a multi-slice data all-reduce runs after the backward pass. On X10c's
 // plan over 8 v5e-256 slices it adds exactly the DCN phase to the step; one slice is unchanged.
-// Chip.output_stationary (GPU tensor cores; off on every committed chip): [m, n] output tiles
+// Chip.output_stationary (GPU tensor cores; on the committed a100 since session 21): [m, n] output tiles
 // of 128 in waves over the 108 SMs of an a100, the contraction k streams (padded to 8) and pays
 // k/(k + 1.25·128). By hand, and the forward / dW / dX / attention forms agree with the plain one.
 TEST(MatmulShape, OutputStationaryTilesTheOutputAndStreamsK) {
   Catalog c = WithShapeModel(DefaultCatalog(), true);
   c.mutable_efficiency()->set_matmul_fill(1.25);
   Chip ch = FindChip(c, "a100");
-  EXPECT_FALSE(ch.output_stationary());
+  EXPECT_TRUE(ch.output_stationary());  // committed (session 21)
+  ch.set_output_stationary(false);
   const DeviceRates ws = MakeDeviceRates(ch, BF16, EffectiveEfficiency(c, ch));
   ch.set_output_stationary(true);
   const DeviceRates r = MakeDeviceRates(ch, BF16, EffectiveEfficiency(c, ch));
@@ -257,6 +263,8 @@ TEST(MatmulShape, OutputStationaryTilesTheOutputAndStreamsK) {
 TEST(MatmulShape, OutputStationaryReachesTheTrainingEvaluator) {
   Catalog ws = WithShapeModel(DefaultCatalog(), true);
   Catalog os = ws;
+  for (Chip& ch : *ws.mutable_chip())
+    if (ch.name() == "a100") ch.set_output_stationary(false);
   for (Chip& ch : *os.mutable_chip())
     if (ch.name() == "a100") ch.set_output_stationary(true);
   const Mesh mesh = ParseMeshSpec("a100:8");

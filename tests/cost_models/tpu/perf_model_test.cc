@@ -689,8 +689,8 @@ TEST(Validation, MlperfV11RowsHaveThePublishedParameterCounts) {
   EXPECT_EQ(found, 2);
 }
 
-// Korthikanti et al. 2022 (Table 5 and the §6.3 8-way data-parallel run): out-of-sample rows of
-// their own paper (counted, they make leave-one-paper-out worse: docs/perf_model.md), and their
+// Korthikanti et al. 2022 (Table 5 and the §6.3 8-way data-parallel run): counted rows of their
+// own paper since session 21 (with Megatron's blocking tensor all-reduces: docs/perf_model.md), and their
 // configurations (layers, width, batch, GPUs) reproduce the paper's published model-FLOPs
 // utilisation at the measured iteration time: a wrong batch, layer count or GPU count moves it.
 TEST(Validation, KorthikantiIterationTimeRowsMatchThePublishedMfu) {
@@ -702,7 +702,7 @@ TEST(Validation, KorthikantiIterationTimeRowsMatchThePublishedMfu) {
     if (m.id().rfind("N9", 0) != 0) continue;
     ++rows;
     EXPECT_EQ(PaperOf(m), "Korthikanti et al. 2022") << m.id();
-    EXPECT_TRUE(m.extra()) << m.id();  // never fitted, not counted
+    EXPECT_FALSE(m.extra() || m.partial()) << m.id();  // counted and fitted (session 21)
     EXPECT_EQ(m.metric(), STEP_TIME_S) << m.id();
     const auto it = published_mfu.find(m.id());
     if (it == published_mfu.end()) continue;
@@ -753,6 +753,43 @@ TEST(Validation, HeldOutSummaryIsTheHeldOutError) {
   EXPECT_EQ(held.time_median_abs_error, held.median_abs_error);
   EXPECT_EQ(held.time_worst_abs_error, held.worst_abs_error);
   EXPECT_NE(held.time_worst_abs_error, in.time_worst_abs_error);
+}
+
+// Session 21: the A100 rows are counted with the knobs that describe their software, and the
+// committed calibration is fitted with them. Korthikanti et al. (N9a-i) are counted (not `extra`)
+// with serial_tensor_collectives, as Narayanan et al.'s Megatron rows (N1); the DeepSpeed ZeRO-3
+// rows (N3) have fsdp_gather_on_demand; the committed a100 is output-stationary. Held out by paper
+// (shape model, the committed rows), neither A100 paper's worst row reaches 20 % (measured: Narayanan
+// 13.5 %, Korthikanti 15.1 %; without the keys 32.0 % / out of sample, 40.4 % counted).
+TEST(Validation, A100RowsAreCountedWithTheirKnobsAndHoldOutBelow20Percent) {
+  const MeasurementSet set = DefaultMeasurements();
+  int n1 = 0, n3 = 0, n9 = 0;
+  for (const Measurement& m : set.row()) {
+    const std::string& id = m.id();
+    const bool megatron = id.rfind("N1", 0) == 0 || id.rfind("N9", 0) == 0, zero3 = id.rfind("N3", 0) == 0;
+    if (!megatron && !zero3) continue;
+    EXPECT_FALSE(m.extra() || m.partial()) << id;
+    EXPECT_EQ(m.run().plan().serial_tensor_collectives(), megatron) << id;
+    EXPECT_EQ(m.run().plan().fsdp_gather_on_demand(), zero3) << id;
+    (id[1] == '1' ? n1 : id[1] == '3' ? n3 : n9)++;
+  }
+  EXPECT_EQ(n1, 3);
+  EXPECT_EQ(n3, 6);
+  EXPECT_EQ(n9, 9);
+  EXPECT_TRUE(FindChip(DefaultCatalog(), "a100").output_stationary());
+  const ValidationReport lopo = CrossValidatePapers(set, WithShapeModel(DefaultCatalog(), true));
+  std::map<std::string, double> worst;
+  std::map<std::string, int> count;
+  for (const ValidationRow& r : lopo.rows) {
+    if (!r.counted() || r.chip != "a100" || r.metric == "HBM_PARAMS_OPT_GIB" || r.metric == "HBM_ACTIVATIONS_GIB") continue;
+    ASSERT_TRUE(r.error.empty()) << r.id << ": " << r.error;
+    worst[r.paper] = std::max(worst[r.paper], std::fabs(r.rel_error));
+    ++count[r.paper];
+  }
+  EXPECT_EQ(count["Narayanan et al. 2021"], 9);
+  EXPECT_EQ(count["Korthikanti et al. 2022"], 9);
+  EXPECT_LT(worst["Narayanan et al. 2021"], 0.20);
+  EXPECT_LT(worst["Korthikanti et al. 2022"], 0.20);
 }
 
 // "Fitted once": the committed efficiency parameters are exactly what --fit produces, so a
