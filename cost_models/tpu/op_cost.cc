@@ -58,6 +58,7 @@ DeviceRates MakeDeviceRates(const Chip& chip, DType dtype, const Efficiency& eff
     };
     r.inv_tile = exact_inverse(std::max(0, chip.mxu_tile()));
     r.inv_units = exact_inverse(std::max(1, chip.matmul_units()));
+    r.output_stationary = chip.output_stationary();
   }
   return r;
 }

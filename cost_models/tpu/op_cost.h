@@ -39,6 +39,7 @@ struct DeviceRates {
   // Set with the above by MakeDeviceRates: fill·tile; 1/tile and 1/units when they are powers
   // of two (exact reciprocals), else 0 (divide).
   double fill_rows = 0, inv_tile = 0, inv_units = 0;
+  bool output_stationary = false;  // Chip.output_stationary: [m, n] output tiles, k streams
 };
 // Per-device rates of `chip` (divided by devices_per_chip) in `dtype`, with `eff`.
 DeviceRates MakeDeviceRates(const Chip& chip, DType dtype, const Efficiency& eff);
@@ -57,7 +58,8 @@ constexpr double kMatmulRowGranule = 8;
 // [k, n] are cut in T×T tiles (k and n padded to T), the m rows stream through each tile
 // (padded to 8 rows); the ⌈k/T⌉⌈n/T⌉·batch weight tiles are shared out over the units in
 // waves (wave = tiles/(⌈tiles/units⌉·units)); each tile pays a fill/drain of fill·T rows
-// (m/(m + fill·T)). GPUs are described with the same dataflow ([A]: their thread blocks).
+// (m/(m + fill·T)). GPUs are described with the same dataflow ([A]: their thread blocks) unless the chip says
+// output_stationary (OutputStationaryShapeFactor below).
 // (Inline: the plan search's hot path calls it for every matmul.)
 //
 // Speed (bit for bit the plain expressions): x/T is x·(1/T) when T is a power of two (exact);
@@ -78,8 +80,21 @@ inline double Wave(const DeviceRates& r, double tiles) {
 }
 }  // namespace shape_detail
 
+// Output-stationary units (Chip.output_stationary, GPUs): [m, n] output tiles of T×T (m and n
+// padded to T) in waves over the units, the contraction k streams through each tile (padded to
+// 8) and pays the fill/drain k/(k + fill·T).
+inline double OutputStationaryShapeFactor(const DeviceRates& r, double m, double k, double n, double batch) {
+  const double T = r.tile;
+  double tm, tk, tn;
+  const double pm = shape_detail::Pad(m, T, r.inv_tile, &tm);
+  const double pk = shape_detail::Pad(k, kMatmulRowGranule, 1 / kMatmulRowGranule, &tk);
+  const double pn = shape_detail::Pad(n, T, r.inv_tile, &tn);
+  return pm * pk * pn * shape_detail::Wave(r, tm * tn * std::max(1.0, batch)) * (k / (k + r.fill_rows));
+}
+
 inline double MatmulShapeFactor(const DeviceRates& r, double m, double k, double n, double batch = 1) {
   if (!r.shape || r.tile <= 0 || !(m > 0 && k > 0 && n > 0)) return 1.0;
+  if (r.output_stationary) return OutputStationaryShapeFactor(r, m, k, n, batch);
   const double T = r.tile;
   double tm, tk, tn;
   const double pm = shape_detail::Pad(m, kMatmulRowGranule, 1 / kMatmulRowGranule, &tm);
@@ -92,11 +107,20 @@ inline double MatmulShapeFactor(const DeviceRates& r, double m, double k, double
 
 // The forward [m,k]@[k,n] and the backward weight-gradient dW = Xᵀ·dY ([k,m]@[m,n]) factors
 // of one matmul: = MatmulShapeFactor(r, m, k, n, batch) and MatmulShapeFactor(r, k, m, n,
-// batch), bit for bit, sharing their common terms.
+// batch), bit for bit, sharing their common terms. `dx`: the input gradient dX = dY·Wᵀ
+// ([m,n]@[n,k]); weight-stationary units stream the same m rows through the same (transposed)
+// weight tiles, so it is the forward's factor; output-stationary units tile [m, k] and stream n.
 inline void MatmulShapeFactorsFwdDw(const DeviceRates& r, double m, double k, double n, double batch,
-                                    double* fwd, double* dw) {
+                                    double* fwd, double* dw, double* dx = nullptr) {
   if (!r.shape || r.tile <= 0 || !(m > 0 && k > 0 && n > 0)) {
     *fwd = *dw = 1.0;
+    if (dx != nullptr) *dx = 1.0;
+    return;
+  }
+  if (r.output_stationary) {
+    *fwd = OutputStationaryShapeFactor(r, m, k, n, batch);
+    *dw = OutputStationaryShapeFactor(r, k, m, n, batch);
+    if (dx != nullptr) *dx = OutputStationaryShapeFactor(r, m, n, k, batch);
     return;
   }
   const double T = r.tile, b = std::max(1.0, batch);
@@ -108,6 +132,7 @@ inline void MatmulShapeFactorsFwdDw(const DeviceRates& r, double m, double k, do
   const double pk8 = shape_detail::Pad(k, kMatmulRowGranule, 1 / kMatmulRowGranule, &tk8);
   const double pmT = shape_detail::Pad(m, T, r.inv_tile, &tmT);
   *dw = pk8 * pmT * pn * shape_detail::Wave(r, tmT * tn * b) * (k / (k + r.fill_rows));
+  if (dx != nullptr) *dx = *fwd;
 }
 
 // The two batched matmuls of attention, [m,a]@[a,c] and [m,c]@[c,a] (`batch` of each): =
@@ -116,6 +141,11 @@ inline void MatmulShapeFactorsSwapped(const DeviceRates& r, double m, double a, 
                                       double* ac, double* ca) {
   if (!r.shape || r.tile <= 0 || !(m > 0 && a > 0 && c > 0)) {
     *ac = *ca = 1.0;
+    return;
+  }
+  if (r.output_stationary) {
+    *ac = OutputStationaryShapeFactor(r, m, a, c, batch);
+    *ca = OutputStationaryShapeFactor(r, m, c, a, batch);
     return;
   }
   const double T = r.tile;

@@ -447,6 +447,8 @@ std::string ResolvedPlanString(const PlanC& p, int microbatches) {
   if (p.flat_dcn_collectives) o << ",flat_dcn_collectives=true";
   if (p.no_sequence_parallel) o << ",no_sequence_parallel=true";
   if (p.update_consumes_gradients) o << ",update_consumes_gradients=true";
+  if (p.serial_tensor_collectives) o << ",serial_tensor_collectives=true";
+  if (p.fsdp_gather_on_demand) o << ",fsdp_gather_on_demand=true";
   return o.str();
 }
 

@@ -108,6 +108,8 @@ PlanC PlanFromProto(const Plan& p) {
   c.interleave = std::max(1, p.interleave());
   c.no_sequence_parallel = p.no_sequence_parallel();
   c.update_consumes_gradients = p.update_consumes_gradients();
+  c.serial_tensor_collectives = p.serial_tensor_collectives();
+  c.fsdp_gather_on_demand = p.fsdp_gather_on_demand();
   c.schedule = p.schedule();
   c.weight_bits = p.weight_bits();
   c.grad_bits = p.grad_bits();
@@ -136,6 +138,8 @@ Plan PlanToProto(const PlanC& c) {
   if (c.interleave > 1) p.set_interleave(c.interleave);
   p.set_no_sequence_parallel(c.no_sequence_parallel);
   p.set_update_consumes_gradients(c.update_consumes_gradients);
+  p.set_serial_tensor_collectives(c.serial_tensor_collectives);
+  p.set_fsdp_gather_on_demand(c.fsdp_gather_on_demand);
   p.set_schedule(c.schedule);
   p.set_weight_bits(c.weight_bits);
   p.set_grad_bits(c.grad_bits);
@@ -391,12 +395,17 @@ struct StepModel {
     const double c = std::max(1.0, weight_copies), rows = mm_m / c;
     // dX streams the same rows through the same (transposed) weight tiles: the forward's factor.
     // (= MatmulShapeFactor(rates, rows, k, n, c) and MatmulShapeFactor(rates, k, rows, n, c).)
-    double sf_fwd, sf_dw;
-    MatmulShapeFactorsFwdDw(rates, rows, k, n, c, &sf_fwd, &sf_dw);
+    double sf_fwd, sf_dw, sf_dx;
+    MatmulShapeFactorsFwdDw(rates, rows, k, n, c, &sf_fwd, &sf_dw, &sf_dx);
     const double t_mem = bytes / (rates.hbm_bw * rates.eff_memory);
     const double fwd = ShapedMatmulTimeMem(rates, sf_fwd, flops, t_mem);
     const double dw = ShapedMatmulTimeMem(rates, sf_dw, flops, t_mem);
-    mm_bwd_adj += dw - fwd;  // backward = dX (= fwd) + dW
+    if (rates.output_stationary) {
+      // dX tiles [m, k] and streams n: its own factor (Chip.output_stationary).
+      mm_bwd_adj += ShapedMatmulTimeMem(rates, sf_dx, flops, t_mem) + dw - 2 * fwd;
+    } else {
+      mm_bwd_adj += dw - fwd;  // backward = dX (= fwd) + dW
+    }
     return fwd;
   }
 
@@ -558,10 +567,14 @@ struct StepModel {
                                                           : 0;
     const double bwd = 2 * k.fwd + k.bwd_adj + recompute;
     *compute = k.fwd + bwd;
-    // Tensor traffic hides under up to tp_overlap of the layer's compute; FSDP gathers under
+    // Tensor traffic hides under up to tp_overlap of the layer's compute (none of it when the
+    // plan says the framework runs it on the critical path, as Megatron-LM); FSDP gathers under
     // its forward, gathers + reduce-scatters under its backward; the rest is exposed.
-    *tp_exp = std::max(0.0, tp_layer - e.tp_overlap() * *compute);
-    *fsdp_exp = std::max(0.0, ag - k.fwd) + std::max(0.0, ag + rs - bwd);
+    *tp_exp = p.serial_tensor_collectives ? tp_layer : std::max(0.0, tp_layer - e.tp_overlap() * *compute);
+    // On demand (DeepSpeed ZeRO-3): each all-gather runs when its layer starts, forward and
+    // backward, so both are exposed; the gradient reduce-scatter still overlaps the backward.
+    *fsdp_exp = p.fsdp_gather_on_demand ? 2 * ag + std::max(0.0, rs - bwd)
+                                        : std::max(0.0, ag - k.fwd) + std::max(0.0, ag + rs - bwd);
     *ep_exp = k.a2a * (p.remat == REMAT_FULL ? 3 : 2);
   }
 

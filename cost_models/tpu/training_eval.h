@@ -34,6 +34,8 @@ struct PlanC {
   int interleave = 1;  // model chunks per pipeline device (interleaved 1F1B)
   bool no_sequence_parallel = false;  // Megatron TP without SP: 10·d per token replicated
   bool update_consumes_gradients = false;  // no whole-model gradient buffer (one microbatch)
+  bool serial_tensor_collectives = false;  // Megatron: tensor collectives not overlapped (tp_overlap 0)
+  bool fsdp_gather_on_demand = false;  // ZeRO-3: FSDP all-gathers not prefetched (exposed)
   PipelineSchedule schedule = SCHEDULE_1F1B;  // GPipe: M microbatches in flight on stage 1
   // eXmY storage widths in bits (0 = the dtype's): Plan.weight_bits etc.
   int weight_bits = 0, grad_bits = 0, optimizer_bits = 0, activation_bits = 0;

@@ -71,6 +71,9 @@ double PlainShapeFactor(const DeviceRates& r, double m, double k, double n, doub
 TEST(MatmulShape, FastFormsEqualThePlainExpressionBitForBit) {
   std::vector<DeviceRates> rates = {Rates("tpu_v5e", 1.25), Rates("tpu_v6e", 1.25), Rates("a100", 1.25),
                                     Rates("tpu_v4", 0)};
+  // The weight-stationary forms: the a100's 108 SMs as a unit count that is not a power of two
+  // (the committed a100 is output-stationary, whose forms OutputStationaryTilesTheOutputAndStreamsK checks).
+  rates[2].output_stationary = false;
   DeviceRates odd = rates[0];  // a tile and a unit count that are not powers of two
   odd.tile = 96;
   odd.units = 6;
@@ -193,18 +196,20 @@ TEST(MatmulShape, CommittedShapeCalibrationIsTheFit) {
   EXPECT_EQ(EfficiencyText(fitted), EfficiencyText(committed));
 }
 
-// What the shape model is for: held-out rows. Leave-one-out median and worst and the
-// leave-one-paper-out worst are lower with it than with one matmul constant per chip (35 rows,
-// session 20: 5.2 vs 7.2 %, 20.4 vs 31.2 %, 32.0 vs 40.6 %). The leave-one-paper-out median was
-// lower too on the 33 rows before P3 and P4 (12.4 vs 17.8 %); with them it is the same
-// (11.8 vs 11.8 %; with P4 alone 12.0 vs 10.5 %), so it is not asserted.
+// What the shape model is for: held-out rows. Leave-one-out median and leave-one-paper-out
+// median and worst are lower with it than with one matmul constant per chip (44 rows, session 21,
+// Korthikanti et al. counted: 5.6 vs 7.5 %, 7.5 vs 9.0 %, 26.0 vs 28.2 %). The leave-one-out worst
+// is I2 held out in both, -22.6 %, so it is asserted not higher (session 20, 35 rows: 20.4 vs 31.2 %).
 TEST(MatmulShape, HeldOutErrorIsLowerThanWithOneConstant) {
   const MeasurementSet rows = DefaultMeasurements();
   const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
   const ValidationReport loo_shaped = CrossValidate(rows, shaped), loo_one = CrossValidate(rows, DefaultCatalog());
   EXPECT_LT(loo_shaped.median_abs_error, loo_one.median_abs_error);
-  EXPECT_LT(loo_shaped.worst_abs_error, loo_one.worst_abs_error);
-  EXPECT_LT(CrossValidatePapers(rows, shaped).worst_abs_error, CrossValidatePapers(rows, DefaultCatalog()).worst_abs_error);
+  EXPECT_LE(loo_shaped.worst_abs_error, loo_one.worst_abs_error);
+  const ValidationReport lopo_shaped = CrossValidatePapers(rows, shaped),
+                         lopo_one = CrossValidatePapers(rows, DefaultCatalog());
+  EXPECT_LT(lopo_shaped.median_abs_error, lopo_one.median_abs_error);
+  EXPECT_LT(lopo_shaped.worst_abs_error, lopo_one.worst_abs_error);
 }
 
 }  // namespace
@@ -216,6 +221,65 @@ namespace {
 // Efficiency.dcn_sync_exposed (opt-in; not in the committed calibrations, docs/perf_model.md says
 // why): the DCN phase of a multi-slice data all-reduce runs after the backward pass. On X10c's
 // plan over 8 v5e-256 slices it adds exactly the DCN phase to the step; one slice is unchanged.
+// Chip.output_stationary (GPU tensor cores; on the committed a100 since session 21): [m, n] output tiles
+// of 128 in waves over the 108 SMs of an a100, the contraction k streams (padded to 8) and pays
+// k/(k + 1.25·128). By hand, and the forward / dW / dX / attention forms agree with the plain one.
+TEST(MatmulShape, OutputStationaryTilesTheOutputAndStreamsK) {
+  Catalog c = WithShapeModel(DefaultCatalog(), true);
+  c.mutable_efficiency()->set_matmul_fill(1.25);
+  Chip ch = FindChip(c, "a100");
+  EXPECT_TRUE(ch.output_stationary());  // committed (session 21)
+  ch.set_output_stationary(false);
+  const DeviceRates ws = MakeDeviceRates(ch, BF16, EffectiveEfficiency(c, ch));
+  ch.set_output_stationary(true);
+  const DeviceRates r = MakeDeviceRates(ch, BF16, EffectiveEfficiency(c, ch));
+  ASSERT_TRUE(r.output_stationary);
+  // m 2048 (16 tiles), n 3200 (25 tiles): 400 tiles in ⌈400/108⌉ = 4 waves; k 1000 (8-granular).
+  const double want = (400.0 / 432) * (1000.0 / (1000 + 160));
+  EXPECT_NEAR(MatmulShapeFactor(r, 2048, 1000, 3200), want, 1e-12);
+  // n 100 pads to one tile of 128; k 1004 pads to 1008.
+  EXPECT_NEAR(MatmulShapeFactor(r, 2048, 1004, 100), (100.0 / 128) * (1004.0 / 1008) * (16.0 / 108) * (1004.0 / 1164),
+              1e-12);
+  // Weight-stationary differs (k, n are the tiles there; m streams).
+  EXPECT_GT(std::fabs(MatmulShapeFactor(ws, 2048, 1000, 3200) - want), 1e-3);
+  // A long contraction amortises the fill: the wide model's GEMM is the more efficient one.
+  EXPECT_GT(MatmulShapeFactor(r, 2048, 25600, 3200), MatmulShapeFactor(r, 2048, 3072, 3200));
+  double fwd, dw, dx, ac, ca;
+  MatmulShapeFactorsFwdDw(r, 2048, 1000, 3200, 1, &fwd, &dw, &dx);
+  EXPECT_DOUBLE_EQ(fwd, MatmulShapeFactor(r, 2048, 1000, 3200));
+  EXPECT_DOUBLE_EQ(dw, MatmulShapeFactor(r, 1000, 2048, 3200));
+  EXPECT_DOUBLE_EQ(dx, MatmulShapeFactor(r, 2048, 3200, 1000));
+  MatmulShapeFactorsSwapped(r, 2048, 128, 2048, 12, &ac, &ca);
+  EXPECT_DOUBLE_EQ(ac, MatmulShapeFactor(r, 2048, 128, 2048, 12));
+  EXPECT_DOUBLE_EQ(ca, MatmulShapeFactor(r, 2048, 2048, 128, 12));
+  // Weight-stationary: dX is the forward's factor.
+  MatmulShapeFactorsFwdDw(ws, 2048, 1000, 3200, 1, &fwd, &dw, &dx);
+  EXPECT_EQ(dx, fwd);
+}
+
+// The training evaluator follows the chip's dataflow: the key changes a layer's compute (the
+// fill moves from the tokens m to the contractions k, dX gets its own tiles), and a narrow model
+// with many tokens (short contractions of 128 per GPU) is slower output-stationary.
+TEST(MatmulShape, OutputStationaryReachesTheTrainingEvaluator) {
+  Catalog ws = WithShapeModel(DefaultCatalog(), true);
+  Catalog os = ws;
+  for (Chip& ch : *ws.mutable_chip())
+    if (ch.name() == "a100") ch.set_output_stationary(false);
+  for (Chip& ch : *os.mutable_chip())
+    if (ch.name() == "a100") ch.set_output_stationary(true);
+  const Mesh mesh = ParseMeshSpec("a100:8");
+  const PlanC p = PlanFromProto(ParsePlanSpec("tensor=8,global_batch=1,param_dtype=fp16,compute_dtype=fp16"));
+  const TransformerModel wide = ParseModelSpec("transformer(layers=2,d_model=25600,heads=160,seq=512,vocab=0)");
+  const TransformerModel narrow = ParseModelSpec("transformer(layers=2,d_model=1024,heads=8,seq=65536,vocab=0,flash_attention=true)");
+  const StepBreakdown wide_ws = TrainingEvaluator(wide, mesh, ws).Evaluate(p);
+  const StepBreakdown wide_os = TrainingEvaluator(wide, mesh, os).Evaluate(p);
+  const StepBreakdown narrow_ws = TrainingEvaluator(narrow, mesh, ws).Evaluate(p);
+  const StepBreakdown narrow_os = TrainingEvaluator(narrow, mesh, os).Evaluate(p);
+  ASSERT_TRUE(wide_ws.valid && wide_os.valid && narrow_ws.valid && narrow_os.valid);
+  EXPECT_GT(std::fabs(wide_os.compute_s / wide_ws.compute_s - 1), 0.01);
+  EXPECT_GT(narrow_os.compute_s, 1.05 * narrow_ws.compute_s);
+}
+
 TEST(MultiSlice, DcnSyncExposedAddsTheDcnPhase) {
   const TransformerModel m = ParseModelSpec(
       "transformer(layers=64,d_model=8192,d_ff=28672,heads=64,head_dim=128,seq=2048,vocab=32000,gated_ffn=true,"

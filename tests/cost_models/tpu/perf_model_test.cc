@@ -689,8 +689,8 @@ TEST(Validation, MlperfV11RowsHaveThePublishedParameterCounts) {
   EXPECT_EQ(found, 2);
 }
 
-// Korthikanti et al. 2022 (Table 5 and the §6.3 8-way data-parallel run): out-of-sample rows of
-// their own paper (counted, they make leave-one-paper-out worse: docs/perf_model.md), and their
+// Korthikanti et al. 2022 (Table 5 and the §6.3 8-way data-parallel run): counted rows of their
+// own paper since session 21 (with Megatron's blocking tensor all-reduces: docs/perf_model.md), and their
 // configurations (layers, width, batch, GPUs) reproduce the paper's published model-FLOPs
 // utilisation at the measured iteration time: a wrong batch, layer count or GPU count moves it.
 TEST(Validation, KorthikantiIterationTimeRowsMatchThePublishedMfu) {
@@ -702,7 +702,7 @@ TEST(Validation, KorthikantiIterationTimeRowsMatchThePublishedMfu) {
     if (m.id().rfind("N9", 0) != 0) continue;
     ++rows;
     EXPECT_EQ(PaperOf(m), "Korthikanti et al. 2022") << m.id();
-    EXPECT_TRUE(m.extra()) << m.id();  // never fitted, not counted
+    EXPECT_FALSE(m.extra() || m.partial()) << m.id();  // counted and fitted (session 21)
     EXPECT_EQ(m.metric(), STEP_TIME_S) << m.id();
     const auto it = published_mfu.find(m.id());
     if (it == published_mfu.end()) continue;
@@ -753,6 +753,43 @@ TEST(Validation, HeldOutSummaryIsTheHeldOutError) {
   EXPECT_EQ(held.time_median_abs_error, held.median_abs_error);
   EXPECT_EQ(held.time_worst_abs_error, held.worst_abs_error);
   EXPECT_NE(held.time_worst_abs_error, in.time_worst_abs_error);
+}
+
+// Session 21: the A100 rows are counted with the knobs that describe their software, and the
+// committed calibration is fitted with them. Korthikanti et al. (N9a-i) are counted (not `extra`)
+// with serial_tensor_collectives, as Narayanan et al.'s Megatron rows (N1); the DeepSpeed ZeRO-3
+// rows (N3) have fsdp_gather_on_demand; the committed a100 is output-stationary. Held out by paper
+// (shape model, the committed rows), neither A100 paper's worst row reaches 20 % (measured: Narayanan
+// 13.5 %, Korthikanti 15.1 %; without the keys 32.0 % / out of sample, 40.4 % counted).
+TEST(Validation, A100RowsAreCountedWithTheirKnobsAndHoldOutBelow20Percent) {
+  const MeasurementSet set = DefaultMeasurements();
+  int n1 = 0, n3 = 0, n9 = 0;
+  for (const Measurement& m : set.row()) {
+    const std::string& id = m.id();
+    const bool megatron = id.rfind("N1", 0) == 0 || id.rfind("N9", 0) == 0, zero3 = id.rfind("N3", 0) == 0;
+    if (!megatron && !zero3) continue;
+    EXPECT_FALSE(m.extra() || m.partial()) << id;
+    EXPECT_EQ(m.run().plan().serial_tensor_collectives(), megatron) << id;
+    EXPECT_EQ(m.run().plan().fsdp_gather_on_demand(), zero3) << id;
+    (id[1] == '1' ? n1 : id[1] == '3' ? n3 : n9)++;
+  }
+  EXPECT_EQ(n1, 3);
+  EXPECT_EQ(n3, 6);
+  EXPECT_EQ(n9, 9);
+  EXPECT_TRUE(FindChip(DefaultCatalog(), "a100").output_stationary());
+  const ValidationReport lopo = CrossValidatePapers(set, WithShapeModel(DefaultCatalog(), true));
+  std::map<std::string, double> worst;
+  std::map<std::string, int> count;
+  for (const ValidationRow& r : lopo.rows) {
+    if (!r.counted() || r.chip != "a100" || r.metric == "HBM_PARAMS_OPT_GIB" || r.metric == "HBM_ACTIVATIONS_GIB") continue;
+    ASSERT_TRUE(r.error.empty()) << r.id << ": " << r.error;
+    worst[r.paper] = std::max(worst[r.paper], std::fabs(r.rel_error));
+    ++count[r.paper];
+  }
+  EXPECT_EQ(count["Narayanan et al. 2021"], 9);
+  EXPECT_EQ(count["Korthikanti et al. 2022"], 9);
+  EXPECT_LT(worst["Narayanan et al. 2021"], 0.20);
+  EXPECT_LT(worst["Korthikanti et al. 2022"], 0.20);
 }
 
 // "Fitted once": the committed efficiency parameters are exactly what --fit produces, so a
@@ -806,6 +843,58 @@ TEST(TrainingEval, GradReduceAfterBackwardExposesTheWholeAllReduce) {
   EXPECT_NEAR(after.step_s - overlapped.step_s, after.exposed_dp_s - overlapped.exposed_dp_s, 1e-12);
   EXPECT_DOUBLE_EQ(after.compute_s, overlapped.compute_s);
   EXPECT_TRUE(PlanToProto(p).grad_reduce_after_backward());
+}
+
+// serial_tensor_collectives (Megatron-LM: the tensor-parallel all-reduce is a blocking call on
+// the compute stream, megatron/mpu/mappings.py): all tensor traffic is exposed, whatever the
+// catalogue's tp_overlap — the plan of TensorParallelExposureByHand exposes its 4 all-reduces per
+// layer (6 under full remat); compute is unchanged; the default (overlapped) is not.
+TEST(TrainingEval, SerialTensorCollectivesExposeAllTensorTraffic) {
+  TransformerModel m = ParseModelSpec("transformer(layers=4,d_model=4096,d_ff=16384,heads=32,seq=1024,vocab=0)");
+  Catalog c = DefaultCatalog();
+  c.mutable_efficiency()->set_tp_overlap(1);
+  TrainingEvaluator ev(m, ParseMeshSpec("a100:8"), c);
+  PlanC p = PlanFromProto(ParsePlanSpec("tensor=8,global_batch=8,serial_tensor_collectives=true"));
+  ASSERT_TRUE(p.serial_tensor_collectives);
+  EXPECT_NE(ResolvedPlanString(p, 1).find("serial_tensor_collectives=true"), std::string::npos);
+  EXPECT_TRUE(PlanToProto(p).serial_tensor_collectives());
+  const double S = 8192.0 * 4096 * 2;
+  const double ar = 2 * (7 * 5e-6 + 7.0 / 8 * S / (0.9 * 300e9));
+  const StepBreakdown serial = ev.Evaluate(p);
+  ASSERT_TRUE(serial.valid) << serial.invalid_reason;
+  EXPECT_NEAR(serial.exposed_tp_s, 4 * 4 * ar, 1e-12);
+  p.serial_tensor_collectives = false;
+  const StepBreakdown overlapped = ev.Evaluate(p);
+  EXPECT_EQ(overlapped.exposed_tp_s, 0);
+  EXPECT_DOUBLE_EQ(serial.compute_s, overlapped.compute_s);
+  EXPECT_NEAR(serial.step_s - overlapped.step_s, serial.exposed_tp_s, 1e-12);
+  p.serial_tensor_collectives = true;
+  p.remat = REMAT_FULL;
+  EXPECT_NEAR(ev.Evaluate(p).exposed_tp_s, 4 * 6 * ar, 1e-12);
+}
+
+// fsdp_gather_on_demand (DeepSpeed ZeRO-3): a layer's weights are all-gathered when the layer
+// starts, in the forward and again in the backward pass, so both all-gathers are exposed even
+// when the layer's compute could hide them (the default hides them here); the gradient
+// reduce-scatter still hides under the backward. Per layer 201.3 M bf16 weights over the 8
+// GPUs of one switched node: AG = 7·5 µs + 7/8·S/(0.9·300 GB/s).
+TEST(TrainingEval, FsdpGatherOnDemandExposesBothAllGathers) {
+  TransformerModel m = ParseModelSpec("transformer(layers=4,d_model=4096,d_ff=16384,heads=32,seq=1024,vocab=0)");
+  TrainingEvaluator ev(m, ParseMeshSpec("a100:8"), DefaultCatalog());
+  PlanC p = PlanFromProto(ParsePlanSpec("fsdp=8,global_batch=64,compute_dtype=bf16,fsdp_gather_on_demand=true"));
+  ASSERT_TRUE(p.fsdp_gather_on_demand);
+  EXPECT_NE(ResolvedPlanString(p, 1).find("fsdp_gather_on_demand=true"), std::string::npos);
+  EXPECT_TRUE(PlanToProto(p).fsdp_gather_on_demand());
+  const double S = (4.0 * 4096 * 4096 + 2.0 * 4096 * 16384) * 2;
+  const double ag = 7 * 5e-6 + 7.0 / 8 * S / (0.9 * 300e9);
+  const StepBreakdown demand = ev.Evaluate(p);
+  ASSERT_TRUE(demand.valid) << demand.invalid_reason;
+  EXPECT_NEAR(demand.exposed_fsdp_s, 4 * 2 * ag, 1e-12);
+  p.fsdp_gather_on_demand = false;
+  const StepBreakdown prefetched = ev.Evaluate(p);
+  EXPECT_EQ(prefetched.exposed_fsdp_s, 0);
+  EXPECT_DOUBLE_EQ(demand.compute_s, prefetched.compute_s);
+  EXPECT_NEAR(demand.step_s - prefetched.step_s, demand.exposed_fsdp_s, 1e-12);
 }
 
 }  // namespace
