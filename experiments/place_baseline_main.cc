@@ -23,7 +23,6 @@
 #include "datasets/util/stop_signal.h"
 #include "experiments/lib/place_baseline_device.h"
 #include "search/chip/baselines.h"
-#include "search/chip/learned_proposer.h"  // kShippedProposer
 
 using namespace placerl;
 
@@ -48,12 +47,10 @@ config::PlaceBaselineConfig ResolveConfig(const Options& o) {
   if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
   if (o.method == "sa-soft" || o.method == "learned-sa") {  // named presets: sa with sa-soft's settings (before --set)
     c.set_method("sa");
-    ApplySaSoftPreset(c.mutable_sa());
-    if (o.method == "learned-sa") {  // + the shipped proposer, frozen (docs/learned_sa.md)
-      c.mutable_sa()->set_proposer("learned");
-      c.mutable_sa()->set_proposer_lr(0);
-      c.mutable_sa()->set_proposer_weights(search::kShippedProposer);
-    }
+    if (o.method == "learned-sa")
+      ApplyLearnedSaPreset(c.mutable_sa());  // + the shipped proposer, frozen (docs/learned_sa.md)
+    else
+      ApplySaSoftPreset(c.mutable_sa());
   } else if (!o.method.empty()) {
     c.set_method(o.method);
   }

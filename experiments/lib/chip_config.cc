@@ -9,6 +9,7 @@
 #include "datasets/util/errors.h"
 #include "experiments/lib/cli.h"
 #include "experiments/lib/render.h"
+#include "search/chip/learned_proposer.h"  // kShippedProposer
 #include "search/chip/proposer_es.h"
 
 namespace placerl {
@@ -42,6 +43,13 @@ void ApplySaSoftPreset(config::SaConfig* sa) {
   sa->set_fd_every_steps(0);
   sa->set_soft_move_prob(0.5);
   sa->set_soft_move_cells(1);
+}
+
+void ApplyLearnedSaPreset(config::SaConfig* sa) {
+  ApplySaSoftPreset(sa);
+  sa->set_proposer("learned");
+  sa->set_proposer_lr(0);
+  sa->set_proposer_weights(search::kShippedProposer);
 }
 
 void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c) {

@@ -24,6 +24,9 @@ config::PlaceBaselineConfig DefaultPlaceBaselineConfig();
 // one grid cell per axis. The one place these settings are written (`place-baseline --method
 // sa-soft`, train-proposer's runs, the experiment scripts).
 void ApplySaSoftPreset(config::SaConfig* sa);
+// `sa-soft` whose moves and schedule come from the shipped learned proposer, frozen
+// (place-baseline --method learned-sa, place --refine learned-sa; docs/learned_sa.md).
+void ApplyLearnedSaPreset(config::SaConfig* sa);
 
 // Throws ConfigError naming the field and the value when a setting cannot be used.
 void CheckPlaceBaselineConfig(const config::PlaceBaselineConfig& c);

@@ -24,7 +24,6 @@
 #include "experiments/lib/progress.h"
 #include "experiments/lib/torch/trained_chip_env.h"
 #include "search/chip/baselines.h"
-#include "search/chip/learned_proposer.h"  // --refine learned-sa: the shipped proposer
 
 namespace placerl::place {
 
@@ -187,18 +186,15 @@ nlohmann::json Refine(const config::PlaceConfig& cfg, const env::ChipEnv& env, B
   inst->design.netlist = env::PlacedNetlist(env.netlist(), st.best[0]);
   env::ChipEnv start_env(inst, env.options());
   search::ChipBaselineOptions bo;
+  if (cfg.refine() == "learned-sa") {  // place-baseline --method learned-sa's settings (the start is legal: input)
+    config::PlaceBaselineConfig preset = DefaultPlaceBaselineConfig();
+    ApplyLearnedSaPreset(preset.mutable_sa());
+    bo = BaselineOptionsFromConfig(preset);
+  }
   bo.seconds = cfg.refine_minutes() * 60;
   bo.clock = clock;
   bo.seed = cfg.seed();
   bo.sa_init = "input";
-  if (cfg.refine() == "learned-sa") {  // sa-soft's moves (its preset; the start is legal) + the shipped proposer, frozen
-    bo.sa_fd_every_steps = 0;
-    bo.sa_soft_move_prob = 0.5;
-    bo.sa_soft_move_cells = 1;
-    bo.sa_proposer = "learned";
-    bo.sa_proposer_lr = 0;
-    bo.sa_proposer_weights = search::LoadProposerWeights(search::kShippedProposer);
-  }
   const double start = elapsed();
   const search::BaselineResult r = search::RunChipBaseline(cfg.refine() == "learned-sa" ? "sa" : cfg.refine(), &start_env,
                                                            bo, [] { return run::StopRequested(); }, {});
