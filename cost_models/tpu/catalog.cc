@@ -120,7 +120,8 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
       throw ParseError(filename, LineOf(text, "matmul_fill"),
                        where + "efficiency.matmul_fill must be in [0, 64] (tiles of rows)");
     if (!(e.latency_floor_s() >= 0 && e.latency_floor_s() < 1e9) ||
-        !(e.launch_overhead_s() >= 0 && e.launch_overhead_s() < 1e9))
+        !(e.launch_overhead_s() >= 0 && e.launch_overhead_s() < 1e9) ||
+        !(e.collective_fixed_s() >= 0 && e.collective_fixed_s() < 1))
       throw ParseError(filename, 0, where + "efficiency latencies must be >= 0");
   };
   check(catalog.efficiency(), "");

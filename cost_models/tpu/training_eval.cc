@@ -46,7 +46,18 @@ double AttentionCoreTime(const DeviceRates& r, double rows, double ctx, double d
   return ShapedMatmulTime(r, 2 / (1 / a + 1 / b), flops, bytes);
 }
 
-// Tensor-parallel traffic (seconds) of one layer's forward pass over t tokens. 1-D (Megatron):
+// One collective of an inference step: its hop-latency + bandwidth time plus the fixed cost
+// per collective (Efficiency.collective_fixed_s: synchronisation / launch, which a small decode
+// message cannot amortise), at least the latency floor. With no fixed cost it is CollectiveTime
+// itself (bit for bit).
+double InferenceCollectiveTime(Collective c, const AxisGroup& g, double bytes, const Efficiency& e) {
+  const double fixed = e.collective_fixed_s();
+  if (fixed <= 0) return CollectiveTime(c, g, bytes, e.collective_bw(), e.latency_floor_s(), e.dcn_bw());
+  if (g.size() <= 1) return 0;
+  return std::max(CollectiveTime(c, g, bytes, e.collective_bw(), 0.0, e.dcn_bw()) + fixed, e.latency_floor_s());
+}
+
+// Tensor-parallel traffic (seconds) of one layer's forward pass over t tokens (inference). 1-D (Megatron):
 // one all-reduce of the [t, d] activations per block over the whole group. 2-D (weights
 // [d/x, f/y], Pope et al.'s 2-D weight-stationary layout): per block, all-gather and
 // reduce-scatter of [t, d/x] over y, reduce-scatter of the block's wide output [t, w/y] and
@@ -55,9 +66,7 @@ double TensorTrafficForward(const TransformerModel& m, const PlanC& p, double t,
                             const AxisGroup& all, const AxisGroup& y, const AxisGroup& x,
                             const Efficiency& e) {
   if (p.tensor <= 1) return 0;
-  auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
-    return CollectiveTime(c, grp, bytes, e.collective_bw(), e.latency_floor_s(), e.dcn_bw());
-  };
+  auto coll = [&](Collective c, const AxisGroup& grp, double bytes) { return InferenceCollectiveTime(c, grp, bytes, e); };
   const double d = m.d_model(), f = m.d_ff(), H = m.heads(), KV = m.kv_heads(), dh = m.head_dim();
   const double g = m.gated_ffn() ? 2 : 1;
   const int tx = std::max(1, p.tensor_x), ty = p.tensor / tx;
@@ -841,9 +850,11 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
   AxisGroup ax[5], tp_g;
   MapPlanAxes(p, ax, &tp_g);
   const AxisGroup &tpy_g = ax[0], &tpx_g = ax[1];
-  auto coll = [&](Collective c, const AxisGroup& grp, double bytes) {
-    return CollectiveTime(c, grp, bytes, e.collective_bw(), e.latency_floor_s(), e.dcn_bw());
-  };
+  auto coll = [&](Collective c, const AxisGroup& grp, double bytes) { return InferenceCollectiveTime(c, grp, bytes, e); };
+  // The share of the collectives hidden under the layer's compute: none with the plan's
+  // serial_tensor_collectives (each collective waits for the matmul before it, the next matmul
+  // for it), else tp_overlap as in training.
+  const double overlap = p.serial_tensor_collectives ? 0.0 : e.tp_overlap();
   auto mm = [&](double mm_m, double k, double n) {
     const double flops = MatmulFlops(mm_m, k, n), bytes = (mm_m * k + mm_m * n) * ab + k * n * wb;
     if (!rates.shape) return MatmulOpTime(rates, std::min({mm_m, k, n}), flops, bytes);
@@ -889,7 +900,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
     // stationary all-reduces of the [t/N, d] activations over the other R devices.
     double traffic = coll(Collective::kAllGather, gather_g, layer_weights / R * wb);
     if (R > 1) traffic += (m.parallel_block() ? 1 : 2) * coll(Collective::kAllReduce, rest_g, tc * d * ab);
-    *comm = std::max(0.0, traffic - e.tp_overlap() * compute);
+    *comm = std::max(0.0, traffic - overlap * compute);
     return compute + *comm;
   };
   // One layer for a step of t tokens (all sequences), attention over `ctx` cached positions.
@@ -905,7 +916,7 @@ InferenceResult TrainingEvaluator::EvaluateInference(const PlanC& p, const Infer
     double traffic = TensorTrafficForward(m, p, t, ab, tp_g, tpy_g, tpx_g, e);
     if (q.batch_sharded_kv && p.tensor > 1)  // heads → batch and back around attention
       traffic += 2 * coll(Collective::kAllToAll, tp_g, t * H * dh * ab);
-    *comm = std::max(0.0, traffic - e.tp_overlap() * compute);
+    *comm = std::max(0.0, traffic - overlap * compute);
     return compute + *comm;
   };
   const double logits = mm(q.batch, d, V / tp);

