@@ -75,7 +75,7 @@ void SaveProposerWeights(const std::string& path, const ProposerWeights& w) {
 
 ProposerWeights LoadProposerWeights(const std::string& path) {
   if (path == kShippedProposer)
-    return ParseProposerWeights(ShippedProposerText(), "the shipped proposer (experiments/results/learned_sa/es_schedule_proposer.json)");
+    return ParseProposerWeights(ShippedProposerText(), std::string("the shipped proposer (") + kShippedProposerFile + ")");
   return ParseProposerWeights(ReadFile(path, size_t(1) << 24), path);
 }
 

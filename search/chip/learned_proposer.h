@@ -63,13 +63,14 @@ double ProposerSoftStepFactor(const ProposerWeights& w, double progress);
 // they are not all zero, so files without them read as the annealer's own schedule), written atomically.
 // Load throws ParseError naming the file and what is wrong (not a proposer file, wrong sizes,
 // non-finite weights).
-// `path` kShippedProposer ("shipped") is the proposer shipped with placerl: the ES-trained kinds and
-// schedule of experiments/results/learned_sa/es_schedule_proposer.json (trained on the four flows
-// designs, never on Ariane133), embedded in the binaries at build time (ShippedProposerText).
+// `path` kShippedProposer ("shipped") is the proposer shipped with placerl: `sa-soft`'s kinds with the
+// ES-trained schedule of kShippedProposerFile (trained on the four flows designs, never on Ariane133;
+// docs/learned_sa.md), embedded in the binaries at build time (ShippedProposerText).
 void SaveProposerWeights(const std::string& path, const ProposerWeights& w);
 ProposerWeights LoadProposerWeights(const std::string& path);
 ProposerWeights ParseProposerWeights(const std::string& text, const std::string& label);  // label names it in errors
 inline constexpr const char* kShippedProposer = "shipped";
+inline constexpr const char* kShippedProposerFile = "experiments/results/learned_sa/four_flows_schedule_proposer.json";
 const std::string& ShippedProposerText();  // generated: search/CMakeLists.txt
 std::string ProposerWeightsJson(const ProposerWeights& w);  // the file's content
 

@@ -190,10 +190,10 @@ TEST(LearnedProposer, APriorHoldsThePolicyNearItWhereUniformHoldsItNearUniform) 
   EXPECT_THROW(LearnedProposer(ProposerWeights{}, bad, AllLegal()), ConfigError);
 }
 
-// "shipped" is the committed es_schedule_proposer.json, embedded at build time.
+// "shipped" is the committed kShippedProposerFile (the four-flows schedule), embedded at build time.
 TEST(ProposerWeights, TheShippedProposerIsTheCommittedFile) {
   const ProposerWeights shipped = LoadProposerWeights(kShippedProposer);
-  const ProposerWeights file = LoadProposerWeights("experiments/results/learned_sa/es_schedule_proposer.json");
+  const ProposerWeights file = LoadProposerWeights(kShippedProposerFile);
   EXPECT_EQ(shipped.w, file.w);
   EXPECT_EQ(shipped.select, file.select);
   EXPECT_EQ(shipped.schedule, file.schedule);

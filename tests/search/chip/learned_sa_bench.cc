@@ -4,7 +4,8 @@
 // second: proposals (the learned proposer also counts proposals it rejects before evaluating,
 // e.g. a soft kind with no soft macro), evaluated moves, accepted moves; and the run's best cost.
 //   uniform      — `sa-soft` itself (TILOS's five kinds, soft shifts half of the time);
-//   learned_*    — sa.proposer=learned: frozen with the shipped ES + schedule weights, frozen and
+//   learned_*    — sa.proposer=learned: frozen with the shipped weights (`sa-soft`'s kinds, the four-flows
+//                  schedule), frozen and
 //                  untrained (uniform over the eight kinds), and learning during the run (lr 0.1).
 // Run from the repository root: OMP_NUM_THREADS=1 ./build/bench/learned_sa_bench
 #include <benchmark/benchmark.h>
@@ -61,10 +62,8 @@ void Run(benchmark::State& st, const std::string& proposer, double lr, const cha
 void BM_Uniform(benchmark::State& st) { Run(st, "uniform", 0, nullptr); }
 BENCHMARK(BM_Uniform)->Unit(benchmark::kMillisecond)->Iterations(1)->MeasureProcessCPUTime();
 
-void BM_LearnedFrozenEsSchedule(benchmark::State& st) {
-  Run(st, "learned", 0, "experiments/results/learned_sa/es_schedule_proposer.json");
-}
-BENCHMARK(BM_LearnedFrozenEsSchedule)->Unit(benchmark::kMillisecond)->Iterations(1)->MeasureProcessCPUTime();
+void BM_LearnedFrozenShipped(benchmark::State& st) { Run(st, "learned", 0, kShippedProposer); }
+BENCHMARK(BM_LearnedFrozenShipped)->Unit(benchmark::kMillisecond)->Iterations(1)->MeasureProcessCPUTime();
 
 void BM_LearnedFrozenUntrained(benchmark::State& st) { Run(st, "learned", 0, nullptr); }
 BENCHMARK(BM_LearnedFrozenUntrained)->Unit(benchmark::kMillisecond)->Iterations(1)->MeasureProcessCPUTime();
