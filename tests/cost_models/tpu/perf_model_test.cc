@@ -72,6 +72,29 @@ TEST(Catalog, MalformedTextGivesFileAndLine) {
   }
 }
 
+// A bad latency in the efficiency block is reported with its key, its allowed range, the value
+// given and the key's line (before: "efficiency latencies must be >= 0" at line 0, whichever key).
+TEST(Catalog, BadCollectiveFixedCostNamesTheKeyAndRange) {
+  auto error_of = [](const std::string& key_value) -> std::pair<std::string, int> {
+    try {
+      ParseCatalog("efficiency { matmul: 0.5 memory: 0.5 collective_bw: 0.5 hbm_usable: 1\n  " + key_value + " }\n",
+                   "hw.pbtxt");
+    } catch (const ParseError& e) {
+      return {e.what(), e.line()};
+    }
+    return {"", -1};
+  };
+  for (const char* bad : {"-3", "nan", "inf", "5", "1"}) {
+    const auto [what, line] = error_of(std::string("collective_fixed_s: ") + bad);
+    EXPECT_NE(what.find("efficiency.collective_fixed_s must be in [0, 1) s, got "), std::string::npos) << bad << ": " << what;
+    EXPECT_EQ(line, 2) << bad;
+  }
+  EXPECT_NE(error_of("collective_fixed_s: -3").first.find("got -3"), std::string::npos);
+  EXPECT_NE(error_of("latency_floor_s: -1").first.find("efficiency.latency_floor_s must be in [0, 1e9) s"), std::string::npos);
+  EXPECT_NE(error_of("launch_overhead_s: inf").first.find("efficiency.launch_overhead_s"), std::string::npos);
+  EXPECT_EQ(error_of("collective_fixed_s: 0.5").second, -1);  // in range: parsed
+}
+
 TEST(Spec, ModelMeshPlanStrings) {
   const TransformerModel m =
       ParseModelSpec("transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048,vocab=32000)");
