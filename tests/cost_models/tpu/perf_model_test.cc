@@ -540,6 +540,17 @@ TEST(Inference, PrefillComputeBoundDecodeMemoryBound) {
 // all-to-alls), 8 with the parallel block (one all-gather / reduce-scatter pair over y); with
 // serial_tensor_collectives none is hidden, so every one adds c to every layer of every step.
 // By hand: decode grows by generate · layers · collectives · c, prefill by layers · collectives · c.
+// The 2-D weight-stationary inference both tests below query by hand: all 64 chips of a
+// tpu_v4:4x4x4 as tensor 64 = 16 (y) × 4 (x), with or without serial tensor collectives.
+InferenceResult TwoDWeightStationaryInference(const TransformerModel& m, const Catalog& c, bool serial,
+                                              const InferenceQuery& q) {
+  PlanC p;
+  p.tensor = 64;
+  p.tensor_x = 4;
+  p.serial_tensor_collectives = serial;
+  return TrainingEvaluator(m, ParseMeshSpec("tpu_v4:4x4x4"), c).EvaluateInference(p, q);
+}
+
 TEST(Inference, CollectiveFixedCostPerCollectiveByHand) {
   for (const bool parallel : {false, true}) {
     TransformerModel m = ParseModelSpec(
@@ -548,22 +559,17 @@ TEST(Inference, CollectiveFixedCostPerCollectiveByHand) {
     Catalog c = WithShapeModel(DefaultCatalog(), true);
     c.mutable_efficiency()->set_latency_floor_s(0);
     c.mutable_efficiency()->set_collective_fixed_s(0);
-    PlanC p;
-    p.tensor = 64;
-    p.tensor_x = 4;
-    p.serial_tensor_collectives = true;
     InferenceQuery q;
     q.batch = 64;
     q.prompt = 512;
     q.generate = 16;
     q.weight_dtype = INT8;
     q.batch_sharded_kv = true;
-    const TrainingEvaluator base(m, ParseMeshSpec("tpu_v4:4x4x4"), c);
-    const InferenceResult r0 = base.EvaluateInference(p, q);
+    const InferenceResult r0 = TwoDWeightStationaryInference(m, c, true, q);
     ASSERT_TRUE(r0.valid) << r0.invalid_reason;
     const double fixed = 5e-6;
     c.mutable_efficiency()->set_collective_fixed_s(fixed);
-    const InferenceResult r1 = TrainingEvaluator(m, ParseMeshSpec("tpu_v4:4x4x4"), c).EvaluateInference(p, q);
+    const InferenceResult r1 = TwoDWeightStationaryInference(m, c, true, q);
     const double per_layer = parallel ? 8 : 10;
     EXPECT_NEAR(r1.decode_s - r0.decode_s, 16 * 6 * per_layer * fixed, 1e-12) << parallel;
     EXPECT_NEAR(r1.decode_comm_s - r0.decode_comm_s, 16 * 6 * per_layer * fixed, 1e-12) << parallel;
@@ -581,15 +587,11 @@ TEST(Inference, SerialTensorCollectivesAreNotHidden) {
   auto run = [&](double overlap, bool serial) {
     Catalog c = WithShapeModel(DefaultCatalog(), true);
     c.mutable_efficiency()->set_tp_overlap(overlap);
-    PlanC p;
-    p.tensor = 64;
-    p.tensor_x = 4;
-    p.serial_tensor_collectives = serial;
     InferenceQuery q;
     q.batch = 16;
     q.prompt = 1024;
     q.generate = 8;
-    const InferenceResult r = TrainingEvaluator(m, ParseMeshSpec("tpu_v4:4x4x4"), c).EvaluateInference(p, q);
+    const InferenceResult r = TwoDWeightStationaryInference(m, c, serial, q);
     EXPECT_TRUE(r.valid) << r.invalid_reason;
     return r;
   };
