@@ -130,6 +130,7 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
     check_latency(e.latency_floor_s(), "latency_floor_s", 1e9, "[0, 1e9)");
     check_latency(e.launch_overhead_s(), "launch_overhead_s", 1e9, "[0, 1e9)");
     check_latency(e.collective_fixed_s(), "collective_fixed_s", 1, "[0, 1)");
+    check_latency(e.dcn_hop_sync_s(), "dcn_hop_sync_s", 1, "[0, 1)");
   };
   check(catalog.efficiency(), "");
   for (const Chip& chip : catalog.chip())

@@ -674,6 +674,12 @@ PLACERL_STEP_INLINE void StepModel::StepTime(StepBreakdown& r) {
       const double t_ici = DataAllReduce(ici_only, stage_dense_params, stage_expert_params);
       r.exposed_dp_s = std::max(0.0, t_all - t_ici) + std::max(0.0, t_ici - last_bwd);
     }
+    // Opt-in (Efficiency.dcn_hop_sync_s, 0 in the committed calibrations): every step of every
+    // bucket's ring waits on the critical path.
+    if (e.dcn_hop_sync_s() > 0) r.exposed_dp_s += (Ls + 1) * 2 * (n_dcn - 1) * e.dcn_hop_sync_s();
+  } else if (p.grad_reduce_after_backward && e.dcn_hop_sync_s() > 0 && p.data > 1 && dp_g.dcn_n > 1 &&
+             !dp_g.flat_dcn) {
+    r.exposed_dp_s += 2 * (dp_g.dcn_n - 1) * e.dcn_hop_sync_s();  // one ring after the backward pass
   }
   r.optimizer_s = t_opt;
   r.step_s = M * t_mb + r.bubble_s + r.exposed_dp_s + t_opt;

@@ -385,5 +385,34 @@ TEST(MultiSlice, LastBucketAndPerBucketLatencyByHand) {
   EXPECT_NEAR(d.exposed_dp_s, once, 1e-12 * once);
 }
 
+// Efficiency.dcn_hop_sync_s (opt-in; 0 in both committed calibrations, docs/perf_model.md
+// session 23 says why): every step of every bucket's DCN ring waits s on the critical path, so
+// the step grows by exactly (layers per stage + 1) · 2(n-1) · s; after the backward pass (one
+// reduction) by 2(n-1) · s; one slice is unchanged.
+TEST(MultiSlice, DcnHopSyncByHand) {
+  const TransformerModel m = ParseModelSpec("transformer(layers=4,d_model=512,d_ff=2048,heads=8,seq=512,vocab=1000)");
+  EXPECT_EQ(DefaultCatalog().efficiency().dcn_hop_sync_s(), 0);
+  EXPECT_EQ(WithShapeModel(DefaultCatalog(), true).efficiency().dcn_hop_sync_s(), 0);
+  const double s = 3e-4;
+  for (const bool after : {false, true}) {
+    for (const int n : {1, 4}) {
+      Catalog c = WithShapeModel(DefaultCatalog(), true);
+      PlanC p;
+      p.data = n;
+      p.fsdp = 4;
+      p.global_batch = 256.0 * n;
+      p.grad_reduce_after_backward = after;
+      const Mesh mesh = ParseMeshSpec("tpu_v5e:2x2,slices=" + std::to_string(n));
+      const StepBreakdown a = TrainingEvaluator(m, mesh, c).Evaluate(p);
+      c.mutable_efficiency()->set_dcn_hop_sync_s(s);
+      const StepBreakdown b = TrainingEvaluator(m, mesh, c).Evaluate(p);
+      ASSERT_TRUE(a.valid && b.valid) << a.invalid_reason;
+      const double expect = n == 1 ? 0 : (after ? 1 : 4 + 1) * 2 * (n - 1) * s;
+      EXPECT_NEAR(b.exposed_dp_s - a.exposed_dp_s, expect, 1e-12) << n << " " << after;
+      EXPECT_NEAR(b.step_s - a.step_s, expect, 1e-12) << n << " " << after;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace placerl::perf

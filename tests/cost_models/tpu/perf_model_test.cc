@@ -92,6 +92,7 @@ TEST(Catalog, BadCollectiveFixedCostNamesTheKeyAndRange) {
   EXPECT_NE(error_of("collective_fixed_s: -3").first.find("got -3"), std::string::npos);
   EXPECT_NE(error_of("latency_floor_s: -1").first.find("efficiency.latency_floor_s must be in [0, 1e9) s"), std::string::npos);
   EXPECT_NE(error_of("launch_overhead_s: inf").first.find("efficiency.launch_overhead_s"), std::string::npos);
+  EXPECT_NE(error_of("dcn_hop_sync_s: -1e-3").first.find("efficiency.dcn_hop_sync_s must be in [0, 1) s"), std::string::npos);
   EXPECT_EQ(error_of("collective_fixed_s: 0.5").second, -1);  // in range: parsed
 }
 
