@@ -228,9 +228,6 @@ TEST(MatmulShape, HeldOutErrorIsLowerThanWithOneConstant) {
 namespace placerl::perf {
 namespace {
 
-// Efficiency.dcn_sync_exposed (opt-in; not in the committed calibrations, docs/perf_model.md says
-// why): the DCN phase of a multi-slice data all-reduce runs after the backward pass. On X10c's
-// plan over 8 v5e-256 slices it adds exactly the DCN phase to the step; one slice is unchanged.
 // Chip.output_stationary (GPU tensor cores; on the committed a100 since session 21): [m, n] output tiles
 // of 128 in waves over the 108 SMs of an a100, the contraction k streams (padded to 8) and pays
 // k/(k + 1.25·128). By hand, and the forward / dW / dX / attention forms agree with the plain one.
@@ -291,6 +288,10 @@ TEST(MatmulShape, OutputStationaryReachesTheTrainingEvaluator) {
   EXPECT_GT(narrow_os.compute_s, 1.05 * narrow_ws.compute_s);
 }
 
+// Efficiency.dcn_sync_exposed (opt-in; not in the committed calibrations, docs/perf_model.md says
+// why): the DCN phase of a multi-slice data all-reduce runs after the backward pass. On X10c's
+// plan over 8 v5e-256 slices the whole DCN phase (its ring latencies once per layer bucket) is
+// exposed instead of the last bucket's alone; one slice is unchanged.
 TEST(MultiSlice, DcnSyncExposedAddsTheDcnPhase) {
   const TransformerModel m = ParseModelSpec(
       "transformer(layers=64,d_model=8192,d_ff=28672,heads=64,head_dim=128,seq=2048,vocab=32000,gated_ffn=true,"
