@@ -119,10 +119,18 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
     if (!(e.matmul_fill() >= 0 && e.matmul_fill() <= 64))
       throw ParseError(filename, LineOf(text, "matmul_fill"),
                        where + "efficiency.matmul_fill must be in [0, 64] (tiles of rows)");
-    if (!(e.latency_floor_s() >= 0 && e.latency_floor_s() < 1e9) ||
-        !(e.launch_overhead_s() >= 0 && e.launch_overhead_s() < 1e9) ||
-        !(e.collective_fixed_s() >= 0 && e.collective_fixed_s() < 1))
-      throw ParseError(filename, 0, where + "efficiency latencies must be >= 0");
+    // Latencies (seconds): finite, >= 0 and below an upper bound; the message names the key,
+    // its range and the value given, at the key's line.
+    auto check_latency = [&](double v, const char* name, double upper, const char* range) {
+      if (v >= 0 && v < upper) return;  // (false for NaN)
+      std::ostringstream msg;
+      msg << where << "efficiency." << name << " must be in " << range << " s, got " << v;
+      throw ParseError(filename, LineOf(text, name), msg.str());
+    };
+    check_latency(e.latency_floor_s(), "latency_floor_s", 1e9, "[0, 1e9)");
+    check_latency(e.launch_overhead_s(), "launch_overhead_s", 1e9, "[0, 1e9)");
+    check_latency(e.collective_fixed_s(), "collective_fixed_s", 1, "[0, 1)");
+    check_latency(e.dcn_hop_sync_s(), "dcn_hop_sync_s", 1, "[0, 1)");
   };
   check(catalog.efficiency(), "");
   for (const Chip& chip : catalog.chip())

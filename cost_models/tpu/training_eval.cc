@@ -651,14 +651,35 @@ PLACERL_STEP_INLINE void StepModel::StepTime(StepBreakdown& r) {
   const double v = std::max(1, p.interleave);
   r.bubble_s = (K - 1) * t_mb / v;
   r.exposed_dp_s = p.grad_reduce_after_backward ? t_dp : std::max(0.0, t_dp - last_bwd);
-  if (e.dcn_sync_exposed() && !p.grad_reduce_after_backward && p.data > 1 && dp_g.dcn_n > 1 && !dp_g.flat_dcn) {
-    // Per-slice synchronisation: the slices exchange their gradients over DCN once per step,
-    // after the backward pass (the in-slice phases still hide under it): the DCN phase of the
-    // hierarchical all-reduce is exposed.
+  if (!p.grad_reduce_after_backward && p.data > 1 && dp_g.dcn_n > 1 && !dp_g.flat_dcn) {
+    // Several slices (session 23): the gradients are reduced layer by layer as the backward pass
+    // produces them (one bucket per layer of the stage + one for the embedding), so the DCN ring
+    // over the slices runs Ls + 1 times per step: each time its 2(n-1) hop latencies (t_dp holds
+    // them once). The last bucket (the first layer's gradients and the input embedding's) is
+    // ready only when the backward pass ends: its DCN phase cannot hide under it. The in-slice
+    // (ICI) phases keep hiding as on one slice.
     AxisGroup ici_only = dp_g;
     ici_only.dcn_n = 1;
-    const double t_ici = DataAllReduce(ici_only, stage_dense_params, stage_expert_params);
-    r.exposed_dp_s = std::max(0.0, t_dp - t_ici) + std::max(0.0, t_ici - last_bwd);
+    const double n_dcn = dp_g.dcn_n;
+    const double extra_latency = Ls * 2 * (n_dcn - 1) * dp_g.dcn_latency;
+    const double tail_dense = (L0 * k0.p_dense + L1 * k1.p_dense) / Ls + V * d;  // a mean layer + the embedding
+    const double tail_expert = stage_expert_params / Ls;
+    const double t_tail = DataAllReduce(dp_g, tail_dense, tail_expert) - DataAllReduce(ici_only, tail_dense, tail_expert);
+    const double t_all = t_dp + extra_latency;
+    r.exposed_dp_s = std::max(0.0, t_all - t_tail - last_bwd) + t_tail;
+    if (e.dcn_sync_exposed()) {
+      // Per-slice synchronisation: the slices exchange their gradients over DCN once per step,
+      // after the backward pass (the in-slice phases still hide under it): the DCN phase of the
+      // hierarchical all-reduce is exposed.
+      const double t_ici = DataAllReduce(ici_only, stage_dense_params, stage_expert_params);
+      r.exposed_dp_s = std::max(0.0, t_all - t_ici) + std::max(0.0, t_ici - last_bwd);
+    }
+    // Opt-in (Efficiency.dcn_hop_sync_s, 0 in the committed calibrations): every step of every
+    // bucket's ring waits on the critical path.
+    if (e.dcn_hop_sync_s() > 0) r.exposed_dp_s += (Ls + 1) * 2 * (n_dcn - 1) * e.dcn_hop_sync_s();
+  } else if (p.grad_reduce_after_backward && e.dcn_hop_sync_s() > 0 && p.data > 1 && dp_g.dcn_n > 1 &&
+             !dp_g.flat_dcn) {
+    r.exposed_dp_s += 2 * (dp_g.dcn_n - 1) * e.dcn_hop_sync_s();  // one ring after the backward pass
   }
   r.optimizer_s = t_opt;
   r.step_s = M * t_mb + r.bubble_s + r.exposed_dp_s + t_opt;

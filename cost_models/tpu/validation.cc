@@ -398,6 +398,10 @@ std::string EfficiencyText(const Catalog& c) {
     std::snprintf(buf, sizeof buf, ", collective_fixed %.3g s (inference)", e.collective_fixed_s());
     out << buf;
   }
+  if (e.dcn_hop_sync_s() > 0) {
+    std::snprintf(buf, sizeof buf, ", dcn_hop_sync %.3g s", e.dcn_hop_sync_s());
+    out << buf;
+  }
   for (const Chip& chip : c.chip())
     if (chip.has_efficiency() && chip.efficiency().matmul() > 0) {
       std::snprintf(buf, sizeof buf, "; %s matmul %.4g", chip.name().c_str(), chip.efficiency().matmul());

@@ -72,6 +72,30 @@ TEST(Catalog, MalformedTextGivesFileAndLine) {
   }
 }
 
+// A bad latency in the efficiency block is reported with its key, its allowed range, the value
+// given and the key's line (before: "efficiency latencies must be >= 0" at line 0, whichever key).
+TEST(Catalog, BadCollectiveFixedCostNamesTheKeyAndRange) {
+  auto error_of = [](const std::string& key_value) -> std::pair<std::string, int> {
+    try {
+      ParseCatalog("efficiency { matmul: 0.5 memory: 0.5 collective_bw: 0.5 hbm_usable: 1\n  " + key_value + " }\n",
+                   "hw.pbtxt");
+    } catch (const ParseError& e) {
+      return {e.what(), e.line()};
+    }
+    return {"", -1};
+  };
+  for (const char* bad : {"-3", "nan", "inf", "5", "1"}) {
+    const auto [what, line] = error_of(std::string("collective_fixed_s: ") + bad);
+    EXPECT_NE(what.find("efficiency.collective_fixed_s must be in [0, 1) s, got "), std::string::npos) << bad << ": " << what;
+    EXPECT_EQ(line, 2) << bad;
+  }
+  EXPECT_NE(error_of("collective_fixed_s: -3").first.find("got -3"), std::string::npos);
+  EXPECT_NE(error_of("latency_floor_s: -1").first.find("efficiency.latency_floor_s must be in [0, 1e9) s"), std::string::npos);
+  EXPECT_NE(error_of("launch_overhead_s: inf").first.find("efficiency.launch_overhead_s"), std::string::npos);
+  EXPECT_NE(error_of("dcn_hop_sync_s: -1e-3").first.find("efficiency.dcn_hop_sync_s must be in [0, 1) s"), std::string::npos);
+  EXPECT_EQ(error_of("collective_fixed_s: 0.5").second, -1);  // in range: parsed
+}
+
 TEST(Spec, ModelMeshPlanStrings) {
   const TransformerModel m =
       ParseModelSpec("transformer(layers=24,d_model=2048,d_ff=8192,heads=16,seq=2048,vocab=32000)");
@@ -517,6 +541,17 @@ TEST(Inference, PrefillComputeBoundDecodeMemoryBound) {
 // all-to-alls), 8 with the parallel block (one all-gather / reduce-scatter pair over y); with
 // serial_tensor_collectives none is hidden, so every one adds c to every layer of every step.
 // By hand: decode grows by generate · layers · collectives · c, prefill by layers · collectives · c.
+// The 2-D weight-stationary inference both tests below query by hand: all 64 chips of a
+// tpu_v4:4x4x4 as tensor 64 = 16 (y) × 4 (x), with or without serial tensor collectives.
+InferenceResult TwoDWeightStationaryInference(const TransformerModel& m, const Catalog& c, bool serial,
+                                              const InferenceQuery& q) {
+  PlanC p;
+  p.tensor = 64;
+  p.tensor_x = 4;
+  p.serial_tensor_collectives = serial;
+  return TrainingEvaluator(m, ParseMeshSpec("tpu_v4:4x4x4"), c).EvaluateInference(p, q);
+}
+
 TEST(Inference, CollectiveFixedCostPerCollectiveByHand) {
   for (const bool parallel : {false, true}) {
     TransformerModel m = ParseModelSpec(
@@ -525,22 +560,17 @@ TEST(Inference, CollectiveFixedCostPerCollectiveByHand) {
     Catalog c = WithShapeModel(DefaultCatalog(), true);
     c.mutable_efficiency()->set_latency_floor_s(0);
     c.mutable_efficiency()->set_collective_fixed_s(0);
-    PlanC p;
-    p.tensor = 64;
-    p.tensor_x = 4;
-    p.serial_tensor_collectives = true;
     InferenceQuery q;
     q.batch = 64;
     q.prompt = 512;
     q.generate = 16;
     q.weight_dtype = INT8;
     q.batch_sharded_kv = true;
-    const TrainingEvaluator base(m, ParseMeshSpec("tpu_v4:4x4x4"), c);
-    const InferenceResult r0 = base.EvaluateInference(p, q);
+    const InferenceResult r0 = TwoDWeightStationaryInference(m, c, true, q);
     ASSERT_TRUE(r0.valid) << r0.invalid_reason;
     const double fixed = 5e-6;
     c.mutable_efficiency()->set_collective_fixed_s(fixed);
-    const InferenceResult r1 = TrainingEvaluator(m, ParseMeshSpec("tpu_v4:4x4x4"), c).EvaluateInference(p, q);
+    const InferenceResult r1 = TwoDWeightStationaryInference(m, c, true, q);
     const double per_layer = parallel ? 8 : 10;
     EXPECT_NEAR(r1.decode_s - r0.decode_s, 16 * 6 * per_layer * fixed, 1e-12) << parallel;
     EXPECT_NEAR(r1.decode_comm_s - r0.decode_comm_s, 16 * 6 * per_layer * fixed, 1e-12) << parallel;
@@ -558,15 +588,11 @@ TEST(Inference, SerialTensorCollectivesAreNotHidden) {
   auto run = [&](double overlap, bool serial) {
     Catalog c = WithShapeModel(DefaultCatalog(), true);
     c.mutable_efficiency()->set_tp_overlap(overlap);
-    PlanC p;
-    p.tensor = 64;
-    p.tensor_x = 4;
-    p.serial_tensor_collectives = serial;
     InferenceQuery q;
     q.batch = 16;
     q.prompt = 1024;
     q.generate = 8;
-    const InferenceResult r = TrainingEvaluator(m, ParseMeshSpec("tpu_v4:4x4x4"), c).EvaluateInference(p, q);
+    const InferenceResult r = TwoDWeightStationaryInference(m, c, serial, q);
     EXPECT_TRUE(r.valid) << r.invalid_reason;
     return r;
   };
