@@ -85,10 +85,15 @@ int PlaceBaseline(const Options& o) {
   auto on_progress = [&](const search::BaselineProgress& p) {
     if (p.best_cost > 0) {  // (0: no complete placement yet)
       progress.Update(static_cast<double>(p.evaluations), {{"best", p.best_cost}});
-      dir.Log(logged++, {{"charts/best_proxy_cost", p.best_cost},
-                         {"charts/current_proxy_cost", p.current_cost},
-                         {"charts/evaluations", static_cast<double>(p.evaluations)},
-                         {"charts/elapsed_s", p.elapsed_s}});
+      run::Scalars row = {{"charts/best_proxy_cost", p.best_cost},
+                          {"charts/current_proxy_cost", p.current_cost},
+                          {"charts/evaluations", static_cast<double>(p.evaluations)},
+                          {"charts/elapsed_s", p.elapsed_s}};
+      if (cfg.method() == "sa") {  // the schedule as it ran (acceptance rate = Δaccepted ÷ Δevaluations)
+        row.emplace_back("charts/accepted", static_cast<double>(p.accepted));
+        row.emplace_back("charts/temperature", p.temperature);
+      }
+      dir.Log(logged++, row);
     } else {
       progress.Update(static_cast<double>(p.evaluations));
     }

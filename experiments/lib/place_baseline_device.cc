@@ -593,7 +593,7 @@ int PlaceBaselineDeviceMain(int argc, char** argv) {
         ->check(cli::NonEmpty());
     app.add_option("--seed", o.seed, "random seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
     app.add_option("--samples", o.samples, "random: placements drawn (default 100)")->check(cli::IntRange(1, cli::kMaxCount));
-    app.add_option("--minutes", o.minutes, "random: time budget (default 1)")
+    app.add_option("--minutes", o.minutes, "random: time budget; heft_ls: CPU time budget, HEFT's included (default 1)")
         ->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
     app.add_flag("--memory-aware", o.memory_aware, "random: draw only devices where the group's memory estimate fits");
     app.add_flag("--json", o.json, "print one JSON document with the result");

@@ -37,7 +37,8 @@ class Run {
     over_ = t >= o_.seconds;
     if (progress_ && t >= next_report_) {
       next_report_ = t + 0.25;
-      progress_({t, result_.evaluations, result_.best.valid ? result_.best.cost.proxy_cost : 0, current_});
+      progress_({t, result_.evaluations, result_.best.valid ? result_.best.cost.proxy_cost : 0, current_, result_.accepted,
+                 temperature_});
     }
     return over_;
   }
@@ -65,10 +66,12 @@ class Run {
       result_.curve.emplace_back(result_.seconds, result_.best.cost.proxy_cost);
     }
     if (progress_)
-      progress_({result_.seconds, result_.evaluations, result_.best.valid ? result_.best.cost.proxy_cost : 0, current_});
+      progress_({result_.seconds, result_.evaluations, result_.best.valid ? result_.best.cost.proxy_cost : 0, current_,
+                 result_.accepted, temperature_});
     return result_;
   }
   double current_ = 0;
+  double temperature_ = 0;  // sa: the annealer's current temperature (reported with the progress)
 
  private:
   const ChipBaselineOptions& o_;
@@ -206,17 +209,14 @@ class Annealer {
   // Steps of per_step proposals at a temperature falling geometrically from t_max to t_min over
   // the budget (the clock, or the evaluations with max_evaluations), until the run is over.
   void Anneal() {
-    const double log_ratio = std::log(o_.sa_t_min / o_.sa_t_max);
     int64_t step = 0;
+    run_->temperature_ = Temperature(0);  // (reported before the first step)
     while (!run_->Over()) {
       const double progress = std::min(1.0, o_.max_evaluations > 0
                                                 ? static_cast<double>(run_->result().evaluations) / o_.max_evaluations
                                                 : run_->Elapsed() / o_.seconds);
-      t_ = o_.sa_t_max * std::exp(log_ratio * progress);
-      if (proposer_) {  // the learned schedule's adjustments (1 when its weights are zero)
-        t_ *= ProposerTemperatureFactor(proposer_->weights(), progress);
-        soft_scale_ = ProposerSoftStepFactor(proposer_->weights(), progress);
-      }
+      t_ = run_->temperature_ = Temperature(progress);
+      if (proposer_) soft_scale_ = ProposerSoftStepFactor(proposer_->weights(), progress);
       for (int i = 0; i < per_step_ && !run_->Over(); ++i) {
         if (proposer_) {
           ProposeLearned(progress);
@@ -239,6 +239,13 @@ class Annealer {
 
  private:
   using Outcome = std::pair<bool, bool>;  // {evaluated, accepted}
+
+  // The temperature at `progress`: geometric from t_max to t_min, times the learned schedule's
+  // adjustment (1 when its weights are zero).
+  double Temperature(double progress) const {
+    const double t = o_.sa_t_max * std::exp(std::log(o_.sa_t_min / o_.sa_t_max) * progress);
+    return proposer_ ? t * ProposerTemperatureFactor(proposer_->weights(), progress) : t;
+  }
 
   // The learned proposer's proposal and its feedback.
   void ProposeLearned(double progress) {

@@ -77,6 +77,8 @@ struct BaselineProgress {
   int64_t evaluations = 0;  // episodes (random), cost reads (greedy), moves (sa)
   double best_cost = 0;
   double current_cost = 0;
+  int64_t accepted = 0;     // sa: accepted moves so far
+  double temperature = 0;   // sa: the current temperature (learned schedule included); 0 for other methods
 };
 
 struct BaselineResult {

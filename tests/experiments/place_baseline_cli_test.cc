@@ -10,6 +10,7 @@
 
 #include <csignal>
 
+#include "experiments/lib/metrics_csv.h"
 #include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
@@ -55,6 +56,39 @@ TEST(PlaceBaselineCli, WritesTheRunDirectoryAndOneJsonDocument) {
   EXPECT_EQ(again.status, 1) << again.out;
   EXPECT_EQ(CountLines(again.out), 1) << again.out;
   EXPECT_EQ(Sh(kBin + " --method random --minutes 0.005 --force --out " + out + " >/dev/null 2>&1").status, 0);
+}
+
+// An annealing run's metrics.csv logs the schedule as it ran: the temperature (from t_max down
+// towards t_min, never rising without a learned schedule) and the accepted moves (never more than
+// the moves, never falling), the last row agreeing with result.json; other methods have neither.
+TEST(PlaceBaselineCli, SaMetricsLogTheTemperatureAndTheAcceptedMoves) {
+  testing::TempDir tmp;
+  const auto r = Sh("(" + kBin + " --method sa-soft --minutes 10 --set max_evaluations=300000 --seed 2 --json --out " +
+                    (tmp / "sa") + " 2>/dev/null)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  const run::MetricsTable m = run::ReadMetricsCsv(tmp / "sa/metrics.csv");
+  const int t = m.Find("charts/temperature"), a = m.Find("charts/accepted"), e = m.Find("charts/evaluations");
+  ASSERT_GE(t, 0);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(e, 0);
+  ASSERT_FALSE(m.rows.empty());
+  for (size_t i = 0; i < m.rows.size(); ++i) {
+    EXPECT_LE(m.rows[i][t], 5e-5 * (1 + 1e-12)) << i;  // sa.t_max
+    EXPECT_GE(m.rows[i][t], 5e-8 * (1 - 1e-12)) << i;  // sa.t_min
+    EXPECT_LE(m.rows[i][a], m.rows[i][e]) << i;
+    if (i > 0) {
+      EXPECT_LE(m.rows[i][t], m.rows[i - 1][t]) << i;
+      EXPECT_GE(m.rows[i][a], m.rows[i - 1][a]) << i;
+    }
+  }
+  EXPECT_EQ(m.rows.back()[a], j["accepted"].get<double>());
+  EXPECT_GT(m.rows.back()[a], 0);
+  EXPECT_LT(m.rows.back()[t], 5e-5);  // it cooled
+  ASSERT_EQ(Sh("(" + kBin + " --method greedy --minutes 0.01 --out " + (tmp / "greedy") + " >/dev/null 2>&1)").status, 0);
+  const run::MetricsTable g = run::ReadMetricsCsv(tmp / "greedy/metrics.csv");
+  EXPECT_LT(g.Find("charts/temperature"), 0);
+  EXPECT_LT(g.Find("charts/accepted"), 0);
 }
 
 // --clock cpu: the budget is this process's CPU time, recorded in the resolved config.
