@@ -118,6 +118,10 @@ COLUMNS=(
   # Baechi's schedule-based memory accounting
   "scotch_cpu|scotch|--set devices=all" "expert_split|expert|--set expert_split_unlayered=true"
   "m_etf_sched|m_etf|--set memory_accounting=schedule" "m_sct_sched|m_sct|--set memory_accounting=schedule"
+  # HEFT, then best-improvement local search (docs/device_regulator.md): stops at a local optimum
+  # or after 2.5 minutes of its own CPU time (--minutes counts CPU time for heft_ls; HEFT's included),
+  # the regulator's budget
+  "heft_ls|heft_ls|--minutes 2.5"
 )
 BAECHI_ROWS=("Inception-V3|inception_v3|4" "NMT-2|nmt(layers=2)|4" "RNNLM|rnnlm|4")
 BAECHI_COLUMNS=(
@@ -291,7 +295,8 @@ def feasible(j):
 MAIN = [("single", "1-GPU"), ("expert", "Expert"), ("metis", "METIS"), ("scotch", "Scotch"), ("heft", "HEFT"),
         ("m_topo", "m-TOPO"), ("m_etf", "m-ETF"), ("m_sct", "m-SCT")]
 VARIANTS = [("scotch_cpu", "Scotch + CPU"), ("expert_split", "Expert, split (ColocRL)"),
-            ("m_etf_sched", "m-ETF, schedule memory"), ("m_sct_sched", "m-SCT, schedule memory")]
+            ("m_etf_sched", "m-ETF, schedule memory"), ("m_sct_sched", "m-SCT, schedule memory"),
+            ("heft_ls", "HEFT + local search")]
 
 data = {}
 for label, graph, gpus in rows:
@@ -687,6 +692,35 @@ if rl:
       "With `memory_mask=true` the environment's memory estimate (every byte of a group for the whole step) "
       "declares the GPUs full and sends the rest to the CPU, which is what happens where RL is several times the "
       "expert.")
+    P("")
+
+# ------------------------------------------------------------------ the other RL placers against the baselines
+for meth, name in OTHER:
+    runs_of = other[meth]
+    P(f"## {name} against the baselines")
+    P("")
+    P(f"Per row where {name} ran ({rl_m} min {rl_clock} per seed): every seed's simulated step time, its mean, and "
+      "the mean over HEFT, over HEFT + local search (its own CPU budget: it stops at a local optimum or after 2.5 "
+      "CPU-minutes) and over the best classic placer of the tables above (any column, variants included). "
+      "Ratio = mean / baseline; < 1 beats it.")
+    P("")
+    P("| Model | #GPU | per seed (s) | mean | HEFT | HEFT + local search | best classic |")
+    P("|---|---|---|---|---|---|---|")
+    for label, graph, gpus in rows:
+        if (label, gpus) not in runs_of:
+            continue
+        m = rl_mean(label, gpus, runs_of)
+        per = ", ".join(f"s{x['seed']} " + ("—" if x["t"] is None else f"{x['t']:.4f}" + (" OOM" if x["oom"] else ""))
+                        for x in runs_of[(label, gpus)])
+        def vs(keys, named=False):
+            c = [(step(data[(label, gpus, k)]), k) for k in keys if feasible(data[(label, gpus, k)])]
+            if not c:
+                return "—"
+            b, k = min(c)
+            name_ = f" ({dict(MAIN + VARIANTS)[k]})" if named else ""
+            return f"{b:.4f}{name_}" if m is None else f"{b:.4f}{name_}: {m / b:.3f}×"
+        P(f"| {label} | {gpus} | {per} | {fmt(m) if m is None else f'{m:.4f}'} | {vs(['heft'])} | {vs(['heft_ls'])} | "
+          f"{vs([k for k, _ in MAIN + VARIANTS], True)} |")
     P("")
 
 # ------------------------------------------------------------------ latency sensitivity
