@@ -287,10 +287,10 @@ def step(j):
     return j["best"]["step_time_s"]
 
 def oom(j):
-    return j is not None and "best" in j and j["best"]["oom"]
+    return j is not None and "best" in j and bool(j["best"].get("oom"))
 
-def feasible(j):
-    return j is not None and "best" in j and not j["best"]["oom"]
+def feasible(j):  # a step time, not out of memory (an infeasible run's JSON may carry a partial "best")
+    return step(j) is not None and not j["best"].get("oom", False)
 
 MAIN = [("single", "1-GPU"), ("expert", "Expert"), ("metis", "METIS"), ("scotch", "Scotch"), ("heft", "HEFT"),
         ("m_topo", "m-TOPO"), ("m_etf", "m-ETF"), ("m_sct", "m-SCT")]
