@@ -659,6 +659,11 @@ for name, fails, why in checks:
         P(f"- **{name}: fail**, because " + "; ".join(fails) + (f" — {why}." if why else "."))
 P("")
 
+def per_seed(runs, digits):
+    """Each seed's simulated step time ("s1 0.252, s2 OOM …")."""
+    return ", ".join(f"s{x['seed']} " + ("—" if x["t"] is None else f"{x['t']:.{digits}f}" + (" OOM" if x["oom"] else ""))
+                     for x in runs)
+
 # ------------------------------------------------------------------ RL against the baselines
 if rl:
     P("## RL against the baselines")
@@ -673,8 +678,7 @@ if rl:
         if (label, gpus) not in rl:
             continue
         m = rl_mean(label, gpus)
-        per = ", ".join(f"s{x['seed']} " + ("—" if x["t"] is None else f"{x['t']:.3f}" + (" OOM" if x["oom"] else ""))
-                        for x in rl[(label, gpus)])
+        per = per_seed(rl[(label, gpus)], 3)
         def vs(keys):
             c = [step(data[(label, gpus, k)]) for k in keys if feasible(data[(label, gpus, k)])]
             if not c and any(oom(data[(label, gpus, k)]) for k in keys):
@@ -710,13 +714,11 @@ for meth, name in OTHER:
         if (label, gpus) not in runs_of:
             continue
         m = rl_mean(label, gpus, runs_of)
-        per = ", ".join(f"s{x['seed']} " + ("—" if x["t"] is None else f"{x['t']:.4f}" + (" OOM" if x["oom"] else ""))
-                        for x in runs_of[(label, gpus)])
+        per = per_seed(runs_of[(label, gpus)], 4)
         def vs(keys, named=False):
-            c = [(step(data[(label, gpus, k)]), k) for k in keys if feasible(data[(label, gpus, k)])]
-            if not c:
+            b, k = best_of(label, gpus, keys)
+            if b is None:
                 return "—"
-            b, k = min(c)
             name_ = f" ({dict(MAIN + VARIANTS)[k]})" if named else ""
             return f"{b:.4f}{name_}" if m is None else f"{b:.4f}{name_}: {m / b:.3f}×"
         P(f"| {label} | {gpus} | {per} | {fmt(m) if m is None else f'{m:.4f}'} | {vs(['heft'])} | {vs(['heft_ls'])} | "
