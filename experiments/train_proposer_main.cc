@@ -76,7 +76,8 @@ search::ProposerWeights StartWeights(const config::TrainProposerConfig& c) {
 
 nlohmann::json Probabilities(const search::ProposerWeights& w) {
   // π(kind | progress) at the start, the middle and the end of a run (acceptance rate 0.5), every kind
-  // legal, and the schedule's temperature and soft-step multipliers there.
+  // legal, and the schedule's temperature and soft-step multipliers there (and the acceptance
+  // controller's target, when the weights have one).
   std::array<bool, search::ProposerWeights::kKinds> legal;
   legal.fill(true);
   search::ProposerOptions po;
@@ -89,6 +90,7 @@ nlohmann::json Probabilities(const search::ProposerWeights& w) {
     for (int k = 0; k < search::ProposerWeights::kKinds; ++k) row[search::ProposalKindName(k)] = prob[k];
     row["temperature_factor"] = search::ProposerTemperatureFactor(w, at);
     row["soft_step_factor"] = search::ProposerSoftStepFactor(w, at);
+    if (w.control_on) row["target_acceptance"] = search::AcceptanceController(w).target(at);
     char key[32];
     std::snprintf(key, sizeof(key), "progress_%.1f", at);
     j[key] = row;
@@ -124,6 +126,7 @@ int TrainProposer(const Options& o) {
   eo.features = cfg.features().empty() ? std::vector<int>{} : ProposerEsFeatures(cfg.features());
   eo.select = cfg.select();
   eo.schedule = cfg.schedule();
+  eo.control = cfg.control();
   eo.seed = cfg.seed();
   eo.threads = cfg.threads();
 

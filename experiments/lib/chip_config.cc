@@ -108,6 +108,7 @@ config::TrainProposerConfig DefaultTrainProposerConfig() {
   c.set_features("bias,progress,progress_squared");
   c.set_select(d.select);
   c.set_schedule(d.schedule);
+  c.set_control(d.control);
   c.set_seed(d.seed);
   c.set_minutes(60);
   c.set_clock("cpu");
@@ -154,8 +155,8 @@ void CheckTrainProposerConfig(const config::TrainProposerConfig& c) {
     throw ConfigError("minutes must be in (0, " + std::to_string(static_cast<int>(cli::kMaxSeconds / 60)) + "]");
   ParseBudgetClock(c.clock());
   if (c.start().empty()) throw ConfigError("start must be mixture, uniform or a proposer.json");
-  if (c.features().empty() && !c.select() && !c.schedule())
-    throw ConfigError("features is empty and select and schedule are off: nothing to search");
+  if (c.features().empty() && !c.select() && !c.schedule() && !c.control())
+    throw ConfigError("features is empty and select, schedule and control are off: nothing to search");
   if (!c.features().empty()) ProposerEsFeatures(c.features());
 }
 

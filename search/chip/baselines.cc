@@ -204,6 +204,7 @@ class Annealer {
     soft_step_ = std::uniform_real_distribution<double>(-o.sa_soft_move_cells, o.sa_soft_move_cells);
     cur_ = pc_->Cost().proxy_cost;
     run_->current_ = cur_;
+    if (proposer_ && proposer_->weights().control_on) control_.emplace(proposer_->weights());
   }
 
   // Steps of per_step proposals at a temperature falling geometrically from t_max to t_min over
@@ -244,7 +245,8 @@ class Annealer {
   // adjustment (1 when its weights are zero).
   double Temperature(double progress) const {
     const double t = o_.sa_t_max * std::exp(std::log(o_.sa_t_min / o_.sa_t_max) * progress);
-    return proposer_ ? t * ProposerTemperatureFactor(proposer_->weights(), progress) : t;
+    if (!proposer_) return t;
+    return t * ProposerTemperatureFactor(proposer_->weights(), progress) * (control_ ? control_->factor() : 1.0);
   }
 
   // The learned proposer's proposal and its feedback.
@@ -259,6 +261,7 @@ class Annealer {
                                ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
                                : -1;
     proposer_->Feedback(evaluated, accepted, accepted ? (before - cur_) / t_ : 0.0, seconds);
+    if (control_ && evaluated && control_->Feedback(accepted, progress)) t_ = run_->temperature_ = Temperature(progress);
   }
 
   // One proposal of `kind` (ProposalKind), made and decided.
@@ -451,6 +454,7 @@ class Annealer {
   std::mt19937_64& rng_;
   Run* run_;
   LearnedProposer* proposer_;
+  std::optional<AcceptanceController> control_;  // the proposer's acceptance controller, if it has one
   GridMask gm_;
   std::optional<ForceDirectedPlacer> fd_;
   std::discrete_distribution<int> action_kind_;

@@ -40,6 +40,24 @@ double ProposerSoftStepFactor(const ProposerWeights& w, double p) {
   return std::exp(w.schedule[3] + w.schedule[4] * p + w.schedule[5] * p * p);
 }
 
+double AcceptanceController::target(double p) const {
+  const auto& c = w_.control;
+  return std::clamp(std::exp(c[0] + c[1] * p + c[2] * p * p), kMinTarget, kMaxTarget);
+}
+
+bool AcceptanceController::Feedback(bool accepted, double progress) {
+  ++evaluated_;
+  accepted_ += accepted;
+  if (evaluated_ < kControlWindow) return false;
+  // log of the window's acceptance, smoothed so that a window with no accepted move is finite
+  const double observed = std::log((accepted_ + 0.5) / (evaluated_ + 1.0));
+  u_ = std::clamp(u_ + kControlGain * std::exp(w_.control[3]) * (std::log(target(progress)) - observed), -kMaxControlU,
+                  kMaxControlU);
+  factor_ = std::exp(u_);
+  evaluated_ = accepted_ = 0;
+  return true;
+}
+
 std::string ProposerWeightsJson(const ProposerWeights& w) {
   nlohmann::json j;
   j["format"] = kFormat;
@@ -64,6 +82,7 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
   j["select_weights"] = sel;
   if (std::any_of(w.schedule.begin(), w.schedule.end(), [](double v) { return v != 0; }))
     j["schedule_weights"] = w.schedule;
+  if (w.control_on) j["control_weights"] = w.control;
   j["trained_on"] = w.trained_on;
   j["proposals_trained"] = w.proposals_trained;
   return j.dump() + "\n";
@@ -132,6 +151,17 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
         throw bad("schedule weight " + std::to_string(i) + " is not a finite number within ±5");
       w.schedule[i] = s[i].get<double>();
     }
+  }
+  if (j.contains("control_weights")) {
+    const nlohmann::json& c = j["control_weights"];
+    constexpr int N = ProposerWeights::kControlWeights;
+    if (!c.is_array() || c.size() != N) throw bad("\"control_weights\" must have " + std::to_string(N) + " numbers");
+    for (int i = 0; i < N; ++i) {
+      if (!c[i].is_number() || !std::isfinite(c[i].get<double>()) || std::fabs(c[i].get<double>()) > ProposerWeights::kMaxControl)
+        throw bad("control weight " + std::to_string(i) + " is not a finite number within ±10");
+      w.control[i] = c[i].get<double>();
+    }
+    w.control_on = true;
   }
   if (j.contains("trained_on")) {
     if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");

@@ -45,6 +45,17 @@ struct ProposerWeights {
   static constexpr int kScheduleWeights = 6;
   static constexpr double kMaxSchedule = 5;
   std::array<double, kScheduleWeights> schedule{};
+  // The acceptance controller (off unless `control_on`; docs/learned_sa.md): the temperature is
+  // further multiplied by exp(u), where u integrates, every kControlWindow evaluated proposals,
+  // gain · (log target(p) − log acceptance of that window); target(p) = exp(c[0] + c[1]·p +
+  // c[2]·p²) within [kMinTarget, kMaxTarget], gain = kControlGain · exp(c[3]). So the run holds
+  // an acceptance profile rather than a temperature profile: TILOS's temperatures are absolute
+  // proxy-cost units, set for Ariane133, and the same multiplier is a different acceptance on every
+  // design. Each weight within ±kMaxControl; u within ±kMaxControlU.
+  static constexpr int kControlWeights = 4;
+  static constexpr double kMaxControl = 10;
+  bool control_on = false;
+  std::array<double, kControlWeights> control{};
   // Designs these weights were trained on, in order (provenance; empty = untrained).
   std::vector<std::string> trained_on;
   int64_t proposals_trained = 0;
@@ -58,6 +69,30 @@ const char* ProposerSelectFeatureName(int feature);
 // the schedule weights are zero.
 double ProposerTemperatureFactor(const ProposerWeights& w, double progress);
 double ProposerSoftStepFactor(const ProposerWeights& w, double progress);
+
+// A start for the acceptance controller (train-proposer --set control=true from weights without
+// one): `sa-soft`'s own acceptance on Ariane133 (1 CPU-minute, seed 1: 0.35 early, 0.02 late),
+// the gain at kControlGain.
+inline constexpr std::array<double, ProposerWeights::kControlWeights> kDefaultControl = {-0.9, -5.0, 2.0, 0.0};
+
+// The acceptance controller of ProposerWeights::control: fed the outcome of every evaluated
+// proposal, it returns the factor exp(u) on the temperature.
+class AcceptanceController {
+ public:
+  static constexpr int kControlWindow = 256;
+  static constexpr double kControlGain = 0.05;
+  static constexpr double kMinTarget = 1e-4, kMaxTarget = 0.9, kMaxControlU = 7;
+  explicit AcceptanceController(const ProposerWeights& w) : w_(w) {}
+  // One evaluated proposal at `progress`; true when the factor changed (a window closed).
+  bool Feedback(bool accepted, double progress);
+  double factor() const { return factor_; }
+  double target(double progress) const;  // the target acceptance at `progress`
+
+ private:
+  const ProposerWeights& w_;
+  int evaluated_ = 0, accepted_ = 0;
+  double u_ = 0, factor_ = 1;
+};
 
 // One line of JSON per file (format "placerl-sa-proposer", version 1; "schedule_weights" only when
 // they are not all zero, so files without them read as the annealer's own schedule), written atomically.

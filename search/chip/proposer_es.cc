@@ -33,6 +33,8 @@ std::vector<Parameter> Parameters(ProposerWeights* w, const ProposerEsOptions& o
     for (double& v : w->select) p.push_back({&v, kMaxWeight});
   if (o.schedule)
     for (double& v : w->schedule) p.push_back({&v, ProposerWeights::kMaxSchedule});
+  if (o.control)
+    for (double& v : w->control) p.push_back({&v, ProposerWeights::kMaxControl});
   return p;
 }
 
@@ -44,8 +46,8 @@ void Check(int designs, const ProposerEsOptions& o) {
   if (!(o.learning_rate >= 0) || !std::isfinite(o.learning_rate) || o.learning_rate > 10)
     throw ConfigError("proposer ES: the learning rate must be in [0, 10]");
   if (o.threads < 1 || o.threads > 256) throw ConfigError("proposer ES: threads must be in [1, 256]");
-  if (o.features.empty() && !o.select && !o.schedule)
-    throw ConfigError("proposer ES: no parameter to search (no feature, no select, no schedule)");
+  if (o.features.empty() && !o.select && !o.schedule && !o.control)
+    throw ConfigError("proposer ES: no parameter to search (no feature, no select, no schedule, no control)");
   std::vector<int> seen;
   for (int f : o.features) {
     if (f < 0 || f >= F)
@@ -85,7 +87,7 @@ void RunJobs(int n, int threads, const std::function<bool()>& stop, Job&& job) {
 
 int ProposerEsDimensions(const ProposerEsOptions& o) {
   return K * static_cast<int>(o.features.size()) + (o.select ? ProposerWeights::kSelectFeatures : 0) +
-         (o.schedule ? ProposerWeights::kScheduleWeights : 0);
+         (o.schedule ? ProposerWeights::kScheduleWeights : 0) + (o.control ? ProposerWeights::kControlWeights : 0);
 }
 
 ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const ProposerWeights& start,
@@ -95,6 +97,10 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
   Check(designs, o);
   ProposerEsResult r;
   r.weights = start;
+  if (o.control && !r.weights.control_on) {  // searching a controller the start does not have
+    r.weights.control = kDefaultControl;
+    r.weights.control_on = true;
+  }
   const int dims = ProposerEsDimensions(o);
   auto checked = [&](double cost, int design) {
     if (!std::isfinite(cost) || !(cost > 0))
@@ -102,9 +108,10 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
                         "number > 0");
     return cost;
   };
-  // The designs' scales: the start's final cost with the first seed.
+  // The designs' scales: the start's final cost with the first seed (the start with its default
+  // controller when the search adds one).
   r.scale.assign(designs, std::numeric_limits<double>::quiet_NaN());
-  RunJobs(designs, o.threads, stop, [&](int d, int thread) { r.scale[d] = checked(run(start, d, o.seed, thread), d); });
+  RunJobs(designs, o.threads, stop, [&](int d, int thread) { r.scale[d] = checked(run(r.weights, d, o.seed, thread), d); });
   r.runs += designs;
   for (double s : r.scale)
     if (std::isnan(s)) {

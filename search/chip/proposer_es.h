@@ -29,6 +29,8 @@ struct ProposerEsOptions {
   bool select = false;      // also the soft-macro candidate weights
   bool schedule = false;    // also the schedule's adjustments (ProposerWeights::schedule: temperature
                             // and soft-step multipliers over the run)
+  bool control = false;     // also the acceptance controller (ProposerWeights::control; a start
+                            // without one starts from kDefaultControl)
   int threads = 1;          // runs in parallel (each thread has its own index for the callback)
 };
 

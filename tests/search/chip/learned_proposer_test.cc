@@ -256,6 +256,48 @@ TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
   sched.replace(sched.find("[0.5,-1.0"), 4, "[7.0");
   refused(sched, "a schedule weight beyond ±5");
   EXPECT_THROW(LoadProposerWeights(tmp / "missing.json"), Error);
+  // The acceptance controller: written only when on, and round-trips.
+  EXPECT_EQ(text.find("control_weights"), std::string::npos) << text;
+  ProposerWeights c = w;
+  c.control = {-1.5, -2, 0.5, 0.25};
+  c.control_on = true;
+  SaveProposerWeights(tmp / "control.json", c);
+  const ProposerWeights cb = LoadProposerWeights(tmp / "control.json");
+  EXPECT_TRUE(cb.control_on);
+  EXPECT_EQ(cb.control, c.control);
+  EXPECT_FALSE(back.control_on);
+  std::string ctl = ProposerWeightsJson(c);
+  ctl.replace(ctl.find("[-1.5,"), 5, "[12.0");
+  refused(ctl, "a control weight beyond ±10");
+}
+
+// The acceptance controller heats a run that accepts less than its target and cools one that
+// accepts more, once per window of evaluated proposals, within its bounds; the target is exp of
+// the quadratic, clamped.
+TEST(AcceptanceController, HeatsBelowTheTargetAndCoolsAboveIt) {
+  ProposerWeights w;
+  w.control = {std::log(0.2), 0, 0, 0};
+  w.control_on = true;
+  AcceptanceController c(w);
+  EXPECT_NEAR(c.target(0.3), 0.2, 1e-12);
+  for (int i = 0; i + 1 < AcceptanceController::kControlWindow; ++i) EXPECT_FALSE(c.Feedback(false, 0.1));
+  EXPECT_EQ(c.factor(), 1.0);  // no window closed yet
+  EXPECT_TRUE(c.Feedback(false, 0.1));
+  EXPECT_GT(c.factor(), 1.0);  // nothing accepted: hotter
+  const double heated = c.factor();
+  for (int i = 0; i < AcceptanceController::kControlWindow; ++i) c.Feedback(true, 0.1);
+  EXPECT_LT(c.factor(), heated);  // everything accepted: cooler
+  for (int i = 0; i < 1000 * AcceptanceController::kControlWindow; ++i) c.Feedback(false, 0.5);
+  EXPECT_NEAR(c.factor(), std::exp(AcceptanceController::kMaxControlU), 1e-9);  // bounded
+  // A window at the target leaves the factor (within the smoothing of the log).
+  AcceptanceController at(w);
+  for (int i = 0; i < AcceptanceController::kControlWindow; ++i) at.Feedback(i % 5 == 0, 0.5);
+  EXPECT_NEAR(at.factor(), 1.0, 0.01);
+  ProposerWeights hi = w;
+  hi.control = {3, 0, 0, 0};
+  EXPECT_EQ(AcceptanceController(hi).target(0), AcceptanceController::kMaxTarget);
+  hi.control = {-2, -9, 0, 0};
+  EXPECT_EQ(AcceptanceController(hi).target(1), AcceptanceController::kMinTarget);
 }
 
 std::unique_ptr<env::ChipEnv> Env(const std::string& spec) {
@@ -333,6 +375,33 @@ TEST(LearnedAnnealing, TheScheduleWeightsChangeTheTemperature) {
   EXPECT_NE(wide.best.cost.proxy_cost, base.best.cost.proxy_cost);
 }
 
+// With the acceptance controller the run holds the target acceptance instead of the temperature
+// profile: with a constant base temperature, targets of 0.4 and 0.15 are each met over the run
+// (on this design about 9 % of the proposals change no cost and are always accepted: no lower
+// target is reachable).
+TEST(LearnedAnnealing, TheAcceptanceControllerHoldsItsTarget) {
+  auto env = Env("chip(netlist=../shared/datasets/chip/circuit_training/sample_clustered/netlist.pb.txt,"
+                 "plc=../shared/datasets/chip/circuit_training/sample_clustered/initial.plc)");
+  ChipBaselineOptions o;
+  o.seconds = 1e6;
+  o.max_evaluations = 400000;
+  o.sa_init = "snapped";
+  o.sa_fd_every_steps = 0;
+  o.sa_soft_move_prob = 0.5;
+  o.sa_proposer = "learned";
+  o.sa_proposer_lr = 0;
+  o.sa_t_min = o.sa_t_max;  // a constant base temperature: the controller alone moves it
+  o.sa_proposer_weights.control_on = true;
+  auto acceptance = [&](double target) {
+    o.sa_proposer_weights.control = {std::log(target), 0, 0, std::log(4.0)};  // gain 0.2: a short transient
+    const BaselineResult r = RunChipBaseline("sa", env.get(), o, {}, {});
+    EXPECT_TRUE(r.best.valid);
+    return static_cast<double>(r.accepted) / r.evaluations;
+  };
+  const double hot = acceptance(0.4), cold = acceptance(0.15);
+  EXPECT_NEAR(hot, 0.4, 0.05);
+  EXPECT_NEAR(cold, 0.15, 0.03);
+}
 
 // A design small enough to know its optimum: 3 hard macros (no soft macros) on a 4 × 4 grid.
 // Annealing only reaches placements with every hard macro on a cell centre (snapped start, shift

@@ -94,6 +94,35 @@ TEST(ProposerEs, TheScheduleWeightsAreSearchedWithinTheirBound) {
   EXPECT_THROW(TrainProposerEs(1, run, start, o, {}, {}, {}), ConfigError);  // nothing to search
 }
 
+// control=true searches the acceptance controller's four weights; a start without a controller
+// starts from kDefaultControl (its runs see control_on), and the result has the controller on.
+TEST(ProposerEs, TheControlWeightsAreSearchedFromTheDefaultController) {
+  bool every_run_controlled = true;
+  std::mutex mu;
+  auto run = [&](const ProposerWeights& w, int, uint64_t seed, int) {
+    std::lock_guard<std::mutex> lock(mu);
+    every_run_controlled = every_run_controlled && w.control_on;
+    double c = 1;
+    for (int i = 0; i < ProposerWeights::kControlWeights; ++i) c += std::pow(w.control[i] - 0.5 * i, 2);
+    return c + 1e-3 * std::sin(static_cast<double>(seed));
+  };
+  ProposerEsOptions o = BiasOnly();
+  o.features = {};
+  o.control = true;
+  o.iterations = 300;
+  o.learning_rate = 0.05;
+  EXPECT_EQ(ProposerEsDimensions(o), ProposerWeights::kControlWeights);
+  ProposerWeights start;
+  const ProposerEsResult r = TrainProposerEs(1, run, start, o, {}, {}, {});
+  EXPECT_TRUE(every_run_controlled);
+  EXPECT_TRUE(r.weights.control_on);
+  EXPECT_NEAR(r.scale[0], run([] { ProposerWeights w; w.control = kDefaultControl; w.control_on = true; return w; }(), 0, 1, 0),
+              1e-12);
+  for (int i = 0; i < ProposerWeights::kControlWeights; ++i) EXPECT_NEAR(r.weights.control[i], 0.5 * i, 0.15) << i;
+  EXPECT_EQ(r.weights.schedule, start.schedule);
+  EXPECT_EQ(r.weights.w, start.w);
+}
+
 TEST(ProposerEs, PairsShareDesignAndSeedAndThreadsDoNotChangeTheResult) {
   std::mutex mu;
   std::multiset<std::tuple<int, uint64_t>> calls;
