@@ -4,10 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "cost_models/tpu/catalog.h"
+#include "cost_models/tpu/perf_reports.h"
 #include "cost_models/tpu/plan_search.h"
 #include "cost_models/tpu/spec.h"
 #include "cost_models/tpu/training_eval.h"
@@ -872,6 +878,42 @@ TEST(Validation, PaperFoldsNameTheConstantsTheyRestOn) {
   EXPECT_NE(page.find("| none | " + FittedConstantsText(shaped) + " | — |"), std::string::npos);
   for (const ValidationReport::Fold& f : era.folds)
     EXPECT_NE(page.find("| " + f.held_out + " | " + f.constants + " | "), std::string::npos) << f.held_out;
+}
+
+// `validate --json` carries the folds too (paper_out.folds: held_out, constants, priors). Two
+// one-row papers on two chips: each fold has no row of the held-out chip, so each prior names the
+// other chip (the era prior: the only chip of the fold).
+TEST(Validation, JsonListsEachPaperFold) {
+  char tmpl[] = "/tmp/placerl_folds_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/m.pbtxt";
+  std::ofstream(path)
+      << "row { id: \"A\" paper: \"Paper A (2024)\" source: \"test\"\n"
+         "  run { model { layers: 4 d_model: 4096 d_ff: 16384 heads: 32 head_dim: 128 seq: 2048 vocab: 32000 }\n"
+         "        mesh { chip: \"tpu_v5p\" dims: 4 dims: 4 dims: 4 } plan { fsdp: 64 global_batch: 128 } }\n"
+         "  metric: TFLOPS_PER_CHIP_MODEL measured: 300 }\n"
+         "row { id: \"B\" paper: \"Paper B (2021)\" source: \"test\"\n"
+         "  run { model { layers: 4 d_model: 4096 d_ff: 16384 heads: 32 head_dim: 128 seq: 2048 vocab: 32000 }\n"
+         "        mesh { chip: \"tpu_v4\" dims: 4 dims: 4 dims: 4 } plan { fsdp: 64 global_batch: 128 } }\n"
+         "  metric: TFLOPS_PER_CHIP_MODEL measured: 150 }\n";
+  ValidateQuery q;
+  q.measurements = path;
+  OutputFlags flags;
+  flags.json = true;
+  std::ostringstream out;
+  ASSERT_EQ(PrintValidate(q, flags, WithShapeModel(DefaultCatalog(), true), out), 0);
+  std::filesystem::remove_all(tmpl);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  const nlohmann::json& folds = j["paper_out"]["folds"];
+  ASSERT_EQ(folds.size(), 2u) << out.str();
+  EXPECT_EQ(folds[0]["held_out"], "Paper A (2024)");
+  EXPECT_EQ(folds[1]["held_out"], "Paper B (2021)");
+  const std::string a = folds[0]["priors"], b = folds[1]["priors"];
+  EXPECT_EQ(a.rfind("tpu_v5p ", 0), 0u) << a;
+  EXPECT_NE(a.find("median of tpu_v4 "), std::string::npos) << a;
+  EXPECT_EQ(b.rfind("tpu_v4 ", 0), 0u) << b;
+  EXPECT_NE(b.find("median of tpu_v5p "), std::string::npos) << b;
+  EXPECT_NE(folds[0]["constants"].get<std::string>().find("memory "), std::string::npos);
 }
 
 // FittedConstantsText: what the fit fits, each chip's matmul override by name.
