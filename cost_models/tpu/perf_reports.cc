@@ -249,10 +249,14 @@ int PrintValidate(const ValidateQuery& o, const OutputFlags& f, const Catalog& c
       for (const ValidationRow& r : paper_out.rows)
         papers.push_back({{"id", r.id}, {"paper", r.paper}, {"predicted", r.predicted},
                           {"rel_error", r.rel_error}, {"error", r.error}});
+      json folds = json::array();
+      for (const ValidationReport::Fold& fold : paper_out.folds)
+        folds.push_back({{"held_out", fold.held_out}, {"constants", fold.constants}, {"priors", fold.priors}});
       j["paper_out"] = {{"median_abs_error", paper_out.median_abs_error},
                         {"worst_abs_error", paper_out.worst_abs_error},
                         {"worst_id", paper_out.worst_id},
-                        {"rows", papers}};
+                        {"rows", papers},
+                        {"folds", folds}};
     }
     if (!o.out.empty()) j["wrote"] = o.out;
     out << j.dump(2) << "\n";

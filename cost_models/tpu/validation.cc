@@ -234,6 +234,13 @@ std::string ReportMarkdown(const ValidationReport& rep, const Catalog& catalog,
                     100 * Median(e), 100 * *std::max_element(e.begin(), e.end()));
       out << buf;
     }
+    out << "\nWhat each fold's predictions rest on: the constants fitted without the held-out paper's rows\n"
+        << "(a chip's matmul is listed when the fold has it) and, for a chip measured only by that paper,\n"
+        << "the matmul it took. First line: no paper held out (the parameters validated above).\n\n"
+        << "| held out | fold's fitted constants | held-out chips' matmul |\n|---|---|---|\n"
+        << "| none | " << FittedConstantsText(catalog) << " | — |\n";
+    for (const ValidationReport::Fold& f : paper_out->folds)
+      out << "| " << f.held_out << " | " << f.constants << " | " << (f.priors.empty() ? "—" : f.priors) << " |\n";
     out << "\n" << ReportTable(*paper_out);
   }
   return out.str();
@@ -410,6 +417,28 @@ std::string EfficiencyText(const Catalog& c) {
   return out.str();
 }
 
+std::string FittedConstantsText(const Catalog& c) {
+  std::ostringstream out;
+  char buf[160];
+  const Efficiency& e = c.efficiency();
+  std::snprintf(buf, sizeof buf, "memory %.4g, collective_bw %.4g, dcn_bw %.4g, tp_overlap %.4g", e.memory(),
+                e.collective_bw(), e.dcn_bw(), e.tp_overlap());
+  out << buf;
+  if (e.shape_model()) {
+    std::snprintf(buf, sizeof buf, ", matmul_fill %.4g", e.matmul_fill());
+    out << buf;
+  }
+  out << "; matmul";
+  for (const Chip& chip : c.chip())
+    if (chip.has_efficiency() && chip.efficiency().matmul() > 0) {
+      std::snprintf(buf, sizeof buf, " %s %.4g,", chip.name().c_str(), chip.efficiency().matmul());
+      out << buf;
+    }
+  std::snprintf(buf, sizeof buf, " global %.4g", e.matmul());
+  out << buf;
+  return out.str();
+}
+
 Catalog FitEfficiency(const MeasurementSet& all, const Catalog& catalog, std::string* log) {
   const MeasurementSet set = FitRows(all);
   const std::vector<FitParam> ps = FitParams(set, catalog.efficiency().shape_model());
@@ -458,8 +487,10 @@ std::vector<int> ChipYears(const MeasurementSet& set, const std::string& chip) {
   return years;
 }
 
+// `priors` (optional) gets, per chip of `all` without rows in `rest`, the matmul it took and from
+// which chips.
 Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Catalog& catalog,
-                HeldOutChipPrior prior = HeldOutChipPrior::kGlobalMedian) {
+                HeldOutChipPrior prior = HeldOutChipPrior::kGlobalMedian, std::string* priors = nullptr) {
   const bool shape = catalog.efficiency().shape_model();
   const std::vector<FitParam> ps_all = FitParams(all, shape), ps = FitParams(rest, shape);
   Catalog start = catalog;
@@ -475,6 +506,23 @@ Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Cat
   }
   Catalog fitted = MultiStartFit(rest, start, ps);
   SetGlobalMatmulToMedian(&fitted, ps);
+  char buf[256];
+  if (priors != nullptr) priors->clear();
+  auto matmul_of = [&](const std::string& name) {
+    for (const Chip& chip : fitted.chip())
+      if (chip.name() == name) return chip.efficiency().matmul();
+    return 0.0;
+  };
+  if (prior == HeldOutChipPrior::kGlobalMedian && priors != nullptr) {
+    for (const FitParam& p : ps_all) {
+      bool in_fold = p.chip.empty();
+      for (const FitParam& q : ps) in_fold |= q.chip == p.chip;
+      if (in_fold) continue;
+      std::snprintf(buf, sizeof buf, "%s%s %.4g = the global matmul (median of the fold's chips)",
+                    priors->empty() ? "" : "; ", p.chip.c_str(), fitted.efficiency().matmul());
+      *priors += buf;
+    }
+  }
   if (prior != HeldOutChipPrior::kGlobalMedian) {
     // A chip without rows in this fold: the median matmul of the fold's chips of its vendor, or
     // of the fold's chips measured closest in time to it (by paper year).
@@ -511,9 +559,26 @@ Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Cat
       std::sort(v.begin(), v.end());
       const size_t n = v.size();
       const double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+      if (priors != nullptr) {
+        std::snprintf(buf, sizeof buf, "%s%s %.4g = median of", priors->empty() ? "" : "; ", p.chip.c_str(), med);
+        *priors += buf;
+        for (size_t i = 0; i < take.size(); ++i) {
+          std::snprintf(buf, sizeof buf, "%s %s %.4g", i == 0 ? "" : ",", take[i].c_str(), matmul_of(take[i]));
+          *priors += buf;
+        }
+      }
       for (Chip& chip : *fitted.mutable_chip())
         if (chip.name() == p.chip) chip.mutable_efficiency()->set_matmul(med);
     }
+    if (priors != nullptr)
+      for (const FitParam& p : ps_all) {  // no chip to take it from: the global matmul
+        bool in_fold = p.chip.empty();
+        for (const FitParam& q : ps) in_fold |= q.chip == p.chip;
+        if (in_fold || matmul_of(p.chip) > 0) continue;
+        std::snprintf(buf, sizeof buf, "%s%s %.4g = the global matmul (median of the fold's chips)",
+                      priors->empty() ? "" : "; ", p.chip.c_str(), fitted.efficiency().matmul());
+        *priors += buf;
+      }
   }
   return fitted;
 }
@@ -537,7 +602,11 @@ ValidationReport HoldOut(const MeasurementSet& set, const Catalog& catalog, cons
         *rest.add_row() = set.row(j);
       }
     }
-    const Catalog fitted = FoldFit(set, rest, catalog, prior);
+    ValidationReport::Fold fold;
+    fold.held_out = group[i];
+    const Catalog fitted = FoldFit(set, rest, catalog, prior, &fold.priors);
+    fold.constants = FittedConstantsText(fitted);
+    out.folds.push_back(fold);
     const ValidationReport r = Validate(held, fitted);
     for (size_t k = 0; k < held_index.size(); ++k) out.rows[held_index[k]] = r.rows[k];
   }

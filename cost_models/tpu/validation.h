@@ -36,6 +36,15 @@ struct ValidationReport {
   int time_evaluated = 0;
   // Leave-one-paper-out: what a held-out paper's chip took (one sentence for the page).
   std::string held_out_chip_prior;
+  // Hold-out folds (leave-one-paper-out): per held-out group, the constants its prediction
+  // rests on — the fold's fitted efficiencies and, per chip without rows in the fold, where its
+  // matmul came from. In the order the groups were first met.
+  struct Fold {
+    std::string held_out;   // the group (paper) held out
+    std::string constants;  // FittedConstantsText of the fold's fit
+    std::string priors;     // "tpu_v5e 0.7 = median of tpu_v4 0.65, a100 0.75 (2022)" ...; "" when none
+  };
+  std::vector<Fold> folds;
 };
 
 // HBM_* metrics: memory rows (they do not depend on the efficiency parameters, so the fit
@@ -55,6 +64,9 @@ std::string PaperOf(const Measurement& m);
 
 // The efficiency parameters in one line (global ones, then per-chip matmul overrides).
 std::string EfficiencyText(const Catalog& catalog);
+// Only what FitEfficiency fits, in one line: memory, collective_bw, dcn_bw, tp_overlap
+// (+ matmul_fill under the shape model); then each chip's matmul override and the global matmul.
+std::string FittedConstantsText(const Catalog& catalog);
 
 // Fits memory, collective_bw, dcn_bw, tp_overlap (global) and one matmul efficiency per chip
 // that has rows, by coordinate descent over grids minimising the mean absolute relative

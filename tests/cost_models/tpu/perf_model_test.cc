@@ -2,10 +2,18 @@
 // bubble, search) and validation table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "cost_models/tpu/catalog.h"
+#include "cost_models/tpu/perf_reports.h"
 #include "cost_models/tpu/plan_search.h"
 #include "cost_models/tpu/spec.h"
 #include "cost_models/tpu/training_eval.h"
@@ -783,8 +791,8 @@ TEST(Validation, VendorPriorForAHeldOutChip) {
 // The era prior (the default): a held-out paper's chip takes the median matmul of the fold's
 // chips measured closest in publication year. With the shape calibration every paper's held-out
 // error is at most the global prior's and the median falls (session 17: 14.1 → 12.4 %); a chip of
-// the 2024 paper (MaxText) gets v4's value (Pope 2022, the closest year) and never sees its own
-// paper (doubling its rows' measured values changes nothing).
+// the 2024 paper (MaxText) gets the 2022 papers' chips' median (Pope's v4, Korthikanti's A100) and
+// never sees its own paper (doubling its rows' measured values changes nothing).
 TEST(Validation, EraPriorForAHeldOutChip) {
   const MeasurementSet rows = DefaultMeasurements();
   const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
@@ -804,6 +812,122 @@ TEST(Validation, EraPriorForAHeldOutChip) {
     EXPECT_DOUBLE_EQ(moved.rows[i].predicted, era.rows[i].predicted) << era.rows[i].id;
   }
   EXPECT_GE(maxtext, 12);
+}
+
+// Leave-one-paper-out reports, per held-out paper, the constants its predictions rest on
+// (session 24): the fold's fitted constants and, for a chip measured by that paper only, the
+// matmul it took and from which chips (with the era prior: the median of the listed values).
+// MaxText (2024) is the only source of v5e and v5p, GSPMD/Lingvo the only source of v3; every
+// other paper's chips keep rows in another paper, so their folds take no prior.
+TEST(Validation, PaperFoldsNameTheConstantsTheyRestOn) {
+  const MeasurementSet rows = DefaultMeasurements();
+  const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
+  const ValidationReport era = CrossValidatePapers(rows, shaped);
+  std::vector<std::string> papers;
+  for (const Measurement& m : rows.row())
+    if (!m.partial() && !m.extra() && !IsMemoryMetric(m.metric()) &&
+        std::find(papers.begin(), papers.end(), PaperOf(m)) == papers.end())
+      papers.push_back(PaperOf(m));
+  ASSERT_EQ(era.folds.size(), papers.size());
+  // "chip v = median of a va, b vb": v is the median of the listed values.
+  auto check_median = [](const std::string& prior, const std::string& chip) {
+    const size_t at = prior.find(chip + " ");
+    ASSERT_NE(at, std::string::npos) << prior;
+    const size_t end = std::min(prior.find(';', at), prior.size());
+    std::string part = prior.substr(at + chip.size(), end - at - chip.size());
+    std::replace(part.begin(), part.end(), ',', ' ');
+    std::istringstream in(part);
+    double v = 0;
+    std::string word;
+    in >> v >> word;  // value, "="
+    ASSERT_EQ(word, "=") << prior;
+    in >> word >> word;  // "median of"
+    std::vector<double> listed;
+    std::string name;
+    while (in >> name) {
+      double x = 0;
+      in >> x;
+      listed.push_back(x);
+    }
+    ASSERT_FALSE(listed.empty()) << prior;
+    std::sort(listed.begin(), listed.end());
+    const size_t n = listed.size();
+    EXPECT_NEAR(v, n % 2 ? listed[n / 2] : 0.5 * (listed[n / 2 - 1] + listed[n / 2]), 1e-3) << prior;
+  };
+  for (size_t i = 0; i < era.folds.size(); ++i) {
+    const ValidationReport::Fold& f = era.folds[i];
+    EXPECT_EQ(f.held_out, papers[i]);
+    EXPECT_NE(f.constants.find("memory "), std::string::npos) << f.constants;
+    EXPECT_NE(f.constants.find("global "), std::string::npos) << f.constants;
+    if (f.held_out == "MaxText README tables (2024)") {
+      check_median(f.priors, "tpu_v5e");
+      check_median(f.priors, "tpu_v5p");
+    } else if (f.held_out.rfind("GSPMD", 0) == 0) {
+      check_median(f.priors, "tpu_v3");
+      EXPECT_EQ(f.priors.find("tpu_v5"), std::string::npos) << f.priors;
+    } else {
+      EXPECT_EQ(f.priors, "") << f.held_out;
+    }
+  }
+  // The global prior names the global matmul; the page lists every fold and the catalogue first.
+  const ValidationReport global = CrossValidatePapers(rows, shaped, HeldOutChipPrior::kGlobalMedian);
+  ASSERT_EQ(global.folds.size(), papers.size());
+  EXPECT_NE(global.folds[1].priors.find("tpu_v5e"), std::string::npos) << global.folds[1].priors;
+  EXPECT_NE(global.folds[1].priors.find("the global matmul"), std::string::npos) << global.folds[1].priors;
+  const std::string page = ReportMarkdown(Validate(rows, shaped), shaped, nullptr, &era);
+  EXPECT_NE(page.find("| none | " + FittedConstantsText(shaped) + " | — |"), std::string::npos);
+  for (const ValidationReport::Fold& f : era.folds)
+    EXPECT_NE(page.find("| " + f.held_out + " | " + f.constants + " | "), std::string::npos) << f.held_out;
+}
+
+// `validate --json` carries the folds too (paper_out.folds: held_out, constants, priors). Two
+// one-row papers on two chips: each fold has no row of the held-out chip, so each prior names the
+// other chip (the era prior: the only chip of the fold).
+TEST(Validation, JsonListsEachPaperFold) {
+  char tmpl[] = "/tmp/placerl_folds_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/m.pbtxt";
+  std::ofstream(path)
+      << "row { id: \"A\" paper: \"Paper A (2024)\" source: \"test\"\n"
+         "  run { model { layers: 4 d_model: 4096 d_ff: 16384 heads: 32 head_dim: 128 seq: 2048 vocab: 32000 }\n"
+         "        mesh { chip: \"tpu_v5p\" dims: 4 dims: 4 dims: 4 } plan { fsdp: 64 global_batch: 128 } }\n"
+         "  metric: TFLOPS_PER_CHIP_MODEL measured: 300 }\n"
+         "row { id: \"B\" paper: \"Paper B (2021)\" source: \"test\"\n"
+         "  run { model { layers: 4 d_model: 4096 d_ff: 16384 heads: 32 head_dim: 128 seq: 2048 vocab: 32000 }\n"
+         "        mesh { chip: \"tpu_v4\" dims: 4 dims: 4 dims: 4 } plan { fsdp: 64 global_batch: 128 } }\n"
+         "  metric: TFLOPS_PER_CHIP_MODEL measured: 150 }\n";
+  ValidateQuery q;
+  q.measurements = path;
+  OutputFlags flags;
+  flags.json = true;
+  std::ostringstream out;
+  ASSERT_EQ(PrintValidate(q, flags, WithShapeModel(DefaultCatalog(), true), out), 0);
+  std::filesystem::remove_all(tmpl);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  const nlohmann::json& folds = j["paper_out"]["folds"];
+  ASSERT_EQ(folds.size(), 2u) << out.str();
+  EXPECT_EQ(folds[0]["held_out"], "Paper A (2024)");
+  EXPECT_EQ(folds[1]["held_out"], "Paper B (2021)");
+  const std::string a = folds[0]["priors"], b = folds[1]["priors"];
+  EXPECT_EQ(a.rfind("tpu_v5p ", 0), 0u) << a;
+  EXPECT_NE(a.find("median of tpu_v4 "), std::string::npos) << a;
+  EXPECT_EQ(b.rfind("tpu_v4 ", 0), 0u) << b;
+  EXPECT_NE(b.find("median of tpu_v5p "), std::string::npos) << b;
+  EXPECT_NE(folds[0]["constants"].get<std::string>().find("memory "), std::string::npos);
+}
+
+// FittedConstantsText: what the fit fits, each chip's matmul override by name.
+TEST(Validation, FittedConstantsTextListsEveryFittedNumber) {
+  Catalog c = WithShapeModel(DefaultCatalog(), true);
+  c.mutable_efficiency()->set_memory(0.123);
+  c.mutable_efficiency()->set_matmul_fill(2.5);
+  for (Chip& chip : *c.mutable_chip())
+    if (chip.name() == "tpu_v5e") chip.mutable_efficiency()->set_matmul(0.456);
+  const std::string text = FittedConstantsText(c);
+  EXPECT_NE(text.find("memory 0.123,"), std::string::npos) << text;
+  EXPECT_NE(text.find("matmul_fill 2.5;"), std::string::npos) << text;
+  EXPECT_NE(text.find("tpu_v5e 0.456,"), std::string::npos) << text;
+  EXPECT_EQ(FittedConstantsText(WithShapeModel(c, false)).find("matmul_fill"), std::string::npos);
 }
 
 // The MLPerf v1.1 rows (P3, P4) are written from the submissions' configs; their model strings
