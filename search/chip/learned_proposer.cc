@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -142,25 +143,25 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
       throw bad("select weight " + std::to_string(f) + " is not a finite number within ±30");
     w.select[f] = sel[f].get<double>();
   }
-  if (j.contains("schedule_weights")) {
-    const nlohmann::json& s = j["schedule_weights"];
-    constexpr int N = ProposerWeights::kScheduleWeights;
-    if (!s.is_array() || s.size() != N) throw bad("\"schedule_weights\" must have " + std::to_string(N) + " numbers");
-    for (int i = 0; i < N; ++i) {
-      if (!s[i].is_number() || !std::isfinite(s[i].get<double>()) || std::fabs(s[i].get<double>()) > ProposerWeights::kMaxSchedule)
-        throw bad("schedule weight " + std::to_string(i) + " is not a finite number within ±5");
-      w.schedule[i] = s[i].get<double>();
+  // An optional array of N numbers, each finite and within ±bound ("schedule", "control").
+  auto bounded = [&](const char* name, auto* out, double bound) {
+    const std::string key = std::string(name) + "_weights";
+    const nlohmann::json& a = j[key];
+    const int n = static_cast<int>(out->size());
+    if (!a.is_array() || static_cast<int>(a.size()) != n)
+      throw bad("\"" + key + "\" must have " + std::to_string(n) + " numbers");
+    for (int i = 0; i < n; ++i) {
+      if (!a[i].is_number() || !std::isfinite(a[i].get<double>()) || std::fabs(a[i].get<double>()) > bound) {
+        char range[16];
+        std::snprintf(range, sizeof range, "%g", bound);
+        throw bad(std::string(name) + " weight " + std::to_string(i) + " is not a finite number within ±" + range);
+      }
+      (*out)[i] = a[i].get<double>();
     }
-  }
+  };
+  if (j.contains("schedule_weights")) bounded("schedule", &w.schedule, ProposerWeights::kMaxSchedule);
   if (j.contains("control_weights")) {
-    const nlohmann::json& c = j["control_weights"];
-    constexpr int N = ProposerWeights::kControlWeights;
-    if (!c.is_array() || c.size() != N) throw bad("\"control_weights\" must have " + std::to_string(N) + " numbers");
-    for (int i = 0; i < N; ++i) {
-      if (!c[i].is_number() || !std::isfinite(c[i].get<double>()) || std::fabs(c[i].get<double>()) > ProposerWeights::kMaxControl)
-        throw bad("control weight " + std::to_string(i) + " is not a finite number within ±10");
-      w.control[i] = c[i].get<double>();
-    }
+    bounded("control", &w.control, ProposerWeights::kMaxControl);
     w.control_on = true;
   }
   if (j.contains("trained_on")) {

@@ -349,19 +349,28 @@ TEST(LearnedAnnealing, ReturnsALegalPlacementAndReportsEachKind) {
   EXPECT_THROW(RunChipBaseline("sa", env.get(), o, {}, {}), ConfigError);
 }
 
-// The schedule weights change the run: with the temperature a thousand times hotter throughout,
-// the same moves and seed accept more; with zero weights the run is the frozen proposer's own.
-TEST(LearnedAnnealing, TheScheduleWeightsChangeTheTemperature) {
-  auto env = Env("chip(netlist=../shared/datasets/chip/circuit_training/sample_clustered/netlist.pb.txt,"
-                 "plc=../shared/datasets/chip/circuit_training/sample_clustered/initial.plc)");
+// The frozen learned annealer on sample_clustered, `moves` moves (the schedule follows them).
+std::unique_ptr<env::ChipEnv> SampleClustered() {
+  return Env("chip(netlist=../shared/datasets/chip/circuit_training/sample_clustered/netlist.pb.txt,"
+             "plc=../shared/datasets/chip/circuit_training/sample_clustered/initial.plc)");
+}
+ChipBaselineOptions FrozenLearned(int64_t moves) {
   ChipBaselineOptions o;
   o.seconds = 1e6;
-  o.max_evaluations = 4000;
+  o.max_evaluations = moves;
   o.sa_init = "snapped";
   o.sa_fd_every_steps = 0;
   o.sa_soft_move_prob = 0.5;
   o.sa_proposer = "learned";
   o.sa_proposer_lr = 0;
+  return o;
+}
+
+// The schedule weights change the run: with the temperature a thousand times hotter throughout,
+// the same moves and seed accept more; with zero weights the run is the frozen proposer's own.
+TEST(LearnedAnnealing, TheScheduleWeightsChangeTheTemperature) {
+  auto env = SampleClustered();
+  ChipBaselineOptions o = FrozenLearned(4000);
   const BaselineResult base = RunChipBaseline("sa", env.get(), o, {}, {});
   const BaselineResult again = RunChipBaseline("sa", env.get(), o, {}, {});
   EXPECT_EQ(base.accepted, again.accepted);
@@ -380,16 +389,8 @@ TEST(LearnedAnnealing, TheScheduleWeightsChangeTheTemperature) {
 // (on this design about 9 % of the proposals change no cost and are always accepted: no lower
 // target is reachable).
 TEST(LearnedAnnealing, TheAcceptanceControllerHoldsItsTarget) {
-  auto env = Env("chip(netlist=../shared/datasets/chip/circuit_training/sample_clustered/netlist.pb.txt,"
-                 "plc=../shared/datasets/chip/circuit_training/sample_clustered/initial.plc)");
-  ChipBaselineOptions o;
-  o.seconds = 1e6;
-  o.max_evaluations = 400000;
-  o.sa_init = "snapped";
-  o.sa_fd_every_steps = 0;
-  o.sa_soft_move_prob = 0.5;
-  o.sa_proposer = "learned";
-  o.sa_proposer_lr = 0;
+  auto env = SampleClustered();
+  ChipBaselineOptions o = FrozenLearned(400000);
   o.sa_t_min = o.sa_t_max;  // a constant base temperature: the controller alone moves it
   o.sa_proposer_weights.control_on = true;
   auto acceptance = [&](double target) {
