@@ -246,7 +246,7 @@ class Annealer {
   double Temperature(double progress) const {
     const double t = o_.sa_t_max * std::exp(std::log(o_.sa_t_min / o_.sa_t_max) * progress);
     if (!proposer_) return t;
-    return t * ProposerTemperatureFactor(proposer_->weights(), progress) * (control_ ? control_->factor() : 1.0);
+    return t * ProposerTemperatureFactor(proposer_->weights(), progress) * (control_ ? control_->factor(progress) : 1.0);
   }
 
   // The learned proposer's proposal and its feedback.

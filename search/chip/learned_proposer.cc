@@ -47,6 +47,7 @@ double AcceptanceController::target(double p) const {
 }
 
 bool AcceptanceController::Feedback(bool accepted, double progress) {
+  if (progress > w_.control_handover) return false;
   ++evaluated_;
   accepted_ += accepted;
   if (evaluated_ < kControlWindow) return false;
@@ -54,9 +55,14 @@ bool AcceptanceController::Feedback(bool accepted, double progress) {
   const double observed = std::log((accepted_ + 0.5) / (evaluated_ + 1.0));
   u_ = std::clamp(u_ + kControlGain * std::exp(w_.control[3]) * (std::log(target(progress)) - observed), -kMaxControlU,
                   kMaxControlU);
-  factor_ = std::exp(u_);
   evaluated_ = accepted_ = 0;
   return true;
+}
+
+double AcceptanceController::factor(double progress) const {
+  const double h = w_.control_handover;
+  if (progress <= h || h >= 1) return std::exp(u_);
+  return std::exp(u_ * std::max(0.0, 1 - progress) / (1 - h));
 }
 
 std::string ProposerWeightsJson(const ProposerWeights& w) {
@@ -84,6 +90,7 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
   if (std::any_of(w.schedule.begin(), w.schedule.end(), [](double v) { return v != 0; }))
     j["schedule_weights"] = w.schedule;
   if (w.control_on) j["control_weights"] = w.control;
+  if (w.control_on && w.control_handover < 1) j["control_handover"] = w.control_handover;
   j["trained_on"] = w.trained_on;
   j["proposals_trained"] = w.proposals_trained;
   return j.dump() + "\n";
@@ -163,6 +170,13 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
   if (j.contains("control_weights")) {
     bounded("control", &w.control, ProposerWeights::kMaxControl);
     w.control_on = true;
+  }
+  if (j.contains("control_handover")) {
+    const nlohmann::json& h = j["control_handover"];
+    if (!w.control_on) throw bad("\"control_handover\" without \"control_weights\"");
+    if (!h.is_number() || !(h.get<double>() > 0 && h.get<double>() <= 1))
+      throw bad("\"control_handover\" must be a number in (0, 1]");
+    w.control_handover = h.get<double>();
   }
   if (j.contains("trained_on")) {
     if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");

@@ -56,6 +56,10 @@ struct ProposerWeights {
   static constexpr double kMaxControl = 10;
   bool control_on = false;
   std::array<double, kControlWeights> control{};
+  // Where the controller hands the temperature back to the schedule (progress in (0, 1]; 1 =
+  // never): from there on u no longer integrates and falls log-linearly to 0 at the end of the
+  // run, so the run ends at the schedule's own temperature (cold) whatever the controller held.
+  double control_handover = 1;
   // Designs these weights were trained on, in order (provenance; empty = untrained).
   std::vector<std::string> trained_on;
   int64_t proposals_trained = 0;
@@ -74,6 +78,10 @@ double ProposerSoftStepFactor(const ProposerWeights& w, double progress);
 // one): `sa-soft`'s own acceptance on Ariane133 (1 CPU-minute, seed 1: 0.35 early, 0.02 late),
 // the gain at kControlGain.
 inline constexpr std::array<double, ProposerWeights::kControlWeights> kDefaultControl = {-0.9, -5.0, 2.0, 0.0};
+// The handover of a controller the search adds (ProposerWeights::control_handover): half-way
+// (docs/learned_sa.md, session 25: a controller that holds its target to the end ends 5 times hotter
+// than the schedule and loses on the designs that need a cold end).
+inline constexpr double kDefaultHandover = 0.5;
 
 // The acceptance controller of ProposerWeights::control: fed the outcome of every evaluated
 // proposal, it returns the factor exp(u) on the temperature.
@@ -83,15 +91,18 @@ class AcceptanceController {
   static constexpr double kControlGain = 0.05;
   static constexpr double kMinTarget = 1e-4, kMaxTarget = 0.9, kMaxControlU = 7;
   explicit AcceptanceController(const ProposerWeights& w) : w_(w) {}
-  // One evaluated proposal at `progress`; true when the factor changed (a window closed).
+  // One evaluated proposal at `progress`; true when the factor changed (a window closed). After
+  // the handover it only counts.
   bool Feedback(bool accepted, double progress);
-  double factor() const { return factor_; }
+  // The factor on the temperature at `progress`: exp(u) up to the handover, then exp(u · (1 − p) ÷
+  // (1 − handover)).
+  double factor(double progress) const;
   double target(double progress) const;  // the target acceptance at `progress`
 
  private:
   const ProposerWeights& w_;
   int evaluated_ = 0, accepted_ = 0;
-  double u_ = 0, factor_ = 1;
+  double u_ = 0;
 };
 
 // One line of JSON per file (format "placerl-sa-proposer", version 1; "schedule_weights" only when

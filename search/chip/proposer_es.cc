@@ -99,6 +99,7 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
   r.weights = start;
   if (o.control && !r.weights.control_on) {  // searching a controller the start does not have
     r.weights.control = kDefaultControl;
+    r.weights.control_handover = kDefaultHandover;
     r.weights.control_on = true;
   }
   const int dims = ProposerEsDimensions(o);

@@ -265,7 +265,18 @@ TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
   const ProposerWeights cb = LoadProposerWeights(tmp / "control.json");
   EXPECT_TRUE(cb.control_on);
   EXPECT_EQ(cb.control, c.control);
+  EXPECT_EQ(cb.control_handover, 1.0);  // absent: never
+  EXPECT_EQ(ProposerWeightsJson(c).find("control_handover"), std::string::npos);
   EXPECT_FALSE(back.control_on);
+  c.control_handover = 0.5;
+  SaveProposerWeights(tmp / "handover.json", c);
+  EXPECT_EQ(LoadProposerWeights(tmp / "handover.json").control_handover, 0.5);
+  std::string ho = ProposerWeightsJson(c);
+  ho.replace(ho.find("\"control_handover\":0.5"), 22, "\"control_handover\":1.5");
+  refused(ho, "a handover beyond the run");
+  std::string orphan = text;
+  orphan.replace(orphan.find('{'), 1, "{\"control_handover\":0.5,");
+  refused(orphan, "a handover without a controller");
   std::string ctl = ProposerWeightsJson(c);
   ctl.replace(ctl.find("[-1.5,"), 5, "[12.0");
   refused(ctl, "a control weight beyond ±10");
@@ -281,23 +292,42 @@ TEST(AcceptanceController, HeatsBelowTheTargetAndCoolsAboveIt) {
   AcceptanceController c(w);
   EXPECT_NEAR(c.target(0.3), 0.2, 1e-12);
   for (int i = 0; i + 1 < AcceptanceController::kControlWindow; ++i) EXPECT_FALSE(c.Feedback(false, 0.1));
-  EXPECT_EQ(c.factor(), 1.0);  // no window closed yet
+  EXPECT_EQ(c.factor(0.1), 1.0);  // no window closed yet
   EXPECT_TRUE(c.Feedback(false, 0.1));
-  EXPECT_GT(c.factor(), 1.0);  // nothing accepted: hotter
-  const double heated = c.factor();
+  EXPECT_GT(c.factor(0.1), 1.0);  // nothing accepted: hotter
+  const double heated = c.factor(0.1);
   for (int i = 0; i < AcceptanceController::kControlWindow; ++i) c.Feedback(true, 0.1);
-  EXPECT_LT(c.factor(), heated);  // everything accepted: cooler
+  EXPECT_LT(c.factor(0.1), heated);  // everything accepted: cooler
   for (int i = 0; i < 1000 * AcceptanceController::kControlWindow; ++i) c.Feedback(false, 0.5);
-  EXPECT_NEAR(c.factor(), std::exp(AcceptanceController::kMaxControlU), 1e-9);  // bounded
+  EXPECT_NEAR(c.factor(0.5), std::exp(AcceptanceController::kMaxControlU), 1e-9);  // bounded
+  EXPECT_NEAR(c.factor(1.0), std::exp(AcceptanceController::kMaxControlU), 1e-9);  // no handover: held to the end
   // A window at the target leaves the factor (within the smoothing of the log).
   AcceptanceController at(w);
   for (int i = 0; i < AcceptanceController::kControlWindow; ++i) at.Feedback(i % 5 == 0, 0.5);
-  EXPECT_NEAR(at.factor(), 1.0, 0.01);
+  EXPECT_NEAR(at.factor(0.5), 1.0, 0.01);
   ProposerWeights hi = w;
   hi.control = {3, 0, 0, 0};
   EXPECT_EQ(AcceptanceController(hi).target(0), AcceptanceController::kMaxTarget);
   hi.control = {-2, -9, 0, 0};
   EXPECT_EQ(AcceptanceController(hi).target(1), AcceptanceController::kMinTarget);
+}
+
+// After its handover the controller no longer integrates, and its factor falls log-linearly from
+// the value it held to exactly 1 at the end of the run.
+TEST(AcceptanceController, HandsTheTemperatureBackToTheScheduleAfterTheHandover) {
+  ProposerWeights w;
+  w.control = {std::log(0.2), 0, 0, 0};
+  w.control_on = true;
+  w.control_handover = 0.6;
+  AcceptanceController c(w);
+  for (int i = 0; i < 4 * AcceptanceController::kControlWindow; ++i) c.Feedback(false, 0.5);
+  const double held = c.factor(0.6);
+  EXPECT_GT(held, 1.0);
+  EXPECT_EQ(c.factor(0.3), held);
+  for (int i = 0; i < 4 * AcceptanceController::kControlWindow; ++i) EXPECT_FALSE(c.Feedback(false, 0.7));
+  EXPECT_NEAR(c.factor(0.8), std::exp(std::log(held) * 0.5), 1e-12);  // half-way from the handover to the end
+  EXPECT_EQ(c.factor(1.0), 1.0);
+  EXPECT_EQ(c.factor(0.6), held);  // nothing integrated after the handover
 }
 
 std::unique_ptr<env::ChipEnv> Env(const std::string& spec) {

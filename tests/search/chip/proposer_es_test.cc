@@ -95,13 +95,14 @@ TEST(ProposerEs, TheScheduleWeightsAreSearchedWithinTheirBound) {
 }
 
 // control=true searches the acceptance controller's four weights; a start without a controller
-// starts from kDefaultControl (its runs see control_on), and the result has the controller on.
+// starts from kDefaultControl with kDefaultHandover (its runs see both), and the result has the
+// controller on; a start with a controller keeps its own handover.
 TEST(ProposerEs, TheControlWeightsAreSearchedFromTheDefaultController) {
   bool every_run_controlled = true;
   std::mutex mu;
   auto run = [&](const ProposerWeights& w, int, uint64_t seed, int) {
     std::lock_guard<std::mutex> lock(mu);
-    every_run_controlled = every_run_controlled && w.control_on;
+    every_run_controlled = every_run_controlled && w.control_on && w.control_handover == kDefaultHandover;
     double c = 1;
     for (int i = 0; i < ProposerWeights::kControlWeights; ++i) c += std::pow(w.control[i] - 0.5 * i, 2);
     return c + 1e-3 * std::sin(static_cast<double>(seed));
@@ -116,11 +117,19 @@ TEST(ProposerEs, TheControlWeightsAreSearchedFromTheDefaultController) {
   const ProposerEsResult r = TrainProposerEs(1, run, start, o, {}, {}, {});
   EXPECT_TRUE(every_run_controlled);
   EXPECT_TRUE(r.weights.control_on);
+  EXPECT_EQ(r.weights.control_handover, kDefaultHandover);
   EXPECT_NEAR(r.scale[0], run([] { ProposerWeights w; w.control = kDefaultControl; w.control_on = true; return w; }(), 0, 1, 0),
               1e-12);
   for (int i = 0; i < ProposerWeights::kControlWeights; ++i) EXPECT_NEAR(r.weights.control[i], 0.5 * i, 0.15) << i;
   EXPECT_EQ(r.weights.schedule, start.schedule);
   EXPECT_EQ(r.weights.w, start.w);
+  ProposerWeights own = r.weights;
+  own.control_handover = 0.8;
+  o.iterations = 1;
+  EXPECT_EQ(TrainProposerEs(1, [](const ProposerWeights& w, int, uint64_t, int) { return 1 + w.control_handover; },
+                            own, o, {}, {}, {})
+                .weights.control_handover,
+            0.8);
 }
 
 TEST(ProposerEs, PairsShareDesignAndSeedAndThreadsDoNotChangeTheResult) {
