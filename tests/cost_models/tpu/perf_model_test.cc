@@ -341,6 +341,47 @@ TEST(TrainingEval, SelectiveRematKeepsAllButTheScores) {
   for (const auto& r : ranked) EXPECT_EQ(r.plan.remat, REMAT_SELECTIVE);
 }
 
+// remat=save_qkvo (AXLearn's fuji policy, session 25): q, k, v, the attention context and the
+// out-projection's output are kept (+ the layer's input); the backward pass recomputes the
+// norms, the attention core and the FFN's input projections (not its output projection). Time
+// between minimal and full remat; hardware FLOPs = model FLOPs + 2·(FFN input params)·tokens +
+// the attention FLOPs; activations = full remat's + (layers − 1)·t·((2H + 2KV)·dh + d) bytes·ab.
+TEST(TrainingEval, SaveQkvoRematRecomputesTheFfnInputProjections) {
+  const TransformerModel m = ParseModelSpec(
+      "transformer(layers=4,d_model=1024,d_ff=2816,heads=8,head_dim=128,seq=1024,vocab=32000,"
+      "gated_ffn=true,flash_attention=false)");
+  TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:2x2"), DefaultCatalog());
+  PlanC p = PlanFromProto(ParsePlanSpec("fsdp=4,global_batch=8,remat=save_qkvo"));
+  ASSERT_EQ(p.remat, REMAT_SAVE_QKVO);
+  EXPECT_NE(ResolvedPlanString(p, 4).find("remat=save_qkvo"), std::string::npos) << ResolvedPlanString(p, 4);
+  const StepBreakdown q = ev.Evaluate(p);
+  ASSERT_TRUE(q.valid) << q.invalid_reason;
+  p.remat = REMAT_MINIMAL;
+  const StepBreakdown min = ev.Evaluate(p);
+  p.remat = REMAT_FULL;
+  const StepBreakdown full = ev.Evaluate(p);
+  EXPECT_GT(q.compute_s, min.compute_s);
+  EXPECT_LT(q.compute_s, full.compute_s);
+  EXPECT_DOUBLE_EQ(q.model_flops, full.model_flops);
+  const double tokens = 8.0 * 1024, L = 4, d = 1024, f = 2816, S = 1024, H = 8, dh = 128;
+  EXPECT_NEAR(q.hw_flops - q.model_flops, tokens * (2 * L * d * f * 2 + L * 4 * S * H * dh), 1e-9 * q.hw_flops);
+  const double t = 8.0 / 4 * 1024;  // tokens per device
+  EXPECT_NEAR(q.hbm_activations - full.hbm_activations, (L - 1) * t * ((2 * H + 2 * H) * dh + d) * 2, 1);
+  EXPECT_LT(q.hbm_activations, min.hbm_activations);
+  // The search keeps a written save_qkvo and never proposes it otherwise.
+  const std::vector<std::string> fixed = {"remat"};
+  PlanC base;
+  base.global_batch = 8;
+  base.remat = REMAT_SAVE_QKVO;
+  const auto ranked = SearchPlans(ev, base, 3, nullptr, &fixed);
+  ASSERT_FALSE(ranked.empty());
+  for (const auto& r : ranked) EXPECT_EQ(r.plan.remat, REMAT_SAVE_QKVO);
+  base.remat = REMAT_NONE;
+  for (const bool schedules : {false, true})
+    for (const auto& r : SearchPlans(ev, base, 1000, nullptr, nullptr, schedules))
+      EXPECT_NE(r.plan.remat, REMAT_SAVE_QKVO);
+}
+
 // eXmY widths (Agrawal et al. 2024): bytes per value = bits / 8 for the tensors given; the
 // compute rate stays the compute dtype's.
 TEST(Formats, BitsOfNamedAndExmyFormats) {
