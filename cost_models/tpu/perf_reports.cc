@@ -129,6 +129,7 @@ int PrintSearch(const SearchQuery& o, const OutputFlags& f, const Catalog& catal
     const char* remat = r.plan.remat == REMAT_NONE      ? "none"
                         : r.plan.remat == REMAT_MINIMAL ? "minimal"
                         : r.plan.remat == REMAT_SELECTIVE ? "selective"
+                        : r.plan.remat == REMAT_SAVE_QKVO ? "save_qkvo"
                                                           : "full";
     const std::string tensor = r.plan.tensor_x > 1 ? std::to_string(r.plan.tensor_x) + "x" +
                                                          std::to_string(r.plan.tensor / r.plan.tensor_x)

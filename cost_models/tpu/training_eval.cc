@@ -313,17 +313,21 @@ struct LayerSums {
   double ffn_mm = 0;     // the FFN sub-layers' matmuls (+ MoE router, dispatch, combine) in fwd
   double remat_min = 0;  // recomputed under REMAT_MINIMAL: attention scores + elementwise (s)
   double remat_sel = 0;  // recomputed under REMAT_SELECTIVE: the attention cores (s)
+  double remat_qkvo = 0;  // recomputed under REMAT_SAVE_QKVO: remat_min + the FFN input projections (s)
+  double ffn_in_mm = 0;   // the FFN sub-layers' input projections (gate and up) in fwd (s)
   // Shape model: backward matmul time beyond 2× the forward's (all; the FFN sub-layers').
   double bwd_adj = 0, ffn_bwd_adj = 0;
   double tp_fwd = 0;     // tensor-parallel traffic of the forward pass (s)
   double a2a = 0;        // expert all-to-alls of the forward pass (s)
   double p_dense = 0, p_experts = 0;  // params: FSDP-gathered (attention, FFN, router); experts
   double act_attn = 0, act_ffn = 0, act_moe = 0;  // active (per-token) matmul params per type
+  double act_ffn_in = 0, act_moe_in = 0;          // … of which the FFN input projections
   double attn_per_token = 0;                      // 4·S·H·dh summed over attention sub-layers
   // Activation memory per token (Korthikanti et al. 2022, in units of ab/2 bytes): sharded,
   // replicated (norm inputs, dropout masks, 5·d per sub-layer), scores (5·H per attention);
   // kept under minimal remat: matmul outputs (QKV, FFN hidden) + 1.5·d per sub-layer.
   double act_sharded = 0, norm_units = 0, score_units = 0, min_units = 0;
+  double qkvo_units = 0;  // kept under REMAT_SAVE_QKVO: q, k, v, context, out-projection output
   double sub_layers = 0;
 };
 
@@ -435,6 +439,7 @@ struct StepModel {
     l.act_sharded += 8 * d;
     l.score_units += 5 * H;
     l.min_units += (H + 2 * KV) * dh;
+    l.qkvo_units += (2 * H + 2 * KV) * dh + d;
   }
 
   PLACERL_STEP_INLINE void AddDenseFfn(const SubLayerC& s, LayerSums& l, LayerWork& w) {
@@ -442,14 +447,17 @@ struct StepModel {
     const double pf = d * f * g + f * d;
     l.tp_fwd += t_ar;
     const double adj0 = mm_bwd_adj;
-    const double t_ffn = mm(t, d, f * g / tp, 1) + mm(t, f / tp, d, 1);
+    const double t_ffn_in = mm(t, d, f * g / tp, 1);
+    const double t_ffn = t_ffn_in + mm(t, f / tp, d, 1);
     l.ffn_bwd_adj += mm_bwd_adj - adj0;
+    l.ffn_in_mm += t_ffn_in;
     l.fwd += t_ffn;
     l.ffn_mm += t_ffn;
     w.ffn_units += (g + 1) * f;
     w.ew_flops += t * (g + 1) * f / tp;
     l.p_dense += pf;
     l.act_ffn += pf;
+    l.act_ffn_in += d * f * g;
     l.act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1);
     l.min_units += f * g;
   }
@@ -463,10 +471,12 @@ struct StepModel {
     const double routed = uniform ? t * s.top_k * s.capacity_factor : t * per_token;
     const double local_experts = E / p.expert;
     const double adj0 = mm_bwd_adj;
-    const double t_ffn = mm(routed, d, f * g / tp, local_experts) + mm(routed, f / tp, d, local_experts) +
+    const double t_ffn_in = mm(routed, d, f * g / tp, local_experts);
+    const double t_ffn = t_ffn_in + mm(routed, f / tp, d, local_experts) +
                          mm(t, d, E, 1) + OpTime(rates, OpKind::kMoeDispatch, 0, 2 * routed * d / tp * ab) +
                          OpTime(rates, OpKind::kMoeCombine, routed * d / tp, 2 * routed * d / tp * ab);
     l.ffn_bwd_adj += mm_bwd_adj - adj0;
+    l.ffn_in_mm += t_ffn_in;
     l.fwd += t_ffn;
     l.ffn_mm += t_ffn;
     l.a2a += 2 * coll(Collective::kAllToAll, ep_g, routed * d / tp * ab * p.expert);
@@ -475,6 +485,7 @@ struct StepModel {
     l.p_dense += d * E;  // the router
     l.p_experts += E * pf;
     l.act_moe += s.ActiveExperts() * pf + d * E;
+    l.act_moe_in += s.ActiveExperts() * d * f * g;
     l.act_sharded += 4 * f * (m.gated_ffn() ? 1.5 : 1) * per_token;
     l.min_units += f * g * per_token;
   }
@@ -529,6 +540,7 @@ struct StepModel {
     l.fwd = l.fwd + t_ew_norm + t_ew_ffn;
     l.remat_min = w.t_attn_sum + t_ew_norm + t_ew_ffn;
     l.remat_sel = w.t_attn_sum;
+    l.remat_qkvo = l.remat_min + l.ffn_in_mm;
     return l;
   }
 
@@ -551,6 +563,7 @@ struct StepModel {
       k1.bwd_adj = k0.bwd_adj - k0.ffn_bwd_adj + k1.ffn_bwd_adj;
       k1.remat_min = k0.remat_min;
       k1.remat_sel = k0.remat_sel;
+      k1.remat_qkvo = k0.remat_min + k1.ffn_in_mm;
       k1.tp_fwd = k0.tp_fwd;
       k1.p_dense = k0.act_attn + k1.p_dense;  // attention + router
       moe_frac = double(m.layers() / m.moe_every()) / m.layers();
@@ -573,6 +586,7 @@ struct StepModel {
     const double recompute = p.remat == REMAT_FULL      ? k.fwd
                              : p.remat == REMAT_MINIMAL ? k.remat_min
                              : p.remat == REMAT_SELECTIVE ? k.remat_sel
+                             : p.remat == REMAT_SAVE_QKVO ? k.remat_qkvo
                                                           : 0;
     const double bwd = 2 * k.fwd + k.bwd_adj + recompute;
     *compute = k.fwd + bwd;
@@ -584,7 +598,7 @@ struct StepModel {
     // backward, so both are exposed; the gradient reduce-scatter still overlaps the backward.
     *fsdp_exp = p.fsdp_gather_on_demand ? 2 * ag + std::max(0.0, rs - bwd)
                                         : std::max(0.0, ag - k.fwd) + std::max(0.0, ag + rs - bwd);
-    *ep_exp = k.a2a * (p.remat == REMAT_FULL ? 3 : 2);
+    *ep_exp = k.a2a * (p.remat == REMAT_FULL || p.remat == REMAT_SAVE_QKVO ? 3 : 2);
   }
 
   // The gradients' data-parallel all-reduce over `grp` (dense; experts unless each data shard
@@ -692,10 +706,12 @@ PLACERL_STEP_INLINE void StepModel::Flops(StepBreakdown& r, int num_devices, int
   const double act_moe = uniform ? k1.act_moe : k0.act_moe;
   const double active_layer_params = L * k0.act_attn + L * w_dense * k0.act_ffn + L * w_moe * act_moe;
   const double attn_all = k0.attn_per_token * L;  // forward, non-causal count
+  const double active_ffn_in_params = L * w_dense * k0.act_ffn_in + L * w_moe * (uniform ? k1.act_moe_in : k0.act_moe_in);
   r.model_flops = tokens * (6 * (active_layer_params + V * d) + 3 * attn_all);
   double recompute_flops = 0;
   if (p.remat == REMAT_FULL) recompute_flops = tokens * (2 * active_layer_params + attn_all);
   if (p.remat == REMAT_MINIMAL || p.remat == REMAT_SELECTIVE) recompute_flops = tokens * attn_all;
+  if (p.remat == REMAT_SAVE_QKVO) recompute_flops = tokens * (2 * active_ffn_in_params + attn_all);
   r.hw_flops = r.model_flops + recompute_flops;
   r.tokens_per_s = tokens / r.step_s;
   const double peak_job = rates.peak_flops * num_devices;
@@ -731,6 +747,8 @@ PLACERL_STEP_INLINE void StepModel::Memory(StepBreakdown& r, const Chip& chip) c
   if (p.remat == REMAT_FULL) per_token_layer = d * ab / tp;
   // Selective remat keeps everything but the attention scores (Korthikanti et al.'s 34·d).
   if (p.remat == REMAT_SELECTIVE) per_token_layer = k0.act_sharded * ab / 2 / tp + k0.norm_units * d * ab / 2 / tp_rest;
+  // Save-QKVO keeps q, k, v, the context and the out-projection's output + the layer's input.
+  if (p.remat == REMAT_SAVE_QKVO) per_token_layer = (k0.qkvo_units + d) * ab / tp;
   // 1F1B: the first stage holds min(K, M) microbatches; the interleaved schedule
   // (v > 1) a factor 1 + (K−1)/(K·v) more (Korthikanti et al. 2022, §4.2.3).
   // GPipe: all M forwards run before the first backward, so M microbatches are in flight.
