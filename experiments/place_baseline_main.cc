@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "cost_models/chip/proxy_cost.h"
@@ -124,6 +126,27 @@ int PlaceBaseline(const Options& o) {
   j["evaluations_per_second"] = r.evaluations_per_second();
   j["episodes"] = r.episodes;
   j["accepted"] = r.accepted;
+  if (!r.anneal_profile.empty()) {
+    // What the evaluated proposals did per tenth of the run, hard- and soft-macro moves apart:
+    // fractions of the evaluated ones that lowered / kept / raised the cost, the share of the raising
+    // ones accepted, and the geometric mean of their increase (the scale the temperature meets).
+    nlohmann::json tenths = nlohmann::json::array();
+    for (const auto& t : r.anneal_profile) {
+      nlohmann::json row = {{"temperature", t.temperature}};
+      for (int g = 0; g < 2; ++g) {
+        const auto& k = t.kinds[g];
+        const double n = std::max<double>(1, k.evaluated), up = std::max<double>(1, k.uphill);
+        row[g == 0 ? "hard" : "soft"] = {{"evaluated", k.evaluated},
+                                         {"downhill", k.downhill / n},
+                                         {"unchanged", k.unchanged / n},
+                                         {"uphill", k.uphill / n},
+                                         {"uphill_accepted", k.uphill_accepted / up},
+                                         {"uphill_increase", k.uphill > 0 ? std::exp(k.sum_log_uphill / up) : 0.0}};
+      }
+      tenths.push_back(row);
+    }
+    j["anneal_profile"] = tenths;
+  }
   j["stopped_by_signal"] = run::StopRequested();
   if (r.proposer.used) {
     // The learned proposer: its weights at the end (proposer.json, to continue from) and what it did.

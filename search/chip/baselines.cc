@@ -211,12 +211,15 @@ class Annealer {
   // the budget (the clock, or the evaluations with max_evaluations), until the run is over.
   void Anneal() {
     int64_t step = 0;
+    profile_.assign(10, {});
+    tenth_ = &profile_[0];
     run_->temperature_ = Temperature(0);  // (reported before the first step)
     while (!run_->Over()) {
       const double progress = std::min(1.0, o_.max_evaluations > 0
                                                 ? static_cast<double>(run_->result().evaluations) / o_.max_evaluations
                                                 : run_->Elapsed() / o_.seconds);
       t_ = run_->temperature_ = Temperature(progress);
+      tenth_ = &profile_[std::min(9, static_cast<int>(progress * 10))];
       if (proposer_) soft_scale_ = ProposerSoftStepFactor(proposer_->weights(), progress);
       for (int i = 0; i < per_step_ && !run_->Over(); ++i) {
         if (proposer_) {
@@ -235,7 +238,9 @@ class Annealer {
         ++run_->result().episodes;
         run_->Offer(*pc_, c);
       }
+      tenth_->temperature = t_;
     }
+    run_->result().anneal_profile = std::move(profile_);
   }
 
  private:
@@ -266,6 +271,7 @@ class Annealer {
 
   // One proposal of `kind` (ProposalKind), made and decided.
   Outcome Propose(int kind) {
+    kind_group_ = kind == kSoftShift || kind == kSoftPull;
     if (kind == kSoftShift) {  // a soft macro by a few cells (continuous)
       const int32_t m = PickSoftMacro();
       const double x1 = pc_->x(m) + soft_step_(rng_) * soft_scale_ * gw_;
@@ -390,7 +396,17 @@ class Annealer {
   bool Metropolis(Undo&& undo) {
     ++run_->result().evaluations;
     const CostBreakdown c = pc_->Cost();
+    BaselineResult::AnnealCounts& k = tenth_->kinds[kind_group_];
+    ++k.evaluated;
+    const bool uphill = c.proxy_cost > cur_;
+    if (uphill) {
+      ++k.uphill;
+      k.sum_log_uphill += std::log(c.proxy_cost - cur_);
+    } else {
+      ++(c.proxy_cost < cur_ ? k.downhill : k.unchanged);
+    }
     if (c.proxy_cost <= cur_ || unit_(rng_) < std::exp((cur_ - c.proxy_cost) / t_)) {
+      k.uphill_accepted += uphill;
       cur_ = c.proxy_cost;
       ++run_->result().accepted;
       run_->Offer(*pc_, c);
@@ -468,6 +484,9 @@ class Annealer {
   const double gw_, gh_;
   std::vector<uint8_t> mask_;
   double cur_ = 0, t_ = 0;
+  std::vector<BaselineResult::AnnealTenth> profile_;  // (BaselineResult::anneal_profile)
+  BaselineResult::AnnealTenth* tenth_ = nullptr;       // the tenth of the run now
+  int kind_group_ = 0;                                 // 0 hard, 1 soft (AnnealCounts)
   double soft_scale_ = 1;  // the soft moves' step multiplier (the learned schedule; 1 otherwise)
   std::vector<int32_t> ms_;  // the macros of the current relocation, their centres before and after
   std::vector<std::pair<double, double>> from_, to_;

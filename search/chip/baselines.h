@@ -16,6 +16,7 @@
 // Every result is a complete placement (soft macros included) scored by a full evaluation.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -101,6 +102,19 @@ struct BaselineResult {
     std::array<double, ProposerWeights::kKinds> start_probabilities{}, end_probabilities{};
     int64_t updates = 0;
   } proposer;
+  // sa: what the evaluated proposals did, per tenth of the run and per group of kinds (0: hard-macro
+  // moves — swap, shift, mirror, move, shuffle, hard_pull; 1: soft-macro moves): how many, how
+  // many lowered / did not change / raised the cost, how many of the raising ones were accepted,
+  // and the geometric mean of their cost increase (the scale the temperature meets).
+  struct AnnealCounts {
+    int64_t evaluated = 0, downhill = 0, unchanged = 0, uphill = 0, uphill_accepted = 0;
+    double sum_log_uphill = 0;  // Σ log(cost increase) over the uphill proposals
+  };
+  struct AnnealTenth {
+    double temperature = 0;  // at the end of the tenth
+    std::array<AnnealCounts, 2> kinds{};
+  };
+  std::vector<AnnealTenth> anneal_profile;  // 10 entries for sa, empty otherwise
   double evaluations_per_second() const { return seconds > 0 ? evaluations / seconds : 0; }
 };
 

@@ -60,7 +60,8 @@ TEST(PlaceBaselineCli, WritesTheRunDirectoryAndOneJsonDocument) {
 
 // An annealing run's metrics.csv logs the schedule as it ran: the temperature (from t_max down
 // towards t_min, never rising without a learned schedule) and the accepted moves (never more than
-// the moves, never falling), the last row agreeing with result.json; other methods have neither.
+// the moves, never falling), the last row agreeing with result.json, and result.json what its
+// proposals did per tenth of the run; other methods have none of these.
 TEST(PlaceBaselineCli, SaMetricsLogTheTemperatureAndTheAcceptedMoves) {
   testing::TempDir tmp;
   const auto r = Sh("(" + kBin + " --method sa-soft --minutes 10 --set max_evaluations=300000 --seed 2 --json --out " +
@@ -85,10 +86,45 @@ TEST(PlaceBaselineCli, SaMetricsLogTheTemperatureAndTheAcceptedMoves) {
   EXPECT_EQ(m.rows.back()[a], j["accepted"].get<double>());
   EXPECT_GT(m.rows.back()[a], 0);
   EXPECT_LT(m.rows.back()[t], 5e-5);  // it cooled
+  // result.json's anneal_profile: per tenth, hard- and soft-macro moves apart, every evaluated
+  // proposal counted once, the fractions of each group summing to one, and the raising proposals
+  // accepted less often at the end than at the start (it cooled).
+  const auto& profile = j["anneal_profile"];
+  ASSERT_EQ(profile.size(), 10u) << j.dump();
+  int64_t evaluated = 0;
+  double previous_t = 1;
+  auto uphill_accepted = [](const nlohmann::json& tenth) {
+    double up = 0, acc = 0;
+    for (const char* g : {"hard", "soft"}) {
+      const double n = tenth[g]["evaluated"].get<double>() * tenth[g]["uphill"].get<double>();
+      up += n;
+      acc += n * tenth[g]["uphill_accepted"].get<double>();
+    }
+    return acc / up;
+  };
+  for (const auto& tenth : profile) {
+    EXPECT_LE(tenth["temperature"].get<double>(), previous_t);
+    previous_t = tenth["temperature"].get<double>();
+    for (const char* g : {"hard", "soft"}) {
+      const auto& k = tenth[g];
+      evaluated += k["evaluated"].get<int64_t>();
+      if (k["evaluated"].get<int64_t>() == 0) continue;
+      EXPECT_NEAR(k["downhill"].get<double>() + k["unchanged"].get<double>() + k["uphill"].get<double>(), 1.0, 1e-9) << g;
+      EXPECT_GE(k["uphill_accepted"].get<double>(), 0) << g;
+      EXPECT_LE(k["uphill_accepted"].get<double>(), 1) << g;
+      EXPECT_GT(k["uphill_increase"].get<double>(), 0) << g;
+    }
+  }
+  EXPECT_EQ(evaluated, j["evaluations"].get<int64_t>());
+  EXPECT_GT(profile[0]["soft"]["evaluated"].get<int64_t>(), 0);  // sa-soft moves soft macros
+  EXPECT_GT(profile[0]["hard"]["evaluated"].get<int64_t>(), 0);
+  EXPECT_LT(uphill_accepted(profile[9]), uphill_accepted(profile[0]));
   ASSERT_EQ(Sh("(" + kBin + " --method greedy --minutes 0.01 --out " + (tmp / "greedy") + " >/dev/null 2>&1)").status, 0);
   const run::MetricsTable g = run::ReadMetricsCsv(tmp / "greedy/metrics.csv");
   EXPECT_LT(g.Find("charts/temperature"), 0);
   EXPECT_LT(g.Find("charts/accepted"), 0);
+  std::ifstream greedy_result(tmp / "greedy/result.json");
+  EXPECT_FALSE(nlohmann::json::parse(greedy_result).contains("anneal_profile"));
 }
 
 // --clock cpu: the budget is this process's CPU time, recorded in the resolved config.
