@@ -338,10 +338,17 @@ TEST(PlaceBaselineCliReport, TheMaximumBudgetStopsOnCtrlCForEveryMethod) {
     ASSERT_TRUE(r.ended) << "still running 30 s after Ctrl-C";
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const auto j = ReadJson(out + "/result.json");
-    EXPECT_EQ(j["stopped_by_signal"].get<bool>(), r.signalled) << j.dump();
-    if (method != "fd" && method != "cd") {
-      EXPECT_TRUE(r.signalled) << method << " ended by itself";
+    // A run never claims a signal that was not sent.
+    if (j["stopped_by_signal"].get<bool>()) {
+      EXPECT_TRUE(r.signalled) << j.dump();
     }
+    if (method != "fd" && method != "cd") {
+      // These never end by themselves within a week: the signal stopped them and they say so.
+      EXPECT_TRUE(r.signalled) << method << " ended by itself";
+      EXPECT_TRUE(j["stopped_by_signal"].get<bool>()) << j.dump();
+    }
+    // fd and cd may end by themselves on a loaded machine between the harness's check and its
+    // signal (the signal then lands after result.json was written): either ending is right.
     EXPECT_EQ(j["budget_seconds"].get<double>(), 10080 * 60.0);
     EXPECT_LT(j["seconds"].get<double>(), 600);
     EXPECT_TRUE(fs::exists(out + "/best.plc"));
