@@ -240,21 +240,22 @@ TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
       EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
     }
   };
+  // `text` with the first `find` replaced by `with` (the test fails if `find` is not there).
+  auto damaged = [](std::string t, const std::string& find, const std::string& with) {
+    const auto at = t.find(find);
+    EXPECT_NE(at, std::string::npos) << find << " not in " << t;
+    if (at != std::string::npos) t.replace(at, find.size(), with);
+    return t;
+  };
   refused(text.substr(0, text.size() / 2), "truncated");
   refused("", "empty");
   refused("{\"format\": \"something else\", \"version\": 1}", "another format");
-  std::string nan = text;
-  nan.replace(nan.find("[[") + 2, 0, "NaN,");
-  refused(nan, "not JSON / extra weight");
+  refused(damaged(text, "[[", "[[NaN,"), "not JSON / extra weight");
   std::string big = text;
   big.replace(big.find("[[") + 2, big.find(',', big.find("[[")) - big.find("[[") - 2, "1e300");
   refused(big, "weight beyond the range");
-  std::string version = text;
-  version.replace(version.find("\"version\":1"), 11, "\"version\":2");
-  refused(version, "unknown version");
-  std::string sched = ProposerWeightsJson(s);
-  sched.replace(sched.find("[0.5,-1.0"), 4, "[7.0");
-  refused(sched, "a schedule weight beyond ±5");
+  refused(damaged(text, "\"version\":1", "\"version\":2"), "unknown version");
+  refused(damaged(ProposerWeightsJson(s), "[0.5,-1.0", "[7.0,-1.0"), "a schedule weight beyond ±5");
   EXPECT_THROW(LoadProposerWeights(tmp / "missing.json"), Error);
   // The acceptance controller: written only when on, and round-trips.
   EXPECT_EQ(text.find("control_weights"), std::string::npos) << text;
@@ -271,15 +272,10 @@ TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
   c.control_handover = 0.5;
   SaveProposerWeights(tmp / "handover.json", c);
   EXPECT_EQ(LoadProposerWeights(tmp / "handover.json").control_handover, 0.5);
-  std::string ho = ProposerWeightsJson(c);
-  ho.replace(ho.find("\"control_handover\":0.5"), 22, "\"control_handover\":1.5");
-  refused(ho, "a handover beyond the run");
-  std::string orphan = text;
-  orphan.replace(orphan.find('{'), 1, "{\"control_handover\":0.5,");
-  refused(orphan, "a handover without a controller");
-  std::string ctl = ProposerWeightsJson(c);
-  ctl.replace(ctl.find("[-1.5,"), 5, "[12.0");
-  refused(ctl, "a control weight beyond ±10");
+  refused(damaged(ProposerWeightsJson(c), "\"control_handover\":0.5", "\"control_handover\":1.5"),
+          "a handover beyond the run");
+  refused(damaged(text, "{", "{\"control_handover\":0.5,"), "a handover without a controller");
+  refused(damaged(ProposerWeightsJson(c), "[-1.5,", "[12.0,"), "a control weight beyond ±10");
 }
 
 // The acceptance controller heats a run that accepts less than its target and cools one that
