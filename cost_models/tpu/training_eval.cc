@@ -682,11 +682,19 @@ PLACERL_STEP_INLINE void StepModel::StepTime(StepBreakdown& r) {
     const double t_all = t_dp + extra_latency;
     r.exposed_dp_s = std::max(0.0, t_all - t_tail - last_bwd) + t_tail;
     if (e.dcn_sync_exposed()) {
-      // Per-slice synchronisation: the slices exchange their gradients over DCN once per step,
-      // after the backward pass (the in-slice phases still hide under it): the DCN phase of the
-      // hierarchical all-reduce is exposed.
+      // Per-slice synchronisation (session 26; the shape calibration sets it): the slices
+      // all-reduce the gradients over DCN once per step, after the backward pass, not overlapped
+      // with it: a ring over the n slices on the gradient shard each chip holds (its dense fsdp
+      // shard, + its expert shard when the data all-reduce reduces experts), each chip over its
+      // own DCN share at the catalogue's per-chip DCN bandwidth (the notes' NIC rates, no fitted
+      // efficiency): 2(n-1)/n · S / B_dcn + 2(n-1)·α_dcn. The in-slice (ICI) phases keep hiding
+      // under the backward pass. docs/perf_model.md, session 26.
       const double t_ici = DataAllReduce(ici_only, stage_dense_params, stage_expert_params);
-      r.exposed_dp_s = std::max(0.0, t_all - t_ici) + std::max(0.0, t_ici - last_bwd);
+      const double shard = (stage_dense_params / (tp * p.fsdp) +
+                            (stage_expert_params > 0 && p.data * p.fsdp > p.expert ? stage_expert_params / (tp * p.expert) : 0)) *
+                           gb;
+      const double t_sync = 2 * (n_dcn - 1) / n_dcn * shard / dp_g.dcn_bw + 2 * (n_dcn - 1) * dp_g.dcn_latency;
+      r.exposed_dp_s = std::max(0.0, t_ici - last_bwd) + t_sync;
     }
     // Opt-in (Efficiency.dcn_hop_sync_s, 0 in the committed calibrations): every step of every
     // bucket's ring waits on the critical path.

@@ -405,6 +405,7 @@ std::string EfficiencyText(const Catalog& c) {
     std::snprintf(buf, sizeof buf, ", collective_fixed %.3g s (inference)", e.collective_fixed_s());
     out << buf;
   }
+  if (e.dcn_sync_exposed()) out << ", cross-slice gradient all-reduce after the backward pass (dcn_sync_exposed)";
   if (e.dcn_hop_sync_s() > 0) {
     std::snprintf(buf, sizeof buf, ", dcn_hop_sync %.3g s", e.dcn_hop_sync_s());
     out << buf;
