@@ -601,13 +601,25 @@ struct StepModel {
     *ep_exp = k.a2a * (p.remat == REMAT_FULL || p.remat == REMAT_SAVE_QKVO ? 3 : 2);
   }
 
+  // The gradient bytes a chip holds for the data all-reduce: its dense fsdp shard and, unless
+  // each data shard holds its own experts (ReducesExperts false), its expert shard.
+  PLACERL_STEP_INLINE bool ReducesExperts(double stage_expert_params) const {
+    return stage_expert_params > 0 && p.data * p.fsdp > p.expert;
+  }
+  PLACERL_STEP_INLINE double DenseGradBytes(double stage_dense_params) const {
+    return stage_dense_params / (tp * p.fsdp) * gb;
+  }
+  PLACERL_STEP_INLINE double ExpertGradBytes(double stage_expert_params) const {
+    return stage_expert_params / (tp * p.expert) * gb;
+  }
+
   // The gradients' data-parallel all-reduce over `grp` (dense; experts unless each data shard
   // holds its own).
   PLACERL_STEP_INLINE double DataAllReduce(const AxisGroup& grp, double stage_dense_params,
                                            double stage_expert_params) const {
-    return coll(Collective::kAllReduce, grp, stage_dense_params / (tp * p.fsdp) * gb) +
-           (stage_expert_params > 0 && p.data * p.fsdp > p.expert
-                ? coll(Collective::kAllReduce, grp, stage_expert_params / (tp * p.expert) * gb)
+    return coll(Collective::kAllReduce, grp, DenseGradBytes(stage_dense_params)) +
+           (ReducesExperts(stage_expert_params)
+                ? coll(Collective::kAllReduce, grp, ExpertGradBytes(stage_expert_params))
                 : 0);
   }
 
@@ -690,9 +702,8 @@ PLACERL_STEP_INLINE void StepModel::StepTime(StepBreakdown& r) {
       // efficiency): 2(n-1)/n · S / B_dcn + 2(n-1)·α_dcn. The in-slice (ICI) phases keep hiding
       // under the backward pass. docs/perf_model.md, session 26.
       const double t_ici = DataAllReduce(ici_only, stage_dense_params, stage_expert_params);
-      const double shard = (stage_dense_params / (tp * p.fsdp) +
-                            (stage_expert_params > 0 && p.data * p.fsdp > p.expert ? stage_expert_params / (tp * p.expert) : 0)) *
-                           gb;
+      const double shard = DenseGradBytes(stage_dense_params) +
+                           (ReducesExperts(stage_expert_params) ? ExpertGradBytes(stage_expert_params) : 0);
       const double t_sync = 2 * (n_dcn - 1) / n_dcn * shard / dp_g.dcn_bw + 2 * (n_dcn - 1) * dp_g.dcn_latency;
       r.exposed_dp_s = std::max(0.0, t_ici - last_bwd) + t_sync;
     }
