@@ -266,7 +266,9 @@ class Annealer {
                                ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
                                : -1;
     proposer_->Feedback(evaluated, accepted, accepted ? (before - cur_) / t_ : 0.0, seconds);
-    if (control_ && evaluated && control_->Feedback(accepted, progress)) t_ = run_->temperature_ = Temperature(progress);
+    if (control_ && evaluated &&
+        control_->Feedback(accepted, progress, kind != kSoftShift && kind != kSoftPull, accepted && cur_ < before))
+      t_ = run_->temperature_ = Temperature(progress);
   }
 
   // One proposal of `kind` (ProposalKind), made and decided.

@@ -43,19 +43,29 @@ double ProposerSoftStepFactor(const ProposerWeights& w, double p) {
 
 double AcceptanceController::target(double p) const {
   const auto& c = w_.control;
-  return std::clamp(std::exp(c[0] + c[1] * p + c[2] * p * p), kMinTarget, kMaxTarget);
+  const double log_target = c[0] + c[1] * p + c[2] * p * p;
+  return std::clamp(std::exp(w_.control_state_on ? log_target + w_.control_state * state() : log_target), kMinTarget,
+                    kMaxTarget);
 }
 
-bool AcceptanceController::Feedback(bool accepted, double progress) {
+bool AcceptanceController::Feedback(bool accepted, double progress, bool hard, bool improved) {
   if (progress > w_.control_handover) return false;
   ++evaluated_;
   accepted_ += accepted;
+  hard_ += hard;
+  hard_improved_ += hard && improved;
   if (evaluated_ < kControlWindow) return false;
+  if (w_.control_state_on) {  // the state term's moving average of the log share (smoothed: finite)
+    const double share = std::log((hard_improved_ + 0.5) / (hard_ + 1.0));
+    state_ = state_seen_ ? state_ + kStateDecay * (share - state_) : share;
+    if (!state_seen_) state0_ = share;
+    state_seen_ = true;
+  }
   // log of the window's acceptance, smoothed so that a window with no accepted move is finite
   const double observed = std::log((accepted_ + 0.5) / (evaluated_ + 1.0));
   u_ = std::clamp(u_ + kControlGain * std::exp(w_.control[3]) * (std::log(target(progress)) - observed), -kMaxControlU,
                   kMaxControlU);
-  evaluated_ = accepted_ = 0;
+  evaluated_ = accepted_ = hard_ = hard_improved_ = 0;
   return true;
 }
 
@@ -91,6 +101,7 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
     j["schedule_weights"] = w.schedule;
   if (w.control_on) j["control_weights"] = w.control;
   if (w.control_on && w.control_handover < 1) j["control_handover"] = w.control_handover;
+  if (w.control_on && w.control_state_on) j["control_state_weight"] = w.control_state;
   j["trained_on"] = w.trained_on;
   j["proposals_trained"] = w.proposals_trained;
   return j.dump() + "\n";
@@ -177,6 +188,14 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
     if (!h.is_number() || !(h.get<double>() > 0 && h.get<double>() <= 1))
       throw bad("\"control_handover\" must be a number in (0, 1]");
     w.control_handover = h.get<double>();
+  }
+  if (j.contains("control_state_weight")) {
+    const nlohmann::json& c = j["control_state_weight"];
+    if (!w.control_on) throw bad("\"control_state_weight\" without \"control_weights\"");
+    if (!c.is_number() || !std::isfinite(c.get<double>()) || std::fabs(c.get<double>()) > ProposerWeights::kMaxControl)
+      throw bad("\"control_state_weight\" must be a finite number within ±10");
+    w.control_state = c.get<double>();
+    w.control_state_on = true;
   }
   if (j.contains("trained_on")) {
     if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");

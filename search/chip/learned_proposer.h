@@ -60,6 +60,15 @@ struct ProposerWeights {
   // never): from there on u no longer integrates and falls log-linearly to 0 at the end of the
   // run, so the run ends at the schedule's own temperature (cold) whatever the controller held.
   double control_handover = 1;
+  // The controller's state term (off unless `control_state_on`; session 27): the target is further
+  // multiplied by exp(control_state · d), where d = the log of the share of the run's recent
+  // hard-macro proposals that lowered the cost (a moving average over control windows) minus
+  // its value in the first window — 0 while the hard macros improve as often as at the start, −2.3
+  // once they improve 10× less often. So one policy can stay hot while the hard macros still
+  // move (a bad start) and cool once they settle (a good start). Within ±kMaxControl. Searched
+  // by train-proposer (--set control=true) when the start has it.
+  bool control_state_on = false;
+  double control_state = 0;
   // Designs these weights were trained on, in order (provenance; empty = untrained).
   std::vector<std::string> trained_on;
   int64_t proposals_trained = 0;
@@ -90,19 +99,26 @@ class AcceptanceController {
   static constexpr int kControlWindow = 256;
   static constexpr double kControlGain = 0.05;
   static constexpr double kMinTarget = 1e-4, kMaxTarget = 0.9, kMaxControlU = 7;
+  // The state term's moving average: the weight of each closed window's log share.
+  static constexpr double kStateDecay = 0.05;
   explicit AcceptanceController(const ProposerWeights& w) : w_(w) {}
   // One evaluated proposal at `progress`; true when the factor changed (a window closed). After
-  // the handover it only counts.
-  bool Feedback(bool accepted, double progress);
+  // the handover it only counts. `hard`: a hard-macro move; `improved`: it lowered the cost (for
+  // the state term).
+  bool Feedback(bool accepted, double progress, bool hard = false, bool improved = false);
   // The factor on the temperature at `progress`: exp(u) up to the handover, then exp(u · (1 − p) ÷
   // (1 − handover)).
   double factor(double progress) const;
-  double target(double progress) const;  // the target acceptance at `progress`
+  // The target acceptance at `progress` in the run's current state (the state term's d as it is now).
+  double target(double progress) const;
+  double state() const { return state_ - state0_; }  // d of ProposerWeights::control_state (0 before the first window)
 
  private:
   const ProposerWeights& w_;
-  int evaluated_ = 0, accepted_ = 0;
+  int evaluated_ = 0, accepted_ = 0, hard_ = 0, hard_improved_ = 0;
   double u_ = 0;
+  bool state_seen_ = false;
+  double state_ = 0, state0_ = 0;
 };
 
 // One line of JSON per file (format "placerl-sa-proposer", version 1; "schedule_weights" only when

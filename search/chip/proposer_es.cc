@@ -35,6 +35,7 @@ std::vector<Parameter> Parameters(ProposerWeights* w, const ProposerEsOptions& o
     for (double& v : w->schedule) p.push_back({&v, ProposerWeights::kMaxSchedule});
   if (o.control)
     for (double& v : w->control) p.push_back({&v, ProposerWeights::kMaxControl});
+  if (o.control && w->control_state_on) p.push_back({&w->control_state, ProposerWeights::kMaxControl});
   return p;
 }
 
@@ -102,7 +103,8 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
     r.weights.control_handover = kDefaultHandover;
     r.weights.control_on = true;
   }
-  const int dims = ProposerEsDimensions(o);
+  // (ProposerEsDimensions(o), + 1 for the controller's state term when the start has one)
+  const int dims = static_cast<int>(Parameters(&r.weights, o).size());
   auto checked = [&](double cost, int design) {
     if (!std::isfinite(cost) || !(cost > 0))
       throw ConfigError("proposer ES: a run on design " + std::to_string(design) + " returned a cost that is not a finite "

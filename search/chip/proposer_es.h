@@ -56,7 +56,8 @@ struct ProposerEsResult {
 };
 
 // The number of searched parameters for these options (kKinds × |features| (+ kSelectFeatures)
-// (+ kScheduleWeights)).
+// (+ kScheduleWeights) (+ kControlWeights)); the search adds one, the controller's state weight,
+// when it searches a controller and the start has a state term (ProposerWeights::control_state_on).
 int ProposerEsDimensions(const ProposerEsOptions& o);
 
 // Runs the search from `start` over `designs` designs: first one run of `start` per design (its

@@ -276,6 +276,22 @@ TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
           "a handover beyond the run");
   refused(damaged(text, "{", "{\"control_handover\":0.5,"), "a handover without a controller");
   refused(damaged(ProposerWeightsJson(c), "[-1.5,", "[12.0,"), "a control weight beyond ±10");
+  // The controller's state term: written only when on, round-trips, refused without a controller
+  // or beyond ±10.
+  EXPECT_EQ(ProposerWeightsJson(c).find("control_state_weight"), std::string::npos);
+  EXPECT_FALSE(LoadProposerWeights(tmp / "handover.json").control_state_on);
+  c.control_state_on = true;
+  c.control_state = 0.75;
+  SaveProposerWeights(tmp / "state.json", c);
+  const ProposerWeights sb = LoadProposerWeights(tmp / "state.json");
+  EXPECT_TRUE(sb.control_state_on);
+  EXPECT_EQ(sb.control_state, 0.75);
+  EXPECT_EQ(sb.control, c.control);
+  refused(damaged(ProposerWeightsJson(c), "\"control_state_weight\":0.75", "\"control_state_weight\":11.0"),
+          "a state weight beyond ±10");
+  refused(damaged(ProposerWeightsJson(c), "\"control_state_weight\":0.75", "\"control_state_weight\":\"hot\""),
+          "a state weight that is not a number");
+  refused(damaged(text, "{", "{\"control_state_weight\":0.5,"), "a state weight without a controller");
 }
 
 // The acceptance controller heats a run that accepts less than its target and cools one that
@@ -306,6 +322,41 @@ TEST(AcceptanceController, HeatsBelowTheTargetAndCoolsAboveIt) {
   EXPECT_EQ(AcceptanceController(hi).target(0), AcceptanceController::kMaxTarget);
   hi.control = {-2, -9, 0, 0};
   EXPECT_EQ(AcceptanceController(hi).target(1), AcceptanceController::kMinTarget);
+}
+
+// The state term: d starts at 0 (the first window is the reference) and falls with the log of the
+// share of hard-macro proposals that lowered the cost; the target follows exp(control_state · d).
+// Soft moves do not count; off (or weight 0), the state never changes the target.
+TEST(AcceptanceController, TheStateTermCoolsTheTargetOnceTheHardMacrosStopImproving) {
+  ProposerWeights w;
+  w.control = {std::log(0.2), 0, 0, 0};
+  w.control_on = true;
+  w.control_state_on = true;
+  w.control_state = 1;
+  AcceptanceController c(w);
+  const int W = AcceptanceController::kControlWindow;
+  EXPECT_EQ(c.state(), 0.0);
+  // First window: half the proposals hard, half of those improving (64 of 128).
+  for (int i = 0; i < W; ++i) c.Feedback(true, 0.1, i % 2 == 0, i % 4 == 0);
+  EXPECT_EQ(c.state(), 0.0);
+  EXPECT_NEAR(c.target(0.1), 0.2, 1e-12);
+  // Then the hard macros stop improving (soft moves still improve: they do not count).
+  for (int k = 0; k < 400; ++k)
+    for (int i = 0; i < W; ++i) c.Feedback(true, 0.1, i % 2 == 0, i % 2 == 1);
+  const double d = std::log(0.5 / 129.0) - std::log(64.5 / 129.0);  // smoothed shares of the windows
+  EXPECT_NEAR(c.state(), d, 1e-6);
+  EXPECT_NEAR(c.target(0.1), 0.2 * std::exp(d), 1e-6);
+  EXPECT_LT(c.target(0.1), 0.002);
+  // Off, or on with weight 0: the same feedback leaves the target where the progress puts it.
+  for (bool on : {false, true}) {
+    ProposerWeights z = w;
+    z.control_state_on = on;
+    z.control_state = on ? 0 : 1;
+    AcceptanceController zc(z);
+    for (int k = 0; k < 50; ++k)
+      for (int i = 0; i < W; ++i) zc.Feedback(true, 0.1, i % 2 == 0, k == 0 && i % 4 == 0);
+    EXPECT_EQ(zc.target(0.1), AcceptanceController(z).target(0.1)) << on;
+  }
 }
 
 // After its handover the controller no longer integrates, and its factor falls log-linearly from

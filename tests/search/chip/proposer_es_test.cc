@@ -132,6 +132,30 @@ TEST(ProposerEs, TheControlWeightsAreSearchedFromTheDefaultController) {
             0.8);
 }
 
+// With a start whose controller has a state term, control=true searches its weight too (one
+// dimension more); without one, the state weight is neither searched nor switched on.
+TEST(ProposerEs, TheStateWeightIsSearchedWhenTheStartHasOne) {
+  auto run = [](const ProposerWeights& w, int, uint64_t seed, int) {
+    return 1 + std::pow(w.control_state - 1.5, 2) + 1e-3 * std::sin(static_cast<double>(seed));
+  };
+  ProposerEsOptions o = BiasOnly();
+  o.features = {};
+  o.control = true;
+  o.iterations = 300;
+  o.learning_rate = 0.05;
+  ProposerWeights start;
+  start.control = kDefaultControl;
+  start.control_on = true;
+  start.control_state_on = true;
+  const ProposerEsResult r = TrainProposerEs(1, run, start, o, {}, {}, {});
+  EXPECT_TRUE(r.weights.control_state_on);
+  EXPECT_NEAR(r.weights.control_state, 1.5, 0.15);
+  start.control_state_on = false;
+  const ProposerEsResult off = TrainProposerEs(1, run, start, o, {}, {}, {});
+  EXPECT_FALSE(off.weights.control_state_on);
+  EXPECT_EQ(off.weights.control_state, 0.0);
+}
+
 TEST(ProposerEs, PairsShareDesignAndSeedAndThreadsDoNotChangeTheResult) {
   std::mutex mu;
   std::multiset<std::tuple<int, uint64_t>> calls;
