@@ -449,6 +449,7 @@ std::string ResolvedPlanString(const PlanC& p, int microbatches) {
   if (p.update_consumes_gradients) o << ",update_consumes_gradients=true";
   if (p.serial_tensor_collectives) o << ",serial_tensor_collectives=true";
   if (p.fsdp_gather_on_demand) o << ",fsdp_gather_on_demand=true";
+  if (p.serial_collectives) o << ",serial_collectives=true";
   return o.str();
 }
 

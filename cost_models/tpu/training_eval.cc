@@ -119,6 +119,7 @@ PlanC PlanFromProto(const Plan& p) {
   c.update_consumes_gradients = p.update_consumes_gradients();
   c.serial_tensor_collectives = p.serial_tensor_collectives();
   c.fsdp_gather_on_demand = p.fsdp_gather_on_demand();
+  c.serial_collectives = p.serial_collectives();
   c.schedule = p.schedule();
   c.weight_bits = p.weight_bits();
   c.grad_bits = p.grad_bits();
@@ -149,6 +150,7 @@ Plan PlanToProto(const PlanC& c) {
   p.set_update_consumes_gradients(c.update_consumes_gradients);
   p.set_serial_tensor_collectives(c.serial_tensor_collectives);
   p.set_fsdp_gather_on_demand(c.fsdp_gather_on_demand);
+  p.set_serial_collectives(c.serial_collectives);
   p.set_schedule(c.schedule);
   p.set_weight_bits(c.weight_bits);
   p.set_grad_bits(c.grad_bits);
@@ -593,11 +595,14 @@ struct StepModel {
     // Tensor traffic hides under up to tp_overlap of the layer's compute (none of it when the
     // plan says the framework runs it on the critical path, as Megatron-LM); FSDP gathers under
     // its forward, gathers + reduce-scatters under its backward; the rest is exposed.
-    *tp_exp = p.serial_tensor_collectives ? tp_layer : std::max(0.0, tp_layer - e.tp_overlap() * *compute);
+    *tp_exp = p.serial_tensor_collectives || p.serial_collectives ? tp_layer
+                                                                  : std::max(0.0, tp_layer - e.tp_overlap() * *compute);
     // On demand (DeepSpeed ZeRO-3): each all-gather runs when its layer starts, forward and
     // backward, so both are exposed; the gradient reduce-scatter still overlaps the backward.
-    *fsdp_exp = p.fsdp_gather_on_demand ? 2 * ag + std::max(0.0, rs - bwd)
-                                        : std::max(0.0, ag - k.fwd) + std::max(0.0, ag + rs - bwd);
+    // Serial (XLA:GPU without latency hiding): both all-gathers and the reduce-scatter exposed.
+    *fsdp_exp = p.serial_collectives      ? 2 * ag + rs
+                : p.fsdp_gather_on_demand ? 2 * ag + std::max(0.0, rs - bwd)
+                                          : std::max(0.0, ag - k.fwd) + std::max(0.0, ag + rs - bwd);
     *ep_exp = k.a2a * (p.remat == REMAT_FULL || p.remat == REMAT_SAVE_QKVO ? 3 : 2);
   }
 
@@ -677,7 +682,13 @@ PLACERL_STEP_INLINE void StepModel::StepTime(StepBreakdown& r) {
   const double v = std::max(1, p.interleave);
   r.bubble_s = (K - 1) * t_mb / v;
   r.exposed_dp_s = p.grad_reduce_after_backward ? t_dp : std::max(0.0, t_dp - last_bwd);
-  if (!p.grad_reduce_after_backward && p.data > 1 && dp_g.dcn_n > 1 && !dp_g.flat_dcn) {
+  if (p.serial_collectives) {
+    // No overlap (Plan.serial_collectives, session 27 III): the data all-reduce is on the critical
+    // path whole. Over several slices / nodes it runs per layer bucket as in the overlapped case
+    // (Ls + 1 rings per step, t_dp holds one ring's 2(n-1) DCN hop latencies).
+    r.exposed_dp_s = t_dp;
+    if (p.data > 1 && dp_g.dcn_n > 1 && !dp_g.flat_dcn) r.exposed_dp_s += Ls * 2 * (dp_g.dcn_n - 1) * dp_g.dcn_latency;
+  } else if (!p.grad_reduce_after_backward && p.data > 1 && dp_g.dcn_n > 1 && !dp_g.flat_dcn) {
     // Several slices (session 23): the gradients are reduced layer by layer as the backward pass
     // produces them (one bucket per layer of the stage + one for the embedding), so the DCN ring
     // over the slices runs Ls + 1 times per step: each time its 2(n-1) hop latencies (t_dp holds

@@ -36,6 +36,7 @@ struct PlanC {
   bool update_consumes_gradients = false;  // no whole-model gradient buffer (one microbatch)
   bool serial_tensor_collectives = false;  // Megatron: tensor collectives not overlapped (tp_overlap 0)
   bool fsdp_gather_on_demand = false;  // ZeRO-3: FSDP all-gathers not prefetched (exposed)
+  bool serial_collectives = false;  // XLA:GPU without latency hiding: no collective overlaps compute
   PipelineSchedule schedule = SCHEDULE_1F1B;  // GPipe: M microbatches in flight on stage 1
   // eXmY storage widths in bits (0 = the dtype's): Plan.weight_bits etc.
   int weight_bits = 0, grad_bits = 0, optimizer_bits = 0, activation_bits = 0;

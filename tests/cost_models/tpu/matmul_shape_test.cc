@@ -460,5 +460,54 @@ TEST(MultiSlice, DcnHopSyncByHand) {
   }
 }
 
+// Plan.serial_collectives (session 27, third part): XLA:GPU without its latency-hiding scheduler
+// runs every collective on the critical path. By hand on 4 nodes of h100:8, data 4 over the nodes
+// (one GPU per node in each data group), fsdp 8 inside a node (NVSwitch: one hop, 18 × 25 GB/s per
+// GPU), library default calibration (η = collective_bw, η_dcn = dcn_bw):
+//   FSDP, per layer: 2 all-gathers of the bf16 layer + 1 reduce-scatter of its fp32 gradients,
+//     each 7·α_nvl + 7/8 · S / (η · 18 · 25 GB/s), all exposed (L = 4 layers);
+//   data: the ring all-reduce of the chip's fp32 gradient shard over the 4 nodes at the per-GPU
+//     DCN bandwidth, 2·(3·α_dcn + 3/4 · S_chip / (η_dcn · B_dcn)), + the other L buckets' hop
+//     latencies L·2·3·α_dcn, all exposed;
+// step = compute + those + the optimizer. On one node the data term vanishes and the FSDP term is
+// the same; without the key the FSDP collectives of this compute-bound case hide.
+TEST(MultiNode, SerialCollectivesByHand) {
+  const TransformerModel m = ParseModelSpec("transformer(layers=4,d_model=512,d_ff=2048,heads=8,seq=512,vocab=1000)");
+  const Catalog c = DefaultCatalog();
+  const Chip& h100 = FindChip(c, "h100");
+  const Efficiency e = EffectiveEfficiency(c, h100);
+  ASSERT_EQ(h100.ici().topology(), SWITCHED);
+  const double nvl = h100.ici().link_bw_one_way() * h100.ici().links_per_chip(), a_nvl = h100.ici().hop_latency_s();
+  const double b_dcn = h100.dcn_bw_per_chip(), a_dcn = h100.dcn_latency_s();
+  ASSERT_GT(e.dcn_bw(), 0);
+  const double layer = 512.0 * 3 * 512 + 512.0 * 512 + 2 * 512.0 * 2048, embed = 1000.0 * 512;
+  const double ag = 7 * a_nvl + 7.0 / 8 * layer * 2 / (e.collective_bw() * nvl);
+  const double rs = 7 * a_nvl + 7.0 / 8 * layer * 4 / (e.collective_bw() * nvl);
+  const double shard = (4 * layer + 2 * embed) / 8 * 4;
+  const double dp = 2 * (3 * a_dcn + 3.0 / 4 * shard / (e.dcn_bw() * b_dcn)) + 4 * 2 * 3 * a_dcn;
+  ASSERT_GT(std::min(ag, rs), e.latency_floor_s());
+  for (const int nodes : {4, 1}) {
+    PlanC p;
+    p.data = nodes;
+    p.fsdp = 8;
+    p.global_batch = 512.0 * nodes;  // 64 sequences per GPU: compute-bound, the overlapped collectives hide
+    const Mesh mesh = ParseMeshSpec(nodes > 1 ? "h100:8,slices=4" : "h100:8");
+    const TrainingEvaluator ev(m, mesh, c);
+    const StepBreakdown overlapped = ev.Evaluate(p);
+    p.serial_collectives = true;
+    const StepBreakdown b = ev.Evaluate(p);
+    ASSERT_TRUE(overlapped.valid && b.valid) << b.invalid_reason;
+    EXPECT_EQ(overlapped.exposed_fsdp_s, 0) << nodes;
+    EXPECT_NEAR(b.exposed_fsdp_s, 4 * (2 * ag + rs), 1e-12) << nodes;
+    EXPECT_NEAR(b.exposed_dp_s, nodes > 1 ? dp : 0.0, 1e-12) << nodes;
+    EXPECT_EQ(b.exposed_tp_s, 0);
+    EXPECT_EQ(b.compute_s, overlapped.compute_s);
+    EXPECT_NEAR(b.step_s, b.compute_s + b.exposed_fsdp_s + b.exposed_dp_s + b.optimizer_s, 1e-12) << nodes;
+    EXPECT_GT(b.step_s, overlapped.step_s) << nodes;
+    EXPECT_NE(ResolvedPlanString(p, 1).find("serial_collectives=true"), std::string::npos);
+  }
+  EXPECT_EQ(ParsePlanSpec("data=4,fsdp=8,serial_collectives=true").serial_collectives(), true);
+}
+
 }  // namespace
 }  // namespace placerl::perf
