@@ -267,7 +267,7 @@ class Annealer {
                                : -1;
     proposer_->Feedback(evaluated, accepted, accepted ? (before - cur_) / t_ : 0.0, seconds);
     if (control_ && evaluated &&
-        control_->Feedback(accepted, progress, kind != kSoftShift && kind != kSoftPull, accepted && cur_ < before))
+        control_->Feedback(accepted, progress, kind_group_ == 0, accepted && cur_ < before))
       t_ = run_->temperature_ = Temperature(progress);
   }
 

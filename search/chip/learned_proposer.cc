@@ -57,9 +57,12 @@ bool AcceptanceController::Feedback(bool accepted, double progress, bool hard, b
   if (evaluated_ < kControlWindow) return false;
   if (w_.control_state_on) {  // the state term's moving average of the log share (smoothed: finite)
     const double share = std::log((hard_improved_ + 0.5) / (hard_ + 1.0));
-    state_ = state_seen_ ? state_ + kStateDecay * (share - state_) : share;
-    if (!state_seen_) state0_ = share;
-    state_seen_ = true;
+    if (state_seen_) {
+      state_ += kStateDecay * (share - state_);
+    } else {
+      state_ = state0_ = share;  // the first window is the reference
+      state_seen_ = true;
+    }
   }
   // log of the window's acceptance, smoothed so that a window with no accepted move is finite
   const double observed = std::log((accepted_ + 0.5) / (evaluated_ + 1.0));
