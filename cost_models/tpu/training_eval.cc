@@ -682,27 +682,28 @@ PLACERL_STEP_INLINE void StepModel::StepTime(StepBreakdown& r) {
   const double v = std::max(1, p.interleave);
   r.bubble_s = (K - 1) * t_mb / v;
   r.exposed_dp_s = p.grad_reduce_after_backward ? t_dp : std::max(0.0, t_dp - last_bwd);
+  // Several slices / nodes, hierarchical rings: the gradients are reduced per layer bucket (Ls + 1
+  // buckets per step), so the DCN ring over the slices runs Ls + 1 times, each time with its
+  // 2(n-1) hop latencies; t_dp holds them once, this is the other Ls times.
+  const bool bucketed_dcn = p.data > 1 && dp_g.dcn_n > 1 && !dp_g.flat_dcn;
+  const double bucket_dcn_latency = bucketed_dcn ? Ls * 2 * (dp_g.dcn_n - 1) * dp_g.dcn_latency : 0;
   if (p.serial_collectives) {
     // No overlap (Plan.serial_collectives, session 27 III): the data all-reduce is on the critical
-    // path whole. Over several slices / nodes it runs per layer bucket as in the overlapped case
-    // (Ls + 1 rings per step, t_dp holds one ring's 2(n-1) DCN hop latencies).
-    r.exposed_dp_s = t_dp;
-    if (p.data > 1 && dp_g.dcn_n > 1 && !dp_g.flat_dcn) r.exposed_dp_s += Ls * 2 * (dp_g.dcn_n - 1) * dp_g.dcn_latency;
-  } else if (!p.grad_reduce_after_backward && p.data > 1 && dp_g.dcn_n > 1 && !dp_g.flat_dcn) {
+    // path whole, its buckets' DCN latencies with it.
+    r.exposed_dp_s = t_dp + bucket_dcn_latency;
+  } else if (!p.grad_reduce_after_backward && bucketed_dcn) {
     // Several slices (session 23): the gradients are reduced layer by layer as the backward pass
-    // produces them (one bucket per layer of the stage + one for the embedding), so the DCN ring
-    // over the slices runs Ls + 1 times per step: each time its 2(n-1) hop latencies (t_dp holds
-    // them once). The last bucket (the first layer's gradients and the input embedding's) is
-    // ready only when the backward pass ends: its DCN phase cannot hide under it. The in-slice
-    // (ICI) phases keep hiding as on one slice.
+    // produces them (one bucket per layer of the stage + one for the embedding; their DCN hop
+    // latencies: bucket_dcn_latency above). The last bucket (the first layer's gradients and the
+    // input embedding's) is ready only when the backward pass ends: its DCN phase cannot hide
+    // under it. The in-slice (ICI) phases keep hiding as on one slice.
     AxisGroup ici_only = dp_g;
     ici_only.dcn_n = 1;
     const double n_dcn = dp_g.dcn_n;
-    const double extra_latency = Ls * 2 * (n_dcn - 1) * dp_g.dcn_latency;
     const double tail_dense = (L0 * k0.p_dense + L1 * k1.p_dense) / Ls + V * d;  // a mean layer + the embedding
     const double tail_expert = stage_expert_params / Ls;
     const double t_tail = DataAllReduce(dp_g, tail_dense, tail_expert) - DataAllReduce(ici_only, tail_dense, tail_expert);
-    const double t_all = t_dp + extra_latency;
+    const double t_all = t_dp + bucket_dcn_latency;
     r.exposed_dp_s = std::max(0.0, t_all - t_tail - last_bwd) + t_tail;
     if (e.dcn_sync_exposed()) {
       // Per-slice synchronisation (session 26; the shape calibration sets it): the slices

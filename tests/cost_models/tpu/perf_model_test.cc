@@ -858,8 +858,9 @@ TEST(Validation, EraPriorForAHeldOutChip) {
 // Leave-one-paper-out reports, per held-out paper, the constants its predictions rest on
 // (session 24): the fold's fitted constants and, for a chip measured by that paper only, the
 // matmul it took and from which chips (with the era prior: the median of the listed values).
-// MaxText (2024) is the only source of v5e and v5p, GSPMD/Lingvo the only source of v3; every
-// other paper's chips keep rows in another paper, so their folds take no prior.
+// GSPMD/Lingvo is the only source of v3; since session 28 (AXLearn's A2-A4 counted) v5e and v5p
+// have two papers, MaxText (2024) and AXLearn (2024), so each of those folds fits them on the
+// other's rows and takes no prior; every other paper's chips keep rows in another paper too.
 TEST(Validation, PaperFoldsNameTheConstantsTheyRestOn) {
   const MeasurementSet rows = DefaultMeasurements();
   const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
@@ -900,22 +901,28 @@ TEST(Validation, PaperFoldsNameTheConstantsTheyRestOn) {
     EXPECT_EQ(f.held_out, papers[i]);
     EXPECT_NE(f.constants.find("memory "), std::string::npos) << f.constants;
     EXPECT_NE(f.constants.find("global "), std::string::npos) << f.constants;
-    if (f.held_out == "MaxText README tables (2024)") {
-      check_median(f.priors, "tpu_v5e");
-      check_median(f.priors, "tpu_v5p");
-    } else if (f.held_out.rfind("GSPMD", 0) == 0) {
+    if (f.held_out.rfind("GSPMD", 0) == 0) {
       check_median(f.priors, "tpu_v3");
       EXPECT_EQ(f.priors.find("tpu_v5"), std::string::npos) << f.priors;
     } else {
       EXPECT_EQ(f.priors, "") << f.held_out;
     }
+    if (f.held_out == "MaxText README tables (2024)" || f.held_out == "AXLearn fuji configs (2024)") {
+      // The other paper's rows pin the v5 chips: the fold lists their fitted matmul.
+      EXPECT_NE(f.constants.find("tpu_v5e "), std::string::npos) << f.held_out << ": " << f.constants;
+      EXPECT_NE(f.constants.find("tpu_v5p "), std::string::npos) << f.held_out << ": " << f.constants;
+    }
   }
-  // The global prior names the global matmul; the page lists every fold and the catalogue first.
+  // The global prior names the global matmul (for v3, the one chip left with a single paper); the
+  // page lists every fold and the catalogue first, and names v5e and v5p among the two-paper chips.
   const ValidationReport global = CrossValidatePapers(rows, shaped, HeldOutChipPrior::kGlobalMedian);
   ASSERT_EQ(global.folds.size(), papers.size());
-  EXPECT_NE(global.folds[1].priors.find("tpu_v5e"), std::string::npos) << global.folds[1].priors;
-  EXPECT_NE(global.folds[1].priors.find("the global matmul"), std::string::npos) << global.folds[1].priors;
+  ASSERT_EQ(global.folds[0].held_out.rfind("GSPMD", 0), 0u) << global.folds[0].held_out;
+  EXPECT_NE(global.folds[0].priors.find("tpu_v3"), std::string::npos) << global.folds[0].priors;
+  EXPECT_NE(global.folds[0].priors.find("the global matmul"), std::string::npos) << global.folds[0].priors;
+  for (size_t i = 1; i < global.folds.size(); ++i) EXPECT_EQ(global.folds[i].priors, "") << global.folds[i].held_out;
   const std::string page = ReportMarkdown(Validate(rows, shaped), shaped, nullptr, &era);
+  EXPECT_NE(page.find("tpu_v5p (2 papers), tpu_v5e (2 papers)"), std::string::npos);
   EXPECT_NE(page.find("| none | " + FittedConstantsText(shaped) + " | — |"), std::string::npos);
   for (const ValidationReport::Fold& f : era.folds)
     EXPECT_NE(page.find("| " + f.held_out + " | " + f.constants + " | "), std::string::npos) << f.held_out;
@@ -1021,13 +1028,14 @@ TEST(Validation, KorthikantiIterationTimeRowsMatchThePublishedMfu) {
 }
 
 // AXLearn's fuji-7B v1 step times (session 25; the end of cost_models/tpu/validation/measurements.pbtxt):
-// four out-of-sample rows of their own paper, the config of the source's golden file
-// (d_ff = ceil(4096·8/3 / 256)·256, 4M tokens per batch, 128K for the single-host run, remat
-// save_qkvo), and with the binary's calibration the three single-slice rows within 15 % (the
-// 4-slice v5e row is predicted 19 % fast: the model has no per-slice cost that the counted rows
-// pin; docs/perf_model.md). They stay out of sample: the counted summary is the same with and
-// without them.
-TEST(Validation, AxlearnFujiRowsAreOutOfSampleRowsOfTheirOwnPaper) {
+// four rows of their own paper, the config of the source's golden file (d_ff =
+// ceil(4096·8/3 / 256)·256, 4M tokens per batch, 128K for the single-host run, remat save_qkvo).
+// Since session 28 the three single-slice rows A2-A4 are counted (fitted) and the 4-slice v5e row
+// A1 stays out of sample; with the binary's calibration (the cross-slice sync on) the counted
+// rows are within 10 % and A1 within 15 % (it was 19 % fast with the sync off). Counting them
+// moves the fit: the committed shape calibration is not the fit without them (docs/perf_model.md,
+// session 28: memory 0.55 → 0.6, v5p 0.725 → 0.75, a100 0.725 → 0.7, global 0.725 → 0.7).
+TEST(Validation, AxlearnFujiRowsA2ToA4AreCountedA1IsOutOfSample) {
   // (embedded in the validation table since session 25; `without` is the table without them)
   const MeasurementSet all = DefaultMeasurements();
   MeasurementSet ax, without_ax;
@@ -1041,7 +1049,7 @@ TEST(Validation, AxlearnFujiRowsAreOutOfSampleRowsOfTheirOwnPaper) {
     const auto it = expected.find(m.id());
     ASSERT_NE(it, expected.end()) << m.id();
     EXPECT_EQ(PaperOf(m), "AXLearn fuji configs (2024)") << m.id();
-    EXPECT_TRUE(m.extra()) << m.id();
+    EXPECT_EQ(m.extra(), m.id() == "A1") << m.id();
     EXPECT_EQ(m.metric(), STEP_TIME_S) << m.id();
     EXPECT_DOUBLE_EQ(m.measured(), it->second.second) << m.id();
     EXPECT_EQ(m.run().mesh().chip(), it->second.first) << m.id();
@@ -1054,20 +1062,23 @@ TEST(Validation, AxlearnFujiRowsAreOutOfSampleRowsOfTheirOwnPaper) {
     const StepBreakdown b = ev.Evaluate(PlanFromProto(m.run().plan()));
     ASSERT_TRUE(b.valid) << m.id() << ": " << b.invalid_reason;
     const double err = b.step_s / m.measured() - 1;
-    if (m.id() == "A1") {
-      EXPECT_LT(err, -0.15) << "A1: the 4-slice row, predicted like one slice";
-    } else {
-      EXPECT_LT(std::abs(err), 0.15) << m.id() << " " << err;
-    }
+    EXPECT_LT(std::abs(err), m.id() == "A1" ? 0.15 : 0.10) << m.id() << " " << err;
   }
   const ValidationReport with = Validate(all, shaped), without = Validate(without_ax, shaped);
-  int extra_ax = 0;
-  for (const ValidationRow& r : with.rows) extra_ax += r.paper == "AXLearn fuji configs (2024)" && r.extra;
-  EXPECT_EQ(extra_ax, 4);
+  int extra_ax = 0, counted_ax = 0;
+  for (const ValidationRow& r : with.rows) {
+    if (r.paper != "AXLearn fuji configs (2024)") continue;
+    extra_ax += r.extra;
+    counted_ax += r.counted();
+  }
+  EXPECT_EQ(extra_ax, 1);
+  EXPECT_EQ(counted_ax, 3);
   EXPECT_EQ(with.rows.size(), without.rows.size() + 4);
-  EXPECT_EQ(with.time_evaluated, without.time_evaluated);
-  EXPECT_DOUBLE_EQ(with.time_median_abs_error, without.time_median_abs_error);
-  EXPECT_DOUBLE_EQ(with.time_worst_abs_error, without.time_worst_abs_error);
+  EXPECT_EQ(with.time_evaluated, without.time_evaluated + 3);
+  // Fitted without them, the shape calibration lands elsewhere.
+  const Catalog fitted_without = FitEfficiency(without_ax, shaped, nullptr);
+  EXPECT_NE(EfficiencyText(fitted_without), EfficiencyText(shaped));
+  EXPECT_EQ(EfficiencyText(FitEfficiency(all, shaped, nullptr)), EfficiencyText(shaped));
 }
 
 // Session 27, second part (docs/perf_model.md): AXLearn's fuji step times on H100 (p5.48xlarge
@@ -1077,12 +1088,15 @@ TEST(Validation, AxlearnFujiRowsAreOutOfSampleRowsOfTheirOwnPaper) {
 // tokens, remat full: its saved names match no tag). The h100 has no counted row, so they take
 // the global matmul. Session 27, third part: they run XLA:GPU without its latency-hiding
 // scheduler, so every collective is on the critical path (Plan.serial_collectives, set on all
-// five). With the binary's calibration the one-node rows come within 5 %, the multi-node rows
-// within 20 % (still too fast); without the key (as before) the one-node rows were within 15 %,
-// the multi-node rows 15-45 % too fast, and AH1 (32 nodes) was predicted like AH3 (one node, the
-// same 8 sequences per GPU, fsdp 8) where the measurements differ by 20 %; with it AH1 is > 5 %
-// slower than AH3 (the data all-reduce over the nodes is exposed). The counted summary is the same
-// with and without them.
+// five). With the binary's calibration the one-node rows come within 6 % (5 % until session 28's
+// recalibration moved AH4 from −3.8 to −5.3 %), the multi-node rows within 20 % (still too fast);
+// without the key (as before) the one-node rows were within 16 %, the multi-node rows 15-45 % too
+// fast, and AH1 (32 nodes) was predicted like AH3 (one node, the same 8 sequences per GPU, fsdp 8)
+// where the measurements differ by 20 %; with it AH1 is > 5 % slower than AH3 (the data
+// all-reduce over the nodes is exposed). Since session 28 the shape calibration's cross-slice sync
+// (dcn_sync_exposed) also exposes the nodes' DCN ring without the key: AH1 is then 5-10 % slower
+// than AH3, less than with it; with the sync set off AH1 is predicted like AH3 again. The counted
+// summary is the same with and without the rows.
 TEST(Validation, AxlearnH100RowsAreOutOfSampleAndTheirMultiNodeGapIsKnown) {
   const MeasurementSet all = DefaultMeasurements();
   MeasurementSet ah, without_ah;
@@ -1092,7 +1106,10 @@ TEST(Validation, AxlearnH100RowsAreOutOfSampleAndTheirMultiNodeGapIsKnown) {
   const std::map<std::string, std::pair<int, double>> nodes_measured = {
       {"AH1", {32, 2.44}}, {"AH2", {64, 1.54}}, {"AH3", {1, 2.03}}, {"AH4", {1, 1.1}}, {"AH5", {64, 12.9}}};
   const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
-  std::map<std::string, double> step, step_overlapped, measured;
+  ASSERT_TRUE(shaped.efficiency().dcn_sync_exposed());
+  Catalog sync_off = shaped;
+  sync_off.mutable_efficiency()->set_dcn_sync_exposed(false);
+  std::map<std::string, double> step, step_overlapped, step_overlapped_sync_off, measured;
   for (const Measurement& m : ah.row()) {
     const auto it = nodes_measured.find(m.id());
     ASSERT_NE(it, nodes_measured.end()) << m.id();
@@ -1118,13 +1135,18 @@ TEST(Validation, AxlearnH100RowsAreOutOfSampleAndTheirMultiNodeGapIsKnown) {
     EXPECT_FALSE(b.oom) << m.id();
     step[m.id()] = b.step_s;
     step_overlapped[m.id()] = o.step_s;
+    const StepBreakdown s = TrainingEvaluator(m.run().model(), m.run().mesh(), sync_off).Evaluate(overlapped);
+    ASSERT_TRUE(s.valid) << m.id();
+    EXPECT_EQ(TrainingEvaluator(m.run().model(), m.run().mesh(), sync_off).Evaluate(PlanFromProto(m.run().plan())).step_s,
+              b.step_s) << m.id() << ": serial collectives expose everything, with or without the sync";
+    step_overlapped_sync_off[m.id()] = s.step_s;
     measured[m.id()] = m.measured();
     const double err = b.step_s / m.measured() - 1, err_o = o.step_s / m.measured() - 1;
     EXPECT_GT(b.step_s, o.step_s) << m.id();
     EXPECT_LT(err, 0) << m.id() << " " << err;
     if (it->second.first == 1) {
-      EXPECT_LT(std::abs(err), 0.05) << m.id() << " " << err;
-      EXPECT_LT(std::abs(err_o), 0.15) << m.id() << " " << err_o;
+      EXPECT_LT(std::abs(err), 0.06) << m.id() << " " << err;
+      EXPECT_LT(std::abs(err_o), 0.16) << m.id() << " " << err_o;
     } else {
       EXPECT_GT(err, -0.20) << m.id() << " " << err;
       EXPECT_LT(err_o, -0.15) << m.id() << " " << err_o;
@@ -1132,7 +1154,9 @@ TEST(Validation, AxlearnH100RowsAreOutOfSampleAndTheirMultiNodeGapIsKnown) {
     }
   }
   // AH1 and AH3: 8 sequences of 2048 per GPU, fsdp 8 in a node; 32 nodes vs one.
-  EXPECT_NEAR(step_overlapped["AH1"] / step_overlapped["AH3"], 1.0, 0.02);
+  EXPECT_NEAR(step_overlapped_sync_off["AH1"] / step_overlapped_sync_off["AH3"], 1.0, 0.02);
+  EXPECT_GT(step_overlapped["AH1"] / step_overlapped["AH3"], 1.05);
+  EXPECT_LT(step_overlapped["AH1"] / step_overlapped["AH3"], step["AH1"] / step["AH3"]);
   EXPECT_GT(step["AH1"] / step["AH3"], 1.05);
   EXPECT_GT(measured["AH1"] / measured["AH3"], 1.15);
   const ValidationReport with = Validate(all, shaped), without = Validate(without_ah, shaped);
@@ -1186,39 +1210,46 @@ TEST(Validation, PureFsdpV5eRowHeldOutIsItsMatmulPrior) {
   EXPECT_GT(exposed.step_s, prior.step_s);
 }
 
-// Session 27's decision, kept checkable: counting AXLearn's A2-A4 with the cross-slice sync on
-// lowers the binary's leave-one-paper-out worst (25.7 -> 22.8 %) without raising its in-sample or
-// leave-one-out worst, but the library default (one matmul constant, fitted on the same counted
-// rows; the NAS step-time model and the device simulator) then refits memory 0.5 -> 0.6 and its
-// in-sample worst rises (16.8 -> 19.9 %, I2): not adopted (docs/perf_model.md, session 27). When
-// this stops holding the decision should be looked at again.
-TEST(Validation, CountingAxlearnRowsWithTheCrossSliceSyncMovesTheLibraryDefault) {
+// Session 28 adopted session 27's variant (docs/perf_model.md, "Adopted: the AXLearn v5e rows
+// counted, the cross-slice sync on"): AXLearn's A2-A4 counted and the shape calibration's
+// cross-slice sync on. Against session 27's state rebuilt here (A2-A4 out of sample, the sync off,
+// both calibrations refitted; the refits give session 27's constants) the committed state has a
+// lower leave-one-paper-out worst (25.7 -> 22.8 %) and median (7.4 -> 6.2 %) and a lower in-sample
+// worst (16.7 -> 14.5 %); the cost accepted with it: the library default (one matmul constant,
+// fitted on the same counted rows; the NAS step-time model and the device simulator) moved memory
+// 0.5 -> 0.6 and its in-sample worst rose (16.8 -> 19.9 %, I2).
+TEST(Validation, AdoptedAxlearnRowsWithTheCrossSliceSyncAgainstSession27) {
   const MeasurementSet committed = DefaultMeasurements();
-  MeasurementSet counted = committed;
-  int made_counted = 0;
-  for (Measurement& m : *counted.mutable_row())
+  MeasurementSet session27 = committed;
+  int made_extra = 0;
+  for (Measurement& m : *session27.mutable_row())
     if (m.id() == "A2" || m.id() == "A3" || m.id() == "A4") {
-      ASSERT_TRUE(m.extra()) << m.id();
-      m.set_extra(false);
-      ++made_counted;
+      ASSERT_FALSE(m.extra()) << m.id();
+      m.set_extra(true);
+      ++made_extra;
     }
-  ASSERT_EQ(made_counted, 3);
+  ASSERT_EQ(made_extra, 3);
   const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
-  Catalog on = shaped;
-  on.mutable_efficiency()->set_dcn_sync_exposed(true);
-  const Catalog on_fitted = FitEfficiency(counted, on, nullptr);
-  const ValidationReport in_before = Validate(committed, shaped), in_after = Validate(counted, on_fitted);
-  const ValidationReport lopo_before = CrossValidatePapers(committed, shaped),
-                         lopo_after = CrossValidatePapers(counted, on_fitted);
-  EXPECT_LT(lopo_after.time_worst_abs_error, lopo_before.time_worst_abs_error - 0.02);
-  EXPECT_LT(lopo_after.time_median_abs_error, lopo_before.time_median_abs_error);
-  EXPECT_LE(in_after.time_worst_abs_error, in_before.time_worst_abs_error);
-  // The library default refitted on the counted rows.
+  ASSERT_TRUE(shaped.efficiency().dcn_sync_exposed());
+  Catalog off = shaped;
+  off.mutable_efficiency()->set_dcn_sync_exposed(false);
+  const Catalog shaped27 = FitEfficiency(session27, off, nullptr);
+  EXPECT_DOUBLE_EQ(shaped27.efficiency().memory(), 0.55);
+  EXPECT_DOUBLE_EQ(shaped27.efficiency().matmul(), 0.725);
+  EXPECT_DOUBLE_EQ(EffectiveEfficiency(shaped27, FindChip(shaped27, "tpu_v5p")).matmul(), 0.725);
+  const ValidationReport in_now = Validate(committed, shaped), in_27 = Validate(session27, shaped27);
+  const ValidationReport lopo_now = CrossValidatePapers(committed, shaped),
+                         lopo_27 = CrossValidatePapers(session27, shaped27);
+  EXPECT_LT(lopo_now.time_worst_abs_error, lopo_27.time_worst_abs_error - 0.02);
+  EXPECT_LT(lopo_now.time_median_abs_error, lopo_27.time_median_abs_error);
+  EXPECT_LT(in_now.time_worst_abs_error, in_27.time_worst_abs_error);
+  // The library default, committed (fitted with A2-A4) vs refitted without them.
   const Catalog& library = DefaultCatalog();
-  const Catalog library_refit = FitEfficiency(counted, library, nullptr);
-  EXPECT_GT(library_refit.efficiency().memory(), library.efficiency().memory() + 0.05);
-  EXPECT_GT(Validate(counted, library_refit).time_worst_abs_error,
-            Validate(committed, library).time_worst_abs_error + 0.02);
+  const Catalog library27 = FitEfficiency(session27, library, nullptr);
+  EXPECT_DOUBLE_EQ(library27.efficiency().memory(), 0.5);
+  EXPECT_DOUBLE_EQ(EffectiveEfficiency(library27, FindChip(library27, "tpu_v5e")).matmul(), 0.875);
+  EXPECT_GT(library.efficiency().memory(), library27.efficiency().memory() + 0.05);
+  EXPECT_GT(Validate(committed, library).time_worst_abs_error, Validate(session27, library27).time_worst_abs_error + 0.02);
 }
 
 // The leave-one-paper-out page names the chips that more than one paper measured (they keep a
