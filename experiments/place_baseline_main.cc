@@ -151,7 +151,7 @@ int PlaceBaseline(const Options& o) {
   if (r.proposer.used) {
     // The learned proposer: its weights at the end (proposer.json, to continue from) and what it did.
     search::ProposerWeights w = r.proposer.weights;
-    w.trained_on.push_back(env->instance().design.label);
+    search::AddTrainedOn(&w, env->instance().design.label);
     dir.WriteFile("proposer.json", search::ProposerWeightsJson(w));
     nlohmann::json kinds = nlohmann::json::object();
     for (int k = 0; k < search::ProposerWeights::kKinds; ++k) {

@@ -176,7 +176,7 @@ int TrainProposer(const Options& o) {
 
   search::ProposerWeights out = r.weights;
   out.trained_on = start.trained_on;
-  for (const auto& l : labels) out.trained_on.push_back(l);
+  for (const auto& l : labels) search::AddTrainedOn(&out, l);
   out.proposals_trained = start.proposals_trained + r.runs * cfg.run().max_evaluations();
   dir.WriteFile("proposer.json", search::ProposerWeightsJson(out));
   viz::PlotOptions plot;

@@ -78,6 +78,11 @@ double AcceptanceController::factor(double progress) const {
   return std::exp(u_ * std::max(0.0, 1 - progress) / (1 - h));
 }
 
+void AddTrainedOn(ProposerWeights* w, const std::string& design) {
+  if (std::find(w->trained_on.begin(), w->trained_on.end(), design) == w->trained_on.end())
+    w->trained_on.push_back(design);
+}
+
 std::string ProposerWeightsJson(const ProposerWeights& w) {
   nlohmann::json j;
   j["format"] = kFormat;
@@ -204,7 +209,7 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
     if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");
     for (const auto& d : j["trained_on"]) {
       if (!d.is_string()) throw bad("\"trained_on\" must be a list of names");
-      w.trained_on.push_back(d.get<std::string>());
+      AddTrainedOn(&w, d.get<std::string>());  // files written before session 29 may repeat a design
     }
   }
   if (j.contains("proposals_trained")) {

@@ -69,10 +69,14 @@ struct ProposerWeights {
   // by train-proposer (--set control=true) when the start has it.
   bool control_state_on = false;
   double control_state = 0;
-  // Designs these weights were trained on, in order (provenance; empty = untrained).
+  // Designs these weights were trained on, each once, in the order first trained (provenance;
+  // empty = untrained; add with AddTrainedOn). How much training: proposals_trained.
   std::vector<std::string> trained_on;
   int64_t proposals_trained = 0;
 };
+
+// Appends `design` to w->trained_on unless it is listed already.
+void AddTrainedOn(ProposerWeights* w, const std::string& design);
 
 enum ProposalKind { kSwap = 0, kShift, kMirror, kMove, kShuffle, kSoftShift, kSoftPull, kHardPull };
 const char* ProposalKindName(int kind);

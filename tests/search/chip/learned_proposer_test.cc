@@ -218,6 +218,15 @@ TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
   EXPECT_EQ(back.select, w.select);
   EXPECT_EQ(back.trained_on, w.trained_on);
   EXPECT_EQ(back.proposals_trained, w.proposals_trained);
+  // trained_on lists each design once (files written before session 29 repeat a design per
+  // training: read back without the repeats, in the order first trained).
+  ProposerWeights twice = w;
+  AddTrainedOn(&twice, "asap7_ariane136");
+  AddTrainedOn(&twice, "sky130hd_ariane133");
+  EXPECT_EQ(twice.trained_on, (std::vector<std::string>{"ng45_ariane136", "asap7_ariane136", "sky130hd_ariane133"}));
+  twice.trained_on = {"a", "b", "a", "c", "b"};
+  EXPECT_EQ(ParseProposerWeights(ProposerWeightsJson(twice), "old.json").trained_on,
+            (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_EQ(back.schedule, w.schedule);
   const std::string text = ProposerWeightsJson(w);
   // Zero schedule weights are not written (files stay as before); others round-trip.
