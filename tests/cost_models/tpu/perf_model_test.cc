@@ -1154,6 +1154,42 @@ TEST(Validation, AxlearnFujiRowsA2ToA4AreCountedA1IsOutOfSample) {
   EXPECT_EQ(EfficiencyText(FitEfficiency(all, shaped, nullptr)), EfficiencyText(shaped));
 }
 
+// Session 29: the rows whose sources train without dropout say so (model dropout: false):
+// AXLearn's fuji configs (`model.decoder.dropout_rate: 0.0`, A1-A4 on TPU and AH1-AH5 on H100)
+// and Lingvo's GSPMD LMs (`dropout_rate=0.0, attention_dropout_prob=0.0`, notes §3a "dropout
+// 0"); no other row. The key is memory only: every row's prediction is the one it has with
+// dropout on, and only A1's and A4's "predicted OOM" goes.
+TEST(Validation, RowsWithoutDropoutKeepTheirPredictions) {
+  const MeasurementSet all = DefaultMeasurements();
+  MeasurementSet with_dropout = all;
+  std::vector<std::string> off;
+  for (Measurement& m : *with_dropout.mutable_row()) {
+    const std::string paper = PaperOf(m);
+    const bool source_says_none = paper == "AXLearn fuji configs (2024)" ||
+                                  paper == "AXLearn fuji configs, H100 (2024)" ||
+                                  paper == "GSPMD/Lingvo configs (Xu et al. 2021)";
+    ASSERT_TRUE(m.has_run()) << m.id();
+    EXPECT_EQ(m.run().model().has_dropout(), source_says_none) << m.id();
+    if (m.run().model().has_dropout()) {
+      EXPECT_FALSE(m.run().model().dropout()) << m.id();
+      off.push_back(m.id());
+    }
+    m.mutable_run()->mutable_model()->clear_dropout();
+  }
+  EXPECT_EQ(off.size(), 15u);  // A1-A4, AH1-AH5, L1-L3, L5, L6, L8
+  for (const Catalog& cat : {DefaultCatalog(), WithShapeModel(DefaultCatalog(), true)}) {
+    const ValidationReport a = Validate(all, cat), b = Validate(with_dropout, cat);
+    ASSERT_EQ(a.rows.size(), b.rows.size());
+    for (size_t i = 0; i < a.rows.size(); ++i) {
+      EXPECT_EQ(a.rows[i].predicted, b.rows[i].predicted) << a.rows[i].id;
+      const bool fits_now = a.rows[i].id == "A1" || a.rows[i].id == "A4";
+      EXPECT_EQ(a.rows[i].oom, b.rows[i].oom && !fits_now) << a.rows[i].id;
+    }
+    EXPECT_EQ(a.median_abs_error, b.median_abs_error);
+    EXPECT_EQ(a.worst_abs_error, b.worst_abs_error);
+  }
+}
+
 // Session 27, second part (docs/perf_model.md): AXLearn's fuji step times on H100 (p5.48xlarge
 // nodes of 8 GPUs) are five out-of-sample rows of their own paper: fuji-7B v1 (the A1-A4 config,
 // d_ff = ceil(4096·8/3 / 256)·256, save_qkvo) on 32 / 64 nodes (4M tokens per batch) and on one
