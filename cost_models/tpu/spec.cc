@@ -153,6 +153,9 @@ std::string FieldsToString(const google::protobuf::Message& msg) {
   for (int i = 0; i < desc->field_count(); ++i) {
     const FieldDescriptor* f = desc->field(i);
     if (f->is_repeated()) continue;
+    // A field with presence that is unset means its documented default (model dropout: on);
+    // it is not printed, so that strings written before the field existed stay the same.
+    if (f->has_presence() && !refl->HasField(msg, f)) continue;
     out << (first ? "" : ",") << f->name() << "=";
     first = false;
     switch (f->cpp_type()) {

@@ -12,7 +12,8 @@
 // Written keys override defaults, the same way in both forms: a model string or .pbtxt that
 // omits a key gets DefaultModel()'s value (so `transformer(heads=7)` is the default model
 // with 7 heads, and flash_attention is on unless written `false`); a plan gets its degrees
-// from ResolvePlan (one axis takes the devices the others leave).
+// from ResolvePlan (one axis takes the devices the others leave). The model's `dropout` is on
+// unless written `false` (an `optional` field: unset = on; ModelToString prints it only when off).
 //
 // Limits (explicit so that no product overflows; all checked in 64-bit):
 //   a mesh has at most kMaxDevices devices (chips × slices × TensorCores per chip);

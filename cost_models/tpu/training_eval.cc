@@ -183,6 +183,9 @@ TransformerModel NormalizedModel(const TransformerModel& in) {
     need(m.capacity_factor() > 0, "capacity_factor must be > 0");
   }
   need(!(m.parallel_block() && m.block_size() > 0), "parallel_block applies to uniform models (no block)");
+  // Dropout on is the default: written `true` is stored as unset, so that both spell one model
+  // (ModelToString prints the key only when it is off).
+  if (m.has_dropout() && m.dropout()) m.clear_dropout();
   for (int i = 0; i < m.block_size(); ++i) {
     SubLayer& s = *m.mutable_block(i);
     const std::string at = "block sub-layer " + std::to_string(i + 1) + ": ";
@@ -769,15 +772,22 @@ PLACERL_STEP_INLINE void StepModel::Memory(StepBreakdown& r, const Chip& chip) c
   // (× 1.5 gated, × routed slots for a block's MoE), and 5·d per sub-layer (layer-norm inputs,
   // dropout masks) replicated across the tensor group unless sequence parallelism shards them.
   // The first variant's (a uniform MoE layer's equals the dense layer's).
+  // Without dropout (model dropout=false) three of Korthikanti's terms are never made: of the
+  // 5·H·S score units per attention the mask (1) and the dropped-out scores (2) — ·V reads the
+  // softmax output (2), which stays — and of the 5·d replicated units per sub-layer (per layer
+  // norm: the parallel block has one) the mask of the dropout after it (1).
   const double tp_rest = p.no_sequence_parallel ? 1 : tp;
-  const double per_token_none = k0.act_sharded * ab / 2 / tp + k0.norm_units * d * ab / 2 / tp_rest +
-                                (m.flash_attention() ? 0 : k0.score_units * S * ab / 2 / tp);
+  const bool dropout = !m.has_dropout();  // NormalizedModel: set means off
+  const double norm_units = dropout ? k0.norm_units : k0.norm_units / 5 * 4;
+  const double score_units = dropout ? k0.score_units : k0.score_units / 5 * 2;
+  const double per_token_none = k0.act_sharded * ab / 2 / tp + norm_units * d * ab / 2 / tp_rest +
+                                (m.flash_attention() ? 0 : score_units * S * ab / 2 / tp);
   double per_token_layer = per_token_none;
   // Minimal remat keeps the matmul outputs + 1.5·d per sub-layer; full remat the layer's input.
   if (p.remat == REMAT_MINIMAL) per_token_layer = (k0.min_units + (1.5 * k0.sub_layers) * d) * ab / tp;
   if (p.remat == REMAT_FULL) per_token_layer = d * ab / tp;
   // Selective remat keeps everything but the attention scores (Korthikanti et al.'s 34·d).
-  if (p.remat == REMAT_SELECTIVE) per_token_layer = k0.act_sharded * ab / 2 / tp + k0.norm_units * d * ab / 2 / tp_rest;
+  if (p.remat == REMAT_SELECTIVE) per_token_layer = k0.act_sharded * ab / 2 / tp + norm_units * d * ab / 2 / tp_rest;
   // Save-QKVO keeps q, k, v, the context and the out-projection's output + the layer's input.
   if (p.remat == REMAT_SAVE_QKVO) per_token_layer = (k0.qkvo_units + d) * ab / tp;
   // 1F1B: the first stage holds min(K, M) microbatches; the interleaved schedule

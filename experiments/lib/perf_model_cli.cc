@@ -22,6 +22,8 @@ const char* const kPerfModelDescription =
     "        transformer(layers=4,d_model=1024,block=attn:h16+moe:e64:k2:cf1.25+ffn:r4) =\n"
     "        `layers` repetitions of the block; sub-layers attn[:h:kv:hd], ffn[:r|:f],\n"
     "        moe[:r|:f][:e][:k|:ec][:cf] (ec = expert-choice gating; docs/perf_model.md).\n"
+    "        dropout=true|false (default true; false: no dropout masks and no dropped-out\n"
+    "        attention scores in the activations — memory only; printed only when false).\n"
     "Meshes: chip:AxBxC[,slices=N] (e.g. tpu_v5p:4x4x4, a100:8,slices=48) or a Mesh .pbtxt;\n"
     "        at most 1,048,576 devices.\n"
     "Plans:  data=,fsdp=,tensor=,pipeline=,microbatches=,expert=,\n"

@@ -230,6 +230,7 @@ TEST(PerfModelInputs, BadPlanValuesAndRepeatedKeys) {
   ExpectOneLineError("run --plan microbatches=-4", "microbatches=-4");
   ExpectOneLineError("run --plan fsdp=16,fsdp=16", "given twice");
   ExpectOneLineError("run --model 'transformer(layers=2,layers=4)'", "given twice");
+  ExpectOneLineError("run --model 'transformer(dropout=maybe)'", "model dropout: expected true/false, got \"maybe\"");
   // Inconsistent degrees say which numbers do not fit.
   ExpectOneLineError("run --plan fsdp=16,tensor=4", "data=1 x fsdp=16 x tensor=4 x pipeline=1 = 64 devices, but the mesh has 256");
   ExpectOneLineError("run --plan tensor=3", "tensor=3");

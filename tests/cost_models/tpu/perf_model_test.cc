@@ -382,6 +382,79 @@ TEST(TrainingEval, SaveQkvoRematRecomputesTheFfnInputProjections) {
       EXPECT_NE(r.plan.remat, REMAT_SAVE_QKVO);
 }
 
+// Model dropout=false (session 29): Korthikanti et al. 2022's per-layer activations,
+// s·b·h·(34 + 5·a·s/h) bytes in fp16, hold three dropout terms — the attention-score dropout's
+// mask (a·s²·b) and its output (2·a·s²·b; ·V then reads the softmax output, 2·a·s²·b, kept) and
+// the masks of the dropouts after attention and after the MLP (s·b·h each, among the 10·s·b·h
+// that tensor parallelism without sequence parallelism replicates). Without dropout none is
+// held: s·b·h·(8 + 24/t + 2·a·s/(h·t)) per layer instead of s·b·h·(10 + 24/t + 5·a·s/(h·t)).
+// The expected values are the paper's formula with those terms taken out, not the evaluator's
+// units. Memory only: every time and FLOP count stays bit for bit, in every remat mode.
+TEST(TrainingEval, NoDropoutDropsKorthikantisDropoutTerms) {
+  const std::string spec =
+      "transformer(layers=48,d_model=6144,d_ff=24576,heads=64,head_dim=96,seq=2048,vocab=51200,"
+      "tied_embeddings=true,flash_attention=false";
+  const TrainingEvaluator on(ParseModelSpec(spec + ")"), ParseMeshSpec("a100:8"), DefaultCatalog());
+  const TrainingEvaluator off(ParseModelSpec(spec + ",dropout=false)"), ParseMeshSpec("a100:8"), DefaultCatalog());
+  const double s = 2048, b = 4, h = 6144, a = 64, t = 8, L = 48;
+  const double sbh = s * b * h, logits = 2 * s * b * 51200 / t * 4;
+  const double score_dropout = 3 * a * s * s * b;  // mask 1 + output 2 bytes per score
+  const double mask_dropout = 2 * sbh;             // after attention + after the MLP, 1 byte each
+  PlanC p;
+  p.tensor = 8;
+  p.global_batch = 4;
+  p.param_dtype = FP16;
+  p.compute_dtype = FP16;
+  for (const bool sp : {false, true}) {
+    p.no_sequence_parallel = !sp;
+    const double masks_per_device = sp ? mask_dropout / t : mask_dropout;  // replicated without SP
+    for (const Remat remat : {REMAT_NONE, REMAT_MINIMAL, REMAT_SELECTIVE, REMAT_FULL, REMAT_SAVE_QKVO}) {
+      p.remat = remat;
+      const StepBreakdown x = on.Evaluate(p), y = off.Evaluate(p);
+      ASSERT_TRUE(x.valid && y.valid) << remat;
+      EXPECT_EQ(x.step_s, y.step_s) << remat;
+      EXPECT_EQ(x.compute_s, y.compute_s) << remat;
+      EXPECT_EQ(x.hw_flops, y.hw_flops) << remat;
+      EXPECT_EQ(x.hbm_params + x.hbm_grads + x.hbm_optimizer, y.hbm_params + y.hbm_grads + y.hbm_optimizer) << remat;
+      // No remat: every layer; selective: every layer's masks + the one layer whose scores are
+      // recomputed; minimal / save-qkvo / full remat: the one recomputed layer's working set.
+      const double layers_masks = remat == REMAT_NONE || remat == REMAT_SELECTIVE ? L : 1;
+      const double layers_scores = remat == REMAT_NONE ? L : 1;
+      const double expected_drop =
+          remat == REMAT_MINIMAL || remat == REMAT_SAVE_QKVO || remat == REMAT_FULL
+              ? masks_per_device + score_dropout / t  // (what these modes keep holds no dropout)
+              : layers_masks * masks_per_device + layers_scores * score_dropout / t;
+      EXPECT_NEAR(x.hbm_activations - y.hbm_activations, expected_drop, 1) << "remat " << remat << " sp " << sp;
+    }
+  }
+  // The whole formula, no remat and no sequence parallelism (Korthikanti eq. 2 without dropout).
+  p.no_sequence_parallel = true;
+  p.remat = REMAT_NONE;
+  EXPECT_NEAR(off.Evaluate(p).hbm_activations, L * sbh * (8 + 24.0 / t + 2.0 * a * s / (h * t)) + logits, 1);
+}
+
+// The lead of session 27 (docs/perf_model.md): AXLearn's A4 (fuji-7B v1 on v5e-32, remat
+// save_qkvo, no flash attention, 2 sequences = 4096 tokens per chip) was predicted 14.75 GiB of
+// the v5e's 14.16 usable. fuji trains with dropout_rate 0: without the recomputed layer's score
+// dropout (4096·3·32·2048 B) and its two masks (4096·2·4096 B) it fits; its step time does not move.
+TEST(TrainingEval, FujiA4FitsTheV5eWithoutDropout) {
+  const std::string spec =
+      "transformer(layers=32,d_model=4096,d_ff=11008,heads=32,head_dim=128,seq=2048,vocab=32768,"
+      "gated_ffn=true,tied_embeddings=true,flash_attention=false";
+  const Mesh mesh = ParseMeshSpec("tpu_v5e:4x8");
+  const PlanC p = PlanFromProto(ParsePlanSpec(
+      "data=2,fsdp=16,remat=save_qkvo,param_dtype=fp32,compute_dtype=bf16,grad_dtype=fp32,global_batch=64"));
+  for (const Catalog& cat : {DefaultCatalog(), WithShapeModel(DefaultCatalog(), true)}) {
+    const StepBreakdown on = TrainingEvaluator(ParseModelSpec(spec + ")"), mesh, cat).Evaluate(p);
+    const StepBreakdown off = TrainingEvaluator(ParseModelSpec(spec + ",dropout=false)"), mesh, cat).Evaluate(p);
+    const double tokens = 2 * 2048, d = 4096, H = 32, S = 2048;
+    EXPECT_NEAR(on.hbm_activations - off.hbm_activations, tokens * (3 * H * S + 2 * d), 1);
+    EXPECT_TRUE(on.oom);
+    EXPECT_FALSE(off.oom) << off.hbm_total / 1073741824.0 << " GiB";
+    EXPECT_EQ(on.step_s, off.step_s);
+  }
+}
+
 // eXmY widths (Agrawal et al. 2024): bytes per value = bits / 8 for the tensors given; the
 // compute rate stays the compute dtype's.
 TEST(Formats, BitsOfNamedAndExmyFormats) {
@@ -1079,6 +1152,42 @@ TEST(Validation, AxlearnFujiRowsA2ToA4AreCountedA1IsOutOfSample) {
   const Catalog fitted_without = FitEfficiency(without_ax, shaped, nullptr);
   EXPECT_NE(EfficiencyText(fitted_without), EfficiencyText(shaped));
   EXPECT_EQ(EfficiencyText(FitEfficiency(all, shaped, nullptr)), EfficiencyText(shaped));
+}
+
+// Session 29: the rows whose sources train without dropout say so (model dropout: false):
+// AXLearn's fuji configs (`model.decoder.dropout_rate: 0.0`, A1-A4 on TPU and AH1-AH5 on H100)
+// and Lingvo's GSPMD LMs (`dropout_rate=0.0, attention_dropout_prob=0.0`, notes §3a "dropout
+// 0"); no other row. The key is memory only: every row's prediction is the one it has with
+// dropout on, and only A1's and A4's "predicted OOM" goes.
+TEST(Validation, RowsWithoutDropoutKeepTheirPredictions) {
+  const MeasurementSet all = DefaultMeasurements();
+  MeasurementSet with_dropout = all;
+  std::vector<std::string> off;
+  for (Measurement& m : *with_dropout.mutable_row()) {
+    const std::string paper = PaperOf(m);
+    const bool source_says_none = paper == "AXLearn fuji configs (2024)" ||
+                                  paper == "AXLearn fuji configs, H100 (2024)" ||
+                                  paper == "GSPMD/Lingvo configs (Xu et al. 2021)";
+    ASSERT_TRUE(m.has_run()) << m.id();
+    EXPECT_EQ(m.run().model().has_dropout(), source_says_none) << m.id();
+    if (m.run().model().has_dropout()) {
+      EXPECT_FALSE(m.run().model().dropout()) << m.id();
+      off.push_back(m.id());
+    }
+    m.mutable_run()->mutable_model()->clear_dropout();
+  }
+  EXPECT_EQ(off.size(), 15u);  // A1-A4, AH1-AH5, L1-L3, L5, L6, L8
+  for (const Catalog& cat : {DefaultCatalog(), WithShapeModel(DefaultCatalog(), true)}) {
+    const ValidationReport a = Validate(all, cat), b = Validate(with_dropout, cat);
+    ASSERT_EQ(a.rows.size(), b.rows.size());
+    for (size_t i = 0; i < a.rows.size(); ++i) {
+      EXPECT_EQ(a.rows[i].predicted, b.rows[i].predicted) << a.rows[i].id;
+      const bool fits_now = a.rows[i].id == "A1" || a.rows[i].id == "A4";
+      EXPECT_EQ(a.rows[i].oom, b.rows[i].oom && !fits_now) << a.rows[i].id;
+    }
+    EXPECT_EQ(a.median_abs_error, b.median_abs_error);
+    EXPECT_EQ(a.worst_abs_error, b.worst_abs_error);
+  }
 }
 
 // Session 27, second part (docs/perf_model.md): AXLearn's fuji step times on H100 (p5.48xlarge

@@ -188,6 +188,52 @@ TEST(ModelSpec, OmittedKeysTakeTheDefaultsInBothForms) {
   ExpectConfigError([] { ParseModelSpec("moe(capacity_factor=inf)"); }, "not a finite number");
 }
 
+// Model dropout (session 29) is on unless written false; `dropout=true` and no key are one
+// model and print the same string, the string every model printed before the key existed (so
+// resolved strings, goldens and pages stay byte-identical); `dropout=false` prints and reads back;
+// a value that is not a boolean is refused with one line, in both forms.
+TEST(ModelSpec, DropoutIsOnUnlessWrittenFalse) {
+  const std::string fuji =
+      "transformer(layers=32,d_model=4096,d_ff=11008,heads=32,head_dim=128,seq=2048,vocab=32768,"
+      "gated_ffn=true,tied_embeddings=true,flash_attention=false";
+  // As `perf-model run` printed A4's model on main at 55f590a (before the key).
+  const std::string printed_before =
+      "transformer(layers=32,d_model=4096,d_ff=11008,heads=32,head_dim=128,kv_heads=32,seq=2048,vocab=32768,"
+      "gated_ffn=true,num_experts=0,top_k=0,moe_every=0,capacity_factor=0,flash_attention=false,"
+      "tied_embeddings=true,parallel_block=false)";
+  const TransformerModel unset = ParseModelSpec(fuji + ")"), on = ParseModelSpec(fuji + ",dropout=true)");
+  EXPECT_EQ(ModelToString(unset), printed_before);
+  EXPECT_EQ(ModelToString(on), printed_before);
+  EXPECT_EQ(unset.SerializeAsString(), on.SerializeAsString());
+  EXPECT_FALSE(on.has_dropout());
+  const TransformerModel off = ParseModelSpec(fuji + ",dropout=false)");
+  ASSERT_TRUE(off.has_dropout());
+  EXPECT_FALSE(off.dropout());
+  const std::string printed_off = ModelToString(off);
+  EXPECT_EQ(printed_off, printed_before.substr(0, printed_before.size() - 1) + ",dropout=false)");
+  EXPECT_EQ(ParseModelSpec(printed_off).SerializeAsString(), off.SerializeAsString());
+  EXPECT_EQ(ModelToString(ParseModelSpec("transformer(dropout=0)")), ModelToString(ParseModelSpec("transformer(dropout=false)")));
+  TempDir dir;
+  EXPECT_EQ(ModelToString(ParseModelSpec(dir.Write("off.pbtxt", "layers: 4\ndropout: false\n"))),
+            ModelToString(ParseModelSpec("transformer(layers=4,dropout=false)")));
+  EXPECT_EQ(ModelToString(ParseModelSpec(dir.Write("on.pbtxt", "layers: 4\ndropout: true\n"))),
+            ModelToString(ParseModelSpec("transformer(layers=4)")));
+  ExpectConfigError([] { ParseModelSpec("transformer(dropout=maybe)"); },
+                    "model dropout: expected true/false, got \"maybe\"");
+  ExpectConfigError([] { ParseModelSpec("transformer(dropout=false,dropout=true)"); }, "given twice");
+  const std::string bad = dir.Write("bad.pbtxt", "layers: 4\ndropout: maybe\n");
+  try {
+    ParseModelSpec(bad);
+    ADD_FAILURE() << "bad.pbtxt was accepted";
+  } catch (const ParseError& e) {
+    // (protobuf's text parser names the line after a bad boolean: bad.pbtxt:3 here, as for
+    // flash_attention: maybe)
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bad.pbtxt:"), std::string::npos) << what;
+    EXPECT_NE(what.find("\"dropout\". Value: \"maybe\""), std::string::npos) << what;
+  }
+}
+
 TEST(PlanSearch, KeepsTheKeysWrittenInThePlan) {
   const TransformerModel m = ParseModelSpec("transformer(layers=8,d_model=1024,d_ff=4096,heads=8,seq=512)");
   const TrainingEvaluator ev(m, ParseMeshSpec("tpu_v5e:4x4"), DefaultCatalog());
