@@ -143,9 +143,16 @@ int PlaceBaseline(const Options& o) {
                                          {"uphill_accepted", k.uphill_accepted / up},
                                          {"uphill_increase", k.uphill > 0 ? std::exp(k.sum_log_uphill / up) : 0.0}};
       }
+      // The acceptance controller (a learned proposer with control weights): its factor on the
+      // temperature, the acceptance it aims at and, with the state term, d — at the end of the tenth.
+      if (r.proposer.used && r.proposer.weights.control_on) {
+        row["control"] = {{"factor", t.control_factor}, {"target", t.control_target}};
+        if (r.proposer.weights.control_state_on) row["control"]["state"] = t.control_state;
+      }
       tenths.push_back(row);
     }
     j["anneal_profile"] = tenths;
+    if (std::isfinite(r.control_first_log_share)) j["control_first_log_share"] = r.control_first_log_share;
   }
   j["stopped_by_signal"] = run::StopRequested();
   if (r.proposer.used) {

@@ -239,7 +239,13 @@ class Annealer {
         run_->Offer(*pc_, c);
       }
       tenth_->temperature = t_;
+      if (control_) {
+        tenth_->control_factor = control_->factor(progress);
+        tenth_->control_target = control_->target(progress);
+        tenth_->control_state = control_->state();
+      }
     }
+    if (control_ && proposer_->weights().control_state_on) run_->result().control_first_log_share = control_->first_log_share();
     run_->result().anneal_profile = std::move(profile_);
   }
 

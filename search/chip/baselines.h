@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -113,8 +114,14 @@ struct BaselineResult {
   struct AnnealTenth {
     double temperature = 0;  // at the end of the tenth
     std::array<AnnealCounts, 2> kinds{};
+    // With the proposer's acceptance controller (ProposerWeights::control_on), at the end of the
+    // tenth: its factor on the temperature and the acceptance it aims at; with its state term, d.
+    double control_factor = 1, control_target = 0, control_state = 0;
   };
   std::vector<AnnealTenth> anneal_profile;  // 10 entries for sa, empty otherwise
+  // The controller's state term: the log share of the first window's hard-macro proposals that
+  // lowered the cost (d's reference; AcceptanceController::first_log_share). NaN without the term.
+  double control_first_log_share = std::numeric_limits<double>::quiet_NaN();
   double evaluations_per_second() const { return seconds > 0 ? evaluations / seconds : 0; }
 };
 

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -116,6 +117,9 @@ class AcceptanceController {
   // The target acceptance at `progress` in the run's current state (the state term's d as it is now).
   double target(double progress) const;
   double state() const { return state_ - state0_; }  // d of ProposerWeights::control_state (0 before the first window)
+  // The first window's log share of improving hard-macro proposals (d's reference); NaN before it
+  // closes or without the state term.
+  double first_log_share() const { return state_seen_ ? state0_ : std::numeric_limits<double>::quiet_NaN(); }
 
  private:
   const ProposerWeights& w_;

@@ -8,9 +8,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <csignal>
 
 #include "experiments/lib/metrics_csv.h"
+#include "search/chip/learned_proposer.h"
 #include "tests/experiments/interrupt.h"
 #include "tests/experiments/run_command.h"
 #include "tests/experiments/test_dir.h"
@@ -119,12 +121,46 @@ TEST(PlaceBaselineCli, SaMetricsLogTheTemperatureAndTheAcceptedMoves) {
   EXPECT_GT(profile[0]["soft"]["evaluated"].get<int64_t>(), 0);  // sa-soft moves soft macros
   EXPECT_GT(profile[0]["hard"]["evaluated"].get<int64_t>(), 0);
   EXPECT_LT(uphill_accepted(profile[9]), uphill_accepted(profile[0]));
+  EXPECT_FALSE(profile[0].contains("control"));  // no learned controller in sa-soft
+  EXPECT_FALSE(j.contains("control_first_log_share"));
   ASSERT_EQ(Sh("(" + kBin + " --method greedy --minutes 0.01 --out " + (tmp / "greedy") + " >/dev/null 2>&1)").status, 0);
   const run::MetricsTable g = run::ReadMetricsCsv(tmp / "greedy/metrics.csv");
   EXPECT_LT(g.Find("charts/temperature"), 0);
   EXPECT_LT(g.Find("charts/accepted"), 0);
   std::ifstream greedy_result(tmp / "greedy/result.json");
   EXPECT_FALSE(nlohmann::json::parse(greedy_result).contains("anneal_profile"));
+}
+
+// With a learned acceptance controller and its state term, the anneal profile shows per tenth the
+// controller's factor on the temperature, the acceptance it aims at and its state d, and result.json
+// the first window's log share of improving hard-macro moves (d's reference).
+TEST(PlaceBaselineCli, TheAnnealProfileShowsTheAcceptanceController) {
+  testing::TempDir tmp;
+  const std::string file = fs::absolute("experiments/results/learned_sa/control_state_without_asap7_1m_proposer.json");
+  const auto r = Sh("(" + kBin + " --method sa-soft --set sa.proposer=learned --set sa.proposer_lr=0 --set sa.proposer_weights=" +
+                    file + " --minutes 10 --set max_evaluations=200000 --seed 2 --json --out " + (tmp / "c") + " 2>/dev/null)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("control_first_log_share")) << r.out;
+  const double first = j["control_first_log_share"].get<double>();
+  // log((improved + 0.5) / (hard + 1)) of a 256-proposal window: within [log(0.5 / 257), log(256.5 / 257)]
+  EXPECT_GE(first, std::log(0.5 / 257) - 1e-12);
+  EXPECT_LE(first, std::log(256.5 / 257) + 1e-12);
+  const auto& profile = j["anneal_profile"];
+  ASSERT_EQ(profile.size(), 10u);
+  bool moved = false;
+  for (const auto& tenth : profile) {
+    ASSERT_TRUE(tenth.contains("control")) << tenth.dump();
+    const auto& c = tenth["control"];
+    EXPECT_GT(c["factor"].get<double>(), 0);
+    EXPECT_GE(c["target"].get<double>(), search::AcceptanceController::kMinTarget);
+    EXPECT_LE(c["target"].get<double>(), search::AcceptanceController::kMaxTarget);
+    EXPECT_TRUE(std::isfinite(c["state"].get<double>()));
+    moved = moved || c["factor"].get<double>() != 1.0;
+  }
+  EXPECT_TRUE(moved);  // the controller acted on the temperature
+  // the last tenth's factor is the handover's fall back to the schedule: exp(u·(1 − p)/(1 − h)) → 1 at p = 1
+  EXPECT_NEAR(profile[9]["control"]["factor"].get<double>(), 1.0, 0.05);
 }
 
 // --clock cpu: the budget is this process's CPU time, recorded in the resolved config.

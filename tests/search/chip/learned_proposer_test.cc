@@ -345,15 +345,18 @@ TEST(AcceptanceController, TheStateTermCoolsTheTargetOnceTheHardMacrosStopImprov
   AcceptanceController c(w);
   const int W = AcceptanceController::kControlWindow;
   EXPECT_EQ(c.state(), 0.0);
+  EXPECT_TRUE(std::isnan(c.first_log_share()));  // no window closed yet
   // First window: half the proposals hard, half of those improving (64 of 128).
   for (int i = 0; i < W; ++i) c.Feedback(true, 0.1, i % 2 == 0, i % 4 == 0);
   EXPECT_EQ(c.state(), 0.0);
+  EXPECT_NEAR(c.first_log_share(), std::log(64.5 / 129.0), 1e-12);  // the reference d is measured from
   EXPECT_NEAR(c.target(0.1), 0.2, 1e-12);
   // Then the hard macros stop improving (soft moves still improve: they do not count).
   for (int k = 0; k < 400; ++k)
     for (int i = 0; i < W; ++i) c.Feedback(true, 0.1, i % 2 == 0, i % 2 == 1);
   const double d = std::log(0.5 / 129.0) - std::log(64.5 / 129.0);  // smoothed shares of the windows
   EXPECT_NEAR(c.state(), d, 1e-6);
+  EXPECT_NEAR(c.first_log_share(), std::log(64.5 / 129.0), 1e-12);  // the reference stays
   EXPECT_NEAR(c.target(0.1), 0.2 * std::exp(d), 1e-6);
   EXPECT_LT(c.target(0.1), 0.002);
   // Off, or on with weight 0: the same feedback leaves the target where the progress puts it.
