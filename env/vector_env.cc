@@ -64,7 +64,8 @@ void VectorEnv::Write(int32_t i, BatchBuffers* out) const {
 void VectorEnv::Step(const int32_t* actions, BatchBuffers* out) {
   const int32_t b = size();
   if (out->batch != b) throw ConfigError("VectorEnv::Step: buffers not sized by Reset");
-  std::exception_ptr error;
+  std::exception_ptr error;  // of the lowest-numbered environment that failed (whatever the threads' order)
+  int32_t error_at = b;
 #pragma omp parallel for schedule(dynamic, 1)
   for (int32_t i = 0; i < b; ++i) {
     try {
@@ -86,7 +87,10 @@ void VectorEnv::Step(const int32_t* actions, BatchBuffers* out) {
       Write(i, out);
     } catch (...) {
 #pragma omp critical
-      if (!error) error = std::current_exception();
+      if (i < error_at) {
+        error_at = i;
+        error = std::current_exception();
+      }
     }
   }
   if (error) std::rethrow_exception(error);

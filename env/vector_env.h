@@ -40,8 +40,9 @@ class VectorEnv {
   // Sizes `out` for this batch (the only allocation), resets every environment and writes the
   // first observations.
   void Reset(BatchBuffers* out);
-  // Steps environment i with actions[i] (all in parallel); throws the first InfeasibleAction
-  // (or other error) after the whole batch has run.
+  // Steps environment i with actions[i] (all in parallel); after the whole batch has run, throws
+  // the InfeasibleAction (or other error) of the lowest-numbered environment that failed — the
+  // same one whatever order the threads ran in.
   void Step(const int32_t* actions, BatchBuffers* out);
 
  private:

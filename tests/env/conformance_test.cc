@@ -229,6 +229,33 @@ INSTANTIATE_TEST_SUITE_P(Registered, Conformance, ::testing::ValuesIn(Specs()),
                            return std::to_string(info.index);
                          });
 
+// When several environments of a batch fail, Step throws the lowest-numbered one's error, whatever
+// order the threads ran in (it was the first to reach the handler: the Python binding's message
+// changed from run to run).
+TEST(VectorEnvErrors, TheLowestNumberedEnvironmentsErrorIsThrown) {
+  auto proto = MakeEnvironment("chip(seed=1)");
+  const int32_t batch = 8;
+  VectorEnv vec = VectorEnv::Replicate(*proto, batch, 100);
+  BatchBuffers buf;
+  vec.Reset(&buf);
+  std::mt19937_64 rng(5);
+  for (int first = 0; first < 3; ++first) {
+    for (int rep = 0; rep < 20; ++rep) {
+      std::vector<int32_t> act(batch);
+      for (int32_t i = 0; i < batch; ++i) act[i] = RandomLegal(vec.env(i), rng);
+      for (int32_t i = first; i < batch; ++i) act[i] = 1000000 + i;  // illegal: every one from `first` on fails
+      try {
+        vec.Step(act.data(), &buf);
+        ADD_FAILURE() << "no error";
+      } catch (const InfeasibleAction& e) {
+        const std::string want = "cell " + std::to_string(1000000 + first) + " is not legal";
+        ASSERT_NE(std::string(e.what()).find(want), std::string::npos) << e.what() << " (want " << want << ")";
+      }
+      vec.Reset(&buf);  // the environments before `first` stepped: start over
+    }
+  }
+}
+
 TEST(Registry, ParsesQuotesRejectsUnknownAndDuplicateKeys) {
   auto [name, p] = EnvParams::Parse("chip(netlist='a,b.pb.txt', plc=\"x(1).plc\")");
   EXPECT_EQ(name, "chip");
