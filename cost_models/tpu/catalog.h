@@ -1,6 +1,6 @@
 // Hardware catalogue of the TPU performance model: loading the protobuf-text catalogue
 // (default embedded in the binary, or a file), looking chips up, dtype sizes, and the one
-// text-format reader every perf-model input uses (errors as `file:line: reason`).
+// text-format reader every perf-model input uses (errors as `file:line:col: reason`).
 #pragma once
 
 #include <string>
@@ -19,8 +19,9 @@ namespace placerl::perf {
 const std::string& DefaultCatalogText();
 const Catalog& DefaultCatalog();
 
-// Parses protobuf text into `msg`; throws ParseError(filename, line, reason) on any
-// syntax error, unknown field or non-repeated field given twice. `keys` (optional) receives
+// Parses protobuf text into `msg`; throws ParseError on any syntax error, unknown field,
+// non-repeated field given twice or enum number with no value, with what() = `file:line:col: reason`
+// (1-based; the line and column of the bad token, run::ConfigParseError). `keys` (optional) receives
 // the names of the top-level fields the text writes (also those written as 0 / false) and
 // `key_lines` (optional) the 1-based line of each.
 void ParseTextProto(const std::string& text, const std::string& filename,

@@ -9,6 +9,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cost_models/tpu/perf_json.h"
 
@@ -79,6 +80,28 @@ int PrintMlperf(const MlperfQuery& q, const OutputFlags& f, const Catalog& catal
 int PrintFailures(const FailuresQuery& q, const OutputFlags& f, const Catalog& catalog, std::ostream& out);
 int PrintDiloco(const DilocoTableQuery& q, const OutputFlags& f, const Catalog& catalog, std::ostream& out);
 int PrintFormats(const FormatsQuery& q, const OutputFlags& f, const Catalog& catalog, std::ostream& out);
+// One timed run of an MLPerf Training benchmark, from its result_N.txt: run_stop − run_start, the
+// epoch of its last evaluation, and whether it reached the quality target (run_stop's status
+// "success"; "abort": it did not).
+struct MlperfRun {
+  double seconds = 0;
+  double epochs = 0;
+  bool converged = true;
+};
+// A benchmark result computed from its runs as MLPerf Training scores it: "Each benchmark result is
+// computed by dropping the fastest and slowest runs, then taking the mean of the remaining times"
+// (mlcommons/training_policies training_rules.adoc at 28c67ac, the v0.6 round's text; 5 runs for
+// image classification). A run that did not converge is the slowest one dropped; more than one
+// makes the result invalid (the rule's v0.7 wording, d7bf509 — v0.6's says only that a run trains
+// to the quality target). Throws ConfigError unless there are exactly `required_runs` runs (≥ 3)
+// with finite positive times and at most one not converged.
+struct MlperfResult {
+  double seconds = 0;     // the mean of the kept runs' times
+  double epochs = 0;      // the mean of the kept runs' epochs
+  std::vector<int> kept;  // indices of the kept runs, fastest first
+};
+MlperfResult MlperfBenchmarkResult(const std::vector<MlperfRun>& runs, int required_runs);
+
 // `energy`: MWh and tCO2e of one run, or with q.validate of the published runs.
 int PrintEnergy(const EnergyRunQuery& q, const OutputFlags& f, const Catalog& catalog, std::ostream& out);
 

@@ -175,7 +175,9 @@ void AddMlperf(CLI::App* app, PerfModelCommandLine* c) {
   mlperf->add_flag("--json", c->mlperf_flags.json, "print one JSON document (with the options)");
   mlperf->add_flag("--verbose", c->mlperf_flags.verbose, "print the options first");
   mlperf->add_option("--out", c->mlperf.out,
-                     "also write the markdown table here (e.g. docs/perf_mlperf.md). Assumptions: epochs to target "
+                     "also write the markdown table here (e.g. docs/perf_mlperf.md). Published (ResNet-50 v0.6): MLPerf's "
+                     "benchmark result from the five runs (fastest and slowest dropped, the mean of the other three), "
+                     "result_0 next to it. Assumptions: epochs to target "
                      "from the logs (convergence is not predicted) x 1,281,167 ImageNet images / the graph run's "
                      "throughput; evaluation and first-epoch overhead not modelled; initialisation outside the "
                      "timed run; 4096-chip v3 multipod runs not evaluated (beyond the catalogue's v3 ICI domain)");

@@ -1544,5 +1544,76 @@ TEST(TrainingEval, FsdpGatherOnDemandExposesBothAllGathers) {
   EXPECT_NEAR(demand.step_s - prefetched.step_s, demand.exposed_fsdp_s, 1e-12);
 }
 
+// MLPerf's benchmark result from its runs (training_rules.adoc, v0.6: drop the fastest and the
+// slowest of 5, the mean of the other three), checked against the same arithmetic written out here
+// on the five result files' times of M4 (v3-512) and M5 (v3-1024, whose result_1 did not converge).
+TEST(Mlperf, BenchmarkResultDropsTheFastestAndTheSlowestRun) {
+  const std::vector<MlperfRun> m4 = {
+      {265.090, 72, true}, {241.382, 72, true}, {225.257, 72, true}, {225.977, 72, true}, {226.140, 72, true}};
+  const MlperfResult r4 = MlperfBenchmarkResult(m4, 5);
+  EXPECT_NEAR(r4.seconds, (241.382 + 225.977 + 226.140) / 3, 1e-9);  // 225.257 and 265.090 dropped
+  EXPECT_EQ(r4.kept, (std::vector<int>{3, 4, 1}));
+  EXPECT_NEAR(r4.epochs, 72, 1e-12);
+  // A run that did not reach the target is the slowest one dropped, though its time is not the largest.
+  const std::vector<MlperfRun> m5 = {
+      {136.684, 76, true}, {135.969, 76, false}, {141.555, 76, true}, {130.404, 76, true}, {136.504, 76, true}};
+  EXPECT_NEAR(MlperfBenchmarkResult(m5, 5).seconds, (136.504 + 136.684 + 141.555) / 3, 1e-9);
+  // The epochs are the kept runs' (M3: 76, 72 and 76 epochs kept).
+  const std::vector<MlperfRun> m3 = {
+      {409.154, 76, true}, {417.688, 72, true}, {468.702, 76, true}, {388.506, 72, true}, {408.645, 76, true}};
+  EXPECT_NEAR(MlperfBenchmarkResult(m3, 5).epochs, (76 + 72 + 76) / 3.0, 1e-12);
+  // Fewer or more runs than the rule's, two runs that did not converge, a time that is not one: refused.
+  EXPECT_THROW(MlperfBenchmarkResult(std::vector<MlperfRun>(m4.begin(), m4.end() - 1), 5), ConfigError);
+  std::vector<MlperfRun> six = m4;
+  six.push_back({230, 72, true});
+  EXPECT_THROW(MlperfBenchmarkResult(six, 5), ConfigError);
+  std::vector<MlperfRun> two_aborts = m5;
+  two_aborts[0].converged = false;
+  EXPECT_THROW(MlperfBenchmarkResult(two_aborts, 5), ConfigError);
+  std::vector<MlperfRun> nan_time = m4;
+  nan_time[2].seconds = std::nan("");
+  EXPECT_THROW(MlperfBenchmarkResult(nan_time, 5), ConfigError);
+  EXPECT_THROW(MlperfBenchmarkResult({{1, 1, true}, {2, 1, true}}, 2), ConfigError);
+}
+
+// `perf-model mlperf` scores M1–M5 from their stored runs: published_s is the rule applied to the
+// five times the test writes here (read from result_0..4.txt of mlcommons/training_results_v0.6),
+// result_0 is shown next to it, and the error is against the score.
+TEST(Mlperf, PageScoresEachSystemFromItsFiveRuns) {
+  const std::map<std::string, std::vector<double>> times = {
+      {"M1", {2533.457, 2529.972, 2530.107, 2693.239, 2528.537}},
+      {"M2", {673.117, 673.776, 673.189, 714.189, 672.923}},
+      {"M3", {409.154, 417.688, 468.702, 388.506, 408.645}},
+      {"M4", {265.090, 241.382, 225.257, 225.977, 226.140}},
+  };
+  MlperfQuery q;
+  OutputFlags flags;
+  flags.json = true;
+  std::ostringstream out;
+  ASSERT_EQ(PrintMlperf(q, flags, DefaultCatalog(), out), 0);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  int checked = 0;
+  for (const nlohmann::json& row : j["rows"]) {
+    const std::string id = row["id"];
+    if (id == "M5") {  // result_1 aborted: the mean of the other four without the fastest
+      EXPECT_NEAR(row["published_s"].get<double>(), (136.684 + 141.555 + 136.504) / 3, 1e-9);
+      EXPECT_EQ(row["runs"][1]["converged"].get<bool>(), false);
+      ++checked;
+      continue;
+    }
+    const auto it = times.find(id);
+    if (it == times.end()) continue;
+    std::vector<double> t = it->second;
+    std::sort(t.begin(), t.end());
+    EXPECT_NEAR(row["published_s"].get<double>(), (t[1] + t[2] + t[3]) / 3, 1e-9) << id;
+    EXPECT_EQ(row["result_0_s"].get<double>(), it->second[0]) << id;
+    EXPECT_NEAR(row["error"].get<double>(),
+                (row["predicted_s"].get<double>() - row["published_s"].get<double>()) / row["published_s"].get<double>(),
+                1e-12) << id;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
+}
+
 }  // namespace
 }  // namespace placerl::perf

@@ -226,11 +226,63 @@ TEST(ModelSpec, DropoutIsOnUnlessWrittenFalse) {
     ParseModelSpec(bad);
     ADD_FAILURE() << "bad.pbtxt was accepted";
   } catch (const ParseError& e) {
-    // (protobuf's text parser names the line after a bad boolean: bad.pbtxt:3 here, as for
-    // flash_attention: maybe)
+    // The line and column of `maybe` (protobuf's parser reports the token after it: line 3
+    // until session 30; TextProto.ErrorsNameTheLineOfTheBadToken).
     const std::string what = e.what();
-    EXPECT_NE(what.find("bad.pbtxt:"), std::string::npos) << what;
+    EXPECT_EQ(what.rfind(bad + ":2:10: ", 0), 0u) << what;
     EXPECT_NE(what.find("\"dropout\". Value: \"maybe\""), std::string::npos) << what;
+  }
+}
+
+// The first error of a .pbtxt names the line and column of the token it is about. Protobuf's
+// text parser reports a bad boolean, an unknown enum value and an unknown field name at the
+// token after it (the next line when the value ends its line: `dropout: maybe` on line 2 was
+// "bad.pbtxt:3"); a number that is no value of its enum (proto3 enums are open) is refused at
+// its field. Every case is checked in the middle of the file and on its last line, with and
+// without a final newline.
+TEST(TextProto, ErrorsNameTheLineOfTheBadToken) {
+  struct Case {
+    char message;      // m = TransformerModel, p = Plan, s = Mesh, c = Catalog
+    const char* bad;   // the bad line(s), written after a first comment line
+    const char* where; // the expected "bad.pbtxt:line:col: " prefix
+  };
+  const Case cases[] = {
+      {'m', "dropout: maybe", "bad.pbtxt:2:10: "},                       // bad bool
+      {'m', "flash_attention: yes   # a comment", "bad.pbtxt:2:18: "},  // bad bool, comment after
+      {'m', "gated_ffn: true dropout: maybe", "bad.pbtxt:2:26: "},      // bad bool after a good key
+      {'m', "block { type: FOO }", "bad.pbtxt:2:15: "},                  // bad enum in a block
+      {'m', "bogus: 3", "bad.pbtxt:2:1: "},                              // unknown field
+      {'m', "heads: x2", "bad.pbtxt:2:8: "},                             // bad number
+      {'m', "capacity_factor: abc", "bad.pbtxt:2:18: "},                 // bad double
+      {'p', "remat: FOO", "bad.pbtxt:2:8: "},                            // bad enum
+      {'p', "remat: 77", "bad.pbtxt:2:1: "},                             // a number no Remat has
+      {'p', "shard_optimizer: maybe", "bad.pbtxt:2:18: "},               // bad bool
+      {'p', "global_batch: 1.5", "bad.pbtxt:2:15: "},                    // bad integer
+      {'s', "slice: 2", "bad.pbtxt:2:1: "},                              // unknown field
+      {'s', "slices: many", "bad.pbtxt:2:9: "},                          // bad number
+      {'c', "chip { name: \"y\" peak { dtype: BF17 flops_per_s: 1 } }", "bad.pbtxt:2:32: "},  // bad enum
+      {'c', "shape_efficiency { shape_model: maybe }", "bad.pbtxt:2:33: "},  // bad bool in a block
+      {'c', "chip { name: \"z\"\n  ici { topology: TORUS_9\n  }\n}", "bad.pbtxt:3:19: "},  // enum ends a line
+  };
+  for (const Case& k : cases) {
+    // The bad line in the middle (a comment after it), last with a final newline, last without.
+    for (const char* end : {"\n# after\n", "\n", ""}) {
+      const std::string text = std::string("# a comment\n") + k.bad + end;
+      TransformerModel model;
+      Plan plan;
+      Mesh mesh;
+      Catalog catalog;
+      google::protobuf::Message* msg = k.message == 'm' ? static_cast<google::protobuf::Message*>(&model)
+                                       : k.message == 'p' ? static_cast<google::protobuf::Message*>(&plan)
+                                       : k.message == 's' ? static_cast<google::protobuf::Message*>(&mesh)
+                                                          : &catalog;
+      try {
+        ParseTextProto(text, "bad.pbtxt", msg);
+        ADD_FAILURE() << "accepted: " << text;
+      } catch (const ParseError& e) {
+        EXPECT_EQ(std::string(e.what()).rfind(k.where, 0), 0u) << text << "\n→ " << e.what();
+      }
+    }
   }
 }
 
