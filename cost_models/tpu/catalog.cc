@@ -1,7 +1,5 @@
 #include "cost_models/tpu/catalog.h"
 
-#include <google/protobuf/io/tokenizer.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
 #include <cmath>
@@ -14,98 +12,6 @@
 namespace placerl::perf {
 
 namespace {
-
-// Keeps the first error of the text-format parser (0-based line and column).
-class FirstError : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (line_ < 0) {
-      line_ = line;
-      column_ = column;
-      message_ = message;
-    }
-  }
-  void AddWarning(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
-  int line() const { return line_; }
-  int column() const { return column_; }
-  const std::string& message() const { return message_; }
-
- private:
-  int line_ = -1;
-  int column_ = 0;
-  std::string message_;
-};
-
-// The token an error is about when the parser reports it only after reading that token — at
-// the next token, which is on the next line when the bad value ends its line (`dropout: maybe`
-// on line 2 was reported as line 3): a bad boolean, an unknown enum value, an unknown field
-// name. "" for the other errors (reported at the token they are about).
-std::string ConsumedToken(const std::string& message) {
-  // The first or the last "…" of the message.
-  auto quoted = [&](bool last) -> std::string {
-    std::vector<size_t> q;
-    for (size_t i = message.find('"'); i != std::string::npos; i = message.find('"', i + 1)) q.push_back(i);
-    if (q.size() < 2) return "";
-    const size_t a = last ? q[q.size() - 2] : q[0], b = last ? q.back() : q[1];
-    return message.substr(a + 1, b - a - 1);
-  };
-  if (message.rfind("Invalid value for boolean field", 0) == 0) return quoted(true);
-  if (message.rfind("Unknown enumeration value", 0) == 0) return quoted(false);
-  if (message.find("has no field named") != std::string::npos) return quoted(true);
-  return "";
-}
-
-// Moves *line / *column (0-based, where the parser reported the error) back to the last token
-// before it whose text is `token`, tokenising `text` as TextFormat does. Unchanged when there
-// is none.
-void PointAtToken(const std::string& text, const std::string& token, int* line, int* column) {
-  if (token.empty()) return;
-  class Ignore : public google::protobuf::io::ErrorCollector {
-   public:
-    void AddError(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
-  } ignore;
-  google::protobuf::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
-  google::protobuf::io::Tokenizer tokens(&input, &ignore);
-  tokens.set_comment_style(google::protobuf::io::Tokenizer::SH_COMMENT_STYLE);
-  tokens.set_allow_f_after_float(true);
-  tokens.set_require_space_after_number(false);
-  tokens.set_allow_multiline_strings(true);
-  while (tokens.Next()) {
-    const auto& t = tokens.current();
-    if (t.line > *line || (t.line == *line && t.column >= *column)) break;
-    if (t.text == token) {
-      *line = t.line;
-      *column = t.column;  // keep the last one before the reported position
-    }
-  }
-}
-
-// Every enum value set in `msg` (recursively) must be one of its enum's: proto3 enums are open,
-// so the text parser accepts any number (`remat: 77`), which no name, table or printer knows.
-void CheckEnumValues(const google::protobuf::Message& msg, const std::string& filename,
-                     const google::protobuf::TextFormat::ParseInfoTree* tree) {
-  const auto* desc = msg.GetDescriptor();
-  const auto* refl = msg.GetReflection();
-  for (int i = 0; i < desc->field_count(); ++i) {
-    const google::protobuf::FieldDescriptor* f = desc->field(i);
-    const int n = f->is_repeated() ? refl->FieldSize(msg, f) : (refl->HasField(msg, f) ? 1 : 0);
-    for (int k = 0; k < n; ++k) {
-      const int index = f->is_repeated() ? k : -1;
-      if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
-        const auto& sub = f->is_repeated() ? refl->GetRepeatedMessage(msg, f, k) : refl->GetMessage(msg, f);
-        CheckEnumValues(sub, filename, tree == nullptr ? nullptr : tree->GetTreeForNested(f, index));
-      } else if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_ENUM) {
-        const int v = f->is_repeated() ? refl->GetRepeatedEnumValue(msg, f, k) : refl->GetEnumValue(msg, f);
-        if (f->enum_type()->FindValueByNumber(v) != nullptr) continue;
-        const auto at = tree == nullptr ? google::protobuf::TextFormat::ParseLocation() : tree->GetLocation(f, index);
-        throw run::ConfigParseError(filename, at.line + 1, at.column + 1,
-                                    "Unknown enumeration value " + std::to_string(v) + " for field \"" +
-                                        f->name() + "\" (" + f->enum_type()->name() + ")");
-      }
-    }
-  }
-}
 
 // Line (1-based) of the first occurrence of `name {` or `name:` in text, 0 if none.
 int LineOf(const std::string& text, const std::string& needle) {
@@ -121,19 +27,9 @@ int LineOf(const std::string& text, const std::string& needle) {
 void ParseTextProto(const std::string& text, const std::string& filename,
                     google::protobuf::Message* msg, std::vector<std::string>* keys,
                     std::vector<int>* key_lines) {
-  google::protobuf::TextFormat::Parser parser;
-  FirstError errors;
-  parser.RecordErrorsTo(&errors);
+  // (errors at the bad token, enum numbers checked: the shared reader of every .pbtxt)
   google::protobuf::TextFormat::ParseInfoTree tree;
-  parser.WriteLocationsTo(&tree);
-  if (!parser.ParseFromString(text, msg)) {
-    if (errors.line() < 0) throw ParseError(filename, 0, "cannot parse");
-    int line = errors.line(), column = errors.column();
-    PointAtToken(text, ConsumedToken(errors.message()), &line, &column);
-    // The parser counts from 0; editors (and our file:line:col) from 1.
-    throw run::ConfigParseError(filename, line + 1, column + 1, errors.message());
-  }
-  CheckEnumValues(*msg, filename, &tree);
+  run::ParseTextFormat(text, filename, msg, &tree);
   if (keys == nullptr) return;
   // Top-level fields written in the text, even when written with their default value (proto3
   // has no presence for scalars; the parser's locations have).

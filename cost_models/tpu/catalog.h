@@ -21,7 +21,7 @@ const Catalog& DefaultCatalog();
 
 // Parses protobuf text into `msg`; throws ParseError on any syntax error, unknown field,
 // non-repeated field given twice or enum number with no value, with what() = `file:line:col: reason`
-// (1-based; the line and column of the bad token, run::ConfigParseError). `keys` (optional) receives
+// (1-based; the line and column of the bad token: run::ParseTextFormat, the reader of every .pbtxt). `keys` (optional) receives
 // the names of the top-level fields the text writes (also those written as 0 / false) and
 // `key_lines` (optional) the 1-based line of each.
 void ParseTextProto(const std::string& text, const std::string& filename,

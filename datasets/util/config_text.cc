@@ -12,6 +12,7 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
 #include "datasets/proto/descriptors.h"
@@ -46,31 +47,74 @@ class FirstError : public pb::io::ErrorCollector {
   std::string message;
 };
 
-// The parser places "no field named "x"" and "unknown enumeration value "X"" after the name;
-// point at the name itself when it is on the reported line.
-int NameColumn(const std::string& text, const FirstError& e) {
-  const bool about_name = e.message.find("has no field named") != std::string::npos ||
-                          e.message.find("Unknown enumeration value") != std::string::npos;
-  const size_t q0 = e.message.find('"');
-  const size_t q1 = q0 == std::string::npos ? q0 : e.message.find('"', q0 + 1);
-  if (!about_name || q1 == std::string::npos) return e.column;
-  // The quoted name after "named" / "value of" is the first quoted token of those messages
-  // except for "Message type "T" has no field named "x"": take the last quoted token then.
-  size_t a = q0, b = q1;
-  if (e.message.find("has no field named") != std::string::npos) {
-    b = e.message.rfind('"');
-    a = e.message.rfind('"', b - 1);
+// The token an error is about when protobuf's parser reports it only after reading that token
+// — at the next token, which is on the next line when the bad value ends its line
+// (`dropout: maybe` on line 2 was reported as line 3): a bad boolean, an unknown enum value, an
+// unknown field name. "" for the other errors (reported at the token they are about).
+std::string ConsumedToken(const std::string& message) {
+  // The first or the last "…" of the message.
+  auto quoted = [&](bool last) -> std::string {
+    std::vector<size_t> q;
+    for (size_t i = message.find('"'); i != std::string::npos; i = message.find('"', i + 1)) q.push_back(i);
+    if (q.size() < 2) return "";
+    const size_t a = last ? q[q.size() - 2] : q[0], b = last ? q.back() : q[1];
+    return message.substr(a + 1, b - a - 1);
+  };
+  if (message.rfind("Invalid value for boolean field", 0) == 0) return quoted(true);
+  if (message.rfind("Unknown enumeration value", 0) == 0) return quoted(false);
+  if (message.find("has no field named") != std::string::npos) return quoted(true);
+  return "";
+}
+
+// Moves *line / *column (0-based, where the parser reported the error) back to the last token
+// before it whose text is `token`, tokenising `text` as TextFormat does. Unchanged when there
+// is none.
+void PointAtToken(const std::string& text, const std::string& token, int* line, int* column) {
+  if (token.empty()) return;
+  class Ignore : public pb::io::ErrorCollector {
+   public:
+    void AddError(int, pb::io::ColumnNumber, const std::string&) override {}
+  } ignore;
+  pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  pb::io::Tokenizer tokens(&input, &ignore);
+  tokens.set_comment_style(pb::io::Tokenizer::SH_COMMENT_STYLE);
+  tokens.set_allow_f_after_float(true);
+  tokens.set_require_space_after_number(false);
+  tokens.set_allow_multiline_strings(true);
+  while (tokens.Next()) {
+    const auto& t = tokens.current();
+    if (t.line > *line || (t.line == *line && t.column >= *column)) break;
+    if (t.text == token) {
+      *line = t.line;
+      *column = t.column;  // keep the last one before the reported position
+    }
   }
-  const std::string name = e.message.substr(a + 1, b - a - 1);
-  size_t line_start = 0;
-  for (int l = 0; l < e.line && line_start != std::string::npos; ++l) {
-    line_start = text.find('\n', line_start);
-    if (line_start != std::string::npos) ++line_start;
+}
+
+// Every enum value set in `msg` (recursively) must be one of its enum's: proto3 enums are open,
+// so the text parser accepts any number (`remat: 77`), which no name, table or printer knows.
+// Refused at the field's location in `tree` (0:0 when the text did not write it).
+void CheckEnumValues(const pb::Message& msg, const std::string& file, const pb::TextFormat::ParseInfoTree* tree) {
+  const pb::Descriptor* desc = msg.GetDescriptor();
+  const pb::Reflection* refl = msg.GetReflection();
+  for (int i = 0; i < desc->field_count(); ++i) {
+    const pb::FieldDescriptor* f = desc->field(i);
+    const int n = f->is_repeated() ? refl->FieldSize(msg, f) : (refl->HasField(msg, f) ? 1 : 0);
+    for (int k = 0; k < n; ++k) {
+      const int index = f->is_repeated() ? k : -1;
+      if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        const pb::Message& sub = f->is_repeated() ? refl->GetRepeatedMessage(msg, f, k) : refl->GetMessage(msg, f);
+        CheckEnumValues(sub, file, tree == nullptr ? nullptr : tree->GetTreeForNested(f, index));
+      } else if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM) {
+        const int v = f->is_repeated() ? refl->GetRepeatedEnumValue(msg, f, k) : refl->GetEnumValue(msg, f);
+        if (f->enum_type()->FindValueByNumber(v) != nullptr) continue;
+        const auto at = tree == nullptr ? pb::TextFormat::ParseLocation() : tree->GetLocation(f, index);
+        throw ConfigParseError(file, at.line + 1, at.column + 1,
+                               "Unknown enumeration value " + std::to_string(v) + " for field \"" + f->name() +
+                                   "\" (" + f->enum_type()->name() + ")");
+      }
+    }
   }
-  if (line_start == std::string::npos || name.empty()) return e.column;
-  const std::string line = text.substr(line_start, text.find('\n', line_start) - line_start);
-  const size_t at = line.rfind(name, static_cast<size_t>(std::max(0, e.column)));
-  return at == std::string::npos ? e.column : static_cast<int>(at);
 }
 
 std::string FieldNames(const pb::Descriptor* d) {
@@ -127,8 +171,11 @@ const pb::EnumValueDescriptor* ParseEnum(const std::string& assignment, const pb
   const pb::EnumDescriptor* e = f->enum_type();
   if (const pb::EnumValueDescriptor* ev = e->FindValueByName(v)) return ev;
   char* end = nullptr;
+  errno = 0;
   const long n = std::strtol(v.c_str(), &end, 10);
-  if (!v.empty() && end == v.c_str() + v.size()) {
+  // (a number outside int must not wrap onto a value: 4294967298 is not 2)
+  if (!v.empty() && end == v.c_str() + v.size() && errno != ERANGE && n >= std::numeric_limits<int>::min() &&
+      n <= std::numeric_limits<int>::max()) {
     if (const pb::EnumValueDescriptor* ev = e->FindValueByNumber(static_cast<int>(n))) return ev;
   }
   std::string names;
@@ -191,23 +238,30 @@ void SetScalar(const std::string& assignment, pb::Message* m, const pb::FieldDes
 
 }  // namespace
 
-namespace {
-
-void Parse(const std::string& text, const std::string& file, pb::Message* message,
-           pb::TextFormat::ParseInfoTree* tree) {
+void ParseTextFormat(const std::string& text, const std::string& file, pb::Message* message,
+                     pb::TextFormat::ParseInfoTree* tree, bool merge) {
   FirstError errors;
   pb::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
-  if (tree != nullptr) parser.WriteLocationsTo(tree);
+  pb::TextFormat::ParseInfoTree own;
+  if (tree == nullptr) tree = &own;  // the enum check needs the fields' locations
+  parser.WriteLocationsTo(tree);
   parser.AllowUnknownField(false);
   parser.AllowUnknownExtension(false);
-  message->Clear();
-  if (!parser.ParseFromString(text, message) || errors.has) {
+  if (!merge) message->Clear();
+  const bool ok = merge ? parser.MergeFromString(text, message) : parser.ParseFromString(text, message);
+  if (!ok || errors.has) {
     if (!errors.has) throw ConfigParseError(file, 0, 0, "not a valid " + message->GetTypeName());
-    // The parser reports zero-based positions; editors count from 1.
-    throw ConfigParseError(file, errors.line + 1, NameColumn(text, errors) + 1, errors.message);
+    if (errors.line < 0) throw ConfigParseError(file, 0, 0, errors.message);  // about the whole text
+    int line = errors.line, column = errors.column;
+    PointAtToken(text, ConsumedToken(errors.message), &line, &column);
+    // The parser counts from 0; editors (and our file:line:col) from 1.
+    throw ConfigParseError(file, line + 1, column + 1, errors.message);
   }
+  CheckEnumValues(*message, file, tree);
 }
+
+namespace {
 
 // Copies into `to` the fields of `from` that the text named (per `tree`), recursively.
 void MergeNamed(const pb::Message& from, const pb::TextFormat::ParseInfoTree& tree, pb::Message* to) {
@@ -434,7 +488,7 @@ void MoveAliases(pb::Message* message) {
 
 void ParseConfigText(const std::string& text, const std::string& file, pb::Message* message) {
   pb::TextFormat::ParseInfoTree tree;
-  Parse(text, file, message, &tree);
+  ParseTextFormat(text, file, message, &tree);
   CheckAliasConflicts(*message, tree, file);
   MoveAliases(message);
 }
@@ -442,7 +496,7 @@ void ParseConfigText(const std::string& text, const std::string& file, pb::Messa
 void MergeConfigText(const std::string& text, const std::string& file, pb::Message* message) {
   std::unique_ptr<pb::Message> given(message->New());
   pb::TextFormat::ParseInfoTree tree;
-  Parse(text, file, given.get(), &tree);
+  ParseTextFormat(text, file, given.get(), &tree);
   CheckAliasConflicts(*given, tree, file);
   MergeNamed(*given, tree, message);
   MoveAliases(message);  // the aliases the text named (a config holds none otherwise) into their targets
@@ -508,13 +562,16 @@ Applied ApplyOne(const std::string& assignment, pb::Message* message) {
     if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
       if (f->is_repeated()) Fail(assignment, "'" + path + "' is a repeated message; set it in the config file");
       pb::Message* sub = r->MutableMessage(m, f);
-      FirstError errors;
-      pb::TextFormat::Parser parser;
-      parser.RecordErrorsTo(&errors);
       std::string text = value;
-      if (text.size() >= 2 && text.front() == '{' && text.back() == '}') text = text.substr(1, text.size() - 2);
-      if (!parser.MergeFromString(text, sub) || errors.has) {
-        Fail(assignment, "column " + std::to_string(errors.column + 1) + " of the value: " + errors.message);
+      const bool braces = text.size() >= 2 && text.front() == '{' && text.back() == '}';
+      if (braces) text = text.substr(1, text.size() - 2);
+      try {
+        ParseTextFormat(text, "", sub, nullptr, /*merge=*/true);
+      } catch (const ConfigParseError& e) {
+        // The column in the value as written (with its '{').
+        const int column = e.line() <= 1 ? e.column() + (braces ? 1 : 0) : e.column();
+        Fail(assignment, (e.line() > 1 ? "line " + std::to_string(e.line()) + ", " : std::string()) + "column " +
+                             std::to_string(column) + " of the value: " + e.reason());
       }
       MoveAliases(sub);
     } else if (f->is_repeated()) {

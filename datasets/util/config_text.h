@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <google/protobuf/message.h>
+#include <google/protobuf/text_format.h>
 
 #include "datasets/util/errors.h"
 
@@ -30,9 +31,20 @@ class ConfigParseError : public ParseError {
   std::string message_;
 };
 
-// Parses `text` into `message` (cleared first). Unknown fields, unknown enum values and a
-// non-repeated field given twice are errors. `file` names the text in errors. Throws
-// ConfigParseError (the first error).
+// The one text-format reader of every .pbtxt (ParseConfigText / MergeConfigText, perf-model's
+// ParseTextProto, `--set key={...}`): protobuf's parser into `message` (cleared first, or merged
+// into it when `merge`), the fields' locations into `tree` (optional). Throws ConfigParseError
+// `file:line:col: reason` (1-based) at the bad token itself: protobuf 3.21 reports a bad boolean,
+// an unknown enum name and an unknown field name at the token after it (the next line when the
+// bad value ends its line: `refine_cd: maybe` on line 2 was "cfg.pbtxt:3:1"). A number that is
+// no value of its enum (proto3 enums are open: the parser takes `remat: 77`) is refused at its
+// field.
+void ParseTextFormat(const std::string& text, const std::string& file, google::protobuf::Message* message,
+                     google::protobuf::TextFormat::ParseInfoTree* tree = nullptr, bool merge = false);
+
+// Parses `text` into `message` (cleared first; ParseTextFormat). Unknown fields, unknown enum
+// values (names, and numbers that are none) and a non-repeated field given twice are errors.
+// `file` names the text in errors. Throws ConfigParseError (the first error).
 void ParseConfigText(const std::string& text, const std::string& file, google::protobuf::Message* message);
 
 // ReadFile(path) + ParseConfigText. Throws IoError / ConfigParseError.
@@ -48,8 +60,8 @@ void MergeConfigFile(const std::string& path, google::protobuf::Message* message
 // Applies one override `path=value`:
 //   - `path` is a dotted field path through singular message fields (`ppo.clip`);
 //   - scalars: integers (decimal, range-checked for the field's type), floating point (finite),
-//     bool (true/false/1/0), enums (value name or number), strings (the rest of the
-//     argument, verbatim);
+//     bool (true/false/1/0), enums (value name or number; a number that is no value is
+//     refused), strings (the rest of the argument, verbatim);
 //   - repeated scalars: a comma list that replaces the field (`mesh.dims=4,4,8`; empty
 //     value = clear);
 //   - a message field: text format merged into it (`plan={data: 2 fsdp: 4}`).

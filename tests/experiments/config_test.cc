@@ -79,6 +79,57 @@ TEST(Config, OtherMalformedInputs) {
   EXPECT_EQ(ErrorOf("\n\nfoo: 1").line(), 3);
 }
 
+// The first error of a config names the line and column of the token it is about (the shared
+// reader, ParseTextFormat; perf-model's TextProto.ErrorsNameTheLineOfTheBadToken is the same
+// check on its files). Protobuf's parser reports a bad boolean, an unknown enum name and an
+// unknown field name at the token after it: the next line when the bad value ends its line
+// (`shard_optimizer: maybe` on line 2 was c.pbtxt:3:1; without a final newline 2:23, past the
+// value). A number that no value of its enum has was accepted (proto3 enums are open); it is
+// refused at its field. Each case: the bad line in the middle (a comment after it), last with a
+// final newline, last without; read by ParseConfigText and by MergeConfigText (--config).
+TEST(Config, ErrorsNameTheLineOfTheBadToken) {
+  struct Case {
+    bool run_spec;      // the text is a RunSpec (else a Plan)
+    const char* bad;    // the bad line(s), written after a first comment line
+    const char* where;  // the expected "c.pbtxt:line:col: " prefix
+  };
+  const Case cases[] = {
+      {false, "shard_optimizer: maybe", "c.pbtxt:2:18: "},            // bad bool
+      {false, "shard_optimizer: yes   # no", "c.pbtxt:2:18: "},       // bad bool, a comment after it
+      {false, "data: 2 flat_dcn_collectives: maybe", "c.pbtxt:2:31: "},  // bad bool after a good key
+      {false, "remat: SOMETIMES", "c.pbtxt:2:8: "},                   // bad enum name
+      {false, "remat: 77", "c.pbtxt:2:1: "},                          // a number no Remat has
+      {false, "remat: -1", "c.pbtxt:2:1: "},                          // (a negative one too)
+      {false, "data: 2 bogus: 3", "c.pbtxt:2:9: "},                   // unknown field
+      {false, "bogus {\n}", "c.pbtxt:2:1: "},                         // unknown message field
+      {false, "global_batch: 1.5", "c.pbtxt:2:15: "},                 // bad integer (at its token)
+      {true, "model {\n  gated_ffn: maybe\n}", "c.pbtxt:3:14: "},    // bad bool ending a nested line
+      {true, "plan {\n  remat: REMAT_SOMETIMES\n}", "c.pbtxt:3:10: "},  // bad enum ending a nested line
+      {true, "plan {\n  data: 2\n  remat: 77\n}", "c.pbtxt:4:3: "},  // enum number in a block: at its field
+      {true, "model {\n  layerz: 3\n}", "c.pbtxt:3:3: "},            // unknown nested field
+  };
+  for (const Case& k : cases) {
+    for (const char* end : {"\n# after\n", "\n", ""}) {
+      const std::string text = std::string("# a comment\n") + k.bad + end;
+      for (const bool merge : {false, true}) {
+        perf::RunSpec spec;
+        perf::Plan plan;
+        google::protobuf::Message* msg = k.run_spec ? static_cast<google::protobuf::Message*>(&spec) : &plan;
+        try {
+          merge ? MergeConfigText(text, "c.pbtxt", msg) : ParseConfigText(text, "c.pbtxt", msg);
+          ADD_FAILURE() << "accepted: " << text;
+        } catch (const ConfigParseError& e) {
+          EXPECT_EQ(std::string(e.what()).rfind(k.where, 0), 0u) << (merge ? "merge" : "parse") << ": " << text
+                                                                 << "\n→ " << e.what();
+        }
+      }
+    }
+  }
+  // The enum error says which field and which number.
+  EXPECT_STREQ(ErrorOf("plan { remat: 77 }").what(),
+               "c.pbtxt:1:8: Unknown enumeration value 77 for field \"remat\" (Remat)");
+}
+
 TEST(Config, MissingFileIsAnIoError) {
   perf::RunSpec spec;
   EXPECT_THROW(LoadConfig("/nonexistent/run.pbtxt", &spec), IoError);
@@ -164,6 +215,18 @@ TEST(Override, BadValuesAreRefused) {
   EXPECT_NE(OverrideError("model.capacity_factor=-inf").find("not finite"), std::string::npos);
   EXPECT_NE(OverrideError("plan.remat=SOME").find("not a value of placerl.perf.Remat (REMAT_NONE, REMAT_MINIMAL"),
             std::string::npos);
+  // An enum number is taken only when it is a value: 77 is none, and a number outside int is
+  // not wrapped onto one (4294967298 was REMAT_FULL, 2).
+  EXPECT_NE(OverrideError("plan.remat=77").find("'77' is not a value of placerl.perf.Remat"), std::string::npos);
+  EXPECT_NE(OverrideError("plan.remat=4294967298").find("not a value of placerl.perf.Remat"), std::string::npos);
+  // A message value is read by the config reader: the bad token's column in the value as
+  // written, and no enum number that is no value (plan={remat: 77} was accepted).
+  EXPECT_EQ(OverrideError("plan={shard_optimizer: maybe}"),
+            "--set 'plan={shard_optimizer: maybe}': column 19 of the value: Invalid value for boolean field "
+            "\"shard_optimizer\". Value: \"maybe\".");
+  EXPECT_EQ(OverrideError("plan={data: 2 remat: 77}"),
+            "--set 'plan={data: 2 remat: 77}': column 10 of the value: Unknown enumeration value 77 for field "
+            "\"remat\" (Remat)");
   EXPECT_NE(OverrideError("model.layers").find("expected path=value"), std::string::npos);
   EXPECT_NE(OverrideError("=3").find("expected path=value"), std::string::npos);
 }

@@ -259,6 +259,19 @@ TEST_F(PerfModelFiles, EmptyInputsAreErrors) {
   ExpectOneLineError("validate --measurements " + Write("none.pbtxt", "# no rows\n"), "none.pbtxt:1: no measurement rows");
 }
 
+// A plan file with an enum number that no value has (proto3 enums are open: the parser takes
+// `remat: 77`) is refused at its field, one line, exit 1 — not an internal error later; a bad
+// value that ends its line is named on its own line (the shared .pbtxt reader,
+// run::ParseTextFormat; TextProto.ErrorsNameTheLineOfTheBadToken).
+TEST_F(PerfModelFiles, PlanFileErrorsNameTheBadTokensLine) {
+  const std::string plan = Write("plan.pbtxt", "# a plan\nglobal_batch: 64\nremat: 77\n");
+  ExpectOneLineError("run --plan " + plan, plan + ":3:1: Unknown enumeration value 77 for field \"remat\" (Remat)\n");
+  const std::string last = Write("last.pbtxt", "# a plan\nremat: 77");
+  ExpectOneLineError("run --plan " + last, last + ":2:1: Unknown enumeration value 77");
+  const std::string flag = Write("flag.pbtxt", "# a plan\nshard_optimizer: maybe\nglobal_batch: 64\n");
+  ExpectOneLineError("run --plan " + flag, flag + ":2:18: Invalid value for boolean field \"shard_optimizer\"");
+}
+
 TEST_F(PerfModelFiles, ModelStringAndPbtxtMeanTheSame) {
   const std::string file = Write("m.pbtxt", "layers: 4\nheads: 8\nd_model: 1024\n");
   const CmdResult a = Sh(kBin + " run --json --mesh tpu_v5e:4 --plan global_batch=16 --model " + file);

@@ -221,6 +221,33 @@ TEST(PlaceBaselineCli, BadInputIsOneLineExitOneAndLeavesNoDirectory) {
   EXPECT_EQ(Sh(kBin + " --help").status, 0);
 }
 
+// A bad value in a --config file names its own line and column: protobuf's parser reports a
+// bad boolean at the token after it, so `refine_cd: maybe` on line 2 was "cfg.pbtxt:3:1" (and
+// 2:17, past the value, without a final newline). One line, exit 1, no directory.
+TEST(PlaceBaselineCli, ABadConfigValueNamesItsLine) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "never";
+  const struct {
+    const char* text;
+    const char* where;  // after the file's path
+  } cases[] = {
+      {"# a config\nrefine_cd: maybe\nminutes: 0.01\n", ":2:12: Invalid value for boolean field \"refine_cd\". Value: \"maybe\"."},
+      {"# a config\nrefine_cd: maybe\n", ":2:12: Invalid value for boolean field \"refine_cd\". Value: \"maybe\"."},
+      {"# a config\nrefine_cd: maybe", ":2:12: Invalid value for boolean field \"refine_cd\". Value: \"maybe\"."},
+      {"method: \"sa\"\nsa {\n  t_max: 1\n  bogus: 2\n}\n",
+       ":4:3: Message type \"placerl.config.SaConfig\" has no field named \"bogus\"."},
+  };
+  int n = 0;
+  for (const auto& k : cases) {
+    const std::string cfg = tmp / ("cfg" + std::to_string(n++) + ".pbtxt");
+    testing::Spit(cfg, k.text);
+    const auto r = Sh(kBin + " --config " + cfg + " --out " + out);
+    EXPECT_EQ(r.status, 1) << k.text << ": " << r.out;
+    EXPECT_EQ(r.out, "place-baseline: error: " + cfg + k.where + "\n") << k.text;
+    EXPECT_FALSE(fs::exists(out)) << k.text;
+  }
+}
+
 // sa.proposer=learned: the run writes its proposer (proposer.json) and what each kind did; a
 // second run starts from that file; a bad file or setting is one line, exit 1, no directory.
 TEST(PlaceBaselineCli, LearnedProposerIsWrittenAndContinuedFrom) {
