@@ -1,12 +1,11 @@
 #include "datasets/nas/search_space.h"
 
-#include <google/protobuf/io/tokenizer.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
+#include "datasets/util/config_text.h"
 #include "datasets/util/errors.h"
 #include "datasets/util/files.h"
 
@@ -25,24 +24,6 @@ constexpr size_t kMaxDecisions = 100000;
 constexpr size_t kMaxTotalChoices = 1000000;        // Σ choices over all decisions
 constexpr double kMaxDeadEndCombinations = 1e6;     // per decision
 constexpr double kMaxDeadEndWork = 1e7;             // Σ combinations × rules over the space
-
-// Keeps the first error (protobuf lines are 0-based; ours are 1-based).
-class FirstError : public pb::io::ErrorCollector {
- public:
-  void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
-    if (line_ < 0) {
-      line_ = line + 1;
-      message_ = message;
-    }
-  }
-  void AddWarning(int, pb::io::ColumnNumber, const std::string&) override {}
-  int line() const { return line_; }
-  const std::string& message() const { return message_; }
-
- private:
-  int line_ = -1;
-  std::string message_;
-};
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
   for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
@@ -76,14 +57,10 @@ const pb::TextFormat::ParseInfoTree* Nested(const pb::TextFormat::ParseInfoTree*
 
 void ParseNasText(const std::string& text, const std::string& file, pb::Message* msg,
                   pb::TextFormat::ParseInfoTree* tree) {
-  msg->Clear();
-  pb::TextFormat::Parser parser;
-  FirstError errors;
-  parser.RecordErrorsTo(&errors);
-  if (tree != nullptr) parser.WriteLocationsTo(tree);
-  if (!parser.ParseFromString(text, msg))
-    throw ParseError(file, errors.line() < 0 ? 0 : errors.line(),
-                     errors.line() < 0 ? "cannot parse" : errors.message());
+  // The shared text-format reader: the error names the bad token's file:line:col (protobuf 3.21
+  // reports a bad bool, an unknown enum name or field name at the next token), and an enum
+  // number that is no value is refused. Throws run::ConfigParseError (a ParseError).
+  run::ParseTextFormat(text, file, msg, tree);
 }
 
 std::vector<std::string> BuiltinSpaceNames() {

@@ -4,7 +4,8 @@
 // architecture is one choice index per decision and checking a choice is a few array reads.
 // Built-in spaces (enas_macro, enas_micro, nb201, nas_bench_macro, brainformer) are embedded from
 // datasets/nas/spaces/*.pbtxt; any other space is loaded from a file. Malformed text is a
-// ParseError `file:line: what`.
+// ParseError `file:line: what`; text that does not parse is `file:line:col: what` at the bad token
+// (run::ParseTextFormat).
 #pragma once
 
 #include <cstdint>
@@ -104,15 +105,19 @@ class SearchSpace {
 std::vector<std::string> BuiltinSpaceNames();
 // The text of a built-in space; throws ConfigError naming the built-in ones for another name.
 const std::string& BuiltinSpaceText(const std::string& name);
-// Parses a space's text; throws ParseError `file:line: what` (line 0 = the whole text).
+// Parses a space's text; throws ParseError `file:line: what` (line 0 = the whole text), or
+// `file:line:col: what` (ParseNasText) when the text does not parse.
 SearchSpace ParseSearchSpace(const std::string& text, const std::string& file);
 // A built-in space by name, or else a .pbtxt file (ReadFile: regular file, gz ok). A name
 // without '/' or '.' is taken as a built-in name (ConfigError listing them when unknown).
 SearchSpace LoadSearchSpace(const std::string& name_or_path);
 
-// Parses protobuf text into `msg` (cleared first): unknown fields are errors; throws
-// ParseError with the 1-based line of the first error. When `tree` is given, the parser's
-// field locations are written into it.
+// Parses protobuf text into `msg` (cleared first) through run::ParseTextFormat
+// (datasets/util/config_text.h): unknown fields and enum values (names, and numbers that are
+// none) are errors; throws run::ConfigParseError (a ParseError) `file:line:col: what`, 1-based,
+// at the bad token itself (a bad bool, an unknown enum name or field name too, which protobuf
+// reports at the next token). When `tree` is given, the parser's field locations are written
+// into it.
 void ParseNasText(const std::string& text, const std::string& file, google::protobuf::Message* msg,
                   google::protobuf::TextFormat::ParseInfoTree* tree = nullptr);
 

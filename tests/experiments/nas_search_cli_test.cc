@@ -493,6 +493,22 @@ TEST(NasSearchCli, NotBuiltYetAndBadInputAreOneLineExitOne) {
   EXPECT_EQ(CountLines(none.out), 1) << none.out;
 }
 
+// A --space file that does not parse names the bad token's file:line:col (ParseNasText reads
+// through run::ParseTextFormat): `per_earlier: maybe` ending line 8 was "bad.pbtxt:9:" with no
+// column. One line, exit 1, no run directory.
+TEST(NasSearchCli, BadSpaceFileNamesTheBadTokenOneLineExitOne) {
+  testing::TempDir tmp;
+  const std::string space = tmp / "bad.pbtxt", out = tmp / "never";
+  testing::Spit(space, "name: \"t\"\nnode {\n  name: \"l{i}\"\n  repeat: 2\n  decision {\n    name: \"s{j}\"\n"
+                       "    choice: [\"p\", \"q\"]\n    per_earlier: maybe\n  }\n}\n");
+  const auto r = ShSplit(kBin + " --space " + space + " --method random --budget 5 --out " + out);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "nas-search: error: " + space +
+                       ":8:18: Invalid value for boolean field \"per_earlier\". Value: \"maybe\".\n");
+  EXPECT_FALSE(fs::exists(out));
+}
+
 // Issue 29 item 7: the default tables are found from the binary's place, so nas-search runs from
 // any working directory (here /), and config.pbtxt names them by absolute paths (resumable from anywhere).
 TEST(NasSearchCli, RunsFromOutsideTheRepository) {

@@ -1,11 +1,13 @@
 // Search spaces as data: every built-in space parses with the documented sizes, masks follow
 // the rules (Brainformer's per-type settings, ENAS micro's input indices), architectures round
-// trip through their message, and malformed spaces fail with the line that is wrong.
+// trip through their message, and malformed spaces fail with the line that is wrong (text that
+// does not parse: the bad token's line and column, through run::ParseTextFormat).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "datasets/nas/search_space.h"
+#include "datasets/proto/perf_model.pb.h"
 #include "datasets/util/errors.h"
 #include "tests/experiments/test_dir.h"
 
@@ -199,6 +201,86 @@ TEST(SearchSpace, MalformedSpacesFailWithTheirLine) {
   EXPECT_EQ(ErrorLine(two + "table: \"nb101\"\n"), 4);
   EXPECT_EQ(ErrorLine("name: \"t\"\n"), 0);  // no decision
   EXPECT_EQ(ErrorLine("name: \"a b\"\nnode { name: \"a\" decision { name: \"x\" choice: \"p\" } }\n"), 1);
+}
+
+// ParseNasText reads through run::ParseTextFormat: protobuf 3.21 reports a bad bool, an unknown
+// enum name and an unknown field name at the token after it (the next line when the bad value
+// ends its line: `per_earlier: maybe` on line 8 was "bad.pbtxt:9:", with no column), and takes
+// any number for an open proto3 enum. Now each names the bad token's own file:line:col. The NAS
+// schemas have no enum field; ParseNasText takes any message, so the enum cases use perf::Plan.
+std::string NasTextError(const std::string& text, google::protobuf::Message* msg) {
+  try {
+    ParseNasText(text, "bad.pbtxt", msg);
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.file(), "bad.pbtxt");
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SearchSpace, TextErrorsNameTheBadTokensLineAndColumn) {
+  const std::string per_earlier =  // a bad bool ending line 8
+      "name: \"t\"\nnode {\n  name: \"l{i}\"\n  repeat: 2\n  decision {\n    name: \"s{j}\"\n    choice: \"p\"\n"
+      "    per_earlier: maybe";
+  const std::string one_line =  // a bad bool in the last line, a whole node
+      "name: \"t\"\nnode { name: \"l{i}\" repeat: 2 decision { name: \"s{j}\" choice: \"p\" per_earlier: maybe } }";
+  const std::string field_mid = "name: \"t\"\nnode {\n  nmae: \"a\"\n}\n";  // unknown field, middle
+  const std::string field_last = "node { name: \"a\" decision { name: \"x\" choice: \"p\" } }\nnmae: \"t\"";
+  const std::string arch = "space: \"enas_micro\"\nchoice {\n  decision: \"node0/x\"\n  choise: \"y\"\n}\n";
+  struct Case {
+    std::string text;
+    bool plan;  // the text is a perf::Plan (enum fields); else a SearchSpaceDef
+    std::string at;
+  };
+  const std::vector<Case> cases = {
+      {per_earlier + "\n  }\n}\n", false, "bad.pbtxt:8:18: "},  // middle (was bad.pbtxt:9:)
+      {per_earlier + "\n", false, "bad.pbtxt:8:18: "},          // ends the text (was 9: past the end)
+      {per_earlier, false, "bad.pbtxt:8:18: "},                 // (without a final newline: was 8:, no column)
+      {one_line + "\n", false, "bad.pbtxt:2:80: "},
+      {one_line, false, "bad.pbtxt:2:80: "},
+      {field_mid, false, "bad.pbtxt:3:3: "},                    // (was 3:, no column)
+      {field_last + "\n", false, "bad.pbtxt:2:1: "},
+      {field_last, false, "bad.pbtxt:2:1: "},
+      {"remat: SOMETIMES\ndata: 2\n", true, "bad.pbtxt:1:8: "},  // unknown enum name, middle (was 2:)
+      {"data: 2\nremat: SOMETIMES\n", true, "bad.pbtxt:2:8: "},  // last line (was 3:)
+      {"data: 2\nremat: SOMETIMES", true, "bad.pbtxt:2:8: "},
+      {"remat: 77\ndata: 2\n", true, "bad.pbtxt:1:1: "},         // an enum number that is no value (was read)
+      {"data: 2\nremat: 77\n", true, "bad.pbtxt:2:1: "},
+      {"data: 2\nremat: -1", true, "bad.pbtxt:2:1: "},
+  };
+  for (const Case& c : cases) {
+    SearchSpaceDef space;
+    perf::Plan plan;
+    const std::string e = NasTextError(c.text, c.plan ? static_cast<google::protobuf::Message*>(&plan) : &space);
+    EXPECT_EQ(e.rfind(c.at, 0), 0u) << c.at << " for:\n" << c.text << "\ngot: " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+  // The reasons are protobuf's (the enum number: the shared reader's).
+  SearchSpaceDef space;
+  EXPECT_EQ(NasTextError(per_earlier + "\n  }\n}\n", &space),
+            "bad.pbtxt:8:18: Invalid value for boolean field \"per_earlier\". Value: \"maybe\".");
+  perf::Plan plan;
+  EXPECT_EQ(NasTextError("remat: 77\n", &plan), "bad.pbtxt:1:1: Unknown enumeration value 77 for field \"remat\" (Remat)");
+  // enas-rank's architectures (ArchitectureDef) and whole spaces read the same way.
+  ArchitectureDef def;
+  const std::string arch_error = NasTextError(arch, &def);
+  EXPECT_EQ(arch_error.rfind("bad.pbtxt:4:3: ", 0), 0u) << arch_error;
+  try {
+    ParseSearchSpace(per_earlier + "\n  }\n}\n", "s.pbtxt");
+    ADD_FAILURE() << "read";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("s.pbtxt:8:18: ", 0), 0u) << e.what();
+    EXPECT_EQ(e.line(), 8);
+  }
+  // A file read by LoadSearchSpace: the same.
+  testing::TempDir tmp;
+  testing::Spit(tmp / "bad.pbtxt", per_earlier + "\n  }\n}\n");
+  try {
+    LoadSearchSpace(tmp / "bad.pbtxt");
+    ADD_FAILURE() << "read";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(tmp / "bad.pbtxt:8:18: ", 0), 0u) << e.what();
+  }
 }
 
 }  // namespace
