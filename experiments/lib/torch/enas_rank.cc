@@ -106,7 +106,7 @@ void AddCellsFile(const nas::SearchSpace& space, const std::string& path, std::v
 
 void AddPbtxt(const nas::SearchSpace& space, const std::string& path, std::vector<Cell>* cells) {
   nas::ArchitectureDef def;
-  nas::ParseNasText(ReadFile(path), path, &def);  // ParseError file:line
+  nas::ParseNasText(ReadFile(path), path, &def);  // ParseError file:line:col
   Cell c;
   c.label = std::filesystem::path(path).parent_path().filename().string() + "/" +
             std::filesystem::path(path).filename().string();
