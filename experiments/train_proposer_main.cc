@@ -127,6 +127,7 @@ int TrainProposer(const Options& o) {
   eo.select = cfg.select();
   eo.schedule = cfg.schedule();
   eo.control = cfg.control();
+  eo.control_state = cfg.control_state();
   eo.seed = cfg.seed();
   eo.threads = cfg.threads();
 

@@ -47,6 +47,8 @@ void Check(int designs, const ProposerEsOptions& o) {
   if (!(o.learning_rate >= 0) || !std::isfinite(o.learning_rate) || o.learning_rate > 10)
     throw ConfigError("proposer ES: the learning rate must be in [0, 10]");
   if (o.threads < 1 || o.threads > 256) throw ConfigError("proposer ES: threads must be in [1, 256]");
+  if (o.control_state && !o.control)
+    throw ConfigError("proposer ES: control_state searches the controller's state term: it needs control=true");
   if (o.features.empty() && !o.select && !o.schedule && !o.control)
     throw ConfigError("proposer ES: no parameter to search (no feature, no select, no schedule, no control)");
   std::vector<int> seen;
@@ -88,7 +90,8 @@ void RunJobs(int n, int threads, const std::function<bool()>& stop, Job&& job) {
 
 int ProposerEsDimensions(const ProposerEsOptions& o) {
   return K * static_cast<int>(o.features.size()) + (o.select ? ProposerWeights::kSelectFeatures : 0) +
-         (o.schedule ? ProposerWeights::kScheduleWeights : 0) + (o.control ? ProposerWeights::kControlWeights : 0);
+         (o.schedule ? ProposerWeights::kScheduleWeights : 0) + (o.control ? ProposerWeights::kControlWeights : 0) +
+         (o.control && o.control_state ? 1 : 0);
 }
 
 ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const ProposerWeights& start,
@@ -102,6 +105,10 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
     r.weights.control = kDefaultControl;
     r.weights.control_handover = kDefaultHandover;
     r.weights.control_on = true;
+  }
+  if (o.control_state && !r.weights.control_state_on) {  // searching a state term the start does not have
+    r.weights.control_state = 0;
+    r.weights.control_state_on = true;
   }
   // (ProposerEsDimensions(o), + 1 for the controller's state term when the start has one)
   const int dims = static_cast<int>(Parameters(&r.weights, o).size());

@@ -31,6 +31,8 @@ struct ProposerEsOptions {
                             // and soft-step multipliers over the run)
   bool control = false;     // also the acceptance controller (ProposerWeights::control; a start
                             // without one starts from kDefaultControl)
+  bool control_state = false;  // also the controller's state term (ProposerWeights::control_state;
+                               // needs control): a start without one gets it at 0
   int threads = 1;          // runs in parallel (each thread has its own index for the callback)
 };
 
@@ -56,8 +58,9 @@ struct ProposerEsResult {
 };
 
 // The number of searched parameters for these options (kKinds × |features| (+ kSelectFeatures)
-// (+ kScheduleWeights) (+ kControlWeights)); the search adds one, the controller's state weight,
-// when it searches a controller and the start has a state term (ProposerWeights::control_state_on).
+// (+ kScheduleWeights) (+ kControlWeights) (+ 1 with control_state)); the search also adds the
+// controller's state weight when it searches a controller and the start has a state term
+// (ProposerWeights::control_state_on) without control_state.
 int ProposerEsDimensions(const ProposerEsOptions& o);
 
 // Runs the search from `start` over `designs` designs: first one run of `start` per design (its

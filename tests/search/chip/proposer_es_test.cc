@@ -156,6 +156,33 @@ TEST(ProposerEs, TheStateWeightIsSearchedWhenTheStartHasOne) {
   EXPECT_EQ(off.weights.control_state, 0.0);
 }
 
+// control_state=true adds the state term at 0 to a start without one and searches it (the
+// recipe "a schedule, then a controller with a state term" from one start file); without
+// control it is refused.
+TEST(ProposerEs, ControlStateAddsTheStateTermAtZeroAndSearchesIt) {
+  auto run = [](const ProposerWeights& w, int, uint64_t seed, int) {
+    return 1 + std::pow(w.control_state + 0.6, 2) + 1e-3 * std::sin(static_cast<double>(seed));
+  };
+  ProposerEsOptions o = BiasOnly();
+  o.features = {};
+  o.control = true;
+  o.control_state = true;
+  o.learning_rate = 0.05;
+  ProposerWeights start;  // no controller, no state term
+  o.iterations = 0;
+  const ProposerEsResult none = TrainProposerEs(1, run, start, o, {}, {}, {});
+  EXPECT_TRUE(none.weights.control_on);
+  EXPECT_TRUE(none.weights.control_state_on);
+  EXPECT_EQ(none.weights.control_state, 0.0);
+  EXPECT_EQ(ProposerEsDimensions(o), ProposerWeights::kControlWeights + 1);
+  o.iterations = 300;
+  const ProposerEsResult r = TrainProposerEs(1, run, start, o, {}, {}, {});
+  EXPECT_TRUE(r.weights.control_state_on);
+  EXPECT_NEAR(r.weights.control_state, -0.6, 0.15);
+  o.control = false;
+  EXPECT_THROW(TrainProposerEs(1, run, start, o, {}, {}, {}), ConfigError);
+}
+
 TEST(ProposerEs, PairsShareDesignAndSeedAndThreadsDoNotChangeTheResult) {
   std::mutex mu;
   std::multiset<std::tuple<int, uint64_t>> calls;
