@@ -162,9 +162,10 @@ TEST(MatmulShape, CatalogueSwitch) {
   EXPECT_TRUE(on.efficiency().shape_model());
   EXPECT_DOUBLE_EQ(on.efficiency().memory(), def.shape_efficiency().memory());
   EXPECT_GE(on.efficiency().matmul_fill(), 0);  // fitted; 0 since session 22 (only the decode row I2 pinned it)
-  // The fixed cost per inference collective is the shape calibration's (session 22), not the default's.
+  // The fixed cost per inference collective: the shape calibration's since session 22, the
+  // library default's too since session 31 (the same constant).
   EXPECT_GT(on.efficiency().collective_fixed_s(), 0);
-  EXPECT_EQ(def.efficiency().collective_fixed_s(), 0);
+  EXPECT_EQ(def.efficiency().collective_fixed_s(), on.efficiency().collective_fixed_s());
   const Chip& a100 = FindChip(on, "a100");
   EXPECT_DOUBLE_EQ(EffectiveEfficiency(on, a100).matmul(), FindChip(def, "a100").shape_efficiency().matmul());
   EXPECT_EQ(FindChip(def, "tpu_v5p").mxu_tile(), 128);
