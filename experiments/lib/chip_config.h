@@ -24,7 +24,7 @@ config::PlaceBaselineConfig DefaultPlaceBaselineConfig();
 // one grid cell per axis. The one place these settings are written (`place-baseline --method
 // sa-soft`, train-proposer's runs, the experiment scripts).
 void ApplySaSoftPreset(config::SaConfig* sa);
-// `sa-soft` whose schedule comes from the shipped learned proposer, frozen
+// `sa-soft` whose schedule and acceptance controller come from the shipped learned proposer, frozen
 // (place-baseline --method learned-sa, place --refine learned-sa; docs/learned_sa.md).
 void ApplyLearnedSaPreset(config::SaConfig* sa);
 

@@ -190,7 +190,8 @@ TEST(LearnedProposer, APriorHoldsThePolicyNearItWhereUniformHoldsItNearUniform) 
   EXPECT_THROW(LearnedProposer(ProposerWeights{}, bad, AllLegal()), ConfigError);
 }
 
-// "shipped" is the committed kShippedProposerFile (the four-flows schedule), embedded at build time.
+// "shipped" is the committed kShippedProposerFile (the four-flows schedule with the state controller,
+// session 32), embedded at build time.
 TEST(ProposerWeights, TheShippedProposerIsTheCommittedFile) {
   const ProposerWeights shipped = LoadProposerWeights(kShippedProposer);
   const ProposerWeights file = LoadProposerWeights(kShippedProposerFile);
@@ -199,7 +200,15 @@ TEST(ProposerWeights, TheShippedProposerIsTheCommittedFile) {
   EXPECT_EQ(shipped.schedule, file.schedule);
   EXPECT_EQ(shipped.trained_on, file.trained_on);
   EXPECT_EQ(shipped.proposals_trained, file.proposals_trained);
+  EXPECT_EQ(shipped.control_on, file.control_on);
+  EXPECT_EQ(shipped.control, file.control);
+  EXPECT_EQ(shipped.control_handover, file.control_handover);
+  EXPECT_EQ(shipped.control_state_on, file.control_state_on);
+  EXPECT_EQ(shipped.control_state, file.control_state);
   EXPECT_NE(shipped.schedule, ProposerWeights().schedule);  // it carries the learned schedule
+  EXPECT_TRUE(shipped.control_on);                          // and the acceptance controller
+  EXPECT_TRUE(shipped.control_state_on);                    // with its state term (the learned reheat)
+  EXPECT_LT(shipped.control_state, 0);
   for (const std::string& d : shipped.trained_on) EXPECT_EQ(d.find("ariane133_ng45"), std::string::npos) << d;
   EXPECT_THROW(ParseProposerWeights("{}", "x"), ParseError);
 }

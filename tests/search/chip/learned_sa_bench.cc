@@ -5,7 +5,7 @@
 // e.g. a soft kind with no soft macro), evaluated moves, accepted moves; and the run's best cost.
 //   uniform      — `sa-soft` itself (TILOS's five kinds, soft shifts half of the time);
 //   learned_*    — sa.proposer=learned: frozen with the shipped weights (`sa-soft`'s kinds, the four-flows
-//                  schedule), frozen and
+//                  schedule and state controller), frozen and
 //                  untrained (uniform over the eight kinds), and learning during the run (lr 0.1).
 // Run from the repository root: OMP_NUM_THREADS=1 ./build/bench/learned_sa_bench
 #include <benchmark/benchmark.h>
