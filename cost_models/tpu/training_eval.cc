@@ -434,6 +434,11 @@ struct StepModel {
                               (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
     // Scores Q·Kᵀ and scores·V per head: [S, dh]×[dh, S] and [S, S]×[S, dh].
     const double t_attn = AttentionCoreTime(rates, t, S, dh, std::max(1.0, H / tp), attn_flops, attn_bytes);
+    if (p.fp32_softmax_residual && !m.flash_attention() && ab < 4) {
+      // The fp32 probabilities written once and read once more by the softmax's backward.
+      const double extra = 2 * 4 * t * S * H / tp;
+      mm_bwd_adj += AttentionCoreTime(rates, t, S, dh, std::max(1.0, H / tp), attn_flops, attn_bytes + extra) - t_attn;
+    }
     l.fwd = l.fwd + mm(t, d, (H + 2 * KV) * dh / tp, 1) + mm(t, H * dh / tp, d, 1) + t_attn;
     w.t_attn_sum += t_attn;
     l.tp_fwd += t_ar;
