@@ -125,6 +125,7 @@ PlanC PlanFromProto(const Plan& p) {
   c.grad_bits = p.grad_bits();
   c.optimizer_bits = p.optimizer_bits();
   c.activation_bits = p.activation_bits();
+  c.fp32_softmax_residual = p.fp32_softmax_residual();
   return c;
 }
 
@@ -156,6 +157,7 @@ Plan PlanToProto(const PlanC& c) {
   p.set_grad_bits(c.grad_bits);
   p.set_optimizer_bits(c.optimizer_bits);
   p.set_activation_bits(c.activation_bits);
+  p.set_fp32_softmax_residual(c.fp32_softmax_residual);
   p.set_global_batch(int64_t(c.global_batch));
   return p;
 }

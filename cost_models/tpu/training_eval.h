@@ -40,10 +40,8 @@ struct PlanC {
   PipelineSchedule schedule = SCHEDULE_1F1B;  // GPipe: M microbatches in flight on stage 1
   // eXmY storage widths in bits (0 = the dtype's): Plan.weight_bits etc.
   int weight_bits = 0, grad_bits = 0, optimizer_bits = 0, activation_bits = 0;
-  // Probe (issue 32, session 32 II; no proto key): the unfused attention softmax runs in fp32
-  // (jax.nn.softmax after a cast, AXLearn's softmax_with_biases) and its fp32 output is the
-  // residual of the softmax's backward: + 2 x 4 B per score and head per step, charged to the
-  // backward. Never set by PlanFromProto.
+  // Plan.fp32_softmax_residual (session 32 III): + 2 x 4 B per score and head per step on the
+  // unfused attention, charged to the backward.
   bool fp32_softmax_residual = false;
 };
 PlanC PlanFromProto(const Plan& plan);

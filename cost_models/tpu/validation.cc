@@ -1,7 +1,6 @@
 #include "cost_models/tpu/validation.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -82,12 +81,7 @@ ValidationReport Validate(const MeasurementSet& set, const Catalog& catalog) {
         row.oom = ir.oom;
       } else {
         TrainingEvaluator ev(m.run().model(), m.run().mesh(), catalog);
-        PlanC pc = PlanFromProto(m.run().plan());
-        // Probe (session 32 II, not committed as a model key): rows whose source computes the
-        // unfused attention softmax with jax.nn.softmax in fp32 (AXLearn's softmax_with_biases).
-        if (std::getenv("PLACERL_PROBE_FP32_SOFTMAX") != nullptr && row.paper.rfind("AXLearn", 0) == 0)
-          pc.fp32_softmax_residual = true;
-        const StepBreakdown b = ev.Evaluate(pc);
+        const StepBreakdown b = ev.Evaluate(PlanFromProto(m.run().plan()));
         if (!b.valid) throw ConfigError(std::string("invalid plan: ") + b.invalid_reason);
         switch (m.metric()) {
           case TOKENS_PER_S: row.predicted = b.tokens_per_s; break;
@@ -308,7 +302,6 @@ std::vector<FitParam> FitParams(const MeasurementSet& set, bool shape) {
     if (std::find(chips.begin(), chips.end(), m.run().mesh().chip()) == chips.end())
       chips.push_back(m.run().mesh().chip());
   std::sort(chips.begin(), chips.end());
-  if (std::getenv("PLACERL_PROBE_FIX_MEMORY") != nullptr) ps.erase(ps.begin());  // probe: memory not fitted
   if (shape) ps.push_back({"", "matmul_fill", 0.0, 4.0, 0.25});
   for (const std::string& c : chips) ps.push_back({c, "matmul", 0.4, 0.95, 0.025});
   return ps;
@@ -322,7 +315,6 @@ Catalog Prior(const Catalog& c, const std::vector<FitParam>& ps) {
   const std::pair<const char*, double> global[] = {
       {"matmul", 0.6}, {"memory", 0.7}, {"collective_bw", 0.8}, {"dcn_bw", 0.8}, {"tp_overlap", 1.0}};
   for (const auto& [name, v] : global) SetParam(&prior, {"", name, 0, 0, 0}, v);
-  if (const char* fix = std::getenv("PLACERL_PROBE_FIX_MEMORY")) SetParam(&prior, {"", "memory", 0, 0, 0}, std::atof(fix));
   if (c.efficiency().shape_model()) SetParam(&prior, {"", "matmul_fill", 0, 0, 0}, 1.0);
   for (const FitParam& p : ps)
     if (!p.chip.empty()) SetParam(&prior, p, 0.6);
