@@ -125,7 +125,6 @@ PlanC PlanFromProto(const Plan& p) {
   c.grad_bits = p.grad_bits();
   c.optimizer_bits = p.optimizer_bits();
   c.activation_bits = p.activation_bits();
-  c.fp32_softmax_residual = p.fp32_softmax_residual();
   return c;
 }
 
@@ -157,7 +156,6 @@ Plan PlanToProto(const PlanC& c) {
   p.set_grad_bits(c.grad_bits);
   p.set_optimizer_bits(c.optimizer_bits);
   p.set_activation_bits(c.activation_bits);
-  p.set_fp32_softmax_residual(c.fp32_softmax_residual);
   p.set_global_batch(int64_t(c.global_batch));
   return p;
 }
@@ -436,11 +434,6 @@ struct StepModel {
                               (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
     // Scores Q·Kᵀ and scores·V per head: [S, dh]×[dh, S] and [S, S]×[S, dh].
     const double t_attn = AttentionCoreTime(rates, t, S, dh, std::max(1.0, H / tp), attn_flops, attn_bytes);
-    if (p.fp32_softmax_residual && !m.flash_attention() && ab < 4) {
-      // The fp32 probabilities written once and read once more by the softmax's backward.
-      const double extra = 2 * 4 * t * S * H / tp;
-      mm_bwd_adj += AttentionCoreTime(rates, t, S, dh, std::max(1.0, H / tp), attn_flops, attn_bytes + extra) - t_attn;
-    }
     l.fwd = l.fwd + mm(t, d, (H + 2 * KV) * dh / tp, 1) + mm(t, H * dh / tp, d, 1) + t_attn;
     w.t_attn_sum += t_attn;
     l.tp_fwd += t_ar;

@@ -40,9 +40,6 @@ struct PlanC {
   PipelineSchedule schedule = SCHEDULE_1F1B;  // GPipe: M microbatches in flight on stage 1
   // eXmY storage widths in bits (0 = the dtype's): Plan.weight_bits etc.
   int weight_bits = 0, grad_bits = 0, optimizer_bits = 0, activation_bits = 0;
-  // Plan.fp32_softmax_residual (session 32 III): + 2 x 4 B per score and head per step on the
-  // unfused attention, charged to the backward.
-  bool fp32_softmax_residual = false;
 };
 PlanC PlanFromProto(const Plan& plan);
 Plan PlanToProto(const PlanC& plan);
