@@ -23,6 +23,12 @@
 #      learned, pretrained — learning during the run from the pretrained proposer;
 #      es                 — (with --es-weights, a proposer.json of train-proposer: weights trained by
 #                           evolution strategies on other designs) those weights, frozen;
+#      learned-sa         — `place-baseline --method learned-sa`: the shipped policy, frozen (trained on
+#                           the four flows designs, never on Ariane133);
+#      shipped-loo        — the shipped policy's recipe trained WITHOUT the evaluated design, frozen: the
+#                           committed experiments/results/learned_sa/schedule_control_state_without_X_proposer.json
+#                           (X = asap7, mempool, ng45_ariane136, sky130hd; Ariane133: the shipped file,
+#                           which never saw it) — the held-out arm of the issue's protocol;
 #      es-loo             — the issue's held-out protocol: per evaluated design, train-proposer on
 #                           --es-loo-designs (default: the four flows designs) WITHOUT that design,
 #                           with --es-loo-args (default: the schedule only, from sa-soft's mixture,
@@ -68,7 +74,7 @@ while [[ $# -gt 0 ]]; do
     --bin) need "$@"; BIN="$2"; shift 2 ;;
     --work) need "$@"; WORK="$2"; shift 2 ;;
     --out) need "$@"; OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     *) echo "learned_sa.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -77,7 +83,7 @@ for b in place-baseline proxy-cost group-netlist plot-curves train-proposer; do
 done
 [[ -n "$ARMS" ]] || ARMS="sa-soft frozen scratch pretrained${ES_WEIGHTS:+ es}"
 for a in $ARMS; do
-  case $a in sa|sa-soft|frozen|scratch|pretrained|es-loo) ;; es) [[ -s "$ES_WEIGHTS" ]] || { echo "learned_sa.sh: error: the es arm needs --es-weights FILE" >&2; exit 1; } ;;
+  case $a in sa|sa-soft|frozen|scratch|pretrained|es-loo|learned-sa|shipped-loo) ;; es) [[ -s "$ES_WEIGHTS" ]] || { echo "learned_sa.sh: error: the es arm needs --es-weights FILE" >&2; exit 1; } ;;
     *) echo "learned_sa.sh: error: unknown arm $a" >&2; exit 1 ;; esac
 done
 [[ -z "$ES_WEIGHTS" ]] || ES_WEIGHTS=$(realpath "$ES_WEIGHTS")
@@ -88,6 +94,21 @@ for d in $DESIGNS; do
     [[ "$d" != "$p" ]] || { echo "learned_sa.sh: error: $d is both evaluated and in the pretraining" >&2; exit 1; }
   done
 done
+# The committed held-out file of the shipped recipe for a design (shipped-loo arm).
+RESULTS=experiments/results/learned_sa
+shipped_loo_of() {
+  case $1 in
+    ariane133) echo "$RESULTS/schedule_control_state_four_flows_proposer.json" ;;
+    asap7_ariane136) echo "$RESULTS/schedule_control_state_without_asap7_proposer.json" ;;
+    ng45_mempool_tile) echo "$RESULTS/schedule_control_state_without_mempool_proposer.json" ;;
+    ng45_ariane136) echo "$RESULTS/schedule_control_state_without_ng45_ariane136_proposer.json" ;;
+    sky130hd_ariane133) echo "$RESULTS/schedule_control_state_without_sky130hd_proposer.json" ;;
+    *) echo "learned_sa.sh: error: no held-out file of the shipped recipe for $1 (shipped-loo arm)" >&2; exit 1 ;;
+  esac
+}
+if [[ " $ARMS " == *" shipped-loo "* ]]; then  # a design without a held-out file stops here, before any run
+  for d in $DESIGNS; do f=$(shipped_loo_of "$d"); [[ -s "$f" ]] || { echo "learned_sa.sh: error: missing $f" >&2; exit 1; }; done
+fi
 [[ -n "$WORK" ]] || WORK=out/learned_sa_work
 mkdir -p "$WORK" "$(dirname "$OUT")"
 DATA=../shared/datasets/chip
@@ -169,6 +190,8 @@ for d in $DESIGNS; do
           args=(--set sa.proposer=learned --set "sa.proposer_lr=$LR" --set "sa.proposer_weights=$WORK/pretrained.json") ;;
         es) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$ES_WEIGHTS") ;;
         es-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$WORK/es_loo/$d/proposer.json") ;;
+        learned-sa) method=learned-sa; args=() ;;
+        shipped-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$(shipped_loo_of "$d")") ;;
       esac
       while [[ $(jobs_running) -ge $JOBS ]]; do sleep 1; done
       echo "$d seed $s: $arm ($MINUTES CPU-min) ..." >&2
@@ -200,7 +223,9 @@ seeds = seeds.split()
 names = {"sa": "TILOS SA (`--method sa`)", "sa-soft": "`sa-soft` (uniform proposals)", "frozen": "learned kinds, untrained and frozen (ablation)",
          "scratch": "learned, from uniform, learning during the run", "pretrained": "learned, pretrained, learning during the run",
          "es": "learned by ES on other designs, frozen",
-         "es-loo": "learned by ES without this design (held out), frozen"}
+         "es-loo": "learned by ES without this design (held out), frozen",
+         "learned-sa": "`learned-sa` (the shipped policy, frozen)",
+         "shipped-loo": "the shipped recipe trained without this design (held out), frozen"}
 lines = ["# Learned simulated annealing: results", "",
          f"Written by `experiments/learned_sa.sh --minutes {minutes} --seeds \"{' '.join(seeds)}\" --designs \"{designs}\" --arms \"{arms}\"` "
          f"(pretraining: {pre or 'none'}, {pre_min} CPU-min each, lr {pre_lr}; lr during the runs {lr}"
