@@ -232,7 +232,7 @@ lines = ["# Learned simulated annealing: results", "",
          + (f"; ES weights {es} trained on {', '.join(json.load(open(es))['trained_on'])}" if es else "")
          + (f"; es-loo: `train-proposer {loo_args}` on {loo_designs} minus the evaluated design" if "es-loo" in arms.split() else "")
          + "). "
-         "Every run: `place-baseline --method sa-soft` (`sa-soft`'s settings; the TILOS SA arm `--method sa`), --clock cpu, one thread; "
+         "Every run: `place-baseline --method sa-soft` (`sa-soft`'s settings; the TILOS SA arm `--method sa`, the learned-sa arm `--method learned-sa`), --clock cpu, one thread; "
          "best proxy cost re-scored from best.plc by `proxy-cost`.", "",
          "| design | arm | best proxy per seed | mean ± sd | moves | accepted |", "|---|---|---|---|---|---|"]
 for d in designs.split():
