@@ -74,7 +74,7 @@ while [[ $# -gt 0 ]]; do
     --bin) need "$@"; BIN="$2"; shift 2 ;;
     --work) need "$@"; WORK="$2"; shift 2 ;;
     --out) need "$@"; OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo pipefail$/{/^set -euo/d;p}' "$0"; exit 0 ;;
     *) echo "learned_sa.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
