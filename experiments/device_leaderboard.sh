@@ -11,7 +11,7 @@
 #   experiments/device_leaderboard.sh [--memory-fraction 0.39] [--baechi-memory-fraction 0.4] [--bin build/bin]
 #                                     [--out docs/device_leaderboard.md] [--keep DIR]
 #                                     [--rl-minutes M] [--rl-clock wall|cpu] [--rl-seeds "1 2 3"]
-#                                     [--rl-rows "NMT-2:2 RNNLM:2"] [--rl-jobs 1] [--rl-methods "ppo seq2seq hdp regulator"]
+#                                     [--rl-rows "NMT-2:2 RNNLM:2"] [--rl-jobs 1] [--rl-methods "ppo seq2seq hdp regulator regulator_ls"]
 #
 # RL column: with --rl-minutes M > 0 (default 0: RL is not run, so the script stays about a minute
 # of CPU) every selected row (label:GPUs of the table below; default all) runs `place-train --env
@@ -32,7 +32,9 @@
 # (docs/device_regulator.md: --set mode=iterative --set start=heft --set episode_start=best --set
 # episode_result=best --set episode_groups=16 --set fuse_above_groups=0 --set episodes_per_update=4
 # --set agent.entropy_target=0.5 (the entropy target keeps PPO from collapsing for good), no memory mask: an
-# out-of-memory placement is never kept), DIR/rl-regulator_<M>….
+# out-of-memory placement is never kept), DIR/rl-regulator_<M>…. regulator_ls = the same from HEFT + local
+# search's placement (--set start=heft_ls --set start_minutes=M: the local search may spend the whole
+# budget; its CPU time is charged to the run, and learning gets what is left), DIR/rl-regulator_ls_<M>….
 #
 # The memory fraction scales the K80's 12 GB: 0.39 → 4.68 GB per GPU, below NMT-2's
 # single-device peak (4.83 GB) and above Inception-V3's (4.50 GB) and RNNLM's (2.86 GB), so that
@@ -74,7 +76,7 @@ while [[ $# -gt 0 ]]; do
     --rl-jobs) RL_JOBS="$2"; shift 2 ;;
     --rl-clock) RL_CLOCK="$2"; shift 2 ;;
     --rl-methods) RL_METHODS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "device_leaderboard.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
@@ -84,9 +86,9 @@ mkdir -p "$(dirname "$OUT")"
 [[ "$RL_MINUTES" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "device_leaderboard.sh: error: --rl-minutes must be a number >= 0, got '$RL_MINUTES'" >&2; exit 1; }
 [[ "$RL_CLOCK" == wall || "$RL_CLOCK" == cpu ]] || { echo "device_leaderboard.sh: error: --rl-clock must be wall or cpu, got '$RL_CLOCK'" >&2; exit 1; }
 for m_ in $RL_METHODS; do
-  [[ "$m_" == ppo || "$m_" == seq2seq || "$m_" == hdp || "$m_" == regulator ]] || { echo "device_leaderboard.sh: error: --rl-methods takes ppo, seq2seq, hdp and regulator, got '$m_'" >&2; exit 1; }
+  [[ "$m_" == ppo || "$m_" == seq2seq || "$m_" == hdp || "$m_" == regulator || "$m_" == regulator_ls ]] || { echo "device_leaderboard.sh: error: --rl-methods takes ppo, seq2seq, hdp, regulator and regulator_ls, got '$m_'" >&2; exit 1; }
 done
-[[ -n "${RL_METHODS// /}" ]] || { echo "device_leaderboard.sh: error: --rl-methods must name at least one of ppo, seq2seq, hdp, regulator" >&2; exit 1; }
+[[ -n "${RL_METHODS// /}" ]] || { echo "device_leaderboard.sh: error: --rl-methods must name at least one of ppo, seq2seq, hdp, regulator, regulator_ls" >&2; exit 1; }
 RL_TAG=m
 [[ "$RL_CLOCK" == cpu ]] && RL_TAG=cm
 [[ "$RL_JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "device_leaderboard.sh: error: --rl-jobs must be a positive integer, got '$RL_JOBS'" >&2; exit 1; }
@@ -171,6 +173,10 @@ run_rl() {
                       --set episode_groups=16 --set fuse_above_groups=0 --set episodes_per_update=4
                       --set agent.entropy_target=0.5)
                mask=() ;;
+    regulator_ls) extra=(--set mode=iterative --set start=heft_ls --set start_minutes="$RL_MINUTES" --set episode_start=best
+                         --set episode_result=best --set episode_groups=16 --set fuse_above_groups=0
+                         --set episodes_per_update=4 --set agent.entropy_target=0.5)
+                  mask=() ;;
   esac
   [[ -s "$WORK/$id.json" ]] && return 0
   rm -rf "${WORK:?}/$id"
@@ -310,7 +316,7 @@ for label, graph, gpus in rows:
 rl_files = {}
 other_files = {}  # method -> budget key -> runs
 for f in os.listdir(work):
-    m = re.match(r"rl(?:-(seq2seq|hdp|regulator))?_([0-9.]+c?m)_(.+)_([0-9]+)_s([0-9]+)\.json$", f)
+    m = re.match(r"rl(?:-(seq2seq|hdp|regulator_ls|regulator))?_([0-9.]+c?m)_(.+)_([0-9]+)_s([0-9]+)\.json$", f)
     if m:
         files = rl_files if m.group(1) is None else other_files.setdefault(m.group(1), {})
         files.setdefault(m.group(2), []).append((m.group(3), m.group(4), int(m.group(5)), f[:-5]))
@@ -334,7 +340,8 @@ def rl_run(id_):
 rl = {}  # (label, gpus) -> list of {seed, t, oom, wall, cpu, episodes, sim_ok}
 for label, gpus, seed, id_ in sorted(rl_files.get(rl_key, [])):
     rl.setdefault((label, gpus), []).append(dict(seed=seed, **rl_run(id_)))
-OTHER = [("seq2seq", "seq2seq (2017)"), ("hdp", "HDP"), ("regulator", "Regulator (from HEFT)")]
+OTHER = [("seq2seq", "seq2seq (2017)"), ("hdp", "HDP"), ("regulator", "Regulator (from HEFT)"),
+         ("regulator_ls", "Regulator (from HEFT + local search)")]
 other = {}  # method -> (label, gpus) -> runs, at the same budget key as the ppo column
 for meth, _ in OTHER:
     for label, gpus, seed, id_ in sorted(other_files.get(meth, {}).get(rl_key, [])):
@@ -442,7 +449,10 @@ P("Ratio = T / T_ref, with T_ref = 1-GPU where the model fits one GPU, else the 
                      "LSTM placer, one REINFORCE loss)",
               "regulator": "Regulator = the GNN + PPO on the iterative MDP started from HEFT's placement, episodes of 16 "
                            "groups, the best placement seeding the next episode, unfused, no memory mask, entropy target 0.5 "
-                           "(docs/device_regulator.md)"}[m]
+                           "(docs/device_regulator.md)",
+              "regulator_ls": "Regulator (from HEFT + local search) = the same regulator started from HEFT + local "
+                              "search's placement (`start=heft_ls`, the local search's CPU time charged to the run's "
+                              "budget; learning gets what it leaves)"}[m]
              for m, _ in OTHER) + "." if OTHER else ""))
 P("")
 P("| Model | #GPU | 1-GPU peak (GB) | ref | " + " | ".join(n for _, n in MAIN) + " | RL" + (" (GNN + PPO)" if OTHER else "") +

@@ -10,6 +10,7 @@
 
 #include "cost_models/tpu/op_cost.h"
 #include "datasets/graphs/graph_spec.h"
+#include "datasets/util/budget_clock.h"
 #include "datasets/util/errors.h"
 
 namespace placerl::env {
@@ -235,6 +236,8 @@ DeviceStartPlacer CheckOptions(DeviceEnvOptions* opt) {
     }
     if (!iterative) throw ConfigError("device: start=" + o.start + " needs mode=iterative");
   }
+  if (!(o.start_minutes > 0) || !(o.start_minutes <= 1e4))
+    throw ConfigError("device: start_minutes must be in (0, 1e4]");
   if (o.episode_start != "fixed" && o.episode_start != "best")
     throw ConfigError("device: episode_start must be fixed or best, got '" + o.episode_start + "'");
   if (o.episode_start == "best" && !iterative) throw ConfigError("device: episode_start=best needs mode=iterative");
@@ -347,12 +350,15 @@ void FindNeedAndAllowedDevices(DeviceInstance* inst, bool memory_mask, bool life
 
 // start=<placer>: its placement as the nodes' start devices; ConfigError when it cannot place
 // the graph, splits a group or uses a device a group may not run on.
-void PlaceStartNodes(DeviceInstance* inst, const DeviceStartPlacer& placer, const std::string& start) {
+void PlaceStartNodes(DeviceInstance* inst, const DeviceStartPlacer& placer, const std::string& start, double budget_s) {
   const graphs::ComputeGraph& g = inst->graph;
   const int nops = g.num_ops(), ng = g.num_coloc_groups, nd = inst->machine.num_devices();
   std::vector<int> ops;
+  const Stopwatch cpu(BudgetClock::kCpu), wall(BudgetClock::kWall);
   try {
-    ops = placer(g, inst->machine);
+    ops = placer(g, inst->machine, budget_s);
+    inst->start_cpu_s = cpu.Elapsed();
+    inst->start_wall_s = wall.Elapsed();
   } catch (const InfeasibleAction& e) {  // m_etf / m_sct / m_topo: no room
     throw ConfigError("device: start=" + start + " cannot place the graph: " + e.what());
   }
@@ -564,7 +570,7 @@ DeviceEnv::DeviceEnv(const DeviceEnvOptions& opt) : o_(opt) {
   const perf::SimResult& single = sim.Run(std::vector<int>(g.num_ops(), fastest));
   inst->single_device_time = single.makespan;
   if (lifetime_) BuildLifetime(inst.get(), single.op_start, fastest);
-  if (placer) PlaceStartNodes(inst.get(), placer, o_.start);
+  if (placer) PlaceStartNodes(inst.get(), placer, o_.start, o_.start_minutes * 60);
   graph_ = BuildStaticGraph(inst.get(), sim, fastest, levels, heft_);
 
   const int ng = g.num_coloc_groups;
@@ -655,6 +661,7 @@ std::unique_ptr<Environment> DeviceEnv::Make(EnvParams& p) {
   o.placeto_s_per_gb = p.GetDouble("placeto_s_per_gb", o.placeto_s_per_gb);
   o.placeto_cap_s = p.GetDouble("placeto_cap_s", o.placeto_cap_s);
   o.start = p.GetString("start", o.start);
+  o.start_minutes = p.GetDouble("start_minutes", o.start_minutes);
   o.episode_start = p.GetString("episode_start", o.episode_start);
   o.episode_result = p.GetString("episode_result", o.episode_result);
   const int64_t window = p.GetInt("episode_groups", o.episode_groups);
@@ -695,6 +702,7 @@ std::string DeviceEnv::name() const {
   d("placeto_s_per_gb", o_.placeto_s_per_gb);
   d("placeto_cap_s", o_.placeto_cap_s);
   s("start", o_.start);
+  if (o_.start_minutes != 1) d("start_minutes", o_.start_minutes);  // absent = 1
   if (o_.episode_start != "fixed") s("episode_start", o_.episode_start);  // absent = fixed
   if (o_.episode_result != "last") s("episode_result", o_.episode_result);  // absent = last
   if (o_.episode_groups != 0) s("episode_groups", std::to_string(o_.episode_groups));

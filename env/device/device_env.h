@@ -13,10 +13,11 @@
 //  * mode=iterative (Placeto): the episode starts from a complete placement (start=single:
 //    every group on the fastest device, random: uniform from the reset seed, round_robin, or
 //    the placement of a list scheduler or partitioner registered by a higher layer — heft,
-//    m_sct, m_etf, m_topo, metis, scotch once search/device's RegisterDeviceStartPlacers() ran;
-//    computed once per instance on its graph, each group on its first op's device; a start that
-//    puts a group on a device it may not use, or, with memory_mask=true, over the mask's
-//    estimate, is a ConfigError) and visits every group once in the same order; each step sets
+//    m_sct, m_etf, m_topo, metis, scotch, expert, heft_ls (HEFT + local search for start_minutes of
+//    CPU, default 1) once search/device's RegisterDeviceStartPlacers() ran; computed once per
+//    instance on its graph (its cost kept as start_cpu_s / start_wall_s), each group on its first
+//    op's device; a start that puts a group on a device it may not use, or, with
+//    memory_mask=true, over the mask's estimate, is a ConfigError) and visits every group once in the same order; each step sets
 //    the current group's device (the same device = no move) and simulates: r_t = f(T_{t−1}) −
 //    f(T_t) (f = identity by default), so the rewards of an episode sum to f(T_start) − f(T_end).
 //    episode_start=best (default fixed): a reset starts from the best placement (lowest
@@ -129,6 +130,7 @@ struct DeviceEnvOptions {
   double failing_time_s = 100;       // fixed
   double placeto_s_per_gb = 2, placeto_cap_s = 10;  // placeto
   std::string start = "single";      // iterative: single | random | round_robin | a registered start placer
+  double start_minutes = 1;          // iterative: CPU budget of a start placer that searches (heft_ls), (0, 1e4]
   std::string episode_start = "fixed";  // iterative: fixed | best (header comment)
   int episode_groups = 0;            // iterative: 0 = visit every group; K = K consecutive groups (header comment)
   std::string episode_result = "last";  // iterative: last | best (the episode ends on its best placement)
@@ -158,6 +160,7 @@ struct DeviceInstance {
   std::vector<uint8_t> allowed;             // [node * D + d]: CPU-only kinds respected
   double single_device_time = 0;            // step time with every op on the fastest device
   std::vector<int32_t> start_nodes;         // iterative with a start placer: node → device (else empty)
+  double start_cpu_s = 0, start_wall_s = 0;  // what the start placer cost (process CPU / wall seconds)
   // features=heft only (empty otherwise):
   std::vector<double> time_on;              // [node * D + d]: Σ op time of the group on device d, s
   std::vector<int> in_offsets;              // per node: range into in_src / in_bytes (CSR)
@@ -189,10 +192,13 @@ struct DeviceInstance {
 };
 
 // Start placers for mode=iterative's start=NAME beyond single | random | round_robin: op → device
-// of the instance's graph on its machine (every co-location group on one device). env/ cannot
-// include search/, so the list schedulers register themselves here (search/device/start_placers.h);
-// registering a name twice replaces it. Thread-safe.
-using DeviceStartPlacer = std::function<std::vector<int>(const graphs::ComputeGraph&, const perf::Machine&)>;
+// of the instance's graph on its machine (every co-location group on one device), given the CPU
+// seconds a searching placer may spend (start_minutes × 60; list schedulers ignore it). env/ cannot
+// include search/, so the list schedulers register themselves here (search/device/placers.h);
+// registering a name twice replaces it. Thread-safe. What the placer cost is kept in the instance
+// (start_cpu_s, start_wall_s) so that a trainer can charge it to its budget.
+using DeviceStartPlacer =
+    std::function<std::vector<int>(const graphs::ComputeGraph&, const perf::Machine&, double budget_s)>;
 void RegisterDeviceStartPlacer(const std::string& name, DeviceStartPlacer placer);
 
 // The machine's accelerators (every device when it has only CPUs).

@@ -360,11 +360,24 @@ void RegisterDeviceStartPlacers() {
     const Placer* placer = nullptr;
     for (const Placer& p : Placers())
       if (p.name == name) placer = &p;
-    env::RegisterDeviceStartPlacer(name, [placer, c](const graphs::ComputeGraph& g, const perf::Machine& m) {
+    env::RegisterDeviceStartPlacer(name, [placer, c](const graphs::ComputeGraph& g, const perf::Machine& m, double) {
       PlacerInput in{g, m, 1, nullptr, c, nullptr};
       return placer->place(in);
     });
   }
+  // heft_ls: HEFT + local search for budget_s CPU seconds (start_minutes), judged as `place-baseline
+  // --method heft_ls` judges (a one-shot environment's order, allowed devices and OOM-penalised time
+  // with the environment's defaults).
+  env::RegisterDeviceStartPlacer("heft_ls", [c](const graphs::ComputeGraph& g, const perf::Machine& m, double budget_s) {
+    env::DeviceEnvOptions eo;
+    eo.graph_data = std::make_shared<const graphs::ComputeGraph>(g);
+    eo.machine = m.spec;
+    env::DeviceEnv judge(eo);
+    config::DevicePlaceBaselineConfig cb = c;
+    cb.set_minutes(budget_s / 60);
+    PlacerInput in{g, m, 1, &judge, cb, nullptr};
+    return PlaceHeftLocalSearch(in);
+  });
 }
 
 }  // namespace placerl::device_baseline

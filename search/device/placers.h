@@ -46,10 +46,11 @@ config::DevicePlaceBaselineConfig DefaultDevicePlaceBaselineConfig();
 
 // (The fusion cap: env::FuseMaxGroupBytes, env/device/device_env.h.)
 
-// Registers the search placers (heft, m_topo, m_etf, m_sct, metis, scotch) and expert
-// as device(mode=iterative,start=NAME) start placements (env/device/device_env.h), with
-// place-baseline --env device's default options: accelerators only, CPU-only groups then moved to
-// the CPU, no fusion (the environment's graph is already the one it places). Idempotent.
+// Registers the search placers (heft, m_topo, m_etf, m_sct, metis, scotch), expert and heft_ls
+// (HEFT + local search for start_minutes of CPU time) as device(mode=iterative,start=NAME) start
+// placements (env/device/device_env.h), with place-baseline --env device's default options:
+// accelerators only, CPU-only groups then moved to the CPU, no fusion (the environment's graph is
+// already the one it places). Idempotent.
 void RegisterDeviceStartPlacers();
 
 }  // namespace placerl::device_baseline

@@ -76,6 +76,8 @@ std::vector<std::string> Specs() {
   s.push_back("device(graph=tests/data/device/mlp_training.graph,machine='k80(gpus=2)',mode=iterative,start=heft,episode_result=best)");
   s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='k80(gpus=3,cpu=0)',mode=iterative,"
               "start=heft,episode_start=best,episode_groups=7)");
+  s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='k80(gpus=3,cpu=0)',mode=iterative,"
+              "start=heft_ls,start_minutes=0.25,episode_start=best,episode_result=best,episode_groups=7)");
   s.push_back("device(graph='layered(ops=40,width=5,fan_in=2,seed=3)',machine='tpu(type=v3,chips=2)',"
               "mode=iterative,start=m_sct,memory_mask=true,memory_estimate=lifetime,episode_start=best)");
   s.push_back("block(space=nas_bench_macro,budget=60,penalty=0.5)");

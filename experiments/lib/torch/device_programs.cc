@@ -77,6 +77,25 @@ void SetEpisode(const Config& c, env::DeviceEnvOptions* eo) {
   if (!c.episode_start().empty()) eo->episode_start = c.episode_start();
   if (!c.episode_result().empty()) eo->episode_result = c.episode_result();
   eo->episode_groups = c.episode_groups();
+  if (c.start_minutes() != 0) eo->start_minutes = c.start_minutes();  // the environment checks the range
+}
+
+// What the tasks' start placers cost on `clock` (start=heft_ls searches for start_minutes; a list
+// scheduler takes milliseconds): the environments run them when they are built, before a trainer's
+// clock starts, so the runs charge it to their budgets.
+double StartPlacerSeconds(const std::vector<DeviceTask>& tasks, BudgetClock clock) {
+  double s = 0;
+  for (const DeviceTask& t : tasks)
+    for (const env::DeviceEnv* e : {t.env.get(), t.scoring.get()})
+      if (e) s += clock == BudgetClock::kCpu ? e->instance().start_cpu_s : e->instance().start_wall_s;
+  return s;
+}
+
+// A start placer's placement is the first complete placement a run has: offered as each graph's
+// best before any episode (so a budget the start spent entirely still has a result).
+void OfferStartPlacements(std::vector<DeviceTask>& tasks, DeviceTrainingState* st) {
+  for (size_t k = 0; k < tasks.size(); ++k)
+    if (!tasks[k].env->instance().start_nodes.empty()) OfferBestDevice(tasks[k], k, tasks[k].Score(), st);
 }
 
 // The task of `graph` on `machine` in the environment `e` ("" features / order / memory_estimate:
@@ -344,6 +363,7 @@ int WriteDeviceTrainingResult(const TrainOptions& o, const config::DevicePlaceTr
             {"updates", st.iteration},
             {"steps", st.steps},
             {"seconds", st.elapsed_s},
+            {"start_placer_seconds", StartPlacerSeconds(envs, clock)},
             {"algorithm", cfg.agent().algorithm()},
             {"method", hdp ? "hdp" : cfg.agent().algorithm()},
             {"clock", BudgetClockName(clock)},
@@ -436,7 +456,12 @@ int RunPlaceTrain(const TrainOptions& o, int argc, char** argv) {
   DeviceTrainingState st;
   st.best_time.assign(envs.size(), INFINITY);
   st.best.resize(envs.size());
-  if (dir->resuming()) RestoreDeviceTraining(dir.get(), cfg, envs, &learner, grouper.get(), &hs, &st);
+  if (dir->resuming()) {
+    RestoreDeviceTraining(dir.get(), cfg, envs, &learner, grouper.get(), &hs, &st);
+  } else {  // the start placers' time is the run's (a resumed run charged it when it began)
+    st.elapsed_s = StartPlacerSeconds(envs, clock);
+    OfferStartPlacements(envs, &st);
+  }
   run::InstallStopOnSignal();
   run::ProgressOptions pgo;
   pgo.label = "place-train";
@@ -541,6 +566,7 @@ TrainedDeviceEnv ReadTrainedDeviceEnv(const std::string& checkpoint, const confi
   p.set_episode_start(c.episode_start());
   p.set_episode_result(c.episode_result());
   p.set_episode_groups(c.episode_groups());
+  p.set_start_minutes(c.start_minutes());
   // HDP learns its own groups instead of fusing (TrainHdp): its placer saw the unfused graph.
   if (c.method() == "hdp") p.mutable_env()->set_fuse_above_groups(0);
   t.recorded = true;
@@ -593,11 +619,11 @@ std::unique_ptr<encoders::Policy> LoadDevicePolicy(const std::string& ckpt, conf
 }
 
 // Fine-tuning of `policy` on the graph for finetune_minutes (its rows logged after the
-// zero-shot ones, from *logged on); `st` gets the bests. Returns result.json's stage.
+// zero-shot ones, from *logged on; time_s = charged_s + watch); `st` gets the bests. Returns result.json's stage.
 json FineTune(const config::DevicePlaceConfig& cfg, std::vector<DeviceTask>& envs, encoders::Policy* policy,
-              BudgetClock clock, const Stopwatch& watch, run::RunDirectory& dir, int64_t* logged_rows,
-              DeviceTrainingState* state) {
-  auto elapsed = [&] { return watch.Elapsed(); };
+              BudgetClock clock, const Stopwatch& watch, double charged_s, run::RunDirectory& dir,
+              int64_t* logged_rows, DeviceTrainingState* state) {
+  auto elapsed = [&] { return charged_s + watch.Elapsed(); };
   auto nullable = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   int64_t& logged = *logged_rows;
   DeviceTrainingState& st = *state;
@@ -672,12 +698,14 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
   dir.WriteConfig(cfg, run::CommandLineText(argc, argv));
   run::InstallStopOnSignal();
   const Stopwatch watch(clock);  // time_s, the stages' seconds and the fine-tuning budget
-  auto elapsed = [&] { return watch.Elapsed(); };
+  const double start_placer_s = StartPlacerSeconds(envs, clock);  // charged to the zero-shot search
+  auto elapsed = [&] { return start_placer_s + watch.Elapsed(); };
   auto nullable = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
 
   DeviceTrainingState st;
   st.best_time.assign(1, INFINITY);
   st.best.resize(1);
+  OfferStartPlacements(envs, &st);
   json stages = json::object();
   // 1. Zero-shot: the most likely placement, then K samples.
   std::mt19937_64 rng(cfg.seed());
@@ -704,9 +732,9 @@ int RunPlace(const PlaceOptions& o, int argc, char** argv) {
                          {"seconds", elapsed()}};
   // 2. Fine-tuning on this graph (fresh optimiser, the config's agent options).
   if (cfg.finetune_minutes() > 0 && !run::StopRequested())
-    stages["finetune"] = FineTune(cfg, envs, policy.get(), clock, watch, dir, &logged, &st);
+    stages["finetune"] = FineTune(cfg, envs, policy.get(), clock, watch, start_placer_s, dir, &logged, &st);
   json j = {{"env", "device"}, {"checkpoint", ckpt}, {"machine", env.instance().machine.spec},
-            {"stages", stages}, {"clock", BudgetClockName(clock)}, {"stopped_by_signal", run::StopRequested()}};
+            {"start_placer_seconds", start_placer_s}, {"stages", stages}, {"clock", BudgetClockName(clock)}, {"stopped_by_signal", run::StopRequested()}};
   auto write_result = [&](const std::string& text) { dir.WriteFile("result.json", text); };
   if (st.best[0].empty()) {  // infeasible: exit 2, result.json with null results (cli.h)
     InfeasibleRun bad;

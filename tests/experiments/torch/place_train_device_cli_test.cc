@@ -428,6 +428,45 @@ TEST(PlaceTrainDeviceCli, PlaceRunsARegulatorCheckpointAsASearchFromHeft) {
   EXPECT_FALSE(fs::exists(tmp / "never"));
 }
 
+// start=heft_ls: the environment runs HEFT + local search when it is built, before the trainer's
+// clock starts; place-train charges that CPU time to the run's budget (result.json
+// start_placer_seconds, inside `seconds`), and the start placement is the run's first best — so a
+// budget the start spends entirely ends with the local search's placement and no update.
+TEST(PlaceTrainDeviceCli, RegulatorFromHeftLsChargesTheStartToTheBudget) {
+  testing::TempDir tmp;
+  const std::string machine = "k80(gpus=2,memory_fraction=0.39)";
+  const std::string regulator = "--set mode=iterative --set start=heft_ls --set episode_start=best --set episode_result=best "
+                                "--set episode_groups=4 --set fuse_above_groups=0 --set episodes_per_update=2 ";
+  // RNNLM's local search needs about 1.6 CPU-s: a budget of 0.06 s (start_minutes = minutes = 0.001) is spent by the start.
+  const auto r = ShSplit(kBin + "/place-train --env device --graph rnnlm --machine '" + machine + "' " + regulator +
+                         "--set start_minutes=0.001 --minutes 0.001 --clock cpu --json --out " + (tmp / "spent"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["updates"].get<int>(), 0);
+  EXPECT_EQ(j["episodes"].get<int>(), 0);
+  const double start_s = j["start_placer_seconds"].get<double>();
+  EXPECT_GE(start_s, 0.06);
+  EXPECT_GE(j["seconds"].get<double>(), start_s);
+  const double best = j["graphs"][0]["step_time_s"].get<double>();
+  const auto sim = ShSplit(kBin + "/perf-model simulate --json --machine '" + machine + "' --graph rnnlm --placement " +
+                           (tmp / "spent/best.placement"));
+  ASSERT_EQ(sim.status, 0) << sim.err;
+  EXPECT_EQ(nlohmann::json::parse(sim.out)["makespan_s"].get<double>(), best);
+  const auto heft = ShSplit(kBin + "/place-baseline --env device --method heft --graph rnnlm --machine '" + machine +
+                            "' --json --out " + (tmp / "heft"));
+  ASSERT_EQ(heft.status, 0) << heft.err;
+  EXPECT_LT(best, nlohmann::json::parse(heft.out)["best"]["step_time_s"].get<double>());  // the search moved groups
+  EXPECT_NE(testing::Slurp(tmp / "spent/config.pbtxt").find("start_minutes: 0.001\n"), std::string::npos);
+  // A run with time left learns after the start, its seconds counted from the start's.
+  const auto q = ShSplit(kBin + "/place-train --env device --graph " + kMlp + " --machine '" + kMachine + "' " + regulator +
+                         "--minutes 10 --max-updates 1 --json --out " + (tmp / "learns"));
+  ASSERT_EQ(q.status, 0) << q.err;
+  const auto k = nlohmann::json::parse(q.out);
+  EXPECT_EQ(k["updates"].get<int>(), 1);
+  EXPECT_GT(k["start_placer_seconds"].get<double>(), 0);
+  EXPECT_GT(k["seconds"].get<double>(), k["start_placer_seconds"].get<double>());
+}
+
 // The device environment's keys moved into `env` (DeviceEnvConfig); the old top-level keys are
 // deprecated aliases. tests/data/device_old_run was written by place-train before the move (one
 // update; its config.pbtxt and checkpoint have the old keys), and the two files beside it are the

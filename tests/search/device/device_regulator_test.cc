@@ -2,7 +2,7 @@
 // docs/device_regulator.md): start=heft's first observation is PlaceHeft's placement, an
 // episode's rewards sum to f(T_start) − f(T_end), episode_start=best seeds the next episode
 // with the best placement seen and stays deterministic, and bad or infeasible starts are
-// one-line ConfigErrors.
+// one-line ConfigErrors; start=heft_ls starts from HEFT + local search.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -82,6 +82,44 @@ TEST(DeviceRegulator, CpuOnlyKindsAndOtherSchedulersAsStarts) {
     for (int32_t d : nodes) EXPECT_LT(d, 2) << start;  // device 2 is the CPU
     EXPECT_EQ(e->instance().start_nodes, nodes) << start;
   }
+}
+
+// start=heft_ls: HEFT + local search (place-baseline --method heft_ls's placer) as the start; what
+// it cost is kept in the instance for the trainer to charge (a list scheduler's too; none for single).
+TEST(DeviceRegulator, StartHeftLsIsTheLocalSearchsPlacement) {
+  const std::string graph = "'layered(ops=80,width=6,fan_in=2,seed=4)'", machine = "k80(gpus=3,cpu=0)";
+  auto e = Make("device(graph=" + graph + ",machine='" + machine + "',mode=iterative,start=heft_ls)");
+  auto h = Make("device(graph=" + graph + ",machine='" + machine + "',mode=iterative,start=heft)");
+  const graphs::ComputeGraph& g = e->instance().graph;
+  const perf::Machine m = perf::MachineFromSpec(machine);
+  env::DeviceEnvOptions eo;
+  eo.graph_data = std::make_shared<const graphs::ComputeGraph>(g);
+  eo.machine = machine;
+  env::DeviceEnv judge(eo);
+  config::DevicePlaceBaselineConfig c = device_baseline::DefaultDevicePlaceBaselineConfig();
+  std::vector<int> ls;
+  for (const device_baseline::Placer& p : device_baseline::Placers())
+    if (p.name == "heft_ls") ls = p.place({g, m, 1, &judge, c, nullptr});
+  ASSERT_EQ(ls.size(), static_cast<size_t>(g.num_ops()));
+  e->Reset(2);
+  EXPECT_EQ(e->OpPlacement(), ls);
+  h->Reset(2);
+  EXPECT_NE(e->OpPlacement(), h->OpPlacement());  // the local search moved something here
+  EXPECT_LT(e->info_value("effective_time_s"), h->info_value("effective_time_s"));
+  EXPECT_GT(e->instance().start_cpu_s, 0);
+  EXPECT_GT(e->instance().start_wall_s, 0);
+  EXPECT_EQ(Make("device(graph=" + graph + ",machine='" + machine + "',mode=iterative)")->instance().start_cpu_s, 0);
+  // start_minutes: in the name when not the default 1, the local search's budget; (0, 1e4].
+  auto timed = Make("device(graph=" + graph + ",machine='" + machine + "',mode=iterative,start=heft_ls,start_minutes=0.5)");
+  EXPECT_NE(timed->name().find("start_minutes=0.5"), std::string::npos) << timed->name();
+  EXPECT_EQ(e->name().find("start_minutes"), std::string::npos) << e->name();
+  timed->Reset(2);
+  EXPECT_EQ(timed->OpPlacement(), ls);  // a local optimum well inside either budget
+  for (const char* bad : {"0", "-1", "nan", "1e5"})
+    EXPECT_THROW(Make("device(graph=" + graph + ",machine='" + machine + "',mode=iterative,start=heft_ls,start_minutes=" +
+                      bad + ")"),
+                 ConfigError)
+        << bad;
 }
 
 TEST(DeviceRegulator, RewardsSumToTheStartMinusTheEndTime) {
