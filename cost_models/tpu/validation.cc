@@ -248,19 +248,29 @@ std::string ReportMarkdown(const ValidationReport& rep, const Catalog& catalog,
 
 namespace {
 
-// One fitted parameter: a global efficiency field, or the matmul efficiency of one chip.
+// One fitted parameter: a global efficiency field, or the matmul efficiency of one chip or of
+// a group of chips tied together (MeasurementSet.matmul_group; `chip` is then the group's
+// members joined by '+', `tied` the members).
 struct FitParam {
   std::string chip;  // "" = global
   const char* name;
   double lo, hi, step;
+  std::vector<std::string> tied = {};  // the chips a matmul parameter sets ({} = {chip})
 };
 
+std::vector<std::string> Members(const FitParam& p) {
+  if (p.chip.empty()) return {};
+  return p.tied.empty() ? std::vector<std::string>{p.chip} : p.tied;
+}
+
 void SetParam(Catalog* c, const FitParam& p, double v) {
-  Efficiency* e = c->mutable_efficiency();
   if (!p.chip.empty()) {
-    for (Chip& chip : *c->mutable_chip())
-      if (chip.name() == p.chip) e = chip.mutable_efficiency();
+    for (const std::string& name : Members(p))
+      for (Chip& chip : *c->mutable_chip())
+        if (chip.name() == name) chip.mutable_efficiency()->set_matmul(v);
+    return;
   }
+  Efficiency* e = c->mutable_efficiency();
   const std::string n = p.name;
   if (n == "matmul") e->set_matmul(v);
   else if (n == "matmul_fill") e->set_matmul_fill(v);
@@ -276,6 +286,7 @@ MeasurementSet FitRows(const MeasurementSet& set) {
   MeasurementSet out;
   for (const Measurement& m : set.row())
     if (!m.partial() && !m.extra() && !IsMemoryMetric(m.metric())) *out.add_row() = m;
+  *out.mutable_matmul_group() = set.matmul_group();
   return out;
 }
 
@@ -303,7 +314,20 @@ std::vector<FitParam> FitParams(const MeasurementSet& set, bool shape) {
       chips.push_back(m.run().mesh().chip());
   std::sort(chips.begin(), chips.end());
   if (shape) ps.push_back({"", "matmul_fill", 0.0, 4.0, 0.25});
-  for (const std::string& c : chips) ps.push_back({c, "matmul", 0.4, 0.95, 0.025});
+  for (const std::string& c : chips) {
+    const MatmulGroup* group = nullptr;
+    for (const MatmulGroup& g : set.matmul_group())
+      if (std::find(g.chip().begin(), g.chip().end(), c) != g.chip().end()) group = &g;
+    if (group == nullptr) {
+      ps.push_back({c, "matmul", 0.4, 0.95, 0.025});
+      continue;
+    }
+    std::string label;
+    for (const std::string& m : group->chip()) label += (label.empty() ? "" : "+") + m;
+    bool seen = false;
+    for (const FitParam& p : ps) seen |= p.chip == label;
+    if (!seen) ps.push_back({label, "matmul", 0.4, 0.95, 0.025, {group->chip().begin(), group->chip().end()}});
+  }
   return ps;
 }
 
@@ -370,14 +394,20 @@ Catalog MultiStartFit(const MeasurementSet& set, const Catalog& catalog, const s
   return best;
 }
 
-// Chips with rows get their own matmul efficiency; the global one (used by chips without
-// rows) is the median of theirs.
+// The matmul efficiency a chip parameter holds (its first member's).
+double ParamMatmul(const Catalog& c, const FitParam& p) {
+  for (const std::string& name : Members(p))
+    for (const Chip& chip : c.chip())
+      if (chip.name() == name) return chip.efficiency().matmul();
+  return 0.0;
+}
+
+// Chips with rows get their own matmul efficiency (or their group's); the global one (used by
+// chips without rows) is the median of the fitted matmul parameters.
 void SetGlobalMatmulToMedian(Catalog* c, const std::vector<FitParam>& ps) {
   std::vector<double> v;
   for (const FitParam& p : ps)
-    if (!p.chip.empty())
-      for (const Chip& chip : c->chip())
-        if (chip.name() == p.chip) v.push_back(chip.efficiency().matmul());
+    if (!p.chip.empty()) v.push_back(ParamMatmul(*c, p));
   if (v.empty()) return;
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -500,19 +530,19 @@ Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Cat
     bool in_fold = false;
     for (const FitParam& q : ps) in_fold |= q.chip == p.chip;
     if (!in_fold)
-      for (Chip& chip : *start.mutable_chip())
-        if (chip.name() == p.chip) {
-          chip.mutable_efficiency()->set_matmul(0);
-        }
+      for (const std::string& name : Members(p))
+        for (Chip& chip : *start.mutable_chip())
+          if (chip.name() == name) chip.mutable_efficiency()->set_matmul(0);
   }
   Catalog fitted = MultiStartFit(rest, start, ps);
   SetGlobalMatmulToMedian(&fitted, ps);
   char buf[256];
   if (priors != nullptr) priors->clear();
-  auto matmul_of = [&](const std::string& name) {
-    for (const Chip& chip : fitted.chip())
-      if (chip.name() == name) return chip.efficiency().matmul();
-    return 0.0;
+  auto chip_years = [](const MeasurementSet& s, const FitParam& p) {
+    std::vector<int> years;
+    for (const std::string& name : Members(p))
+      for (int y : ChipYears(s, name)) years.push_back(y);
+    return years;
   };
   if (prior == HeldOutChipPrior::kGlobalMedian && priors != nullptr) {
     for (const FitParam& p : ps_all) {
@@ -532,20 +562,20 @@ Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Cat
       bool in_fold = false;
       for (const FitParam& q : ps) in_fold |= q.chip == p.chip;
       if (in_fold) continue;
-      std::vector<std::string> take;
+      std::vector<const FitParam*> take;
       if (prior == HeldOutChipPrior::kVendorMedian) {
         for (const FitParam& q : ps)
-          if (!q.chip.empty() && IsTpu(q.chip) == IsTpu(p.chip)) take.push_back(q.chip);
+          if (!q.chip.empty() && IsTpu(q.chip) == IsTpu(p.chip)) take.push_back(&q);
       } else {
-        const std::vector<int> mine = ChipYears(all, p.chip);
+        const std::vector<int> mine = chip_years(all, p);
         int best = 1 << 30;
-        std::vector<std::pair<int, std::string>> dist;
+        std::vector<std::pair<int, const FitParam*>> dist;
         for (const FitParam& q : ps) {
           if (q.chip.empty()) continue;
           int d = 1 << 30;
           for (int a : mine)
-            for (int b : ChipYears(rest, q.chip)) d = std::min(d, std::abs(a - b));
-          dist.push_back({d, q.chip});
+            for (int b : chip_years(rest, q)) d = std::min(d, std::abs(a - b));
+          dist.push_back({d, &q});
           best = std::min(best, d);
         }
         if (best < (1 << 30))
@@ -553,9 +583,7 @@ Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Cat
             if (d == best) take.push_back(c);
       }
       std::vector<double> v;
-      for (const std::string& q : take)
-        for (const Chip& chip : fitted.chip())
-          if (chip.name() == q) v.push_back(chip.efficiency().matmul());
+      for (const FitParam* q : take) v.push_back(ParamMatmul(fitted, *q));
       if (v.empty()) continue;
       std::sort(v.begin(), v.end());
       const size_t n = v.size();
@@ -564,18 +592,18 @@ Catalog FoldFit(const MeasurementSet& all, const MeasurementSet& rest, const Cat
         std::snprintf(buf, sizeof buf, "%s%s %.4g = median of", priors->empty() ? "" : "; ", p.chip.c_str(), med);
         *priors += buf;
         for (size_t i = 0; i < take.size(); ++i) {
-          std::snprintf(buf, sizeof buf, "%s %s %.4g", i == 0 ? "" : ",", take[i].c_str(), matmul_of(take[i]));
+          std::snprintf(buf, sizeof buf, "%s %s %.4g", i == 0 ? "" : ",", take[i]->chip.c_str(),
+                        ParamMatmul(fitted, *take[i]));
           *priors += buf;
         }
       }
-      for (Chip& chip : *fitted.mutable_chip())
-        if (chip.name() == p.chip) chip.mutable_efficiency()->set_matmul(med);
+      SetParam(&fitted, p, med);
     }
     if (priors != nullptr)
       for (const FitParam& p : ps_all) {  // no chip to take it from: the global matmul
         bool in_fold = p.chip.empty();
         for (const FitParam& q : ps) in_fold |= q.chip == p.chip;
-        if (in_fold || matmul_of(p.chip) > 0) continue;
+        if (in_fold || ParamMatmul(fitted, p) > 0) continue;
         std::snprintf(buf, sizeof buf, "%s%s %.4g = the global matmul (median of the fold's chips)",
                       priors->empty() ? "" : "; ", p.chip.c_str(), fitted.efficiency().matmul());
         *priors += buf;
@@ -594,6 +622,7 @@ ValidationReport HoldOut(const MeasurementSet& set, const Catalog& catalog, cons
     if (std::find(done.begin(), done.end(), group[i]) != done.end()) continue;
     done.push_back(group[i]);
     MeasurementSet rest, held;
+    *rest.mutable_matmul_group() = set.matmul_group();
     std::vector<int> held_index;
     for (int j = 0; j < set.row_size(); ++j) {
       if (group[j] == group[i]) {

@@ -1477,6 +1477,42 @@ TEST(Validation, CommittedCatalogueIsTheFit) {
   EXPECT_EQ(EfficiencyText(fitted), EfficiencyText(committed));
 }
 
+// Issue 32, session 34: MeasurementSet.matmul_group ties chips into one fitted matmul
+// efficiency (a probe option; the embedded rows have no group, so the committed fit is unchanged).
+// On a subset where the v5e's only rows are MaxText's (X10a-d) and the v5p also has AXLearn's A2:
+// tied, every fit sets one value on both chips, and the fold that holds MaxText out takes the
+// v5e's matmul from the group (A2's v5p) instead of the held-out-chip prior.
+TEST(Validation, MatmulGroupTiesTheChipsOfTheGroup) {
+  const MeasurementSet all = DefaultMeasurements();
+  MeasurementSet rows;
+  for (const Measurement& m : all.row()) {
+    const std::string paper = PaperOf(m);
+    if (m.extra() || m.partial()) continue;
+    if (paper.rfind("MaxText", 0) == 0 || m.id() == "A2" || paper.rfind("Narayanan", 0) == 0) *rows.add_row() = m;
+  }
+  MeasurementSet tied = rows;
+  MatmulGroup* g = tied.add_matmul_group();
+  g->add_chip("tpu_v5e");
+  g->add_chip("tpu_v5p");
+  const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
+  auto matmul = [](const Catalog& c, const std::string& chip) {
+    return EffectiveEfficiency(c, FindChip(c, chip)).matmul();
+  };
+  const Catalog fitted = FitEfficiency(tied, shaped, nullptr);
+  EXPECT_EQ(matmul(fitted, "tpu_v5e"), matmul(fitted, "tpu_v5p"));
+  const ValidationReport own = CrossValidatePapers(rows, shaped, HeldOutChipPrior::kGlobalMedian);
+  const ValidationReport group = CrossValidatePapers(tied, shaped, HeldOutChipPrior::kGlobalMedian);
+  ASSERT_EQ(own.folds.size(), group.folds.size());
+  int maxtext = 0;
+  for (size_t i = 0; i < own.folds.size(); ++i) {
+    if (own.folds[i].held_out.rfind("MaxText", 0) != 0) continue;
+    ++maxtext;
+    EXPECT_NE(own.folds[i].priors.find("tpu_v5e"), std::string::npos) << own.folds[i].priors;
+    EXPECT_EQ(group.folds[i].priors, "") << group.folds[i].priors;
+  }
+  EXPECT_EQ(maxtext, 1);
+}
+
 // Fitting moves parameters: from a catalogue with far-off values the fit lands on the same
 // parameters (it starts from its fixed prior, not from the values it is given).
 TEST(Validation, FitDoesNotDependOnTheStartingCatalogue) {
