@@ -103,6 +103,13 @@ Catalog ParseCatalog(const std::string& text, const std::string& filename) {
       msg << where << "efficiency." << name << " must be in " << range << " s, got " << v;
       throw ParseError(filename, LineOf(text, name), msg.str());
     };
+    auto check_rate = [&](double v, const char* name) {
+      if (v >= 0 && v <= 1) return;  // (false for NaN)
+      throw ParseError(filename, LineOf(text, name),
+                       where + "efficiency." + name + " must be in [0, 1] (0 = the attention core as a matmul)");
+    };
+    check_rate(e.flash_attention(), "flash_attention");
+    check_rate(e.flash_attention_bwd(), "flash_attention_bwd");
     check_latency(e.latency_floor_s(), "latency_floor_s", 1e9, "[0, 1e9)");
     check_latency(e.launch_overhead_s(), "launch_overhead_s", 1e9, "[0, 1e9)");
     check_latency(e.collective_fixed_s(), "collective_fixed_s", 1, "[0, 1)");

@@ -46,6 +46,8 @@ DeviceRates MakeDeviceRates(const Chip& chip, DType dtype, const Efficiency& eff
   r.eff_memory = eff.memory();
   r.launch = eff.launch_overhead_s();
   r.matmul_half = eff.matmul_half_size();
+  r.flash_fwd = eff.flash_attention();
+  r.flash_bwd = eff.flash_attention_bwd() > 0 ? eff.flash_attention_bwd() : eff.flash_attention();
   if (eff.shape_model()) {
     r.shape = true;
     r.eff_shaped = eff.matmul();

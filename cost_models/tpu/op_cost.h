@@ -40,6 +40,8 @@ struct DeviceRates {
   // of two (exact reciprocals), else 0 (divide).
   double fill_rows = 0, inv_tile = 0, inv_units = 0;
   bool output_stationary = false;  // Chip.output_stationary: [m, n] output tiles, k streams
+  // Efficiency.flash_attention / flash_attention_bwd (0 = the attention core as a matmul).
+  double flash_fwd = 0, flash_bwd = 0;
 };
 // Per-device rates of `chip` (divided by devices_per_chip) in `dtype`, with `eff`.
 DeviceRates MakeDeviceRates(const Chip& chip, DType dtype, const Efficiency& eff);

@@ -46,6 +46,12 @@ double AttentionCoreTime(const DeviceRates& r, double rows, double ctx, double d
   return ShapedMatmulTime(r, 2 / (1 / a + 1 / b), flops, bytes);
 }
 
+// The attention core in a flash-attention kernel that reaches `rate` of peak on its FLOPs
+// (Efficiency.flash_attention): no shape factor or matmul efficiency, the HBM bytes a floor.
+double FlashCoreTime(const DeviceRates& r, double rate, double flops, double bytes) {
+  return std::max(flops / (r.peak_flops * rate), bytes / (r.hbm_bw * r.eff_memory)) + r.launch;
+}
+
 // One collective of an inference step: its hop-latency + bandwidth time plus the fixed cost
 // per collective (Efficiency.collective_fixed_s: synchronisation / launch, which a small decode
 // message cannot amortise), at least the latency floor. With no fixed cost it is CollectiveTime
@@ -432,8 +438,14 @@ struct StepModel {
     const double attn_flops = 4 * t * S * H * dh / tp;
     const double attn_bytes = t * (2 * H + 2 * KV) * dh / tp * ab +
                               (m.flash_attention() ? 0 : 4 * t * S * H / tp * ab);
-    // Scores Q·Kᵀ and scores·V per head: [S, dh]×[dh, S] and [S, S]×[S, dh].
-    const double t_attn = AttentionCoreTime(rates, t, S, dh, std::max(1.0, H / tp), attn_flops, attn_bytes);
+    // Scores Q·Kᵀ and scores·V per head: [S, dh]×[dh, S] and [S, S]×[S, dh]. A flash kernel
+    // with its own measured rate (Efficiency.flash_attention) runs them at that rate, its
+    // backward (2× the forward's FLOPs and bytes) at flash_attention_bwd: the difference to
+    // 2× the forward goes to mm_bwd_adj like a GEMM's.
+    const bool flash_rate = m.flash_attention() && rates.flash_fwd > 0;
+    const double t_attn = flash_rate ? FlashCoreTime(rates, rates.flash_fwd, attn_flops, attn_bytes)
+                                     : AttentionCoreTime(rates, t, S, dh, std::max(1.0, H / tp), attn_flops, attn_bytes);
+    if (flash_rate) mm_bwd_adj += 2 * (FlashCoreTime(rates, rates.flash_bwd, attn_flops, attn_bytes) - t_attn);
     l.fwd = l.fwd + mm(t, d, (H + 2 * KV) * dh / tp, 1) + mm(t, H * dh / tp, d, 1) + t_attn;
     w.t_attn_sum += t_attn;
     l.tp_fwd += t_ar;

@@ -1544,6 +1544,57 @@ TEST(Catalog, PerChipEfficiencyOverridesOnlyItsNonZeroFields) {
 }
 
 
+// Issue 32, session 34 II: Efficiency.flash_attention / flash_attention_bwd, a flash kernel's own
+// rate. A flash model's attention core (F = 4·t·S·H·dh FLOPs per layer forward) then runs at
+// peak · flash_attention forward (again in the recompute under remat=minimal) and its backward
+// (2F) at peak · flash_attention_bwd, whatever the matmul efficiency; by hand, from differences
+// between two rates so that every other term cancels. A model without flash attention, and a
+// flash model with the field unset (0), keep their step.
+TEST(TrainingEval, FlashAttentionRateChargesTheAttentionCoreByHand) {
+  const TransformerModel flash = ParseModelSpec(
+      "transformer(layers=4,d_model=2048,d_ff=8192,heads=16,head_dim=128,seq=2048,vocab=32000,flash_attention=true)");
+  const TransformerModel plain = ParseModelSpec(
+      "transformer(layers=4,d_model=2048,d_ff=8192,heads=16,head_dim=128,seq=2048,vocab=32000,flash_attention=false)");
+  const double peak = 197e12, L = 4, F = 4.0 * (2 * 2048) * 2048 * 16 * 128;  // tokens t = 2 × 2048 on one chip
+  for (const bool shape : {false, true}) {
+    const Catalog base = WithShapeModel(DefaultCatalog(), shape);
+    ASSERT_EQ(base.efficiency().flash_attention(), 0);  // unset in the committed catalogue
+    auto with = [&](double fwd, double bwd) {
+      Catalog c = base;
+      c.mutable_efficiency()->set_flash_attention(fwd);
+      c.mutable_efficiency()->set_flash_attention_bwd(bwd);
+      return c;
+    };
+    for (const Remat remat : {REMAT_NONE, REMAT_MINIMAL}) {
+      PlanC p;
+      p.global_batch = 2;
+      p.remat = remat;
+      auto step = [&](const TransformerModel& m, const Catalog& c) {
+        const StepBreakdown b = TrainingEvaluator(m, ParseMeshSpec("tpu_v5e:1"), c).Evaluate(p);
+        EXPECT_TRUE(b.valid) << b.invalid_reason;
+        return b;
+      };
+      const double fwd_passes = remat == REMAT_MINIMAL ? 2 : 1;
+      const StepBreakdown a = step(flash, with(0.5, 0.5));
+      const StepBreakdown slow_fwd = step(flash, with(0.25, 0.5));
+      const StepBreakdown slow_bwd = step(flash, with(0.5, 0.25));
+      EXPECT_NEAR(slow_fwd.compute_s - a.compute_s, fwd_passes * L * F / peak * (4 - 2), 1e-9 * a.compute_s)
+          << "shape " << shape << " remat " << remat;
+      EXPECT_NEAR(slow_bwd.compute_s - a.compute_s, L * 2 * F / peak * (4 - 2), 1e-9 * a.compute_s)
+          << "shape " << shape << " remat " << remat;
+      // flash_attention_bwd unset = the forward's rate.
+      EXPECT_DOUBLE_EQ(step(flash, with(0.5, 0)).compute_s, a.compute_s);
+      // No flash attention: the field is not used; flash with the field unset: today's step.
+      EXPECT_EQ(step(plain, with(0.25, 0.25)).step_s, step(plain, base).step_s);
+      EXPECT_NE(step(flash, base).step_s, a.step_s);
+    }
+  }
+  // Outside [0, 1] it is rejected when the catalogue is parsed.
+  std::string text = DefaultCatalogText();
+  text.insert(text.find("chip {") + 6, "\n  efficiency { matmul: 0.5 flash_attention: 1.5 }\n");
+  EXPECT_THROW(ParseCatalog(text, "c.pbtxt"), ParseError);
+}
+
 TEST(TrainingEval, GradReduceAfterBackwardExposesTheWholeAllReduce) {
   const TransformerModel m = ParseModelSpec("transformer(layers=4,d_model=1024,d_ff=4096,heads=8,seq=512,vocab=32000)");
   TrainingEvaluator ev(m, ParseMeshSpec("tpu_v4:8"), DefaultCatalog());
