@@ -450,9 +450,11 @@ P("Ratio = T / T_ref, with T_ref = 1-GPU where the model fits one GPU, else the 
               "regulator": "Regulator = the GNN + PPO on the iterative MDP started from HEFT's placement, episodes of 16 "
                            "groups, the best placement seeding the next episode, unfused, no memory mask, entropy target 0.5 "
                            "(docs/device_regulator.md)",
-              "regulator_ls": "Regulator (from HEFT + local search) = the same regulator started from HEFT + local "
-                              "search's placement (`start=heft_ls`, the local search's CPU time charged to the run's "
-                              "budget; learning gets what it leaves)"}[m]
+              "regulator_ls": "Regulator (from HEFT + local search) = the GNN + PPO on the iterative MDP started from "
+                              "HEFT + local search's placement (`start=heft_ls` with `start_minutes` = the budget: the "
+                              "local search's CPU time is charged to the run, learning gets what it leaves), episodes "
+                              "of 16 groups, the best placement seeding the next episode, unfused, no memory mask, "
+                              "entropy target 0.5 (docs/device_regulator.md)"}[m]
              for m, _ in OTHER) + "." if OTHER else ""))
 P("")
 P("| Model | #GPU | 1-GPU peak (GB) | ref | " + " | ".join(n for _, n in MAIN) + " | RL" + (" (GNN + PPO)" if OTHER else "") +
