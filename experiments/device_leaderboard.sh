@@ -76,7 +76,7 @@ while [[ $# -gt 0 ]]; do
     --rl-jobs) RL_JOBS="$2"; shift 2 ;;
     --rl-clock) RL_CLOCK="$2"; shift 2 ;;
     --rl-methods) RL_METHODS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo pipefail$/{/^set -euo/d;p}' "$0"; exit 0 ;;
     *) echo "device_leaderboard.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
 done
