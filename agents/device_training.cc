@@ -30,8 +30,20 @@ DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_g
   env::CheckFuseMaxGroupFraction(fuse_max_group_fraction);
   DeviceTask t;
   t.label = options.graph;
-  t.env = std::make_unique<env::DeviceEnv>(options);
-  if (fuse_above_groups <= 0 || t.env->episode_length() <= fuse_above_groups) return t;
+  // A start placer (mode=iterative, start=heft, heft_ls, …) runs where the episodes run: on the fused
+  // graph when the graph is fused. So the environment that decides (and, fused, scores on the
+  // original graph) is built without it, and rebuilt with it only when the graph is not fused —
+  // otherwise the start would run (and be charged) twice.
+  const bool placer_start = options.mode == "iterative" && options.start != "single" &&
+                            options.start != "random" && options.start != "round_robin";
+  env::DeviceEnvOptions probe = options;
+  if (fuse_above_groups > 0 && placer_start) probe.start = "single";
+  t.env = std::make_unique<env::DeviceEnv>(probe);
+  // The graph's groups decide, not the episode's length (episode_groups=K makes episodes K long).
+  if (fuse_above_groups <= 0 || t.env->num_groups() <= fuse_above_groups) {
+    if (probe.start != options.start) t.env = std::make_unique<env::DeviceEnv>(options);
+    return t;
+  }
   t.scoring = std::move(t.env);
   const env::DeviceInstance& original = t.scoring->instance();
   graphs::FusionOptions fo;

@@ -53,6 +53,8 @@ struct DeviceTask {
 // estimate of the group alone: lifetime = the mask's up-front check on the original ops;
 // all_outputs = Σ params + outputs + max temp of its ops) exceeds that fraction of the smallest
 // accelerator's memory (env::FuseMaxGroupBytes; fusion.h: it may stop above the target).
+// A start placer (mode=iterative, start=heft, heft_ls, …) runs once, where the episodes run: on
+// the coarse graph when fused (the scoring environment is built with start=single).
 DeviceTask MakeDeviceTask(const env::DeviceEnvOptions& options, int fuse_above_groups, int fuse_target_groups,
                           double fuse_max_group_fraction = 0);
 

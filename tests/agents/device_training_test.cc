@@ -114,6 +114,53 @@ TEST(DeviceTraining, FusedTasksCountLifetimeMemoryOnTheOriginalOps) {
   EXPECT_FALSE(a.env->options().memory_graph);
 }
 
+// A start placer runs once, where the episodes run: fused, on the coarse graph only (the scoring
+// environment on the original graph has no start and cost nothing), so a run charges it once;
+// not fused, on the environment itself. Fusion follows the graph's groups, also when
+// episode_groups=K makes the episodes K steps long.
+TEST(DeviceTraining, StartPlacerRunsOnceWhereTheEpisodesRun) {
+  // A start placer that records the graphs it is asked to place (every op on device 0).
+  static std::vector<int> calls;  // ops of each call's graph
+  env::RegisterDeviceStartPlacer("test_counting", [](const graphs::ComputeGraph& g, const perf::Machine&, double) {
+    calls.push_back(g.num_ops());
+    return std::vector<int>(g.num_ops(), 0);
+  });
+  env::DeviceEnvOptions o;
+  o.graph = "nmt(layers=2,steps=6)";
+  o.machine = "k80(gpus=2)";
+  o.mode = "iterative";
+  o.start = "test_counting";
+  calls.clear();
+  DeviceTask t = MakeDeviceTask(o, 50, 16);
+  ASSERT_TRUE(t.fused);
+  ASSERT_TRUE(t.scoring);
+  EXPECT_GT(t.scoring->num_groups(), 50);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0], t.fused->coarse.num_ops());  // the coarse graph, not the original
+  EXPECT_LT(calls[0], t.scoring->instance().graph.num_ops());
+  EXPECT_TRUE(t.scoring->instance().start_nodes.empty());
+  EXPECT_EQ(t.scoring->instance().start_cpu_s, 0);
+  EXPECT_EQ(t.scoring->instance().start_wall_s, 0);
+  EXPECT_EQ(static_cast<int>(t.env->instance().start_nodes.size()), t.env->num_groups());
+  // Windowed episodes: still fused (the graph has more than 50 groups), the start still once.
+  o.episode_groups = 4;
+  calls.clear();
+  DeviceTask w = MakeDeviceTask(o, 50, 16);
+  EXPECT_EQ(w.env->episode_length(), 4);
+  EXPECT_TRUE(w.fused);
+  EXPECT_EQ(calls.size(), 1u);
+  // Not fused (fusion off, or the graph small enough): the environment runs the start itself, once.
+  for (int above : {0, 100000}) {
+    calls.clear();
+    DeviceTask u = MakeDeviceTask(o, above, 16);
+    EXPECT_FALSE(u.fused) << above;
+    EXPECT_FALSE(u.scoring) << above;
+    ASSERT_EQ(calls.size(), 1u) << above;
+    EXPECT_EQ(calls[0], u.env->instance().graph.num_ops()) << above;
+    EXPECT_EQ(static_cast<int>(u.env->instance().start_nodes.size()), u.env->num_groups()) << above;
+  }
+}
+
 // Issue 15: on NMT-4, 4 K80-like GPUs at 0.39 of their memory (4.68 GB) and no CPU, place-train's
 // default fusion (128 groups) makes one group of 4.70 GB under the lifetime estimate, which the
 // masked environment refuses up front; with fuse_max_group_fraction = 0.5 every placement group
