@@ -142,6 +142,24 @@ for h in $HELD_OUT; do
 done
 compgen -G "$WORK/*.failed" >/dev/null && die "a run failed (see $WORK/*.err)"
 
+# Curves: per held-out graph, the best step time against CPU seconds of every seed's runs and HEFT + LS.
+if [[ -x "$BIN/plot-curves" ]]; then
+  for h in $HELD_OUT; do
+    label="${h%%|*}"
+    curves=()
+    [[ -f "$WORK/heft_ls_${MINUTES}cm_$label/metrics.csv" ]] && curves+=(--curve "HEFT + local search=$WORK/heft_ls_${MINUTES}cm_$label")
+    for s in $SEEDS; do
+      for pair in "zs:pretrained" "zu:untrained" "pg:trained on the graph"; do
+        d="$WORK/${pair%%:*}_${tag}_${label}_s$s"
+        [[ -f "$d/metrics.csv" ]] && curves+=(--curve "${pair#*:} s$s=$d")
+      done
+    done
+    [[ ${#curves[@]} -gt 0 ]] && "$BIN/plot-curves" "${curves[@]}" --x "time_s,charts/elapsed_s" \
+      --y "charts/best_effective_time_s,charts/best_step_time_s" --x-label "CPU seconds" --y-label "best step time (s)" \
+      --title "$label held out ($MACHINE)" -o "${OUT%.md}_$label.png" >/dev/null 2>&1 || true
+  done
+fi
+
 python3 - "$WORK" "$OUT" "$tag" "$MINUTES" "$PRETRAIN" "$START" "$MACHINE" "$PRETRAIN_GRAPHS" "$SEEDS" "$ARMS" \
   "$INVOCATION" $HELD_OUT <<'PYEOF'
 import json, os, statistics, sys
@@ -206,6 +224,11 @@ for label, graph in held:
     f = lambda x: "—" if x is None else f"{x:.4f}"
     P(f"| {label} | {f(h)} | {f(ls)} | " + " | ".join(cells) + " | " + "; ".join(below) + " |")
 P("")
+for label, _ in held:
+    png = os.path.splitext(os.path.basename(out))[0] + f"_{label}.png"
+    if os.path.exists(os.path.join(os.path.dirname(out) or ".", png)):
+        P(f"![{label} held out: best step time against CPU seconds]({png})")
+        P("")
 P("Every step time above is the re-simulation of the run's best.placement; " +
   ("it equals what each run reported." if not mismatch else "these differ from what the run reported: " + "; ".join(mismatch) + "."))
 P("")
