@@ -1182,7 +1182,8 @@ TEST(Validation, AxlearnFujiRowsA2ToA4AreCountedA1IsOutOfSample) {
 // Session 29: the rows whose sources train without dropout say so (model dropout: false):
 // AXLearn's fuji configs (`model.decoder.dropout_rate: 0.0`, A1-A4 on TPU and AH1-AH5 on H100)
 // and Lingvo's GSPMD LMs (`dropout_rate=0.0, attention_dropout_prob=0.0`, notes §3a "dropout
-// 0"); no other row. The key is memory only: every row's prediction is the one it has with
+// 0"); since session 35 torchprime's Llama 3.0 8B (llama-3-8b.yaml `attention_dropout: false`;
+// out of sample, T1 / T2); no other row. The key is memory only: every row's prediction is the one it has with
 // dropout on, and only A1's and A4's "predicted OOM" goes.
 TEST(Validation, RowsWithoutDropoutKeepTheirPredictions) {
   const MeasurementSet all = DefaultMeasurements();
@@ -1192,7 +1193,8 @@ TEST(Validation, RowsWithoutDropoutKeepTheirPredictions) {
     const std::string paper = PaperOf(m);
     const bool source_says_none = paper == "AXLearn fuji configs (2024)" ||
                                   paper == "AXLearn fuji configs, H100 (2024)" ||
-                                  paper == "GSPMD/Lingvo configs (Xu et al. 2021)";
+                                  paper == "GSPMD/Lingvo configs (Xu et al. 2021)" ||
+                                  paper == "torchprime README (2025)";
     ASSERT_TRUE(m.has_run()) << m.id();
     EXPECT_EQ(m.run().model().has_dropout(), source_says_none) << m.id();
     if (m.run().model().has_dropout()) {
@@ -1201,7 +1203,7 @@ TEST(Validation, RowsWithoutDropoutKeepTheirPredictions) {
     }
     m.mutable_run()->mutable_model()->clear_dropout();
   }
-  EXPECT_EQ(off.size(), 15u);  // A1-A4, AH1-AH5, L1-L3, L5, L6, L8
+  EXPECT_EQ(off.size(), 17u);  // A1-A4, AH1-AH5, L1-L3, L5, L6, L8, T1, T2
   for (const Catalog& cat : {DefaultCatalog(), WithShapeModel(DefaultCatalog(), true)}) {
     const ValidationReport a = Validate(all, cat), b = Validate(with_dropout, cat);
     ASSERT_EQ(a.rows.size(), b.rows.size());
@@ -1300,6 +1302,62 @@ TEST(Validation, AxlearnH100RowsAreOutOfSampleAndTheirMultiNodeGapIsKnown) {
   EXPECT_EQ(with.time_evaluated, without.time_evaluated);
   EXPECT_DOUBLE_EQ(with.time_median_abs_error, without.time_median_abs_error);
   EXPECT_DOUBLE_EQ(with.time_worst_abs_error, without.time_worst_abs_error);
+}
+
+// Session 35 (docs/perf_model.md): torchprime's (PyTorch/XLA SPMD) Llama 3.0 8B on one v6e-256 are
+// two out-of-sample rows of their own paper: global batch 256 and 512 at sequence 8192, fsdp 256,
+// the config's flash attention, remat full [A], adafactor; 1.625 s and 2.991 s per step. The
+// tpu_v6e has no counted row, so they take the global matmul and do not move the fit. Both
+// calibrations predict them too fast (shape −15 / −8 %, library default −26 / −20 %), and the
+// model's step doubles with the batch where the measured one grows 1.84×: a per-step cost the
+// one-sequence-per-chip row (T1) pays and the model does not have.
+TEST(Validation, TorchprimeV6eRowsAreOutOfSampleRowsOfTheirOwnPaper) {
+  const MeasurementSet all = DefaultMeasurements();
+  MeasurementSet t, without_t;
+  for (const Measurement& m : all.row()) {
+    *(PaperOf(m) == "torchprime README (2025)" ? t.add_row() : without_t.add_row()) = m;
+    if (PaperOf(m) != "torchprime README (2025)" && !m.extra() && m.has_run()) {
+      EXPECT_NE(m.run().mesh().chip(), "tpu_v6e") << m.id() << ": a counted v6e row would fit the chip";
+    }
+  }
+  ASSERT_EQ(t.row_size(), 2);
+  const std::map<std::string, std::pair<long, double>> batch_measured = {{"T1", {256, 1.625}}, {"T2", {512, 2.991}}};
+  const Catalog cats[2] = {DefaultCatalog(), WithShapeModel(DefaultCatalog(), true)};
+  for (const bool shape : {false, true}) {
+    const Catalog& cat = cats[shape ? 1 : 0];
+    std::map<std::string, double> step;
+    for (const Measurement& m : t.row()) {
+      const auto it = batch_measured.find(m.id());
+      ASSERT_NE(it, batch_measured.end()) << m.id();
+      EXPECT_TRUE(m.extra()) << m.id();
+      EXPECT_EQ(m.metric(), STEP_TIME_S) << m.id();
+      EXPECT_DOUBLE_EQ(m.measured(), it->second.second) << m.id();
+      EXPECT_EQ(m.run().mesh().chip(), "tpu_v6e") << m.id();
+      EXPECT_EQ(m.run().plan().fsdp(), 256) << m.id();
+      EXPECT_EQ(m.run().plan().global_batch(), it->second.first) << m.id();
+      EXPECT_EQ(m.run().model().seq(), 8192) << m.id();
+      EXPECT_EQ(m.run().model().kv_heads(), 8) << m.id();
+      EXPECT_TRUE(m.run().model().flash_attention()) << m.id();
+      EXPECT_EQ(m.run().plan().remat(), REMAT_FULL) << m.id();
+      EXPECT_EQ(m.run().plan().optimizer(), ADAFACTOR) << m.id();
+      const StepBreakdown b = TrainingEvaluator(m.run().model(), m.run().mesh(), cat).Evaluate(PlanFromProto(m.run().plan()));
+      ASSERT_TRUE(b.valid) << m.id() << ": " << b.invalid_reason;
+      EXPECT_FALSE(b.oom) << m.id();
+      const double err = b.step_s / m.measured() - 1;
+      EXPECT_LT(err, 0) << m.id() << " " << err;
+      EXPECT_GT(err, shape ? -0.20 : -0.30) << m.id() << " " << err;
+      step[m.id()] = b.step_s;
+    }
+    EXPECT_GT(step["T2"] / step["T1"], 1.95) << "shape " << shape;
+    EXPECT_LT(2.991 / 1.625, 1.9);
+    const ValidationReport with = Validate(all, cat), without = Validate(without_t, cat);
+    int extra_t = 0;
+    for (const ValidationRow& r : with.rows) extra_t += r.paper == "torchprime README (2025)" && r.extra;
+    EXPECT_EQ(extra_t, 2);
+    EXPECT_EQ(with.time_evaluated, without.time_evaluated);
+    EXPECT_DOUBLE_EQ(with.time_median_abs_error, without.time_median_abs_error);
+    EXPECT_DOUBLE_EQ(with.time_worst_abs_error, without.time_worst_abs_error);
+  }
 }
 
 // Session 27 (docs/perf_model.md): X10b, the worst row held out by paper, is its v5e matmul and
