@@ -228,7 +228,7 @@ TEST(EnasSearch, DescribedArchitectureRoundTrip) {
   const nas::SearchSpace space = nas::LoadSearchSpace("enas_micro");
   const nas::Architecture hand = HandDesignedCell();
   EXPECT_EQ(ParseDescribedArchitecture(space, space.Describe(hand)), hand);
-  for (const std::string bad : {std::string(""), std::string("normal0/input0"), std::string("normal0/input0=0"),
+  for (const std::string& bad : {std::string(""), std::string("normal0/input0"), std::string("normal0/input0=0"),
                                 space.Describe(hand) + " normal0/input0=0", std::string("x=y")})
     EXPECT_THROW(ParseDescribedArchitecture(space, bad), ConfigError) << bad;
 }
