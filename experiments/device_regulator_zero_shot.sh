@@ -142,12 +142,12 @@ for h in $HELD_OUT; do
 done
 compgen -G "$WORK/*.failed" >/dev/null && die "a run failed (see $WORK/*.err)"
 
-# Curves: per held-out graph, the best step time against CPU seconds of every seed's runs and HEFT + LS.
+# Curves: per held-out graph, the best step time against CPU seconds of every seed's runs (HEFT + local search
+# is one point, its end: in the table; each learned run's curve starts where its start placer ended).
 if [[ -x "$BIN/plot-curves" ]]; then
   for h in $HELD_OUT; do
     label="${h%%|*}"
     curves=()
-    [[ -f "$WORK/heft_ls_${MINUTES}cm_$label/metrics.csv" ]] && curves+=(--curve "HEFT + local search=$WORK/heft_ls_${MINUTES}cm_$label")
     for s in $SEEDS; do
       for pair in "zs:pretrained" "zu:untrained" "pg:trained on the graph"; do
         d="$WORK/${pair%%:*}_${tag}_${label}_s$s"
