@@ -55,8 +55,9 @@ while [[ $# -gt 0 ]]; do
   shift 2
 done
 num='^[0-9]+([.][0-9]+)?$'
-[[ "$MINUTES" =~ $num && "$MINUTES" != 0 ]] || die "--minutes must be a number > 0, got '$MINUTES'"
-[[ "$PRETRAIN" =~ $num && "$PRETRAIN" != 0 ]] || die "--pretrain-minutes must be a number > 0, got '$PRETRAIN'"
+positive() { [[ "$1" =~ $num ]] && awk -v x="$1" 'BEGIN { exit !(x > 0) }'; }
+positive "$MINUTES" || die "--minutes must be a number > 0, got '$MINUTES'"
+positive "$PRETRAIN" || die "--pretrain-minutes must be a number > 0, got '$PRETRAIN'"
 [[ "$START" == heft || "$START" == heft_ls ]] || die "--start must be heft or heft_ls, got '$START'"
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || die "--jobs must be a positive integer, got '$JOBS'"
 for s in $SEEDS; do [[ "$s" =~ ^[0-9]+$ ]] || die "--seeds must be non-negative integers, got '$s'"; done
