@@ -38,7 +38,11 @@ JOBS=1
 KEEP=""
 OUT=out/device_regulator_zero_shot.md
 die() { echo "device_regulator_zero_shot.sh: error: $*" >&2; exit 1; }
-INVOCATION="$*"
+INVOCATION=""  # the invocation, for the page (arguments with spaces or | quoted)
+for a_ in "$@"; do
+  [[ "$a_" == *[\ \|]* ]] && a_="\"$a_\""
+  INVOCATION+="${INVOCATION:+ }$a_"
+done
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -h|--help) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d'; exit 0 ;;
