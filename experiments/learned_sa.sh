@@ -8,7 +8,7 @@
 #                             [--pretrain-minutes P] [--pretrain-lr LR] [--lr LR] [--jobs J]
 #                             [--arms "sa-soft frozen scratch pretrained"] [--es-weights FILE]
 #                             [--es-loo-designs "ng45_ariane136 ..."] [--es-loo-args "..."]
-#                             [--bin build/bin] [--work DIR] [--out out/learned_sa.md]
+#                             [--bin build/bin] [--work DIR] [--out out/learned_sa.md] [--table-only]
 #
 # 1. Pretraining: one learned-SA run per pretraining design (P CPU-minutes each, learning rate
 #    --pretrain-lr), each starting from the weights the previous one wrote; the last proposer.json
@@ -37,7 +37,10 @@
 #    --arms picks which arms run (default: the four above, and es when --es-weights is given).
 #    The table (best proxy cost per arm, mean ± sd over seeds, the best re-scored by proxy-cost)
 #    and the curves (plot-curves, best proxy cost against CPU seconds) go to --out and beside it.
-# Runs already in --work with a result.json are kept (rerun the script to add seeds).
+# Runs already in --work with a result.json are kept (rerun the script to add seeds). --table-only
+# runs nothing (no pretraining, no es-loo training, no arm): it writes the table and the curves from
+# the runs that --work holds, a missing seed shown as — (e.g. runs of several sessions linked into
+# one --work as WORK/DESIGN/ARM.sSEED).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,6 +58,7 @@ OUT=out/learned_sa.md
 ARMS=""
 ES_WEIGHTS=""
 ES_LOO_DESIGNS="ng45_ariane136 asap7_ariane136 sky130hd_ariane133 ng45_mempool_tile"
+TABLE_ONLY=0
 ES_LOO_ARGS="--start mixture --set features= --set schedule=true --moves 200000 --pairs 6 --iterations 12"
 need() { [[ $# -ge 2 ]] || { echo "learned_sa.sh: error: $1 needs a value" >&2; exit 1; }; }
 while [[ $# -gt 0 ]]; do
@@ -74,6 +78,7 @@ while [[ $# -gt 0 ]]; do
     --bin) need "$@"; BIN="$2"; shift 2 ;;
     --work) need "$@"; WORK="$2"; shift 2 ;;
     --out) need "$@"; OUT="$2"; shift 2 ;;
+    --table-only) TABLE_ONLY=1; shift ;;
     -h|--help) sed -n '2,/^set -euo pipefail$/{/^set -euo/d;p}' "$0"; exit 0 ;;
     *) echo "learned_sa.sh: error: unknown argument $1" >&2; exit 1 ;;
   esac
@@ -140,7 +145,7 @@ run() {  # run DIR DESIGN MINUTES SEED METHOD ARGS...
 
 # 1. Pretraining, design after design (only for the pretrained arm).
 WEIGHTS=""
-[[ " $ARMS " == *" pretrained "* ]] || PRETRAIN_DESIGNS=""
+[[ " $ARMS " == *" pretrained "* && $TABLE_ONLY == 0 ]] || PRETRAIN_DESIGNS=""
 for p in $PRETRAIN_DESIGNS; do
   netlist_of "$p" > /dev/null
   echo "pretraining on $p ($PRETRAIN_MINUTES CPU-min) ..." >&2
@@ -153,7 +158,7 @@ done
 
 # 1b. The held-out ES proposers (es-loo): one train-proposer run per evaluated design, on the
 # --es-loo-designs other than that design, one thread, CPU clock.
-if [[ " $ARMS " == *" es-loo "* ]]; then
+if [[ " $ARMS " == *" es-loo "* && $TABLE_ONLY == 0 ]]; then
   for p in $ES_LOO_DESIGNS; do netlist_of "$p" > /dev/null; done  # a bad name stops here, once
   for d in $DESIGNS; do
     dir=$WORK/es_loo/$d
@@ -176,6 +181,7 @@ fi
 # 2. The four arms.
 jobs_running() { jobs -rp | wc -l; }
 for d in $DESIGNS; do
+  [[ $TABLE_ONLY == 0 ]] || break
   netlist_of "$d" > /dev/null
   for s in $SEEDS; do
     for arm in $ARMS; do
@@ -212,13 +218,14 @@ for d in $DESIGNS; do
   for arm in $ARMS; do
     [[ -s "$WORK/$d/$arm.s${SEEDS%% *}/metrics.csv" ]] && curves+=(--curve "$arm=$WORK/$d/$arm.s${SEEDS%% *}")
   done
+  [[ ${#curves[@]} -gt 0 ]] || continue
   "$BIN/plot-curves" "${curves[@]}" --title "best proxy cost, $d, seed ${SEEDS%% *}" --x-label "CPU seconds" \
     --y-label "best proxy cost" -o "$(dirname "$OUT")/learned_sa_$d.png" > /dev/null
 done
 python3 - "$WORK" "$OUT" "$MINUTES" "$SEEDS" "$DESIGNS" "$PRETRAIN_DESIGNS" "$PRETRAIN_MINUTES" "$PRETRAIN_LR" "$LR" "$ARMS" "$ES_WEIGHTS" \
-  "$ES_LOO_DESIGNS" "$ES_LOO_ARGS" <<'EOF'
+  "$ES_LOO_DESIGNS" "$ES_LOO_ARGS" "$TABLE_ONLY" <<'EOF'
 import json, os, statistics, sys
-work, out, minutes, seeds, designs, pre, pre_min, pre_lr, lr, arms, es, loo_designs, loo_args = sys.argv[1:]
+work, out, minutes, seeds, designs, pre, pre_min, pre_lr, lr, arms, es, loo_designs, loo_args, table_only = sys.argv[1:]
 seeds = seeds.split()
 names = {"sa": "TILOS SA (`--method sa`)", "sa-soft": "`sa-soft` (uniform proposals)", "frozen": "learned kinds, untrained and frozen (ablation)",
          "scratch": "learned, from uniform, learning during the run", "pretrained": "learned, pretrained, learning during the run",
@@ -234,23 +241,44 @@ lines = ["# Learned simulated annealing: results", "",
          + "). "
          "Every run: `place-baseline --method sa-soft` (`sa-soft`'s settings; the TILOS SA arm `--method sa`, the learned-sa arm `--method learned-sa`), --clock cpu, one thread; "
          "best proxy cost re-scored from best.plc by `proxy-cost`.", "",
-         "| design | arm | best proxy per seed | mean ± sd | moves | accepted |", "|---|---|---|---|---|---|"]
+         "| design | arm | best proxy per seed | mean ± sd | vs `sa-soft`, seeds both ran | moves | accepted |",
+         "|---|---|---|---|---|---|---|"]
+if table_only == "1":
+    lines.insert(3, "")
+    lines.insert(4, "(`--table-only`: the table of the runs that --work held, made by earlier invocations.)")
+
+
+def best(d, arm, s):  # the re-scored best proxy cost of one run, None when it is not there
+    r = os.path.join(work, d, f"{arm}.s{s}")
+    try:
+        return json.load(open(os.path.join(r, "rescored.json")))["proxy_cost"]
+    except (OSError, KeyError, ValueError):
+        return None
+
+
 for d in designs.split():
     for arm in arms.split():
-        vals, moves, acc = [], [], []
+        vs = "—"
+        pairs = [(best(d, arm, s), best(d, "sa-soft", s)) for s in seeds]
+        pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+        if arm != "sa-soft" and pairs:
+            mean_a, mean_b = statistics.mean(a for a, _ in pairs), statistics.mean(b for _, b in pairs)
+            vs = (f"{100 * (mean_a / mean_b - 1):+.3f} % on the mean, below on {sum(a < b for a, b in pairs)} of {len(pairs)}").replace("-", "−")
+        vals, moves, acc, per_seed = [], [], [], []
         for s in seeds:
             r = os.path.join(work, d, f"{arm}.s{s}")
             try:
                 res = json.load(open(os.path.join(r, "result.json")))
-                vals.append(json.load(open(os.path.join(r, "rescored.json")))["proxy_cost"])
+                v = json.load(open(os.path.join(r, "rescored.json")))["proxy_cost"]
                 moves.append(res["evaluations"]); acc.append(res["accepted"])
+                vals.append(v); per_seed.append("%.6f" % v)
             except (OSError, KeyError, ValueError):
-                pass
+                per_seed.append("—")
         if not vals:
             continue
         sd = statistics.stdev(vals) if len(vals) > 1 else 0.0
-        lines.append(f"| {d} | {names[arm]} | {' '.join('%.6f' % v for v in vals)} | {statistics.mean(vals):.6f} ± {sd:.6f} (n={len(vals)}) "
-                     f"| {statistics.mean(moves):.3g} | {statistics.mean(acc):.3g} |")
+        lines.append(f"| {d} | {names[arm]} | {' '.join(per_seed)} | {statistics.mean(vals):.6f} ± {sd:.6f} (n={len(vals)}) "
+                     f"| {vs} | {statistics.mean(moves):.3g} | {statistics.mean(acc):.3g} |")
 lines.append("")
 os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
 tmp = out + ".tmp"
