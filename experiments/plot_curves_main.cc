@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> curves;
     std::string x = "time_s,charts/elapsed_s", y = "charts/best_proxy_cost", out, title, x_label, y_label;
     double x_scale = 1;
-    bool json = false;
+    bool json = false, y_log = false;
     app.add_option("--curve", curves, "LABEL=PATH: a run directory or metrics.csv (repeat)")->required();
     app.add_option("--x", x, "x column; a comma-separated list takes the first one present")->capture_default_str();
     app.add_option("--y", y, "y column; a comma-separated list takes the first one present")->capture_default_str();
@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
     app.add_option("--x-label", x_label, "x axis label (default: the x column)");
     app.add_option("--y-label", y_label, "y axis label (default: the y column)");
     app.add_option("-o,--out", out, "output file, .png or .svg")->required()->check(cli::NonEmpty());
+    app.add_flag("--y-log", y_log,
+                 "logarithmic y axis (e.g. the annealing temperature, charts/temperature); values <= 0 are not drawn");
     app.add_flag("--json", json, "print one JSON document (per curve: points and last y)");
     cli::Parse(app, argc, argv);
     CheckOutputPath(out);
@@ -103,6 +105,7 @@ int main(int argc, char** argv) {
     po.title = title;
     po.x_label = x_label.empty() ? x_used : x_label;
     po.y_label = y_label.empty() ? y_used : y_label;
+    po.y_log = y_log;
     viz::PlotCurves(series, po, out);
     if (json)
       std::printf("%s\n", doc.dump().c_str());

@@ -73,10 +73,12 @@ void Draw(cairo_t* cr, const std::vector<PlotSeries>& series, const PlotOptions&
   cairo_set_source_rgb(cr, 1, 1, 1);
   cairo_paint(cr);
 
+  // On a log axis a value is drawn at log10(y); y <= 0 becomes NaN and is skipped.
+  auto yv = [&](double y) { return !o.y_log ? y : y > 0 ? std::log10(y) : NAN; };
   std::vector<double> xs, ys;
   for (const PlotSeries& s : series) {
     for (size_t i = 0; i < s.x.size(); ++i) {
-      if (std::isfinite(s.x[i]) && std::isfinite(s.y[i])) {
+      if (std::isfinite(s.x[i]) && std::isfinite(yv(s.y[i]))) {
         xs.push_back(s.x[i]);
         ys.push_back(s.y[i]);
       }
@@ -84,14 +86,18 @@ void Draw(cairo_t* cr, const std::vector<PlotSeries>& series, const PlotOptions&
   }
   bool has_x = false, has_y = false;
   const PlotAxis ax = NiceAxis(xs, &has_x);
-  const PlotAxis ay = NiceAxis(ys, &has_y);
+  const PlotAxis ay = o.y_log ? LogAxis(ys, &has_y) : NiceAxis(ys, &has_y);
   const bool has_data = has_x && has_y;
+  // A tick's label: the value itself (log axis: 10^tick, "%.6g" gives 1e-07, 2e-07, 0.01).
+  auto ylabel = [&](double t, double step) {
+    return o.y_log ? TickLabel(std::pow(10.0, t), 0) : TickLabel(t, step);
+  };
 
   const double font = std::clamp(H / 40.0, 9.0, 14.0);
   const double top = o.title.empty() ? font * 1.5 : font * 3.0;
   const double bottom = font * (o.x_label.empty() ? 3.0 : 4.5);
   double tick_w = 0;
-  for (double t : ay.ticks) tick_w = std::max(tick_w, TextWidth(cr, TickLabel(t, ay.ticks.size() > 1 ? ay.ticks[1] - ay.ticks[0] : 1), font));
+  for (double t : ay.ticks) tick_w = std::max(tick_w, TextWidth(cr, ylabel(t, ay.ticks.size() > 1 ? ay.ticks[1] - ay.ticks[0] : 1), font));
   const double left = tick_w + font * (o.y_label.empty() ? 1.5 : 3.0);
   const double right = font * 1.5;
   const double pw = std::max(10.0, W - left - right), ph = std::max(10.0, H - top - bottom);
@@ -127,7 +133,7 @@ void Draw(cairo_t* cr, const std::vector<PlotSeries>& series, const PlotOptions&
       cairo_line_to(cr, left + pw, std::round(py(t)) + 0.5);
       cairo_stroke(cr);
       cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-      Text(cr, left - font * 0.4, py(t) + font * 0.35, TickLabel(t, ystep), font, 2);
+      Text(cr, left - font * 0.4, py(t) + font * 0.35, ylabel(t, ystep), font, 2);
     }
   }
   cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
@@ -152,15 +158,17 @@ void Draw(cairo_t* cr, const std::vector<PlotSeries>& series, const PlotOptions&
     cairo_set_line_width(cr, 1.8);
     int n = 0;
     for (size_t i = 0; i < s.x.size(); ++i) {
-      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
-      if (n++ == 0) cairo_move_to(cr, px(s.x[i]), py(s.y[i]));
-      else cairo_line_to(cr, px(s.x[i]), py(s.y[i]));
+      const double y = yv(s.y[i]);
+      if (!std::isfinite(s.x[i]) || !std::isfinite(y)) continue;
+      if (n++ == 0) cairo_move_to(cr, px(s.x[i]), py(y));
+      else cairo_line_to(cr, px(s.x[i]), py(y));
     }
     cairo_stroke(cr);
     if (o.markers || n == 1) {
       for (size_t i = 0; i < s.x.size(); ++i) {
-        if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
-        cairo_arc(cr, px(s.x[i]), py(s.y[i]), 2.8, 0, 2 * M_PI);
+        const double y = yv(s.y[i]);
+        if (!std::isfinite(s.x[i]) || !std::isfinite(y)) continue;
+        cairo_arc(cr, px(s.x[i]), py(y), 2.8, 0, 2 * M_PI);
         cairo_fill(cr);
       }
     }
@@ -232,6 +240,38 @@ PlotAxis NiceAxis(const std::vector<double>& values, bool* has_data) {
     const double t = a.lo + i * step;
     if (t > a.hi + step * 1e-9) break;
     a.ticks.push_back(t);
+  }
+  return a;
+}
+
+PlotAxis LogAxis(const std::vector<double>& values, bool* has_data) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (double v : values) {
+    if (!std::isfinite(v) || v <= 0) continue;
+    lo = std::min(lo, std::log10(v));
+    hi = std::max(hi, std::log10(v));
+  }
+  PlotAxis a;
+  *has_data = lo <= hi;
+  if (!*has_data) {
+    lo = 0;
+    hi = 1;
+  }
+  // Whole decades around the values (one decade at least).
+  a.lo = std::floor(lo + 1e-9);
+  a.hi = std::ceil(hi - 1e-9);
+  if (a.hi <= a.lo) a.hi = a.lo + 1;
+  const double decades = a.hi - a.lo;
+  if (decades <= 3) {
+    for (double k = a.lo; k <= a.hi + 1e-9; k += 1) {
+      for (double m : {1.0, 2.0, 5.0}) {
+        const double t = k + std::log10(m);
+        if (t <= a.hi + 1e-9) a.ticks.push_back(t);
+      }
+    }
+  } else {
+    const double step = std::ceil(decades / 6);
+    for (double t = a.lo; t <= a.hi + 1e-9; t += step) a.ticks.push_back(t);
   }
   return a;
 }

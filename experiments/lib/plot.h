@@ -22,6 +22,7 @@ struct PlotOptions {
   int width_px = 800;
   int height_px = 500;
   bool markers = false;  // a dot at every point (always for a series of one point)
+  bool y_log = false;    // logarithmic y axis: values <= 0 are skipped like non-finite ones
 };
 
 // Axis range and ticks of a set of values: what PlotCurves draws (exposed for tests).
@@ -31,6 +32,10 @@ struct PlotAxis {
 };
 // Axis over the finite values of `values` (`has_data` false when there are none).
 PlotAxis NiceAxis(const std::vector<double>& values, bool* has_data);
+// Logarithmic axis over the finite positive values of `values`: lo, hi and ticks are log10 of the
+// values (ticks at 1, 2, 5 × 10^k when the range spans at most 3 decades, else at whole decades,
+// at most 7 of them); `has_data` false when no value is positive.
+PlotAxis LogAxis(const std::vector<double>& values, bool* has_data);
 
 // Writes `path` (.png or .svg, case-insensitive) of `width_px` × `height_px`. Throws
 // ConfigError for another extension, x/y of different lengths or a size outside

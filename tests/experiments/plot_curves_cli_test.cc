@@ -1,6 +1,6 @@
 // plot-curves as a user runs it: curves of a place-train-like and a place-baseline-like
 // metrics.csv in one PNG (each file's own x column from the --x list, empty cells skipped);
-// bad curves, missing columns and malformed CSV are one line and exit 1.
+// a log y axis (--y-log); bad curves, missing columns and malformed CSV are one line and exit 1.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -34,6 +34,18 @@ TEST(PlotCurvesCli, DrawsRunsWithTheirOwnXColumn) {
   EXPECT_NEAR(j["curves"][1]["last_x"].get<double>(), 1.5, 1e-9);  // charts/elapsed_s
   EXPECT_DOUBLE_EQ(j["curves"][1]["last_y"].get<double>(), 0.7);
   EXPECT_GT(fs::file_size(tmp / "c.png"), 1000u);
+}
+
+// --y-log: the annealing temperature (three decades) on a log axis; a zero is not drawn and the
+// picture is not the linear one.
+TEST(PlotCurvesCli, LogYAxis) {
+  testing::TempDir tmp;
+  testing::Spit(tmp / "m.csv", "step,charts/elapsed_s,charts/temperature\n0,0,4.5e-05\n1,60,2e-06\n2,120,0\n3,180,5e-08\n");
+  const std::string c = " --curve 'sa=" + (tmp / "m.csv") + "' --y charts/temperature";
+  ASSERT_EQ(Sh(kBin + c + " --y-log --out " + (tmp / "log.png")).status, 0);
+  ASSERT_EQ(Sh(kBin + c + " --out " + (tmp / "lin.png")).status, 0);
+  EXPECT_NE(testing::Slurp(tmp / "log.png"), testing::Slurp(tmp / "lin.png"));
+  EXPECT_NE(Sh(kBin + " --help").out.find("--y-log"), std::string::npos);
 }
 
 TEST(PlotCurvesCli, BadInputIsOneLineAndExitOne) {

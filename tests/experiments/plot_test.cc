@@ -1,6 +1,7 @@
 // Tests of the curve plots: valid PNG / SVG of the requested size, non-finite points skipped
 // (the picture equals the one without them), a readable "no data" picture for empty input,
-// nice axis ticks, and refusal of bad arguments.
+// nice axis ticks, a logarithmic y axis (ticks at 1, 2, 5 × 10^k or whole decades, values <= 0
+// skipped), and refusal of bad arguments.
 #include "experiments/lib/plot.h"
 
 #include <cairo.h>
@@ -159,6 +160,48 @@ TEST(NiceAxis, TicksCoverTheFiniteValues) {
   a = NiceAxis({0, 0}, &has);
   EXPECT_LT(a.lo, 0);
   EXPECT_GT(a.hi, 0);
+}
+
+TEST(LogAxis, DecadesAroundThePositiveValues) {
+  bool has = false;
+  // Two decades: ticks at 1, 2, 5 × 10^k from 1e-7 to 1e-5.
+  PlotAxis a = LogAxis({5.1e-8 * 2, 4.46e-5 / 5, 0, -3, NAN}, &has);
+  EXPECT_TRUE(has);
+  EXPECT_NEAR(a.lo, -7, 1e-12);
+  EXPECT_NEAR(a.hi, -5, 1e-12);
+  ASSERT_EQ(a.ticks.size(), 7u);  // 1e-7 2e-7 5e-7 1e-6 2e-6 5e-6 1e-5
+  EXPECT_NEAR(a.ticks[1], std::log10(2e-7), 1e-12);
+  EXPECT_NEAR(a.ticks[5], std::log10(5e-6), 1e-12);
+  EXPECT_NEAR(a.ticks.back(), -5, 1e-12);
+  // Twelve decades: whole decades, two apart, at most 7 ticks.
+  a = LogAxis({1e-9, 3e2}, &has);
+  EXPECT_NEAR(a.lo, -9, 1e-12);
+  EXPECT_NEAR(a.hi, 3, 1e-12);
+  ASSERT_GE(a.ticks.size(), 2u);
+  EXPECT_LE(a.ticks.size(), 7u);
+  EXPECT_NEAR(a.ticks[1] - a.ticks[0], 2, 1e-12);
+  // Only values <= 0: no data; one value: one decade around it.
+  a = LogAxis({0, -1, NAN}, &has);
+  EXPECT_FALSE(has);
+  a = LogAxis({1e-3, 1e-3}, &has);
+  EXPECT_TRUE(has);
+  EXPECT_NEAR(a.lo, -3, 1e-12);
+  EXPECT_NEAR(a.hi, -2, 1e-12);
+}
+
+TEST(Plot, LogYSkipsNonPositiveValuesAndDiffersFromLinear) {
+  TempDir dir;
+  PlotOptions o;
+  o.y_log = true;
+  PlotSeries clean{"T", {0, 2, 3}, {1e-5, 1e-6, 5e-8}};
+  PlotSeries dirty{"T", {0, 1, 2, 2.5, 3}, {1e-5, 0, 1e-6, -2, 5e-8}};
+  PlotCurves({clean}, o, dir / "clean.png");
+  PlotCurves({dirty}, o, dir / "dirty.png");
+  EXPECT_EQ(Slurp(dir / "clean.png"), Slurp(dir / "dirty.png"));  // zero and negative values skipped
+  PlotCurves({clean}, PlotOptions(), dir / "linear.png");
+  EXPECT_NE(Slurp(dir / "clean.png"), Slurp(dir / "linear.png"));
+  PlotCurves({PlotSeries{"T", {0, 1}, {0, -1}}}, o, dir / "none.png");  // nothing positive: "no data"
+  EXPECT_GT(DarkPixels(dir / "none.png", 330, 220, 470, 280, 160), 50);
 }
 
 }  // namespace
