@@ -36,7 +36,8 @@
 #                           frozen. Trained once per design into WORK/es_loo/DESIGN (kept).
 #    --arms picks which arms run (default: the four above, and es when --es-weights is given).
 #    The table (best proxy cost per arm, mean ± sd over seeds, the best re-scored by proxy-cost)
-#    and the curves (plot-curves, best proxy cost against CPU seconds) go to --out and beside it.
+#    and the curves (plot-curves, best proxy cost against CPU seconds, and the temperature on a log
+#    axis: learned_sa_DESIGN_temperature.png) go to --out and beside it.
 # Runs already in --work with a result.json are kept (rerun the script to add seeds). --table-only
 # runs nothing (no pretraining, no es-loo training, no arm): it writes the table and the curves from
 # the runs that --work holds, a missing seed shown as — (e.g. runs of several sessions linked into
@@ -211,7 +212,7 @@ wait
 for d in $DESIGNS; do
   nl=$(netlist_of "$d")
   for r in "$WORK/$d"/*.s*/; do
-    [[ -s "$r/best.plc" && ! -s "$r/rescored.json" ]] || continue
+    [[ -s "$r/best.plc" && -s "$r/result.json" && ! -s "$r/rescored.json" ]] || continue  # finished runs only
     "$BIN/proxy-cost" --json --netlist "$nl" --plc "$r/best.plc" > "$r/rescored.json"
   done
   curves=()
@@ -221,6 +222,15 @@ for d in $DESIGNS; do
   [[ ${#curves[@]} -gt 0 ]] || continue
   "$BIN/plot-curves" "${curves[@]}" --title "best proxy cost, $d, seed ${SEEDS%% *}" --x-label "CPU seconds" \
     --y-label "best proxy cost" -o "$(dirname "$OUT")/learned_sa_$d.png" > /dev/null
+  # The temperature each arm ran at (log axis): where a learned schedule runs hotter or colder than sa-soft's.
+  tcurves=()
+  for arm in $ARMS; do
+    m="$WORK/$d/$arm.s${SEEDS%% *}/metrics.csv"
+    [[ -s "$m" ]] && head -1 "$m" | grep -q "charts/temperature" && tcurves+=(--curve "$arm=$m")
+  done
+  [[ ${#tcurves[@]} -gt 0 ]] && "$BIN/plot-curves" "${tcurves[@]}" --y charts/temperature --y-log \
+    --title "temperature, $d, seed ${SEEDS%% *}" --x-label "CPU seconds" --y-label "temperature" \
+    -o "$(dirname "$OUT")/learned_sa_${d}_temperature.png" > /dev/null
 done
 python3 - "$WORK" "$OUT" "$MINUTES" "$SEEDS" "$DESIGNS" "$PRETRAIN_DESIGNS" "$PRETRAIN_MINUTES" "$PRETRAIN_LR" "$LR" "$ARMS" "$ES_WEIGHTS" \
   "$ES_LOO_DESIGNS" "$ES_LOO_ARGS" "$TABLE_ONLY" <<'EOF'
@@ -248,32 +258,26 @@ if table_only == "1":
     lines.insert(4, "(`--table-only`: the table of the runs that --work held, made by earlier invocations.)")
 
 
-def best(d, arm, s):  # the re-scored best proxy cost of one run, None when it is not there
+def run_of(d, arm, s):  # (re-scored best proxy cost, moves, accepted) of a finished run, None when it is not there
     r = os.path.join(work, d, f"{arm}.s{s}")
     try:
-        return json.load(open(os.path.join(r, "rescored.json")))["proxy_cost"]
+        res = json.load(open(os.path.join(r, "result.json")))
+        return json.load(open(os.path.join(r, "rescored.json")))["proxy_cost"], res["evaluations"], res["accepted"]
     except (OSError, KeyError, ValueError):
         return None
 
 
 for d in designs.split():
+    runs = {(arm, s): run_of(d, arm, s) for arm in set(arms.split()) | {"sa-soft"} for s in seeds}
     for arm in arms.split():
         vs = "—"
-        pairs = [(best(d, arm, s), best(d, "sa-soft", s)) for s in seeds]
-        pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+        pairs = [(runs[arm, s][0], runs["sa-soft", s][0]) for s in seeds if runs[arm, s] and runs["sa-soft", s]]
         if arm != "sa-soft" and pairs:
             mean_a, mean_b = statistics.mean(a for a, _ in pairs), statistics.mean(b for _, b in pairs)
             vs = (f"{100 * (mean_a / mean_b - 1):+.3f} % on the mean, below on {sum(a < b for a, b in pairs)} of {len(pairs)}").replace("-", "−")
-        vals, moves, acc, per_seed = [], [], [], []
-        for s in seeds:
-            r = os.path.join(work, d, f"{arm}.s{s}")
-            try:
-                res = json.load(open(os.path.join(r, "result.json")))
-                v = json.load(open(os.path.join(r, "rescored.json")))["proxy_cost"]
-                moves.append(res["evaluations"]); acc.append(res["accepted"])
-                vals.append(v); per_seed.append("%.6f" % v)
-            except (OSError, KeyError, ValueError):
-                per_seed.append("—")
+        done = [runs[arm, s] for s in seeds if runs[arm, s]]
+        vals, moves, acc = [r[0] for r in done], [r[1] for r in done], [r[2] for r in done]
+        per_seed = ["%.6f" % runs[arm, s][0] if runs[arm, s] else "—" for s in seeds]
         if not vals:
             continue
         sd = statistics.stdev(vals) if len(vals) > 1 else 0.0
