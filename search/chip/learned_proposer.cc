@@ -34,6 +34,10 @@ const char* ProposerSelectFeatureName(int feature) {
 }
 
 double ProposerTemperatureFactor(const ProposerWeights& w, double p) {
+  const double h = w.control_handover;
+  if (w.schedule_handover && w.control_on && h < 1 && p > h) {
+    return std::exp((w.schedule[0] + w.schedule[1] * h + w.schedule[2] * h * h) * std::max(0.0, 1 - p) / (1 - h));
+  }
   return std::exp(w.schedule[0] + w.schedule[1] * p + w.schedule[2] * p * p);
 }
 
@@ -110,6 +114,7 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
   if (w.control_on) j["control_weights"] = w.control;
   if (w.control_on && w.control_handover < 1) j["control_handover"] = w.control_handover;
   if (w.control_on && w.control_state_on) j["control_state_weight"] = w.control_state;
+  if (w.control_on && w.schedule_handover) j["schedule_handover"] = true;
   j["trained_on"] = w.trained_on;
   j["proposals_trained"] = w.proposals_trained;
   return j.dump() + "\n";
@@ -196,6 +201,12 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
     if (!h.is_number() || !(h.get<double>() > 0 && h.get<double>() <= 1))
       throw bad("\"control_handover\" must be a number in (0, 1]");
     w.control_handover = h.get<double>();
+  }
+  if (j.contains("schedule_handover")) {
+    const nlohmann::json& h = j["schedule_handover"];
+    if (!w.control_on) throw bad("\"schedule_handover\" without \"control_weights\"");
+    if (!h.is_boolean()) throw bad("\"schedule_handover\" must be true or false");
+    w.schedule_handover = h.get<bool>();
   }
   if (j.contains("control_state_weight")) {
     const nlohmann::json& c = j["control_state_weight"];

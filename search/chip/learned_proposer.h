@@ -61,6 +61,13 @@ struct ProposerWeights {
   // never): from there on u no longer integrates and falls log-linearly to 0 at the end of the
   // run, so the run ends at the schedule's own temperature (cold) whatever the controller held.
   double control_handover = 1;
+  // With the controller's handover (control_on, control_handover < 1): whether the schedule's
+  // temperature adjustment (schedule[0..2]) hands over too — from the handover on, its log falls
+  // linearly from its value there to 0 at the end, so the run ends at the annealer's own final
+  // temperature (sa_t_min). false (the default, every file before session 37): the adjustment
+  // keeps following exp(s[0] + s[1]·p + s[2]·p²) to the end (e.g. 1.93× sa_t_min at p = 1 for
+  // the held-out sky130hd file).
+  bool schedule_handover = false;
   // The controller's state term (off unless `control_state_on`; session 27): the target is further
   // multiplied by exp(control_state · d), where d = the log of the share of the run's recent
   // hard-macro proposals that lowered the cost (a moving average over control windows) minus
@@ -84,7 +91,7 @@ const char* ProposalKindName(int kind);
 const char* ProposerFeatureName(int feature);
 const char* ProposerSelectFeatureName(int feature);
 // The schedule's multipliers at progress p ∈ [0, 1] (ProposerWeights::schedule): exactly 1 when
-// the schedule weights are zero.
+// the schedule weights are zero; the temperature's follows ProposerWeights::schedule_handover.
 double ProposerTemperatureFactor(const ProposerWeights& w, double progress);
 double ProposerSoftStepFactor(const ProposerWeights& w, double progress);
 

@@ -293,6 +293,17 @@ TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
   refused(damaged(ProposerWeightsJson(c), "\"control_handover\":0.5", "\"control_handover\":1.5"),
           "a handover beyond the run");
   refused(damaged(text, "{", "{\"control_handover\":0.5,"), "a handover without a controller");
+  // The schedule's handover: written only when on, round-trips, refused without a controller or
+  // when not a boolean.
+  EXPECT_EQ(ProposerWeightsJson(c).find("schedule_handover"), std::string::npos);
+  EXPECT_FALSE(LoadProposerWeights(tmp / "handover.json").schedule_handover);
+  c.schedule_handover = true;
+  SaveProposerWeights(tmp / "schedule_handover.json", c);
+  EXPECT_TRUE(LoadProposerWeights(tmp / "schedule_handover.json").schedule_handover);
+  refused(damaged(ProposerWeightsJson(c), "\"schedule_handover\":true", "\"schedule_handover\":1"),
+          "a schedule handover that is not a boolean");
+  refused(damaged(text, "{", "{\"schedule_handover\":true,"), "a schedule handover without a controller");
+  c.schedule_handover = false;
   refused(damaged(ProposerWeightsJson(c), "[-1.5,", "[12.0,"), "a control weight beyond ±10");
   // The controller's state term: written only when on, round-trips, refused without a controller
   // or beyond ±10.
@@ -396,6 +407,26 @@ TEST(AcceptanceController, HandsTheTemperatureBackToTheScheduleAfterTheHandover)
   EXPECT_NEAR(c.factor(0.8), std::exp(std::log(held) * 0.5), 1e-12);  // half-way from the handover to the end
   EXPECT_EQ(c.factor(1.0), 1.0);
   EXPECT_EQ(c.factor(0.6), held);  // nothing integrated after the handover
+}
+
+// schedule_handover: after the controller's handover the schedule's adjustment falls too, log-
+// linearly from its value there to exactly 1 at the end; before the handover, and without the
+// flag, it is exp(s0 + s1·p + s2·p²) to the bit.
+TEST(ProposerWeights, TheScheduleHandsOverWithTheController) {
+  ProposerWeights w;
+  w.schedule = {-0.163, 0.492, 0.33, 0, 0, 0};  // the held-out sky130hd file's: 1.93 at p = 1
+  w.control = {-1, -5, 2.4, 0};
+  w.control_on = true;
+  w.control_handover = 0.5;
+  auto poly = [&](double p) { return std::exp(-0.163 + 0.492 * p + 0.33 * p * p); };
+  EXPECT_NEAR(ProposerTemperatureFactor(w, 1.0), 1.93, 0.01);
+  w.schedule_handover = true;
+  for (double p : {0.0, 0.25, 0.5}) EXPECT_EQ(ProposerTemperatureFactor(w, p), poly(p)) << p;
+  EXPECT_NEAR(ProposerTemperatureFactor(w, 0.75), std::sqrt(poly(0.5)), 1e-12);  // half-way down
+  EXPECT_EQ(ProposerTemperatureFactor(w, 1.0), 1.0);
+  EXPECT_NEAR(ProposerTemperatureFactor(w, 0.5 + 1e-12), poly(0.5), 1e-9);  // continuous
+  w.control_handover = 1;  // no handover: the flag changes nothing
+  EXPECT_EQ(ProposerTemperatureFactor(w, 0.9), poly(0.9));
 }
 
 std::unique_ptr<env::ChipEnv> Env(const std::string& spec) {
