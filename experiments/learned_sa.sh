@@ -215,19 +215,17 @@ for d in $DESIGNS; do
     [[ -s "$r/best.plc" && -s "$r/result.json" && ! -s "$r/rescored.json" ]] || continue  # finished runs only
     "$BIN/proxy-cost" --json --netlist "$nl" --plc "$r/best.plc" > "$r/rescored.json"
   done
-  curves=()
+  # The cost curves, and the temperature each arm ran at (log axis; runs whose metrics.csv has it).
+  curves=() tcurves=()
   for arm in $ARMS; do
-    [[ -s "$WORK/$d/$arm.s${SEEDS%% *}/metrics.csv" ]] && curves+=(--curve "$arm=$WORK/$d/$arm.s${SEEDS%% *}")
+    m="$WORK/$d/$arm.s${SEEDS%% *}/metrics.csv"
+    [[ -s "$m" ]] || continue
+    curves+=(--curve "$arm=$m")
+    [[ $(head -1 "$m") == *charts/temperature* ]] && tcurves+=(--curve "$arm=$m")
   done
   [[ ${#curves[@]} -gt 0 ]] || continue
   "$BIN/plot-curves" "${curves[@]}" --title "best proxy cost, $d, seed ${SEEDS%% *}" --x-label "CPU seconds" \
     --y-label "best proxy cost" -o "$(dirname "$OUT")/learned_sa_$d.png" > /dev/null
-  # The temperature each arm ran at (log axis): where a learned schedule runs hotter or colder than sa-soft's.
-  tcurves=()
-  for arm in $ARMS; do
-    m="$WORK/$d/$arm.s${SEEDS%% *}/metrics.csv"
-    [[ -s "$m" ]] && head -1 "$m" | grep -q "charts/temperature" && tcurves+=(--curve "$arm=$m")
-  done
   [[ ${#tcurves[@]} -gt 0 ]] && "$BIN/plot-curves" "${tcurves[@]}" --y charts/temperature --y-log \
     --title "temperature, $d, seed ${SEEDS%% *}" --x-label "CPU seconds" --y-label "temperature" \
     -o "$(dirname "$OUT")/learned_sa_${d}_temperature.png" > /dev/null
