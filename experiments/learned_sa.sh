@@ -37,7 +37,9 @@
 #    --arms picks which arms run (default: the four above, and es when --es-weights is given).
 #    The table (best proxy cost per arm, mean ± sd over seeds, the best re-scored by proxy-cost)
 #    and the curves (plot-curves, best proxy cost against CPU seconds, and the temperature on a log
-#    axis: learned_sa_DESIGN_temperature.png) go to --out and beside it.
+#    axis: learned_sa_DESIGN_temperature.png; with sa-soft among the arms, every arm's best as a per
+#    cent of sa-soft's at the same CPU time over the second half of the budget, where the margins are
+#    hundredths of a per cent: learned_sa_DESIGN_gap.png) go to --out and beside it.
 # Runs already in --work with a result.json are kept (rerun the script to add seeds). --table-only
 # runs nothing (no pretraining, no es-loo training, no arm): it writes the table and the curves from
 # the runs that --work holds, a missing seed shown as — (e.g. runs of several sessions linked into
@@ -229,6 +231,10 @@ for d in $DESIGNS; do
   [[ ${#tcurves[@]} -gt 0 ]] && "$BIN/plot-curves" "${tcurves[@]}" --y charts/temperature --y-log \
     --title "temperature, $d, seed ${SEEDS%% *}" --x-label "CPU seconds" --y-label "temperature" \
     -o "$(dirname "$OUT")/learned_sa_${d}_temperature.png" > /dev/null
+  [[ " ${curves[*]} " == *" sa-soft="* ]] && "$BIN/plot-curves" "${curves[@]}" --relative-to sa-soft \
+    --x-scale 0.0166666666667 --x-from "$(awk -v m="$MINUTES" 'BEGIN{print m/2}')" \
+    --title "best proxy cost vs sa-soft, $d, seed ${SEEDS%% *}, second half" --x-label "CPU minutes" \
+    --y-label "best proxy cost, % vs sa-soft" -o "$(dirname "$OUT")/learned_sa_${d}_gap.png" > /dev/null
 done
 python3 - "$WORK" "$OUT" "$MINUTES" "$SEEDS" "$DESIGNS" "$PRETRAIN_DESIGNS" "$PRETRAIN_MINUTES" "$PRETRAIN_LR" "$LR" "$ARMS" "$ES_WEIGHTS" \
   "$ES_LOO_DESIGNS" "$ES_LOO_ARGS" "$TABLE_ONLY" <<'EOF'

@@ -2,7 +2,7 @@
 // curves from runs that --work already holds (made by earlier invocations), running nothing. A
 // seed that did not run is "—"; a run that was cut (no result.json) is neither re-scored nor
 // counted; each arm is compared with `sa-soft` on the seeds both finished; the temperature curves
-// are drawn beside the table.
+// and the second half's gap to `sa-soft` are drawn beside the table.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,7 +27,7 @@ void FakeRun(const fs::path& dir, double best, long moves, long accepted) {
   testing::Spit(dir / "metrics.csv",
                 "step,charts/best_proxy_cost,charts/current_proxy_cost,charts/evaluations,charts/elapsed_s,charts/"
                 "accepted,charts/temperature\n0,0.75,0.75,0,0,0,5e-05\n1,0.70,0.71,1000,60,100,2e-06\n2," +
-                    std::to_string(best) + "," + std::to_string(best) + ",2000,120,150,5e-08\n");
+                    std::to_string(best) + "," + std::to_string(best) + ",2000,3000,150,5e-08\n");  // at 50 CPU-min
 }
 
 TEST(LearnedSaScript, TableOnlyReadsTheRunsItHoldsAndRunsNothing) {
@@ -55,6 +55,7 @@ TEST(LearnedSaScript, TableOnlyReadsTheRunsItHoldsAndRunsNothing) {
   EXPECT_FALSE(fs::exists(d / "sa-soft.s3"));                      // nothing ran
   EXPECT_GT(fs::file_size(tmp / "out/learned_sa_ariane133.png"), 1000u);
   EXPECT_GT(fs::file_size(tmp / "out/learned_sa_ariane133_temperature.png"), 1000u);
+  EXPECT_GT(fs::file_size(tmp / "out/learned_sa_ariane133_gap.png"), 1000u);  // against sa-soft
 }
 
 TEST(LearnedSaScript, BadArgumentsAreOneLineAndExitOne) {

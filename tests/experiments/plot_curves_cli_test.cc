@@ -48,6 +48,38 @@ TEST(PlotCurvesCli, LogYAxis) {
   EXPECT_NE(Sh(kBin + " --help").out.find("--y-log"), std::string::npos);
 }
 
+// --relative-to: every curve as its per-cent difference from the reference's last value at or before
+// the same x; points before the reference's first x are dropped; the reference itself is 0; --x-from
+// and --x-to keep a window of x.
+TEST(PlotCurvesCli, RelativeToAReferenceCurve) {
+  testing::TempDir tmp;
+  testing::Spit(tmp / "sa.csv", "step,charts/elapsed_s,charts/best_proxy_cost\n0,10,1.0\n1,60,0.8\n2,120,0.7\n");
+  testing::Spit(tmp / "es.csv", "step,charts/elapsed_s,charts/best_proxy_cost\n0,0,0.95\n1,30,0.9\n2,90,0.78\n3,150,0.693\n");
+  const std::string c = " --curve 'sa-soft=" + (tmp / "sa.csv") + "' --curve 'es=" + (tmp / "es.csv") + "'";
+  const auto r = Sh("(" + kBin + c + " --relative-to sa-soft --json --out " + (tmp / "rel.png") + ")");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["relative_to"], "sa-soft");
+  EXPECT_EQ(j["curves"][0]["points"], 3);
+  EXPECT_NEAR(j["curves"][0]["last_y"].get<double>(), 0.0, 1e-12);
+  EXPECT_EQ(j["curves"][1]["points"], 3);  // x = 0 is before the reference's first point
+  EXPECT_NEAR(j["curves"][1]["last_x"].get<double>(), 150, 1e-12);
+  EXPECT_NEAR(j["curves"][1]["last_y"].get<double>(), -1.0, 1e-9);  // (0.693 - 0.7) / 0.7
+  // --x-from after the difference: the reference's earlier point still counts (x = 90 against x = 60)
+  const auto w = Sh("(" + kBin + c + " --relative-to sa-soft --x-from 80 --x-to 100 --json --out " + (tmp / "w.png") + ")");
+  ASSERT_EQ(w.status, 0) << w.out;
+  const auto jw = nlohmann::json::parse(w.out);
+  EXPECT_EQ(jw["curves"][0]["points"], 0);
+  EXPECT_EQ(jw["curves"][1]["points"], 1);
+  EXPECT_NEAR(jw["curves"][1]["last_y"].get<double>(), -2.5, 1e-9);  // (0.78 - 0.8) / 0.8
+  ASSERT_EQ(Sh(kBin + c + " --out " + (tmp / "abs.png")).status, 0);
+  EXPECT_NE(testing::Slurp(tmp / "rel.png"), testing::Slurp(tmp / "abs.png"));
+  const auto bad = Sh("(" + kBin + c + " --relative-to nosuch --out " + (tmp / "x.png") + ") 2>&1");
+  EXPECT_EQ(bad.status, 1) << bad.out;
+  EXPECT_EQ(bad.out, "plot-curves: error: --relative-to 'nosuch': no --curve has that label\n");
+  EXPECT_FALSE(fs::exists(tmp / "x.png"));
+}
+
 TEST(PlotCurvesCli, BadInputIsOneLineAndExitOne) {
   testing::TempDir tmp;
   testing::Spit(tmp / "m.csv", "step,time_s,charts/best_proxy_cost\n1,60,0.9\n");
