@@ -231,10 +231,11 @@ for d in $DESIGNS; do
   [[ ${#tcurves[@]} -gt 0 ]] && "$BIN/plot-curves" "${tcurves[@]}" --y charts/temperature --y-log \
     --title "temperature, $d, seed ${SEEDS%% *}" --x-label "CPU seconds" --y-label "temperature" \
     -o "$(dirname "$OUT")/learned_sa_${d}_temperature.png" > /dev/null
-  [[ " ${curves[*]} " == *" sa-soft="* ]] && "$BIN/plot-curves" "${curves[@]}" --relative-to sa-soft \
-    --x-scale 0.0166666666667 --x-from "$(awk -v m="$MINUTES" 'BEGIN{print m/2}')" \
-    --title "best proxy cost vs sa-soft, $d, seed ${SEEDS%% *}, second half" --x-label "CPU minutes" \
-    --y-label "best proxy cost, % vs sa-soft" -o "$(dirname "$OUT")/learned_sa_${d}_gap.png" > /dev/null
+  if [[ " $ARMS " == *" sa-soft "* && -s "$WORK/$d/sa-soft.s${SEEDS%% *}/metrics.csv" ]]; then
+    "$BIN/plot-curves" "${curves[@]}" --relative-to sa-soft --x-scale 0.0166666666667 --x-from "$(awk -v m="$MINUTES" 'BEGIN{print m/2}')" \
+      --title "best proxy cost vs sa-soft, $d, seed ${SEEDS%% *}, second half" --x-label "CPU minutes" \
+      --y-label "best proxy cost, % vs sa-soft" -o "$(dirname "$OUT")/learned_sa_${d}_gap.png" > /dev/null
+  fi
 done
 python3 - "$WORK" "$OUT" "$MINUTES" "$SEEDS" "$DESIGNS" "$PRETRAIN_DESIGNS" "$PRETRAIN_MINUTES" "$PRETRAIN_LR" "$LR" "$ARMS" "$ES_WEIGHTS" \
   "$ES_LOO_DESIGNS" "$ES_LOO_ARGS" "$TABLE_ONLY" <<'EOF'

@@ -8,7 +8,8 @@
 // place-baseline charts/elapsed_s). Rows with an empty cell are skipped. --json prints one
 // document: per curve the points drawn and the last y. --relative-to LABEL draws every curve as its
 // per-cent difference from curve LABEL at the same x (LABEL's last point at or before that x: a
-// best-so-far curve is a step), e.g. how far a learned annealer is below `sa-soft` over a run.
+// best-so-far curve is a step), e.g. how far a learned annealer is below `sa-soft` over a run;
+// --x-from / --x-to then keep a window of x.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
