@@ -3,16 +3,24 @@
 // training designs, written as proposer.json for `place-baseline --method sa --set
 // sa.proposer=learned --set sa.proposer_weights=…` (docs/learned_sa.md):
 //   train-proposer --netlist A.pb.txt.gz --plc A.plc --netlist B.pb.txt.gz --plc B.plc --minutes 30 --out runs/es
+// After every iteration the search's state goes to DIR/checkpoints/state.json (one atomic write), so
+// that `--resume DIR` continues a killed or finished run to the result an uninterrupted one gives
+// (a longer run: --iterations N or --minutes M, the new totals):
+//   train-proposer --resume runs/es --iterations 60
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <sstream>
 
 #include "datasets/util/budget_clock.h"
 #include "datasets/util/config_text.h"
 #include "datasets/util/errors.h"
+#include "datasets/util/files.h"
 #include "datasets/util/stop_signal.h"
 #include "experiments/lib/chip_config.h"
 #include "experiments/lib/cli.h"
@@ -33,16 +41,17 @@ struct Options {
   std::vector<std::string> netlists, plcs;
   std::string clock, start;
   double minutes = 0;
-  int iterations = -1, pairs = 0, threads = 0;
+  int iterations = -1, pairs = 0, threads = 0, test_kill_after_checkpoints = 0;
   int64_t seed = -1, moves = 0;
   bool json = false, verbose = false;
   run::RunDirFlags dir;
 };
 
-// Defaults, then --config, then the named flags, then --set.
-config::TrainProposerConfig ResolveConfig(const Options& o) {
+// Defaults, then `config_file` (--config, or a resumed run's config.pbtxt), then the named flags,
+// then --set.
+config::TrainProposerConfig ResolveConfig(const Options& o, const std::string& config_file) {
   config::TrainProposerConfig c = DefaultTrainProposerConfig();
-  if (!o.dir.config.empty()) run::MergeConfigFile(o.dir.config, &c);
+  if (!config_file.empty()) run::MergeConfigFile(config_file, &c);
   if (!o.netlists.empty()) {
     c.clear_netlists();
     for (const auto& n : o.netlists) c.add_netlists(n);
@@ -61,6 +70,39 @@ config::TrainProposerConfig ResolveConfig(const Options& o) {
   if (!o.start.empty()) c.set_start(o.start);
   run::ApplyOverrides(o.dir.sets, &c);
   CheckTrainProposerConfig(c);
+  return c;
+}
+
+// --resume DIR: the run's config.pbtxt with the flags over it; only the budget (minutes,
+// iterations) and the threads (which do not change the result) may differ from the run's.
+config::TrainProposerConfig ResolveResumeConfig(const Options& o) {
+  if (!o.dir.config.empty())
+    throw ConfigError("--config with --resume: a resumed run keeps its config.pbtxt (a longer search: --iterations N, --minutes M)");
+  if (!std::filesystem::exists(o.dir.resume + "/checkpoints/state.json"))
+    throw ConfigError("nothing to resume in " + o.dir.resume + ": no checkpoints/state.json (not a train-proposer run, or "
+                      "one stopped before its first checkpoint)");
+  const std::string saved_path = o.dir.resume + "/config.pbtxt";
+  const config::TrainProposerConfig saved = ResolveConfig(Options{}, saved_path);
+  config::TrainProposerConfig c = ResolveConfig(o, saved_path);
+  run::MakeInputPathsAbsolute(&c);  // as config.pbtxt has them
+  config::TrainProposerConfig a = saved, b = c;
+  for (config::TrainProposerConfig* x : {&a, &b}) {
+    x->clear_minutes();
+    x->clear_iterations();
+    x->clear_threads();
+  }
+  const std::string before = run::ResolvedConfigText(a), after = run::ResolvedConfigText(b);
+  if (before != after) {
+    std::string changed;  // the first line of the new config that the run's does not have
+    std::istringstream lines(after);
+    for (std::string line; std::getline(lines, line);)
+      if (before.find(line + "\n") == std::string::npos) {
+        changed = line;
+        break;
+      }
+    throw ConfigError("--resume " + o.dir.resume + " keeps the run's designs, start and settings (only --iterations, "
+                      "--minutes and --threads may change); asked for `" + changed + "`");
+  }
   return c;
 }
 
@@ -99,8 +141,8 @@ nlohmann::json Probabilities(const search::ProposerWeights& w) {
 }
 
 int TrainProposer(const Options& o) {
-  const config::TrainProposerConfig cfg = ResolveConfig(o);
-  if (!o.dir.resume.empty()) throw ConfigError("train-proposer runs cannot be resumed; start a new one with --out");
+  const bool resuming = !o.dir.resume.empty();
+  const config::TrainProposerConfig cfg = resuming ? ResolveResumeConfig(o) : ResolveConfig(o, o.dir.config);
   if (o.verbose) std::fprintf(stderr, "%s", run::ResolvedConfigText(cfg).c_str());
   // The designs, one environment per design and thread (built before the run directory: bad input leaves nothing).
   const int designs = std::max(1, cfg.netlists_size());
@@ -113,7 +155,12 @@ int TrainProposer(const Options& o) {
     for (int t = 0; t < cfg.threads(); ++t) envs[d].push_back(MakeChipEnv(chip, /*maps=*/false));
     labels.push_back(envs[d][0]->instance().design.label);
   }
-  const search::ProposerWeights start = StartWeights(cfg);
+  search::ProposerEsState state;
+  if (resuming) {
+    const std::string path = o.dir.resume + "/checkpoints/state.json";
+    state = search::ParseProposerEsState(ReadFile(path), path);
+  }
+  const search::ProposerWeights start = resuming ? state.start : StartWeights(cfg);
   search::ChipBaselineOptions bo = BaselineOptionsFromConfig(cfg.run());
   bo.seconds = cli::kMaxSeconds;  // each run ends after its moves (max_evaluations)
   bo.clock = BudgetClock::kWall;
@@ -132,7 +179,9 @@ int TrainProposer(const Options& o) {
   eo.threads = cfg.threads();
 
   run::RunDirectory dir(run::ResolveRunDirFlags(o.dir));
+  dir.SetNeedsCheckpoint();
   dir.WriteConfig(cfg, run::CommandLineText(argc_, argv_));
+  if (resuming) dir.ResumeFrom(state.iterations + 1);
   run::InstallStopOnSignal();
   const BudgetClock clock = ParseBudgetClock(cfg.clock());
   auto now = [clock] {
@@ -140,14 +189,15 @@ int TrainProposer(const Options& o) {
                ? ProcessCpuSeconds()
                : std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   };
-  const double t0 = now();
-  auto elapsed = [&] { return now() - t0; };
+  const double t0 = now(), before = state.seconds;  // a resumed run's budget counts its earlier starts
+  auto elapsed = [&] { return before + now() - t0; };
   const double budget = cfg.minutes() * 60;
   run::ProgressOptions po;
   po.label = "train-proposer";
   po.unit = "iterations";
   po.total = eo.iterations;
   run::Progress progress(po);
+  if (resuming) progress.Update(state.iterations, {});
 
   auto run_one = [&](const search::ProposerWeights& w, int d, uint64_t seed, int thread) {
     search::ChipBaselineOptions ro = bo;
@@ -160,6 +210,10 @@ int TrainProposer(const Options& o) {
   std::vector<viz::PlotSeries> curves(designs + 1);
   curves[0].label = "mean, relative to the start";
   for (int d = 0; d < designs; ++d) curves[d + 1].label = labels[d];
+  for (const auto& it : state.history) {  // a resumed run's earlier iterations
+    curves[0].x.push_back(it.iteration);
+    curves[0].y.push_back(it.mean_relative);
+  }
   auto on_iteration = [&](const search::ProposerEsIteration& it, const search::ProposerWeights&) {
     run::Scalars s = {{"charts/mean_relative_cost", it.mean_relative},
                                     {"charts/mean_cost", it.mean_cost},
@@ -172,8 +226,16 @@ int TrainProposer(const Options& o) {
     curves[0].y.push_back(it.mean_relative);
     progress.Update(it.iteration, {{"relative", it.mean_relative}});
   };
+  search::ProposerEsCheckpoints checkpoints;
+  checkpoints.state = &state;
+  int written = 0;
+  checkpoints.on_checkpoint = [&](const search::ProposerEsState& s) {
+    WriteFileAtomic(dir.CheckpointPath("state.json"), search::ProposerEsStateJson(s));
+    if (o.test_kill_after_checkpoints > 0 && ++written == o.test_kill_after_checkpoints) std::raise(SIGKILL);
+  };
   const search::ProposerEsResult r = search::TrainProposerEs(
-      designs, run_one, start, eo, [&] { return run::StopRequested() || elapsed() > budget; }, on_iteration, elapsed);
+      designs, run_one, start, eo, [&] { return run::StopRequested() || elapsed() > budget; }, on_iteration, elapsed,
+      checkpoints);
 
   search::ProposerWeights out = r.weights;
   out.trained_on = start.trained_on;
@@ -198,6 +260,7 @@ int TrainProposer(const Options& o) {
   j["budget_seconds"] = budget;
   j["stopped"] = r.stopped;
   j["stopped_by_signal"] = run::StopRequested();
+  j["resumed"] = resuming;
   j["start_cost"] = r.scale;
   nlohmann::json hist = nlohmann::json::array();
   for (const auto& it : r.history)
@@ -218,7 +281,7 @@ int TrainProposer(const Options& o) {
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("train-proposer on %d design(s): %s%s\n", designs, summary, run::StopRequested() ? " (stopped by signal)" : "");
-    std::printf("wrote %s (proposer.json, curve.%s, metrics.csv, config.pbtxt, result.json)\n", dir.path().c_str(),
+    std::printf("wrote %s (proposer.json, curve.%s, metrics.csv, config.pbtxt, result.json, checkpoints/state.json)\n", dir.path().c_str(),
                 o.dir.pictures.c_str());
   }
   return kExitOk;
@@ -237,11 +300,12 @@ int main(int argc, char** argv) {
     Options o;
     app.add_option("--netlist", o.netlists, "a design to train on (repeat for several); default: the built-in synthetic chip");
     app.add_option("--plc", o.plcs, "its .plc (repeat: none, or one per --netlist)");
-    app.add_option("--minutes", o.minutes, "budget (default 60); the unfinished iteration is dropped")
+    app.add_option("--minutes", o.minutes, "budget (default 60; with --resume: the new total over every start); the "
+                   "unfinished iteration is dropped")
         ->check(cli::FiniteRange(1e-4, cli::kMaxSeconds / 60));
     app.add_option("--clock", o.clock, "the budget's clock: cpu (default; this process's CPU time) or wall")
         ->check(CLI::IsMember({"wall", "cpu"}));
-    app.add_option("--iterations", o.iterations, "ES iterations (default 30)")->check(cli::IntRange(0, 1000000));
+    app.add_option("--iterations", o.iterations, "ES iterations (default 30; with --resume: the new total)")->check(cli::IntRange(0, 1000000));
     app.add_option("--pairs", o.pairs, "antithetic pairs per iteration (default 4)")->check(cli::IntRange(1, 10000));
     app.add_option("--moves", o.moves, "moves per annealing run (default 200000)")->check(cli::IntRange(1, 1000000000));
     app.add_option("--threads", o.threads, "annealing runs in parallel (default 1)")->check(cli::IntRange(1, 256));
@@ -249,6 +313,7 @@ int main(int argc, char** argv) {
     app.add_option("--seed", o.seed, "random seed (default 1)")->check(cli::IntRange(0, INT64_MAX));
     app.add_flag("--json", o.json, "print one JSON document with the result");
     app.add_flag("--verbose", o.verbose, "print the resolved config on stderr");
+    app.add_option("--test-kill-after-checkpoints", o.test_kill_after_checkpoints)->group("");  // tests: SIGKILL itself
     run::AddRunDirFlags(app, &o.dir);
     run::AddHelpConfig(app, "train-proposer", [] { return DefaultTrainProposerConfig(); });
     cli::Parse(app, argc, argv);

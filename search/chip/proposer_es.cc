@@ -7,8 +7,11 @@
 #include <mutex>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "datasets/util/errors.h"
 
@@ -88,6 +91,99 @@ void RunJobs(int n, int threads, const std::function<bool()>& stop, Job&& job) {
 }
 }  // namespace
 
+namespace {
+constexpr const char* kStateFormat = "placerl-proposer-es-state";
+
+nlohmann::json NumbersJson(const std::vector<double>& x) {  // NaN (a design not run) as null
+  nlohmann::json j = nlohmann::json::array();
+  for (double v : x) j.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v));
+  return j;
+}
+
+std::vector<double> NumbersFrom(const nlohmann::json& j, const std::string& field, bool nan_allowed) {
+  if (!j.is_array()) throw ConfigError(field + " is not a list");
+  std::vector<double> x;
+  for (const auto& v : j) {
+    if (v.is_null() && nan_allowed) {
+      x.push_back(std::numeric_limits<double>::quiet_NaN());
+      continue;
+    }
+    if (!v.is_number() || !std::isfinite(v.get<double>())) throw ConfigError(field + " holds a value that is not a finite number");
+    x.push_back(v.get<double>());
+  }
+  return x;
+}
+}  // namespace
+
+std::string ProposerEsStateJson(const ProposerEsState& s) {
+  nlohmann::json j;
+  j["format"] = kStateFormat;
+  j["version"] = 1;
+  j["scaled"] = s.scaled;
+  j["iterations"] = s.iterations;
+  j["weights"] = nlohmann::json::parse(ProposerWeightsJson(s.weights));
+  j["m"] = NumbersJson(s.m);
+  j["v"] = NumbersJson(s.v);
+  j["rng"] = s.rng;
+  j["scale"] = NumbersJson(s.scale);
+  j["runs"] = s.runs;
+  nlohmann::json hist = nlohmann::json::array();
+  for (const auto& it : s.history)
+    hist.push_back({{"iteration", it.iteration}, {"seconds", it.seconds}, {"mean_cost", it.mean_cost},
+                    {"mean_relative", it.mean_relative}, {"gradient_norm", it.gradient_norm},
+                    {"design_cost", NumbersJson(it.design_cost)}});
+  j["history"] = hist;
+  j["seconds"] = s.seconds;
+  j["start"] = nlohmann::json::parse(ProposerWeightsJson(s.start));
+  return j.dump() + "\n";
+}
+
+ProposerEsState ParseProposerEsState(const std::string& text, const std::string& label) {
+  ProposerEsState s;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (!j.is_object() || j.value("format", "") != kStateFormat)
+      throw ConfigError(std::string("not a train-proposer state (no \"format\": \"") + kStateFormat + "\")");
+    if (j.at("version") != 1) throw ConfigError("version " + j.at("version").dump() + " is not 1");
+    s.scaled = j.at("scaled").get<bool>();
+    s.iterations = j.at("iterations").get<int>();
+    if (s.iterations < 0 || (!s.scaled && s.iterations > 0)) throw ConfigError("iterations out of range");
+    s.weights = ParseProposerWeights(j.at("weights").dump(), label + " (its weights)");
+    s.m = NumbersFrom(j.at("m"), "m", false);
+    s.v = NumbersFrom(j.at("v"), "v", false);
+    if (s.m.size() != s.v.size()) throw ConfigError("m and v differ in length");
+    for (double x : s.v)
+      if (x < 0) throw ConfigError("v holds a negative value");
+    s.rng = j.at("rng").get<std::string>();
+    s.scale = NumbersFrom(j.at("scale"), "scale", false);
+    for (double x : s.scale)
+      if (!(x > 0)) throw ConfigError("scale holds a value that is not > 0");
+    s.runs = j.at("runs").get<int64_t>();
+    if (s.runs < 0) throw ConfigError("runs is negative");
+    for (const auto& h : j.at("history")) {
+      ProposerEsIteration it;
+      it.iteration = h.at("iteration").get<int>();
+      it.seconds = h.at("seconds").get<double>();
+      it.mean_cost = h.at("mean_cost").get<double>();
+      it.mean_relative = h.at("mean_relative").get<double>();
+      it.gradient_norm = h.at("gradient_norm").get<double>();
+      it.design_cost = NumbersFrom(h.at("design_cost"), "design_cost", true);
+      if (it.iteration != static_cast<int>(s.history.size()) + 1)
+        throw ConfigError("history is not iterations 1, 2, … in order");
+      s.history.push_back(it);
+    }
+    if (static_cast<int>(s.history.size()) != s.iterations) throw ConfigError("history does not hold every iteration");
+    s.seconds = j.at("seconds").get<double>();
+    if (!std::isfinite(s.seconds) || s.seconds < 0) throw ConfigError("seconds is not a finite number >= 0");
+    s.start = ParseProposerWeights(j.at("start").dump(), label + " (its start)");
+  } catch (const ConfigError& e) {
+    throw ConfigError(label + ": " + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(label + ": damaged train-proposer state (" + e.what() + ")");
+  }
+  return s;
+}
+
 int ProposerEsDimensions(const ProposerEsOptions& o) {
   return K * static_cast<int>(o.features.size()) + (o.select ? ProposerWeights::kSelectFeatures : 0) +
          (o.schedule ? ProposerWeights::kScheduleWeights : 0) + (o.control ? ProposerWeights::kControlWeights : 0) +
@@ -97,10 +193,14 @@ int ProposerEsDimensions(const ProposerEsOptions& o) {
 ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const ProposerWeights& start,
                                  const ProposerEsOptions& o, const std::function<bool()>& stop,
                                  const std::function<void(const ProposerEsIteration&, const ProposerWeights&)>& on_iteration,
-                                 const std::function<double()>& clock) {
+                                 const std::function<double()>& clock, const ProposerEsCheckpoints& checkpoints) {
   Check(designs, o);
+  ProposerEsState local;
+  ProposerEsState& st = checkpoints.state ? *checkpoints.state : local;
+  const bool resumed = st.scaled;
+  const ProposerWeights start_of_search = resumed ? st.start : start;
   ProposerEsResult r;
-  r.weights = start;
+  r.weights = resumed ? st.weights : start;
   if (o.control && !r.weights.control_on) {  // searching a controller the start does not have
     r.weights.control = kDefaultControl;
     r.weights.control_handover = kDefaultHandover;
@@ -118,22 +218,62 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
                         "number > 0");
     return cost;
   };
-  // The designs' scales: the start's final cost with the first seed (the start with its default
-  // controller when the search adds one).
-  r.scale.assign(designs, std::numeric_limits<double>::quiet_NaN());
-  RunJobs(designs, o.threads, stop, [&](int d, int thread) { r.scale[d] = checked(run(r.weights, d, o.seed, thread), d); });
-  r.runs += designs;
-  for (double s : r.scale)
-    if (std::isnan(s)) {
-      r.stopped = true;
-      return r;
-    }
-
   std::vector<double> m(dims, 0.0), v(dims, 0.0);
   std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ULL + 12345);
   std::normal_distribution<double> normal(0.0, 1.0);
+  auto snapshot = [&](int iterations) {
+    st.scaled = true;
+    st.iterations = iterations;
+    st.weights = r.weights;
+    st.m = m;
+    st.v = v;
+    std::ostringstream out;
+    out << rng << ' ' << normal;
+    st.rng = out.str();
+    st.scale = r.scale;
+    st.runs = r.runs;
+    st.history = r.history;
+    st.seconds = clock ? clock() : 0;
+    st.start = start_of_search;
+  };
+  int first = 0;
+  if (resumed) {
+    auto misfit = [](const std::string& what) {
+      throw ConfigError("proposer ES: the state to continue from does not fit this search: " + what);
+    };
+    if (static_cast<int>(st.scale.size()) != designs)
+      misfit(std::to_string(st.scale.size()) + " designs, not " + std::to_string(designs));
+    if (static_cast<int>(st.m.size()) != dims || static_cast<int>(st.v.size()) != dims)
+      misfit(std::to_string(st.m.size()) + " searched parameters, not " + std::to_string(dims));
+    if (st.iterations > o.iterations)
+      misfit(std::to_string(st.iterations) + " iterations done, more than the " + std::to_string(o.iterations) + " asked for");
+    std::istringstream in(st.rng);
+    if (!(in >> rng >> normal)) misfit("its random state is damaged");
+    m = st.m;
+    v = st.v;
+    r.scale = st.scale;
+    r.runs = st.runs;
+    r.history = st.history;
+    first = st.iterations;
+  } else {
+    // The designs' scales: the start's final cost with the first seed (the start with its default
+    // controller when the search adds one).
+    r.scale.assign(designs, std::numeric_limits<double>::quiet_NaN());
+    RunJobs(designs, o.threads, stop, [&](int d, int thread) { r.scale[d] = checked(run(r.weights, d, o.seed, thread), d); });
+    r.runs += designs;
+    for (double s : r.scale)
+      if (std::isnan(s)) {
+        r.stopped = true;
+        return r;
+      }
+    if (checkpoints.state || checkpoints.on_checkpoint) {
+      snapshot(0);
+      if (checkpoints.on_checkpoint) checkpoints.on_checkpoint(st);
+    }
+  }
+
   const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-  for (int t = 0; t < o.iterations; ++t) {
+  for (int t = first; t < o.iterations; ++t) {
     std::vector<std::vector<double>> noise(o.pairs, std::vector<double>(dims));
     for (auto& e : noise)
       for (double& x : e) x = normal(rng);
@@ -184,7 +324,9 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
     }
     it.seconds = clock ? clock() : 0;
     r.history.push_back(it);
+    if (checkpoints.state || checkpoints.on_checkpoint) snapshot(t + 1);
     if (on_iteration) on_iteration(it, r.weights);
+    if (checkpoints.on_checkpoint) checkpoints.on_checkpoint(st);
   }
   return r;
 }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "search/chip/learned_proposer.h"
@@ -57,6 +58,36 @@ struct ProposerEsResult {
   bool stopped = false;           // `stop` ended it early
 };
 
+// A search between two iterations: all it needs to go on exactly as if it had not stopped
+// (train-proposer --resume). `scaled` false: nothing done yet (a fresh search).
+struct ProposerEsState {
+  bool scaled = false;            // the designs' scales are measured (ProposerEsResult::scale)
+  int iterations = 0;             // iterations done
+  ProposerWeights weights;        // θ after them (with the controller / state term the search added)
+  std::vector<double> m, v;       // Adam's moments, one per searched parameter
+  std::string rng;                // the perturbations' std::mt19937_64 then its normal distribution, as operator<< writes them
+  std::vector<double> scale;      // per design
+  int64_t runs = 0;
+  std::vector<ProposerEsIteration> history;
+  double seconds = 0;             // the caller's clock when the state was taken
+  ProposerWeights start;          // the search's start (for its caller's report)
+};
+
+// Checkpoints of a search. `state` (may be null): on entry a state to continue from (not scaled: a
+// fresh search; the options and designs must be the ones it was made with), on return the state
+// at the end. `on_checkpoint` (may be empty) gets the state after the scales and after every
+// iteration.
+struct ProposerEsCheckpoints {
+  ProposerEsState* state = nullptr;
+  std::function<void(const ProposerEsState&)> on_checkpoint;
+};
+
+// The state's text (one line of JSON; doubles round-trip exactly) and back. ParseProposerEsState
+// throws ConfigError naming `label` for a damaged text (TrainProposerEs checks that it fits the
+// designs and options).
+std::string ProposerEsStateJson(const ProposerEsState& s);
+ProposerEsState ParseProposerEsState(const std::string& text, const std::string& label);
+
 // The number of searched parameters for these options (kKinds × |features| (+ kSelectFeatures)
 // (+ kScheduleWeights) (+ kControlWeights) (+ 1 with control_state)); the search also adds the
 // controller's state weight when it searches a controller and the start has a state term
@@ -66,11 +97,13 @@ int ProposerEsDimensions(const ProposerEsOptions& o);
 // Runs the search from `start` over `designs` designs: first one run of `start` per design (its
 // scale), then `iterations` iterations; pair i of iteration t runs on design (t·pairs + i) mod
 // designs. `stop` (may be empty) is polled between runs; `on_iteration` (may be empty) after each
-// iteration; `clock` gives the seconds reported. Throws ConfigError for bad options or a run that
-// returns a non-finite cost.
+// iteration; `clock` gives the seconds reported. With `checkpoints.state` holding a scaled state the
+// search goes on from it (`start` is then not used): the result is the one an uninterrupted search
+// gives, its history and runs those of the whole search. Throws ConfigError for bad options, a
+// state that does not fit them or a run that returns a non-finite cost.
 ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const ProposerWeights& start,
                                  const ProposerEsOptions& o, const std::function<bool()>& stop,
                                  const std::function<void(const ProposerEsIteration&, const ProposerWeights&)>& on_iteration,
-                                 const std::function<double()>& clock);
+                                 const std::function<double()>& clock, const ProposerEsCheckpoints& checkpoints = {});
 
 }  // namespace placerl::search

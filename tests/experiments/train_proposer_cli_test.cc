@@ -50,6 +50,52 @@ TEST(TrainProposerCli, WritesWeightsThatPlaceBaselineReads) {
   EXPECT_EQ(nlohmann::json::parse(again.out)["history"][1]["mean_cost"], j["history"][1]["mean_cost"]);
 }
 
+// Killed right after its second checkpoint (the scales, iteration 1) and resumed, a search ends
+// with the uninterrupted one's weights and history; a finished run resumed with more iterations
+// goes on as a run with that many; a resume that changes the search is refused.
+TEST(TrainProposerCli, AKilledRunResumesToTheUninterruptedResult) {
+  testing::TempDir tmp;
+  const std::string run = kBin + " --moves 2000 --pairs 2 --seed 4 --set schedule=true";
+  const std::string a = tmp / "a", b = tmp / "b", c = tmp / "c";
+  ASSERT_EQ(Sh(run + " --iterations 3 --out " + a).status, 0);
+  EXPECT_EQ(Sh(run + " --iterations 3 --test-kill-after-checkpoints 2 --out " + b).status, 128 + 9);  // SIGKILL
+  EXPECT_TRUE(fs::exists(b + "/checkpoints/state.json"));
+  EXPECT_FALSE(fs::exists(b + "/proposer.json"));
+  const auto resumed = Sh(kBin + " --resume " + b);
+  ASSERT_EQ(resumed.status, 0) << resumed.out;
+  const auto j = nlohmann::json::parse(testing::Slurp(b + "/result.json"));
+  EXPECT_TRUE(j["resumed"].get<bool>());
+  const auto whole = nlohmann::json::parse(testing::Slurp(a + "/result.json"));
+  EXPECT_EQ(j["runs"], whole["runs"]);
+  ASSERT_EQ(j["history"].size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(j["history"][i]["mean_relative_cost"], whole["history"][i]["mean_relative_cost"]) << i;
+  EXPECT_EQ(testing::Slurp(b + "/proposer.json"), testing::Slurp(a + "/proposer.json"));
+  EXPECT_EQ(j["probabilities_start"], whole["probabilities_start"]);
+  // metrics.csv: iterations 1, 2, 3 once each (iteration 1's row of the killed start kept).
+  const std::string metrics = testing::Slurp(b + "/metrics.csv");
+  EXPECT_EQ(std::count(metrics.begin(), metrics.end(), '\n'), 4) << metrics;
+  // More iterations: the run a fresh search with that many gives.
+  ASSERT_EQ(Sh(run + " --iterations 4 --out " + c).status, 0);
+  const auto longer = Sh(kBin + " --resume " + a + " --iterations 4");
+  ASSERT_EQ(longer.status, 0) << longer.out;
+  EXPECT_EQ(testing::Slurp(a + "/proposer.json"), testing::Slurp(c + "/proposer.json"));
+  // Refused with one line, the run left as it was: another search, nothing to resume, --config.
+  const std::string before = testing::Slurp(a + "/proposer.json");
+  for (const std::string& args : {"--resume " + a + " --pairs 3", "--resume " + a + " --set sigma=0.5",
+                                  "--resume " + tmp.path(), "--resume " + a + " --config " + a + "/config.pbtxt"}) {
+    const auto r = Sh(kBin + " " + args);
+    EXPECT_EQ(r.status, 1) << args << ": " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
+  }
+  EXPECT_NE(Sh(kBin + " --resume " + a + " --pairs 3").out.find("only --iterations"), std::string::npos);
+  EXPECT_EQ(testing::Slurp(a + "/proposer.json"), before);
+  // A damaged state is refused naming the file.
+  testing::Spit(b + "/checkpoints/state.json", "{\"format\": \"placerl-proposer-es-state\"");
+  const auto damaged = Sh(kBin + " --resume " + b);
+  EXPECT_EQ(damaged.status, 1) << damaged.out;
+  EXPECT_NE(damaged.out.find("state.json"), std::string::npos) << damaged.out;
+}
+
 TEST(TrainProposerCli, BadInputIsOneLineAndNoDirectory) {
   testing::TempDir tmp;
   for (const std::string& args :

@@ -6,6 +6,7 @@
 #include <limits>
 #include <mutex>
 #include <set>
+#include <string>
 #include <tuple>
 
 #include "datasets/util/errors.h"
@@ -221,6 +222,77 @@ TEST(ProposerEs, StopEndsEarlyAndDropsTheUnfinishedIteration) {
   EXPECT_TRUE(r.stopped);
   EXPECT_EQ(r.history.size(), 2u);
   EXPECT_EQ(r.runs, 1 + 2 * 12);
+}
+
+TEST(ProposerEs, AResumedSearchEndsWhereAnUninterruptedOneEnds) {
+  const Quadratic q;
+  ProposerEsOptions o = BiasOnly();
+  o.iterations = 12;
+  o.pairs = 3;
+  o.schedule = true;
+  o.control = true;
+  o.control_state = true;
+  const ProposerEsResult whole = TrainProposerEs(2, q, ProposerWeights{}, o, {}, {}, {});
+  // The same search, its state written as text after every iteration and the process "killed"
+  // after iteration 5 (stop), then continued from the text of iteration 5's checkpoint.
+  std::vector<std::string> texts;
+  int iterations_seen = 0;
+  ProposerEsCheckpoints save;
+  save.on_checkpoint = [&](const ProposerEsState& s) { texts.push_back(ProposerEsStateJson(s)); };
+  const ProposerEsResult first = TrainProposerEs(
+      2, q, ProposerWeights{}, o, [&] { return iterations_seen >= 5; },
+      [&](const ProposerEsIteration&, const ProposerWeights&) { ++iterations_seen; }, [] { return 7.5; }, save);
+  ASSERT_EQ(first.history.size(), 5u);
+  ASSERT_EQ(texts.size(), 6u);  // after the scales, then after each iteration
+  ProposerEsState st = ParseProposerEsState(texts.back(), "state.json");
+  EXPECT_EQ(st.iterations, 5);
+  EXPECT_EQ(st.seconds, 7.5);
+  EXPECT_EQ(ProposerEsStateJson(st), texts.back());  // the text round-trips to the bit
+  int fresh_runs = 0;
+  auto counting = [&](const ProposerWeights& w, int design, uint64_t seed, int thread) {
+    ++fresh_runs;
+    return q(w, design, seed, thread);
+  };
+  ProposerEsCheckpoints resume;
+  resume.state = &st;
+  const ProposerEsResult rest = TrainProposerEs(2, counting, ProposerWeights{}, o, {}, {}, {}, resume);
+  EXPECT_EQ(fresh_runs, 7 * 6);  // no scale runs again: only the 7 iterations left
+  EXPECT_EQ(rest.runs, whole.runs);
+  EXPECT_EQ(rest.weights.w, whole.weights.w);
+  EXPECT_EQ(rest.weights.schedule, whole.weights.schedule);
+  EXPECT_EQ(rest.weights.control, whole.weights.control);
+  EXPECT_EQ(rest.weights.control_state, whole.weights.control_state);
+  ASSERT_EQ(rest.history.size(), whole.history.size());
+  for (size_t i = 0; i < whole.history.size(); ++i)
+    EXPECT_EQ(rest.history[i].mean_relative, whole.history[i].mean_relative) << i;
+  EXPECT_EQ(st.iterations, 12);  // the state at the end
+  // A state that does not fit the search, or a damaged text, is a ConfigError naming the file.
+  ProposerEsState other = ParseProposerEsState(texts[3], "state.json");
+  ProposerEsCheckpoints misfit;
+  misfit.state = &other;
+  EXPECT_THROW(TrainProposerEs(3, q, ProposerWeights{}, o, {}, {}, {}, misfit), ConfigError);  // 3 designs, not 2
+  other = ParseProposerEsState(texts[3], "state.json");
+  ProposerEsOptions fewer = o;
+  fewer.schedule = false;
+  EXPECT_THROW(TrainProposerEs(2, q, ProposerWeights{}, fewer, {}, {}, {}, misfit), ConfigError);
+  other = ParseProposerEsState(texts[3], "state.json");
+  other.rng = "damaged";
+  EXPECT_THROW(TrainProposerEs(2, q, ProposerWeights{}, o, {}, {}, {}, misfit), ConfigError);
+  const std::string good = texts[3];
+  for (const std::string& bad : {good.substr(0, good.size() / 2), std::string("{}"), std::string("[1,2]"),
+                                 std::string("{\"format\":\"placerl-proposer-es-state\",\"version\":2}")}) {
+    try {
+      ParseProposerEsState(bad, "runs/es/checkpoints/state.json");
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("runs/es/checkpoints/state.json"), std::string::npos) << e.what();
+    }
+  }
+  std::string nan_scale = good;
+  const size_t at = nan_scale.find("\"scale\":[");
+  ASSERT_NE(at, std::string::npos);
+  nan_scale.replace(at, 9, "\"scale\":[-1,");
+  EXPECT_THROW(ParseProposerEsState(nan_scale, "state.json"), ConfigError);
 }
 
 TEST(ProposerEs, BadOptionsAndBadRunsAreConfigErrors) {
