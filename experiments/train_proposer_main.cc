@@ -15,7 +15,6 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <sstream>
 
 #include "datasets/util/budget_clock.h"
 #include "datasets/util/config_text.h"
@@ -85,24 +84,11 @@ config::TrainProposerConfig ResolveResumeConfig(const Options& o) {
   const config::TrainProposerConfig saved = ResolveConfig(Options{}, saved_path);
   config::TrainProposerConfig c = ResolveConfig(o, saved_path);
   run::MakeInputPathsAbsolute(&c);  // as config.pbtxt has them
-  config::TrainProposerConfig a = saved, b = c;
-  for (config::TrainProposerConfig* x : {&a, &b}) {
-    x->clear_minutes();
-    x->clear_iterations();
-    x->clear_threads();
-  }
-  const std::string before = run::ResolvedConfigText(a), after = run::ResolvedConfigText(b);
-  if (before != after) {
-    std::string changed;  // the first line of the new config that the run's does not have
-    std::istringstream lines(after);
-    for (std::string line; std::getline(lines, line);)
-      if (before.find(line + "\n") == std::string::npos) {
-        changed = line;
-        break;
-      }
+  const std::vector<run::ConfigDifference> changed = run::ConfigDifferences(saved, c, {"minutes", "iterations", "threads"});
+  if (!changed.empty())
     throw ConfigError("--resume " + o.dir.resume + " keeps the run's designs, start and settings (only --iterations, "
-                      "--minutes and --threads may change); asked for `" + changed + "`");
-  }
+                      "--minutes and --threads may change); asked for " + changed.front().path + " " +
+                      changed.front().after + " (the run's: " + changed.front().before + ")");
   return c;
 }
 
