@@ -161,6 +161,7 @@ int TrainProposer(const Options& o) {
   eo.schedule = cfg.schedule();
   eo.control = cfg.control();
   eo.control_state = cfg.control_state();
+  eo.hard_select = cfg.hard_select();
   eo.seed = cfg.seed();
   eo.threads = cfg.threads();
 

@@ -189,7 +189,8 @@ class Annealer {
         gw_(s_.canvas_width / s_.cols),
         gh_(s_.canvas_height / s_.rows),
         mask_(static_cast<size_t>(s_.cols) * s_.rows),
-        cells_(static_cast<size_t>(s_.cols) * s_.rows) {
+        cells_(static_cast<size_t>(s_.cols) * s_.rows),
+        hard_select_(proposer && proposer->weights().hard_select_on) {
     for (int32_t m : nl_.hard_macros) gm_.Place(m, pc_->x(m), pc_->y(m), pc_->orientation(m));
     if (o.sa_fd_every_steps > 0 && !nl_.soft_macros.empty()) fd_.emplace(nl_, s_);
     const std::vector<double>& probs = o.sa_action_probs;
@@ -340,7 +341,7 @@ class Annealer {
   // One hard macro's target: a neighbouring cell (shift) / anywhere legal (move) / the legal cell
   // nearest its nets' pull (hard_pull). False when there is none.
   bool OneMacroTarget(int kind) {
-    const int32_t m = movable_[pick_(rng_)];
+    const int32_t m = hard_select_ ? PickHardMacro() : movable_[pick_(rng_)];
     ms_.push_back(m);
     from_.emplace_back(pc_->x(m), pc_->y(m));
     if (kind == kShift) {
@@ -454,6 +455,38 @@ class Annealer {
     }
     return candidate[proposer_->Select(phi, C, rng_)];
   }
+  // The hard macro a one-macro move takes with the learned hard selection: one of a few uniform
+  // candidates chosen by how far its nets pull it and the congestion and density of its cell
+  // (ProposerWeights::hard_select), read from values refreshed every 256 picks.
+  int32_t PickHardMacro() {
+    if (++hard_age_ >= 256) RefreshHard();
+    constexpr int C = ProposerWeights::kCandidates, H = ProposerWeights::kHardSelectFeatures;
+    int32_t candidate[C];
+    double phi[C * H];
+    for (int i = 0; i < C; ++i) {
+      const int32_t j = pick_(rng_);
+      const int32_t m = candidate[i] = movable_[j];
+      const int col = std::clamp(static_cast<int>(pc_->x(m) / gw_), 0, s_.cols - 1);
+      const int row = std::clamp(static_cast<int>(pc_->y(m) / gh_), 0, s_.rows - 1);
+      phi[i * H + 0] = pull_distance_[j] / max_pull_distance_;
+      phi[i * H + 1] = cell_v_[static_cast<size_t>(row) * s_.cols + col] / max_congestion_;
+      phi[i * H + 2] = cell_density_[static_cast<size_t>(row) * s_.cols + col] / max_density_;
+    }
+    return candidate[proposer_->SelectHard(phi, C, rng_)];
+  }
+  void RefreshHard() {
+    RefreshMaps();
+    pull_distance_.assign(movable_.size(), 0.0);
+    max_pull_distance_ = 1e-12;
+    for (size_t j = 0; j < movable_.size(); ++j) {
+      const int32_t m = movable_[j];
+      double px, py;
+      if (!PullPoint(nl_, *pc_, m, &px, &py)) continue;
+      pull_distance_[j] = std::hypot(px - pc_->x(m), py - pc_->y(m));
+      max_pull_distance_ = std::max(max_pull_distance_, pull_distance_[j]);
+    }
+    hard_age_ = 0;
+  }
   void RefreshMaps() {
     cell_density_.resize(cells_);
     cell_v_.resize(cells_);
@@ -501,6 +534,10 @@ class Annealer {
   const size_t cells_;
   std::vector<double> cell_density_, cell_v_, cell_h_;
   int maps_age_ = 1 << 30;
+  const bool hard_select_;           // the learned hard-macro selection (ProposerWeights::hard_select_on)
+  std::vector<double> pull_distance_;  // per movable_ index: its centre to its nets' pull point
+  double max_pull_distance_ = 0;
+  int hard_age_ = 1 << 30;
   double max_density_ = 0, max_congestion_ = 0;
 };
 

@@ -33,6 +33,32 @@ const char* ProposerSelectFeatureName(int feature) {
   return feature >= 0 && feature < ProposerWeights::kSelectFeatures ? names[feature] : "?";
 }
 
+const char* ProposerHardSelectFeatureName(int feature) {
+  static const char* names[ProposerWeights::kHardSelectFeatures] = {"pull_distance", "congestion", "density"};
+  return feature >= 0 && feature < ProposerWeights::kHardSelectFeatures ? names[feature] : "?";
+}
+
+// Samples i ∈ [0, count) with probability ∝ exp(Σ_f w[f] · phi[i·n + f]); z receives the
+// unnormalised probabilities, *sum their sum.
+template <size_t N>
+int SampleSoftmax(const std::array<double, N>& w, const double* phi, int count, std::mt19937_64& rng, double* z,
+                  double* sum) {
+  double top = -1e300;
+  for (int i = 0; i < count; ++i) {
+    z[i] = 0;
+    for (size_t f = 0; f < N; ++f) z[i] += w[f] * phi[i * N + f];
+    top = std::max(top, z[i]);
+  }
+  *sum = 0;
+  for (int i = 0; i < count; ++i) *sum += (z[i] = std::exp(z[i] - top));
+  double u = std::uniform_real_distribution<double>(0.0, *sum)(rng);
+  for (int i = 0; i < count; ++i) {
+    if (u < z[i]) return i;
+    u -= z[i];
+  }
+  return count - 1;
+}
+
 double ProposerTemperatureFactor(const ProposerWeights& w, double p) {
   const double h = w.control_handover;
   if (w.schedule_handover && w.control_on && h < 1 && p > h) {
@@ -111,6 +137,12 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
   j["select_weights"] = sel;
   if (std::any_of(w.schedule.begin(), w.schedule.end(), [](double v) { return v != 0; }))
     j["schedule_weights"] = w.schedule;
+  if (w.hard_select_on) {
+    nlohmann::json names = nlohmann::json::array();
+    for (int f = 0; f < ProposerWeights::kHardSelectFeatures; ++f) names.push_back(ProposerHardSelectFeatureName(f));
+    j["hard_select_features"] = names;
+    j["hard_select_weights"] = w.hard_select;
+  }
   if (w.control_on) j["control_weights"] = w.control;
   if (w.control_on && w.control_handover < 1) j["control_handover"] = w.control_handover;
   if (w.control_on && w.control_state_on) j["control_state_weight"] = w.control_state;
@@ -191,6 +223,17 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
     }
   };
   if (j.contains("schedule_weights")) bounded("schedule", &w.schedule, ProposerWeights::kMaxSchedule);
+  if (j.contains("hard_select_weights") || j.contains("hard_select_features")) {
+    const nlohmann::json& names = j.value("hard_select_features", nlohmann::json());
+    constexpr int H = ProposerWeights::kHardSelectFeatures;
+    if (!names.is_array() || names.size() != H)
+      throw bad("\"hard_select_features\" must list " + std::to_string(H) + " features");
+    for (int f = 0; f < H; ++f)
+      if (names[f] != ProposerHardSelectFeatureName(f))
+        throw bad("hard_select feature " + std::to_string(f) + " must be " + ProposerHardSelectFeatureName(f));
+    bounded("hard_select", &w.hard_select, kMaxWeight);
+    w.hard_select_on = true;
+  }
   if (j.contains("control_weights")) {
     bounded("control", &w.control, ProposerWeights::kMaxControl);
     w.control_on = true;
@@ -270,6 +313,8 @@ LearnedProposer::LearnedProposer(const ProposerWeights& w, const ProposerOptions
   if (o_.batch < 1) throw ConfigError("learned SA proposer: the batch must be >= 1");
   for (double v : w_.select)
     if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
+  for (double v : w_.hard_select)
+    if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
   for (double v : w_.w)
     if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
   for (double v : o_.log_prior)
@@ -328,23 +373,8 @@ int LearnedProposer::Sample(double progress, std::mt19937_64& rng) {
 int LearnedProposer::Select(const double* phi, int count, std::mt19937_64& rng) {
   constexpr int S = ProposerWeights::kSelectFeatures;
   count = std::clamp(count, 1, ProposerWeights::kCandidates);
-  double z[ProposerWeights::kCandidates], top = -1e300;
-  for (int i = 0; i < count; ++i) {
-    z[i] = 0;
-    for (int f = 0; f < S; ++f) z[i] += w_.select[f] * phi[i * S + f];
-    top = std::max(top, z[i]);
-  }
-  double sum = 0;
-  for (int i = 0; i < count; ++i) sum += (z[i] = std::exp(z[i] - top));
-  double u = std::uniform_real_distribution<double>(0.0, sum)(rng);
-  int chosen = count - 1;
-  for (int i = 0; i < count; ++i) {
-    if (u < z[i]) {
-      chosen = i;
-      break;
-    }
-    u -= z[i];
-  }
+  double z[ProposerWeights::kCandidates], sum = 0;
+  const int chosen = SampleSoftmax(w_.select, phi, count, rng, z, &sum);
   for (int f = 0; f < S; ++f) {
     double mean = 0;
     for (int i = 0; i < count; ++i) mean += z[i] / sum * phi[i * S + f];
@@ -352,6 +382,12 @@ int LearnedProposer::Select(const double* phi, int count, std::mt19937_64& rng) 
   }
   selected_ = true;
   return chosen;
+}
+
+int LearnedProposer::SelectHard(const double* phi, int count, std::mt19937_64& rng) const {
+  count = std::clamp(count, 1, ProposerWeights::kCandidates);
+  double z[ProposerWeights::kCandidates], sum = 0;
+  return SampleSoftmax(w_.hard_select, phi, count, rng, z, &sum);
 }
 
 void LearnedProposer::Feedback(bool evaluated, bool accepted, double reward, double seconds) {

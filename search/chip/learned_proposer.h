@@ -39,6 +39,15 @@ struct ProposerWeights {
   static constexpr int kCandidates = 4;
   static constexpr int kSelectFeatures = 3;
   std::array<double, kSelectFeatures> select{};
+  // Which hard macro a one-macro move (shift, move, hard_pull) takes (off unless `hard_select_on`;
+  // session 40): among kCandidates movable macros drawn uniformly, the one sampled from a softmax
+  // of Σ_f hard_select[f] · feature[f] — the distance from its centre to the point its nets pull
+  // it to ÷ the largest such distance, and the congestion and the density of its centre's cell ÷
+  // the maps' largest (all re-read every 256 picks). Off: one macro drawn uniformly (every file
+  // before session 40, to the bit); on with all zero: uniform too, by another draw.
+  static constexpr int kHardSelectFeatures = 3;
+  bool hard_select_on = false;
+  std::array<double, kHardSelectFeatures> hard_select{};
   // The annealing schedule's adjustments (searched by train-proposer with schedule=true; all zero:
   // the annealer's own schedule, to the bit): at progress p the temperature is multiplied by
   // exp(s[0] + s[1]·p + s[2]·p²) and the soft moves' largest step (sa.soft_move_cells) by
@@ -90,6 +99,7 @@ enum ProposalKind { kSwap = 0, kShift, kMirror, kMove, kShuffle, kSoftShift, kSo
 const char* ProposalKindName(int kind);
 const char* ProposerFeatureName(int feature);
 const char* ProposerSelectFeatureName(int feature);
+const char* ProposerHardSelectFeatureName(int feature);
 // The schedule's multipliers at progress p ∈ [0, 1] (ProposerWeights::schedule): exactly 1 when
 // the schedule weights are zero; the temperature's follows ProposerWeights::schedule_handover.
 double ProposerTemperatureFactor(const ProposerWeights& w, double progress);
@@ -197,6 +207,9 @@ class LearnedProposer {
   // For the current proposal: picks one of `count` (≤ kCandidates) candidates whose features
   // are phi[i·kSelectFeatures + f]; the choice learns from the proposal's Feedback.
   int Select(const double* phi, int count, std::mt19937_64& rng);
+  // For a one-macro hard move (ProposerWeights::hard_select): picks one of `count` (≤ kCandidates)
+  // candidates whose features are phi[i·kHardSelectFeatures + f]. Frozen (trained by ES only).
+  int SelectHard(const double* phi, int count, std::mt19937_64& rng) const;
 
   // π(k | context) for a run at `progress` with acceptance rate `acceptance` (masked kinds 0).
   std::array<double, ProposerWeights::kKinds> Probabilities(double progress, double acceptance) const;

@@ -513,6 +513,65 @@ TEST(LearnedAnnealing, TheScheduleWeightsChangeTheTemperature) {
   EXPECT_NE(wide.best.cost.proxy_cost, base.best.cost.proxy_cost);
 }
 
+// The learned hard-macro selection (session 40): off, the run is the frozen proposer's own (every
+// file before it); on, it changes which macros move — towards the macros far from their nets'
+// pull with a positive pull_distance weight, which are accepted more often than uniform picks on
+// this design — and the weights round-trip through the file; damaged ones are refused.
+TEST(LearnedAnnealing, TheHardSelectionPicksTheMacrosItsWeightsPrefer) {
+  auto env = SampleClustered();
+  ChipBaselineOptions o = FrozenLearned(6000);
+  o.sa_proposer_weights.w[kShift * ProposerWeights::kFeatures] = 3;  // mostly one-macro shifts
+  const BaselineResult base = RunChipBaseline("sa", env.get(), o, {}, {});
+  ProposerWeights& w = o.sa_proposer_weights;
+  w.hard_select_on = true;  // all zero: uniform, by another draw
+  const BaselineResult uniform = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_NE(uniform.best.cost.proxy_cost, base.best.cost.proxy_cost);
+  std::string why;
+  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), uniform.best, &why)) << why;
+  w.hard_select = {30, 0, 0};  // always the candidate farthest from its pull
+  const BaselineResult far = RunChipBaseline("sa", env.get(), o, {}, {});
+  w.hard_select = {-30, 0, 0};  // always the nearest
+  const BaselineResult near = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), far.best, &why)) << why;
+  EXPECT_NE(far.accepted, near.accepted);
+  EXPECT_NE(far.best.cost.proxy_cost, near.best.cost.proxy_cost);
+  // SelectHard: a large weight on a feature picks the candidate with the largest value; zero
+  // weights are uniform over the candidates.
+  ProposerOptions po;
+  po.learning_rate = 0;
+  ProposerWeights sel;
+  sel.hard_select_on = true;
+  sel.hard_select = {0, 25, 0};
+  LearnedProposer p(sel, po, AllLegal());
+  const double phi[4 * 3] = {0.9, 0.1, 0.5, 0.2, 1.0, 0.1, 0.3, 0.0, 0.9, 0.1, 0.5, 0.5};
+  std::mt19937_64 rng(3);
+  int counts[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 2000; ++i) ++counts[p.SelectHard(phi, 4, rng)];
+  EXPECT_GT(counts[1], 1990);
+  LearnedProposer flat(ProposerWeights{}, po, AllLegal());
+  int flat_counts[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 4000; ++i) ++flat_counts[flat.SelectHard(phi, 4, rng)];
+  for (int c : flat_counts) EXPECT_NEAR(c, 1000, 150);
+  // The file: absent = off (the committed files are unchanged); present round-trips.
+  EXPECT_EQ(ProposerWeightsJson(ProposerWeights{}).find("hard_select"), std::string::npos);
+  EXPECT_FALSE(ParseProposerWeights(ProposerWeightsJson(ProposerWeights{}), "w.json").hard_select_on);
+  const std::string text = ProposerWeightsJson(sel);
+  const ProposerWeights back = ParseProposerWeights(text, "w.json");
+  EXPECT_TRUE(back.hard_select_on);
+  EXPECT_EQ(back.hard_select, sel.hard_select);
+  auto replaced = [](std::string t, const std::string& find, const std::string& with) {
+    const auto at = t.find(find);
+    EXPECT_NE(at, std::string::npos) << find << " not in " << t;
+    if (at != std::string::npos) t.replace(at, find.size(), with);
+    return t;
+  };
+  for (const std::string& bad : {replaced(text, "\"pull_distance\"", "\"wirelength\""),
+                                 replaced(text, "[0.0,25.0,0.0]", "[0.0,25.0]"),
+                                 replaced(text, "[0.0,25.0,0.0]", "[0.0,31.0,0.0]"),
+                                 replaced(text, "\"hard_select_weights\"", "\"hard_select_weights_\"")})
+    EXPECT_THROW(ParseProposerWeights(bad, "w.json"), ParseError) << bad;
+}
+
 // With the acceptance controller the run holds the target acceptance instead of the temperature
 // profile: with a constant base temperature, targets of 0.4 and 0.15 are each met over the run
 // (on this design about 9 % of the proposals change no cost and are always accepted: no lower
