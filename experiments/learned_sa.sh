@@ -9,6 +9,7 @@
 #                             [--arms "sa-soft frozen scratch pretrained"] [--es-weights FILE]
 #                             [--es-loo-designs "ng45_ariane136 ..."] [--es-loo-args "..."]
 #                             [--bin build/bin] [--work DIR] [--out out/learned_sa.md] [--table-only]
+#                             [--archive DIR]
 #
 # 1. Pretraining: one learned-SA run per pretraining design (P CPU-minutes each, learning rate
 #    --pretrain-lr), each starting from the weights the previous one wrote; the last proposer.json
@@ -44,6 +45,12 @@
 # runs nothing (no pretraining, no es-loo training, no arm): it writes the table and the curves from
 # the runs that --work holds, a missing seed shown as — (e.g. runs of several sessions linked into
 # one --work as WORK/DESIGN/ARM.sSEED).
+# --archive DIR keeps a small record of every finished run of --designs in --work (config.pbtxt,
+# result.json, rescored.json and metrics.csv thinned to about 360 rows — 10 CPU-seconds apart at 60
+# minutes —, about 60 kB a run) in DIR/Mmin/DESIGN/ARM.sSEED, so that runs of several sessions make
+# one table:
+#   experiments/learned_sa.sh --table-only --minutes 60 --work experiments/results/learned_sa/runs/60min ...
+# (the repository keeps such records in experiments/results/learned_sa/runs/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,6 +69,7 @@ ARMS=""
 ES_WEIGHTS=""
 ES_LOO_DESIGNS="ng45_ariane136 asap7_ariane136 sky130hd_ariane133 ng45_mempool_tile"
 TABLE_ONLY=0
+ARCHIVE=""
 ES_LOO_ARGS="--start mixture --set features= --set schedule=true --moves 200000 --pairs 6 --iterations 12"
 need() { [[ $# -ge 2 ]] || { echo "learned_sa.sh: error: $1 needs a value" >&2; exit 1; }; }
 while [[ $# -gt 0 ]]; do
@@ -78,6 +86,7 @@ while [[ $# -gt 0 ]]; do
     --es-weights) need "$@"; ES_WEIGHTS="$2"; shift 2 ;;
     --es-loo-designs) need "$@"; ES_LOO_DESIGNS="$2"; shift 2 ;;
     --es-loo-args) need "$@"; ES_LOO_ARGS="$2"; shift 2 ;;
+    --archive) need "$@"; ARCHIVE="$2"; shift 2 ;;
     --bin) need "$@"; BIN="$2"; shift 2 ;;
     --work) need "$@"; WORK="$2"; shift 2 ;;
     --out) need "$@"; OUT="$2"; shift 2 ;;
@@ -212,11 +221,37 @@ wait
 
 # Re-score every best placement and write the table and the curves.
 for d in $DESIGNS; do
-  nl=$(netlist_of "$d")
   for r in "$WORK/$d"/*.s*/; do
     [[ -s "$r/best.plc" && -s "$r/result.json" && ! -s "$r/rescored.json" ]] || continue  # finished runs only
+    nl=$(netlist_of "$d")  # (only here: a --work of archived records has no best.plc and gets no grouped netlist)
     "$BIN/proxy-cost" --json --netlist "$nl" --plc "$r/best.plc" > "$r/rescored.json"
   done
+  if [[ -n "$ARCHIVE" ]]; then  # the small record of each finished run
+    for r in "$WORK/$d"/*.s*/; do
+      r=${r%/}
+      [[ -s "$r/result.json" && -s "$r/rescored.json" && -s "$r/metrics.csv" ]] || continue
+      a="$ARCHIVE/${MINUTES}min/$d/$(basename "$r")"
+      [[ "$(realpath -m "$a")" != "$(realpath -m "$r")" ]] || continue  # --work is the archive itself
+      mkdir -p "$a"
+      for f in config.pbtxt result.json rescored.json; do [[ ! -s "$r/$f" ]] || cp "$r/$f" "$a/$f"; done
+      python3 - "$r/metrics.csv" "$a/metrics.csv" "$MINUTES" <<'EOF'
+import csv, os, sys
+step = float(sys.argv[3]) * 60 / 360  # about 360 rows per run, whatever its budget
+rows = list(csv.reader(open(sys.argv[1])))
+head, body = rows[0], [x for x in rows[1:] if len(x) == len(rows[0])]
+t = head.index("charts/elapsed_s")
+kept, bucket = [], None
+for i, x in enumerate(body):  # the first row, one per 1/360 of the budget, and the last
+    b = int(float(x[t]) // step)
+    if i == 0 or i == len(body) - 1 or b != bucket:
+        kept.append(x)
+        bucket = b
+with open(sys.argv[2] + ".tmp", "w", newline="") as f:
+    csv.writer(f, lineterminator="\n").writerows([head] + kept)
+os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+EOF
+    done
+  fi
   # The cost curves, and the temperature each arm ran at (log axis; runs whose metrics.csv has it).
   curves=() tcurves=()
   for arm in $ARMS; do

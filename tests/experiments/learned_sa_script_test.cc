@@ -58,6 +58,42 @@ TEST(LearnedSaScript, TableOnlyReadsTheRunsItHoldsAndRunsNothing) {
   EXPECT_GT(fs::file_size(tmp / "out/learned_sa_ariane133_gap.png"), 1000u);  // against sa-soft
 }
 
+// --archive keeps a small record of each finished run (its files, metrics.csv thinned to about 360
+// rows), and --table-only over the archive gives the same table without grouping any netlist in it.
+TEST(LearnedSaScript, TheArchiveHoldsSmallRecordsThatMakeTheSameTable) {
+  testing::TempDir tmp;
+  const fs::path work = fs::path(tmp.path()) / "work", d = work / "ng45_ariane136";
+  FakeRun(d / "sa-soft.s1", 0.636000, 170000000, 19000000);
+  FakeRun(d / "shipped-loo.s1", 0.635000, 200000000, 27000000);
+  std::string long_metrics = "step,charts/best_proxy_cost,charts/elapsed_s\n";
+  for (int i = 0; i <= 1000; ++i)
+    long_metrics += std::to_string(i) + "," + std::to_string(0.7 - i * 1e-5) + "," + std::to_string(i * 3.6) + "\n";
+  testing::Spit(d / "shipped-loo.s1/metrics.csv", long_metrics);
+  const std::string args = " --minutes 60 --seeds 1 --designs ng45_ariane136 --arms 'sa-soft shipped-loo' --bin " +
+                           testing::BinDir();
+  const fs::path archive = fs::path(tmp.path()) / "archive";
+  const auto a = Sh("experiments/learned_sa.sh --table-only" + args + " --work " + work.string() + " --out " +
+                    (tmp / "a/t.md") + " --archive " + archive.string() + " 2>&1");
+  ASSERT_EQ(a.status, 0) << a.out;
+  const fs::path rec = archive / "60min/ng45_ariane136/shipped-loo.s1";
+  for (const char* f : {"result.json", "rescored.json", "metrics.csv"}) EXPECT_TRUE(fs::exists(rec / f)) << f;
+  const std::string thin = testing::Slurp((rec / "metrics.csv").string());
+  const long rows = std::count(thin.begin(), thin.end(), '\n');
+  EXPECT_GE(rows, 300);
+  EXPECT_LE(rows, 400);
+  EXPECT_EQ(thin.rfind("1000,", std::string::npos) != std::string::npos, true);  // the last row is kept
+  EXPECT_EQ(thin.substr(0, thin.find('\n')), "step,charts/best_proxy_cost,charts/elapsed_s");
+  const auto b = Sh("experiments/learned_sa.sh --table-only" + args + " --work " + (archive / "60min").string() +
+                    " --out " + (tmp / "b/t.md") + " 2>&1");
+  ASSERT_EQ(b.status, 0) << b.out;
+  const std::string ta = testing::Slurp(tmp / "a/t.md"), tb = testing::Slurp(tmp / "b/t.md");
+  const std::string row = "| 0.635000 | 0.635000 ± 0.000000 (n=1) | −0.157 % on the mean, below on 1 of 1 |";
+  EXPECT_NE(ta.find(row), std::string::npos) << ta;
+  EXPECT_NE(tb.find(row), std::string::npos) << tb;
+  EXPECT_FALSE(fs::exists(archive / "60min/grouped"));  // nothing was grouped into the archive
+  EXPECT_FALSE(fs::exists(work / "grouped"));
+}
+
 TEST(LearnedSaScript, BadArgumentsAreOneLineAndExitOne) {
   const std::string bin = " --bin " + testing::BinDir();
   for (const std::string& args : {"--table-only --arms bogus" + bin, bin + " --minutes", "--bogus" + bin,
