@@ -45,10 +45,11 @@
 # runs nothing (no pretraining, no es-loo training, no arm): it writes the table and the curves from
 # the runs that --work holds, a missing seed shown as — (e.g. runs of several sessions linked into
 # one --work as WORK/DESIGN/ARM.sSEED).
-# --archive DIR keeps a small record of every finished run of --designs in --work (config.pbtxt,
-# result.json, rescored.json and metrics.csv thinned to about 360 rows — 10 CPU-seconds apart at 60
-# minutes —, about 60 kB a run) in DIR/Mmin/DESIGN/ARM.sSEED, so that runs of several sessions make
-# one table:
+# --archive DIR keeps a small record of each finished run in --work of the arms whose policy the
+# repository fixes (sa, sa-soft, frozen, learned-sa, shipped-loo; not es, es-loo, scratch or
+# pretrained, whose policy is the invocation's): config.pbtxt, result.json, rescored.json and
+# metrics.csv thinned to about 360 rows (10 CPU-seconds apart at 60 minutes), about 50 kB a run, in
+# DIR/Mmin/DESIGN/ARM.sSEED, so that runs of several sessions make one table:
 #   experiments/learned_sa.sh --table-only --minutes 60 --work experiments/results/learned_sa/runs/60min ...
 # (the repository keeps such records in experiments/results/learned_sa/runs/).
 set -euo pipefail
@@ -230,6 +231,10 @@ for d in $DESIGNS; do
     for r in "$WORK/$d"/*.s*/; do
       r=${r%/}
       [[ -s "$r/result.json" && -s "$r/rescored.json" && -s "$r/metrics.csv" ]] || continue
+      case $(basename "$r") in  # the arms whose policy the repository fixes (es, es-loo, scratch, pretrained: the invocation's)
+        sa.s*|sa-soft.s*|frozen.s*|learned-sa.s*|shipped-loo.s*) ;;
+        *) continue ;;
+      esac
       a="$ARCHIVE/${MINUTES}min/$d/$(basename "$r")"
       [[ "$(realpath -m "$a")" != "$(realpath -m "$r")" ]] || continue  # --work is the archive itself
       mkdir -p "$a"
