@@ -38,7 +38,8 @@ const char* ProposerHardSelectFeatureName(int feature) {
   return feature >= 0 && feature < ProposerWeights::kHardSelectFeatures ? names[feature] : "?";
 }
 
-// Samples i ∈ [0, count) with probability ∝ exp(Σ_f w[f] · phi[i·n + f]); z receives the
+namespace {
+// Samples i ∈ [0, count) with probability ∝ exp(Σ_f w[f] · phi[i·N + f]); z receives the
 // unnormalised probabilities, *sum their sum.
 template <size_t N>
 int SampleSoftmax(const std::array<double, N>& w, const double* phi, int count, std::mt19937_64& rng, double* z,
@@ -58,6 +59,7 @@ int SampleSoftmax(const std::array<double, N>& w, const double* phi, int count, 
   }
   return count - 1;
 }
+}  // namespace
 
 double ProposerTemperatureFactor(const ProposerWeights& w, double p) {
   const double h = w.control_handover;
