@@ -446,11 +446,10 @@ class Annealer {
     double phi[C * S];
     for (int i = 0; i < C; ++i) {
       const int32_t m = candidate[i] = soft_[pick_soft_(rng_)];
-      const int col = std::clamp(static_cast<int>(pc_->x(m) / gw_), 0, s_.cols - 1);
-      const int row = std::clamp(static_cast<int>(pc_->y(m) / gh_), 0, s_.rows - 1);
-      const double cong = cell_v_[static_cast<size_t>(row) * s_.cols + col] / max_congestion_;
+      const size_t cell = CellOf(m);
+      const double cong = cell_v_[cell] / max_congestion_;
       phi[i * S + 0] = cong;
-      phi[i * S + 1] = cell_density_[static_cast<size_t>(row) * s_.cols + col] / max_density_;
+      phi[i * S + 1] = cell_density_[cell] / max_density_;
       phi[i * S + 2] = cong * cong * cong * cong;
     }
     return candidate[proposer_->Select(phi, C, rng_)];
@@ -466,11 +465,10 @@ class Annealer {
     for (int i = 0; i < C; ++i) {
       const int32_t j = pick_(rng_);
       const int32_t m = candidate[i] = movable_[j];
-      const int col = std::clamp(static_cast<int>(pc_->x(m) / gw_), 0, s_.cols - 1);
-      const int row = std::clamp(static_cast<int>(pc_->y(m) / gh_), 0, s_.rows - 1);
+      const size_t cell = CellOf(m);
       phi[i * H + 0] = pull_distance_[j] / max_pull_distance_;
-      phi[i * H + 1] = cell_v_[static_cast<size_t>(row) * s_.cols + col] / max_congestion_;
-      phi[i * H + 2] = cell_density_[static_cast<size_t>(row) * s_.cols + col] / max_density_;
+      phi[i * H + 1] = cell_v_[cell] / max_congestion_;
+      phi[i * H + 2] = cell_density_[cell] / max_density_;
     }
     return candidate[proposer_->SelectHard(phi, C, rng_)];
   }
@@ -486,6 +484,12 @@ class Annealer {
       max_pull_distance_ = std::max(max_pull_distance_, pull_distance_[j]);
     }
     hard_age_ = 0;
+  }
+  // The grid cell (row-major index) of node m's centre, clamped to the grid.
+  size_t CellOf(int32_t m) const {
+    const int col = std::clamp(static_cast<int>(pc_->x(m) / gw_), 0, s_.cols - 1);
+    const int row = std::clamp(static_cast<int>(pc_->y(m) / gh_), 0, s_.rows - 1);
+    return static_cast<size_t>(row) * s_.cols + col;
   }
   void RefreshMaps() {
     cell_density_.resize(cells_);

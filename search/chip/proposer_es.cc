@@ -242,6 +242,10 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
     st.seconds = clock ? clock() : 0;
     st.start = start_of_search;
   };
+  auto checkpoint = [&](int iterations) {  // the state kept, and handed over, only when asked for
+    if (checkpoints.state || checkpoints.on_checkpoint) snapshot(iterations);
+    if (checkpoints.on_checkpoint) checkpoints.on_checkpoint(st);
+  };
   int first = 0;
   if (resumed) {
     auto misfit = [](const std::string& what) {
@@ -272,10 +276,7 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
         r.stopped = true;
         return r;
       }
-    if (checkpoints.state || checkpoints.on_checkpoint) {
-      snapshot(0);
-      if (checkpoints.on_checkpoint) checkpoints.on_checkpoint(st);
-    }
+    checkpoint(0);
   }
 
   const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
@@ -330,9 +331,8 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
     }
     it.seconds = clock ? clock() : 0;
     r.history.push_back(it);
-    if (checkpoints.state || checkpoints.on_checkpoint) snapshot(t + 1);
     if (on_iteration) on_iteration(it, r.weights);
-    if (checkpoints.on_checkpoint) checkpoints.on_checkpoint(st);
+    checkpoint(t + 1);
   }
   return r;
 }
