@@ -145,6 +145,9 @@ int TrainProposer(const Options& o) {
   if (resuming) {
     const std::string path = o.dir.resume + "/checkpoints/state.json";
     state = search::ParseProposerEsState(ReadFile(path), path);
+    if (state.iterations > cfg.iterations())  // refused before the run's config.pbtxt is rewritten
+      throw ConfigError("--resume " + o.dir.resume + ": the run has done " + std::to_string(state.iterations) +
+                        " iterations; --iterations is the new total and cannot be fewer");
   }
   const search::ProposerWeights start = resuming ? state.start : StartWeights(cfg);
   search::ChipBaselineOptions bo = BaselineOptionsFromConfig(cfg.run());

@@ -81,7 +81,9 @@ TEST(TrainProposerCli, AKilledRunResumesToTheUninterruptedResult) {
   EXPECT_EQ(testing::Slurp(a + "/proposer.json"), testing::Slurp(c + "/proposer.json"));
   // Refused with one line, the run left as it was: another search, nothing to resume, --config.
   const std::string before = testing::Slurp(a + "/proposer.json");
+  const std::string config_before = testing::Slurp(a + "/config.pbtxt");
   for (const std::string& args : {"--resume " + a + " --pairs 3", "--resume " + a + " --set sigma=0.5",
+                                  "--resume " + a + " --iterations 2",
                                   "--resume " + tmp.path(), "--resume " + a + " --config " + a + "/config.pbtxt"}) {
     const auto r = Sh(kBin + " " + args);
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
@@ -89,6 +91,7 @@ TEST(TrainProposerCli, AKilledRunResumesToTheUninterruptedResult) {
   }
   EXPECT_NE(Sh(kBin + " --resume " + a + " --pairs 3").out.find("only --iterations"), std::string::npos);
   EXPECT_EQ(testing::Slurp(a + "/proposer.json"), before);
+  EXPECT_EQ(testing::Slurp(a + "/config.pbtxt"), config_before);  // not rewritten by a refused resume
   // A damaged state is refused naming the file.
   testing::Spit(b + "/checkpoints/state.json", "{\"format\": \"placerl-proposer-es-state\"");
   const auto damaged = Sh(kBin + " --resume " + b);
