@@ -165,6 +165,7 @@ int TrainProposer(const Options& o) {
   eo.control = cfg.control();
   eo.control_state = cfg.control_state();
   eo.hard_select = cfg.hard_select();
+  eo.target_select = cfg.target_select();
   eo.seed = cfg.seed();
   eo.threads = cfg.threads();
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -190,7 +191,8 @@ class Annealer {
         gh_(s_.canvas_height / s_.rows),
         mask_(static_cast<size_t>(s_.cols) * s_.rows),
         cells_(static_cast<size_t>(s_.cols) * s_.rows),
-        hard_select_(proposer && proposer->weights().hard_select_on) {
+        hard_select_(proposer && proposer->weights().hard_select_on),
+        target_select_(proposer && proposer->weights().target_select_on) {
     for (int32_t m : nl_.hard_macros) gm_.Place(m, pc_->x(m), pc_->y(m), pc_->orientation(m));
     if (o.sa_fd_every_steps > 0 && !nl_.soft_macros.empty()) fd_.emplace(nl_, s_);
     const std::vector<double>& probs = o.sa_action_probs;
@@ -341,7 +343,8 @@ class Annealer {
   // One hard macro's target: a neighbouring cell (shift) / anywhere legal (move) / the legal cell
   // nearest its nets' pull (hard_pull). False when there is none.
   bool OneMacroTarget(int kind) {
-    const int32_t m = hard_select_ ? PickHardMacro() : movable_[pick_(rng_)];
+    const int32_t j = hard_select_ ? PickHardMacro() : pick_(rng_);
+    const int32_t m = movable_[j];
     ms_.push_back(m);
     from_.emplace_back(pc_->x(m), pc_->y(m));
     if (kind == kShift) {
@@ -352,7 +355,7 @@ class Annealer {
     }
     if (kind == kMove) {
       gm_.Compute(m, mask_.data(), pc_->orientation(m));
-      const int32_t a = UniformLegal(mask_, rng_);
+      const int32_t a = target_select_ ? PickTarget(j) : UniformLegal(mask_, rng_);
       if (a < 0) return false;
       to_.emplace_back((a % s_.cols + 0.5) * gw_, (a / s_.cols + 0.5) * gh_);
       return true;
@@ -454,23 +457,66 @@ class Annealer {
     }
     return candidate[proposer_->Select(phi, C, rng_)];
   }
-  // The hard macro a one-macro move takes with the learned hard selection: one of a few uniform
-  // candidates chosen by how far its nets pull it and the congestion and density of its cell
-  // (ProposerWeights::hard_select), read from values refreshed every 256 picks.
+  // The hard macro (its index in movable_) a one-macro move takes with the learned hard selection:
+  // one of a few uniform candidates chosen by how far its nets pull it and the congestion and
+  // density of its cell (ProposerWeights::hard_select), read from values refreshed every 256 picks.
   int32_t PickHardMacro() {
     if (++hard_age_ >= 256) RefreshHard();
     constexpr int C = ProposerWeights::kCandidates, H = ProposerWeights::kHardSelectFeatures;
     int32_t candidate[C];
     double phi[C * H];
     for (int i = 0; i < C; ++i) {
-      const int32_t j = pick_(rng_);
-      const int32_t m = candidate[i] = movable_[j];
+      const int32_t j = candidate[i] = pick_(rng_);
+      const int32_t m = movable_[j];
       const size_t cell = CellOf(m);
       phi[i * H + 0] = pull_distance_[j] / max_pull_distance_;
       phi[i * H + 1] = cell_v_[cell] / max_congestion_;
       phi[i * H + 2] = cell_density_[cell] / max_density_;
     }
     return candidate[proposer_->SelectHard(phi, C, rng_)];
+  }
+  // The legal cell (of mask_) a `move` of movable_[j] takes with the learned target selection: one
+  // of a few cells drawn uniformly among the legal ones, chosen by how much nearer its nets' pull
+  // point it is than the macro's centre and by its congestion and density
+  // (ProposerWeights::target_select), from pull points and maps refreshed every 256 picks. -1 if
+  // no cell is legal.
+  int32_t PickTarget(int32_t j) {
+    if (++target_age_ >= 256) RefreshTarget();
+    constexpr int C = ProposerWeights::kCandidates, T = ProposerWeights::kTargetSelectFeatures;
+    int32_t count = 0;
+    for (uint8_t v : mask_) count += v;
+    if (count == 0) return -1;
+    int32_t rank[C], candidate[C];
+    std::uniform_int_distribution<int32_t> any(0, count - 1);
+    for (int i = 0; i < C; ++i) rank[i] = any(rng_);
+    std::sort(rank, rank + C);  // (the candidates are exchangeable: one scan finds all of them)
+    int i = 0;
+    for (int32_t a = 0, k = 0; a < static_cast<int32_t>(mask_.size()) && i < C; ++a) {
+      if (!mask_[a]) continue;
+      while (i < C && rank[i] == k) candidate[i++] = a;
+      ++k;
+    }
+    const int32_t m = movable_[j];
+    const double px = target_pull_[2 * j], py = target_pull_[2 * j + 1];
+    const bool pulled = std::isfinite(px);
+    const double d_now = pulled ? std::hypot(px - pc_->x(m), py - pc_->y(m)) : 0, diag = std::hypot(gw_, gh_);
+    double phi[C * T];
+    for (i = 0; i < C; ++i) {
+      const int32_t a = candidate[i];
+      const double x = (a % s_.cols + 0.5) * gw_, y = (a / s_.cols + 0.5) * gh_;
+      phi[i * T + 0] = pulled ? std::clamp((d_now - std::hypot(px - x, py - y)) / (d_now + diag), -4.0, 1.0) : 0.0;
+      phi[i * T + 1] = cell_v_[a] / max_congestion_;
+      phi[i * T + 2] = cell_density_[a] / max_density_;
+    }
+    return candidate[proposer_->SelectTarget(phi, C, rng_)];
+  }
+  void RefreshTarget() {
+    RefreshMaps();
+    target_pull_.assign(2 * movable_.size(), std::numeric_limits<double>::quiet_NaN());
+    for (size_t j = 0; j < movable_.size(); ++j)
+      if (!PullPoint(nl_, *pc_, movable_[j], &target_pull_[2 * j], &target_pull_[2 * j + 1]))
+        target_pull_[2 * j] = target_pull_[2 * j + 1] = std::numeric_limits<double>::quiet_NaN();
+    target_age_ = 0;
   }
   void RefreshHard() {
     RefreshMaps();
@@ -542,6 +588,9 @@ class Annealer {
   std::vector<double> pull_distance_;  // per movable_ index: its centre to its nets' pull point
   double max_pull_distance_ = 0;
   int hard_age_ = 1 << 30;
+  const bool target_select_;  // the learned target cell of a `move` (ProposerWeights::target_select_on)
+  std::vector<double> target_pull_;  // per movable_ index: its nets' pull point (x, y; NaN: none)
+  int target_age_ = 1 << 30;
   double max_density_ = 0, max_congestion_ = 0;
 };
 

@@ -37,6 +37,10 @@ const char* ProposerHardSelectFeatureName(int feature) {
   static const char* names[ProposerWeights::kHardSelectFeatures] = {"pull_distance", "congestion", "density"};
   return feature >= 0 && feature < ProposerWeights::kHardSelectFeatures ? names[feature] : "?";
 }
+const char* ProposerTargetSelectFeatureName(int feature) {
+  static const char* names[ProposerWeights::kTargetSelectFeatures] = {"pull_gain", "congestion", "density"};
+  return feature >= 0 && feature < ProposerWeights::kTargetSelectFeatures ? names[feature] : "?";
+}
 
 namespace {
 // Samples i ∈ [0, count) with probability ∝ exp(Σ_f w[f] · phi[i·N + f]); z receives the
@@ -145,6 +149,12 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
     j["hard_select_features"] = names;
     j["hard_select_weights"] = w.hard_select;
   }
+  if (w.target_select_on) {
+    nlohmann::json names = nlohmann::json::array();
+    for (int f = 0; f < ProposerWeights::kTargetSelectFeatures; ++f) names.push_back(ProposerTargetSelectFeatureName(f));
+    j["target_select_features"] = names;
+    j["target_select_weights"] = w.target_select;
+  }
   if (w.control_on) j["control_weights"] = w.control;
   if (w.control_on && w.control_handover < 1) j["control_handover"] = w.control_handover;
   if (w.control_on && w.control_state_on) j["control_state_weight"] = w.control_state;
@@ -236,6 +246,17 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
     bounded("hard_select", &w.hard_select, kMaxWeight);
     w.hard_select_on = true;
   }
+  if (j.contains("target_select_weights") || j.contains("target_select_features")) {
+    const nlohmann::json& names = j.value("target_select_features", nlohmann::json());
+    constexpr int T = ProposerWeights::kTargetSelectFeatures;
+    if (!names.is_array() || names.size() != T)
+      throw bad("\"target_select_features\" must list " + std::to_string(T) + " features");
+    for (int f = 0; f < T; ++f)
+      if (names[f] != ProposerTargetSelectFeatureName(f))
+        throw bad("target_select feature " + std::to_string(f) + " must be " + ProposerTargetSelectFeatureName(f));
+    bounded("target_select", &w.target_select, kMaxWeight);
+    w.target_select_on = true;
+  }
   if (j.contains("control_weights")) {
     bounded("control", &w.control, ProposerWeights::kMaxControl);
     w.control_on = true;
@@ -317,6 +338,8 @@ LearnedProposer::LearnedProposer(const ProposerWeights& w, const ProposerOptions
     if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
   for (double v : w_.hard_select)
     if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
+  for (double v : w_.target_select)
+    if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
   for (double v : w_.w)
     if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
   for (double v : o_.log_prior)
@@ -390,6 +413,12 @@ int LearnedProposer::SelectHard(const double* phi, int count, std::mt19937_64& r
   count = std::clamp(count, 1, ProposerWeights::kCandidates);
   double z[ProposerWeights::kCandidates], sum = 0;
   return SampleSoftmax(w_.hard_select, phi, count, rng, z, &sum);
+}
+
+int LearnedProposer::SelectTarget(const double* phi, int count, std::mt19937_64& rng) const {
+  count = std::clamp(count, 1, ProposerWeights::kCandidates);
+  double z[ProposerWeights::kCandidates], sum = 0;
+  return SampleSoftmax(w_.target_select, phi, count, rng, z, &sum);
 }
 
 void LearnedProposer::Feedback(bool evaluated, bool accepted, double reward, double seconds) {

@@ -48,6 +48,16 @@ struct ProposerWeights {
   static constexpr int kHardSelectFeatures = 3;
   bool hard_select_on = false;
   std::array<double, kHardSelectFeatures> hard_select{};
+  // Where a `move` takes its hard macro (off unless `target_select_on`; session 41): among
+  // kCandidates legal cells drawn uniformly, the one sampled from a softmax of
+  // Σ_f target_select[f] · feature[f] — how much nearer the cell is to the point the macro's nets
+  // pull it to than the macro is now ((d_now − d_cell) ÷ (d_now + a cell's diagonal), within
+  // [−4, 1]), and the congestion and the density of the cell ÷ the maps' largest (the pull points
+  // and maps re-read every 256 picks). Off: one legal cell drawn uniformly (every file before
+  // session 41, to the bit); on with all zero: uniform too, by another draw.
+  static constexpr int kTargetSelectFeatures = 3;
+  bool target_select_on = false;
+  std::array<double, kTargetSelectFeatures> target_select{};
   // The annealing schedule's adjustments (searched by train-proposer with schedule=true; all zero:
   // the annealer's own schedule, to the bit): at progress p the temperature is multiplied by
   // exp(s[0] + s[1]·p + s[2]·p²) and the soft moves' largest step (sa.soft_move_cells) by
@@ -100,6 +110,7 @@ const char* ProposalKindName(int kind);
 const char* ProposerFeatureName(int feature);
 const char* ProposerSelectFeatureName(int feature);
 const char* ProposerHardSelectFeatureName(int feature);
+const char* ProposerTargetSelectFeatureName(int feature);
 // The schedule's multipliers at progress p ∈ [0, 1] (ProposerWeights::schedule): exactly 1 when
 // the schedule weights are zero; the temperature's follows ProposerWeights::schedule_handover.
 double ProposerTemperatureFactor(const ProposerWeights& w, double progress);
@@ -210,6 +221,9 @@ class LearnedProposer {
   // For a one-macro hard move (ProposerWeights::hard_select): picks one of `count` (≤ kCandidates)
   // candidates whose features are phi[i·kHardSelectFeatures + f]. Frozen (trained by ES only).
   int SelectHard(const double* phi, int count, std::mt19937_64& rng) const;
+  // For a `move`'s target cell (ProposerWeights::target_select): picks one of `count`
+  // (≤ kCandidates) candidate cells whose features are phi[i·kTargetSelectFeatures + f]. Frozen.
+  int SelectTarget(const double* phi, int count, std::mt19937_64& rng) const;
 
   // π(k | context) for a run at `progress` with acceptance rate `acceptance` (masked kinds 0).
   std::array<double, ProposerWeights::kKinds> Probabilities(double progress, double acceptance) const;

@@ -41,6 +41,8 @@ std::vector<Parameter> Parameters(ProposerWeights* w, const ProposerEsOptions& o
   if (o.control && w->control_state_on) p.push_back({&w->control_state, ProposerWeights::kMaxControl});
   if (o.hard_select)
     for (double& v : w->hard_select) p.push_back({&v, kMaxWeight});
+  if (o.target_select)
+    for (double& v : w->target_select) p.push_back({&v, kMaxWeight});
   return p;
 }
 
@@ -54,8 +56,10 @@ void Check(int designs, const ProposerEsOptions& o) {
   if (o.threads < 1 || o.threads > 256) throw ConfigError("proposer ES: threads must be in [1, 256]");
   if (o.control_state && !o.control)
     throw ConfigError("proposer ES: control_state searches the controller's state term: it needs control=true");
-  if (o.features.empty() && !o.select && !o.schedule && !o.control && !o.hard_select)
-    throw ConfigError("proposer ES: no parameter to search (no feature, no select, no schedule, no control, no hard_select)");
+  if (o.features.empty() && !o.select && !o.schedule && !o.control && !o.hard_select && !o.target_select)
+    throw ConfigError(
+        "proposer ES: no parameter to search (no feature, no select, no schedule, no control, no hard_select, no "
+        "target_select)");
   std::vector<int> seen;
   for (int f : o.features) {
     if (f < 0 || f >= F)
@@ -189,7 +193,8 @@ ProposerEsState ParseProposerEsState(const std::string& text, const std::string&
 int ProposerEsDimensions(const ProposerEsOptions& o) {
   return K * static_cast<int>(o.features.size()) + (o.select ? ProposerWeights::kSelectFeatures : 0) +
          (o.schedule ? ProposerWeights::kScheduleWeights : 0) + (o.control ? ProposerWeights::kControlWeights : 0) +
-         (o.control && o.control_state ? 1 : 0) + (o.hard_select ? ProposerWeights::kHardSelectFeatures : 0);
+         (o.control && o.control_state ? 1 : 0) + (o.hard_select ? ProposerWeights::kHardSelectFeatures : 0) +
+         (o.target_select ? ProposerWeights::kTargetSelectFeatures : 0);
 }
 
 ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const ProposerWeights& start,
@@ -211,6 +216,10 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
   if (o.hard_select && !r.weights.hard_select_on) {  // searching a hard selection the start does not have
     r.weights.hard_select = {};
     r.weights.hard_select_on = true;
+  }
+  if (o.target_select && !r.weights.target_select_on) {  // searching a target selection the start does not have
+    r.weights.target_select = {};
+    r.weights.target_select_on = true;
   }
   if (o.control_state && !r.weights.control_state_on) {  // searching a state term the start does not have
     r.weights.control_state = 0;

@@ -36,6 +36,8 @@ struct ProposerEsOptions {
                                // needs control): a start without one gets it at 0
   bool hard_select = false;  // also the hard-macro selection (ProposerWeights::hard_select): a start
                              // without one starts from zero (uniform)
+  bool target_select = false;  // also a `move`'s target-cell selection (ProposerWeights::target_select):
+                               // a start without one starts from zero (uniform)
   int threads = 1;          // runs in parallel (each thread has its own index for the callback)
 };
 
@@ -91,7 +93,7 @@ std::string ProposerEsStateJson(const ProposerEsState& s);
 ProposerEsState ParseProposerEsState(const std::string& text, const std::string& label);
 
 // The number of searched parameters for these options (kKinds × |features| (+ kSelectFeatures)
-// (+ kScheduleWeights) (+ kControlWeights) (+ 1 with control_state) (+ kHardSelectFeatures)); the search also adds the
+// (+ kScheduleWeights) (+ kControlWeights) (+ 1 with control_state) (+ kHardSelectFeatures) (+ kTargetSelectFeatures)); the search also adds the
 // controller's state weight when it searches a controller and the start has a state term
 // (ProposerWeights::control_state_on) without control_state.
 int ProposerEsDimensions(const ProposerEsOptions& o);

@@ -572,6 +572,70 @@ TEST(LearnedAnnealing, TheHardSelectionPicksTheMacrosItsWeightsPrefer) {
     EXPECT_THROW(ParseProposerWeights(bad, "w.json"), ParseError) << bad;
 }
 
+// The learned target cell of a `move` (session 41): off, the run is the frozen proposer's own
+// (every file before it); on, it changes where the moved macros go — a `move` towards the point
+// the macro's nets pull it to is accepted more often than one away from it — and the weights
+// round-trip through the file; damaged ones are refused.
+TEST(LearnedAnnealing, TheTargetSelectionPicksTheCellsItsWeightsPrefer) {
+  auto env = SampleClustered();
+  ChipBaselineOptions o = FrozenLearned(6000);
+  o.sa_proposer_weights.w[kMove * ProposerWeights::kFeatures] = 3;  // mostly `move`s
+  const BaselineResult base = RunChipBaseline("sa", env.get(), o, {}, {});
+  ProposerWeights& w = o.sa_proposer_weights;
+  w.target_select_on = true;  // all zero: uniform, by another draw
+  const BaselineResult uniform = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_NE(uniform.best.cost.proxy_cost, base.best.cost.proxy_cost);
+  std::string why;
+  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), uniform.best, &why)) << why;
+  w.target_select = {30, 0, 0};  // always the candidate cell nearest the macro's pull
+  const BaselineResult toward = RunChipBaseline("sa", env.get(), o, {}, {});
+  w.target_select = {-30, 0, 0};  // always the farthest
+  const BaselineResult away = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), toward.best, &why)) << why;
+  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), away.best, &why)) << why;
+  const auto& t = toward.proposer.stats[kMove];
+  const auto& a = away.proposer.stats[kMove];
+  ASSERT_GT(t.evaluated, 1000);
+  ASSERT_GT(a.evaluated, 1000);
+  EXPECT_GT(static_cast<double>(t.accepted) / t.evaluated, 1.5 * static_cast<double>(a.accepted) / a.evaluated);
+  // SelectTarget: a large weight on a feature picks the candidate with the largest value; zero
+  // weights are uniform over the candidates.
+  ProposerOptions po;
+  po.learning_rate = 0;
+  ProposerWeights sel;
+  sel.target_select_on = true;
+  sel.target_select = {0, 0, 25};
+  LearnedProposer p(sel, po, AllLegal());
+  const double phi[4 * 3] = {0.9, 0.1, 0.5, 0.2, 1.0, 0.1, 0.3, 0.0, 0.9, 0.1, 0.5, 0.5};
+  std::mt19937_64 rng(3);
+  int counts[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 2000; ++i) ++counts[p.SelectTarget(phi, 4, rng)];
+  EXPECT_GT(counts[2], 1990);
+  LearnedProposer flat(ProposerWeights{}, po, AllLegal());
+  int flat_counts[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 4000; ++i) ++flat_counts[flat.SelectTarget(phi, 4, rng)];
+  for (int c : flat_counts) EXPECT_NEAR(c, 1000, 150);
+  // The file: absent = off (the committed files are unchanged); present round-trips.
+  EXPECT_EQ(ProposerWeightsJson(ProposerWeights{}).find("target_select"), std::string::npos);
+  EXPECT_FALSE(ParseProposerWeights(ProposerWeightsJson(ProposerWeights{}), "w.json").target_select_on);
+  const std::string text = ProposerWeightsJson(sel);
+  const ProposerWeights back = ParseProposerWeights(text, "w.json");
+  EXPECT_TRUE(back.target_select_on);
+  EXPECT_FALSE(back.hard_select_on);
+  EXPECT_EQ(back.target_select, sel.target_select);
+  auto replaced = [](std::string t, const std::string& find, const std::string& with) {
+    const auto at = t.find(find);
+    EXPECT_NE(at, std::string::npos) << find << " not in " << t;
+    if (at != std::string::npos) t.replace(at, find.size(), with);
+    return t;
+  };
+  for (const std::string& bad : {replaced(text, "\"pull_gain\"", "\"pull_distance\""),
+                                 replaced(text, "[0.0,0.0,25.0]", "[0.0,25.0]"),
+                                 replaced(text, "[0.0,0.0,25.0]", "[0.0,0.0,31.0]"),
+                                 replaced(text, "\"target_select_weights\"", "\"target_select_weights_\"")})
+    EXPECT_THROW(ParseProposerWeights(bad, "w.json"), ParseError) << bad;
+}
+
 // With the acceptance controller the run holds the target acceptance instead of the temperature
 // profile: with a constant base temperature, targets of 0.4 and 0.15 are each met over the run
 // (on this design about 9 % of the proposals change no cost and are always accepted: no lower

@@ -247,6 +247,32 @@ TEST(ProposerEs, TheHardSelectionIsSearchedFromZero) {
   EXPECT_FALSE(r.weights.control_on);
 }
 
+// target_select=true searches a `move`'s target-cell selection from zero (a start without one),
+// beside the hard selection when both are asked for, and nothing else when no feature is listed.
+TEST(ProposerEs, TheTargetSelectionIsSearchedFromZero) {
+  auto run = [](const ProposerWeights& w, int, uint64_t seed, int) {
+    EXPECT_TRUE(w.target_select_on);
+    EXPECT_TRUE(w.hard_select_on);
+    return 1 + std::pow(w.target_select[0] - 2, 2) + std::pow(w.target_select[1] + 1, 2) +
+           std::pow(w.hard_select[1] - 1, 2) + 1e-3 * std::sin(static_cast<double>(seed));
+  };
+  ProposerWeights start;
+  start.w[3] = 0.5;
+  ProposerEsOptions o = BiasOnly();
+  o.features = {};
+  o.target_select = true;
+  o.hard_select = true;
+  EXPECT_EQ(ProposerEsDimensions(o), ProposerWeights::kHardSelectFeatures + ProposerWeights::kTargetSelectFeatures);
+  const ProposerEsResult r = TrainProposerEs(1, run, start, o, {}, {}, {});
+  EXPECT_TRUE(r.weights.target_select_on);
+  EXPECT_NEAR(r.weights.target_select[0], 2, 0.5);
+  EXPECT_NEAR(r.weights.target_select[1], -1, 0.5);
+  EXPECT_NEAR(r.weights.hard_select[1], 1, 0.5);
+  EXPECT_EQ(r.weights.w, start.w);
+  EXPECT_EQ(r.weights.schedule, start.schedule);
+  EXPECT_FALSE(r.weights.control_on);
+}
+
 TEST(ProposerEs, AResumedSearchEndsWhereAnUninterruptedOneEnds) {
   const Quadratic q;
   ProposerEsOptions o = BiasOnly();
