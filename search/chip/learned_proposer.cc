@@ -235,28 +235,21 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
     }
   };
   if (j.contains("schedule_weights")) bounded("schedule", &w.schedule, ProposerWeights::kMaxSchedule);
-  if (j.contains("hard_select_weights") || j.contains("hard_select_features")) {
-    const nlohmann::json& names = j.value("hard_select_features", nlohmann::json());
-    constexpr int H = ProposerWeights::kHardSelectFeatures;
-    if (!names.is_array() || names.size() != H)
-      throw bad("\"hard_select_features\" must list " + std::to_string(H) + " features");
-    for (int f = 0; f < H; ++f)
-      if (names[f] != ProposerHardSelectFeatureName(f))
-        throw bad("hard_select feature " + std::to_string(f) + " must be " + ProposerHardSelectFeatureName(f));
-    bounded("hard_select", &w.hard_select, kMaxWeight);
-    w.hard_select_on = true;
-  }
-  if (j.contains("target_select_weights") || j.contains("target_select_features")) {
-    const nlohmann::json& names = j.value("target_select_features", nlohmann::json());
-    constexpr int T = ProposerWeights::kTargetSelectFeatures;
-    if (!names.is_array() || names.size() != T)
-      throw bad("\"target_select_features\" must list " + std::to_string(T) + " features");
-    for (int f = 0; f < T; ++f)
-      if (names[f] != ProposerTargetSelectFeatureName(f))
-        throw bad("target_select feature " + std::to_string(f) + " must be " + ProposerTargetSelectFeatureName(f));
-    bounded("target_select", &w.target_select, kMaxWeight);
-    w.target_select_on = true;
-  }
+  // An optional candidate selection ("NAME_features" naming each feature in order, "NAME_weights").
+  auto selection = [&](const std::string& name, const char* (*feature_name)(int), auto* out, bool* on) {
+    if (!j.contains(name + "_weights") && !j.contains(name + "_features")) return;
+    const nlohmann::json& names = j.value(name + "_features", nlohmann::json());
+    const int n = static_cast<int>(out->size());
+    if (!names.is_array() || static_cast<int>(names.size()) != n)
+      throw bad("\"" + name + "_features\" must list " + std::to_string(n) + " features");
+    for (int f = 0; f < n; ++f)
+      if (names[f] != feature_name(f))
+        throw bad(name + " feature " + std::to_string(f) + " must be " + feature_name(f));
+    bounded(name.c_str(), out, kMaxWeight);
+    *on = true;
+  };
+  selection("hard_select", ProposerHardSelectFeatureName, &w.hard_select, &w.hard_select_on);
+  selection("target_select", ProposerTargetSelectFeatureName, &w.target_select, &w.target_select_on);
   if (j.contains("control_weights")) {
     bounded("control", &w.control, ProposerWeights::kMaxControl);
     w.control_on = true;
