@@ -215,8 +215,14 @@ TEST(PlaceCliReport, EveryBudgetAtItsMaximumStopsOnCtrlC) {
     ASSERT_TRUE(r.ended) << "still running 30 s after Ctrl-C";
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const auto j = ReadJson(out + "/result.json");
-    EXPECT_EQ(j["stopped_by_signal"].get<bool>(), r.signalled);
     ASSERT_TRUE(j["stages"].contains(c.stage)) << j.dump();
+    if (c.may_end && r.signalled && !j["stopped_by_signal"].get<bool>()) {
+      // cd ended by itself and the run wrote its result before the signal arrived (seen once on a
+      // loaded machine): a complete run, whose refinement did its work.
+      EXPECT_GT(j["stages"][c.stage]["evaluations"].get<int64_t>(), 0) << j.dump();
+    } else {
+      EXPECT_EQ(j["stopped_by_signal"].get<bool>(), r.signalled);
+    }
     EXPECT_EQ(j["stages"][c.stage]["budget_seconds"].get<double>(), 10080 * 60.0);
     EXPECT_LT(j["stages"][c.stage]["seconds"].get<double>(), 600);
     EXPECT_TRUE(fs::exists(out + "/best.plc"));
