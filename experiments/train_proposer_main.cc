@@ -166,6 +166,7 @@ int TrainProposer(const Options& o) {
   eo.control_state = cfg.control_state();
   eo.hard_select = cfg.hard_select();
   eo.target_select = cfg.target_select();
+  eo.late_kinds = cfg.late_kinds();
   eo.seed = cfg.seed();
   eo.threads = cfg.threads();
 

@@ -155,9 +155,11 @@ void CheckTrainProposerConfig(const config::TrainProposerConfig& c) {
     throw ConfigError("minutes must be in (0, " + std::to_string(static_cast<int>(cli::kMaxSeconds / 60)) + "]");
   ParseBudgetClock(c.clock());
   if (c.start().empty()) throw ConfigError("start must be mixture, uniform or a proposer.json");
-  if (c.features().empty() && !c.select() && !c.schedule() && !c.control() && !c.hard_select() && !c.target_select())
+  if (c.features().empty() && !c.select() && !c.schedule() && !c.control() && !c.hard_select() && !c.target_select() &&
+      !c.late_kinds())
     throw ConfigError(
-        "features is empty and select, schedule, control, hard_select and target_select are off: nothing to search");
+        "features is empty and select, schedule, control, hard_select, target_select and late_kinds are off: nothing to "
+        "search");
   if (!c.features().empty()) ProposerEsFeatures(c.features());
 }
 

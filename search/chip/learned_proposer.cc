@@ -77,6 +77,10 @@ double ProposerSoftStepFactor(const ProposerWeights& w, double p) {
   return std::exp(w.schedule[3] + w.schedule[4] * p + w.schedule[5] * p * p);
 }
 
+double ProposerLateStart(const ProposerWeights& w) {
+  return w.control_on && w.control_handover < 1 ? w.control_handover : kDefaultHandover;
+}
+
 double AcceptanceController::target(double p) const {
   const auto& c = w_.control;
   const double log_target = c[0] + c[1] * p + c[2] * p * p;
@@ -155,6 +159,7 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
     j["target_select_features"] = names;
     j["target_select_weights"] = w.target_select;
   }
+  if (w.late_kinds_on) j["late_kind_weights"] = w.late_kinds;
   if (w.control_on) j["control_weights"] = w.control;
   if (w.control_on && w.control_handover < 1) j["control_handover"] = w.control_handover;
   if (w.control_on && w.control_state_on) j["control_state_weight"] = w.control_state;
@@ -248,6 +253,10 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
     bounded(name.c_str(), out, kMaxWeight);
     *on = true;
   };
+  if (j.contains("late_kind_weights")) {
+    bounded("late_kind", &w.late_kinds, kMaxWeight);
+    w.late_kinds_on = true;
+  }
   selection("hard_select", ProposerHardSelectFeatureName, &w.hard_select, &w.hard_select_on);
   selection("target_select", ProposerTargetSelectFeatureName, &w.target_select, &w.target_select_on);
   if (j.contains("control_weights")) {
@@ -335,18 +344,24 @@ LearnedProposer::LearnedProposer(const ProposerWeights& w, const ProposerOptions
     if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
   for (double v : w_.w)
     if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
+  for (double v : w_.late_kinds)
+    if (!std::isfinite(v)) throw ConfigError("learned SA proposer: a weight is not finite");
   for (double v : o_.log_prior)
     if (!std::isfinite(v)) throw ConfigError("learned SA proposer: the prior has a non-finite log-probability");
 }
 
 std::array<double, K> LearnedProposer::Probabilities(double progress, double acceptance) const {
   const double feat[F] = {1.0, progress, progress * progress, acceptance};
+  const double h = ProposerLateStart(w_);
+  const bool late = w_.late_kinds_on && progress > h;  // before h: the file's own logits, to the bit
+  const double ramp = late ? std::min(1.0, (progress - h) / (1 - h)) : 0.0;
   std::array<double, K> logit{}, p{};
   double top = -1e300;
   for (int k = 0; k < K; ++k) {
     if (!legal_[k]) continue;
     double z = 0;
     for (int f = 0; f < F; ++f) z += w_.w[k * F + f] * feat[f];
+    if (late) z += w_.late_kinds[k] * ramp;
     logit[k] = z;
     top = std::max(top, z);
   }

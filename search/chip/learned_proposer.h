@@ -58,6 +58,15 @@ struct ProposerWeights {
   static constexpr int kTargetSelectFeatures = 3;
   bool target_select_on = false;
   std::array<double, kTargetSelectFeatures> target_select{};
+  // The kinds' late adjustment (off unless `late_kinds_on`; session 42): from the late start h
+  // (ProposerLateStart: the controller's handover, else kDefaultHandover) on, the logit of kind k
+  // gains late_kinds[k] · (p − h) ÷ (1 − h), so the mixture is the file's own up to h, to the bit,
+  // and has moved by late_kinds at the end. Two runs of one seed whose files differ only here are
+  // identical up to h (with sa.max_evaluations, which makes p follow the evaluations): a paired
+  // measure of what the second half proposes. REINFORCE (sa.proposer_lr > 0) does not change
+  // these weights; train-proposer --set late_kinds=true searches them. Each within ±30.
+  bool late_kinds_on = false;
+  std::array<double, kKinds> late_kinds{};
   // The annealing schedule's adjustments (searched by train-proposer with schedule=true; all zero:
   // the annealer's own schedule, to the bit): at progress p the temperature is multiplied by
   // exp(s[0] + s[1]·p + s[2]·p²) and the soft moves' largest step (sa.soft_move_cells) by
@@ -115,6 +124,9 @@ const char* ProposerTargetSelectFeatureName(int feature);
 // the schedule weights are zero; the temperature's follows ProposerWeights::schedule_handover.
 double ProposerTemperatureFactor(const ProposerWeights& w, double progress);
 double ProposerSoftStepFactor(const ProposerWeights& w, double progress);
+// Where ProposerWeights::late_kinds starts acting: the controller's handover when the weights have
+// one (control_on, control_handover < 1), else kDefaultHandover.
+double ProposerLateStart(const ProposerWeights& w);
 
 // A start for the acceptance controller (train-proposer --set control=true from weights without
 // one): `sa-soft`'s own acceptance on Ariane133 (1 CPU-minute, seed 1: 0.35 early, 0.02 late),

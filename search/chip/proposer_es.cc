@@ -43,6 +43,8 @@ std::vector<Parameter> Parameters(ProposerWeights* w, const ProposerEsOptions& o
     for (double& v : w->hard_select) p.push_back({&v, kMaxWeight});
   if (o.target_select)
     for (double& v : w->target_select) p.push_back({&v, kMaxWeight});
+  if (o.late_kinds)
+    for (double& v : w->late_kinds) p.push_back({&v, kMaxWeight});
   return p;
 }
 
@@ -56,10 +58,11 @@ void Check(int designs, const ProposerEsOptions& o) {
   if (o.threads < 1 || o.threads > 256) throw ConfigError("proposer ES: threads must be in [1, 256]");
   if (o.control_state && !o.control)
     throw ConfigError("proposer ES: control_state searches the controller's state term: it needs control=true");
-  if (o.features.empty() && !o.select && !o.schedule && !o.control && !o.hard_select && !o.target_select)
+  if (o.features.empty() && !o.select && !o.schedule && !o.control && !o.hard_select && !o.target_select &&
+      !o.late_kinds)
     throw ConfigError(
         "proposer ES: no parameter to search (no feature, no select, no schedule, no control, no hard_select, no "
-        "target_select)");
+        "target_select, no late_kinds)");
   std::vector<int> seen;
   for (int f : o.features) {
     if (f < 0 || f >= F)
@@ -194,7 +197,7 @@ int ProposerEsDimensions(const ProposerEsOptions& o) {
   return K * static_cast<int>(o.features.size()) + (o.select ? ProposerWeights::kSelectFeatures : 0) +
          (o.schedule ? ProposerWeights::kScheduleWeights : 0) + (o.control ? ProposerWeights::kControlWeights : 0) +
          (o.control && o.control_state ? 1 : 0) + (o.hard_select ? ProposerWeights::kHardSelectFeatures : 0) +
-         (o.target_select ? ProposerWeights::kTargetSelectFeatures : 0);
+         (o.target_select ? ProposerWeights::kTargetSelectFeatures : 0) + (o.late_kinds ? ProposerWeights::kKinds : 0);
 }
 
 ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const ProposerWeights& start,
@@ -220,6 +223,10 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
   if (o.target_select && !r.weights.target_select_on) {  // searching a target selection the start does not have
     r.weights.target_select = {};
     r.weights.target_select_on = true;
+  }
+  if (o.late_kinds && !r.weights.late_kinds_on) {  // searching a late adjustment the start does not have
+    r.weights.late_kinds = {};
+    r.weights.late_kinds_on = true;
   }
   if (o.control_state && !r.weights.control_state_on) {  // searching a state term the start does not have
     r.weights.control_state = 0;

@@ -38,6 +38,8 @@ struct ProposerEsOptions {
                              // without one starts from zero (uniform)
   bool target_select = false;  // also a `move`'s target-cell selection (ProposerWeights::target_select):
                                // a start without one starts from zero (uniform)
+  bool late_kinds = false;  // also the kinds' late adjustment (ProposerWeights::late_kinds): a start
+                            // without one starts from zero (the start's mixture to the end)
   int threads = 1;          // runs in parallel (each thread has its own index for the callback)
 };
 

@@ -636,6 +636,84 @@ TEST(LearnedAnnealing, TheTargetSelectionPicksTheCellsItsWeightsPrefer) {
     EXPECT_THROW(ParseProposerWeights(bad, "w.json"), ParseError) << bad;
 }
 
+// The kinds' late adjustment (session 42) acts only after the late start: up to it the run is the
+// file's own to the bit (every tenth of the anneal profile identical, so two runs of one seed are
+// a paired measure of the second half), after it the mixture moves by the weights; the file round
+// trips and damaged entries are refused.
+TEST(LearnedAnnealing, TheLateKindsChangeOnlyTheSecondHalf) {
+  auto env = SampleClustered();
+  ChipBaselineOptions o = FrozenLearned(20000);
+  const BaselineResult base = RunChipBaseline("sa", env.get(), o, {}, {});
+  ProposerWeights& w = o.sa_proposer_weights;
+  w.late_kinds_on = true;
+  w.late_kinds[kMove] = 4;  // `move`s e^4 ≈ 55 times as likely at the end
+  const BaselineResult late = RunChipBaseline("sa", env.get(), o, {}, {});
+  ASSERT_EQ(base.anneal_profile.size(), 10u);
+  ASSERT_EQ(late.anneal_profile.size(), 10u);
+  auto same = [](const BaselineResult::AnnealTenth& a, const BaselineResult::AnnealTenth& b) {
+    for (int g = 0; g < 2; ++g)
+      if (a.kinds[g].evaluated != b.kinds[g].evaluated || a.kinds[g].downhill != b.kinds[g].downhill ||
+          a.kinds[g].uphill_accepted != b.kinds[g].uphill_accepted || a.kinds[g].sum_log_uphill != b.kinds[g].sum_log_uphill)
+        return false;
+    return a.temperature == b.temperature;
+  };
+  for (int t = 0; t < 5; ++t) EXPECT_TRUE(same(base.anneal_profile[t], late.anneal_profile[t])) << "tenth " << t;
+  int differ = 0;
+  for (int t = 5; t < 10; ++t) differ += !same(base.anneal_profile[t], late.anneal_profile[t]);
+  EXPECT_GE(differ, 4);
+  EXPECT_GT(late.proposer.stats[kMove].proposed, 2 * base.proposer.stats[kMove].proposed);
+  std::string why;
+  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), late.best, &why)) << why;
+  // The probabilities: the file's own up to the late start (0.5 without a controller; the
+  // controller's handover with one), moved by the full weights at the end.
+  ProposerOptions po;
+  po.learning_rate = 0;
+  ProposerWeights plain;
+  plain.w[kSoftShift * ProposerWeights::kFeatures + 1] = 1.5;  // some progress dependence of its own
+  ProposerWeights moved = plain;
+  moved.late_kinds_on = true;
+  moved.late_kinds[kSwap] = -2;
+  moved.late_kinds[kMove] = 3;
+  const LearnedProposer a(plain, po, AllLegal()), b(moved, po, AllLegal());
+  for (double p : {0.0, 0.25, 0.5}) EXPECT_EQ(a.Probabilities(p, 0.1), b.Probabilities(p, 0.1)) << p;
+  const auto pa = a.Probabilities(1.0, 0.1), pb = b.Probabilities(1.0, 0.1);
+  EXPECT_NEAR(std::log(pb[kMove] / pb[kShift]) - std::log(pa[kMove] / pa[kShift]), 3, 1e-9);
+  EXPECT_NEAR(std::log(pb[kSwap] / pb[kShift]) - std::log(pa[kSwap] / pa[kShift]), -2, 1e-9);
+  const auto half = b.Probabilities(0.75, 0.1), half_a = a.Probabilities(0.75, 0.1);
+  EXPECT_NEAR(std::log(half[kMove] / half[kShift]) - std::log(half_a[kMove] / half_a[kShift]), 1.5, 1e-9);
+  moved.control_on = true;
+  moved.control_handover = 0.8;
+  EXPECT_EQ(ProposerLateStart(moved), 0.8);
+  ProposerWeights controlled = plain;
+  controlled.control_on = true;
+  controlled.control_handover = 0.8;
+  const LearnedProposer c(controlled, po, AllLegal()), d(moved, po, AllLegal());
+  EXPECT_EQ(c.Probabilities(0.79, 0.1), d.Probabilities(0.79, 0.1));
+  EXPECT_NE(c.Probabilities(0.9, 0.1), d.Probabilities(0.9, 0.1));
+  // The file: absent = off (the committed files are unchanged); present round-trips.
+  EXPECT_EQ(ProposerWeightsJson(ProposerWeights{}).find("late_kind"), std::string::npos);
+  EXPECT_FALSE(ParseProposerWeights(ProposerWeightsJson(ProposerWeights{}), "w.json").late_kinds_on);
+  ProposerWeights file;
+  file.late_kinds_on = true;
+  file.late_kinds[kSoftShift] = 2;
+  const std::string text = ProposerWeightsJson(file);
+  const ProposerWeights back = ParseProposerWeights(text, "w.json");
+  EXPECT_TRUE(back.late_kinds_on);
+  EXPECT_EQ(back.late_kinds, file.late_kinds);
+  auto replaced = [](std::string t, const std::string& find, const std::string& with) {
+    const auto at = t.find(find);
+    EXPECT_NE(at, std::string::npos) << find << " not in " << t;
+    if (at != std::string::npos) t.replace(at, find.size(), with);
+    return t;
+  };
+  const std::string entry = "\"late_kind_weights\":[0.0,0.0,0.0,0.0,0.0,2.0,0.0,0.0]";
+  for (const std::string& bad : {replaced(text, entry, "\"late_kind_weights\":[0.0,0.0,0.0,0.0,0.0,2.0,0.0]"),
+                                 replaced(text, entry, "\"late_kind_weights\":[0.0,0.0,0.0,0.0,0.0,31.0,0.0,0.0]"),
+                                 replaced(text, entry, "\"late_kind_weights\":[0.0,0.0,0.0,0.0,0.0,\"x\",0.0,0.0]"),
+                                 replaced(text, entry, "\"late_kind_weights\":2.0")})
+    EXPECT_THROW(ParseProposerWeights(bad, "w.json"), ParseError) << bad;
+}
+
 // With the acceptance controller the run holds the target acceptance instead of the temperature
 // profile: with a constant base temperature, targets of 0.4 and 0.15 are each met over the run
 // (on this design about 9 % of the proposals change no cost and are always accepted: no lower

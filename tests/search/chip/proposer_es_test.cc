@@ -247,6 +247,28 @@ TEST(ProposerEs, TheHardSelectionIsSearchedFromZero) {
   EXPECT_FALSE(r.weights.control_on);
 }
 
+// late_kinds=true searches the kinds' late adjustment from zero (a start without one) and nothing
+// else when no feature is listed.
+TEST(ProposerEs, TheLateKindsAreSearchedFromZero) {
+  auto run = [](const ProposerWeights& w, int, uint64_t seed, int) {
+    EXPECT_TRUE(w.late_kinds_on);
+    return 1 + std::pow(w.late_kinds[kSoftShift] - 1.5, 2) + std::pow(w.late_kinds[kMove] + 1, 2) +
+           1e-3 * std::sin(static_cast<double>(seed));
+  };
+  ProposerWeights start;
+  start.w[3] = 0.5;
+  ProposerEsOptions o = BiasOnly();
+  o.features = {};
+  o.late_kinds = true;
+  EXPECT_EQ(ProposerEsDimensions(o), ProposerWeights::kKinds);
+  const ProposerEsResult r = TrainProposerEs(1, run, start, o, {}, {}, {});
+  EXPECT_TRUE(r.weights.late_kinds_on);
+  EXPECT_NEAR(r.weights.late_kinds[kSoftShift], 1.5, 0.5);
+  EXPECT_NEAR(r.weights.late_kinds[kMove], -1, 0.5);
+  EXPECT_EQ(r.weights.w, start.w);
+  EXPECT_FALSE(r.weights.control_on);
+}
+
 // target_select=true searches a `move`'s target-cell selection from zero (a start without one),
 // beside the hard selection when both are asked for, and nothing else when no feature is listed.
 TEST(ProposerEs, TheTargetSelectionIsSearchedFromZero) {
