@@ -26,10 +26,13 @@
 #                           evolution strategies on other designs) those weights, frozen;
 #      learned-sa         — `place-baseline --method learned-sa`: the shipped policy, frozen (trained on
 #                           the four flows designs, never on Ariane133);
-#      shipped-loo        — the shipped policy's recipe trained WITHOUT the evaluated design, frozen: the
-#                           committed experiments/results/learned_sa/schedule_control_state_without_X_proposer.json
+#      late-loo           — the shipped policy's recipe (session 44) trained WITHOUT the evaluated design,
+#                           frozen: the committed experiments/results/learned_sa/late_kinds_without_X_proposer.json
 #                           (X = asap7, mempool, ng45_ariane136, sky130hd; Ariane133: the shipped file,
 #                           which never saw it) — the held-out arm of the issue's protocol;
+#      shipped-loo        — the same for the recipe shipped in sessions 32-43 (without the kinds' late
+#                           adjustment): schedule_control_state_without_X_proposer.json (Ariane133:
+#                           schedule_control_state_four_flows_proposer.json);
 #      es-loo             — the issue's held-out protocol: per evaluated design, train-proposer on
 #                           --es-loo-designs (default: the four flows designs) WITHOUT that design,
 #                           with --es-loo-args (default: the schedule only, from sa-soft's mixture,
@@ -46,7 +49,7 @@
 # the runs that --work holds, a missing seed shown as — (e.g. runs of several sessions linked into
 # one --work as WORK/DESIGN/ARM.sSEED).
 # --archive DIR keeps a small record of each finished run in --work of the arms whose policy the
-# repository fixes (sa, sa-soft, frozen, learned-sa, shipped-loo; not es, es-loo, scratch or
+# repository fixes (sa, sa-soft, frozen, learned-sa, shipped-loo, late-loo; not es, es-loo, scratch or
 # pretrained, whose policy is the invocation's): config.pbtxt, result.json, rescored.json and
 # metrics.csv thinned to about 360 rows (10 CPU-seconds apart at 60 minutes), about 50 kB a run, in
 # DIR/Mmin/DESIGN/ARM.sSEED, so that runs of several sessions make one table:
@@ -101,7 +104,7 @@ for b in place-baseline proxy-cost group-netlist plot-curves train-proposer; do
 done
 [[ -n "$ARMS" ]] || ARMS="sa-soft frozen scratch pretrained${ES_WEIGHTS:+ es}"
 for a in $ARMS; do
-  case $a in sa|sa-soft|frozen|scratch|pretrained|es-loo|learned-sa|shipped-loo) ;; es) [[ -s "$ES_WEIGHTS" ]] || { echo "learned_sa.sh: error: the es arm needs --es-weights FILE" >&2; exit 1; } ;;
+  case $a in sa|sa-soft|frozen|scratch|pretrained|es-loo|learned-sa|shipped-loo|late-loo) ;; es) [[ -s "$ES_WEIGHTS" ]] || { echo "learned_sa.sh: error: the es arm needs --es-weights FILE" >&2; exit 1; } ;;
     *) echo "learned_sa.sh: error: unknown arm $a" >&2; exit 1 ;; esac
 done
 [[ -z "$ES_WEIGHTS" ]] || ES_WEIGHTS=$(realpath "$ES_WEIGHTS")
@@ -112,21 +115,36 @@ for d in $DESIGNS; do
     [[ "$d" != "$p" ]] || { echo "learned_sa.sh: error: $d is both evaluated and in the pretraining" >&2; exit 1; }
   done
 done
-# The committed held-out file of the shipped recipe for a design (shipped-loo arm).
+# The committed held-out file of a recipe for a design: late-loo (the shipped recipe, session 44) and
+# shipped-loo (the recipe shipped in sessions 32-43).
 RESULTS=experiments/results/learned_sa
-shipped_loo_of() {
+late_loo_of() {
   case $1 in
     ariane133) echo shipped ;;  # sa.proposer_weights=shipped: the shipped file itself, which never saw Ariane133
+    asap7_ariane136) echo "$RESULTS/late_kinds_without_asap7_proposer.json" ;;
+    ng45_mempool_tile) echo "$RESULTS/late_kinds_without_mempool_proposer.json" ;;
+    ng45_ariane136) echo "$RESULTS/late_kinds_without_ng45_ariane136_proposer.json" ;;
+    sky130hd_ariane133) echo "$RESULTS/late_kinds_without_sky130hd_proposer.json" ;;
+    *) echo "learned_sa.sh: error: no held-out file of the shipped recipe for $1 (late-loo arm)" >&2; exit 1 ;;
+  esac
+}
+shipped_loo_of() {
+  case $1 in
+    ariane133) echo "$RESULTS/schedule_control_state_four_flows_proposer.json" ;;  # never saw Ariane133
     asap7_ariane136) echo "$RESULTS/schedule_control_state_without_asap7_proposer.json" ;;
     ng45_mempool_tile) echo "$RESULTS/schedule_control_state_without_mempool_proposer.json" ;;
     ng45_ariane136) echo "$RESULTS/schedule_control_state_without_ng45_ariane136_proposer.json" ;;
     sky130hd_ariane133) echo "$RESULTS/schedule_control_state_without_sky130hd_proposer.json" ;;
-    *) echo "learned_sa.sh: error: no held-out file of the shipped recipe for $1 (shipped-loo arm)" >&2; exit 1 ;;
+    *) echo "learned_sa.sh: error: no held-out file of the session-32 recipe for $1 (shipped-loo arm)" >&2; exit 1 ;;
   esac
 }
-if [[ " $ARMS " == *" shipped-loo "* ]]; then  # a design without a held-out file stops here, before any run
-  for d in $DESIGNS; do f=$(shipped_loo_of "$d"); [[ $f == shipped || -s "$f" ]] || { echo "learned_sa.sh: error: missing $f" >&2; exit 1; }; done
-fi
+for a in shipped-loo late-loo; do  # a design without a held-out file stops here, before any run
+  [[ " $ARMS " == *" $a "* ]] || continue
+  for d in $DESIGNS; do
+    if [[ $a == late-loo ]]; then f=$(late_loo_of "$d"); else f=$(shipped_loo_of "$d"); fi
+    [[ $f == shipped || -s "$f" ]] || { echo "learned_sa.sh: error: missing $f" >&2; exit 1; }
+  done
+done
 [[ -n "$WORK" ]] || WORK=out/learned_sa_work
 mkdir -p "$WORK" "$(dirname "$OUT")"
 DATA=../shared/datasets/chip
@@ -211,6 +229,7 @@ for d in $DESIGNS; do
         es-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$WORK/es_loo/$d/proposer.json") ;;
         learned-sa) method=learned-sa; args=() ;;
         shipped-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$(shipped_loo_of "$d")") ;;
+        late-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$(late_loo_of "$d")") ;;
       esac
       while [[ $(jobs_running) -ge $JOBS ]]; do sleep 1; done
       echo "$d seed $s: $arm ($MINUTES CPU-min) ..." >&2
@@ -232,7 +251,7 @@ for d in $DESIGNS; do
       r=${r%/}
       [[ -s "$r/result.json" && -s "$r/rescored.json" && -s "$r/metrics.csv" ]] || continue
       case $(basename "$r") in  # the arms whose policy the repository fixes (es, es-loo, scratch, pretrained: the invocation's)
-        sa.s*|sa-soft.s*|frozen.s*|learned-sa.s*|shipped-loo.s*) ;;
+        sa.s*|sa-soft.s*|frozen.s*|learned-sa.s*|shipped-loo.s*|late-loo.s*) ;;
         *) continue ;;
       esac
       a="$ARCHIVE/${MINUTES}min/$d/$(basename "$r")"
@@ -287,7 +306,8 @@ names = {"sa": "TILOS SA (`--method sa`)", "sa-soft": "`sa-soft` (uniform propos
          "es": "learned by ES on other designs, frozen",
          "es-loo": "learned by ES without this design (held out), frozen",
          "learned-sa": "`learned-sa` (the shipped policy, frozen)",
-         "shipped-loo": "the shipped recipe trained without this design (held out), frozen"}
+         "shipped-loo": "the session-32 recipe trained without this design (held out), frozen",
+         "late-loo": "the shipped recipe (session 44: + the kinds' late adjustment) trained without this design (held out), frozen"}
 lines = ["# Learned simulated annealing: results", "",
          f"Written by `experiments/learned_sa.sh --minutes {minutes} --seeds \"{' '.join(seeds)}\" --designs \"{designs}\" --arms \"{arms}\"` "
          f"(pretraining: {pre or 'none'}, {pre_min} CPU-min each, lr {pre_lr}; lr during the runs {lr}"

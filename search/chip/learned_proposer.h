@@ -174,14 +174,16 @@ class AcceptanceController {
 // Load throws ParseError naming the file and what is wrong (not a proposer file, wrong sizes,
 // non-finite weights).
 // `path` kShippedProposer ("shipped") is the proposer shipped with placerl: `sa-soft`'s kinds with the
-// ES-trained schedule and acceptance controller (with its state term) of kShippedProposerFile (trained
-// on the four flows designs, never on Ariane133; docs/learned_sa.md), embedded in the binaries at
-// build time (ShippedProposerText).
+// ES-trained schedule and acceptance controller (with its state term) and, since session 44, the
+// kinds' late adjustment (late_kinds) of kShippedProposerFile (trained on the four flows designs,
+// never on Ariane133; docs/learned_sa.md), embedded in the binaries at build time
+// (ShippedProposerText). The session-32 file without the late adjustment stays committed as
+// experiments/results/learned_sa/schedule_control_state_four_flows_proposer.json.
 void SaveProposerWeights(const std::string& path, const ProposerWeights& w);
 ProposerWeights LoadProposerWeights(const std::string& path);
 ProposerWeights ParseProposerWeights(const std::string& text, const std::string& label);  // label names it in errors
 inline constexpr const char* kShippedProposer = "shipped";
-inline constexpr const char* kShippedProposerFile = "experiments/results/learned_sa/schedule_control_state_four_flows_proposer.json";
+inline constexpr const char* kShippedProposerFile = "experiments/results/learned_sa/schedule_control_state_late_four_flows_proposer.json";
 const std::string& ShippedProposerText();  // generated: search/CMakeLists.txt
 std::string ProposerWeightsJson(const ProposerWeights& w);  // the file's content
 

@@ -36,12 +36,13 @@ TEST(LearnedSaScript, TableOnlyReadsTheRunsItHoldsAndRunsNothing) {
   FakeRun(d / "sa-soft.s1", 0.630000, 170000000, 19000000);
   FakeRun(d / "sa-soft.s2", 0.632000, 172000000, 19500000);
   FakeRun(d / "shipped-loo.s1", 0.629000, 200000000, 27000000);
+  FakeRun(d / "late-loo.s2", 0.631000, 190000000, 26000000);
   // Seed 2 of the learned arm was cut: a best.plc but no result.json.
   fs::create_directories(d / "shipped-loo.s2");
   testing::Spit(d / "shipped-loo.s2/best.plc", "# not a finished run\n");
   const std::string out = tmp / "out/t.md";
   const auto r = Sh("experiments/learned_sa.sh --table-only --minutes 60 --seeds '1 2 3' --designs ariane133 "
-                    "--arms 'sa-soft shipped-loo' --bin " + testing::BinDir() + " --work " + work.string() +
+                    "--arms 'sa-soft shipped-loo late-loo' --bin " + testing::BinDir() + " --work " + work.string() +
                     " --out " + out + " 2>&1");
   ASSERT_EQ(r.status, 0) << r.out;
   const std::string t = testing::Slurp(out);
@@ -50,6 +51,11 @@ TEST(LearnedSaScript, TableOnlyReadsTheRunsItHoldsAndRunsNothing) {
   // The learned arm: seed 1 only; −0.159 % = 0.629 / 0.630 − 1 on the one seed both finished.
   EXPECT_NE(t.find("| 0.629000 — — | 0.629000 ± 0.000000 (n=1) | −0.159 % on the mean, below on 1 of 1 | 2e+08 | 2.7e+07 |"),
             std::string::npos) << t;
+  // The shipped recipe's held-out arm (session 44), seed 2 only: 0.631 / 0.632 − 1 = −0.158 %.
+  EXPECT_NE(t.find("| ariane133 | the shipped recipe (session 44: + the kinds' late adjustment) trained without this "
+                   "design (held out), frozen | — 0.631000 — | 0.631000 ± 0.000000 (n=1) | −0.158 % on the mean, below on 1 of 1 |"),
+            std::string::npos) << t;
+  EXPECT_NE(t.find("| ariane133 | the session-32 recipe trained without this design"), std::string::npos) << t;
   EXPECT_NE(t.find("--table-only"), std::string::npos);
   EXPECT_FALSE(fs::exists(d / "shipped-loo.s2/rescored.json"));  // the cut run is not re-scored
   EXPECT_FALSE(fs::exists(d / "sa-soft.s3"));                      // nothing ran
@@ -97,7 +103,7 @@ TEST(LearnedSaScript, TheArchiveHoldsSmallRecordsThatMakeTheSameTable) {
 TEST(LearnedSaScript, BadArgumentsAreOneLineAndExitOne) {
   const std::string bin = " --bin " + testing::BinDir();
   for (const std::string& args : {"--table-only --arms bogus" + bin, bin + " --minutes", "--bogus" + bin,
-                                  std::string("--bin /nonexistent")}) {
+                                  std::string("--bin /nonexistent"), "--arms late-loo --designs bogus" + bin}) {
     const auto r = Sh("experiments/learned_sa.sh " + args + " 2>&1");
     EXPECT_EQ(r.status, 1) << args << ": " << r.out;
     EXPECT_EQ(r.out.rfind("learned_sa.sh: error: ", 0), 0u) << args << ": " << r.out;

@@ -299,7 +299,7 @@ TEST(PlaceBaselineCli, LearnedProposerIsWrittenAndContinuedFrom) {
 // those settings spelled out with the committed file; from another directory too (embedded).
 TEST(PlaceBaselineCli, LearnedSaIsSaSoftWithTheShippedProposer) {
   testing::TempDir tmp;
-  const std::string file = fs::absolute("experiments/results/learned_sa/schedule_control_state_four_flows_proposer.json");
+  const std::string file = fs::absolute("experiments/results/learned_sa/schedule_control_state_late_four_flows_proposer.json");
   const std::string common = " --minutes 10 --set max_evaluations=20000 --seed 3 --json";
   const auto named = Sh("(cd " + tmp.path() + " && " + fs::absolute(kBin).string() + " --method learned-sa" +
                         common + " --out named 2>/dev/null)");

@@ -191,7 +191,7 @@ TEST(LearnedProposer, APriorHoldsThePolicyNearItWhereUniformHoldsItNearUniform) 
 }
 
 // "shipped" is the committed kShippedProposerFile (the four-flows schedule with the state controller,
-// session 32), embedded at build time.
+// session 32, and the kinds' late adjustment, session 44), embedded at build time.
 TEST(ProposerWeights, TheShippedProposerIsTheCommittedFile) {
   const ProposerWeights shipped = LoadProposerWeights(kShippedProposer);
   const ProposerWeights file = LoadProposerWeights(kShippedProposerFile);
@@ -205,10 +205,20 @@ TEST(ProposerWeights, TheShippedProposerIsTheCommittedFile) {
   EXPECT_EQ(shipped.control_handover, file.control_handover);
   EXPECT_EQ(shipped.control_state_on, file.control_state_on);
   EXPECT_EQ(shipped.control_state, file.control_state);
+  EXPECT_EQ(shipped.late_kinds_on, file.late_kinds_on);
+  EXPECT_EQ(shipped.late_kinds, file.late_kinds);
   EXPECT_NE(shipped.schedule, ProposerWeights().schedule);  // it carries the learned schedule
   EXPECT_TRUE(shipped.control_on);                          // and the acceptance controller
   EXPECT_TRUE(shipped.control_state_on);                    // with its state term (the learned reheat)
   EXPECT_LT(shipped.control_state, 0);
+  EXPECT_TRUE(shipped.late_kinds_on);                       // and the kinds' late adjustment: more soft moves late
+  EXPECT_GT(shipped.late_kinds[5], 0) << "soft_shift";
+  // The session-32 file is the same policy without the late adjustment (identical up to the handover).
+  const ProposerWeights s32 = LoadProposerWeights("experiments/results/learned_sa/schedule_control_state_four_flows_proposer.json");
+  EXPECT_FALSE(s32.late_kinds_on);
+  EXPECT_EQ(s32.schedule, shipped.schedule);
+  EXPECT_EQ(s32.control, shipped.control);
+  EXPECT_EQ(s32.control_state, shipped.control_state);
   for (const std::string& d : shipped.trained_on) EXPECT_EQ(d.find("ariane133_ng45"), std::string::npos) << d;
   EXPECT_THROW(ParseProposerWeights("{}", "x"), ParseError);
 }
