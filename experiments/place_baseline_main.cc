@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
     app.add_option("--method", o.method,
                    "random | greedy | sa | fd | cd (default sa) | sa-soft (sa with sa.init=snapped, "
                    "sa.fd_every_steps=0, sa.soft_move_prob=0.5, sa.soft_move_cells=1; --set still overrides) | "
-                   "learned-sa (sa-soft whose schedule and acceptance controller come from the shipped learned proposer: "
+                   "learned-sa (sa-soft whose schedule, acceptance controller and late kind mixture come from the shipped learned proposer: "
                    "sa.proposer=learned, sa.proposer_lr=0, sa.proposer_weights=shipped; docs/learned_sa.md)");
     app.add_flag("--refine-cd", o.refine_cd, "run coordinate descent on the best placement at the end");
     app.add_option("--netlist", o.netlist, "netlist.pb.txt[.gz]; default: the built-in synthetic chip")
