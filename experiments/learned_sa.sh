@@ -115,33 +115,28 @@ for d in $DESIGNS; do
     [[ "$d" != "$p" ]] || { echo "learned_sa.sh: error: $d is both evaluated and in the pretraining" >&2; exit 1; }
   done
 done
-# The committed held-out file of a recipe for a design: late-loo (the shipped recipe, session 44) and
-# shipped-loo (the recipe shipped in sessions 32-43).
+# The committed held-out file of a recipe for a design: late-loo (the shipped recipe, session 44:
+# late_kinds_without_X) and shipped-loo (the recipe shipped in sessions 32-43:
+# schedule_control_state_without_X); on Ariane133, which no file was trained on, the recipe's
+# four-flows file itself.
 RESULTS=experiments/results/learned_sa
-late_loo_of() {
-  case $1 in
-    ariane133) echo shipped ;;  # sa.proposer_weights=shipped: the shipped file itself, which never saw Ariane133
-    asap7_ariane136) echo "$RESULTS/late_kinds_without_asap7_proposer.json" ;;
-    ng45_mempool_tile) echo "$RESULTS/late_kinds_without_mempool_proposer.json" ;;
-    ng45_ariane136) echo "$RESULTS/late_kinds_without_ng45_ariane136_proposer.json" ;;
-    sky130hd_ariane133) echo "$RESULTS/late_kinds_without_sky130hd_proposer.json" ;;
-    *) echo "learned_sa.sh: error: no held-out file of the shipped recipe for $1 (late-loo arm)" >&2; exit 1 ;;
+loo_of() {  # ARM DESIGN
+  local prefix=schedule_control_state_without_ x
+  [[ $1 == late-loo ]] && prefix=late_kinds_without_
+  case $2 in
+    ariane133) [[ $1 == late-loo ]] && echo shipped || echo "$RESULTS/schedule_control_state_four_flows_proposer.json"; return ;;
+    asap7_ariane136) x=asap7 ;;
+    ng45_mempool_tile) x=mempool ;;
+    ng45_ariane136) x=ng45_ariane136 ;;
+    sky130hd_ariane133) x=sky130hd ;;
+    *) echo "learned_sa.sh: error: no held-out file of the $1 arm's recipe for $2" >&2; exit 1 ;;
   esac
-}
-shipped_loo_of() {
-  case $1 in
-    ariane133) echo "$RESULTS/schedule_control_state_four_flows_proposer.json" ;;  # never saw Ariane133
-    asap7_ariane136) echo "$RESULTS/schedule_control_state_without_asap7_proposer.json" ;;
-    ng45_mempool_tile) echo "$RESULTS/schedule_control_state_without_mempool_proposer.json" ;;
-    ng45_ariane136) echo "$RESULTS/schedule_control_state_without_ng45_ariane136_proposer.json" ;;
-    sky130hd_ariane133) echo "$RESULTS/schedule_control_state_without_sky130hd_proposer.json" ;;
-    *) echo "learned_sa.sh: error: no held-out file of the session-32 recipe for $1 (shipped-loo arm)" >&2; exit 1 ;;
-  esac
+  echo "$RESULTS/$prefix${x}_proposer.json"
 }
 for a in shipped-loo late-loo; do  # a design without a held-out file stops here, before any run
   [[ " $ARMS " == *" $a "* ]] || continue
   for d in $DESIGNS; do
-    if [[ $a == late-loo ]]; then f=$(late_loo_of "$d"); else f=$(shipped_loo_of "$d"); fi
+    f=$(loo_of "$a" "$d")
     [[ $f == shipped || -s "$f" ]] || { echo "learned_sa.sh: error: missing $f" >&2; exit 1; }
   done
 done
@@ -228,8 +223,7 @@ for d in $DESIGNS; do
         es) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$ES_WEIGHTS") ;;
         es-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$WORK/es_loo/$d/proposer.json") ;;
         learned-sa) method=learned-sa; args=() ;;
-        shipped-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$(shipped_loo_of "$d")") ;;
-        late-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$(late_loo_of "$d")") ;;
+        shipped-loo|late-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$(loo_of "$arm" "$d")") ;;
       esac
       while [[ $(jobs_running) -ge $JOBS ]]; do sleep 1; done
       echo "$d seed $s: $arm ($MINUTES CPU-min) ..." >&2
