@@ -153,6 +153,7 @@ int PlaceBaseline(const Options& o) {
     }
     j["anneal_profile"] = tenths;
     if (std::isfinite(r.control_first_log_share)) j["control_first_log_share"] = r.control_first_log_share;
+    if (std::isfinite(r.length_log)) j["length_log"] = r.length_log;
   }
   j["stopped_by_signal"] = run::StopRequested();
   if (r.proposer.used) {

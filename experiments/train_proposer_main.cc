@@ -102,10 +102,11 @@ search::ProposerWeights StartWeights(const config::TrainProposerConfig& c) {
   return search::LoadProposerWeights(c.start());
 }
 
-nlohmann::json Probabilities(const search::ProposerWeights& w) {
+nlohmann::json Probabilities(const search::ProposerWeights& w, int64_t moves) {
   // π(kind | progress) at the start, the middle and the end of a run (acceptance rate 0.5), every kind
   // legal, and the schedule's temperature and soft-step multipliers there (and the acceptance
-  // controller's target, when the weights have one).
+  // controller's target, when the weights have one) — for a run of the training runs' `moves` (the
+  // run-length term's λ, when the weights have one).
   std::array<bool, search::ProposerWeights::kKinds> legal;
   legal.fill(true);
   search::ProposerOptions po;
@@ -116,9 +117,14 @@ nlohmann::json Probabilities(const search::ProposerWeights& w) {
     const auto prob = p.Probabilities(at, 0.5);
     nlohmann::json row = nlohmann::json::object();
     for (int k = 0; k < search::ProposerWeights::kKinds; ++k) row[search::ProposalKindName(k)] = prob[k];
-    row["temperature_factor"] = search::ProposerTemperatureFactor(w, at);
+    const double length_log = search::ProposerLengthLog(w, static_cast<double>(moves));
+    row["temperature_factor"] = search::ProposerTemperatureFactor(w, at, length_log);
     row["soft_step_factor"] = search::ProposerSoftStepFactor(w, at);
-    if (w.control_on) row["target_acceptance"] = search::AcceptanceController(w).target(at);
+    if (w.control_on) {
+      search::AcceptanceController control(w);
+      control.set_length_log(length_log);
+      row["target_acceptance"] = control.target(at);
+    }
     char key[32];
     std::snprintf(key, sizeof(key), "progress_%.1f", at);
     j[key] = row;
@@ -167,6 +173,7 @@ int TrainProposer(const Options& o) {
   eo.hard_select = cfg.hard_select();
   eo.target_select = cfg.target_select();
   eo.late_kinds = cfg.late_kinds();
+  eo.length = cfg.length();
   eo.seed = cfg.seed();
   eo.threads = cfg.threads();
 
@@ -259,8 +266,8 @@ int TrainProposer(const Options& o) {
     hist.push_back({{"iteration", it.iteration}, {"mean_relative_cost", it.mean_relative}, {"mean_cost", it.mean_cost},
                     {"gradient_norm", it.gradient_norm}, {"seconds", it.seconds}});
   j["history"] = hist;
-  j["probabilities_start"] = Probabilities(start);
-  j["probabilities_end"] = Probabilities(r.weights);
+  j["probabilities_start"] = Probabilities(start, cfg.run().max_evaluations());
+  j["probabilities_end"] = Probabilities(r.weights, cfg.run().max_evaluations());
   j["weights_out"] = dir.Path("proposer.json");
   j["out"] = dir.path();
   MarkFeasible(&j);

@@ -156,10 +156,10 @@ void CheckTrainProposerConfig(const config::TrainProposerConfig& c) {
   ParseBudgetClock(c.clock());
   if (c.start().empty()) throw ConfigError("start must be mixture, uniform or a proposer.json");
   if (c.features().empty() && !c.select() && !c.schedule() && !c.control() && !c.hard_select() && !c.target_select() &&
-      !c.late_kinds())
+      !c.late_kinds() && !c.length())
     throw ConfigError(
-        "features is empty and select, schedule, control, hard_select, target_select and late_kinds are off: nothing to "
-        "search");
+        "features is empty and select, schedule, control, hard_select, target_select, late_kinds and length are off: "
+        "nothing to search");
   if (!c.features().empty()) ProposerEsFeatures(c.features());
 }
 

@@ -221,6 +221,7 @@ class Annealer {
       const double progress = std::min(1.0, o_.max_evaluations > 0
                                                 ? static_cast<double>(run_->result().evaluations) / o_.max_evaluations
                                                 : run_->Elapsed() / o_.seconds);
+      if (proposer_ && proposer_->weights().length_on) UpdateLengthLog(progress);
       t_ = run_->temperature_ = Temperature(progress);
       tenth_ = &profile_[std::min(9, static_cast<int>(progress * 10))];
       if (proposer_) soft_scale_ = ProposerSoftStepFactor(proposer_->weights(), progress);
@@ -249,6 +250,7 @@ class Annealer {
       }
     }
     if (control_ && proposer_->weights().control_state_on) run_->result().control_first_log_share = control_->first_log_share();
+    if (proposer_ && proposer_->weights().length_on) run_->result().length_log = length_log_;
     run_->result().anneal_profile = std::move(profile_);
   }
 
@@ -260,7 +262,21 @@ class Annealer {
   double Temperature(double progress) const {
     const double t = o_.sa_t_max * std::exp(std::log(o_.sa_t_min / o_.sa_t_max) * progress);
     if (!proposer_) return t;
-    return t * ProposerTemperatureFactor(proposer_->weights(), progress) * (control_ ? control_->factor(progress) : 1.0);
+    return t * ProposerTemperatureFactor(proposer_->weights(), progress, length_log_) *
+           (control_ ? control_->factor(progress) : 1.0);
+  }
+
+  // λ of ProposerWeights::length: from the run's evaluations (max_evaluations), else estimated
+  // from the evaluations so far once the run is kLengthEstimateFrom of the way (0 before).
+  void UpdateLengthLog(double progress) {
+    double evaluations = 0;
+    if (o_.max_evaluations > 0) {
+      evaluations = static_cast<double>(o_.max_evaluations);
+    } else if (progress >= ProposerWeights::kLengthEstimateFrom) {
+      evaluations = static_cast<double>(run_->result().evaluations) / progress;
+    }
+    length_log_ = ProposerLengthLog(proposer_->weights(), evaluations);
+    if (control_) control_->set_length_log(length_log_);
   }
 
   // The learned proposer's proposal and its feedback.
@@ -562,6 +578,7 @@ class Annealer {
   Run* run_;
   LearnedProposer* proposer_;
   std::optional<AcceptanceController> control_;  // the proposer's acceptance controller, if it has one
+  double length_log_ = 0;                         // λ of ProposerWeights::length (UpdateLengthLog)
   GridMask gm_;
   std::optional<ForceDirectedPlacer> fd_;
   std::discrete_distribution<int> action_kind_;

@@ -122,6 +122,9 @@ struct BaselineResult {
   // The controller's state term: the log share of the first window's hard-macro proposals that
   // lowered the cost (d's reference; AcceptanceController::first_log_share). NaN without the term.
   double control_first_log_share = std::numeric_limits<double>::quiet_NaN();
+  // sa with a learned proposer that has the run-length term (ProposerWeights::length): its λ at the
+  // end of the run (NaN otherwise).
+  double length_log = std::numeric_limits<double>::quiet_NaN();
   double evaluations_per_second() const { return seconds > 0 ? evaluations / seconds : 0; }
 };
 

@@ -65,12 +65,22 @@ int SampleSoftmax(const std::array<double, N>& w, const double* phi, int count, 
 }
 }  // namespace
 
-double ProposerTemperatureFactor(const ProposerWeights& w, double p) {
+double ProposerTemperatureFactor(const ProposerWeights& w, double p, double length_log) {
   const double h = w.control_handover;
+  const auto& L = w.length;
+  const bool length = w.length_on && length_log != 0;
   if (w.schedule_handover && w.control_on && h < 1 && p > h) {
-    return std::exp((w.schedule[0] + w.schedule[1] * h + w.schedule[2] * h * h) * std::max(0.0, 1 - p) / (1 - h));
+    const double at_h = w.schedule[0] + w.schedule[1] * h + w.schedule[2] * h * h +
+                        (length ? length_log * (L[2] + L[3] * h) : 0.0);
+    return std::exp(at_h * std::max(0.0, 1 - p) / (1 - h));
   }
-  return std::exp(w.schedule[0] + w.schedule[1] * p + w.schedule[2] * p * p);
+  const double log_factor = w.schedule[0] + w.schedule[1] * p + w.schedule[2] * p * p;
+  return std::exp(length ? log_factor + length_log * (L[2] + L[3] * p) : log_factor);
+}
+
+double ProposerLengthLog(const ProposerWeights& w, double evaluations) {
+  if (!w.length_on || !(evaluations > ProposerWeights::kLengthReference)) return 0;
+  return std::min(ProposerWeights::kMaxLengthLog, std::log(evaluations / ProposerWeights::kLengthReference));
 }
 
 double ProposerSoftStepFactor(const ProposerWeights& w, double p) {
@@ -83,7 +93,8 @@ double ProposerLateStart(const ProposerWeights& w) {
 
 double AcceptanceController::target(double p) const {
   const auto& c = w_.control;
-  const double log_target = c[0] + c[1] * p + c[2] * p * p;
+  double log_target = c[0] + c[1] * p + c[2] * p * p;
+  if (w_.length_on && length_log_ != 0) log_target += length_log_ * (w_.length[0] + w_.length[1] * p);
   return std::clamp(std::exp(w_.control_state_on ? log_target + w_.control_state * state() : log_target), kMinTarget,
                     kMaxTarget);
 }
@@ -164,6 +175,7 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
   if (w.control_on && w.control_handover < 1) j["control_handover"] = w.control_handover;
   if (w.control_on && w.control_state_on) j["control_state_weight"] = w.control_state;
   if (w.control_on && w.schedule_handover) j["schedule_handover"] = true;
+  if (w.length_on) j["length_weights"] = w.length;
   j["trained_on"] = w.trained_on;
   j["proposals_trained"] = w.proposals_trained;
   return j.dump() + "\n";
@@ -283,6 +295,10 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
       throw bad("\"control_state_weight\" must be a finite number within ±10");
     w.control_state = c.get<double>();
     w.control_state_on = true;
+  }
+  if (j.contains("length_weights")) {
+    bounded("length", &w.length, ProposerWeights::kMaxLength);
+    w.length_on = true;
   }
   if (j.contains("trained_on")) {
     if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");

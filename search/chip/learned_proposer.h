@@ -105,6 +105,19 @@ struct ProposerWeights {
   // by train-proposer (--set control=true) when the start has it.
   bool control_state_on = false;
   double control_state = 0;
+  // The run-length term (off unless `length_on`; session 46): with λ = ln(E ÷ kLengthReference)
+  // clamped to [0, kMaxLengthLog], E the evaluations the run gets (sa.max_evaluations when set,
+  // else estimated as the evaluations so far ÷ the progress, from progress kLengthEstimateFrom on;
+  // λ = 0 before), the controller's log target gains λ · (length[0] + length[1] · p) and the
+  // schedule's log temperature factor λ · (length[2] + length[3] · p). Runs of at most
+  // kLengthReference evaluations (what every file before session 46 was trained on) follow the file
+  // without the term, to the bit; a longer run is no longer the short one stretched. Each within
+  // ±kMaxLength. Searched by train-proposer --set length=true.
+  static constexpr int kLengthWeights = 4;
+  static constexpr double kMaxLength = 3;
+  static constexpr double kLengthReference = 1e6, kMaxLengthLog = 10, kLengthEstimateFrom = 0.01;
+  bool length_on = false;
+  std::array<double, kLengthWeights> length{};
   // Designs these weights were trained on, each once, in the order first trained (provenance;
   // empty = untrained; add with AddTrainedOn). How much training: proposals_trained.
   std::vector<std::string> trained_on;
@@ -122,7 +135,10 @@ const char* ProposerHardSelectFeatureName(int feature);
 const char* ProposerTargetSelectFeatureName(int feature);
 // The schedule's multipliers at progress p ∈ [0, 1] (ProposerWeights::schedule): exactly 1 when
 // the schedule weights are zero; the temperature's follows ProposerWeights::schedule_handover.
-double ProposerTemperatureFactor(const ProposerWeights& w, double progress);
+// `length_log`: λ of ProposerWeights::length (0: the file without the run-length term).
+double ProposerTemperatureFactor(const ProposerWeights& w, double progress, double length_log = 0);
+// λ of ProposerWeights::length for a run that gets `evaluations` evaluations (0 without the term).
+double ProposerLengthLog(const ProposerWeights& w, double evaluations);
 double ProposerSoftStepFactor(const ProposerWeights& w, double progress);
 // Where ProposerWeights::late_kinds starts acting: the controller's handover when the weights have
 // one (control_on, control_handover < 1), else kDefaultHandover.
@@ -156,6 +172,9 @@ class AcceptanceController {
   double factor(double progress) const;
   // The target acceptance at `progress` in the run's current state (the state term's d as it is now).
   double target(double progress) const;
+  // λ of ProposerWeights::length for the target (0 until set: the file without the term).
+  void set_length_log(double length_log) { length_log_ = length_log; }
+  double length_log() const { return length_log_; }
   double state() const { return state_ - state0_; }  // d of ProposerWeights::control_state (0 before the first window)
   // The first window's log share of improving hard-macro proposals (d's reference); NaN before it
   // closes or without the state term.
@@ -164,7 +183,7 @@ class AcceptanceController {
  private:
   const ProposerWeights& w_;
   int evaluated_ = 0, accepted_ = 0, hard_ = 0, hard_improved_ = 0;
-  double u_ = 0;
+  double u_ = 0, length_log_ = 0;
   bool state_seen_ = false;
   double state_ = 0, state0_ = 0;
 };

@@ -45,6 +45,8 @@ std::vector<Parameter> Parameters(ProposerWeights* w, const ProposerEsOptions& o
     for (double& v : w->target_select) p.push_back({&v, kMaxWeight});
   if (o.late_kinds)
     for (double& v : w->late_kinds) p.push_back({&v, kMaxWeight});
+  if (o.length)
+    for (double& v : w->length) p.push_back({&v, ProposerWeights::kMaxLength});
   return p;
 }
 
@@ -59,10 +61,10 @@ void Check(int designs, const ProposerEsOptions& o) {
   if (o.control_state && !o.control)
     throw ConfigError("proposer ES: control_state searches the controller's state term: it needs control=true");
   if (o.features.empty() && !o.select && !o.schedule && !o.control && !o.hard_select && !o.target_select &&
-      !o.late_kinds)
+      !o.late_kinds && !o.length)
     throw ConfigError(
         "proposer ES: no parameter to search (no feature, no select, no schedule, no control, no hard_select, no "
-        "target_select, no late_kinds)");
+        "target_select, no late_kinds, no length)");
   std::vector<int> seen;
   for (int f : o.features) {
     if (f < 0 || f >= F)
@@ -197,7 +199,8 @@ int ProposerEsDimensions(const ProposerEsOptions& o) {
   return K * static_cast<int>(o.features.size()) + (o.select ? ProposerWeights::kSelectFeatures : 0) +
          (o.schedule ? ProposerWeights::kScheduleWeights : 0) + (o.control ? ProposerWeights::kControlWeights : 0) +
          (o.control && o.control_state ? 1 : 0) + (o.hard_select ? ProposerWeights::kHardSelectFeatures : 0) +
-         (o.target_select ? ProposerWeights::kTargetSelectFeatures : 0) + (o.late_kinds ? ProposerWeights::kKinds : 0);
+         (o.target_select ? ProposerWeights::kTargetSelectFeatures : 0) + (o.late_kinds ? ProposerWeights::kKinds : 0) +
+         (o.length ? ProposerWeights::kLengthWeights : 0);
 }
 
 ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const ProposerWeights& start,
@@ -227,6 +230,10 @@ ProposerEsResult TrainProposerEs(int designs, const ProposerRunFn& run, const Pr
   if (o.late_kinds && !r.weights.late_kinds_on) {  // searching a late adjustment the start does not have
     r.weights.late_kinds = {};
     r.weights.late_kinds_on = true;
+  }
+  if (o.length && !r.weights.length_on) {  // searching a run-length term the start does not have
+    r.weights.length = {};
+    r.weights.length_on = true;
   }
   if (o.control_state && !r.weights.control_state_on) {  // searching a state term the start does not have
     r.weights.control_state = 0;

@@ -40,6 +40,8 @@ struct ProposerEsOptions {
                                // a start without one starts from zero (uniform)
   bool late_kinds = false;  // also the kinds' late adjustment (ProposerWeights::late_kinds): a start
                             // without one starts from zero (the start's mixture to the end)
+  bool length = false;      // also the run-length term (ProposerWeights::length): a start without one
+                            // starts from zero (every run length follows the start)
   int threads = 1;          // runs in parallel (each thread has its own index for the callback)
 };
 

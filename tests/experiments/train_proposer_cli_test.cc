@@ -50,6 +50,23 @@ TEST(TrainProposerCli, WritesWeightsThatPlaceBaselineReads) {
   EXPECT_EQ(nlohmann::json::parse(again.out)["history"][1]["mean_cost"], j["history"][1]["mean_cost"]);
 }
 
+// --set length=true searches only the run-length term; on runs of at most 10⁶ moves the term does
+// nothing (λ = 0), so every run of the search is the start's and the term stays exactly zero.
+TEST(TrainProposerCli, TheRunLengthTermDoesNotMoveOnShortRuns) {
+  testing::TempDir tmp;
+  const std::string out = tmp / "es";
+  const auto r = Sh("(" + kBin + " --moves 3000 --iterations 2 --pairs 2 --seed 4 --set features= --set length=true "
+                    "--json --out " + out + " 2>/dev/null)");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["history"].size(), 2u);
+  EXPECT_EQ(j["history"][0]["gradient_norm"].get<double>(), 0);
+  std::ifstream in(out + "/proposer.json");
+  const auto w = nlohmann::json::parse(in);
+  ASSERT_TRUE(w.contains("length_weights")) << w.dump();
+  EXPECT_EQ(w["length_weights"], nlohmann::json::parse("[0.0,0.0,0.0,0.0]"));
+}
+
 // Killed right after its second checkpoint (the scales, iteration 1) and resumed, a search ends
 // with the uninterrupted one's weights and history; a finished run resumed with more iterations
 // goes on as a run with that many; a resume that changes the search is refused.

@@ -724,6 +724,74 @@ TEST(LearnedAnnealing, TheLateKindsChangeOnlyTheSecondHalf) {
     EXPECT_THROW(ParseProposerWeights(bad, "w.json"), ParseError) << bad;
 }
 
+// The run-length term (session 46): λ = ln(evaluations ÷ 10⁶), 0 for runs of at most 10⁶ moves
+// (those follow the file without the term, to the bit) and capped; it shifts the controller's log
+// target by λ·(L0 + L1·p) and the schedule's log temperature by λ·(L2 + L3·p); a longer run with a
+// hotter length term accepts more; the file round-trips and damaged entries are refused.
+TEST(LearnedAnnealing, TheRunLengthTermChangesOnlyRunsLongerThanTheReference) {
+  ProposerWeights w;
+  EXPECT_EQ(ProposerLengthLog(w, 1e8), 0) << "off";
+  w.length_on = true;
+  EXPECT_EQ(ProposerLengthLog(w, 1e6), 0);
+  EXPECT_EQ(ProposerLengthLog(w, 2e5), 0);
+  EXPECT_EQ(ProposerLengthLog(w, 0), 0);
+  EXPECT_NEAR(ProposerLengthLog(w, 5e7), std::log(50.0), 1e-12);
+  EXPECT_EQ(ProposerLengthLog(w, 1e300), ProposerWeights::kMaxLengthLog);
+  w.schedule = {0.2, -0.5, 0.3, 0, 0, 0};
+  w.length = {0.5, -1, 0.25, 0.5};
+  for (double p : {0.0, 0.3, 1.0}) {
+    const double plain = ProposerTemperatureFactor(w, p);
+    EXPECT_EQ(ProposerTemperatureFactor(w, p, 0), plain);
+    EXPECT_NEAR(std::log(ProposerTemperatureFactor(w, p, 2.0)) - std::log(plain), 2.0 * (0.25 + 0.5 * p), 1e-12) << p;
+  }
+  w.control_on = true;
+  w.control = {std::log(0.1), 0, 0, 0};
+  AcceptanceController c(w);
+  EXPECT_NEAR(c.target(0.5), 0.1, 1e-12);
+  c.set_length_log(2.0);
+  EXPECT_NEAR(std::log(c.target(0.5)), std::log(0.1) + 2.0 * (0.5 - 0.5), 1e-12);
+  EXPECT_NEAR(std::log(c.target(0.0)), std::log(0.1) + 2.0 * 0.5, 1e-12);
+  // Annealing: a run of 10⁶ moves or fewer is the file's own, to the bit, and reports λ = 0.
+  auto env = SampleClustered();
+  ChipBaselineOptions o = FrozenLearned(20000);
+  const BaselineResult base = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_TRUE(std::isnan(base.length_log));
+  o.sa_proposer_weights.length_on = true;
+  o.sa_proposer_weights.length = {0, 0, 3, 0};
+  const BaselineResult same = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_EQ(same.length_log, 0);
+  EXPECT_EQ(same.accepted, base.accepted);
+  EXPECT_EQ(same.best.cost.proxy_cost, base.best.cost.proxy_cost);
+  ASSERT_EQ(same.anneal_profile.size(), 10u);
+  for (int t = 0; t < 10; ++t) EXPECT_EQ(same.anneal_profile[t].temperature, base.anneal_profile[t].temperature) << t;
+  // A longer run: 1.1 × 10⁶ moves, λ = ln 1.1; a length term of +3 on the log temperature is 1.33× hotter.
+  o.max_evaluations = 1100000;
+  const BaselineResult hot = RunChipBaseline("sa", env.get(), o, {}, {});
+  o.sa_proposer_weights.length = {};
+  const BaselineResult cool = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_NEAR(hot.length_log, std::log(1.1), 1e-12);
+  EXPECT_EQ(cool.length_log, hot.length_log);  // (λ is the run's, whatever the weights)
+  ASSERT_EQ(hot.anneal_profile.size(), 10u);
+  ASSERT_EQ(cool.anneal_profile.size(), 10u);
+  // (each tenth's last temperature: the two runs' last steps there fall at slightly different progress)
+  EXPECT_NEAR(hot.anneal_profile[0].temperature / cool.anneal_profile[0].temperature, std::exp(3 * std::log(1.1)), 1e-3);
+  EXPECT_GT(hot.accepted, cool.accepted);
+  // The file: absent = off; present round-trips; out of range or malformed is refused.
+  EXPECT_EQ(ProposerWeightsJson(ProposerWeights{}).find("length_weights"), std::string::npos);
+  const std::string text = ProposerWeightsJson(w);
+  const ProposerWeights back = ParseProposerWeights(text, "w.json");
+  EXPECT_TRUE(back.length_on);
+  EXPECT_EQ(back.length, w.length);
+  const std::string entry = "\"length_weights\":[0.5,-1.0,0.25,0.5]";
+  ASSERT_NE(text.find(entry), std::string::npos) << text;
+  for (const char* with : {"\"length_weights\":[0.5,-1.0,0.25]", "\"length_weights\":[0.5,-1.0,0.25,3.5]",
+                                  "\"length_weights\":[0.5,-1.0,null,0.5]", "\"length_weights\":1"}) {
+    std::string bad = text;
+    bad.replace(bad.find(entry), entry.size(), with);
+    EXPECT_THROW(ParseProposerWeights(bad, "w.json"), ParseError) << bad;
+  }
+}
+
 // With the acceptance controller the run holds the target acceptance instead of the temperature
 // profile: with a constant base temperature, targets of 0.4 and 0.15 are each met over the run
 // (on this design about 9 % of the proposals change no cost and are always accepted: no lower

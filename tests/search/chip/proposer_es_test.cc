@@ -269,6 +269,30 @@ TEST(ProposerEs, TheLateKindsAreSearchedFromZero) {
   EXPECT_FALSE(r.weights.control_on);
 }
 
+// length=true searches the run-length term from zero (a start without one) and nothing else when
+// no feature is listed; the start's late adjustment and schedule stay as they are.
+TEST(ProposerEs, TheRunLengthTermIsSearchedFromZero) {
+  auto run = [](const ProposerWeights& w, int, uint64_t seed, int) {
+    EXPECT_TRUE(w.length_on);
+    return 1 + std::pow(w.length[0] + 0.5, 2) + std::pow(w.length[2] - 1, 2) + 1e-3 * std::sin(static_cast<double>(seed));
+  };
+  ProposerWeights start;
+  start.schedule[0] = 0.3;
+  start.late_kinds_on = true;
+  start.late_kinds[kSoftShift] = 2;
+  ProposerEsOptions o = BiasOnly();
+  o.features = {};
+  o.length = true;
+  EXPECT_EQ(ProposerEsDimensions(o), ProposerWeights::kLengthWeights);
+  const ProposerEsResult r = TrainProposerEs(1, run, start, o, {}, {}, {});
+  EXPECT_TRUE(r.weights.length_on);
+  EXPECT_NEAR(r.weights.length[0], -0.5, 0.3);
+  EXPECT_NEAR(r.weights.length[2], 1, 0.3);
+  EXPECT_EQ(r.weights.schedule, start.schedule);
+  EXPECT_EQ(r.weights.late_kinds, start.late_kinds);
+  EXPECT_EQ(r.weights.w, start.w);
+}
+
 // target_select=true searches a `move`'s target-cell selection from zero (a start without one),
 // beside the hard selection when both are asked for, and nothing else when no feature is listed.
 TEST(ProposerEs, TheTargetSelectionIsSearchedFromZero) {
