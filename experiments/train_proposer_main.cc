@@ -112,12 +112,12 @@ nlohmann::json Probabilities(const search::ProposerWeights& w, int64_t moves) {
   search::ProposerOptions po;
   po.learning_rate = 0;
   search::LearnedProposer p(w, po, legal);
+  const double length_log = search::ProposerLengthLog(w, static_cast<double>(moves));
   nlohmann::json j = nlohmann::json::object();
   for (double at : {0.0, 0.5, 1.0}) {
     const auto prob = p.Probabilities(at, 0.5);
     nlohmann::json row = nlohmann::json::object();
     for (int k = 0; k < search::ProposerWeights::kKinds; ++k) row[search::ProposalKindName(k)] = prob[k];
-    const double length_log = search::ProposerLengthLog(w, static_cast<double>(moves));
     row["temperature_factor"] = search::ProposerTemperatureFactor(w, at, length_log);
     row["soft_step_factor"] = search::ProposerSoftStepFactor(w, at);
     if (w.control_on) {
