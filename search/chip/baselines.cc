@@ -131,42 +131,79 @@ bool SwapsFootprint(Orientation o) {
   return o == Orientation::kE || o == Orientation::kFE || o == Orientation::kW || o == Orientation::kFW;
 }
 
-// The point the nets of macro `m` pull it to: the net-weighted mean of the centres of the
-// bounding boxes of each net's pins that are not m's own. False when no net has such a pin.
-bool PullPoint(const Netlist& nl, const ProxyCost& pc, int32_t m, double* px, double* py) {
-  double sx = 0, sy = 0, sw = 0;
+// The bounding box of the pins of `net` that are not m's own; false when it has none.
+bool OtherPinsBox(const Netlist& nl, const ProxyCost& pc, int32_t net, int32_t m, double* x0, double* x1, double* y0,
+                  double* y1) {
+  *x0 = *y0 = 1e300;
+  *x1 = *y1 = -1e300;
+  for (int32_t q = nl.net_start[net]; q < nl.net_start[net + 1]; ++q) {
+    const int32_t pin = nl.net_pins[q];
+    const int32_t parent = nl.parent[pin];
+    if (pin == m || parent == m) continue;
+    double x = 0, y = 0;  // (set by both branches)
+    if (parent < 0) {
+      x = pc.x(pin);
+      y = pc.y(pin);
+    } else {
+      OrientOffset(pc.orientation(parent), nl.pin_dx[pin], nl.pin_dy[pin], &x, &y);
+      x += pc.x(parent);
+      y += pc.y(parent);
+    }
+    *x0 = std::min(*x0, x);
+    *x1 = std::max(*x1, x);
+    *y0 = std::min(*y0, y);
+    *y1 = std::max(*y1, y);
+  }
+  return *x0 <= *x1;
+}
+
+// The point in [lo, hi] nearest `at`, where [lo, hi] minimises Σ w·|z − end| over `ends` (value,
+// weight): the weighted median interval. Sorts `ends`; `total` = Σ w.
+double NearestWeightedMedian(std::vector<std::pair<double, double>>* ends, double total, double at) {
+  std::sort(ends->begin(), ends->end());
+  double below = 0;  // Σ w of the ends before i
+  for (size_t i = 0; i < ends->size(); ++i) {
+    below += (*ends)[i].second;
+    if (2 * below > total) return (*ends)[i].first;  // the median is this end
+    if (2 * below == total)  // every point between this end and the next is a minimum
+      return std::clamp(at, (*ends)[i].first, i + 1 < ends->size() ? (*ends)[i + 1].first : (*ends)[i].first);
+  }
+  return ends->back().first;
+}
+
+}  // namespace
+
+bool PullPoint(const Netlist& nl, const ProxyCost& pc, int32_t m, bool median, double* px, double* py) {
+  if (m < 0 || m >= static_cast<int32_t>(nl.node_net_start.size()) - 1) return false;
+  double sx = 0, sy = 0, sw = 0, ends_weight = 0;
+  std::vector<std::pair<double, double>> ex, ey;  // (median) each box's ends with the net's weight
   for (int32_t e = nl.node_net_start[m]; e < nl.node_net_start[m + 1]; ++e) {
     const int32_t net = nl.node_nets[e];
-    double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
-    for (int32_t q = nl.net_start[net]; q < nl.net_start[net + 1]; ++q) {
-      const int32_t pin = nl.net_pins[q];
-      const int32_t parent = nl.parent[pin];
-      if (pin == m || parent == m) continue;
-      double x = 0, y = 0;  // (set by both branches)
-      if (parent < 0) {
-        x = pc.x(pin);
-        y = pc.y(pin);
-      } else {
-        OrientOffset(pc.orientation(parent), nl.pin_dx[pin], nl.pin_dy[pin], &x, &y);
-        x += pc.x(parent);
-        y += pc.y(parent);
-      }
-      x0 = std::min(x0, x);
-      x1 = std::max(x1, x);
-      y0 = std::min(y0, y);
-      y1 = std::max(y1, y);
-    }
-    if (x0 > x1) continue;
+    double x0, x1, y0, y1;
+    if (!OtherPinsBox(nl, pc, net, m, &x0, &x1, &y0, &y1)) continue;
     const double w = nl.net_weight[net];
+    if (median && w > 0) {
+      ex.insert(ex.end(), {{x0, w}, {x1, w}});
+      ey.insert(ey.end(), {{y0, w}, {y1, w}});
+      ends_weight += 2 * w;
+    }
     sx += w * (x0 + x1) / 2;
     sy += w * (y0 + y1) / 2;
     sw += w;
   }
-  if (!(sw > 0)) return false;
-  *px = sx / sw;
-  *py = sy / sw;
+  if (median) {
+    if (!(ends_weight > 0)) return false;
+    *px = NearestWeightedMedian(&ex, ends_weight, pc.x(m));
+    *py = NearestWeightedMedian(&ey, ends_weight, pc.y(m));
+  } else {
+    if (!(sw > 0)) return false;
+    *px = sx / sw;
+    *py = sy / sw;
+  }
   return true;
 }
+
+namespace {
 
 // Simulated annealing on the hard macros of a complete placement held in `pc`. With `proposer`
 // the learned policy chooses each proposal's kind (and learns from its outcome); without, the
@@ -323,7 +360,7 @@ class Annealer {
   Outcome SoftPull() {
     const int32_t m = PickSoftMacro();
     double px, py;
-    if (!PullPoint(nl_, *pc_, m, &px, &py)) return {false, false};
+    if (!PullPoint(nl_, *pc_, m, proposer_ && proposer_->weights().median_pull, &px, &py)) return {false, false};
     const double c = o_.sa_soft_move_cells * soft_scale_, f = unit_(rng_);
     const double dx = std::clamp((px - pc_->x(m)) / gw_, -c, c), dy = std::clamp((py - pc_->y(m)) / gh_, -c, c);
     return SoftMove(m, pc_->x(m) + f * dx * gw_, pc_->y(m) + f * dy * gh_);
@@ -377,7 +414,7 @@ class Annealer {
       return true;
     }
     double px, py;
-    if (!PullPoint(nl_, *pc_, m, &px, &py)) return false;
+    if (!PullPoint(nl_, *pc_, m, false, &px, &py)) return false;
     gm_.Unplace(m);
     gm_.Compute(m, mask_.data(), pc_->orientation(m));
     gm_.Place(m, from_[0].first, from_[0].second, pc_->orientation(m));
@@ -530,7 +567,7 @@ class Annealer {
     RefreshMaps();
     target_pull_.assign(2 * movable_.size(), std::numeric_limits<double>::quiet_NaN());
     for (size_t j = 0; j < movable_.size(); ++j)
-      if (!PullPoint(nl_, *pc_, movable_[j], &target_pull_[2 * j], &target_pull_[2 * j + 1]))
+      if (!PullPoint(nl_, *pc_, movable_[j], false, &target_pull_[2 * j], &target_pull_[2 * j + 1]))
         target_pull_[2 * j] = target_pull_[2 * j + 1] = std::numeric_limits<double>::quiet_NaN();
     target_age_ = 0;
   }
@@ -541,7 +578,7 @@ class Annealer {
     for (size_t j = 0; j < movable_.size(); ++j) {
       const int32_t m = movable_[j];
       double px, py;
-      if (!PullPoint(nl_, *pc_, m, &px, &py)) continue;
+      if (!PullPoint(nl_, *pc_, m, false, &px, &py)) continue;
       pull_distance_[j] = std::hypot(px - pc_->x(m), py - pc_->y(m));
       max_pull_distance_ = std::max(max_pull_distance_, pull_distance_[j]);
     }

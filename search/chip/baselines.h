@@ -142,4 +142,11 @@ BaselineResult RunChipBaseline(const std::string& method, env::ChipEnv* env,
 // The methods RunChipBaseline knows.
 const std::vector<std::string>& ChipBaselineMethods();
 
+// The point the nets of macro `m` pull it to, as the learned proposer's pull kinds use it
+// (docs/learned_sa.md): `median` false — the net-weighted mean of the centres of the bounding boxes
+// of each net's pins that are not m's own; true — where those nets' half-perimeter wirelength
+// (with m's pins at its centre) is least: per axis the net-weighted median of the boxes' ends, and
+// within the interval of minima the point nearest m's centre. False when no net of m has another pin.
+bool PullPoint(const chip::Netlist& nl, const chip::ProxyCost& pc, int32_t m, bool median, double* px, double* py);
+
 }  // namespace placerl::search

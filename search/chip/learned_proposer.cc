@@ -176,6 +176,7 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
   if (w.control_on && w.control_state_on) j["control_state_weight"] = w.control_state;
   if (w.control_on && w.schedule_handover) j["schedule_handover"] = true;
   if (w.length_on) j["length_weights"] = w.length;
+  if (w.median_pull) j["soft_pull_point"] = "median";
   j["trained_on"] = w.trained_on;
   j["proposals_trained"] = w.proposals_trained;
   return j.dump() + "\n";
@@ -299,6 +300,11 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
   if (j.contains("length_weights")) {
     bounded("length", &w.length, ProposerWeights::kMaxLength);
     w.length_on = true;
+  }
+  if (j.contains("soft_pull_point")) {
+    const nlohmann::json& v = j["soft_pull_point"];
+    if (v != "mean" && v != "median") throw bad("\"soft_pull_point\" must be \"mean\" or \"median\"");
+    w.median_pull = v == "median";
   }
   if (j.contains("trained_on")) {
     if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");

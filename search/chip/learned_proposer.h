@@ -12,7 +12,8 @@
 //   soft_shift — one soft macro by up to sa_soft_move_cells cells per axis (uniform; `sa-soft`);
 //   soft_pull  — one soft macro a random fraction of the way (at most sa_soft_move_cells cells
 //                per axis) towards the point its nets pull it to (the net-weighted mean of the
-//                centres of the bounding boxes of each net's other pins);
+//                centres of the bounding boxes of each net's other pins; with median_pull the
+//                point of least wirelength);
 //   hard_pull  — one hard macro to the legal cell nearest the point its nets pull it to.
 // A kind that cannot apply (no soft macros; fewer than two / four hard macros) is masked: its
 // probability is 0 and the others are renormalised.
@@ -118,6 +119,13 @@ struct ProposerWeights {
   static constexpr double kLengthReference = 1e6, kMaxLengthLog = 10, kLengthEstimateFrom = 0.01;
   bool length_on = false;
   std::array<double, kLengthWeights> length{};
+  // Where soft_pull takes its soft macro (session 47): false (every file before, to the bit) —
+  // towards the net-weighted mean of the centres of its nets' bounding boxes (without its own
+  // pins); true — towards the point where those nets' half-perimeter wirelength is least (per axis
+  // the net-weighted median of the boxes' ends; within the interval of minima the point nearest the
+  // macro's centre): the exact coordinate-descent step for the wirelength, the one cost term still
+  // moving at the end of a long run. File key "soft_pull_point": "median" (or "mean", the default).
+  bool median_pull = false;
   // Designs these weights were trained on, each once, in the order first trained (provenance;
   // empty = untrained; add with AddTrainedOn). How much training: proposals_trained.
   std::vector<std::string> trained_on;

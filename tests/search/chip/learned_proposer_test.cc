@@ -792,6 +792,106 @@ TEST(LearnedAnnealing, TheRunLengthTermChangesOnlyRunsLongerThanTheReference) {
   }
 }
 
+// The pull kinds' points (session 47): the mean point is the net-weighted mean of the centres of
+// the macro's nets' boxes (its own pins left out); the median point is where those nets'
+// half-perimeter wirelength, with the macro's pins at its centre, is least — no point of a scan
+// around it is lower — and of several such points the one nearest the macro; a macro whose nets
+// have no other pin has neither. The file key is absent by default (the committed files are
+// unchanged), round-trips, and a bad value is refused; a run with it differs only through soft_pull.
+TEST(LearnedAnnealing, TheMedianPullPointIsWhereTheWirelengthIsLeast) {
+  auto env = Env("chip(seed=3)");
+  const chip::Netlist& nl = env->netlist();
+  ASSERT_FALSE(nl.soft_macros.empty());
+  chip::ProxyCost pc(nl, env->settings());
+  std::vector<chip::Orientation> orient(nl.num_nodes());
+  std::vector<double> xs(nl.num_nodes()), ys(nl.num_nodes());
+  for (int32_t i = 0; i < nl.num_nodes(); ++i) orient[i] = pc.orientation(i), xs[i] = pc.x(i), ys[i] = pc.y(i);
+  // m's nets' boxes of their other pins (the oracle, written out here) and their HPWL with m at (x, y).
+  auto boxes = [&](int32_t m) {
+    std::vector<std::array<double, 5>> b;  // x0, x1, y0, y1, weight
+    for (int32_t e = nl.node_net_start[m]; e < nl.node_net_start[m + 1]; ++e) {
+      const int32_t net = nl.node_nets[e];
+      std::array<double, 5> box = {1e300, -1e300, 1e300, -1e300, nl.net_weight[net]};
+      for (int32_t q = nl.net_start[net]; q < nl.net_start[net + 1]; ++q) {
+        const int32_t pin = nl.net_pins[q];
+        if (pin == m || nl.parent[pin] == m) continue;
+        double x, y;
+        chip::PinPosition(nl, xs.data(), ys.data(), orient.data(), pin, &x, &y);
+        box[0] = std::min(box[0], x), box[1] = std::max(box[1], x);
+        box[2] = std::min(box[2], y), box[3] = std::max(box[3], y);
+      }
+      if (box[0] <= box[1]) b.push_back(box);
+    }
+    return b;
+  };
+  auto hpwl = [](const std::vector<std::array<double, 5>>& b, double x, double y) {
+    double s = 0;
+    for (const auto& q : b) s += q[4] * (std::max(q[1], x) - std::min(q[0], x) + std::max(q[3], y) - std::min(q[2], y));
+    return s;
+  };
+  int checked = 0;
+  for (int32_t m : nl.soft_macros) {
+    const auto b = boxes(m);
+    double mx, my, px, py;
+    const bool has_mean = PullPoint(nl, pc, m, false, &mx, &my), has_median = PullPoint(nl, pc, m, true, &px, &py);
+    EXPECT_EQ(has_mean, !b.empty());
+    EXPECT_EQ(has_median, !b.empty());
+    if (b.empty()) continue;
+    double sx = 0, sy = 0, sw = 0;
+    for (const auto& q : b) sx += q[4] * (q[0] + q[1]) / 2, sy += q[4] * (q[2] + q[3]) / 2, sw += q[4];
+    EXPECT_NEAR(mx, sx / sw, 1e-9 * (1 + std::fabs(mx)));
+    EXPECT_NEAR(my, sy / sw, 1e-9 * (1 + std::fabs(my)));
+    const double best = hpwl(b, px, py), span = env->settings().canvas_width + env->settings().canvas_height;
+    for (double f : {-0.3, -0.05, -0.01, -1e-3, 1e-3, 0.01, 0.05, 0.3})
+      for (double g : {-0.3, -1e-3, 0.0, 1e-3, 0.3})
+        EXPECT_GE(hpwl(b, px + f * span, py + g * span), best - 1e-9 * best) << "macro " << nl.name[m];
+    EXPECT_LE(best, hpwl(b, mx, my) + 1e-9 * best) << "the median is never worse than the mean";
+    // Of the minimising interval, the end nearest the macro (or the macro itself when inside):
+    // moving towards the macro raises the wirelength unless the point is the macro's own.
+    for (int axis = 0; axis < 2; ++axis) {
+      const double p = axis ? py : px, at = axis ? pc.y(m) : pc.x(m);
+      if (p == at) continue;
+      const double step = (at - p) * 1e-3;
+      EXPECT_GT(axis ? hpwl(b, px, py + step) : hpwl(b, px + step, py), best) << "macro " << nl.name[m];
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 3);
+  // The file key.
+  EXPECT_EQ(ProposerWeightsJson(ProposerWeights{}).find("soft_pull_point"), std::string::npos);
+  EXPECT_FALSE(ParseProposerWeights(ProposerWeightsJson(ProposerWeights{}), "w.json").median_pull);
+  ProposerWeights file;
+  file.median_pull = true;
+  const std::string text = ProposerWeightsJson(file);
+  EXPECT_TRUE(ParseProposerWeights(text, "w.json").median_pull);
+  const auto at = text.find("\"soft_pull_point\":\"median\"");
+  ASSERT_NE(at, std::string::npos) << text;
+  for (const std::string value : {"\"mean\"", "\"middle\"", "1", "true"}) {
+    std::string t = text;
+    t.replace(at, std::string("\"soft_pull_point\":\"median\"").size(), "\"soft_pull_point\":" + value);
+    if (value == "\"mean\"") EXPECT_FALSE(ParseProposerWeights(t, "w.json").median_pull);
+    else EXPECT_THROW(ParseProposerWeights(t, "w.json"), ParseError) << t;
+  }
+  // A run: the same as without the key while soft_pull is never proposed; different once it is.
+  ChipBaselineOptions o = FrozenLearned(20000);
+  ProposerWeights& w = o.sa_proposer_weights;
+  w.w[kSoftPull * ProposerWeights::kFeatures] = -30;  // soft_pull never (e^-30)
+  const BaselineResult a = RunChipBaseline("sa", env.get(), o, {}, {});
+  w.median_pull = true;
+  const BaselineResult b = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_EQ(a.best.x, b.best.x);
+  EXPECT_EQ(a.best.y, b.best.y);
+  EXPECT_EQ(a.accepted, b.accepted);
+  w.w[kSoftPull * ProposerWeights::kFeatures] = 3;  // soft_pull often
+  const BaselineResult c = RunChipBaseline("sa", env.get(), o, {}, {});
+  w.median_pull = false;
+  const BaselineResult d = RunChipBaseline("sa", env.get(), o, {}, {});
+  ASSERT_GT(c.proposer.stats[kSoftPull].accepted, 0);
+  EXPECT_NE(c.best.x, d.best.x);
+  std::string why;
+  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), c.best, &why)) << why;
+}
+
 // With the acceptance controller the run holds the target acceptance instead of the temperature
 // profile: with a constant base temperature, targets of 0.4 and 0.15 are each met over the run
 // (on this design about 9 % of the proposals change no cost and are always accepted: no lower
