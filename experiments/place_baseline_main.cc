@@ -81,6 +81,7 @@ int PlaceBaseline(const Options& o) {
   po.label = cfg.method();
   po.unit = cfg.method() == "random" ? "episodes" : cfg.method() == "sa" ? "moves" : "cost reads";
   po.budget_seconds = bo.seconds;
+  if (bo.max_evaluations > 0) po.total = static_cast<double>(bo.max_evaluations);  // the earlier of the two ends the run
   if (bo.clock == BudgetClock::kCpu) po.clock = ProcessCpuSeconds;
   run::Progress progress(po);
   int64_t logged = 0;
