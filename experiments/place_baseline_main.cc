@@ -155,6 +155,7 @@ int PlaceBaseline(const Options& o) {
     j["anneal_profile"] = tenths;
     if (std::isfinite(r.control_first_log_share)) j["control_first_log_share"] = r.control_first_log_share;
     if (std::isfinite(r.length_log)) j["length_log"] = r.length_log;
+    if (r.carried_soft_moves > 0) j["carried_soft_moves"] = r.carried_soft_moves;
   }
   j["stopped_by_signal"] = run::StopRequested();
   if (r.proposer.used) {

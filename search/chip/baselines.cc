@@ -229,7 +229,8 @@ class Annealer {
         mask_(static_cast<size_t>(s_.cols) * s_.rows),
         cells_(static_cast<size_t>(s_.cols) * s_.rows),
         hard_select_(proposer && proposer->weights().hard_select_on),
-        target_select_(proposer && proposer->weights().target_select_on) {
+        target_select_(proposer && proposer->weights().target_select_on),
+        carry_from_(proposer && proposer->weights().shift_carry_on() ? proposer->weights().shift_carry_from : 2) {
     for (int32_t m : nl_.hard_macros) gm_.Place(m, pc_->x(m), pc_->y(m), pc_->orientation(m));
     if (o.sa_fd_every_steps > 0 && !nl_.soft_macros.empty()) fd_.emplace(nl_, s_);
     const std::vector<double>& probs = o.sa_action_probs;
@@ -245,6 +246,7 @@ class Annealer {
     cur_ = pc_->Cost().proxy_cost;
     run_->current_ = cur_;
     if (proposer_ && proposer_->weights().control_on) control_.emplace(proposer_->weights());
+    if (carry_from_ <= 1) BuildAttached();
   }
 
   // Steps of per_step proposals at a temperature falling geometrically from t_max to t_min over
@@ -260,6 +262,7 @@ class Annealer {
                                                 : run_->Elapsed() / o_.seconds);
       if (proposer_ && proposer_->weights().length_on) UpdateLengthLog(progress);
       t_ = run_->temperature_ = Temperature(progress);
+      progress_ = progress;
       tenth_ = &profile_[std::min(9, static_cast<int>(progress * 10))];
       if (proposer_) soft_scale_ = ProposerSoftStepFactor(proposer_->weights(), progress);
       for (int i = 0; i < per_step_ && !run_->Over(); ++i) {
@@ -353,7 +356,59 @@ class Annealer {
       return {false, false};
     }
     if (!Relocate()) return {false, false};
+    if (kind == kShift && progress_ >= carry_from_) {  // a cluster shift (ProposerWeights::shift_carry_from)
+      Carry();
+      return {true, Metropolis([this] {
+                UndoCarry();
+                UndoRelocate();
+              })};
+    }
     return {true, Metropolis([this] { UndoRelocate(); })};
+  }
+
+  // attached_: per movable_ index, the soft macros that share a net with that hard macro (each once).
+  void BuildAttached() {
+    std::vector<int32_t> seen(nl_.num_nodes(), -1);
+    attached_start_.assign(1, 0);
+    for (int32_t j = 0; j < n_; ++j) {
+      const int32_t m = movable_[j];
+      for (int32_t e = nl_.node_net_start[m]; e < nl_.node_net_start[m + 1]; ++e) {
+        const int32_t net = nl_.node_nets[e];
+        for (int32_t i = nl_.net_start[net]; i < nl_.net_start[net + 1]; ++i) {
+          const int32_t q = nl_.net_pins[i];
+          const int32_t owner = nl_.parent[q] >= 0 ? nl_.parent[q] : q;
+          if (nl_.type[owner] != NodeType::kSoftMacro || seen[owner] == j) continue;
+          seen[owner] = j;
+          attached_.push_back(owner);
+        }
+      }
+      attached_start_.push_back(static_cast<int32_t>(attached_.size()));
+    }
+  }
+  // After Relocate of a shift: moves the attached soft macros within the macro's old rectangle grown
+  // by shift_carry_cells cells by the macro's own vector (carried_ remembers them for UndoCarry).
+  void Carry() {
+    carried_.clear();
+    const int32_t m = ms_[0];
+    const double dx = to_[0].first - from_[0].first, dy = to_[0].second - from_[0].second;
+    const bool swapped = SwapsFootprint(pc_->orientation(m));
+    const double reach = proposer_->weights().shift_carry_cells;
+    const double hw = (swapped ? nl_.height[m] : nl_.width[m]) / 2 + reach * gw_;
+    const double hh = (swapped ? nl_.width[m] : nl_.height[m]) / 2 + reach * gh_;
+    for (int32_t i = attached_start_[carry_j_]; i < attached_start_[carry_j_ + 1]; ++i) {
+      const int32_t q = attached_[i];
+      const double x0 = pc_->x(q), y0 = pc_->y(q);
+      if (std::fabs(x0 - from_[0].first) > hw || std::fabs(y0 - from_[0].second) > hh) continue;
+      const double qw = std::min(nl_.width[q], s_.canvas_width) / 2, qh = std::min(nl_.height[q], s_.canvas_height) / 2;
+      const double x1 = std::clamp(x0 + dx, qw, s_.canvas_width - qw), y1 = std::clamp(y0 + dy, qh, s_.canvas_height - qh);
+      if (x1 == x0 && y1 == y0) continue;
+      carried_.push_back({q, x0, y0});
+      pc_->MoveNode(q, x1, y1);
+    }
+    run_->result().carried_soft_moves += static_cast<int64_t>(carried_.size());
+  }
+  void UndoCarry() {
+    for (auto it = carried_.rbegin(); it != carried_.rend(); ++it) pc_->MoveNode(it->m, it->x, it->y);
   }
 
   // A soft macro part of the way towards its nets' pull.
@@ -398,6 +453,7 @@ class Annealer {
   bool OneMacroTarget(int kind) {
     const int32_t j = hard_select_ ? PickHardMacro() : pick_(rng_);
     const int32_t m = movable_[j];
+    carry_j_ = j;
     ms_.push_back(m);
     from_.emplace_back(pc_->x(m), pc_->y(m));
     if (kind == kShift) {
@@ -646,6 +702,15 @@ class Annealer {
   std::vector<double> target_pull_;  // per movable_ index: its nets' pull point (x, y; NaN: none)
   int target_age_ = 1 << 30;
   double max_density_ = 0, max_congestion_ = 0;
+  const double carry_from_;  // cluster shifts from this progress on (ProposerWeights::shift_carry_from; > 1 never)
+  double progress_ = 0;      // the run's progress at the current step
+  std::vector<int32_t> attached_start_, attached_;  // BuildAttached
+  int32_t carry_j_ = 0;                             // movable_ index of the last one-macro move
+  struct Carried {
+    int32_t m;
+    double x, y;
+  };
+  std::vector<Carried> carried_;  // the soft macros the current cluster shift moved, where they were
 };
 
 void Anneal(env::ChipEnv* env, ProxyCost* pc, const ChipBaselineOptions& o, std::mt19937_64& rng, Run* run,

@@ -125,6 +125,9 @@ struct BaselineResult {
   // sa with a learned proposer that has the run-length term (ProposerWeights::length): its λ at the
   // end of the run (NaN otherwise).
   double length_log = std::numeric_limits<double>::quiet_NaN();
+  // sa with cluster shifts (ProposerWeights::shift_carry_from): soft macros moved along with a
+  // shifted hard macro, summed over the shifts (accepted or not).
+  int64_t carried_soft_moves = 0;
   double evaluations_per_second() const { return seconds > 0 ? evaluations / seconds : 0; }
 };
 

@@ -177,6 +177,8 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
   if (w.control_on && w.schedule_handover) j["schedule_handover"] = true;
   if (w.length_on) j["length_weights"] = w.length;
   if (w.median_pull) j["soft_pull_point"] = "median";
+  if (w.shift_carry_on()) j["shift_carry_from"] = w.shift_carry_from;
+  if (w.shift_carry_on() && w.shift_carry_cells != 1) j["shift_carry_cells"] = w.shift_carry_cells;
   j["trained_on"] = w.trained_on;
   j["proposals_trained"] = w.proposals_trained;
   return j.dump() + "\n";
@@ -305,6 +307,18 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
     const nlohmann::json& v = j["soft_pull_point"];
     if (v != "mean" && v != "median") throw bad("\"soft_pull_point\" must be \"mean\" or \"median\"");
     w.median_pull = v == "median";
+  }
+  if (j.contains("shift_carry_from")) {
+    const nlohmann::json& v = j["shift_carry_from"];
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1))
+      throw bad("\"shift_carry_from\" must be a number in [0, 1]");
+    w.shift_carry_from = v.get<double>();
+  }
+  if (j.contains("shift_carry_cells")) {
+    const nlohmann::json& v = j["shift_carry_cells"];
+    if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= 10))
+      throw bad("\"shift_carry_cells\" must be a number in (0, 10]");
+    w.shift_carry_cells = v.get<double>();
   }
   if (j.contains("trained_on")) {
     if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");

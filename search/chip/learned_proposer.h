@@ -126,6 +126,17 @@ struct ProposerWeights {
   // macro's centre): the exact coordinate-descent step for the wirelength, the one cost term still
   // moving at the end of a long run. File key "soft_pull_point": "median" (or "mean", the default).
   bool median_pull = false;
+  // Cluster shifts (session 50): from this fraction of the run on, a `shift` (a hard macro one
+  // cell) carries along the soft macros that share a net with the macro and whose centres lie
+  // within its rectangle grown by shift_carry_cells grid cells on each side: each moves by the same vector (kept
+  // inside the canvas), and the whole move is accepted or undone at once. The assembly of a hard
+  // macro and its standard-cell clusters moves where single moves each go uphill. > 1 = never (every
+  // file before, to the bit). File key "shift_carry_from": a number in [0, 1].
+  double shift_carry_from = 2;
+  // How far around the macro's rectangle a cluster shift reaches, in grid cells (file key
+  // "shift_carry_cells", in (0, 10]; default 1).
+  double shift_carry_cells = 1;
+  bool shift_carry_on() const { return shift_carry_from <= 1; }
   // Designs these weights were trained on, each once, in the order first trained (provenance;
   // empty = untrained; add with AddTrainedOn). How much training: proposals_trained.
   std::vector<std::string> trained_on;

@@ -892,6 +892,60 @@ TEST(LearnedAnnealing, TheMedianPullPointIsWhereTheWirelengthIsLeast) {
   EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), c.best, &why)) << why;
 }
 
+// Cluster shifts (session 50): the file keys round-trip and bad values are refused; from
+// shift_carry_from on, a shift carries the near soft macros that share a net with the macro (a
+// run changes, its best placement stays legal and is scored exactly); a reach the run never gets to
+// (from = 1) is the run without the key, to the bit.
+TEST(LearnedAnnealing, TheClusterShiftCarriesTheNearConnectedSoftMacros) {
+  EXPECT_FALSE(ProposerWeights{}.shift_carry_on());
+  EXPECT_EQ(ProposerWeightsJson(ProposerWeights{}).find("shift_carry"), std::string::npos);
+  ProposerWeights file;
+  file.shift_carry_from = 0.25;
+  file.shift_carry_cells = 2.5;
+  const std::string text = ProposerWeightsJson(file);
+  const ProposerWeights back = ParseProposerWeights(text, "w.json");
+  EXPECT_EQ(back.shift_carry_from, 0.25);
+  EXPECT_EQ(back.shift_carry_cells, 2.5);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"shift_carry_from", "-0.1"}, {"shift_carry_from", "1.5"}, {"shift_carry_from", "\"half\""},
+           {"shift_carry_cells", "0"}, {"shift_carry_cells", "11"}, {"shift_carry_cells", "true"}}) {
+    std::string t = text;
+    const auto at = t.find("\"" + key + "\":");
+    ASSERT_NE(at, std::string::npos) << t;
+    const auto end = t.find_first_of(",}", at);
+    t.replace(at, end - at, "\"" + key + "\":" + value);
+    EXPECT_THROW(ParseProposerWeights(t, "w.json"), ParseError) << t;
+  }
+
+  auto env = SampleClustered();
+  ASSERT_FALSE(env->netlist().soft_macros.empty());
+  ChipBaselineOptions o = FrozenLearned(30000);
+  ProposerWeights& w = o.sa_proposer_weights;
+  w.w[kShift * ProposerWeights::kFeatures] = 2;  // shifts often
+  const BaselineResult off = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_EQ(off.carried_soft_moves, 0);
+  w.shift_carry_from = 1;  // reached only at the very end: nothing carried, the same run
+  const BaselineResult never = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_EQ(never.carried_soft_moves, 0);
+  EXPECT_EQ(never.best.x, off.best.x);
+  EXPECT_EQ(never.accepted, off.accepted);
+  w.shift_carry_from = 0;
+  w.shift_carry_cells = 3;
+  const BaselineResult on = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_GT(on.carried_soft_moves, 0);
+  EXPECT_NE(on.best.x, off.best.x);
+  std::string why;
+  ASSERT_TRUE(on.best.valid);
+  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), on.best, &why)) << why;
+  const chip::Netlist placed = env::PlacedNetlist(env->netlist(), on.best);
+  chip::ProxyCost fresh(placed, env->settings());
+  EXPECT_NEAR(fresh.Cost().proxy_cost, on.best.cost.proxy_cost, 1e-9);
+  // A wider reach carries more.
+  w.shift_carry_cells = 0.5;
+  const BaselineResult narrow = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_LT(narrow.carried_soft_moves, on.carried_soft_moves);
+}
+
 // With the acceptance controller the run holds the target acceptance instead of the temperature
 // profile: with a constant base temperature, targets of 0.4 and 0.15 are each met over the run
 // (on this design about 9 % of the proposals change no cost and are always accepted: no lower
