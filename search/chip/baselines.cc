@@ -399,8 +399,8 @@ class Annealer {
       const int32_t q = attached_[i];
       const double x0 = pc_->x(q), y0 = pc_->y(q);
       if (std::fabs(x0 - from_[0].first) > hw || std::fabs(y0 - from_[0].second) > hh) continue;
-      const double qw = std::min(nl_.width[q], s_.canvas_width) / 2, qh = std::min(nl_.height[q], s_.canvas_height) / 2;
-      const double x1 = std::clamp(x0 + dx, qw, s_.canvas_width - qw), y1 = std::clamp(y0 + dy, qh, s_.canvas_height - qh);
+      double x1 = x0 + dx, y1 = y0 + dy;
+      KeepSoftInside(q, &x1, &y1);
       if (x1 == x0 && y1 == y0) continue;
       carried_.push_back({q, x0, y0});
       pc_->MoveNode(q, x1, y1);
@@ -540,12 +540,17 @@ class Annealer {
   // Moves soft macro m to (x1, y1) (its rectangle kept inside the canvas) and decides.
   Outcome SoftMove(int32_t m, double x1, double y1) {
     const double x0 = pc_->x(m), y0 = pc_->y(m);
-    const double hw = std::min(nl_.width[m], s_.canvas_width) / 2, hh = std::min(nl_.height[m], s_.canvas_height) / 2;
-    x1 = std::clamp(x1, hw, s_.canvas_width - hw);
-    y1 = std::clamp(y1, hh, s_.canvas_height - hh);
+    KeepSoftInside(m, &x1, &y1);
     if (x1 == x0 && y1 == y0) return {false, false};
     pc_->MoveNode(m, x1, y1);
     return {true, Metropolis([&] { pc_->MoveNode(m, x0, y0); })};
+  }
+
+  // Clamps soft macro m's centre (x, y) so that its rectangle stays inside the canvas.
+  void KeepSoftInside(int32_t m, double* x, double* y) const {
+    const double hw = std::min(nl_.width[m], s_.canvas_width) / 2, hh = std::min(nl_.height[m], s_.canvas_height) / 2;
+    *x = std::clamp(*x, hw, s_.canvas_width - hw);
+    *y = std::clamp(*y, hh, s_.canvas_height - hh);
   }
 
   // The soft macro a soft move takes: uniform, or (learned proposer) one of a few candidates
