@@ -230,7 +230,8 @@ class Annealer {
         cells_(static_cast<size_t>(s_.cols) * s_.rows),
         hard_select_(proposer && proposer->weights().hard_select_on),
         target_select_(proposer && proposer->weights().target_select_on),
-        carry_from_(proposer && proposer->weights().shift_carry_on() ? proposer->weights().shift_carry_from : 2) {
+        carry_from_(proposer && proposer->weights().shift_carry_on() ? proposer->weights().shift_carry_from : 2),
+        carry_kinds_(proposer ? proposer->weights().carry_kinds : 0) {
     for (int32_t m : nl_.hard_macros) gm_.Place(m, pc_->x(m), pc_->y(m), pc_->orientation(m));
     if (o.sa_fd_every_steps > 0 && !nl_.soft_macros.empty()) fd_.emplace(nl_, s_);
     const std::vector<double>& probs = o.sa_action_probs;
@@ -246,7 +247,7 @@ class Annealer {
     cur_ = pc_->Cost().proxy_cost;
     run_->current_ = cur_;
     if (proposer_ && proposer_->weights().control_on) control_.emplace(proposer_->weights());
-    if (carry_from_ <= 1) BuildAttached();
+    if (carry_from_ <= 1) BuildAttached(), carried_at_.assign(nl_.num_nodes(), -1);
   }
 
   // Steps of per_step proposals at a temperature falling geometrically from t_max to t_min over
@@ -348,6 +349,7 @@ class Annealer {
     if (kind == kSoftPull) return SoftPull();
     if (kind == kMirror) return Mirror();
     ms_.clear();
+    js_.clear();
     from_.clear();
     to_.clear();
     if (kind == kSwap || kind == kShuffle) {
@@ -356,7 +358,7 @@ class Annealer {
       return {false, false};
     }
     if (!Relocate()) return {false, false};
-    if (kind == kShift && progress_ >= carry_from_) {  // a cluster shift (ProposerWeights::shift_carry_from)
+    if (progress_ >= carry_from_ && ((carry_kinds_ >> kind) & 1u)) {  // a cluster move (ProposerWeights::shift_carry_from, carry_kinds)
       Carry();
       return {true, Metropolis([this] {
                 UndoCarry();
@@ -385,25 +387,31 @@ class Annealer {
       attached_start_.push_back(static_cast<int32_t>(attached_.size()));
     }
   }
-  // After Relocate of a shift: moves the attached soft macros within the macro's old rectangle grown
-  // by shift_carry_cells cells by the macro's own vector (carried_ remembers them for UndoCarry).
+  // After Relocate of a carrying kind: each relocated macro ms_[k] takes the attached soft macros
+  // within its old rectangle grown by shift_carry_cells cells along by its own vector (a soft macro
+  // attached to two of them goes with the first; carried_ remembers them for UndoCarry).
   void Carry() {
     carried_.clear();
-    const int32_t m = ms_[0];
-    const double dx = to_[0].first - from_[0].first, dy = to_[0].second - from_[0].second;
-    const bool swapped = SwapsFootprint(pc_->orientation(m));
+    ++carry_stamp_;
     const double reach = proposer_->weights().shift_carry_cells;
-    const double hw = (swapped ? nl_.height[m] : nl_.width[m]) / 2 + reach * gw_;
-    const double hh = (swapped ? nl_.width[m] : nl_.height[m]) / 2 + reach * gh_;
-    for (int32_t i = attached_start_[carry_j_]; i < attached_start_[carry_j_ + 1]; ++i) {
-      const int32_t q = attached_[i];
-      const double x0 = pc_->x(q), y0 = pc_->y(q);
-      if (std::fabs(x0 - from_[0].first) > hw || std::fabs(y0 - from_[0].second) > hh) continue;
-      double x1 = x0 + dx, y1 = y0 + dy;
-      KeepSoftInside(q, &x1, &y1);
-      if (x1 == x0 && y1 == y0) continue;
-      carried_.push_back({q, x0, y0});
-      pc_->MoveNode(q, x1, y1);
+    for (size_t k = 0; k < ms_.size(); ++k) {
+      const int32_t m = ms_[k], j = js_[k];
+      const double dx = to_[k].first - from_[k].first, dy = to_[k].second - from_[k].second;
+      const bool swapped = SwapsFootprint(pc_->orientation(m));
+      const double hw = (swapped ? nl_.height[m] : nl_.width[m]) / 2 + reach * gw_;
+      const double hh = (swapped ? nl_.width[m] : nl_.height[m]) / 2 + reach * gh_;
+      for (int32_t i = attached_start_[j]; i < attached_start_[j + 1]; ++i) {
+        const int32_t q = attached_[i];
+        if (carried_at_[q] == carry_stamp_) continue;
+        const double x0 = pc_->x(q), y0 = pc_->y(q);
+        if (std::fabs(x0 - from_[k].first) > hw || std::fabs(y0 - from_[k].second) > hh) continue;
+        double x1 = x0 + dx, y1 = y0 + dy;
+        KeepSoftInside(q, &x1, &y1);
+        if (x1 == x0 && y1 == y0) continue;
+        carried_at_[q] = carry_stamp_;
+        carried_.push_back({q, x0, y0});
+        pc_->MoveNode(q, x1, y1);
+      }
     }
     run_->result().carried_soft_moves += static_cast<int64_t>(carried_.size());
   }
@@ -438,8 +446,9 @@ class Annealer {
   bool SwapOrShuffle(int count) {
     if (n_ < count) return false;
     while (static_cast<int>(ms_.size()) < count) {
-      const int32_t m = movable_[pick_(rng_)];
-      if (std::find(ms_.begin(), ms_.end(), m) == ms_.end()) ms_.push_back(m);
+      const int32_t j = pick_(rng_);
+      const int32_t m = movable_[j];
+      if (std::find(ms_.begin(), ms_.end(), m) == ms_.end()) ms_.push_back(m), js_.push_back(j);
     }
     for (int32_t m : ms_) from_.emplace_back(pc_->x(m), pc_->y(m));
     to_ = from_;
@@ -453,7 +462,7 @@ class Annealer {
   bool OneMacroTarget(int kind) {
     const int32_t j = hard_select_ ? PickHardMacro() : pick_(rng_);
     const int32_t m = movable_[j];
-    carry_j_ = j;
+    js_.push_back(j);
     ms_.push_back(m);
     from_.emplace_back(pc_->x(m), pc_->y(m));
     if (kind == kShift) {
@@ -710,7 +719,10 @@ class Annealer {
   const double carry_from_;  // cluster shifts from this progress on (ProposerWeights::shift_carry_from; > 1 never)
   double progress_ = 0;      // the run's progress at the current step
   std::vector<int32_t> attached_start_, attached_;  // BuildAttached
-  int32_t carry_j_ = 0;                             // movable_ index of the last one-macro move
+  const uint32_t carry_kinds_;                      // which kinds carry (ProposerWeights::carry_kinds)
+  std::vector<int32_t> js_;                         // movable_ index of each of ms_
+  std::vector<int64_t> carried_at_;                 // per node: the carry stamp when last carried
+  int64_t carry_stamp_ = 0;
   struct Carried {
     int32_t m;
     double x, y;

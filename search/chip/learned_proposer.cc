@@ -179,6 +179,12 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
   if (w.median_pull) j["soft_pull_point"] = "median";
   if (w.shift_carry_on()) j["shift_carry_from"] = w.shift_carry_from;
   if (w.shift_carry_on() && w.shift_carry_cells != 1) j["shift_carry_cells"] = w.shift_carry_cells;
+  if (w.shift_carry_on() && w.carry_kinds != (1u << kShift)) {
+    nlohmann::json names = nlohmann::json::array();
+    for (int k = 0; k < ProposerWeights::kKinds; ++k)
+      if ((w.carry_kinds >> k) & 1u) names.push_back(ProposalKindName(k));
+    j["carry_kinds"] = names;
+  }
   j["trained_on"] = w.trained_on;
   j["proposals_trained"] = w.proposals_trained;
   return j.dump() + "\n";
@@ -319,6 +325,20 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
     if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= 10))
       throw bad("\"shift_carry_cells\" must be a number in (0, 10]");
     w.shift_carry_cells = v.get<double>();
+  }
+  if (j.contains("carry_kinds")) {
+    const nlohmann::json& v = j["carry_kinds"];
+    const std::string why = "\"carry_kinds\" must be a non-empty list of swap, shift, move, shuffle, hard_pull";
+    if (!v.is_array() || v.empty()) throw bad(why);
+    w.carry_kinds = 0;
+    for (const auto& name : v) {
+      int kind = -1;
+      for (int k : {kSwap, kShift, kMove, kShuffle, kHardPull})
+        if (name.is_string() && name.get<std::string>() == ProposalKindName(k)) kind = k;
+      if (kind < 0) throw bad(why);
+      w.carry_kinds |= 1u << kind;
+    }
+    if (!w.shift_carry_on()) throw bad("\"carry_kinds\" without \"shift_carry_from\"");
   }
   if (j.contains("trained_on")) {
     if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");

@@ -137,6 +137,13 @@ struct ProposerWeights {
   // "shift_carry_cells", in (0, 10]; default 1).
   double shift_carry_cells = 1;
   bool shift_carry_on() const { return shift_carry_from <= 1; }
+  // Which relocating kinds carry (session 51; bit k for ProposalKind k, of swap, shift, move,
+  // shuffle, hard_pull): each macro the move relocates takes along the soft macros that share a net
+  // with it and lie within its old rectangle grown by shift_carry_cells cells, by its own vector (a
+  // soft macro attached to two moved macros goes with the first). Default: shift only (every file
+  // before, to the bit). File key "carry_kinds": a non-empty list of those kinds' names.
+  uint32_t carry_kinds = 1u << 1;  // (kShift)
+  bool carries(int kind) const { return shift_carry_on() && ((carry_kinds >> kind) & 1u); }
   // Designs these weights were trained on, each once, in the order first trained (provenance;
   // empty = untrained; add with AddTrainedOn). How much training: proposals_trained.
   std::vector<std::string> trained_on;

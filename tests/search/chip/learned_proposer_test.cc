@@ -946,6 +946,61 @@ TEST(LearnedAnnealing, TheClusterShiftCarriesTheNearConnectedSoftMacros) {
   EXPECT_LT(narrow.carried_soft_moves, on.carried_soft_moves);
 }
 
+// Cluster moves of other kinds (session 51, "carry_kinds"): the key round-trips, a file without it
+// carries shifts only (every file before, to the bit), bad lists are refused; with swaps carrying,
+// swaps alone carry soft macros, the run's best placement is legal and scored exactly.
+TEST(LearnedAnnealing, CarryKindsLetSwapsAndMovesCarryTheirSoftMacros) {
+  ProposerWeights file;
+  EXPECT_TRUE(file.carries(kShift) == false);  // off without shift_carry_from
+  file.shift_carry_from = 0.5;
+  EXPECT_TRUE(file.carries(kShift));
+  EXPECT_FALSE(file.carries(kSwap));
+  EXPECT_EQ(ProposerWeightsJson(file).find("carry_kinds"), std::string::npos);
+  file.carry_kinds = (1u << kSwap) | (1u << kMove);
+  const std::string text = ProposerWeightsJson(file);
+  EXPECT_NE(text.find("\"carry_kinds\":[\"swap\",\"move\"]"), std::string::npos) << text;
+  const ProposerWeights back = ParseProposerWeights(text, "w.json");
+  EXPECT_EQ(back.carry_kinds, file.carry_kinds);
+  EXPECT_TRUE(back.carries(kSwap) && back.carries(kMove) && !back.carries(kShift));
+  for (const char* value : {"[]", "[\"mirror\"]", "[\"soft_shift\"]", "\"swap\"", "[\"swap\", 3]"}) {
+    std::string t = text;
+    const auto at = t.find("\"carry_kinds\":");
+    const auto end = t.find(']', at) + 1;
+    t.replace(at, end - at, std::string("\"carry_kinds\":") + value);
+    EXPECT_THROW(ParseProposerWeights(t, "w.json"), ParseError) << t;
+  }
+  {  // without shift_carry_from: refused
+    std::string t = text;
+    const auto at = t.find("\"shift_carry_from\":");
+    t.replace(at, t.find_first_of(",}", at) - at, "\"unused\":0");
+    EXPECT_THROW(ParseProposerWeights(t, "w.json"), ParseError) << t;
+  }
+
+  auto env = SampleClustered();
+  ASSERT_FALSE(env->netlist().soft_macros.empty());
+  ChipBaselineOptions o = FrozenLearned(30000);
+  ProposerWeights& w = o.sa_proposer_weights;
+  for (int k : {kShift, kMirror, kMove, kShuffle, kHardPull}) w.w[k * ProposerWeights::kFeatures] = -30;  // swaps and soft moves only
+  o.sa_t_max = o.sa_t_min = 0.05;  // hot throughout: carried swaps are accepted now and then
+  const BaselineResult off = RunChipBaseline("sa", env.get(), o, {}, {});
+  w.shift_carry_from = 0;
+  w.shift_carry_cells = 3;
+  const BaselineResult shifts = RunChipBaseline("sa", env.get(), o, {}, {});  // no shifts proposed: nothing carried
+  EXPECT_EQ(shifts.carried_soft_moves, 0);
+  EXPECT_EQ(shifts.best.x, off.best.x);
+  w.carry_kinds = 1u << kSwap;
+  const BaselineResult swaps = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_GT(swaps.carried_soft_moves, 0);
+  EXPECT_NE(swaps.accepted, off.accepted);
+  EXPECT_NE(swaps.best.x, off.best.x);
+  std::string why;
+  ASSERT_TRUE(swaps.best.valid);
+  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), swaps.best, &why)) << why;
+  const chip::Netlist placed = env::PlacedNetlist(env->netlist(), swaps.best);
+  chip::ProxyCost fresh(placed, env->settings());
+  EXPECT_NEAR(fresh.Cost().proxy_cost, swaps.best.cost.proxy_cost, 1e-9);
+}
+
 // With the acceptance controller the run holds the target acceptance instead of the temperature
 // profile: with a constant base temperature, targets of 0.4 and 0.15 are each met over the run
 // (on this design about 9 % of the proposals change no cost and are always accepted: no lower
