@@ -336,8 +336,10 @@ struct LayerSums {
   double attn_per_token = 0;                      // 4·S·H·dh summed over attention sub-layers
   // Activation memory per token (Korthikanti et al. 2022, in units of ab/2 bytes): sharded,
   // replicated (norm inputs, dropout masks, 5·d per sub-layer), scores (5·H per attention);
-  // kept under minimal remat: matmul outputs (QKV, FFN hidden) + 1.5·d per sub-layer.
-  double act_sharded = 0, norm_units = 0, score_units = 0, min_units = 0;
+  // kept under minimal remat: the matmul outputs the backward pass reads (QKV, FFN hidden) +
+  // min_stream·d of the residual stream (the layer's input and each sub-layer's output that
+  // feeds the next sub-layer's norm: one per sub-layer; one per layer for a parallel block).
+  double act_sharded = 0, norm_units = 0, score_units = 0, min_units = 0, min_stream = 0;
   double qkvo_units = 0;  // kept under REMAT_SAVE_QKVO: q, k, v, context, out-projection output
   double sub_layers = 0;
 };
@@ -534,6 +536,7 @@ struct StepModel {
       const SubLayerC& s = subs[i];
       l.norm_units += 5;
       l.sub_layers += 1;
+      l.min_stream += 1;
       w.n_tp_y += 2;
       if (s.type == ATTENTION) AddAttention(s, l, w);
       else if (s.type == DENSE_FFN) AddDenseFfn(s, l, w);
@@ -544,6 +547,7 @@ struct StepModel {
       l.tp_fwd = t_ar;
       w.n_tp_y = 2;
       l.norm_units = 5;
+      l.min_stream = 1;  // both sub-layers read the layer's input; their outputs only add up
     }
     if (tx > 1) l.tp_fwd = TensorTraffic2D(subs, n, w.n_tp_y);
     l.bwd_adj = mm_bwd_adj - adj_start;
@@ -795,8 +799,13 @@ PLACERL_STEP_INLINE void StepModel::Memory(StepBreakdown& r, const Chip& chip) c
   const double per_token_none = k0.act_sharded * ab / 2 / tp + norm_units * d * ab / 2 / tp_rest +
                                 (m.flash_attention() ? 0 : score_units * S * ab / 2 / tp);
   double per_token_layer = per_token_none;
-  // Minimal remat keeps the matmul outputs + 1.5·d per sub-layer; full remat the layer's input.
-  if (p.remat == REMAT_MINIMAL) per_token_layer = (k0.min_units + (1.5 * k0.sub_layers) * d) * ab / tp;
+  // Minimal remat (MaxText's checkpoint_dots_with_no_batch_dims: every matmul output is saveable,
+  // but JAX keeps only the saveable values the backward pass reads, session 51) keeps q, k, v and
+  // the FFN's input projections (read by the attention and activation backward passes), the
+  // layer's input, and each sub-layer's output projection that feeds the next sub-layer's norm —
+  // not the last one's (the next layer's input) nor, in a parallel block, either (they are only
+  // added: an add's backward reads nothing). Full remat keeps the layer's input.
+  if (p.remat == REMAT_MINIMAL) per_token_layer = (k0.min_units + k0.min_stream * d) * ab / tp;
   if (p.remat == REMAT_FULL) per_token_layer = d * ab / tp;
   // Selective remat keeps everything but the attention scores (Korthikanti et al.'s 34·d).
   if (p.remat == REMAT_SELECTIVE) per_token_layer = k0.act_sharded * ab / 2 / tp + norm_units * d * ab / 2 / tp_rest;
