@@ -1228,6 +1228,67 @@ TEST(Validation, RowsWithoutDropoutKeepTheirPredictions) {
   }
 }
 
+// Issue 32, session 51 (docs/perf_model.md, "The v5p memory model"): MaxText's v5p runs X1, X2,
+// X3, X6, Xo1 and Xo4 (remat_policy=minimal = checkpoint_dots_with_no_batch_dims, 8 / 4 / 2
+// sequences per chip) were measured, so they fit in the v5p's 95 GiB; the model predicted them out
+// of HBM (99.7 GiB for X1). Minimal remat keeps the saveable values the backward pass reads: q, k,
+// v, the FFN input projection and the layer's input — in MaxText's parallel block (2023 DecoderLayer)
+// not the attention's or the FFN's output projection. X1 by hand (t = 512 / 16 · 2048 tokens per
+// tensor group, tensor 4, bf16): 32 layers · t · (d + 3·H·dh + f) · 2 / 4 + the recomputed layer
+// t · ((8d + 4f + 4d) − (d + 3·H·dh + f) · 2) / 4 + fp32 logits and their gradient 2 · t · V / 4 · 4.
+// The published-OOM rows (Korthikanti et al.'s no-recompute activations, N8b/e/h/k) stay OOM; without
+// the rows' parallel_block the 64B rows (X3, Xo1) would not fit (94.3 GiB of 90.25 usable).
+TEST(Validation, MaxTextV5pRowsFitAndPublishedOomRowsDoNot) {
+  const MeasurementSet rows = DefaultMeasurements();
+  const std::vector<std::string> fit = {"X1", "X2", "X3", "X6", "Xo1", "Xo4"};
+  const std::vector<std::string> oom = {"N8b", "N8e", "N8h", "N8k"};
+  const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
+  for (const Catalog* cat : {&DefaultCatalog(), &shaped}) {
+    const ValidationReport rep = Validate(rows, *cat);
+    int seen = 0;
+    for (const ValidationRow& r : rep.rows) {
+      if (std::find(fit.begin(), fit.end(), r.id) != fit.end()) {
+        ++seen;
+        EXPECT_FALSE(r.oom) << r.id;
+      }
+      if (std::find(oom.begin(), oom.end(), r.id) != oom.end()) {
+        ++seen;
+        EXPECT_TRUE(r.oom) << r.id;
+      }
+    }
+    EXPECT_EQ(seen, 10);
+  }
+  const Measurement* x1 = nullptr;
+  const Measurement* x3 = nullptr;
+  for (const Measurement& m : rows.row()) {
+    if (m.id() == "X1") x1 = &m;
+    if (m.id() == "X3") x3 = &m;
+  }
+  ASSERT_TRUE(x1 != nullptr && x3 != nullptr);
+  EXPECT_TRUE(x1->run().model().parallel_block());
+  EXPECT_EQ(x1->run().plan().remat(), REMAT_MINIMAL);
+  const TrainingEvaluator ev(x1->run().model(), x1->run().mesh(), shaped);
+  const StepBreakdown b = ev.Evaluate(PlanFromProto(x1->run().plan()));
+  ASSERT_TRUE(b.valid) << b.invalid_reason;
+  const double t = 512.0 / 16 * 2048, d = 10240, f = 32768, qkv = 3 * 32 * 256.0, V = 32768, tp = 4;
+  const double kept = (d + qkv + f) * 2 / tp, none = (8 * d + 4 * f + 4 * d) / tp;
+  EXPECT_NEAR(b.hbm_activations, 32 * t * kept + t * (none - kept) + 2 * t * V / tp * 4, 1);
+  EXPECT_NEAR(b.hbm_activations / 1073741824.0, 71.81, 0.01);
+  EXPECT_NEAR(b.hbm_total / 1073741824.0, 79.39, 0.01);
+  EXPECT_LT(b.hbm_total, b.hbm_capacity);
+  // The 64B row as a sequential block (the key cleared): the out-projection's output is kept too.
+  TransformerModel sequential = x3->run().model();
+  sequential.set_parallel_block(false);
+  const StepBreakdown s = TrainingEvaluator(sequential, x3->run().mesh(), shaped).Evaluate(PlanFromProto(x3->run().plan()));
+  const StepBreakdown p = TrainingEvaluator(x3->run().model(), x3->run().mesh(), shaped).Evaluate(PlanFromProto(x3->run().plan()));
+  ASSERT_TRUE(s.valid && p.valid);
+  EXPECT_FALSE(p.oom);
+  EXPECT_TRUE(s.oom) << s.hbm_total / 1073741824.0;
+  const double t3 = 256.0 / 16 * 2048;  // one d per layer more, minus its share of the recomputed layer;
+  // the sequential block's second norm adds 1·d of norm units (5·d per norm, 4·d without dropout) to it
+  EXPECT_NEAR(s.hbm_activations - p.hbm_activations, (64 - 1) * t3 * d * 2 / tp + t3 * 4 * d / tp, 1);
+}
+
 // Session 27, second part (docs/perf_model.md): AXLearn's fuji step times on H100 (p5.48xlarge
 // nodes of 8 GPUs) are five out-of-sample rows of their own paper: fuji-7B v1 (the A1-A4 config,
 // d_ff = ceil(4096·8/3 / 256)·256, save_qkvo) on 32 / 64 nodes (4M tokens per batch) and on one
