@@ -303,11 +303,15 @@ double MeanAbsError(const ValidationReport& r) {
   return n == 0 ? 0 : sum / n;
 }
 
+// tp_overlap is not fitted: the fit and every held-out refit keep the catalogue's value. Since
+// the MaxText rows carry parallel_block (session 51) no counted row moves it on [0.25, 1]
+// (Validation.TpOverlapIsNotPinnedByTheCountedRows), so a fitted value was only the start of the
+// descent; the catalogue keeps 0.375, session 50's fit. Put it back here, grid 0..1 step 0.125,
+// when a counted row pins it again.
 std::vector<FitParam> FitParams(const MeasurementSet& set, bool shape) {
   std::vector<FitParam> ps = {{"", "memory", 0.5, 1.0, 0.05},  // < 0.5 of HBM: implausible
                               {"", "collective_bw", 0.4, 1.0, 0.05},
-                              {"", "dcn_bw", 0.2, 1.0, 0.05},
-                              {"", "tp_overlap", 0.0, 1.0, 0.125}};
+                              {"", "dcn_bw", 0.2, 1.0, 0.05}};
   std::vector<std::string> chips;
   for (const Measurement& m : set.row())
     if (std::find(chips.begin(), chips.end(), m.run().mesh().chip()) == chips.end())
@@ -332,12 +336,13 @@ std::vector<FitParam> FitParams(const MeasurementSet& set, bool shape) {
 }
 
 // The fit's starting point: round values, no fitting (every chip's matmul 0.6, memory 0.7,
-// collective_bw 0.8, dcn_bw 0.8, tp_overlap 0.5). Starting every fit (and every leave-one-out
-// refit) here keeps the held-out row out of its own prediction and makes --fit reproducible.
+// collective_bw 0.8, dcn_bw 0.8; tp_overlap, not fitted, stays the catalogue's). Starting every
+// fit (and every leave-one-out refit) here keeps the held-out row out of its own prediction and
+// makes --fit reproducible.
 Catalog Prior(const Catalog& c, const std::vector<FitParam>& ps) {
   Catalog prior = c;
   const std::pair<const char*, double> global[] = {
-      {"matmul", 0.6}, {"memory", 0.7}, {"collective_bw", 0.8}, {"dcn_bw", 0.8}, {"tp_overlap", 1.0}};
+      {"matmul", 0.6}, {"memory", 0.7}, {"collective_bw", 0.8}, {"dcn_bw", 0.8}};
   for (const auto& [name, v] : global) SetParam(&prior, {"", name, 0, 0, 0}, v);
   if (c.efficiency().shape_model()) SetParam(&prior, {"", "matmul_fill", 0, 0, 0}, 1.0);
   for (const FitParam& p : ps)
@@ -372,18 +377,18 @@ Catalog Descend(const MeasurementSet& set, const Catalog& start, const std::vect
   return best;
 }
 
-// Several descents from the prior and from variations of its collective parameters (the
-// objective has more than one basin: e.g. slow collectives + full overlap vs fast collectives
-// + little overlap); the lowest objective wins (ties: the first).
+// Several descents from the prior and from variations of its collective bandwidth (the
+// objective has had more than one basin: e.g. slow collectives + full overlap vs fast
+// collectives + little overlap, while tp_overlap was fitted); the lowest objective wins (ties:
+// the first).
 Catalog MultiStartFit(const MeasurementSet& set, const Catalog& catalog, const std::vector<FitParam>& ps) {
   const Catalog prior = Prior(catalog, ps);
-  const std::pair<double, double> starts[] = {{0.8, 1.0}, {0.9, 0.25}, {0.6, 0.5}};  // collective_bw, tp_overlap
+  const double starts[] = {0.8, 0.9, 0.6};  // collective_bw
   Catalog best;
   double best_obj = 1e30;
-  for (const auto& [cbw, tpo] : starts) {
+  for (const double cbw : starts) {
     Catalog start = prior;
     SetParam(&start, {"", "collective_bw", 0, 0, 0}, cbw);
-    SetParam(&start, {"", "tp_overlap", 0, 0, 0}, tpo);
     const Catalog fitted = Descend(set, start, ps);
     const double obj = MeanAbsError(Validate(set, fitted));
     if (obj < best_obj - 1e-9) {
