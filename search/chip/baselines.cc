@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -231,7 +232,8 @@ class Annealer {
         hard_select_(proposer && proposer->weights().hard_select_on),
         target_select_(proposer && proposer->weights().target_select_on),
         carry_from_(proposer && proposer->weights().shift_carry_on() ? proposer->weights().shift_carry_from : 2),
-        carry_kinds_(proposer ? proposer->weights().carry_kinds : 0) {
+        carry_kinds_(proposer ? proposer->weights().carry_kinds : 0),
+        hot_from_(proposer && proposer->weights().hot_soft_on() ? proposer->weights().hot_soft_from : 2) {
     for (int32_t m : nl_.hard_macros) gm_.Place(m, pc_->x(m), pc_->y(m), pc_->orientation(m));
     if (o.sa_fd_every_steps > 0 && !nl_.soft_macros.empty()) fd_.emplace(nl_, s_);
     const std::vector<double>& probs = o.sa_action_probs;
@@ -341,9 +343,14 @@ class Annealer {
   Outcome Propose(int kind) {
     kind_group_ = kind == kSoftShift || kind == kSoftPull;
     if (kind == kSoftShift) {  // a soft macro by a few cells (continuous)
-      const int32_t m = PickSoftMacro();
-      const double x1 = pc_->x(m) + soft_step_(rng_) * soft_scale_ * gw_;
-      const double y1 = pc_->y(m) + soft_step_(rng_) * soft_scale_ * gh_;
+      // (a hot-net soft move: ProposerWeights::hot_soft_from)
+      const bool hot = progress_ >= hot_from_ && unit_(rng_) < proposer_->weights().hot_soft_share;
+      const int32_t m = hot ? PickHotSoftMacro() : PickSoftMacro();
+      run_->result().hot_soft_moves += hot;
+      const double cells = proposer_ ? proposer_->weights().hot_soft_cells : 0;
+      const double scale = hot && cells > 0 ? cells / o_.sa_soft_move_cells : soft_scale_;
+      const double x1 = pc_->x(m) + soft_step_(rng_) * scale * gw_;
+      const double y1 = pc_->y(m) + soft_step_(rng_) * scale * gh_;
       return SoftMove(m, x1, y1);
     }
     if (kind == kSoftPull) return SoftPull();
@@ -580,6 +587,68 @@ class Annealer {
     }
     return candidate[proposer_->Select(phi, C, rng_)];
   }
+  // A soft macro on a net whose pins' cell box covers a cell the congestion cost counts (the hot
+  // nets; ProposerWeights::hot_soft_from), from a list refreshed every kHotRefresh picks; the
+  // uniform pick when there is none.
+  int32_t PickHotSoftMacro() {
+    if (++hot_age_ >= ProposerWeights::kHotRefresh) RefreshHot();
+    if (hot_soft_.empty()) return PickSoftMacro();
+    return hot_soft_[std::uniform_int_distribution<size_t>(0, hot_soft_.size() - 1)(rng_)];
+  }
+  void RefreshHot() {
+    hot_age_ = 0;
+    const int cols = s_.cols, rows = s_.rows;
+    const size_t n = cells_;
+    std::vector<double> v(n), h(n);
+    pc_->CongestionValuesInto(v.data(), h.data());
+    std::vector<double> all(v);
+    all.insert(all.end(), h.begin(), h.end());
+    const size_t k = std::max<size_t>(1, static_cast<size_t>(std::floor(2 * n * 0.05)));  // as the cost's top-k
+    std::nth_element(all.begin(), all.begin() + (k - 1), all.end(), std::greater<double>());
+    const double threshold = all[k - 1];
+    // prefix sums of the hot cells, (rows + 1) × (cols + 1)
+    hot_prefix_.assign(static_cast<size_t>(rows + 1) * (cols + 1), 0);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const size_t i = static_cast<size_t>(r) * cols + c;
+        const int hot = v[i] >= threshold || h[i] >= threshold;
+        hot_prefix_[(r + 1) * (cols + 1) + c + 1] = hot + hot_prefix_[r * (cols + 1) + c + 1] +
+                                                     hot_prefix_[(r + 1) * (cols + 1) + c] - hot_prefix_[r * (cols + 1) + c];
+      }
+    hot_soft_.clear();
+    if (hot_seen_.size() != static_cast<size_t>(nl_.num_nodes())) hot_seen_.assign(nl_.num_nodes(), -1);
+    ++hot_stamp_;
+    const int32_t nets = static_cast<int32_t>(nl_.net_start.size()) - 1;
+    for (int32_t net = 0; net < nets; ++net) {
+      int r0 = rows, r1 = -1, c0 = cols, c1 = -1;
+      for (int32_t q = nl_.net_start[net]; q < nl_.net_start[net + 1]; ++q) {
+        const int32_t pin = nl_.net_pins[q], parent = nl_.parent[pin];
+        double x, y;
+        if (parent < 0) {
+          x = pc_->x(pin), y = pc_->y(pin);
+        } else {
+          OrientOffset(pc_->orientation(parent), nl_.pin_dx[pin], nl_.pin_dy[pin], &x, &y);
+          x += pc_->x(parent), y += pc_->y(parent);
+        }
+        const int c = std::clamp(static_cast<int>(std::floor(x / gw_)), 0, cols - 1);
+        const int r = std::clamp(static_cast<int>(std::floor(y / gh_)), 0, rows - 1);
+        r0 = std::min(r0, r), r1 = std::max(r1, r), c0 = std::min(c0, c), c1 = std::max(c1, c);
+      }
+      if (r1 < 0) continue;
+      const int hot = hot_prefix_[(r1 + 1) * (cols + 1) + c1 + 1] - hot_prefix_[r0 * (cols + 1) + c1 + 1] -
+                      hot_prefix_[(r1 + 1) * (cols + 1) + c0] + hot_prefix_[r0 * (cols + 1) + c0];
+      if (hot == 0) continue;
+      for (int32_t q = nl_.net_start[net]; q < nl_.net_start[net + 1]; ++q) {
+        const int32_t pin = nl_.net_pins[q];
+        const int32_t owner = nl_.parent[pin] >= 0 ? nl_.parent[pin] : pin;
+        if (nl_.type[owner] != NodeType::kSoftMacro || hot_seen_[owner] == hot_stamp_) continue;
+        hot_seen_[owner] = hot_stamp_;
+        hot_soft_.push_back(owner);
+      }
+    }
+    std::sort(hot_soft_.begin(), hot_soft_.end());  // (an order that does not depend on the nets' order)
+    run_->result().hot_soft_macros = static_cast<int64_t>(hot_soft_.size());
+  }
   // The hard macro (its index in movable_) a one-macro move takes with the learned hard selection:
   // one of a few uniform candidates chosen by how far its nets pull it and the congestion and
   // density of its cell (ProposerWeights::hard_select), read from values refreshed every 256 picks.
@@ -723,6 +792,12 @@ class Annealer {
   std::vector<int32_t> js_;                         // movable_ index of each of ms_
   std::vector<int64_t> carried_at_;                 // per node: the carry stamp when last carried
   int64_t carry_stamp_ = 0;
+  const double hot_from_;                  // hot-net soft moves from this progress on (> 1 never)
+  int hot_age_ = 1 << 30;                  // picks since RefreshHot
+  std::vector<int32_t> hot_soft_;          // the soft macros on hot nets (RefreshHot)
+  std::vector<int> hot_prefix_;            // prefix sums of the hot cells
+  std::vector<int64_t> hot_seen_;
+  int64_t hot_stamp_ = 0;
   struct Carried {
     int32_t m;
     double x, y;

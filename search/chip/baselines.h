@@ -128,6 +128,9 @@ struct BaselineResult {
   // sa with cluster shifts (ProposerWeights::shift_carry_from): soft macros moved along with a
   // shifted hard macro, summed over the shifts (accepted or not).
   int64_t carried_soft_moves = 0;
+  // Hot-net soft moves (ProposerWeights::hot_soft_from): how many soft_shift proposals took a soft
+  // macro on a hot net, and how many soft macros were on hot nets at the last refresh.
+  int64_t hot_soft_moves = 0, hot_soft_macros = 0;
   double evaluations_per_second() const { return seconds > 0 ? evaluations / seconds : 0; }
 };
 

@@ -185,6 +185,11 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
       if ((w.carry_kinds >> k) & 1u) names.push_back(ProposalKindName(k));
     j["carry_kinds"] = names;
   }
+  if (w.hot_soft_on()) {
+    j["hot_soft_from"] = w.hot_soft_from;
+    j["hot_soft_share"] = w.hot_soft_share;
+    if (w.hot_soft_cells > 0) j["hot_soft_cells"] = w.hot_soft_cells;
+  }
   j["trained_on"] = w.trained_on;
   j["proposals_trained"] = w.proposals_trained;
   return j.dump() + "\n";
@@ -340,6 +345,26 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
     }
     if (!w.shift_carry_on()) throw bad("\"carry_kinds\" without \"shift_carry_from\"");
   }
+  auto num = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", x);
+    return std::string(b);
+  };
+  auto number_in = [&](const char* key, double lo, bool lo_open, double hi, double* out) {
+    if (!j.contains(key)) return false;
+    const nlohmann::json& v = j[key];
+    const double x = v.is_number() ? v.get<double>() : std::nan("");
+    if (!v.is_number() || !(lo_open ? x > lo : x >= lo) || !(x <= hi))
+      throw bad(std::string("\"") + key + "\" must be a number in " + (lo_open ? "(" : "[") + num(lo) + ", " +
+                num(hi) + "]");
+    *out = x;
+    return true;
+  };
+  const bool hot_from = number_in("hot_soft_from", 0, false, 1, &w.hot_soft_from);
+  const bool hot_share = number_in("hot_soft_share", 0, true, 1, &w.hot_soft_share);
+  const bool hot_cells = number_in("hot_soft_cells", 0, false, 10, &w.hot_soft_cells);
+  if ((hot_share || hot_cells) && !hot_from)
+    throw bad("\"hot_soft_share\" / \"hot_soft_cells\" without \"hot_soft_from\"");
   if (j.contains("trained_on")) {
     if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");
     for (const auto& d : j["trained_on"]) {

@@ -144,6 +144,19 @@ struct ProposerWeights {
   // before, to the bit). File key "carry_kinds": a non-empty list of those kinds' names.
   uint32_t carry_kinds = 1u << 1;  // (kShift)
   bool carries(int kind) const { return shift_carry_on() && ((carry_kinds >> kind) & 1u); }
+  // Hot-net soft moves (session 51): from this fraction of the run on, a share hot_soft_share of
+  // the soft_shift proposals takes its soft macro among those on a net whose pins' bounding box (in
+  // grid cells) covers a cell the congestion cost counts (the top 5 % of the vertical and
+  // horizontal values; refreshed every kHotRefresh picks) — the nets that can route around the
+  // hottest cells — instead of uniformly, with a step of up to hot_soft_cells grid cells per axis
+  // (0: the run's own soft step). > 1 = never (every file before, to the bit). File keys
+  // "hot_soft_from" (in [0, 1]), "hot_soft_share" (in (0, 1], default 0.5), "hot_soft_cells"
+  // (in [0, 10], default 0).
+  static constexpr int kHotRefresh = 1024;
+  double hot_soft_from = 2;
+  double hot_soft_share = 0.5;
+  double hot_soft_cells = 0;
+  bool hot_soft_on() const { return hot_soft_from <= 1; }
   // Designs these weights were trained on, each once, in the order first trained (provenance;
   // empty = untrained; add with AddTrainedOn). How much training: proposals_trained.
   std::vector<std::string> trained_on;

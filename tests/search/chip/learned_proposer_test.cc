@@ -1001,6 +1001,66 @@ TEST(LearnedAnnealing, CarryKindsLetSwapsAndMovesCarryTheirSoftMacros) {
   EXPECT_NEAR(fresh.Cost().proxy_cost, swaps.best.cost.proxy_cost, 1e-9);
 }
 
+// Hot-net soft moves (session 51): the keys round-trip and bad values are refused; from
+// hot_soft_from on, a share of the soft shifts takes a soft macro on a net that spans a cell the
+// congestion cost counts; a start the run never reaches (from = 1) is the run without the keys, to
+// the bit; on, the run changes and its best placement is legal and scored exactly.
+TEST(LearnedAnnealing, HotNetSoftMovesTakeSoftMacrosOnNetsOverTheHottestCells) {
+  ProposerWeights file;
+  EXPECT_FALSE(file.hot_soft_on());
+  EXPECT_EQ(ProposerWeightsJson(file).find("hot_soft"), std::string::npos);
+  file.hot_soft_from = 0.5;
+  file.hot_soft_share = 0.25;
+  file.hot_soft_cells = 1.5;
+  const std::string text = ProposerWeightsJson(file);
+  const ProposerWeights back = ParseProposerWeights(text, "w.json");
+  EXPECT_TRUE(back.hot_soft_on());
+  EXPECT_EQ(back.hot_soft_from, 0.5);
+  EXPECT_EQ(back.hot_soft_share, 0.25);
+  EXPECT_EQ(back.hot_soft_cells, 1.5);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"hot_soft_from", "-0.1"}, {"hot_soft_from", "1.5"}, {"hot_soft_from", "\"half\""},
+           {"hot_soft_share", "0"}, {"hot_soft_share", "1.01"}, {"hot_soft_cells", "-1"}, {"hot_soft_cells", "11"}}) {
+    std::string t = text;
+    const auto at = t.find("\"" + key + "\":");
+    ASSERT_NE(at, std::string::npos) << t;
+    t.replace(at, t.find_first_of(",}", at) - at, "\"" + key + "\":" + value);
+    EXPECT_THROW(ParseProposerWeights(t, "w.json"), ParseError) << t;
+  }
+  {  // a share without a start: refused
+    std::string t = text;
+    const auto at = t.find("\"hot_soft_from\":");
+    t.replace(at, t.find_first_of(",}", at) - at, "\"unused\":0");
+    EXPECT_THROW(ParseProposerWeights(t, "w.json"), ParseError) << t;
+  }
+
+  auto env = SampleClustered();
+  ASSERT_FALSE(env->netlist().soft_macros.empty());
+  ChipBaselineOptions o = FrozenLearned(30000);
+  ProposerWeights& w = o.sa_proposer_weights;
+  const BaselineResult off = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_EQ(off.hot_soft_moves, 0);
+  w.hot_soft_from = 1;  // reached only at the very end: the same run
+  const BaselineResult never = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_EQ(never.hot_soft_moves, 0);
+  EXPECT_EQ(never.best.x, off.best.x);
+  EXPECT_EQ(never.accepted, off.accepted);
+  w.hot_soft_from = 0;
+  w.hot_soft_share = 1;
+  w.hot_soft_cells = 1;
+  const BaselineResult on = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_GT(on.hot_soft_moves, 0);
+  EXPECT_GT(on.hot_soft_macros, 0);
+  EXPECT_LE(on.hot_soft_macros, static_cast<int64_t>(env->netlist().soft_macros.size()));
+  EXPECT_NE(on.accepted, off.accepted);
+  std::string why;
+  ASSERT_TRUE(on.best.valid);
+  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), on.best, &why)) << why;
+  const chip::Netlist placed = env::PlacedNetlist(env->netlist(), on.best);
+  chip::ProxyCost fresh(placed, env->settings());
+  EXPECT_NEAR(fresh.Cost().proxy_cost, on.best.cost.proxy_cost, 1e-9);
+}
+
 // With the acceptance controller the run holds the target acceptance instead of the temperature
 // profile: with a constant base temperature, targets of 0.4 and 0.15 are each met over the run
 // (on this design about 9 % of the proposals change no cost and are always accepted: no lower
