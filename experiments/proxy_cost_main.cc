@@ -7,7 +7,9 @@
 #include <CLI/CLI.hpp>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
         off_canvas = "clamp";
     bool json = false, allow_slow = false;
     long long bench = 0;
+    int hotspots = 0;
     uint64_t seed = 1;
     app.add_option("--netlist", netlist_path, "netlist.pb.txt (gzip ok; several files comma-separated). Left out: built-in synthetic netlist")
         ->check(cli::NonEmpty());
@@ -71,6 +74,11 @@ int main(int argc, char** argv) {
         ->check(cli::NonEmpty());
     app.add_option("--write-plc", out_plc, "write the scored placement, costs in the header, to this .plc (never replaces a non-regular file)")
         ->check(cli::NonEmpty());
+    app.add_option("--hotspots", hotspots,
+                   "where the congestion cost comes from: the cells it counts (top 5 % of the vertical and horizontal "
+                   "values), how many are horizontal / vertical, their mean split into macro blockage and net routing, "
+                   "and the N largest with row, column and direction (--json: key \"hotspots\")")
+        ->check(CLI::Range(0, 1000000));
     app.add_flag("--allow-slow", allow_slow, "run even when the work is estimated above 60 s or 8 GiB (huge grid or smoothing)");
     placerl::cli::Parse(app, argc, argv);
     CostWeights weights = ParseCostWeights(weights_str);
@@ -124,6 +132,47 @@ int main(int argc, char** argv) {
                     plc.header_congestion_cost ? std::to_string(*plc.header_congestion_cost).c_str() : "-");
       }
       std::printf("read input       %.1f ms\n", 1e3 * Seconds(t0, t1));
+    }
+    if (hotspots > 0) {
+      const size_t n = static_cast<size_t>(settings.cols) * settings.rows;
+      std::vector<double> v(n), h(n), bv(n), bh(n);
+      pc.CongestionValuesInto(v.data(), h.data());
+      pc.CongestionBlockageInto(bv.data(), bh.data());
+      std::vector<std::pair<double, size_t>> all;  // (value, index in [V ++ H])
+      for (size_t i = 0; i < n; ++i) all.push_back({v[i], i});
+      for (size_t i = 0; i < n; ++i) all.push_back({h[i], n + i});
+      // (descending by value, then by index: the order of the cost's top-k)
+      std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+      const size_t k = std::max<size_t>(1, static_cast<size_t>(std::floor(2 * n * 0.05)));
+      size_t horizontal = 0;
+      double blockage = 0, sum = 0;
+      for (size_t r = 0; r < k && r < all.size(); ++r) {
+        const size_t i = all[r].second;
+        horizontal += i >= n;
+        blockage += i >= n ? bh[i - n] : bv[i];
+        sum += all[r].first;
+      }
+      nlohmann::json cells = nlohmann::json::array();
+      const size_t shown = std::min<size_t>(static_cast<size_t>(hotspots), all.size());
+      for (size_t r = 0; r < shown; ++r) {
+        const size_t i = all[r].second, cell = i % n;
+        const double b = i >= n ? bh[cell] : bv[cell];
+        cells.push_back({{"direction", i >= n ? "h" : "v"}, {"row", cell / settings.cols}, {"col", cell % settings.cols},
+                         {"value", all[r].first}, {"blockage", b}, {"routing", all[r].first - b}, {"counted", r < k}});
+      }
+      j["hotspots"] = {{"counted", k}, {"counted_horizontal", horizontal}, {"counted_vertical", k - horizontal},
+                       {"counted_mean", sum / k}, {"counted_blockage_mean", blockage / k},
+                       {"counted_routing_mean", (sum - blockage) / k}, {"cells", cells}};
+      if (!json) {
+        std::printf("hotspots         the congestion cost counts %zu values (%zu horizontal, %zu vertical): mean %.6f = "
+                    "macro blockage %.6f + net routing %.6f\n",
+                    k, horizontal, k - horizontal, sum / k, blockage / k, (sum - blockage) / k);
+        for (const auto& c : cells)
+          std::printf("  %s row %3d col %3d  %.6f = blockage %.6f + routing %.6f%s\n",
+                      c["direction"].get<std::string>().c_str(), c["row"].get<int>(), c["col"].get<int>(),
+                      c["value"].get<double>(), c["blockage"].get<double>(), c["routing"].get<double>(),
+                      c["counted"].get<bool>() ? "" : "  (not counted)");
+      }
     }
     if (!out_plc.empty() || !out_netlist.empty()) {  // both or neither
       Netlist placed = nl;

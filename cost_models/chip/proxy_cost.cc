@@ -798,6 +798,12 @@ void ProxyCost::CongestionValuesInto(double* vertical, double* horizontal) const
   for (size_t i = 0; i < h_smooth_.size(); ++i) horizontal[i] = (h_smooth_[i] + h_macro_[i]) * ih;
 }
 
+void ProxyCost::CongestionBlockageInto(double* vertical, double* horizontal) const {
+  const double iv = 1.0 / grid_v_routes_, ih = 1.0 / grid_h_routes_;
+  for (size_t i = 0; i < v_macro_.size(); ++i) vertical[i] = v_macro_[i] * iv;
+  for (size_t i = 0; i < h_macro_.size(); ++i) horizontal[i] = h_macro_[i] * ih;
+}
+
 // The arithmetic of AddDensity and AddMacroBlockage, for a rectangle centred at (x, y).
 void ProxyCost::FootprintAt(int32_t i, double x, double y, std::vector<FootprintCell>* out) const {
   out->clear();

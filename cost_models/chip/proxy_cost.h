@@ -121,6 +121,9 @@ class ProxyCost {
   // density = occupied / cell area; congestion = (smoothed demand + blockage) / supply.
   void DensityValuesInto(double* out) const;
   void CongestionValuesInto(double* vertical, double* horizontal) const;
+  // The macro-blockage part of those congestion values (blockage / supply); the rest is the
+  // smoothed net routing.
+  void CongestionBlockageInto(double* vertical, double* horizontal) const;
   double grid_v_routes() const { return grid_v_routes_; }
   double grid_h_routes() const { return grid_h_routes_; }
   // Σ net weights as the wirelength cost divides by it (1 when there are no nets).

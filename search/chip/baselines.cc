@@ -623,7 +623,7 @@ class Annealer {
       int r0 = rows, r1 = -1, c0 = cols, c1 = -1;
       for (int32_t q = nl_.net_start[net]; q < nl_.net_start[net + 1]; ++q) {
         const int32_t pin = nl_.net_pins[q], parent = nl_.parent[pin];
-        double x, y;
+        double x = 0, y = 0;  // (set by both branches)
         if (parent < 0) {
           x = pc_->x(pin), y = pc_->y(pin);
         } else {

@@ -129,6 +129,51 @@ TEST(ProxyCostCli, BuiltInDefaultAndBench) {
   EXPECT_NE(r.out.find("incremental one-macro move"), std::string::npos) << r.out;
 }
 
+// --hotspots: the values the congestion cost counts (top 5 % of [V ++ H]: 2·cols·rows·0.05 of
+// them) average to the congestion cost, each splits into macro blockage + net routing, the listed
+// cells come in descending order and only the first `counted` are marked counted.
+TEST(ProxyCostCli, HotspotsAreTheCountedCongestionValues) {
+  const auto r = ShSplit(kBin + " --json --hotspots 200 --netlist " + kNet + " --plc " + kPlc);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("hotspots")) << j.dump();
+  const auto& h = j["hotspots"];
+  const int cols = j["inputs"]["grid"]["cols"], rows = j["inputs"]["grid"]["rows"];
+  const int k = h["counted"];
+  EXPECT_EQ(k, static_cast<int>(std::floor(2 * cols * rows * 0.05)));
+  EXPECT_EQ(h["counted_horizontal"].get<int>() + h["counted_vertical"].get<int>(), k);
+  EXPECT_NEAR(h["counted_mean"].get<double>(), j["congestion_cost"].get<double>(), 1e-9);
+  EXPECT_NEAR(h["counted_blockage_mean"].get<double>() + h["counted_routing_mean"].get<double>(),
+              h["counted_mean"].get<double>(), 1e-12);
+  const auto& cells = h["cells"];
+  ASSERT_EQ(cells.size(), 200u);
+  double sum = 0, previous = 1e300;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const auto& c = cells[i];
+    const double v = c["value"];
+    EXPECT_LE(v, previous);
+    previous = v;
+    EXPECT_NEAR(c["blockage"].get<double>() + c["routing"].get<double>(), v, 1e-12);
+    EXPECT_GE(c["blockage"].get<double>(), 0);
+    EXPECT_TRUE(c["direction"] == "h" || c["direction"] == "v");
+    EXPECT_GE(c["row"].get<int>(), 0);
+    EXPECT_LT(c["row"].get<int>(), rows);
+    EXPECT_LT(c["col"].get<int>(), cols);
+    EXPECT_EQ(c["counted"].get<bool>(), static_cast<int>(i) < k);
+    if (static_cast<int>(i) < k) sum += v;
+  }
+  EXPECT_NEAR(sum / k, j["congestion_cost"].get<double>(), 1e-9);
+  // Text: one summary line and one line per listed cell.
+  const CmdResult t = Sh(kBin + " --hotspots 3 --netlist " + kNet + " --plc " + kPlc);
+  ASSERT_EQ(t.status, 0) << t.out;
+  EXPECT_NE(t.out.find("the congestion cost counts " + std::to_string(k) + " values"), std::string::npos) << t.out;
+  for (const std::string bad : {"--hotspots -1", "--hotspots x", "--hotspots 2000000"}) {
+    const CmdResult b = Sh(kBin + " " + bad);
+    EXPECT_EQ(b.status, 1) << bad << b.out;
+    EXPECT_EQ(Lines(b.out), 1) << b.out;
+  }
+}
+
 TEST(ProxyCostCli, BadInputIsOneLineAndNonZero) {
   for (const std::string args : {std::string("--netlist /nonexistent/x.pb.txt"),
                                  "--netlist " + kNet + " --plc tests/data/proxy_golden/README.md",
