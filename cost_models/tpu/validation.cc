@@ -290,8 +290,8 @@ MeasurementSet FitRows(const MeasurementSet& set) {
   return out;
 }
 
-// The fit's objective: mean absolute relative error over the evaluated rows (rows that
-// cannot be evaluated count as 100 %).
+}  // namespace
+
 double MeanAbsError(const ValidationReport& r) {
   double sum = 0;
   int n = 0;
@@ -302,6 +302,8 @@ double MeanAbsError(const ValidationReport& r) {
   }
   return n == 0 ? 0 : sum / n;
 }
+
+namespace {
 
 // tp_overlap is not fitted: the fit and every held-out refit keep the catalogue's value. Since
 // the MaxText rows carry parallel_block (session 51) no counted row moves it on [0.25, 1]

@@ -52,6 +52,9 @@ struct ValidationReport {
 bool IsMemoryMetric(Metric m);
 
 ValidationReport Validate(const MeasurementSet& rows, const Catalog& catalog);
+// The fit's objective: mean absolute relative error over the counted rows (rows that cannot be
+// evaluated count as 100 %).
+double MeanAbsError(const ValidationReport& r);
 std::string ReportTable(const ValidationReport& report);  // markdown table + summary
 // Markdown page: parameters, the table, and (if given) the leave-one-out and the
 // leave-one-paper-out tables.

@@ -493,6 +493,27 @@ std::unique_ptr<env::ChipEnv> SampleClustered() {
   return Env("chip(netlist=../shared/datasets/chip/circuit_training/sample_clustered/netlist.pb.txt,"
              "plc=../shared/datasets/chip/circuit_training/sample_clustered/initial.plc)");
 }
+// A proposer file's JSON with the number, string or list of "key" replaced by `value` (a JSON
+// fragment); with `rename`, the key itself becomes "unused" (the file without it).
+std::string ReplaceKey(std::string text, const std::string& key, const std::string& value, bool rename = false) {
+  const auto at = text.find("\"" + key + "\":");
+  if (at == std::string::npos) return text;
+  const auto end = text[at + key.size() + 3] == '[' ? text.find(']', at) + 1 : text.find_first_of(",}", at);
+  text.replace(at, end - at, (rename ? std::string("\"unused\"") : "\"" + key + "\"") + ":" + value);
+  return text;
+}
+
+// The run's best placement is legal and a fresh ProxyCost scores it as the run did.
+template <typename Env>
+void ExpectBestLegalAndExact(const Env& env, const BaselineResult& r) {
+  std::string why;
+  ASSERT_TRUE(r.best.valid);
+  EXPECT_TRUE(env::IsLegalPlacement(env.netlist(), env.settings(), r.best, &why)) << why;
+  const chip::Netlist placed = env::PlacedNetlist(env.netlist(), r.best);
+  chip::ProxyCost fresh(placed, env.settings());
+  EXPECT_NEAR(fresh.Cost().proxy_cost, r.best.cost.proxy_cost, 1e-9);
+}
+
 ChipBaselineOptions FrozenLearned(int64_t moves) {
   ChipBaselineOptions o;
   o.seconds = 1e6;
@@ -934,12 +955,7 @@ TEST(LearnedAnnealing, TheClusterShiftCarriesTheNearConnectedSoftMacros) {
   const BaselineResult on = RunChipBaseline("sa", env.get(), o, {}, {});
   EXPECT_GT(on.carried_soft_moves, 0);
   EXPECT_NE(on.best.x, off.best.x);
-  std::string why;
-  ASSERT_TRUE(on.best.valid);
-  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), on.best, &why)) << why;
-  const chip::Netlist placed = env::PlacedNetlist(env->netlist(), on.best);
-  chip::ProxyCost fresh(placed, env->settings());
-  EXPECT_NEAR(fresh.Cost().proxy_cost, on.best.cost.proxy_cost, 1e-9);
+  ExpectBestLegalAndExact(*env, on);
   // A wider reach carries more.
   w.shift_carry_cells = 0.5;
   const BaselineResult narrow = RunChipBaseline("sa", env.get(), o, {}, {});
@@ -963,18 +979,11 @@ TEST(LearnedAnnealing, CarryKindsLetSwapsAndMovesCarryTheirSoftMacros) {
   EXPECT_EQ(back.carry_kinds, file.carry_kinds);
   EXPECT_TRUE(back.carries(kSwap) && back.carries(kMove) && !back.carries(kShift));
   for (const char* value : {"[]", "[\"mirror\"]", "[\"soft_shift\"]", "\"swap\"", "[\"swap\", 3]"}) {
-    std::string t = text;
-    const auto at = t.find("\"carry_kinds\":");
-    const auto end = t.find(']', at) + 1;
-    t.replace(at, end - at, std::string("\"carry_kinds\":") + value);
+    const std::string t = ReplaceKey(text, "carry_kinds", value);
+    ASSERT_NE(t, text);
     EXPECT_THROW(ParseProposerWeights(t, "w.json"), ParseError) << t;
   }
-  {  // without shift_carry_from: refused
-    std::string t = text;
-    const auto at = t.find("\"shift_carry_from\":");
-    t.replace(at, t.find_first_of(",}", at) - at, "\"unused\":0");
-    EXPECT_THROW(ParseProposerWeights(t, "w.json"), ParseError) << t;
-  }
+  EXPECT_THROW(ParseProposerWeights(ReplaceKey(text, "shift_carry_from", "0", true), "w.json"), ParseError);  // without its start
 
   auto env = SampleClustered();
   ASSERT_FALSE(env->netlist().soft_macros.empty());
@@ -993,12 +1002,7 @@ TEST(LearnedAnnealing, CarryKindsLetSwapsAndMovesCarryTheirSoftMacros) {
   EXPECT_GT(swaps.carried_soft_moves, 0);
   EXPECT_NE(swaps.accepted, off.accepted);
   EXPECT_NE(swaps.best.x, off.best.x);
-  std::string why;
-  ASSERT_TRUE(swaps.best.valid);
-  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), swaps.best, &why)) << why;
-  const chip::Netlist placed = env::PlacedNetlist(env->netlist(), swaps.best);
-  chip::ProxyCost fresh(placed, env->settings());
-  EXPECT_NEAR(fresh.Cost().proxy_cost, swaps.best.cost.proxy_cost, 1e-9);
+  ExpectBestLegalAndExact(*env, swaps);
 }
 
 // Hot-net soft moves (session 51): the keys round-trip and bad values are refused; from
@@ -1021,18 +1025,11 @@ TEST(LearnedAnnealing, HotNetSoftMovesTakeSoftMacrosOnNetsOverTheHottestCells) {
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
            {"hot_soft_from", "-0.1"}, {"hot_soft_from", "1.5"}, {"hot_soft_from", "\"half\""},
            {"hot_soft_share", "0"}, {"hot_soft_share", "1.01"}, {"hot_soft_cells", "-1"}, {"hot_soft_cells", "11"}}) {
-    std::string t = text;
-    const auto at = t.find("\"" + key + "\":");
-    ASSERT_NE(at, std::string::npos) << t;
-    t.replace(at, t.find_first_of(",}", at) - at, "\"" + key + "\":" + value);
+    const std::string t = ReplaceKey(text, key, value);
+    ASSERT_NE(t, text);
     EXPECT_THROW(ParseProposerWeights(t, "w.json"), ParseError) << t;
   }
-  {  // a share without a start: refused
-    std::string t = text;
-    const auto at = t.find("\"hot_soft_from\":");
-    t.replace(at, t.find_first_of(",}", at) - at, "\"unused\":0");
-    EXPECT_THROW(ParseProposerWeights(t, "w.json"), ParseError) << t;
-  }
+  EXPECT_THROW(ParseProposerWeights(ReplaceKey(text, "hot_soft_from", "0", true), "w.json"), ParseError);  // a share without a start
 
   auto env = SampleClustered();
   ASSERT_FALSE(env->netlist().soft_macros.empty());
@@ -1053,12 +1050,7 @@ TEST(LearnedAnnealing, HotNetSoftMovesTakeSoftMacrosOnNetsOverTheHottestCells) {
   EXPECT_GT(on.hot_soft_macros, 0);
   EXPECT_LE(on.hot_soft_macros, static_cast<int64_t>(env->netlist().soft_macros.size()));
   EXPECT_NE(on.accepted, off.accepted);
-  std::string why;
-  ASSERT_TRUE(on.best.valid);
-  EXPECT_TRUE(env::IsLegalPlacement(env->netlist(), env->settings(), on.best, &why)) << why;
-  const chip::Netlist placed = env::PlacedNetlist(env->netlist(), on.best);
-  chip::ProxyCost fresh(placed, env->settings());
-  EXPECT_NEAR(fresh.Cost().proxy_cost, on.best.cost.proxy_cost, 1e-9);
+  ExpectBestLegalAndExact(*env, on);
 }
 
 // With the acceptance controller the run holds the target acceptance instead of the temperature
