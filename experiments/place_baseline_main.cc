@@ -157,6 +157,7 @@ int PlaceBaseline(const Options& o) {
     if (std::isfinite(r.length_log)) j["length_log"] = r.length_log;
     if (r.carried_soft_moves > 0) j["carried_soft_moves"] = r.carried_soft_moves;
     if (r.hot_soft_moves > 0) j["hot_soft_moves"] = r.hot_soft_moves, j["hot_soft_macros"] = r.hot_soft_macros;
+    if (r.hot_macro_moves > 0) j["hot_macro_moves"] = r.hot_macro_moves, j["hot_macros"] = r.hot_macros;
   }
   j["stopped_by_signal"] = run::StopRequested();
   if (r.proposer.used) {

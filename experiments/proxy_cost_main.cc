@@ -134,31 +134,22 @@ int main(int argc, char** argv) {
       std::printf("read input       %.1f ms\n", 1e3 * Seconds(t0, t1));
     }
     if (hotspots > 0) {
-      const size_t n = static_cast<size_t>(settings.cols) * settings.rows;
-      std::vector<double> v(n), h(n), bv(n), bh(n);
-      pc.CongestionValuesInto(v.data(), h.data());
-      pc.CongestionBlockageInto(bv.data(), bh.data());
-      std::vector<std::pair<double, size_t>> all;  // (value, index in [V ++ H])
-      for (size_t i = 0; i < n; ++i) all.push_back({v[i], i});
-      for (size_t i = 0; i < n; ++i) all.push_back({h[i], n + i});
-      // (descending by value, then by index: the order of the cost's top-k)
-      std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
-      const size_t k = std::max<size_t>(1, static_cast<size_t>(std::floor(2 * n * 0.05)));
+      const size_t n = static_cast<size_t>(settings.cols) * settings.rows, k = pc.CongestionCountedK();
+      const std::vector<ProxyCost::CongestionValue> values =
+          pc.CountedCongestion(static_cast<size_t>(hotspots) > k ? static_cast<size_t>(hotspots) - k : 0);
       size_t horizontal = 0;
       double blockage = 0, sum = 0;
-      for (size_t r = 0; r < k && r < all.size(); ++r) {
-        const size_t i = all[r].second;
-        horizontal += i >= n;
-        blockage += i >= n ? bh[i - n] : bv[i];
-        sum += all[r].first;
+      for (size_t r = 0; r < k; ++r) {
+        horizontal += static_cast<size_t>(values[r].index) >= n;
+        blockage += values[r].blockage;
+        sum += values[r].value;
       }
       nlohmann::json cells = nlohmann::json::array();
-      const size_t shown = std::min<size_t>(static_cast<size_t>(hotspots), all.size());
-      for (size_t r = 0; r < shown; ++r) {
-        const size_t i = all[r].second, cell = i % n;
-        const double b = i >= n ? bh[cell] : bv[cell];
+      for (size_t r = 0; r < std::min<size_t>(static_cast<size_t>(hotspots), values.size()); ++r) {
+        const size_t i = static_cast<size_t>(values[r].index), cell = i % n;
         cells.push_back({{"direction", i >= n ? "h" : "v"}, {"row", cell / settings.cols}, {"col", cell % settings.cols},
-                         {"value", all[r].first}, {"blockage", b}, {"routing", all[r].first - b}, {"counted", r < k}});
+                         {"value", values[r].value}, {"blockage", values[r].blockage},
+                         {"routing", values[r].value - values[r].blockage}, {"counted", r < k}});
       }
       j["hotspots"] = {{"counted", k}, {"counted_horizontal", horizontal}, {"counted_vertical", k - horizontal},
                        {"counted_mean", sum / k}, {"counted_blockage_mean", blockage / k},

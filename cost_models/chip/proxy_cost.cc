@@ -804,6 +804,28 @@ void ProxyCost::CongestionBlockageInto(double* vertical, double* horizontal) con
   for (size_t i = 0; i < h_macro_.size(); ++i) horizontal[i] = h_macro_[i] * ih;
 }
 
+size_t ProxyCost::CongestionCountedK() const {
+  const size_t k = static_cast<size_t>(std::floor(2 * v_macro_.size() * 0.05));  // as Cost()
+  return k == 0 ? 1 : k;
+}
+
+std::vector<ProxyCost::CongestionValue> ProxyCost::CountedCongestion(size_t extra) const {
+  const size_t n = v_macro_.size();
+  std::vector<double> v(n), h(n), bv(n), bh(n);
+  CongestionValuesInto(v.data(), h.data());
+  CongestionBlockageInto(bv.data(), bh.data());
+  std::vector<CongestionValue> all;
+  all.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) all.push_back({v[i], bv[i], static_cast<int32_t>(i)});
+  for (size_t i = 0; i < n; ++i) all.push_back({h[i], bh[i], static_cast<int32_t>(n + i)});
+  const size_t keep = std::min(all.size(), CongestionCountedK() + extra);
+  std::partial_sort(all.begin(), all.begin() + keep, all.end(), [](const CongestionValue& a, const CongestionValue& b) {
+    return a.value > b.value || (a.value == b.value && a.index < b.index);
+  });
+  all.resize(keep);
+  return all;
+}
+
 // The arithmetic of AddDensity and AddMacroBlockage, for a rectangle centred at (x, y).
 void ProxyCost::FootprintAt(int32_t i, double x, double y, std::vector<FootprintCell>* out) const {
   out->clear();

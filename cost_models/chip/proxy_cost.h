@@ -124,6 +124,16 @@ class ProxyCost {
   // The macro-blockage part of those congestion values (blockage / supply); the rest is the
   // smoothed net routing.
   void CongestionBlockageInto(double* vertical, double* horizontal) const;
+  // The congestion values the cost's top-k mean reads (the top 5 % of [V ++ H], at least one; as of
+  // the last Cost()), largest first (ties: lower index first), followed by the next `extra` values:
+  // `index` < cols·rows is vertical cell `index`, else horizontal cell `index` − cols·rows; `blockage`
+  // its macro-blockage part. CongestionCountedK() is how many the cost counts.
+  struct CongestionValue {
+    double value, blockage;
+    int32_t index;
+  };
+  std::vector<CongestionValue> CountedCongestion(size_t extra = 0) const;
+  size_t CongestionCountedK() const;
   double grid_v_routes() const { return grid_v_routes_; }
   double grid_h_routes() const { return grid_h_routes_; }
   // Σ net weights as the wirelength cost divides by it (1 when there are no nets).

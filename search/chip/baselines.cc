@@ -233,7 +233,8 @@ class Annealer {
         target_select_(proposer && proposer->weights().target_select_on),
         carry_from_(proposer && proposer->weights().shift_carry_on() ? proposer->weights().shift_carry_from : 2),
         carry_kinds_(proposer ? proposer->weights().carry_kinds : 0),
-        hot_from_(proposer && proposer->weights().hot_soft_on() ? proposer->weights().hot_soft_from : 2) {
+        hot_from_(proposer && proposer->weights().hot_soft_on() ? proposer->weights().hot_soft_from : 2),
+        hot_macro_from_(proposer && proposer->weights().hot_macro_on() ? proposer->weights().hot_macro_from : 2) {
     for (int32_t m : nl_.hard_macros) gm_.Place(m, pc_->x(m), pc_->y(m), pc_->orientation(m));
     if (o.sa_fd_every_steps > 0 && !nl_.soft_macros.empty()) fd_.emplace(nl_, s_);
     const std::vector<double>& probs = o.sa_action_probs;
@@ -467,7 +468,9 @@ class Annealer {
   // One hard macro's target: a neighbouring cell (shift) / anywhere legal (move) / the legal cell
   // nearest its nets' pull (hard_pull). False when there is none.
   bool OneMacroTarget(int kind) {
-    const int32_t j = hard_select_ ? PickHardMacro() : pick_(rng_);
+    const bool hot = progress_ >= hot_macro_from_ && unit_(rng_) < proposer_->weights().hot_macro_share;
+    const int32_t j = hot ? PickHotMacro() : hard_select_ ? PickHardMacro() : pick_(rng_);
+    run_->result().hot_macro_moves += hot;
     const int32_t m = movable_[j];
     js_.push_back(j);
     ms_.push_back(m);
@@ -599,19 +602,15 @@ class Annealer {
     hot_age_ = 0;
     const int cols = s_.cols, rows = s_.rows;
     const size_t n = cells_;
+    const double threshold = pc_->CountedCongestion().back().value;  // the smallest value the cost counts
     std::vector<double> v(n), h(n);
     pc_->CongestionValuesInto(v.data(), h.data());
-    std::vector<double> all(v);
-    all.insert(all.end(), h.begin(), h.end());
-    const size_t k = std::max<size_t>(1, static_cast<size_t>(std::floor(2 * n * 0.05)));  // as the cost's top-k
-    std::nth_element(all.begin(), all.begin() + (k - 1), all.end(), std::greater<double>());
-    const double threshold = all[k - 1];
     // prefix sums of the hot cells, (rows + 1) × (cols + 1)
     hot_prefix_.assign(static_cast<size_t>(rows + 1) * (cols + 1), 0);
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < cols; ++c) {
         const size_t i = static_cast<size_t>(r) * cols + c;
-        const int hot = v[i] >= threshold || h[i] >= threshold;
+        const int hot = v[i] >= threshold || h[i] >= threshold;  // (values tied with it too)
         hot_prefix_[(r + 1) * (cols + 1) + c + 1] = hot + hot_prefix_[r * (cols + 1) + c + 1] +
                                                      hot_prefix_[(r + 1) * (cols + 1) + c] - hot_prefix_[r * (cols + 1) + c];
       }
@@ -648,6 +647,43 @@ class Annealer {
     }
     std::sort(hot_soft_.begin(), hot_soft_.end());  // (an order that does not depend on the nets' order)
     run_->result().hot_soft_macros = static_cast<int64_t>(hot_soft_.size());
+  }
+  // A hard macro (its index in movable_) overlapping a counted congestion cell whose net routing is
+  // at least the counted cells' mean (ProposerWeights::hot_macro_from), from a list refreshed every
+  // kHotRefresh picks; the uniform pick when there is none.
+  int32_t PickHotMacro() {
+    if (++hot_macro_age_ >= ProposerWeights::kHotRefresh) RefreshHotMacros();
+    if (hot_macros_.empty()) return pick_(rng_);
+    return hot_macros_[std::uniform_int_distribution<size_t>(0, hot_macros_.size() - 1)(rng_)];
+  }
+  void RefreshHotMacros() {
+    hot_macro_age_ = 0;
+    const int cols = s_.cols;
+    const size_t n = cells_;
+    const std::vector<ProxyCost::CongestionValue> values = pc_->CountedCongestion();
+    double mean_routing = 0;
+    for (const ProxyCost::CongestionValue& c : values) mean_routing += c.value - c.blockage;
+    mean_routing /= static_cast<double>(values.size());
+    std::vector<size_t> busy;  // cells
+    for (const ProxyCost::CongestionValue& c : values) {
+      const double routing = c.value - c.blockage;
+      if (routing > 0 && routing >= mean_routing) busy.push_back(static_cast<size_t>(c.index) % n);
+    }
+    hot_macros_.clear();
+    for (int32_t j = 0; j < n_; ++j) {
+      const int32_t m = movable_[j];
+      const bool swapped = SwapsFootprint(pc_->orientation(m));
+      const double hw = (swapped ? nl_.height[m] : nl_.width[m]) / 2, hh = (swapped ? nl_.width[m] : nl_.height[m]) / 2;
+      const double x0 = pc_->x(m) - hw, x1 = pc_->x(m) + hw, y0 = pc_->y(m) - hh, y1 = pc_->y(m) + hh;
+      for (size_t cell : busy) {
+        const double cx0 = static_cast<double>(cell % cols) * gw_, cy0 = static_cast<double>(cell / cols) * gh_;
+        if (x0 < cx0 + gw_ && x1 > cx0 && y0 < cy0 + gh_ && y1 > cy0) {
+          hot_macros_.push_back(j);
+          break;
+        }
+      }
+    }
+    run_->result().hot_macros = static_cast<int64_t>(hot_macros_.size());
   }
   // The hard macro (its index in movable_) a one-macro move takes with the learned hard selection:
   // one of a few uniform candidates chosen by how far its nets pull it and the congestion and
@@ -793,6 +829,9 @@ class Annealer {
   std::vector<int64_t> carried_at_;                 // per node: the carry stamp when last carried
   int64_t carry_stamp_ = 0;
   const double hot_from_;                  // hot-net soft moves from this progress on (> 1 never)
+  const double hot_macro_from_;            // hot-macro moves from this progress on (> 1 never)
+  int hot_macro_age_ = 1 << 30;            // picks since RefreshHotMacros
+  std::vector<int32_t> hot_macros_;        // movable_ indices of the hard macros over busy counted cells
   int hot_age_ = 1 << 30;                  // picks since RefreshHot
   std::vector<int32_t> hot_soft_;          // the soft macros on hot nets (RefreshHot)
   std::vector<int> hot_prefix_;            // prefix sums of the hot cells

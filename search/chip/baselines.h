@@ -131,6 +131,9 @@ struct BaselineResult {
   // Hot-net soft moves (ProposerWeights::hot_soft_from): how many soft_shift proposals took a soft
   // macro on a hot net, and how many soft macros were on hot nets at the last refresh.
   int64_t hot_soft_moves = 0, hot_soft_macros = 0;
+  // Hot-macro moves (ProposerWeights::hot_macro_from): one-macro hard moves that took a macro over a
+  // busy counted congestion cell, and how many such macros there were at the last refresh.
+  int64_t hot_macro_moves = 0, hot_macros = 0;
   double evaluations_per_second() const { return seconds > 0 ? evaluations / seconds : 0; }
 };
 

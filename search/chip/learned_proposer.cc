@@ -190,6 +190,10 @@ std::string ProposerWeightsJson(const ProposerWeights& w) {
     j["hot_soft_share"] = w.hot_soft_share;
     if (w.hot_soft_cells > 0) j["hot_soft_cells"] = w.hot_soft_cells;
   }
+  if (w.hot_macro_on()) {
+    j["hot_macro_from"] = w.hot_macro_from;
+    j["hot_macro_share"] = w.hot_macro_share;
+  }
   j["trained_on"] = w.trained_on;
   j["proposals_trained"] = w.proposals_trained;
   return j.dump() + "\n";
@@ -365,6 +369,9 @@ ProposerWeights ParseProposerWeights(const std::string& text, const std::string&
   const bool hot_cells = number_in("hot_soft_cells", 0, false, 10, &w.hot_soft_cells);
   if ((hot_share || hot_cells) && !hot_from)
     throw bad("\"hot_soft_share\" / \"hot_soft_cells\" without \"hot_soft_from\"");
+  const bool hot_macro_from = number_in("hot_macro_from", 0, false, 1, &w.hot_macro_from);
+  if (number_in("hot_macro_share", 0, true, 1, &w.hot_macro_share) && !hot_macro_from)
+    throw bad("\"hot_macro_share\" without \"hot_macro_from\"");
   if (j.contains("trained_on")) {
     if (!j["trained_on"].is_array()) throw bad("\"trained_on\" must be a list of names");
     for (const auto& d : j["trained_on"]) {

@@ -157,6 +157,15 @@ struct ProposerWeights {
   double hot_soft_share = 0.5;
   double hot_soft_cells = 0;
   bool hot_soft_on() const { return hot_soft_from <= 1; }
+  // Hot-macro moves (session 51): from this fraction of the run on, a share hot_macro_share of the
+  // one-macro hard moves (shift, move, hard_pull) takes a hard macro that overlaps one of the counted
+  // congestion cells whose net routing is at least the counted cells' mean (the busy channels over
+  // macros; refreshed every kHotRefresh picks) instead of the usual pick. > 1 = never (every file
+  // before, to the bit). File keys "hot_macro_from" (in [0, 1]), "hot_macro_share" (in (0, 1],
+  // default 0.5).
+  double hot_macro_from = 2;
+  double hot_macro_share = 0.5;
+  bool hot_macro_on() const { return hot_macro_from <= 1; }
   // Designs these weights were trained on, each once, in the order first trained (provenance;
   // empty = untrained; add with AddTrainedOn). How much training: proposals_trained.
   std::vector<std::string> trained_on;

@@ -1053,6 +1053,48 @@ TEST(LearnedAnnealing, HotNetSoftMovesTakeSoftMacrosOnNetsOverTheHottestCells) {
   ExpectBestLegalAndExact(*env, on);
 }
 
+// Hot-macro moves (session 51): the keys round-trip and bad values are refused; from
+// hot_macro_from on, a share of the one-macro hard moves takes a macro over a busy counted
+// congestion cell; never reached (from = 1) is the run without the keys, to the bit.
+TEST(LearnedAnnealing, HotMacroMovesTakeMacrosOverTheBusiestCountedCells) {
+  ProposerWeights file;
+  EXPECT_FALSE(file.hot_macro_on());
+  EXPECT_EQ(ProposerWeightsJson(file).find("hot_macro"), std::string::npos);
+  file.hot_macro_from = 0.25;
+  file.hot_macro_share = 0.75;
+  const std::string text = ProposerWeightsJson(file);
+  const ProposerWeights back = ParseProposerWeights(text, "w.json");
+  EXPECT_EQ(back.hot_macro_from, 0.25);
+  EXPECT_EQ(back.hot_macro_share, 0.75);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"hot_macro_from", "-1"}, {"hot_macro_from", "2"}, {"hot_macro_share", "0"}, {"hot_macro_share", "\"all\""}}) {
+    const std::string t = ReplaceKey(text, key, value);
+    ASSERT_NE(t, text);
+    EXPECT_THROW(ParseProposerWeights(t, "w.json"), ParseError) << t;
+  }
+  EXPECT_THROW(ParseProposerWeights(ReplaceKey(text, "hot_macro_from", "0", true), "w.json"), ParseError);
+
+  auto env = SampleClustered();
+  ChipBaselineOptions o = FrozenLearned(30000);
+  ProposerWeights& w = o.sa_proposer_weights;
+  w.w[kShift * ProposerWeights::kFeatures] = 2;  // shifts often
+  const BaselineResult off = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_EQ(off.hot_macro_moves, 0);
+  w.hot_macro_from = 1;
+  const BaselineResult never = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_EQ(never.hot_macro_moves, 0);
+  EXPECT_EQ(never.best.x, off.best.x);
+  EXPECT_EQ(never.accepted, off.accepted);
+  w.hot_macro_from = 0;
+  w.hot_macro_share = 1;
+  const BaselineResult on = RunChipBaseline("sa", env.get(), o, {}, {});
+  EXPECT_GT(on.hot_macro_moves, 0);
+  EXPECT_GT(on.hot_macros, 0);
+  EXPECT_LT(on.hot_macros, static_cast<int64_t>(env->netlist().hard_macros.size()));
+  EXPECT_NE(on.accepted, off.accepted);
+  ExpectBestLegalAndExact(*env, on);
+}
+
 // With the acceptance controller the run holds the target acceptance instead of the temperature
 // profile: with a constant base temperature, targets of 0.4 and 0.15 are each met over the run
 // (on this design about 9 % of the proposals change no cost and are always accepted: no lower
