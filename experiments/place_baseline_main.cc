@@ -150,6 +150,10 @@ int PlaceBaseline(const Options& o) {
         row["control"] = {{"factor", t.control_factor}, {"target", t.control_target}};
         if (r.proposer.weights.control_state_on) row["control"]["state"] = t.control_state;
       }
+      // The current placement at the end of the tenth (proxy-cost --hotspots's split of the congestion).
+      row["placement"] = {{"wirelength_cost", t.wirelength_cost},
+                          {"congestion_cost", t.congestion_cost},
+                          {"congestion_routing", t.congestion_routing}};
       tenths.push_back(row);
     }
     j["anneal_profile"] = tenths;

@@ -267,7 +267,9 @@ class Annealer {
       if (proposer_ && proposer_->weights().length_on) UpdateLengthLog(progress);
       t_ = run_->temperature_ = Temperature(progress);
       progress_ = progress;
-      tenth_ = &profile_[std::min(9, static_cast<int>(progress * 10))];
+      BaselineResult::AnnealTenth* const tenth = &profile_[std::min(9, static_cast<int>(progress * 10))];
+      if (tenth != tenth_) RecordPlacement(tenth_);
+      tenth_ = tenth;
       if (proposer_) soft_scale_ = ProposerSoftStepFactor(proposer_->weights(), progress);
       for (int i = 0; i < per_step_ && !run_->Over(); ++i) {
         if (proposer_) {
@@ -293,6 +295,7 @@ class Annealer {
         tenth_->control_state = control_->state();
       }
     }
+    RecordPlacement(tenth_);
     if (control_ && proposer_->weights().control_state_on) run_->result().control_first_log_share = control_->first_log_share();
     if (proposer_ && proposer_->weights().length_on) run_->result().length_log = length_log_;
     run_->result().anneal_profile = std::move(profile_);
@@ -300,6 +303,17 @@ class Annealer {
 
  private:
   using Outcome = std::pair<bool, bool>;  // {evaluated, accepted}
+
+  // The current placement's wirelength, congestion and counted routing into `t` (AnnealTenth).
+  void RecordPlacement(BaselineResult::AnnealTenth* t) const {
+    const CostBreakdown c = pc_->Cost();
+    t->wirelength_cost = c.wirelength_cost;
+    t->congestion_cost = c.congestion_cost;
+    double routing = 0;
+    const std::vector<ProxyCost::CongestionValue> values = pc_->CountedCongestion();
+    for (const ProxyCost::CongestionValue& v : values) routing += v.value - v.blockage;
+    t->congestion_routing = routing / static_cast<double>(values.size());
+  }
 
   // The temperature at `progress`: geometric from t_max to t_min, times the learned schedule's
   // adjustment (1 when its weights are zero).

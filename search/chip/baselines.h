@@ -117,6 +117,10 @@ struct BaselineResult {
     // With the proposer's acceptance controller (ProposerWeights::control_on), at the end of the
     // tenth: its factor on the temperature and the acceptance it aims at; with its state term, d.
     double control_factor = 1, control_target = 0, control_state = 0;
+    // The current placement at the end of the tenth: its wirelength and congestion costs and the net
+    // routing part of the congestion values the cost counts (ProxyCost::CountedCongestion; the rest
+    // is macro blockage).
+    double wirelength_cost = 0, congestion_cost = 0, congestion_routing = 0;
   };
   std::vector<AnnealTenth> anneal_profile;  // 10 entries for sa, empty otherwise
   // The controller's state term: the log share of the first window's hard-macro proposals that

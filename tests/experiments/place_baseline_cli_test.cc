@@ -116,6 +116,11 @@ TEST(PlaceBaselineCli, SaMetricsLogTheTemperatureAndTheAcceptedMoves) {
       EXPECT_LE(k["uphill_accepted"].get<double>(), 1) << g;
       EXPECT_GT(k["uphill_increase"].get<double>(), 0) << g;
     }
+    // the current placement at the end of the tenth: the congestion's net-routing part within it
+    const auto& p = tenth["placement"];
+    EXPECT_GT(p["wirelength_cost"].get<double>(), 0);
+    EXPECT_GE(p["congestion_routing"].get<double>(), 0);
+    EXPECT_LE(p["congestion_routing"].get<double>(), p["congestion_cost"].get<double>());
   }
   EXPECT_EQ(evaluated, j["evaluations"].get<int64_t>());
   EXPECT_GT(profile[0]["soft"]["evaluated"].get<int64_t>(), 0);  // sa-soft moves soft macros
