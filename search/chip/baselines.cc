@@ -419,9 +419,8 @@ class Annealer {
     for (size_t k = 0; k < ms_.size(); ++k) {
       const int32_t m = ms_[k], j = js_[k];
       const double dx = to_[k].first - from_[k].first, dy = to_[k].second - from_[k].second;
-      const bool swapped = SwapsFootprint(pc_->orientation(m));
-      const double hw = (swapped ? nl_.height[m] : nl_.width[m]) / 2 + reach * gw_;
-      const double hh = (swapped ? nl_.width[m] : nl_.height[m]) / 2 + reach * gh_;
+      const auto [half_w, half_h] = HalfFootprint(m);
+      const double hw = half_w + reach * gw_, hh = half_h + reach * gh_;
       for (int32_t i = attached_start_[j]; i < attached_start_[j + 1]; ++i) {
         const int32_t q = attached_[i];
         if (carried_at_[q] == carry_stamp_) continue;
@@ -579,6 +578,12 @@ class Annealer {
     return {true, Metropolis([&] { pc_->MoveNode(m, x0, y0); })};
   }
 
+  // Half the width and height of macro m's rectangle as it is oriented now (E/W turn it).
+  std::pair<double, double> HalfFootprint(int32_t m) const {
+    const bool swapped = SwapsFootprint(pc_->orientation(m));
+    return {(swapped ? nl_.height[m] : nl_.width[m]) / 2, (swapped ? nl_.width[m] : nl_.height[m]) / 2};
+  }
+
   // Clamps soft macro m's centre (x, y) so that its rectangle stays inside the canvas.
   void KeepSoftInside(int32_t m, double* x, double* y) const {
     const double hw = std::min(nl_.width[m], s_.canvas_width) / 2, hh = std::min(nl_.height[m], s_.canvas_height) / 2;
@@ -686,8 +691,7 @@ class Annealer {
     hot_macros_.clear();
     for (int32_t j = 0; j < n_; ++j) {
       const int32_t m = movable_[j];
-      const bool swapped = SwapsFootprint(pc_->orientation(m));
-      const double hw = (swapped ? nl_.height[m] : nl_.width[m]) / 2, hh = (swapped ? nl_.width[m] : nl_.height[m]) / 2;
+      const auto [hw, hh] = HalfFootprint(m);
       const double x0 = pc_->x(m) - hw, x1 = pc_->x(m) + hw, y0 = pc_->y(m) - hh, y1 = pc_->y(m) + hh;
       for (size_t cell : busy) {
         const double cx0 = static_cast<double>(cell % cols) * gw_, cy0 = static_cast<double>(cell / cols) * gh_;
