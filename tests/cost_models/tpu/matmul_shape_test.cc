@@ -205,8 +205,11 @@ TEST(MatmulShape, CommittedShapeCalibrationIsTheFit) {
   EXPECT_EQ(EfficiencyText(fitted), EfficiencyText(committed));
 }
 
-// What the shape model is for: held-out rows. Leave-one-out median and leave-one-paper-out
-// median and worst are lower with it than with one matmul constant per chip (44 rows, session 21,
+// What the shape model is for: held-out rows. Asserted today: the leave-one-paper-out worst is
+// strictly lower with the shape model than with one matmul constant per chip; the medians
+// (leave-one-out and leave-one-paper-out) and the leave-one-out worst are not higher beyond 0.2
+// point (they tie). Named HeldOutErrorIsLowerThanWithOneConstant until session 52, when it
+// asserted this already. History: once every held-out number was lower (44 rows, session 21,
 // Korthikanti et al. counted: 5.6 vs 7.5 %, 7.5 vs 9.0 %, 26.0 vs 28.2 %; session 22, decode's
 // collective costs: 5.3 vs 5.7 %, 7.5 vs 8.3 %, 25.7 vs 27.0 %). The leave-one-out worst is the
 // same row in both (session 21: I2, -22.6 %; session 22: X7, 16.83 % in both, 0.002 points apart),
@@ -219,7 +222,7 @@ TEST(MatmulShape, CommittedShapeCalibrationIsTheFit) {
 // leave-one-out separates them again (5.20 vs 5.63 %): the medians are asserted within 0.2 point.
 // With tp_overlap no longer fitted (kept at 0.375, session 51) the shape model's leave-one-out
 // median is 5.60 vs 5.62 % (the folds' coordinate descent no longer moves tp_overlap).
-TEST(MatmulShape, HeldOutErrorIsLowerThanWithOneConstant) {
+TEST(MatmulShape, LeaveOnePaperOutWorstIsLowerThanWithOneConstantAndMediansTie) {
   const MeasurementSet rows = DefaultMeasurements();
   const Catalog shaped = WithShapeModel(DefaultCatalog(), true);
   const ValidationReport loo_shaped = CrossValidate(rows, shaped), loo_one = CrossValidate(rows, DefaultCatalog());
