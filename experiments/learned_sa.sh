@@ -30,6 +30,10 @@
 #                           frozen: the committed experiments/results/learned_sa/late_kinds_without_X_proposer.json
 #                           (X = asap7, mempool, ng45_ariane136, sky130hd; Ariane133: the shipped file,
 #                           which never saw it) — the held-out arm of the issue's protocol;
+#      length-loo         — late-loo's file with the run-length term's first weight set, a hotter start
+#                           for runs longer than 10^6 moves ("length_weights": [0.1, 0, 0, 0]; session 52):
+#                           late_length_without_X_proposer.json (Ariane133: late_length_four_flows_proposer.json,
+#                           the shipped file with that weight), written by experiments/learned_sa_length.sh;
 #      shipped-loo        — the same for the recipe shipped in sessions 32-43 (without the kinds' late
 #                           adjustment): schedule_control_state_without_X_proposer.json (Ariane133:
 #                           schedule_control_state_four_flows_proposer.json);
@@ -49,7 +53,7 @@
 # the runs that --work holds, a missing seed shown as — (e.g. runs of several sessions linked into
 # one --work as WORK/DESIGN/ARM.sSEED).
 # --archive DIR keeps a small record of each finished run in --work of the arms whose policy the
-# repository fixes (sa, sa-soft, frozen, learned-sa, shipped-loo, late-loo; not es, es-loo, scratch or
+# repository fixes (sa, sa-soft, frozen, learned-sa, shipped-loo, late-loo, length-loo; not es, es-loo, scratch or
 # pretrained, whose policy is the invocation's): config.pbtxt, result.json, rescored.json and
 # metrics.csv thinned to about 360 rows (10 CPU-seconds apart at 60 minutes), about 50 kB a run, in
 # DIR/Mmin/DESIGN/ARM.sSEED, so that runs of several sessions make one table:
@@ -104,7 +108,7 @@ for b in place-baseline proxy-cost group-netlist plot-curves train-proposer; do
 done
 [[ -n "$ARMS" ]] || ARMS="sa-soft frozen scratch pretrained${ES_WEIGHTS:+ es}"
 for a in $ARMS; do
-  case $a in sa|sa-soft|frozen|scratch|pretrained|es-loo|learned-sa|shipped-loo|late-loo) ;; es) [[ -s "$ES_WEIGHTS" ]] || { echo "learned_sa.sh: error: the es arm needs --es-weights FILE" >&2; exit 1; } ;;
+  case $a in sa|sa-soft|frozen|scratch|pretrained|es-loo|learned-sa|shipped-loo|late-loo|length-loo) ;; es) [[ -s "$ES_WEIGHTS" ]] || { echo "learned_sa.sh: error: the es arm needs --es-weights FILE" >&2; exit 1; } ;;
     *) echo "learned_sa.sh: error: unknown arm $a" >&2; exit 1 ;; esac
 done
 [[ -z "$ES_WEIGHTS" ]] || ES_WEIGHTS=$(realpath "$ES_WEIGHTS")
@@ -123,8 +127,15 @@ RESULTS=experiments/results/learned_sa
 loo_of() {  # ARM DESIGN
   local prefix=schedule_control_state_without_ x
   [[ $1 == late-loo ]] && prefix=late_kinds_without_
+  [[ $1 == length-loo ]] && prefix=late_length_without_
   case $2 in
-    ariane133) [[ $1 == late-loo ]] && echo shipped || echo "$RESULTS/schedule_control_state_four_flows_proposer.json"; return ;;
+    ariane133)
+      case $1 in
+        late-loo) echo shipped ;;
+        length-loo) echo "$RESULTS/late_length_four_flows_proposer.json" ;;
+        *) echo "$RESULTS/schedule_control_state_four_flows_proposer.json" ;;
+      esac
+      return ;;
     asap7_ariane136) x=asap7 ;;
     ng45_mempool_tile) x=mempool ;;
     ng45_ariane136) x=ng45_ariane136 ;;
@@ -133,7 +144,7 @@ loo_of() {  # ARM DESIGN
   esac
   echo "$RESULTS/$prefix${x}_proposer.json"
 }
-for a in shipped-loo late-loo; do  # a design without a held-out file stops here, before any run
+for a in shipped-loo late-loo length-loo; do  # a design without a held-out file stops here, before any run
   [[ " $ARMS " == *" $a "* ]] || continue
   for d in $DESIGNS; do
     f=$(loo_of "$a" "$d")
@@ -223,7 +234,7 @@ for d in $DESIGNS; do
         es) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$ES_WEIGHTS") ;;
         es-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$WORK/es_loo/$d/proposer.json") ;;
         learned-sa) method=learned-sa; args=() ;;
-        shipped-loo|late-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$(loo_of "$arm" "$d")") ;;
+        shipped-loo|late-loo|length-loo) args=(--set sa.proposer=learned --set sa.proposer_lr=0 --set "sa.proposer_weights=$(loo_of "$arm" "$d")") ;;
       esac
       while [[ $(jobs_running) -ge $JOBS ]]; do sleep 1; done
       echo "$d seed $s: $arm ($MINUTES CPU-min) ..." >&2
@@ -245,7 +256,7 @@ for d in $DESIGNS; do
       r=${r%/}
       [[ -s "$r/result.json" && -s "$r/rescored.json" && -s "$r/metrics.csv" ]] || continue
       case $(basename "$r") in  # the arms whose policy the repository fixes (es, es-loo, scratch, pretrained: the invocation's)
-        sa.s*|sa-soft.s*|frozen.s*|learned-sa.s*|shipped-loo.s*|late-loo.s*) ;;
+        sa.s*|sa-soft.s*|frozen.s*|learned-sa.s*|shipped-loo.s*|late-loo.s*|length-loo.s*) ;;
         *) continue ;;
       esac
       a="$ARCHIVE/${MINUTES}min/$d/$(basename "$r")"
@@ -301,7 +312,8 @@ names = {"sa": "TILOS SA (`--method sa`)", "sa-soft": "`sa-soft` (uniform propos
          "es-loo": "learned by ES without this design (held out), frozen",
          "learned-sa": "`learned-sa` (the shipped policy, frozen)",
          "shipped-loo": "the session-32 recipe trained without this design (held out), frozen",
-         "late-loo": "the shipped recipe (session 44: + the kinds' late adjustment) trained without this design (held out), frozen"}
+         "late-loo": "the shipped recipe (session 44: + the kinds' late adjustment) trained without this design (held out), frozen",
+         "length-loo": "late-loo with a hotter start on runs longer than 10^6 moves (length_weights [0.1, 0, 0, 0], session 52), frozen"}
 lines = ["# Learned simulated annealing: results", "",
          f"Written by `experiments/learned_sa.sh --minutes {minutes} --seeds \"{' '.join(seeds)}\" --designs \"{designs}\" --arms \"{arms}\"` "
          f"(pretraining: {pre or 'none'}, {pre_min} CPU-min each, lr {pre_lr}; lr during the runs {lr}"

@@ -37,12 +37,13 @@ TEST(LearnedSaScript, TableOnlyReadsTheRunsItHoldsAndRunsNothing) {
   FakeRun(d / "sa-soft.s2", 0.632000, 172000000, 19500000);
   FakeRun(d / "shipped-loo.s1", 0.629000, 200000000, 27000000);
   FakeRun(d / "late-loo.s2", 0.631000, 190000000, 26000000);
+  FakeRun(d / "length-loo.s1", 0.628000, 210000000, 28000000);
   // Seed 2 of the learned arm was cut: a best.plc but no result.json.
   fs::create_directories(d / "shipped-loo.s2");
   testing::Spit(d / "shipped-loo.s2/best.plc", "# not a finished run\n");
   const std::string out = tmp / "out/t.md";
   const auto r = Sh("experiments/learned_sa.sh --table-only --minutes 60 --seeds '1 2 3' --designs ariane133 "
-                    "--arms 'sa-soft shipped-loo late-loo' --bin " + testing::BinDir() + " --work " + work.string() +
+                    "--arms 'sa-soft shipped-loo late-loo length-loo' --bin " + testing::BinDir() + " --work " + work.string() +
                     " --out " + out + " 2>&1");
   ASSERT_EQ(r.status, 0) << r.out;
   const std::string t = testing::Slurp(out);
@@ -54,6 +55,10 @@ TEST(LearnedSaScript, TableOnlyReadsTheRunsItHoldsAndRunsNothing) {
   // The shipped recipe's held-out arm (session 44), seed 2 only: 0.631 / 0.632 − 1 = −0.158 %.
   EXPECT_NE(t.find("| ariane133 | the shipped recipe (session 44: + the kinds' late adjustment) trained without this "
                    "design (held out), frozen | — 0.631000 — | 0.631000 ± 0.000000 (n=1) | −0.158 % on the mean, below on 1 of 1 |"),
+            std::string::npos) << t;
+  // The late file with a hotter start on long runs (session 52), seed 1: 0.628 / 0.630 − 1 = −0.317 %.
+  EXPECT_NE(t.find("| ariane133 | late-loo with a hotter start on runs longer than 10^6 moves (length_weights [0.1, 0, 0, "
+                   "0], session 52), frozen | 0.628000 — — | 0.628000 ± 0.000000 (n=1) | −0.317 % on the mean, below on 1 of 1 |"),
             std::string::npos) << t;
   EXPECT_NE(t.find("| ariane133 | the session-32 recipe trained without this design"), std::string::npos) << t;
   EXPECT_NE(t.find("--table-only"), std::string::npos);

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <utility>
 
 #include "cost_models/chip/proxy_cost.h"
 #include "datasets/chip/synthetic.h"
@@ -221,6 +222,32 @@ TEST(ProposerWeights, TheShippedProposerIsTheCommittedFile) {
   EXPECT_EQ(s32.control_state, shipped.control_state);
   for (const std::string& d : shipped.trained_on) EXPECT_EQ(d.find("ariane133_ng45"), std::string::npos) << d;
   EXPECT_THROW(ParseProposerWeights("{}", "x"), ParseError);
+}
+
+// The length-loo arm's files (experiments/learned_sa_length.sh, session 52) are the held-out late
+// files and the shipped file with one key more: the run-length term's first weight, 0.1 (a hotter
+// acceptance target on runs longer than 10^6 moves), every other weight the source's.
+TEST(ProposerWeights, TheLengthLooFilesAreTheLateFilesWithAHotterStartOnLongRuns) {
+  const std::string r = "experiments/results/learned_sa/";
+  const std::pair<std::string, std::string> files[] = {
+      {"late_kinds_without_asap7", "late_length_without_asap7"},
+      {"late_kinds_without_mempool", "late_length_without_mempool"},
+      {"late_kinds_without_ng45_ariane136", "late_length_without_ng45_ariane136"},
+      {"late_kinds_without_sky130hd", "late_length_without_sky130hd"},
+      {"schedule_control_state_late_four_flows", "late_length_four_flows"}};
+  for (const auto& [source, with_length] : files) {
+    ProposerWeights want = LoadProposerWeights(r + source + "_proposer.json");
+    const ProposerWeights got = LoadProposerWeights(r + with_length + "_proposer.json");
+    EXPECT_FALSE(want.length_on) << source;
+    EXPECT_TRUE(got.length_on) << with_length;
+    EXPECT_EQ(got.length[0], 0.1) << with_length;
+    want.length_on = true;
+    want.length = {0.1, 0, 0, 0};
+    EXPECT_EQ(ProposerWeightsJson(got), ProposerWeightsJson(want)) << with_length;
+  }
+  // At most 10^6 moves the term is off (λ = 0): such runs are the source file's own.
+  EXPECT_EQ(ProposerLengthLog(LoadProposerWeights(r + "late_length_four_flows_proposer.json"), 1e6), 0);
+  EXPECT_NEAR(ProposerLengthLog(LoadProposerWeights(r + "late_length_four_flows_proposer.json"), 5e7), std::log(50.0), 1e-12);
 }
 
 TEST(ProposerWeights, RoundTripAndDamagedFilesAreRefusedNamingTheFile) {
