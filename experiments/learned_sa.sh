@@ -48,7 +48,7 @@
 #    axis: learned_sa_DESIGN_temperature.png; with sa-soft among the arms, every arm's best as a per
 #    cent of sa-soft's at the same CPU time over the second half of the budget, where the margins are
 #    hundredths of a per cent: learned_sa_DESIGN_gap.png) go to --out and beside it.
-# Runs already in --work with a result.json are kept (rerun the script to add seeds). --table-only
+# Runs already in --work with a result.json are kept (rerun the script to add seeds; a run stopped by a signal is run again). --table-only
 # runs nothing (no pretraining, no es-loo training, no arm): it writes the table and the curves from
 # the runs that --work holds, a missing seed shown as — (e.g. runs of several sessions linked into
 # one --work as WORK/DESIGN/ARM.sSEED).
@@ -169,9 +169,13 @@ netlist_of() {
 }
 plc_of() { if [[ "$1" == ariane133 ]]; then echo "$DATA/ariane133_ng45/initial.plc"; else echo "$DATA/tilos_flows/$1/initial.plc"; fi; }
 
+# A finished run: a result.json that does not say it was stopped by a signal (a killed run writes one
+# with "stopped_by_signal": true; it is run again, never re-scored, archived or counted).
+finished() { [[ -s "$1/result.json" ]] && ! grep -q '"stopped_by_signal": *true' "$1/result.json"; }
+
 run() {  # run DIR DESIGN MINUTES SEED METHOD ARGS...
   local dir=$1 design=$2 minutes=$3 seed=$4 method=$5; shift 5
-  if [[ -s "$dir/result.json" ]]; then return; fi
+  if finished "$dir"; then return; fi
   rm -rf "$dir"; mkdir -p "$(dirname "$dir")"
   local nl plc
   nl=$(netlist_of "$design"); plc=$(plc_of "$design")
@@ -247,14 +251,14 @@ wait
 # Re-score every best placement and write the table and the curves.
 for d in $DESIGNS; do
   for r in "$WORK/$d"/*.s*/; do
-    [[ -s "$r/best.plc" && -s "$r/result.json" && ! -s "$r/rescored.json" ]] || continue  # finished runs only
+    [[ -s "$r/best.plc" && ! -s "$r/rescored.json" ]] && finished "$r" || continue  # finished runs only
     nl=$(netlist_of "$d")  # (only here: a --work of archived records has no best.plc and gets no grouped netlist)
     "$BIN/proxy-cost" --json --netlist "$nl" --plc "$r/best.plc" > "$r/rescored.json"
   done
   if [[ -n "$ARCHIVE" ]]; then  # the small record of each finished run
     for r in "$WORK/$d"/*.s*/; do
       r=${r%/}
-      [[ -s "$r/result.json" && -s "$r/rescored.json" && -s "$r/metrics.csv" ]] || continue
+      [[ -s "$r/rescored.json" && -s "$r/metrics.csv" ]] && finished "$r" || continue
       case $(basename "$r") in  # the arms whose policy the repository fixes (es, es-loo, scratch, pretrained: the invocation's)
         sa.s*|sa-soft.s*|frozen.s*|learned-sa.s*|shipped-loo.s*|late-loo.s*|length-loo.s*) ;;
         *) continue ;;
@@ -333,6 +337,8 @@ def run_of(d, arm, s):  # (re-scored best proxy cost, moves, accepted) of a fini
     r = os.path.join(work, d, f"{arm}.s{s}")
     try:
         res = json.load(open(os.path.join(r, "result.json")))
+        if res.get("stopped_by_signal"):  # a killed run is not a finished one
+            return None
         return json.load(open(os.path.join(r, "rescored.json")))["proxy_cost"], res["evaluations"], res["accepted"]
     except (OSError, KeyError, ValueError):
         return None

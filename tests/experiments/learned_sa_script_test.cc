@@ -18,11 +18,13 @@ namespace {
 using testing::Sh;
 namespace fs = std::filesystem;
 
-// A finished run: result.json (moves, accepted), rescored.json (the re-scored best) and metrics.csv.
-void FakeRun(const fs::path& dir, double best, long moves, long accepted) {
+// A finished run: result.json (moves, accepted), rescored.json (the re-scored best) and metrics.csv;
+// `stopped`: a run killed by a signal (its result.json says so).
+void FakeRun(const fs::path& dir, double best, long moves, long accepted, bool stopped = false) {
   fs::create_directories(dir);
-  testing::Spit(dir / "result.json",
-                "{\"evaluations\": " + std::to_string(moves) + ", \"accepted\": " + std::to_string(accepted) + "}\n");
+  testing::Spit(dir / "result.json", "{\"evaluations\": " + std::to_string(moves) + ", \"accepted\": " +
+                                         std::to_string(accepted) + ", \"stopped_by_signal\": " +
+                                         (stopped ? "true" : "false") + "}\n");
   testing::Spit(dir / "rescored.json", "{\"proxy_cost\": " + std::to_string(best) + "}\n");
   testing::Spit(dir / "metrics.csv",
                 "step,charts/best_proxy_cost,charts/current_proxy_cost,charts/evaluations,charts/elapsed_s,charts/"
@@ -38,6 +40,7 @@ TEST(LearnedSaScript, TableOnlyReadsTheRunsItHoldsAndRunsNothing) {
   FakeRun(d / "shipped-loo.s1", 0.629000, 200000000, 27000000);
   FakeRun(d / "late-loo.s2", 0.631000, 190000000, 26000000);
   FakeRun(d / "length-loo.s1", 0.628000, 210000000, 28000000);
+  FakeRun(d / "late-loo.s3", 0.650000, 40000000, 6000000, /*stopped=*/true);  // killed: not counted
   // Seed 2 of the learned arm was cut: a best.plc but no result.json.
   fs::create_directories(d / "shipped-loo.s2");
   testing::Spit(d / "shipped-loo.s2/best.plc", "# not a finished run\n");
